@@ -1,0 +1,1 @@
+"""gputui.actions package."""

@@ -1,0 +1,152 @@
+"""The ``gputui`` command line: parse arguments, build :class:`Settings`, dispatch.
+
+The names of commands and flags are a public contract (ARCHITECTURE.md, "CLI contract").
+Every error an operator can cause is one line on stderr and a non-zero exit, never a
+traceback: argparse errors and :class:`CliError` exit 2.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from collections.abc import Sequence
+from typing import Any, NoReturn
+
+from gputui import __version__
+from gputui.settings import Settings, SettingsError, load_settings
+
+
+class CliError(Exception):
+    """An operator-facing error: printed as ``gputui: <message>``, exit code ``code``."""
+
+    def __init__(self, message: str, code: int = 2):
+        super().__init__(message)
+        self.code = code
+
+
+class _Parser(argparse.ArgumentParser):
+    """argparse with one-line errors (no usage dump) so scripts and people see the cause."""
+
+    def error(self, message: str) -> NoReturn:
+        self.exit(2, f"{self.prog}: error: {message} (see '{self.prog} --help')\n")
+
+
+def _positive_float(text: str) -> float:
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"not a number: {text!r}") from None
+    if value <= 0:
+        raise argparse.ArgumentTypeError(f"must be positive: {text!r}")
+    return value
+
+
+def _port(text: str) -> int:
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"not a port number: {text!r}") from None
+    if not 0 <= value <= 65535:
+        raise argparse.ArgumentTypeError(f"port out of range: {text!r}")
+    return value
+
+
+def _connection_flags(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--kubeconfig", metavar="PATH",
+                        help="kubeconfig file (default: $KUBECONFIG, ~/.kube/config, in-cluster)")
+    parser.add_argument("--context", metavar="NAME", help="kubeconfig context to use")
+    parser.add_argument("--namespace", metavar="NS",
+                        help="GPU Operator namespace (default: discovered)")
+    parser.add_argument("--prometheus-url", metavar="URL", help="Prometheus base URL for DCGM metrics")
+    parser.add_argument("--config", metavar="PATH", help="gputui config file")
+
+
+def _demo_flags(parser: argparse.ArgumentParser, with_demo: bool = True) -> None:
+    if with_demo:
+        parser.add_argument("--demo", action="store_true", default=None,
+                            help="run against the built-in emulated GPU cluster")
+    parser.add_argument("--scenario", metavar="NAME",
+                        help="emulated scenario (see 'gputui scenarios'; default healthy)")
+    parser.add_argument("--speed", metavar="X", type=_positive_float,
+                        help="emulated clock speed factor (default 1)")
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = _Parser(prog="gputui", description=(
+        "Terminal UI for on-call operators of Kubernetes GPU clusters run by the NVIDIA GPU "
+        "Operator. Without a command it opens the TUI."))
+    parser.add_argument("--version", action="version", version=f"gputui {__version__}")
+    _connection_flags(parser)
+    parser.add_argument("--read-only", action="store_true", default=None,
+                        help="never change the cluster; hide every action")
+    parser.add_argument("--audit-log", metavar="PATH", help="append applied actions here")
+    parser.add_argument("--refresh", metavar="SECONDS", type=_positive_float,
+                        help="metrics refresh interval (default 2)")
+    _demo_flags(parser)
+    commands = parser.add_subparsers(dest="command", metavar="COMMAND", parser_class=_Parser)
+
+    sim = commands.add_parser("sim", help="serve the emulated GPU cluster (no TUI)",
+                              description="Serve the emulated GPU cluster's Kubernetes API.")
+    _demo_flags(sim, with_demo=False)
+    sim.add_argument("--port", type=_port, default=0, help="API server port (default: free port)")
+    sim.add_argument("--kubeconfig-out", metavar="PATH", help="write a kubeconfig for it here")
+    sim.add_argument("--exporters-port", type=_port, metavar="N",
+                     help="also serve each node's dcgm-exporter on loopback ports from N")
+    sim.add_argument("--faults", metavar="SPEC", help="extra faults to inject (see README)")
+
+    check = commands.add_parser("check", help="print findings and exit 0/1/2 (no TUI)",
+                                description="Connect, build one snapshot and report findings.")
+    check.add_argument("--json", action="store_true", help="print the JSON report")
+    _connection_flags(check)
+    _demo_flags(check)
+
+    commands.add_parser("scenarios", help="list the emulated scenarios",
+                        description="List the emulated cluster's scenarios.")
+    return parser
+
+
+def settings_from_args(args: argparse.Namespace) -> Settings:
+    """Turn parsed flags into :class:`Settings` (file, then environment, then flags)."""
+    flags: dict[str, Any] = {}
+    for name in ("kubeconfig", "context", "namespace", "prometheus_url", "read_only",
+                 "audit_log", "refresh", "demo", "scenario", "speed"):
+        flags[name] = getattr(args, name, None)
+    return load_settings(getattr(args, "config", None), flags=flags)
+
+
+def _run(args: argparse.Namespace) -> int:
+    if args.command == "scenarios":
+        from gputui.sim.scenario import list_scenarios
+
+        for name, summary in list_scenarios():
+            print(f"{name:<22} {summary}")
+        return 0
+    if args.command == "sim":
+        from gputui.sim.serve import run_sim
+
+        return run_sim(args)
+    settings = settings_from_args(args)
+    if args.command == "check":
+        from gputui.check import run_check
+
+        return run_check(settings, as_json=args.json)
+    from gputui.ui.run import run_tui
+
+    return run_tui(settings)
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Entry point of the ``gputui`` console script."""
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    try:
+        return _run(args)
+    except (CliError, SettingsError) as error:
+        print(f"gputui: {error}", file=sys.stderr)
+        return getattr(error, "code", 2)
+    except KeyboardInterrupt:
+        return 130
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

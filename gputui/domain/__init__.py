@@ -1,0 +1,1 @@
+"""gputui.domain package."""

@@ -1,0 +1,162 @@
+"""gputui's settings: one frozen, typed object built before the app starts.
+
+Precedence, lowest first: built-in defaults, the config file
+(``$XDG_CONFIG_HOME/gputui/config.yaml`` or ``--config``), ``GPUTUI_*`` environment
+variables, then command-line flags. The app, the sources and ``gputui check`` receive a
+:class:`Settings` and read no environment themselves.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Mapping
+from dataclasses import dataclass, field, fields, replace
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+
+class SettingsError(ValueError):
+    """A bad config file or value; the message is one line meant for the operator."""
+
+
+@dataclass(frozen=True)
+class Thresholds:
+    """How long a state may last before it becomes a finding (minutes, emulated or real)."""
+
+    #: a node in an upgrade state other than required/done/failed for longer is "stalled"
+    upgrade_stalled_minutes: float = 30.0
+    #: ``nvidia.com/mig.config.state=pending`` for longer is a finding
+    mig_pending_minutes: float = 10.0
+    #: an operand pod not ready for longer is reported as failing (crash loops report at once)
+    operand_not_ready_minutes: float = 10.0
+    #: validator init container running for longer is "stuck"
+    validator_stuck_minutes: float = 5.0
+
+
+@dataclass(frozen=True)
+class Settings:
+    """Everything gputui needs to know before it starts; every field is documented."""
+
+    #: kubeconfig file(s); ``None`` means ``$KUBECONFIG`` or ``~/.kube/config`` or in-cluster
+    kubeconfig: str | None = None
+    #: kubeconfig context; ``None`` means the current context
+    context: str | None = None
+    #: GPU Operator namespace; ``None`` means discover it
+    namespace: str | None = None
+    #: Prometheus base URL for DCGM metrics; ``None`` means find it or scrape exporters
+    prometheus_url: str | None = None
+    #: hide and refuse every action that changes the cluster
+    read_only: bool = False
+    #: where applied actions are appended, one JSON line each
+    audit_log: str = field(default_factory=lambda: str(_state_dir() / "audit.log"))
+    #: seconds between metric refreshes (the cluster itself streams through watches)
+    refresh: float = 2.0
+    #: run on the emulated cluster instead of a real one
+    demo: bool = False
+    #: emulated scenario name (with ``demo``)
+    scenario: str = "healthy"
+    #: emulated clock speed (with ``demo``)
+    speed: float = 1.0
+    #: Textual theme name
+    theme: str = "gputui"
+    #: key remaps: binding id -> key(s), e.g. ``{"cordon": "C"}``
+    keymap: Mapping[str, str] = field(default_factory=dict)
+    #: finding thresholds
+    thresholds: Thresholds = field(default_factory=Thresholds)
+
+
+def _state_dir() -> Path:
+    base = os.environ.get("XDG_STATE_HOME") or str(Path.home() / ".local" / "state")
+    return Path(base) / "gputui"
+
+
+def default_config_path() -> Path:
+    base = os.environ.get("XDG_CONFIG_HOME") or str(Path.home() / ".config")
+    return Path(base) / "gputui" / "config.yaml"
+
+
+_BOOL_TRUE = {"1", "true", "yes", "on"}
+_BOOL_FALSE = {"0", "false", "no", "off", ""}
+
+
+def _coerce(name: str, value: Any, kind: Any) -> Any:
+    if value is None:
+        return None
+    text_kind = str(kind)
+    try:
+        if "bool" in text_kind:
+            if isinstance(value, bool):
+                return value
+            lowered = str(value).strip().lower()
+            if lowered in _BOOL_TRUE:
+                return True
+            if lowered in _BOOL_FALSE:
+                return False
+            raise ValueError(value)
+        if "float" in text_kind:
+            return float(value)
+        if "Mapping" in text_kind:
+            if not isinstance(value, Mapping):
+                raise ValueError(value)
+            return {str(k): str(v) for k, v in value.items()}
+        return str(value)
+    except (TypeError, ValueError):
+        raise SettingsError(f"setting {name!r}: invalid value {value!r}") from None
+
+
+def _apply(base: Settings, values: Mapping[str, Any], origin: str) -> Settings:
+    known = {f.name: f for f in fields(Settings)}
+    changes: dict[str, Any] = {}
+    for key, value in values.items():
+        name = key.replace("-", "_")
+        if name == "thresholds":
+            if not isinstance(value, Mapping):
+                raise SettingsError(f"{origin}: 'thresholds' must be a mapping")
+            tfields = {f.name for f in fields(Thresholds)}
+            bad = [k for k in value if k.replace("-", "_") not in tfields]
+            if bad:
+                raise SettingsError(f"{origin}: unknown threshold {bad[0]!r}")
+            changes["thresholds"] = replace(
+                base.thresholds,
+                **{k.replace("-", "_"): _coerce(k, v, float) for k, v in value.items()})
+            continue
+        if name not in known:
+            raise SettingsError(f"{origin}: unknown setting {key!r}")
+        changes[name] = _coerce(name, value, known[name].type)
+    return replace(base, **changes)
+
+
+def load_settings(config_path: str | Path | None = None,
+                  environ: Mapping[str, str] | None = None,
+                  flags: Mapping[str, Any] | None = None) -> Settings:
+    """Build settings from file, environment and flags (``None`` flag values are unset).
+
+    Raises:
+        SettingsError: with one line naming the bad file, key or value.
+    """
+    settings = Settings()
+    path = Path(config_path) if config_path else default_config_path()
+    if path.exists():
+        try:
+            data = yaml.safe_load(path.read_text()) or {}
+        except (OSError, yaml.YAMLError) as error:
+            raise SettingsError(f"cannot read config {path}: {str(error).splitlines()[0]}") from None
+        if not isinstance(data, Mapping):
+            raise SettingsError(f"config {path}: expected a mapping at the top level")
+        settings = _apply(settings, data, str(path))
+    elif config_path:
+        raise SettingsError(f"config file not found: {path}")
+    env = os.environ if environ is None else environ
+    from_env = {key[len("GPUTUI_"):].lower(): value for key, value in env.items()
+                if key.startswith("GPUTUI_") and key != "GPUTUI_CONFIG"}
+    if from_env:
+        settings = _apply(settings, from_env, "environment")
+    if flags:
+        settings = _apply(settings, {k: v for k, v in flags.items() if v is not None}, "flags")
+    if settings.speed <= 0:
+        raise SettingsError("speed must be positive")
+    if settings.refresh <= 0:
+        raise SettingsError("refresh must be positive")
+    return settings

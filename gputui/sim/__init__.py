@@ -1,0 +1,1 @@
+"""gputui.sim package."""

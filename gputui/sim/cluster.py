@@ -1,0 +1,161 @@
+"""Run the emulated GPU cluster: store, API server and operator controllers, in one thread.
+
+:class:`EmulatedCluster` is what ``gputui sim``, ``gputui --demo``, ``gputui check --demo``,
+the tests and the benchmarks all start. Everything of the cluster runs on one asyncio loop in
+a background thread, so the caller's thread (a TUI, pytest) stays free and talks to it over
+real HTTP on a loopback port, exactly as it would talk to a real cluster.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import threading
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+from gputui.sim.clock import SimClock
+from gputui.sim.nodeside import NodeSide
+from gputui.sim.store import Store
+
+DEFAULT_CONTEXT = "gputui-demo"
+
+
+class EmulatedCluster:
+    """The emulated cluster, started with :meth:`start` (or as a context manager).
+
+    Args:
+        scenario: name of a shipped scenario (``gputui scenarios``) or a path to a YAML file.
+        speed: emulated-clock speed factor.
+        port: API server port on ``host``; 0 picks a free one.
+        exporters_port: when set, each node's dcgm-exporter is also served on plain loopback
+            ports starting here (so a real Prometheus can scrape them).
+        faults: extra fault spec (``gputui sim --faults``), passed to the scenario loader.
+        run_controllers: False serves only the API over an empty store (API tests).
+    """
+
+    def __init__(self, scenario: str = "healthy", *, speed: float = 1.0, port: int = 0,
+                 host: str = "127.0.0.1", exporters_port: int | None = None,
+                 faults: str | None = None, run_controllers: bool = True,
+                 clock: SimClock | None = None):
+        self.scenario_name = scenario
+        self.speed = speed
+        self.host = host
+        self.port = port
+        self.exporters_port = exporters_port
+        self.faults = faults
+        self.run_controllers = run_controllers
+        self.clock = clock or SimClock(speed=speed)
+        self.store = Store(self.clock)
+        self.nodeside = NodeSide()
+        self.loop: asyncio.AbstractEventLoop | None = None
+        self.operator: Any = None
+        self._thread: threading.Thread | None = None
+        self._ready = threading.Event()
+        self._stopped = threading.Event()
+        self._error: BaseException | None = None
+        self._runner: Any = None
+
+    # ---------------------------------------------------------------- public
+    @property
+    def url(self) -> str:
+        return f"http://{self.host}:{self.port}"
+
+    def start(self, timeout: float = 60.0) -> EmulatedCluster:
+        """Start the thread and wait until the API server answers; re-raise start errors."""
+        self._thread = threading.Thread(target=self._main, name="gputui-sim", daemon=True)
+        self._thread.start()
+        if not self._ready.wait(timeout):
+            raise RuntimeError("emulated cluster did not start in time")
+        if self._error is not None:
+            raise self._error
+        return self
+
+    def stop(self, timeout: float = 10.0) -> None:
+        """Stop controllers and the server, then the loop; safe to call twice."""
+        if self.loop is None or self._thread is None or not self._thread.is_alive():
+            return
+        future = asyncio.run_coroutine_threadsafe(self._shutdown(), self.loop)
+        try:
+            future.result(timeout)
+        except Exception:  # noqa: BLE001 - stopping must not raise
+            pass
+        self.loop.call_soon_threadsafe(self.loop.stop)
+        self._thread.join(timeout)
+
+    def call(self, coro: Any, timeout: float = 30.0) -> Any:
+        """Run a coroutine on the cluster's loop from another thread and return its result."""
+        assert self.loop is not None
+        return asyncio.run_coroutine_threadsafe(coro, self.loop).result(timeout)
+
+    def kubeconfig(self, context: str = DEFAULT_CONTEXT) -> dict[str, Any]:
+        """A kubeconfig that points kubectl and the ``kubernetes`` client at this cluster."""
+        return {
+            "apiVersion": "v1",
+            "kind": "Config",
+            "clusters": [{"name": context, "cluster": {"server": self.url}}],
+            "users": [{"name": "operator", "user": {"token": "gputui-demo-token"}}],
+            "contexts": [{"name": context,
+                          "context": {"cluster": context, "user": "operator"}}],
+            "current-context": context,
+            "preferences": {},
+        }
+
+    def write_kubeconfig(self, path: str | Path, context: str = DEFAULT_CONTEXT) -> Path:
+        target = Path(path)
+        target.parent.mkdir(parents=True, exist_ok=True)
+        target.write_text(yaml.safe_dump(self.kubeconfig(context), sort_keys=False))
+        return target
+
+    def __enter__(self) -> EmulatedCluster:
+        return self.start()
+
+    def __exit__(self, *exc: object) -> None:
+        self.stop()
+
+    # ------------------------------------------------------------- internals
+    def _main(self) -> None:
+        self.loop = asyncio.new_event_loop()
+        asyncio.set_event_loop(self.loop)
+        try:
+            self.loop.run_until_complete(self._startup())
+        except BaseException as error:  # noqa: BLE001 - handed to the starting thread
+            self._error = error
+            self._ready.set()
+            self.loop.close()
+            return
+        self._ready.set()
+        try:
+            self.loop.run_forever()
+        finally:
+            self.loop.close()
+            self._stopped.set()
+
+    async def _startup(self) -> None:
+        from aiohttp import web
+
+        from gputui.sim.apiserver import build_app
+
+        app = build_app(self.store, self.nodeside)
+        self._runner = web.AppRunner(app, access_log=None, handle_signals=False)
+        await self._runner.setup()
+        site = web.TCPSite(self._runner, self.host, self.port)
+        await site.start()
+        sockets = getattr(site._server, "sockets", None) or []  # noqa: SLF001
+        if sockets:
+            self.port = sockets[0].getsockname()[1]
+        if self.run_controllers:
+            from gputui.sim.operator import Operator
+            from gputui.sim.scenario import load_scenario
+
+            scenario = load_scenario(self.scenario_name, faults=self.faults)
+            self.operator = Operator(self.store, self.clock, self.nodeside, scenario,
+                                     exporters_port=self.exporters_port)
+            await self.operator.start()
+
+    async def _shutdown(self) -> None:
+        if self.operator is not None:
+            await self.operator.stop()
+        if self._runner is not None:
+            await self._runner.cleanup()

@@ -1,0 +1,373 @@
+"""The emulated cluster's object store: what etcd plus the API server's registry do.
+
+Every object is a plain Kubernetes JSON dict. Stored dicts are never mutated in place: each
+write stores a new dict, so readers (the HTTP layer, watchers, controllers) may share
+references without copying, and may cache serialised JSON per ``resourceVersion``. Callers
+must treat returned objects as read-only; :meth:`Store.mutate` hands out a private copy.
+
+One global ``resourceVersion`` counter orders all writes, as in etcd. Each resource keeps a
+bounded log of recent events so watches can resume; a watch that asks for a version older
+than the log gets 410 ``Expired`` and must relist, exactly like a real cluster.
+
+Writes record ``metadata.managedFields`` for the labels, annotations and top-level spec and
+status keys they change, with the writer's manager name and time: on a real cluster those
+entries are the only record of when the MIG manager or the upgrade controller last touched
+a node label, and gputui reads them.
+"""
+
+from __future__ import annotations
+
+import copy
+import threading
+import uuid
+from collections import deque
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass
+from typing import Any
+
+from gputui.sim.clock import SimClock
+from gputui.sim.errors import already_exists, conflict, expired, invalid, not_found
+from gputui.sim.resources import ResourceType, resource_type
+from gputui.sim.selectors import field_predicate, label_predicate
+
+Obj = dict[str, Any]
+ObjKey = tuple[str, str]  # (namespace or "", name)
+
+DEFAULT_EVENT_LOG = 50_000
+
+
+@dataclass(frozen=True)
+class WatchEvent:
+    """One change: ``type`` is ADDED, MODIFIED or DELETED; ``obj`` is the new (or last) state."""
+
+    resource: str
+    type: str
+    obj: Obj
+    resource_version: int
+    old: Obj | None = None
+
+
+WatchCallback = Callable[[WatchEvent], None]
+
+
+class Watch:
+    """A registered watcher; call :meth:`cancel` to stop deliveries."""
+
+    def __init__(self, store: Store, resource: str, callback: WatchCallback):
+        self._store = store
+        self.resource = resource
+        self.callback = callback
+        self.active = True
+
+    def cancel(self) -> None:
+        if self.active:
+            self.active = False
+            self._store._remove_watch(self)
+
+
+def meta(obj: Obj) -> dict[str, Any]:
+    return obj.setdefault("metadata", {})
+
+
+def obj_key(rtype: ResourceType, obj: Obj) -> ObjKey:
+    metadata = obj.get("metadata") or {}
+    namespace = metadata.get("namespace") or "" if rtype.namespaced else ""
+    return (namespace, metadata.get("name") or "")
+
+
+class Store:
+    """Thread-safe in-memory object store with resourceVersions, watches and managedFields."""
+
+    def __init__(self, clock: SimClock | None = None, event_log_size: int = DEFAULT_EVENT_LOG):
+        self.clock = clock or SimClock()
+        self._lock = threading.RLock()
+        self._rv = 1
+        self._objects: dict[str, dict[ObjKey, Obj]] = {}
+        self._log: dict[str, deque[WatchEvent]] = {}
+        self._compacted: dict[str, int] = {}
+        self._watches: dict[str, list[Watch]] = {}
+        self._log_size = event_log_size
+
+    # ----------------------------------------------------------------- reads
+    @property
+    def resource_version(self) -> int:
+        with self._lock:
+            return self._rv
+
+    def get(self, resource: str, name: str, namespace: str | None = None) -> Obj | None:
+        """The stored object (read-only) or ``None``."""
+        rtype = resource_type(resource)
+        key = ((namespace or "") if rtype.namespaced else "", name)
+        with self._lock:
+            return self._objects.get(resource, {}).get(key)
+
+    def require(self, resource: str, name: str, namespace: str | None = None) -> Obj:
+        """Like :meth:`get` but raises 404 ``NotFound``."""
+        found = self.get(resource, name, namespace)
+        if found is None:
+            raise not_found(resource_type(resource).plural, name)
+        return found
+
+    def list(self, resource: str, namespace: str | None = None,
+             label_selector: str | None = None,
+             field_selector: str | None = None) -> tuple[list[Obj], int]:
+        """Matching objects sorted by namespace and name, and the list's resourceVersion."""
+        resource_type(resource)
+        labels_ok = label_predicate(label_selector)
+        fields_ok = field_predicate(field_selector)
+        with self._lock:
+            bucket = self._objects.get(resource, {})
+            keys = sorted(bucket)
+            items = [bucket[k] for k in keys if not namespace or k[0] == namespace]
+            rv = self._rv
+        if label_selector:
+            items = [o for o in items if labels_ok(o)]
+        if field_selector:
+            items = [o for o in items if fields_ok(o)]
+        return items, rv
+
+    def count(self, resource: str) -> int:
+        with self._lock:
+            return len(self._objects.get(resource, {}))
+
+    # ---------------------------------------------------------------- writes
+    def create(self, resource: str, obj: Obj, *, manager: str = "gputui-sim",
+               dry_run: bool = False) -> Obj:
+        """Store a new object; 409 ``AlreadyExists`` if the name is taken."""
+        rtype = resource_type(resource)
+        new = copy.deepcopy(obj)
+        metadata = meta(new)
+        if not metadata.get("name") and metadata.get("generateName"):
+            metadata["name"] = metadata["generateName"] + uuid.uuid4().hex[:5]
+        if not metadata.get("name"):
+            raise invalid(rtype.plural, "", "metadata.name: Required value: name or generateName is required")
+        if rtype.namespaced and not metadata.get("namespace"):
+            metadata["namespace"] = "default"
+        if not rtype.namespaced:
+            metadata.pop("namespace", None)
+        new.setdefault("apiVersion", rtype.api_version)
+        new.setdefault("kind", rtype.kind)
+        key = obj_key(rtype, new)
+        with self._lock:
+            bucket = self._objects.setdefault(resource, {})
+            if key in bucket:
+                raise already_exists(rtype.plural, key[1])
+            metadata["uid"] = metadata.get("uid") or str(uuid.uuid4())
+            metadata["creationTimestamp"] = metadata.get("creationTimestamp") or self.clock.rfc3339()
+            if "spec" in new:
+                metadata.setdefault("generation", 1)
+            self._track_fields(None, new, manager, "Update")
+            if dry_run:
+                metadata["resourceVersion"] = str(self._rv)
+                return new
+            self._rv += 1
+            metadata["resourceVersion"] = str(self._rv)
+            bucket[key] = new
+            self._emit(resource, "ADDED", new, None)
+            return new
+
+    def update(self, resource: str, obj: Obj, *, manager: str = "gputui-sim",
+               dry_run: bool = False, subresource: str | None = None) -> Obj:
+        """Replace an object (PUT). A stale ``metadata.resourceVersion`` is 409 ``Conflict``.
+
+        With ``subresource="status"`` only ``status`` is taken from ``obj``; otherwise ``status``
+        is kept from the stored object when the type has a status subresource (as real
+        servers do for CRDs and most built-ins).
+        """
+        rtype = resource_type(resource)
+        key = obj_key(rtype, obj)
+        with self._lock:
+            current = self._objects.get(resource, {}).get(key)
+            if current is None:
+                raise not_found(rtype.plural, key[1])
+            wanted_rv = (obj.get("metadata") or {}).get("resourceVersion")
+            if wanted_rv and str(wanted_rv) != current["metadata"]["resourceVersion"]:
+                raise conflict(rtype.plural, key[1])
+            new = copy.deepcopy(obj)
+            if subresource == "status":
+                merged = copy.deepcopy(current)
+                merged["status"] = new.get("status", {})
+                new = merged
+            elif "status" in rtype.subresources and "status" in current:
+                new["status"] = copy.deepcopy(current["status"])
+            return self._commit(rtype, resource, key, current, new, manager, dry_run)
+
+    def mutate(self, resource: str, name: str, namespace: str | None,
+               change: Callable[[Obj], None], *, manager: str = "gputui-sim",
+               dry_run: bool = False) -> Obj:
+        """Read-modify-write in one step: ``change`` edits a private copy in place.
+
+        This is how controllers write; it never conflicts because the store lock is held.
+        A change that leaves the object identical is not a write (no new resourceVersion,
+        no event), as with a no-op patch on a real server.
+        """
+        rtype = resource_type(resource)
+        key = ((namespace or "") if rtype.namespaced else "", name)
+        with self._lock:
+            current = self._objects.get(resource, {}).get(key)
+            if current is None:
+                raise not_found(rtype.plural, name)
+            new = copy.deepcopy(current)
+            change(new)
+            return self._commit(rtype, resource, key, current, new, manager, dry_run)
+
+    def delete(self, resource: str, name: str, namespace: str | None = None, *,
+               dry_run: bool = False) -> Obj:
+        """Remove an object now and return its last state; 404 when absent."""
+        rtype = resource_type(resource)
+        key = ((namespace or "") if rtype.namespaced else "", name)
+        with self._lock:
+            bucket = self._objects.get(resource, {})
+            current = bucket.get(key)
+            if current is None:
+                raise not_found(rtype.plural, name)
+            if dry_run:
+                return current
+            del bucket[key]
+            self._rv += 1
+            gone = dict(current)
+            gone["metadata"] = dict(current["metadata"], resourceVersion=str(self._rv))
+            self._emit(resource, "DELETED", gone, current)
+            return gone
+
+    def bulk_create(self, resource: str, objs: Iterable[Obj], *, manager: str = "gputui-sim") -> int:
+        """Create many objects (scenario set-up); returns how many were stored."""
+        count = 0
+        for obj in objs:
+            self.create(resource, obj, manager=manager)
+            count += 1
+        return count
+
+    # ----------------------------------------------------------------- watch
+    def watch(self, resource: str, callback: WatchCallback,
+              since: int | None = None) -> tuple[Watch, list[WatchEvent]]:
+        """Register ``callback`` for future events of ``resource``.
+
+        Returns the watch and the logged events after ``since`` (to replay first), atomically,
+        so no event is lost or doubled between the two. ``since`` older than the retained
+        log raises 410 ``Expired``. ``since=None`` replays nothing.
+        """
+        resource_type(resource)
+        with self._lock:
+            backlog: list[WatchEvent] = []
+            if since is not None:
+                if since < self._compacted.get(resource, 0):
+                    raise expired(f"too old resource version: {since} ({self._compacted[resource]})")
+                backlog = [e for e in self._log.get(resource, ()) if e.resource_version > since]
+            handle = Watch(self, resource, callback)
+            self._watches.setdefault(resource, []).append(handle)
+            return handle, backlog
+
+    def compact(self, resource: str | None = None) -> None:
+        """Forget the event log (as etcd compaction does); older watches then get 410."""
+        with self._lock:
+            for res in [resource] if resource else list(self._log):
+                self._log.get(res, deque()).clear()
+                self._compacted[res] = self._rv
+
+    def _remove_watch(self, handle: Watch) -> None:
+        with self._lock:
+            watchers = self._watches.get(handle.resource, [])
+            if handle in watchers:
+                watchers.remove(handle)
+
+    # -------------------------------------------------------------- internals
+    def _commit(self, rtype: ResourceType, resource: str, key: ObjKey, current: Obj, new: Obj,
+                manager: str, dry_run: bool) -> Obj:
+        metadata = meta(new)
+        old_meta = current["metadata"]
+        for fixed in ("uid", "creationTimestamp", "name"):
+            if fixed in old_meta:
+                metadata[fixed] = old_meta[fixed]
+        if rtype.namespaced:
+            metadata["namespace"] = old_meta.get("namespace")
+        metadata["resourceVersion"] = old_meta["resourceVersion"]
+        metadata["managedFields"] = old_meta.get("managedFields", [])
+        if "generation" in old_meta:
+            metadata["generation"] = old_meta["generation"]
+            if new.get("spec") != current.get("spec"):
+                metadata["generation"] = old_meta["generation"] + 1
+        if new == current:
+            return current
+        self._track_fields(current, new, manager, "Update")
+        if dry_run:
+            return new
+        self._rv += 1
+        metadata["resourceVersion"] = str(self._rv)
+        self._objects[resource][key] = new
+        self._emit(resource, "MODIFIED", new, current)
+        return new
+
+    def _emit(self, resource: str, kind: str, obj: Obj, old: Obj | None) -> None:
+        event = WatchEvent(resource, kind, obj, self._rv, old)
+        log = self._log.setdefault(resource, deque())
+        if len(log) >= self._log_size:
+            dropped = log.popleft()
+            self._compacted[resource] = dropped.resource_version
+        log.append(event)
+        for handle in list(self._watches.get(resource, ())):
+            if handle.active:
+                handle.callback(event)
+
+    def _track_fields(self, old: Obj | None, new: Obj, manager: str, operation: str) -> None:
+        """Give ``manager`` ownership, stamped now, of the fields this write changed."""
+        changed = _changed_fields(old, new)
+        if not changed:
+            return
+        metadata = meta(new)
+        entries = [copy.deepcopy(e) for e in metadata.get("managedFields") or []]
+        for entry in entries:
+            if entry.get("manager") != manager:
+                _drop_paths(entry.get("fieldsV1") or {}, changed)
+        mine = next((e for e in entries
+                     if e.get("manager") == manager and e.get("operation") == operation), None)
+        if mine is None:
+            mine = {"manager": manager, "operation": operation,
+                    "apiVersion": new.get("apiVersion", "v1"), "fieldsType": "FieldsV1",
+                    "fieldsV1": {}}
+            entries.append(mine)
+        mine["time"] = self.clock.rfc3339()
+        for path in changed:
+            node = mine["fieldsV1"]
+            for part in path:
+                node = node.setdefault(part, {})
+        metadata["managedFields"] = [e for e in entries if e is mine or e.get("fieldsV1")]
+
+
+def _changed_fields(old: Obj | None, new: Obj) -> list[tuple[str, ...]]:
+    """Paths (fieldsV1 style) of labels, annotations and top-level spec/status keys changed."""
+    paths: list[tuple[str, ...]] = []
+    old_meta = (old or {}).get("metadata") or {}
+    new_meta = new.get("metadata") or {}
+    for section in ("labels", "annotations"):
+        before = old_meta.get(section) or {}
+        after = new_meta.get(section) or {}
+        for key in set(before) | set(after):
+            if key in after and before.get(key) != after.get(key):
+                paths.append(("f:metadata", f"f:{section}", f"f:{key}"))
+    for section in ("spec", "status", "data"):
+        before = (old or {}).get(section)
+        after = new.get(section)
+        if not isinstance(after, dict):
+            continue
+        before = before if isinstance(before, dict) else {}
+        for key in after:
+            if before.get(key) != after.get(key):
+                paths.append((f"f:{section}", f"f:{key}"))
+    return paths
+
+
+def _drop_paths(fields: dict[str, Any], paths: list[tuple[str, ...]]) -> None:
+    for path in paths:
+        node = fields
+        parents: list[tuple[dict[str, Any], str]] = []
+        for part in path[:-1]:
+            if part not in node:
+                break
+            parents.append((node, part))
+            node = node[part]
+        else:
+            node.pop(path[-1], None)
+            for parent, part in reversed(parents):
+                if not parent[part]:
+                    del parent[part]

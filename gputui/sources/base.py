@@ -1,0 +1,62 @@
+"""What the UI needs from a source of cluster data, independent of where it comes from.
+
+The TUI is built with ``make_app(settings, source)``; the CLI passes a live source (the
+list+watch cache over the Kubernetes API), tests and the screenshot script pass a source
+that replays frozen snapshots. Sources run their own threads or tasks and call the two
+callbacks from there; the UI turns each call into a message, never touching widgets from a
+foreign thread.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+from enum import Enum
+from typing import Any, Protocol
+
+
+class Connection(Enum):
+    """Where the link to the cluster stands."""
+
+    CONNECTING = "connecting"
+    LIVE = "live"
+    RECONNECTING = "reconnecting"
+    FAILED = "failed"
+
+
+@dataclass(frozen=True)
+class SourceStatus:
+    """Connection state and data age, for the header's "live" / "stale since ..." line."""
+
+    connection: Connection
+    context: str = ""
+    server: str = ""
+    #: epoch seconds of the last successful update; 0 before the first
+    last_update: float = 0.0
+    #: epoch seconds since which the data has been stale (connection lost); 0 when live
+    stale_since: float = 0.0
+    #: one line saying what is wrong ("connection refused, retrying in 4 s"), or ""
+    message: str = ""
+    #: resources that answered 403, e.g. ``("events",)``: those parts say "forbidden"
+    forbidden: tuple[str, ...] = ()
+
+
+SnapshotCallback = Callable[[Any], None]  # receives a gputui.domain ClusterSnapshot
+StatusCallback = Callable[[SourceStatus], None]
+
+
+class ClusterSource(Protocol):
+    """A stream of cluster snapshots plus the few reads the UI does on demand."""
+
+    def start(self, on_snapshot: SnapshotCallback, on_status: StatusCallback) -> None:
+        """Begin delivering snapshots (coalesced: only the newest matters) and status."""
+
+    def stop(self) -> None:
+        """Stop all background work; must return promptly."""
+
+    def pod_log(self, namespace: str, pod: str, container: str | None = None,
+                tail_lines: int = 200) -> list[str]:
+        """Recent log lines of one container (blocking; call from a worker thread)."""
+
+    def pod_events(self, namespace: str, pod: str) -> list[dict[str, Any]]:
+        """Events whose involvedObject is the pod, oldest first (blocking)."""
