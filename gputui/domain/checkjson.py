@@ -1,0 +1,57 @@
+"""The ``gputui check --json`` object (ARCHITECTURE.md, "CLI contract").
+
+Scripts and runbooks parse this, so the keys and value sets are fixed; add keys only.
+"""
+
+from __future__ import annotations
+
+from datetime import datetime, timezone
+from typing import Any
+
+from gputui.domain.model import ClusterSnapshot, Finding, NodeView
+
+
+def rfc3339(epoch: float) -> str:
+    """Epoch seconds as RFC 3339 in UTC with a ``Z`` suffix, second precision."""
+    moment = datetime.fromtimestamp(epoch, tz=timezone.utc).replace(microsecond=0)
+    return moment.isoformat().replace("+00:00", "Z")
+
+
+def _node_json(node: NodeView) -> dict[str, Any]:
+    return {
+        "name": node.name,
+        "ready": node.ready,
+        "cordoned": node.cordoned,
+        "gpu_product": node.product,
+        "gpus": {"count": node.gpu_count, "capacity": node.resources.capacity,
+                 "allocatable": node.resources.allocatable},
+        "driver_version": node.driver_version,
+        "kernel": node.kernel,
+        "upgrade_state": node.upgrade_state,
+        "mig": {"config": node.mig_config, "state": node.mig_state},
+        "pipeline": [{"operand": stage.operand, "status": stage.status.value,
+                      "detail": stage.detail} for stage in node.pipeline.stages],
+    }
+
+
+def _finding_json(finding: Finding) -> dict[str, Any]:
+    return {"code": finding.code, "severity": finding.severity.value, "node": finding.node,
+            "message": finding.message, "hint": finding.hint}
+
+
+def to_check_json(snapshot: ClusterSnapshot) -> dict[str, Any]:
+    """The one object ``gputui check --json`` prints, built from a snapshot."""
+    policy = snapshot.cluster_policy
+    return {
+        "context": snapshot.context,
+        "generated_at": rfc3339(snapshot.generated_at),
+        "cluster_policy": {"name": policy.name, "state": policy.state,
+                           "not_ready_states": list(policy.not_ready_states)},
+        "nodes": [_node_json(node) for node in snapshot.nodes.values()],
+        "findings": [_finding_json(finding) for finding in snapshot.findings],
+    }
+
+
+def exit_code(snapshot: ClusterSnapshot) -> int:
+    """``gputui check`` exit status: 1 when any finding is warning or worse, else 0."""
+    return 1 if any(f.severity.rank >= 2 for f in snapshot.findings) else 0

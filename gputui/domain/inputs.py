@@ -1,0 +1,78 @@
+"""The raw input of the domain: what the live cache hands the snapshot builder.
+
+The cache (``gputui.sources.kube``) keeps Kubernetes objects as plain JSON dicts, already
+reduced (``metadata.managedFields`` and ``status.images`` dropped on arrival). Before dropping
+managedFields it extracts, per node, when each label last changed (``label_times``): that is
+the only way to know "pending for 50 minutes" without having watched it happen.
+
+This module only describes the shape; it reads nothing. Keep it additive: other layers build
+:class:`ClusterObjects` directly.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+#: One Kubernetes object as decoded JSON.
+JsonDict = dict[str, Any]
+
+
+@dataclass(frozen=True, slots=True)
+class XidEvent:
+    """One XID seen on a GPU, as reported by the metrics layer (dcgm-exporter or NVML).
+
+    Attributes:
+        gpu: GPU index on the node (the ``gpu`` label of the DCGM series).
+        xid: the XID code (``DCGM_FI_DEV_XID_ERRORS`` value / ``err_code``).
+        when: epoch seconds when it was first seen (the gauge keeps the last value, so the
+            metrics layer reports changes, not presence).
+        message: ``err_msg`` from the exporter when present.
+    """
+
+    gpu: int
+    xid: int
+    when: float
+    message: str = ""
+
+
+@dataclass(frozen=True, slots=True)
+class ClusterObjects:
+    """Everything the domain needs from the cluster, as plain dicts.
+
+    Attributes:
+        nodes: GPU nodes by name.
+        pods: (namespace, name) -> pod: every pod in the operator namespace plus the
+            GPU-requesting pods on GPU nodes.
+        daemonsets: DaemonSets in the operator namespace, by name.
+        cluster_policies: every ClusterPolicy (normally one; extras are ``ignored``).
+        nvidia_drivers: every NVIDIADriver CR.
+        configmaps: (namespace, name) -> ConfigMap: MIG configs (``default-mig-parted-config``,
+            ``<node>-mig-config``, custom) and the device-plugin config.
+        events: Node events with reason ``GPUDriverUpgrade`` (namespace ``default``).
+        label_times: node -> label key -> epoch seconds when the label last changed.
+        operator_namespace: the discovered operator namespace, None when unknown.
+        context: kubeconfig context name shown in the header and in ``check --json``.
+        server: API server URL.
+        forbidden: resource names that answered 403 (so the UI can say what it cannot see).
+        xids: node -> XID events, fed by the metrics layer (empty when it has none).
+    """
+
+    nodes: Mapping[str, JsonDict] = field(default_factory=dict)
+    pods: Mapping[tuple[str, str], JsonDict] = field(default_factory=dict)
+    daemonsets: Mapping[str, JsonDict] = field(default_factory=dict)
+    cluster_policies: Sequence[JsonDict] = ()
+    nvidia_drivers: Sequence[JsonDict] = ()
+    configmaps: Mapping[tuple[str, str], JsonDict] = field(default_factory=dict)
+    events: Sequence[JsonDict] = ()
+    label_times: Mapping[str, Mapping[str, float]] = field(default_factory=dict)
+    operator_namespace: str | None = None
+    context: str = ""
+    server: str = ""
+    forbidden: frozenset[str] = frozenset()
+    xids: Mapping[str, Sequence[XidEvent]] = field(default_factory=dict)
+
+
+#: The empty input: a builder given this produces an empty but valid snapshot.
+EMPTY_OBJECTS = ClusterObjects()

@@ -1,0 +1,462 @@
+"""The frozen model every other layer reads: nodes, pipelines, upgrades, MIG, findings.
+
+Everything here is immutable and built only by :mod:`gputui.domain.snapshot`. Times are epoch
+seconds (``since`` fields) so the UI computes ages against its own clock and a reused view
+never goes stale. The shapes are a contract with the UI and the CLI: change them additively.
+"""
+
+from __future__ import annotations
+
+import enum
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from types import MappingProxyType
+
+from gputui.domain.upgrade_policy import UpgradePolicy
+
+__all__ = [
+    "ClusterPolicyView", "ClusterSnapshot", "Condition", "DaemonSetSummary", "DeployLabel",
+    "DriverOwnership", "EMPTY_SNAPSHOT", "Finding", "GpuPod", "GpuResources", "MigGpu",
+    "MigInstance", "MigView", "NodeMigView", "NodePipeline", "NodeUpgradeStatus", "NodeView",
+    "PipelineStage", "ResourceCount", "Severity", "SnapshotCounts", "StageStatus", "SubStage",
+    "UpgradeEvent", "UpgradePolicy", "UpgradeView",
+]
+
+
+class Severity(enum.Enum):
+    """How bad a finding is; ordered so that ``CRITICAL > WARNING > INFO``.
+
+    critical: GPUs are being taken away now; warning: degraded or stuck; info: FYI.
+    """
+
+    CRITICAL = "critical"
+    WARNING = "warning"
+    INFO = "info"
+
+    @property
+    def rank(self) -> int:
+        """3 for critical, 2 for warning, 1 for info (higher is worse)."""
+        return _RANK[self.value]
+
+    def __lt__(self, other: object) -> bool:
+        if not isinstance(other, Severity):
+            return NotImplemented
+        return self.rank < other.rank
+
+    def __le__(self, other: object) -> bool:
+        if not isinstance(other, Severity):
+            return NotImplemented
+        return self.rank <= other.rank
+
+    def __gt__(self, other: object) -> bool:
+        if not isinstance(other, Severity):
+            return NotImplemented
+        return self.rank > other.rank
+
+    def __ge__(self, other: object) -> bool:
+        if not isinstance(other, Severity):
+            return NotImplemented
+        return self.rank >= other.rank
+
+
+_RANK = {"critical": 3, "warning": 2, "info": 1}
+
+
+class StageStatus(str, enum.Enum):
+    """Status of one operand on one node; the values are the ``check --json`` contract."""
+
+    READY = "ready"
+    PROGRESSING = "progressing"
+    FAILED = "failed"
+    PAUSED = "paused"
+    DISABLED = "disabled"
+    ABSENT = "absent"
+
+
+class DriverOwnership(str, enum.Enum):
+    """Who provides the kernel driver on a node."""
+
+    OPERATOR = "operator"   # gpu.deploy.driver=true: the driver DaemonSet runs here
+    HOST = "host"           # gpu.deploy.driver=false: preinstalled driver (or image-shipped)
+    NONE = "none"           # no deploy label at all (not a GPU node to the operator yet)
+
+
+@dataclass(frozen=True, slots=True)
+class Finding:
+    """Something the operator should know, with where to look next.
+
+    Attributes:
+        code: a contract code such as ``driver-pod-failing`` (ARCHITECTURE.md).
+        severity: how bad.
+        node: the node it concerns, None for cluster-wide findings.
+        message: what is wrong, in the operator's terms.
+        hint: what to look at or do next.
+        pane: where the UI jumps: ``pipeline``, ``upgrade``, ``mig``, ``metrics``, ``nodes``.
+        subject: what inside the node it is about (operand, DaemonSet, GPU index), or "".
+    """
+
+    code: str
+    severity: Severity
+    node: str | None
+    message: str
+    hint: str
+    pane: str = "nodes"
+    subject: str = ""
+
+
+@dataclass(frozen=True, slots=True)
+class SubStage:
+    """One init container of an operand pod (the validator's chain, the driver manager)."""
+
+    name: str
+    status: StageStatus
+    detail: str = ""
+    restarts: int = 0
+
+
+@dataclass(frozen=True, slots=True)
+class PipelineStage:
+    """One operand on one node.
+
+    Attributes:
+        operand: contract name (``driver``, ``container-toolkit``, ``operator-validator``...).
+        status: see :class:`StageStatus`.
+        detail: e.g. "Init:CrashLoopBackOff in k8s-driver-manager, 14 restarts".
+        pod: the operand pod's name, None when there is none.
+        namespace: the pod's namespace.
+        restarts: total restarts of the pod's containers (init included).
+        container: the container the detail is about (to open its log), or None.
+        reason: the kubectl-style status, e.g. ``Init:CrashLoopBackOff``, ``Running``.
+        since: epoch seconds when the pod started (or the label changed), None if unknown.
+        substages: init container progress, one per init container, in order.
+        deploy_label: value of the node's ``nvidia.com/gpu.deploy.<operand>`` label, or None.
+    """
+
+    operand: str
+    status: StageStatus
+    detail: str = ""
+    pod: str | None = None
+    namespace: str | None = None
+    restarts: int = 0
+    container: str | None = None
+    reason: str = ""
+    since: float | None = None
+    substages: tuple[SubStage, ...] = ()
+    deploy_label: str | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class NodePipeline:
+    """A node's operands in the order the readiness chain runs (§1.2/§1.3)."""
+
+    stages: tuple[PipelineStage, ...] = ()
+
+    def first_broken(self) -> PipelineStage | None:
+        """The first stage that is neither ready nor disabled: where the chain breaks."""
+        for stage in self.stages:
+            if stage.status not in (StageStatus.READY, StageStatus.DISABLED):
+                return stage
+        return None
+
+    def stage(self, operand: str) -> PipelineStage | None:
+        """The stage for ``operand``, or None when the node has none."""
+        for stage in self.stages:
+            if stage.operand == operand:
+                return stage
+        return None
+
+
+@dataclass(frozen=True, slots=True)
+class ResourceCount:
+    """Capacity and allocatable of one extended resource (``nvidia.com/gpu``, ``mig-*``)."""
+
+    name: str
+    capacity: int
+    allocatable: int
+
+
+@dataclass(frozen=True, slots=True)
+class GpuResources:
+    """The GPU resources a node advertises (full, shared and MIG), sorted by name."""
+
+    entries: tuple[ResourceCount, ...] = ()
+
+    def get(self, name: str) -> ResourceCount | None:
+        """The entry for ``name`` (e.g. ``nvidia.com/gpu``), or None."""
+        for entry in self.entries:
+            if entry.name == name:
+                return entry
+        return None
+
+    @property
+    def capacity(self) -> int:
+        """Sum of capacity over every GPU resource (full GPUs, shared replicas, MIG slices)."""
+        return sum(entry.capacity for entry in self.entries)
+
+    @property
+    def allocatable(self) -> int:
+        """Sum of allocatable over every GPU resource."""
+        return sum(entry.allocatable for entry in self.entries)
+
+
+@dataclass(frozen=True, slots=True)
+class GpuPod:
+    """A pod that requests GPUs (or MIG slices) on a node."""
+
+    name: str
+    namespace: str
+    phase: str
+    gpus: int
+    start_time: float | None = None
+    labels: Mapping[str, str] = field(default_factory=lambda: MappingProxyType({}))
+    resources: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True, slots=True)
+class DeployLabel:
+    """One ``nvidia.com/gpu.deploy.<operand>`` label and whether it is at a paused value."""
+
+    operand: str
+    value: str
+    paused: bool
+
+
+@dataclass(frozen=True, slots=True)
+class NodeView:
+    """Everything known about one GPU node.
+
+    ``findings`` are this node's own; ``worst`` is their highest severity (None if none).
+    ``*_since`` fields are epoch seconds of the last change of the matching label.
+    """
+
+    name: str
+    pool: str = ""
+    product: str = ""
+    gpu_count: int = 0
+    resources: GpuResources = GpuResources()
+    driver_version: str = ""
+    kernel: str = ""
+    os_image: str = ""
+    ready: bool = False
+    cordoned: bool = False
+    gpu_present: bool = False
+    labels: Mapping[str, str] = field(default_factory=lambda: MappingProxyType({}))
+    deploy_labels: tuple[DeployLabel, ...] = ()
+    driver_ownership: DriverOwnership = DriverOwnership.NONE
+    driver_owner_cr: str | None = None
+    upgrade_state: str = ""
+    upgrade_since: float | None = None
+    upgrade_skip: bool = False
+    upgrade_annotations: Mapping[str, str] = field(default_factory=lambda: MappingProxyType({}))
+    mig_capable: bool = False
+    mig_config: str | None = None
+    mig_state: str | None = None
+    mig_strategy: str | None = None
+    mig_since: float | None = None
+    sharing_strategy: str = "none"
+    sharing_replicas: int = 1
+    device_plugin_config: str | None = None
+    gpu_pods: tuple[GpuPod, ...] = ()
+    created: float | None = None
+    join_to_allocatable_seconds: float | None = None
+    pipeline: NodePipeline = NodePipeline()
+    findings: tuple[Finding, ...] = ()
+    worst: Severity | None = None
+
+    @property
+    def paused_labels(self) -> tuple[DeployLabel, ...]:
+        """Deploy labels currently at a paused value."""
+        return tuple(label for label in self.deploy_labels if label.paused)
+
+
+@dataclass(frozen=True, slots=True)
+class UpgradeEvent:
+    """The last ``GPUDriverUpgrade`` event of a node."""
+
+    message: str
+    time: float | None
+    type: str = "Normal"
+
+
+@dataclass(frozen=True, slots=True)
+class NodeUpgradeStatus:
+    """Where one node stands in the driver upgrade and why it is not moving."""
+
+    node: str
+    state: str
+    since: float | None = None
+    skip: bool = False
+    wait_reason: str = ""
+    last_event: UpgradeEvent | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class UpgradeView:
+    """The driver upgrade across the cluster (§4), slots computed as the controller does.
+
+    Attributes:
+        policy: the effective upgrade policy, None when there is no driver to upgrade.
+        enabled: ``autoUpgrade`` on and the controller not disabled (sandbox workloads).
+        total / in_progress / failed / pending / done: node counts per §4.5.
+        max_parallel: ``maxParallelUpgrades`` (0 = unlimited).
+        max_unavailable: resolved against ``total`` (percent rounded up).
+        unavailable: cordoned or NotReady nodes plus nodes in ``cordon-required``.
+        available_slots: how many more nodes may start now.
+        lanes: state -> node names, states in state-machine order, empty lanes omitted.
+        nodes: per-node status incl. ``wait_reason``.
+        blocked: why the controller does nothing at all this cycle, or None.
+    """
+
+    policy: UpgradePolicy | None = None
+    enabled: bool = False
+    total: int = 0
+    in_progress: int = 0
+    failed: int = 0
+    pending: int = 0
+    done: int = 0
+    max_parallel: int = 0
+    max_unavailable: int = 0
+    unavailable: int = 0
+    available_slots: int = 0
+    lanes: Mapping[str, tuple[str, ...]] = field(default_factory=lambda: MappingProxyType({}))
+    nodes: Mapping[str, NodeUpgradeStatus] = field(default_factory=lambda: MappingProxyType({}))
+    blocked: str | None = None
+
+    @property
+    def slot_line(self) -> str:
+        """E.g. "4 of 4 in use (1 failed)" or "2 of unlimited in use"."""
+        limit = str(self.max_parallel) if self.max_parallel else "unlimited"
+        failed = f" ({self.failed} failed)" if self.failed else ""
+        return f"{self.in_progress} of {limit} in use{failed}"
+
+
+@dataclass(frozen=True, slots=True)
+class MigInstance:
+    """``count`` MIG instances of ``profile`` (e.g. ``1g.10gb`` x 7) on one GPU."""
+
+    profile: str
+    count: int
+
+
+@dataclass(frozen=True, slots=True)
+class MigGpu:
+    """One GPU's MIG layout under the applied config."""
+
+    index: int
+    mig_enabled: bool
+    instances: tuple[MigInstance, ...] = ()
+
+
+@dataclass(frozen=True, slots=True)
+class NodeMigView:
+    """MIG on one node (§5).
+
+    ``applied`` is the config known to be in effect: ``desired`` when the state is
+    ``success``, else None. ``gpus`` is the layout of ``applied`` (or of ``desired`` while
+    pending) read from the config file; empty when the config cannot be found.
+    """
+
+    node: str
+    desired: str | None
+    applied: str | None
+    state: str | None
+    strategy: str | None
+    since: float | None
+    capable: bool
+    config_source: str = ""
+    available_configs: tuple[str, ...] = ()
+    gpus: tuple[MigGpu, ...] = ()
+
+
+@dataclass(frozen=True, slots=True)
+class MigView:
+    """MIG across the MIG-capable nodes."""
+
+    strategy: str | None = None
+    nodes: Mapping[str, NodeMigView] = field(default_factory=lambda: MappingProxyType({}))
+
+
+@dataclass(frozen=True, slots=True)
+class Condition:
+    """A status condition (``Ready``/``Error``) of a ClusterPolicy or NVIDIADriver."""
+
+    type: str
+    status: str
+    reason: str = ""
+    message: str = ""
+
+
+@dataclass(frozen=True, slots=True)
+class ClusterPolicyView:
+    """The active ClusterPolicy; ``state`` is ``ready|notReady|ignored|missing``."""
+
+    name: str = ""
+    state: str = "missing"
+    not_ready_states: tuple[str, ...] = ()
+    conditions: tuple[Condition, ...] = ()
+    namespace: str | None = None
+    driver_enabled: bool = True
+    driver_version: str = ""
+    use_nvidia_driver_crd: bool = False
+    upgrade_policy: UpgradePolicy | None = None
+    mig_strategy: str | None = None
+    mig_manager_enabled: bool = True
+    mig_config_name: str | None = None
+    device_plugin_config: str | None = None
+    sandbox_workloads: bool = False
+    disabled_operands: tuple[str, ...] = ()
+    ignored: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True, slots=True)
+class DaemonSetSummary:
+    """One operand DaemonSet's rollout numbers; ``unscheduled`` = desired minus its pods."""
+
+    name: str
+    operand: str
+    desired: int
+    current: int
+    ready: int
+    updated: int
+    available: int
+    misscheduled: int
+    unscheduled: int
+
+
+@dataclass(frozen=True, slots=True)
+class SnapshotCounts:
+    """Fleet figures for the header."""
+
+    gpu_nodes: int = 0
+    nodes_ready: int = 0
+    nodes_cordoned: int = 0
+    gpus_total: int = 0
+    gpus_allocatable: int = 0
+    nodes_with_findings: int = 0
+    upgrades_in_progress: int = 0
+
+
+@dataclass(frozen=True, slots=True)
+class ClusterSnapshot:
+    """One consistent picture of the GPU cluster; the UI renders nothing else.
+
+    ``nodes`` keeps a stable order (by name); ``findings`` holds every finding (node and
+    cluster-wide), most severe first.
+    """
+
+    context: str = ""
+    server: str = ""
+    generated_at: float = 0.0
+    operator_namespace: str | None = None
+    cluster_policy: ClusterPolicyView = ClusterPolicyView()
+    nodes: Mapping[str, NodeView] = field(default_factory=lambda: MappingProxyType({}))
+    upgrade: UpgradeView = UpgradeView()
+    mig: MigView = MigView()
+    findings: tuple[Finding, ...] = ()
+    daemonsets: tuple[DaemonSetSummary, ...] = ()
+    counts: SnapshotCounts = SnapshotCounts()
+    forbidden: frozenset[str] = frozenset()
+
+
+#: Start every UI from this, never from None.
+EMPTY_SNAPSHOT = ClusterSnapshot()
