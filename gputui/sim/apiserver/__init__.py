@@ -1,0 +1,39 @@
+"""The emulated Kubernetes API server: an aiohttp application over the in-memory store.
+
+``build_app(store, nodeside)`` is the one entry point; :mod:`gputui.sim.cluster` serves it on a
+loopback port. Real clients (the ``kubernetes`` package, kubectl) are the judge of fidelity.
+"""
+
+from __future__ import annotations
+
+from aiohttp import web
+
+from gputui.sim.apiserver.common import CTX_KEY, ApiContext
+from gputui.sim.apiserver.routes import add_routes, status_errors
+from gputui.sim.apiserver.watch import end_all_watches
+from gputui.sim.nodeside import NodeSide
+from gputui.sim.store import Store
+
+__all__ = ["build_app", "CTX_KEY", "ApiContext"]
+
+
+def build_app(store: Store, nodeside: NodeSide | None = None, *,
+              bookmark_interval: float = 1.0) -> web.Application:
+    """The API server application for ``store`` (and the node side's logs and ports).
+
+    Args:
+        store: the objects served.
+        nodeside: container logs and ports behind ``pods/log`` and ``pods/proxy``.
+        bookmark_interval: seconds between BOOKMARK events on watches that allow them.
+    """
+    app = web.Application(middlewares=[status_errors], client_max_size=64 * 1024 * 1024)
+    ctx = ApiContext(store=store, nodeside=nodeside or NodeSide(),
+                     bookmark_interval=bookmark_interval)
+    app[CTX_KEY] = ctx
+
+    async def on_shutdown(_: web.Application) -> None:
+        end_all_watches(ctx)
+
+    app.on_shutdown.append(on_shutdown)
+    add_routes(app)
+    return app

@@ -1,0 +1,74 @@
+"""``gputui sim``: serve the emulated GPU cluster's Kubernetes API until interrupted.
+
+Prints one line with the URL and how to point kubectl at it, then waits for Ctrl-C or
+SIGTERM and stops the cluster cleanly (exit 0). A scenario that cannot be loaded is one
+line on stderr and exit 2, never a traceback.
+"""
+
+from __future__ import annotations
+
+import argparse
+import signal
+import sys
+import threading
+from types import FrameType
+
+from gputui.sim.cluster import EmulatedCluster
+
+
+def _start(args: argparse.Namespace) -> EmulatedCluster:
+    cluster = EmulatedCluster(
+        getattr(args, "scenario", None) or "healthy",
+        speed=getattr(args, "speed", None) or 1.0,
+        port=getattr(args, "port", None) or 0,
+        exporters_port=getattr(args, "exporters_port", None),
+        faults=getattr(args, "faults", None),
+    )
+    return cluster.start()
+
+
+def _announce(cluster: EmulatedCluster, kubeconfig_out: str | None) -> None:
+    if kubeconfig_out:
+        path = cluster.write_kubeconfig(kubeconfig_out)
+        how = f"export KUBECONFIG={path}"
+    else:
+        how = f"kubectl --server {cluster.url} get nodes (or pass --kubeconfig-out PATH)"
+    print(f"gputui sim: scenario {cluster.scenario_name!r} serving the Kubernetes API at "
+          f"{cluster.url} ; {how} ; Ctrl-C to stop", flush=True)
+
+
+def _wait_for_signal() -> None:
+    """Block until SIGINT or SIGTERM."""
+    stop = threading.Event()
+
+    def handle(signum: int, frame: FrameType | None) -> None:
+        stop.set()
+
+    previous = {sig: signal.signal(sig, handle) for sig in (signal.SIGINT, signal.SIGTERM)}
+    try:
+        while not stop.wait(0.5):
+            pass
+    finally:
+        for sig, old in previous.items():
+            signal.signal(sig, old)
+
+
+def run_sim(args: argparse.Namespace) -> int:
+    """Entry point of ``gputui sim``; returns the process exit code."""
+    try:
+        cluster = _start(args)
+    except (ValueError, KeyError, FileNotFoundError) as error:
+        message = str(error).strip().strip("'\"") or type(error).__name__
+        print(f"gputui sim: {message.splitlines()[0]}", file=sys.stderr)
+        return 2
+    except OSError as error:
+        print(f"gputui sim: cannot serve: {error}", file=sys.stderr)
+        return 2
+    try:
+        _announce(cluster, getattr(args, "kubeconfig_out", None))
+        _wait_for_signal()
+    except KeyboardInterrupt:
+        pass
+    finally:
+        cluster.stop()
+    return 0
