@@ -1,0 +1,95 @@
+"""``gputui check``: connect, build one snapshot, print the findings, exit 0/1/2.
+
+For scripts, cron jobs and runbooks (ARCHITECTURE.md, "CLI contract"): the table works
+without a TTY, ``--json`` prints exactly the contract object (the domain's
+``to_check_json``), and every failure to run is one ``gputui: <message>`` line on stderr
+with exit code 2, never a traceback.
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+from collections.abc import Sequence
+from typing import TextIO
+
+from gputui.domain.checkjson import exit_code, to_check_json
+from gputui.domain.model import ClusterSnapshot, Finding
+from gputui.settings import Settings
+from gputui.sources.errors import SourceError
+
+EXIT_CANNOT_RUN = 2
+_COLUMNS = ("SEVERITY", "CODE", "NODE", "MESSAGE", "HINT")
+#: widest a MESSAGE cell may grow before the table stops aligning the HINT column
+_MESSAGE_WIDTH = 72
+
+
+def run_check(settings: Settings, as_json: bool = False, out: TextIO | None = None,
+              err: TextIO | None = None) -> int:
+    """Run the check and print the report; returns the process exit code."""
+    stdout = out or sys.stdout
+    stderr = err or sys.stderr
+    try:
+        from gputui.sources.connect import read_snapshot
+
+        snapshot = read_snapshot(settings)
+    except SourceError as error:
+        print(f"gputui: {error}", file=stderr)
+        return EXIT_CANNOT_RUN
+    except Exception as error:  # noqa: BLE001 - contract: one line, exit 2, no traceback
+        detail = str(error).splitlines()[0] if str(error) else ""
+        print(f"gputui: internal error: {type(error).__name__}: {detail}", file=stderr)
+        return EXIT_CANNOT_RUN
+    if as_json:
+        json.dump(to_check_json(snapshot), stdout, indent=2)
+        stdout.write("\n")
+    else:
+        stdout.write(render_table(snapshot))
+    stdout.flush()
+    return exit_code(snapshot)
+
+
+def header_line(snapshot: ClusterSnapshot) -> str:
+    """Context, server, ClusterPolicy state and a count of what was found."""
+    policy = snapshot.cluster_policy
+    state = policy.state
+    if policy.not_ready_states:
+        state += f" ({', '.join(policy.not_ready_states)})"
+    name = policy.name or "ClusterPolicy"
+    counts: dict[str, int] = {}
+    for finding in snapshot.findings:
+        counts[finding.severity.value] = counts.get(finding.severity.value, 0) + 1
+    summary = ", ".join(f"{n} {sev}" for sev, n in counts.items()) or "none"
+    parts = [f"context {snapshot.context or '-'}", f"{name}: {state}",
+             f"GPU nodes {len(snapshot.nodes)}", f"findings: {summary}"]
+    if snapshot.forbidden:
+        parts.append(f"forbidden: {', '.join(sorted(snapshot.forbidden))}")
+    return "  ".join(parts)
+
+
+def _row(finding: Finding) -> tuple[str, ...]:
+    message = finding.message.replace("\n", " ")
+    return (finding.severity.value, finding.code, finding.node or "-", message,
+            finding.hint.replace("\n", " "))
+
+
+def _format_rows(rows: Sequence[tuple[str, ...]]) -> list[str]:
+    """Left-aligned columns; the last column (HINT) is never padded."""
+    widths = [max(len(r[i]) for r in rows) for i in range(len(_COLUMNS) - 1)]
+    widths[3] = min(widths[3], _MESSAGE_WIDTH)
+    lines = []
+    for row in rows:
+        cells = [cell.ljust(widths[i]) for i, cell in enumerate(row[:-1])]
+        lines.append("  ".join(cells + [row[-1]]).rstrip())
+    return lines
+
+
+def render_table(snapshot: ClusterSnapshot) -> str:
+    """The human report: a header line, then one row per finding, most severe first."""
+    lines = [header_line(snapshot)]
+    if snapshot.findings:
+        rows = [_COLUMNS] + [_row(f) for f in snapshot.findings]
+        lines.extend(_format_rows(rows))
+    else:
+        lines.append("no findings")
+    return "\n".join(lines) + "\n"

@@ -1,0 +1,37 @@
+"""Errors the sources raise to their callers, each one line an operator can act on.
+
+``gputui check`` prints ``gputui: <message>`` and exits 2 for a :class:`SourceError`; the TUI
+shows the same line in its header. No traceback ever reaches the operator for a condition
+they can fix (a missing kubeconfig, an unknown context, a server that does not answer).
+"""
+
+from __future__ import annotations
+
+
+class SourceError(ConnectionError):
+    """Could not connect to (or read from) the cluster; ``str(error)`` is one line."""
+
+    def __init__(self, message: str):
+        super().__init__(_one_line(message))
+
+
+class ApiStatusError(SourceError):
+    """The API server answered with an error ``Status`` (403, 404, 410, 5xx ...)."""
+
+    def __init__(self, code: int, reason: str, message: str):
+        super().__init__(f"{code} {reason}: {message}" if reason else f"{code}: {message}")
+        self.code = code
+        self.reason = reason
+        self.detail = message
+
+
+class UnreachableError(SourceError):
+    """The API server could not be reached at all (refused, timed out, TLS failure)."""
+
+
+def _one_line(message: str) -> str:
+    """Collapse a multi-line library message into its first meaningful line."""
+    for line in str(message).splitlines():
+        if line.strip():
+            return line.strip()
+    return "unknown error"

@@ -1,0 +1,205 @@
+"""Raw-JSON HTTP to the Kubernetes API, built from the ``kubernetes`` client's Configuration.
+
+Why not the generated API classes: gputui reads big lists (5,000 nodes, tens of thousands of
+pods) and typed models cost about four times the parse, and the informer in
+``kubernetes.informer`` neither pages nor lets gputui reduce objects as they arrive. So this
+module reuses what the client does well (TLS, proxies, the urllib3 pool from
+``kubernetes.client.rest``, token refresh for exec plugins through ``auth_settings()``) and
+adds only plain GETs: one JSON document, a paged list, or a watch stream of events.
+"""
+
+from __future__ import annotations
+
+import json
+import threading
+from collections.abc import Iterator, Mapping
+from typing import Any
+from urllib.parse import urlencode
+
+import urllib3
+from kubernetes.client import Configuration
+from kubernetes.client.rest import RESTClientObject
+
+from gputui.sources.errors import ApiStatusError, UnreachableError
+
+JsonObj = dict[str, Any]
+
+#: seconds to open a connection; a silent server should fail fast, not hang the header
+CONNECT_TIMEOUT = 5.0
+#: seconds to wait for a list page or a log (a 500-item page is far quicker than this)
+READ_TIMEOUT = 60.0
+PAGE_LIMIT = 500
+
+
+class KubeHttp:
+    """A thread-safe GET-only client; :meth:`close` aborts watches blocked on a read."""
+
+    def __init__(self, configuration: Configuration):
+        self.configuration = configuration
+        self.host = str(configuration.host).rstrip("/")
+        self._pool: urllib3.PoolManager = RESTClientObject(configuration).pool_manager
+        self._lock = threading.Lock()
+        self._streams: set[urllib3.BaseHTTPResponse] = set()
+        self._closed = False
+
+    # ------------------------------------------------------------------ requests
+    def _headers(self, accept: str = "application/json") -> dict[str, str]:
+        """Auth headers are recomputed per request so expiring exec tokens are refreshed."""
+        headers = {"Accept": accept, "User-Agent": "gputui"}
+        settings: dict[str, Any] = dict(self.configuration.auth_settings())
+        for setting in settings.values():
+            if setting.get("in") == "header" and setting.get("value"):
+                headers[str(setting["key"])] = str(setting["value"])
+        return headers
+
+    def _open(self, path: str, query: Mapping[str, Any] | None, read_timeout: float,
+              accept: str = "application/json") -> urllib3.BaseHTTPResponse:
+        url = self.host + path
+        if query:
+            url += "?" + urlencode({k: v for k, v in query.items() if v is not None})
+        try:
+            response = self._pool.request(
+                "GET", url, headers=self._headers(accept), preload_content=False,
+                retries=False,
+                timeout=urllib3.Timeout(connect=CONNECT_TIMEOUT, read=read_timeout))
+        except urllib3.exceptions.HTTPError as error:
+            raise UnreachableError(f"cannot reach the API server at {self.host}: "
+                                   f"{_reason(error)}") from None
+        if response.status >= 300:
+            body = _read_all(response)
+            raise _status_error(response.status, body)
+        return response
+
+    def get(self, path: str, query: Mapping[str, Any] | None = None) -> JsonObj:
+        """One JSON document (an object or a list page)."""
+        response = self._open(path, query, READ_TIMEOUT)
+        data = _read_all(response)
+        try:
+            document = json.loads(data)
+        except ValueError:
+            raise UnreachableError(f"{self.host}{path}: answer is not JSON") from None
+        if not isinstance(document, dict):
+            raise UnreachableError(f"{self.host}{path}: answer is not a JSON object")
+        return document
+
+    def get_text(self, path: str, query: Mapping[str, Any] | None = None) -> str:
+        """A plain-text answer (pod logs)."""
+        response = self._open(path, query, READ_TIMEOUT, accept="*/*")
+        return _read_all(response).decode("utf-8", errors="replace")
+
+    def list_pages(self, path: str, query: Mapping[str, Any] | None = None,
+                   limit: int = PAGE_LIMIT) -> Iterator[tuple[list[JsonObj], str]]:
+        """Yield ``(items, resourceVersion)`` page by page, following ``continue``.
+
+        The caller reduces each page before asking for the next, so only one page of full
+        objects is ever in memory. The last page's resourceVersion is the list's.
+        """
+        params = dict(query or {})
+        params["limit"] = limit
+        while True:
+            page = self.get(path, params)
+            metadata = page.get("metadata") or {}
+            yield list(page.get("items") or []), str(metadata.get("resourceVersion") or "")
+            token = metadata.get("continue")
+            if not token:
+                return
+            params["continue"] = token
+
+    def watch(self, path: str, query: Mapping[str, Any], timeout_seconds: int
+              ) -> Iterator[JsonObj]:
+        """Open a watch and return its events (``{"type", "object"}``) as an iterator.
+
+        The request is made now, so an error status or an unreachable server raises here;
+        the iterator then raises :class:`UnreachableError` if the connection drops
+        mid-stream, and simply ends when the server closes the stream (``timeoutSeconds``).
+        """
+        params = dict(query)
+        params.update(watch="true", timeoutSeconds=timeout_seconds, allowWatchBookmarks="true")
+        response = self._open(path, params, read_timeout=timeout_seconds + 30.0)
+        with self._lock:
+            if self._closed:
+                response.release_conn()
+                return iter(())
+            self._streams.add(response)
+        return self._follow(response)
+
+    def _follow(self, response: urllib3.BaseHTTPResponse) -> Iterator[JsonObj]:
+        try:
+            yield from _events(response, self.host)
+        finally:
+            with self._lock:
+                self._streams.discard(response)
+            response.release_conn()
+
+    def close(self) -> None:
+        """Abort open watch streams (unblocking their threads) and drop pooled connections."""
+        with self._lock:
+            self._closed = True
+            streams = list(self._streams)
+        for response in streams:
+            try:
+                response.shutdown()
+            except Exception:  # noqa: BLE001 - best effort while stopping
+                pass
+        self._pool.clear()
+
+
+def _events(response: urllib3.BaseHTTPResponse, host: str) -> Iterator[JsonObj]:
+    """Newline-delimited JSON events from a streaming response."""
+    buffer = b""
+    try:
+        while True:
+            chunk = response.read1(65536)
+            if not chunk:
+                break
+            buffer += chunk
+            while b"\n" in buffer:
+                line, buffer = buffer.split(b"\n", 1)
+                if line.strip():
+                    yield json.loads(line)
+    except (urllib3.exceptions.HTTPError, OSError, ValueError) as error:
+        raise UnreachableError(f"watch on {host} broke: {_reason(error)}") from None
+    if buffer.strip():
+        try:
+            yield json.loads(buffer)
+        except ValueError:
+            pass
+
+
+def _read_all(response: urllib3.BaseHTTPResponse) -> bytes:
+    try:
+        return response.read()
+    except (urllib3.exceptions.HTTPError, OSError) as error:
+        raise UnreachableError(f"reading from the API server failed: {_reason(error)}") from None
+    finally:
+        response.release_conn()
+
+
+def _status_error(code: int, body: bytes) -> ApiStatusError:
+    """A Kubernetes ``Status`` answer (or any error body) as one exception."""
+    reason, message = "", body.decode("utf-8", errors="replace").strip()[:200]
+    try:
+        status = json.loads(body)
+        if isinstance(status, dict):
+            reason = str(status.get("reason") or "")
+            message = str(status.get("message") or message)
+    except ValueError:
+        pass
+    return ApiStatusError(code, reason, message or "no message")
+
+
+def _reason(error: BaseException) -> str:
+    """The innermost cause of a urllib3 error, short: "connection refused", "timed out"."""
+    inner: BaseException = error
+    while True:
+        nxt = getattr(inner, "reason", None)
+        if isinstance(nxt, BaseException) and nxt is not inner:
+            inner = nxt
+            continue
+        break
+    if isinstance(inner, ConnectionRefusedError) or "Connection refused" in str(inner):
+        return "connection refused"
+    if "timed out" in str(inner).lower():
+        return "timed out"
+    text = str(inner).split(": ", 1)[-1] if ": " in str(inner) else str(inner)
+    return text.splitlines()[0] if text else type(inner).__name__

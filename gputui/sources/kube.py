@@ -1,0 +1,268 @@
+"""The live source: list+watch cache over the Kubernetes API, delivering coalesced snapshots.
+
+Threads, not asyncio: the reflectors block on urllib3 reads, which keeps them out of the
+TUI's event loop entirely; :meth:`KubeSource.stop` unblocks them by shutting their sockets.
+One builder thread turns cache changes into snapshots: it waits for a change, lets a burst
+settle (``coalesce`` seconds), asks the domain builder for a new snapshot with only the
+changed nodes, and hands it to ``on_snapshot``. With no changes it still rebuilds every
+``rebuild_every`` seconds so time-based findings ("pending for 12 minutes") move on.
+"""
+
+from __future__ import annotations
+
+import logging
+import threading
+import time
+from collections.abc import Callable
+from typing import Any, Protocol
+
+from gputui.domain.inputs import ClusterObjects
+from gputui.domain.model import ClusterSnapshot
+from gputui.settings import Thresholds
+from gputui.sources.base import SnapshotCallback, SourceStatus, StatusCallback
+from gputui.sources.cache import ObjectCache
+from gputui.sources.discovery import discover_namespace, namespace_from_policies, probe
+from gputui.sources.errors import SourceError
+from gputui.sources.http import KubeHttp
+from gputui.sources.kubeconfig import KubeTarget
+from gputui.sources.pods import read_pod_events, read_pod_log
+from gputui.sources.reflector import Backoff, FeedState, Reflector
+from gputui.sources.resources import Feed, cluster_feeds, namespace_feeds
+from gputui.sources.status import StatusTracker
+
+log = logging.getLogger(__name__)
+
+
+class SnapshotBuilderLike(Protocol):
+    """The domain's ``SnapshotBuilder`` as the source uses it."""
+
+    def build(self, objects: ClusterObjects, now: float,
+              changed_nodes: frozenset[str] | None = None) -> ClusterSnapshot: ...
+
+
+def _ignore_snapshot(_: Any) -> None:
+    return None
+
+
+def _ignore_status(_: SourceStatus) -> None:
+    return None
+
+
+class KubeSource:
+    """A :class:`~gputui.sources.base.ClusterSource` over a real (or emulated) API server.
+
+    Args:
+        target: the loaded kubeconfig context (:func:`~gputui.sources.kubeconfig.load_target`).
+        thresholds: finding thresholds for the domain builder.
+        namespace: operator namespace override; ``None`` discovers it.
+        clock: "now" for the domain (the emulated clock in demo mode).
+        on_stop: called last by :meth:`stop` (the demo stops its emulated cluster there).
+        coalesce: minimum seconds between two builds.
+        rebuild_every: seconds between full rebuilds when nothing changes.
+        watch_timeout: ``timeoutSeconds`` asked of each watch (tests use a few seconds).
+        builder: anything with ``build(objects, now, changed_nodes=...)``; default the
+            domain's ``SnapshotBuilder(thresholds)`` (tests pass a recorder).
+    """
+
+    def __init__(self, target: KubeTarget, thresholds: Thresholds | None = None, *,
+                 namespace: str | None = None, clock: Callable[[], float] = time.time,
+                 on_stop: Callable[[], None] | None = None, coalesce: float = 0.15,
+                 rebuild_every: float = 5.0, watch_timeout: int = 290,
+                 backoff_cap: float = 30.0, builder: SnapshotBuilderLike | None = None):
+        self.target = target
+        self.thresholds = thresholds or Thresholds()
+        self.namespace_override = namespace
+        self.namespace: str | None = namespace
+        self.clock = clock
+        self.coalesce = coalesce
+        self.rebuild_every = rebuild_every
+        self.watch_timeout = watch_timeout
+        self.backoff_cap = backoff_cap
+        self.cache = ObjectCache()
+        self.http = KubeHttp(target.configuration)
+        self.tracker = StatusTracker(target.context, target.server)
+        self.snapshot: ClusterSnapshot | None = None
+        self._on_stop = on_stop
+        self._on_snapshot: SnapshotCallback = _ignore_snapshot
+        self._on_status: StatusCallback = _ignore_status
+        self._reflectors: dict[str, Reflector] = {}
+        self._lock = threading.Lock()
+        self._stop = threading.Event()
+        self._dirty = threading.Event()
+        self._threads: list[threading.Thread] = []
+        self._last_status: SourceStatus | None = None
+        self._domain_builder = builder
+
+    # ---------------------------------------------------------------- protocol
+    def start(self, on_snapshot: SnapshotCallback, on_status: StatusCallback) -> None:
+        """Connect and begin streaming in background threads; returns at once."""
+        self._on_snapshot = on_snapshot
+        self._on_status = on_status
+        for target, name in ((self._connect_loop, "gputui-connect"),
+                             (self._build_loop, "gputui-builder")):
+            thread = threading.Thread(target=target, name=name, daemon=True)
+            self._threads.append(thread)
+            thread.start()
+        self._report_status()
+
+    def stop(self) -> None:
+        """Stop every thread: sockets are shut so blocked reads return at once."""
+        self._stop.set()
+        self._dirty.set()
+        with self._lock:
+            reflectors = list(self._reflectors.values())
+        for reflector in reflectors:
+            reflector.stop()
+        self.http.close()
+        deadline = time.monotonic() + 2.0
+        for reflector in reflectors:
+            reflector.join(max(0.0, deadline - time.monotonic()))
+        for thread in self._threads:
+            if thread is not threading.current_thread():
+                thread.join(max(0.0, deadline - time.monotonic()))
+        if self._on_stop is not None:
+            on_stop, self._on_stop = self._on_stop, None
+            on_stop()
+
+    def status(self) -> SourceStatus:
+        """Connection state and data age now (for whoever asks, any thread)."""
+        return self.tracker.current()
+
+    def pod_log(self, namespace: str, pod: str, container: str | None = None,
+                tail_lines: int = 200) -> list[str]:
+        """Recent log lines of one container (blocking; call from a worker thread)."""
+        return read_pod_log(self.http, namespace, pod, container, tail_lines)
+
+    def pod_events(self, namespace: str, pod: str) -> list[dict[str, Any]]:
+        """Events whose involvedObject is the pod, oldest first (blocking)."""
+        return read_pod_events(self.http, namespace, pod)
+
+    # ------------------------------------------------------------- connecting
+    def _connect_loop(self) -> None:
+        """Probe and discover, retrying with back-off, then start the feeds."""
+        backoff = Backoff(cap=self.backoff_cap)
+        while not self._stop.is_set():
+            try:
+                probe(self.http)
+                namespace = discover_namespace(self.http, self.namespace_override)
+            except SourceError as error:
+                if self._stop.is_set():
+                    return
+                self.tracker.connecting_failed(f"{error}; retrying")
+                self._report_status()
+                self._stop.wait(backoff.next())
+                continue
+            self.tracker.connected()
+            self._start_feeds(cluster_feeds())
+            if namespace:
+                self._set_namespace(namespace)
+            self._report_status()
+            return
+
+    def _start_feeds(self, feeds: list[Feed]) -> None:
+        with self._lock:
+            if self._stop.is_set():
+                return
+            for feed in feeds:
+                reflector = Reflector(self.http, feed, self.cache, self,
+                                      watch_timeout=self.watch_timeout,
+                                      backoff=Backoff(cap=self.backoff_cap))
+                self._reflectors[feed.name] = reflector
+                self.tracker.feed(feed.name, FeedState.SYNCING, "")
+                reflector.start()
+
+    def _set_namespace(self, namespace: str) -> None:
+        """Start the operator-namespace feeds, or move them when the namespace changes."""
+        feeds = namespace_feeds(namespace)
+        with self._lock:
+            running = all(feed.name in self._reflectors for feed in feeds)
+        if namespace == self.namespace and running:
+            return
+        for feed in namespace_feeds(self.namespace or ""):
+            with self._lock:
+                reflector = self._reflectors.pop(feed.name, None)
+            if reflector is not None:
+                reflector.stop()
+                self.cache.clear(feed.name)
+                self.tracker.forget(feed.name)
+        self.namespace = namespace
+        self.cache.mark_full()
+        self._start_feeds(feeds)
+
+    def _follow_policy_namespace(self) -> None:
+        """Without an override, follow the ClusterPolicy's ``status.namespace``."""
+        if self.namespace_override or "clusterpolicies" not in self._reflectors:
+            return
+        found = namespace_from_policies(self.cache.slot("clusterpolicies"))
+        if found and found != self.namespace:
+            self._set_namespace(found)
+
+    # -------------------------------------------------------- FeedListener
+    def feed_state(self, feed: str, state: FeedState, message: str) -> None:
+        self.tracker.feed(feed, state, message)
+        if state is not FeedState.DISCONNECTED:
+            self.tracker.touch()
+        self._report_status()
+
+    def feed_changed(self) -> None:
+        self.tracker.touch()
+        self._dirty.set()
+
+    # --------------------------------------------------------------- building
+    def _build_loop(self) -> None:
+        last_build = 0.0
+        while not self._stop.is_set():
+            woke = self._dirty.wait(self.rebuild_every)
+            if self._stop.is_set():
+                return
+            if not self.tracker.settled:
+                self._dirty.clear()
+                continue
+            pause = self.coalesce - (time.monotonic() - last_build)
+            if pause > 0 and self._stop.wait(pause):
+                return
+            self._dirty.clear()
+            if not woke or self.snapshot is None:
+                self.cache.mark_full()
+            self._follow_policy_namespace()
+            last_build = time.monotonic()
+            self._build_and_deliver()
+
+    def _build_and_deliver(self) -> None:
+        changes = self.cache.take_changes()
+        objects = self.cache.objects(
+            operator_namespace=self.namespace, context=self.target.context,
+            server=self.target.server, forbidden=frozenset(self.tracker.forbidden()))
+        try:
+            snapshot = self._builder().build(objects, self.clock(), changed_nodes=changes)
+        except Exception:  # noqa: BLE001 - a domain bug must not kill the stream
+            log.exception("snapshot build failed")
+            self.cache.mark_full()
+            return
+        self.snapshot = snapshot
+        self._deliver(snapshot)
+
+    def _builder(self) -> SnapshotBuilderLike:
+        """One domain builder for the source's life: it keeps per-node work between builds."""
+        if self._domain_builder is None:
+            from gputui.domain.snapshot import SnapshotBuilder
+
+            self._domain_builder = SnapshotBuilder(self.thresholds)
+        return self._domain_builder
+
+    def _deliver(self, snapshot: ClusterSnapshot) -> None:
+        try:
+            self._on_snapshot(snapshot)
+        except Exception:  # noqa: BLE001 - the consumer's bug must not kill the stream
+            log.exception("on_snapshot callback failed")
+        self._report_status(force=True)
+
+    def _report_status(self, force: bool = False) -> None:
+        current = self.tracker.current()
+        if not force and current == self._last_status:
+            return
+        self._last_status = current
+        try:
+            self._on_status(current)
+        except Exception:  # noqa: BLE001 - the consumer's bug must not kill the stream
+            log.exception("on_status callback failed")

@@ -1,0 +1,131 @@
+"""Find and load the cluster connection the way kubectl does.
+
+Order: ``--kubeconfig`` (``Settings.kubeconfig``; colon-separated lists allowed), else
+``$KUBECONFIG`` (several files merged, first file to define a name wins, the first
+``current-context`` wins, missing files skipped), else ``~/.kube/config``, else the in-cluster
+service account when gputui runs in a pod. Authentication (tokens, client certificates,
+exec plugins, auth providers) is the ``kubernetes`` client's own loader: gputui only adds
+kubectl's merge rule for ``current-context`` and one-line errors.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Mapping
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import yaml
+from kubernetes.client import Configuration
+from kubernetes.config.config_exception import ConfigException
+from kubernetes.config import incluster_config, kube_config
+
+from gputui.sources.errors import SourceError
+
+IN_CLUSTER_CONTEXT = "in-cluster"
+
+
+@dataclass(frozen=True)
+class KubeTarget:
+    """A loaded connection: client configuration plus the names the header shows."""
+
+    configuration: Configuration
+    context: str
+    server: str
+
+
+def load_target(kubeconfig: str | None = None, context: str | None = None,
+                environ: Mapping[str, str] | None = None) -> KubeTarget:
+    """Resolve kubeconfig files and context into a ready client :class:`Configuration`.
+
+    Args:
+        kubeconfig: explicit file (or colon-separated files); ``None`` means ``$KUBECONFIG``,
+            ``~/.kube/config`` or in-cluster, like kubectl.
+        context: context name; ``None`` means the merged ``current-context``.
+        environ: the environment to read ``KUBECONFIG``/``HOME`` from (tests pass their own).
+
+    Raises:
+        SourceError: one line naming the file, context or setting that is wrong.
+    """
+    env = os.environ if environ is None else environ
+    paths = _candidate_paths(kubeconfig, env)
+    existing = [p for p in paths if p.exists()]
+    if kubeconfig is not None:
+        missing = [p for p in paths if not p.exists()]
+        if missing:
+            raise SourceError(f"kubeconfig not found: {missing[0]}")
+    if not existing:
+        if env.get("KUBERNETES_SERVICE_HOST") and kubeconfig is None:
+            return _in_cluster()
+        looked = ", ".join(str(p) for p in paths) or "~/.kube/config"
+        raise SourceError(f"no kubeconfig found (looked in {looked}); "
+                          "pass --kubeconfig or set KUBECONFIG")
+    return _from_files(existing, context)
+
+
+def _candidate_paths(kubeconfig: str | None, env: Mapping[str, str]) -> list[Path]:
+    """The files kubectl would consider, in precedence order."""
+    if kubeconfig is not None:
+        raw = kubeconfig
+    elif env.get("KUBECONFIG"):
+        raw = env["KUBECONFIG"]
+    else:
+        home = env.get("HOME") or str(Path.home())
+        return [Path(home) / ".kube" / "config"]
+    return [Path(os.path.expanduser(part)) for part in raw.split(os.pathsep) if part]
+
+
+def _read_yaml(path: Path) -> dict[str, Any]:
+    """One kubeconfig file as a mapping, or a one-line error naming the file."""
+    try:
+        data = yaml.safe_load(path.read_text())
+    except OSError as error:
+        raise SourceError(f"cannot read kubeconfig {path}: {error.strerror or error}") from None
+    except yaml.YAMLError as error:
+        first = str(error).splitlines()[0] if str(error) else "invalid YAML"
+        raise SourceError(f"kubeconfig {path} is not valid YAML: {first}") from None
+    if not isinstance(data, dict):
+        raise SourceError(f"kubeconfig {path} is not a kubeconfig (expected a mapping)")
+    return data
+
+
+def _from_files(paths: list[Path], context: str | None) -> KubeTarget:
+    """Merge files as kubectl does and load the chosen context."""
+    documents = [_read_yaml(p) for p in paths]
+    current = next((d.get("current-context") for d in documents if d.get("current-context")),
+                   None)
+    names = [c.get("name") for d in documents for c in (d.get("contexts") or [])
+             if isinstance(c, dict)]
+    chosen = context or current
+    if not chosen:
+        raise SourceError("kubeconfig has no current context; pass --context "
+                          f"(contexts: {', '.join(n for n in names if n) or 'none'})")
+    if chosen not in names:
+        where = "" if len(paths) > 1 else f" {paths[0]}"
+        raise SourceError(f"context {chosen!r} not found in kubeconfig{where} "
+                          f"(contexts: {', '.join(n for n in names if n) or 'none'})")
+    try:
+        # the client's merger keeps each entry's file for relative certificate paths; only
+        # its current-context rule (last file wins) differs from kubectl's, fixed here
+        lib: Any = kube_config
+        merger = lib.KubeConfigMerger(os.pathsep.join(str(p) for p in paths))
+        merged = merger.config
+        merged.value["current-context"] = chosen
+        loader = lib.KubeConfigLoader(config_dict=merged, active_context=chosen)
+        configuration = Configuration()
+        loader.load_and_set(configuration)
+    except (ConfigException, KeyError, TypeError, ValueError, OSError) as error:
+        raise SourceError(f"kubeconfig context {chosen!r}: {error}") from None
+    return KubeTarget(configuration, chosen, str(configuration.host))
+
+
+def _in_cluster() -> KubeTarget:
+    """The pod's service account, for gputui running inside the cluster."""
+    configuration = Configuration()
+    try:
+        lib: Any = incluster_config
+        lib.load_incluster_config(client_configuration=configuration)
+    except ConfigException as error:
+        raise SourceError(f"in-cluster config: {error}") from None
+    return KubeTarget(configuration, IN_CLUSTER_CONTEXT, str(configuration.host))

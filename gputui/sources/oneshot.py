@@ -1,0 +1,62 @@
+"""Read every feed once, no watches: what ``gputui check`` needs, as fast as the server allows.
+
+The feeds are listed concurrently (the server serialises one list while gputui parses
+another) and reduced page by page, into the same :class:`ObjectCache` the live source uses,
+so ``check`` and the TUI see the cluster through exactly the same reduction.
+"""
+
+from __future__ import annotations
+
+from concurrent.futures import ThreadPoolExecutor
+
+from gputui.domain.inputs import ClusterObjects
+from gputui.sources.cache import ObjectCache
+from gputui.sources.discovery import discover_namespace, probe
+from gputui.sources.errors import ApiStatusError
+from gputui.sources.http import KubeHttp
+from gputui.sources.kubeconfig import KubeTarget
+from gputui.sources.reflector import list_feed
+from gputui.sources.resources import Feed, cluster_feeds, namespace_feeds, resource_of
+
+
+def _read_feed(http: KubeHttp, feed: Feed, cache: ObjectCache) -> str | None:
+    """List one feed into the cache; returns the feed's name when it is forbidden."""
+    try:
+        items, _ = list_feed(http, feed)
+    except ApiStatusError as error:
+        if error.code == 403:
+            return feed.name
+        if error.code == 404 and feed.optional:
+            return None
+        raise
+    cache.replace(feed.name, items)
+    return None
+
+
+def read_objects(target: KubeTarget, namespace: str | None = None,
+                 http: KubeHttp | None = None) -> ClusterObjects:
+    """Connect, discover the operator namespace and list every feed once.
+
+    Args:
+        target: the loaded kubeconfig context.
+        namespace: operator namespace override (``Settings.namespace``).
+        http: an open client to reuse (tests); one is made and closed otherwise.
+
+    Raises:
+        SourceError: one line when the server is unreachable or rejects the request.
+    """
+    own = http is None
+    client = http or KubeHttp(target.configuration)
+    try:
+        probe(client)
+        found = discover_namespace(client, namespace)
+        feeds = cluster_feeds() + (namespace_feeds(found) if found else [])
+        cache = ObjectCache()
+        with ThreadPoolExecutor(max_workers=len(feeds), thread_name_prefix="gputui-list") as pool:
+            results = list(pool.map(lambda feed: _read_feed(client, feed, cache), feeds))
+        forbidden = {resource_of(name) for name in results if name}
+        return cache.objects(operator_namespace=found, context=target.context,
+                             server=target.server, forbidden=frozenset(forbidden))
+    finally:
+        if own:
+            client.close()

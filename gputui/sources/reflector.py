@@ -1,0 +1,188 @@
+"""One feed's list+watch loop, in its own thread: the client-go reflector, for raw JSON.
+
+List (paged, reduced page by page) into the cache, then watch from the list's
+resourceVersion with bookmarks. A stream the server ends is resumed from the last version
+seen; a 410 ``Expired`` (history compacted) relists; a lost connection backs off (capped
+exponential with jitter) and resumes; a 403 empties the feed and marks it forbidden; a 404
+on an optional feed (CRD not installed) is an empty feed. Every state change is reported to
+the listener so the header can say "live", "reconnecting" or "forbidden".
+"""
+
+from __future__ import annotations
+
+import enum
+import random
+import threading
+from typing import Any, Protocol
+
+from gputui.sources.cache import ObjectCache
+from gputui.sources.errors import ApiStatusError, SourceError
+from gputui.sources.http import KubeHttp
+from gputui.sources.reduce import JsonObj, LabelTimes
+from gputui.sources.resources import Feed
+
+
+class FeedState(enum.Enum):
+    """Where one feed stands."""
+
+    SYNCING = "syncing"
+    SYNCED = "synced"
+    FORBIDDEN = "forbidden"
+    ABSENT = "absent"
+    DISCONNECTED = "disconnected"
+
+
+class FeedListener(Protocol):
+    """What a reflector tells its owner."""
+
+    def feed_state(self, feed: str, state: FeedState, message: str) -> None:
+        """The feed moved to ``state``; ``message`` says why when it is a problem."""
+
+    def feed_changed(self) -> None:
+        """The cache changed (or a bookmark proved the data is current)."""
+
+
+class Expired(Exception):
+    """The watch's resourceVersion is gone from the server's history: relist."""
+
+
+class Backoff:
+    """Capped exponential back-off with jitter, so many clients do not retry in step."""
+
+    def __init__(self, initial: float = 0.5, cap: float = 30.0):
+        self.initial = initial
+        self.cap = cap
+        self._next = initial
+
+    def next(self) -> float:
+        delay = self._next
+        self._next = min(self.cap, self._next * 2)
+        return delay * random.uniform(0.8, 1.2)
+
+    def reset(self) -> None:
+        self._next = self.initial
+
+
+def list_feed(http: KubeHttp, feed: Feed) -> tuple[list[tuple[JsonObj, LabelTimes]], str]:
+    """List a feed, page by page, reducing as it goes; returns items and resourceVersion."""
+    items: list[tuple[JsonObj, LabelTimes]] = []
+    version = ""
+    for page, version in http.list_pages(feed.path, feed.query()):
+        for raw in page:
+            reduced = feed.reduce(raw)
+            if reduced is not None:
+                items.append(reduced)
+        del page
+    return items, version
+
+
+class Reflector:
+    """Keeps one cache slot in sync with the server until :meth:`stop`."""
+
+    #: seconds before a forbidden or absent feed is tried again (RBAC or CRDs may change)
+    RECHECK_SECONDS = 60.0
+
+    def __init__(self, http: KubeHttp, feed: Feed, cache: ObjectCache, listener: FeedListener,
+                 *, watch_timeout: int = 290, backoff: Backoff | None = None):
+        self.http = http
+        self.feed = feed
+        self.cache = cache
+        self.listener = listener
+        self.watch_timeout = watch_timeout
+        self.backoff = backoff or Backoff()
+        self.resource_version = ""
+        self._stop = threading.Event()
+        self._thread = threading.Thread(target=self._run, name=f"gputui-feed-{feed.name}",
+                                        daemon=True)
+
+    def start(self) -> None:
+        self._thread.start()
+
+    def stop(self) -> None:
+        """Ask the loop to end; the owner closes the HTTP client to unblock a read."""
+        self._stop.set()
+
+    def join(self, timeout: float) -> None:
+        self._thread.join(timeout)
+
+    # ------------------------------------------------------------------ the loop
+    def _run(self) -> None:
+        self.listener.feed_state(self.feed.name, FeedState.SYNCING, "")
+        while not self._stop.is_set():
+            try:
+                if not self.resource_version:
+                    self._list()
+                self._watch()
+            except Expired:
+                self.resource_version = ""
+            except ApiStatusError as error:
+                self._on_status_error(error)
+            except SourceError as error:
+                if self._stop.is_set():
+                    return
+                self.listener.feed_state(self.feed.name, FeedState.DISCONNECTED, str(error))
+                self._stop.wait(self.backoff.next())
+
+    def _list(self) -> None:
+        items, version = list_feed(self.http, self.feed)
+        if self._stop.is_set():
+            return
+        self.cache.replace(self.feed.name, items)
+        self.resource_version = version
+        self.backoff.reset()
+        self.listener.feed_state(self.feed.name, FeedState.SYNCED, "")
+        self.listener.feed_changed()
+
+    def _watch(self) -> None:
+        """Follow one watch stream to its end, applying events as they come."""
+        query = self.feed.query()
+        query["resourceVersion"] = self.resource_version
+        timeout = max(1, int(self.watch_timeout * random.uniform(0.9, 1.0)))
+        stream = self.http.watch(self.feed.path, query, timeout)
+        self.listener.feed_state(self.feed.name, FeedState.SYNCED, "")
+        for event in stream:
+            self._handle(event)
+            if self._stop.is_set():
+                return
+        # the stream opened and ended cleanly: the connection is healthy
+        self.backoff.reset()
+
+    def _handle(self, event: dict[str, Any]) -> None:
+        kind = event.get("type")
+        obj = event.get("object") or {}
+        if kind == "ERROR":
+            code = int(obj.get("code") or 0)
+            if code == 410:
+                raise Expired()
+            raise ApiStatusError(code, str(obj.get("reason") or ""),
+                                 str(obj.get("message") or "watch error"))
+        version = (obj.get("metadata") or {}).get("resourceVersion")
+        if version:
+            self.resource_version = str(version)
+        if kind == "BOOKMARK":
+            self.listener.feed_changed()
+            return
+        if kind not in ("ADDED", "MODIFIED", "DELETED"):
+            return
+        reduced = self.feed.reduce(obj)
+        if reduced is None:
+            changed = self.cache.apply(self.feed.name, "DELETED", obj, {})
+        else:
+            changed = self.cache.apply(self.feed.name, str(kind), reduced[0], reduced[1])
+        if changed:
+            self.listener.feed_changed()
+
+    def _on_status_error(self, error: ApiStatusError) -> None:
+        if error.code == 410:
+            self.resource_version = ""
+            return
+        if error.code == 403 or (error.code == 404 and self.feed.optional):
+            state = FeedState.FORBIDDEN if error.code == 403 else FeedState.ABSENT
+            self.resource_version = ""
+            self.cache.clear(self.feed.name)
+            self.listener.feed_state(self.feed.name, state, str(error))
+            self.listener.feed_changed()
+            self._stop.wait(self.RECHECK_SECONDS)
+            return
+        self.listener.feed_state(self.feed.name, FeedState.DISCONNECTED, str(error))
+        self._stop.wait(self.backoff.next())

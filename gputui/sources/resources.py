@@ -1,0 +1,98 @@
+"""What gputui lists and watches: one :class:`Feed` per stream, with its reducer and key.
+
+Feeds are data, so the live cache, the one-shot ``check`` read and the tests share one
+definition of "the objects gputui needs" (ARCHITECTURE.md, "Data flow" step 1).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
+from typing import Any
+
+from gputui.sources.reduce import (
+    JsonObj,
+    LabelTimes,
+    reduce_event,
+    reduce_gpu_pod,
+    reduce_node,
+    reduce_operator_pod,
+    reduce_plain,
+)
+
+Key = tuple[str, str]  # (namespace or "", name)
+Reducer = Callable[[Mapping[str, Any]], "tuple[JsonObj, LabelTimes] | None"]
+
+GPU_PRESENT = "nvidia.com/gpu.present=true"
+#: nodes NFD saw a GPU on that the operator has not labelled (yet): operator down or new
+NFD_ONLY = "feature.node.kubernetes.io/pci-10de.present=true,nvidia.com/gpu.present!=true"
+LIVE_PHASES = "status.phase!=Succeeded,status.phase!=Failed"
+UPGRADE_EVENTS = "involvedObject.kind=Node,reason=GPUDriverUpgrade"
+
+
+@dataclass(frozen=True)
+class Feed:
+    """One list+watch stream.
+
+    Attributes:
+        name: cache slot and the name shown when it is forbidden (``nodes``, ``events`` ...).
+        path: collection URL path.
+        label_selector / field_selector: server-side filters.
+        reduce: shrinks each object on arrival; ``None`` drops it (client-side filter).
+        optional: a 404 means "not installed here" (a CRD), an empty collection, no error.
+        namespaced: needs the operator namespace (started once it is known).
+    """
+
+    name: str
+    path: str
+    reduce: Reducer
+    label_selector: str | None = None
+    field_selector: str | None = None
+    optional: bool = False
+    namespaced: bool = False
+
+    def query(self) -> dict[str, str]:
+        query: dict[str, str] = {}
+        if self.label_selector:
+            query["labelSelector"] = self.label_selector
+        if self.field_selector:
+            query["fieldSelector"] = self.field_selector
+        return query
+
+
+#: feeds that read the same resource as another are reported under the resource's name
+_RESOURCE_OF_FEED = {"nodes-nfd": "nodes", "gpu-pods": "pods"}
+
+
+def resource_of(feed_name: str) -> str:
+    """The resource a feed reads, as named in ``forbidden`` (``gpu-pods`` -> ``pods``)."""
+    return _RESOURCE_OF_FEED.get(feed_name, feed_name)
+
+
+def object_key(obj: Mapping[str, Any]) -> Key:
+    metadata = obj.get("metadata") or {}
+    return (str(metadata.get("namespace") or ""), str(metadata.get("name") or ""))
+
+
+def cluster_feeds() -> list[Feed]:
+    """Feeds that need no namespace: GPU nodes, GPU pods, CRs, upgrade events."""
+    return [
+        Feed("nodes", "/api/v1/nodes", reduce_node, label_selector=GPU_PRESENT),
+        Feed("nodes-nfd", "/api/v1/nodes", reduce_node, label_selector=NFD_ONLY),
+        Feed("gpu-pods", "/api/v1/pods", reduce_gpu_pod, field_selector=LIVE_PHASES),
+        Feed("clusterpolicies", "/apis/nvidia.com/v1/clusterpolicies", reduce_plain,
+             optional=True),
+        Feed("nvidiadrivers", "/apis/nvidia.com/v1alpha1/nvidiadrivers", reduce_plain,
+             optional=True),
+        Feed("events", "/api/v1/events", reduce_event, field_selector=UPGRADE_EVENTS),
+    ]
+
+
+def namespace_feeds(namespace: str) -> list[Feed]:
+    """Feeds in the operator namespace: operand pods, DaemonSets, ConfigMaps."""
+    base = f"/namespaces/{namespace}"
+    return [
+        Feed("pods", f"/api/v1{base}/pods", reduce_operator_pod, namespaced=True),
+        Feed("daemonsets", f"/apis/apps/v1{base}/daemonsets", reduce_plain, namespaced=True),
+        Feed("configmaps", f"/api/v1{base}/configmaps", reduce_plain, namespaced=True),
+    ]

@@ -1,0 +1,117 @@
+"""Fold the feeds' states into the one :class:`SourceStatus` line the header shows.
+
+Why a separate tracker: eight feeds fail and recover independently, but the operator wants
+one answer ("live", "reconnecting since 14:02:11: connection refused", "events forbidden"),
+and "stale since" must be the moment the *first* feed lost the server, kept until the last
+one is back.
+"""
+
+from __future__ import annotations
+
+import threading
+import time
+from collections.abc import Callable
+
+from gputui.sources.base import Connection, SourceStatus
+from gputui.sources.reflector import FeedState
+from gputui.sources.resources import resource_of
+
+_SETTLED = (FeedState.SYNCED, FeedState.FORBIDDEN, FeedState.ABSENT)
+
+
+class StatusTracker:
+    """Thread-safe; :meth:`current` is cheap and may be called from any thread."""
+
+    def __init__(self, context: str, server: str, clock: Callable[[], float] = time.time):
+        self._lock = threading.Lock()
+        self._clock = clock
+        self._states: dict[str, tuple[FeedState, str]] = {}
+        self._context = context
+        self._server = server
+        self._last_update = 0.0
+        self._stale_since = 0.0
+        self._failure = ""  # a problem before any feed runs (server unreachable at start)
+        self._failed = False
+
+    def feed(self, name: str, state: FeedState, message: str) -> None:
+        with self._lock:
+            self._states[name] = (state, message)
+            self._refresh_stale()
+
+    def forget(self, name: str) -> None:
+        with self._lock:
+            self._states.pop(name, None)
+            self._refresh_stale()
+
+    def touch(self) -> None:
+        """Data proved current now (an event, a list, a bookmark)."""
+        with self._lock:
+            self._last_update = self._clock()
+
+    def connecting_failed(self, message: str, permanent: bool = False) -> None:
+        """The first connection attempt failed; ``permanent`` when retrying cannot help."""
+        with self._lock:
+            self._failure = message
+            self._failed = permanent
+            if not self._stale_since:
+                self._stale_since = self._clock()
+
+    def connected(self) -> None:
+        with self._lock:
+            self._failure = ""
+            self._failed = False
+            self._refresh_stale()
+
+    def _refresh_stale(self) -> None:
+        broken = self._failure or any(s is FeedState.DISCONNECTED
+                                      for s, _ in self._states.values())
+        if broken and not self._stale_since:
+            self._stale_since = self._clock()
+        elif not broken:
+            self._stale_since = 0.0
+
+    @property
+    def settled(self) -> bool:
+        """Every feed has answered once (synced, forbidden or absent)."""
+        with self._lock:
+            return bool(self._states) and all(
+                s in _SETTLED for s, _ in self._states.values()) and not self._failure
+
+    def forbidden(self) -> tuple[str, ...]:
+        with self._lock:
+            return self._forbidden()
+
+    def _forbidden(self) -> tuple[str, ...]:
+        names = {resource_of(n)
+                 for n, (s, _) in self._states.items() if s is FeedState.FORBIDDEN}
+        return tuple(sorted(names))
+
+    def current(self) -> SourceStatus:
+        with self._lock:
+            return SourceStatus(connection=self._connection(), context=self._context,
+                                server=self._server, last_update=self._last_update,
+                                stale_since=self._stale_since, message=self._message(),
+                                forbidden=self._forbidden())
+
+    def _connection(self) -> Connection:
+        if self._failed:
+            return Connection.FAILED
+        if self._failure:
+            return Connection.RECONNECTING if self._last_update else Connection.CONNECTING
+        states = [s for s, _ in self._states.values()]
+        if any(s is FeedState.DISCONNECTED for s in states):
+            return Connection.RECONNECTING
+        if states and all(s in _SETTLED for s in states):
+            return Connection.LIVE
+        return Connection.CONNECTING
+
+    def _message(self) -> str:
+        if self._failure:
+            return self._failure
+        for name, (state, message) in sorted(self._states.items()):
+            if state is FeedState.DISCONNECTED:
+                return f"{message}; retrying" if message else f"{name}: reconnecting"
+        forbidden = self._forbidden()
+        if forbidden:
+            return f"forbidden: {', '.join(forbidden)}"
+        return ""
