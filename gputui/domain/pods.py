@@ -36,6 +36,7 @@ class ContainerInfo:
     restarts: int = 0
     ready: bool = False
     started_at: float | None = None
+    finished_at: float | None = None
 
     @property
     def done(self) -> bool:
@@ -112,7 +113,8 @@ def _container(spec_name: str, status: Mapping[str, Any] | None, init: bool) -> 
         name=spec_name, init=init, state=kind, reason=str(detail.get("reason", "")),
         message=message, exit_code=int(exit_code) if isinstance(exit_code, int) else None,
         restarts=kube.to_int(status.get("restartCount")), ready=bool(status.get("ready")),
-        started_at=kube.parse_time(detail.get("startedAt")))
+        started_at=kube.parse_time(detail.get("startedAt")),
+        finished_at=kube.parse_time(detail.get("finishedAt")))
 
 
 def _containers(pod: Mapping[str, Any], init: bool) -> tuple[ContainerInfo, ...]:

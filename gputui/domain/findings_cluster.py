@@ -1,0 +1,102 @@
+"""Cluster-wide findings: ClusterPolicy, blocked upgrades, DaemonSets, XIDs."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+
+from gputui.domain import labels as L
+from gputui.domain.inputs import XidEvent
+from gputui.domain.model import (
+    ClusterPolicyView, DaemonSetSummary, Finding, NodeView, Severity, UpgradeView,
+)
+from gputui.domain.operands import BY_NAME
+from gputui.domain.xid import xid_findings
+
+CLUSTER_POLICY_RESOURCE = "clusterpolicies"
+
+
+def cluster_policy_findings(policy: ClusterPolicyView,
+                            forbidden: frozenset[str]) -> list[Finding]:
+    """Missing, notReady and ignored ClusterPolicies."""
+    if policy.state == "missing":
+        if CLUSTER_POLICY_RESOURCE in forbidden or "clusterpolicies.nvidia.com" in forbidden:
+            return [Finding("cluster-policy-missing", Severity.WARNING, None,
+                            "cannot read ClusterPolicy: access forbidden (403)",
+                            "Ask for get/list/watch on clusterpolicies.nvidia.com.")]
+        return [Finding("cluster-policy-missing", Severity.CRITICAL, None,
+                        "no ClusterPolicy: the GPU Operator deploys no operand",
+                        "Check that the gpu-operator Deployment runs and that the Helm release "
+                        "created its ClusterPolicy (clusterPolicy.deployCR).")]
+    found = [Finding("cluster-policy-ignored", Severity.INFO, None,
+                     f"ClusterPolicy {name} is ignored: {policy.name} is the active one",
+                     "Only the oldest ClusterPolicy is used; delete the duplicate.")
+             for name in policy.ignored]
+    if policy.state == "ignored":
+        found.append(Finding("cluster-policy-ignored", Severity.WARNING, None,
+                             f"ClusterPolicy {policy.name} is ignored and none is active",
+                             "Check for a GPUCluster or another ClusterPolicy taking over."))
+    if policy.state == "notReady":
+        error = next((c for c in policy.conditions if c.type == "Error" and c.status == "True"),
+                     None)
+        states = ", ".join(policy.not_ready_states) or "unknown states"
+        detail = f" ({error.reason}: {error.message})" if error and error.message else ""
+        found.append(Finding(
+            "cluster-policy-not-ready", Severity.WARNING, None,
+            f"ClusterPolicy {policy.name} notReady: {states}{detail}",
+            "Open the nodes whose pipeline breaks at those operands (state-driver → the driver "
+            "stage); the operator retries every 5 s.", "pipeline"))
+    return found
+
+
+def upgrade_blocked(view: UpgradeView) -> list[Finding]:
+    """A driver DaemonSet with unscheduled pods stops every upgrade in the cluster."""
+    if view.blocked is None or not view.enabled:
+        return []
+    return [Finding("upgrade-blocked", Severity.CRITICAL, None, view.blocked,
+                    "Find the node the driver pod cannot land on (NotReady, taints, resources) "
+                    "and fix or remove it; the skip label does not help (gpu-operator #688).",
+                    "upgrade")]
+
+
+def _expects(node: NodeView, operand: str) -> bool:
+    deploy = BY_NAME[operand].deploy
+    value = node.labels.get(deploy, "")
+    return (value.lower() != "false" and not L.is_paused(value)
+            and node.labels.get(L.DEPLOY_OPERANDS, "").lower() != "false")
+
+
+def daemonset_findings(daemonsets: Sequence[DaemonSetSummary],
+                       nodes: Mapping[str, NodeView]) -> list[Finding]:
+    """DaemonSets that select no node although GPU nodes want them, or leave pods unscheduled."""
+    found = []
+    for ds in daemonsets:
+        operand = BY_NAME.get(ds.operand)
+        wanting = [n for n in nodes.values() if operand is not None and operand.core
+                   and _expects(n, ds.operand)] if nodes else []
+        if ds.desired == 0 and wanting:
+            found.append(Finding(
+                "daemonset-not-scheduled", Severity.WARNING, None,
+                f"DaemonSet {ds.name} selects no node although {len(wanting)} GPU node(s) "
+                "exist", f"Nodes lack {operand.deploy if operand else 'the deploy label'}=true:"
+                " NFD missing, nvidia.com/gpu.present not true, or gpu.deploy.operands=false.",
+                "nodes", ds.name))
+        elif ds.unscheduled > 0:
+            found.append(Finding(
+                "daemonset-not-scheduled", Severity.WARNING, None,
+                f"DaemonSet {ds.name}: {ds.unscheduled} of {ds.desired} pods not scheduled",
+                "Look for nodes that are NotReady, tainted without a matching toleration, or "
+                "out of resources.", "nodes", ds.name))
+    return found
+
+
+def xid_node_findings(node: str, events: Sequence[XidEvent], now: float) -> list[Finding]:
+    """One ``xid-error`` per GPU: its most recent XID."""
+    latest: dict[int, XidEvent] = {}
+    for event in events:
+        if event.gpu not in latest or event.when >= latest[event.gpu].when:
+            latest[event.gpu] = event
+    found: list[Finding] = []
+    for gpu in sorted(latest):
+        event = latest[gpu]
+        found.extend(xid_findings(node, gpu, event.xid, event.when, now))
+    return found

@@ -1,0 +1,96 @@
+"""Building one :class:`NodeView`: Node object + its pods → facts, pipeline, findings."""
+
+from __future__ import annotations
+
+from collections.abc import Collection, Mapping, Sequence
+from dataclasses import dataclass, field, replace
+from types import MappingProxyType
+
+from gputui.domain import labels as L
+from gputui.domain import nodes as N
+from gputui.domain.findings import NodeContext, node_findings
+from gputui.domain.inputs import JsonDict
+from gputui.domain.model import NodeView, UpgradeEvent, UpgradePolicy
+from gputui.domain.pipeline import build_pipeline
+from gputui.domain.pods import PodInfo, read_pod
+from gputui.domain.thresholds import ThresholdsLike
+
+
+@dataclass(frozen=True, slots=True)
+class NodeInputs:
+    """Everything one node's view depends on."""
+
+    node: JsonDict
+    pods: Sequence[JsonDict]
+    label_times: Mapping[str, float] = field(default_factory=dict)
+    policy_present: bool = True
+    disabled: Collection[str] = ()
+    with_daemonset: Collection[str] = ()
+    upgrade_policy: UpgradePolicy | None = None
+    event: UpgradeEvent | None = None
+
+
+def join_to_allocatable(created: float | None, pods: Sequence[PodInfo],
+                        allocatable: int) -> float | None:
+    """Seconds from node creation to GPUs allocatable: when the validator's
+    ``plugin-validation`` finished (it waits for capacity), if the pod saw it."""
+    if created is None or allocatable <= 0:
+        return None
+    for pod in pods:
+        for init in pod.init_containers:
+            if init.name == "plugin-validation" and init.done and init.finished_at:
+                return max(0.0, init.finished_at - created)
+    return None
+
+
+def _gpu_count(labels: Mapping[str, str]) -> int:
+    value = labels.get(L.GPU_COUNT, "0")
+    return int(value) if value.isdigit() else 0
+
+
+def _base_view(inputs: NodeInputs, basics: N.NodeBasics, pods: Sequence[PodInfo]) -> NodeView:
+    labels = basics.labels
+    strategy, replicas = N.sharing(labels)
+    capable = N.mig_capable(labels)
+    return NodeView(
+        name=basics.name, pool=N.pool_of(labels), product=labels.get(L.GPU_PRODUCT, ""),
+        gpu_count=_gpu_count(labels),
+        resources=basics.resources, driver_version=N.driver_version(labels),
+        kernel=basics.kernel, os_image=basics.os_image, ready=basics.ready,
+        cordoned=basics.cordoned, gpu_present=L.label_true(labels, L.GPU_PRESENT),
+        labels=labels, deploy_labels=N.deploy_labels(labels),
+        driver_ownership=N.driver_ownership(labels),
+        driver_owner_cr=labels.get(L.DRIVER_OWNER) or None,
+        upgrade_state=labels.get(L.UPGRADE_STATE, ""),
+        upgrade_since=inputs.label_times.get(L.UPGRADE_STATE),
+        upgrade_skip=L.label_true(labels, L.UPGRADE_SKIP),
+        upgrade_annotations=N.upgrade_annotations(basics.annotations),
+        mig_capable=capable, mig_config=labels.get(L.MIG_CONFIG) or None,
+        mig_state=labels.get(L.MIG_CONFIG_STATE) or None,
+        mig_strategy=labels.get(L.MIG_STRATEGY) or None,
+        mig_since=inputs.label_times.get(L.MIG_CONFIG_STATE)
+        or inputs.label_times.get(L.MIG_CONFIG),
+        sharing_strategy=strategy, sharing_replicas=replicas,
+        device_plugin_config=labels.get(L.DEVICE_PLUGIN_CONFIG) or None,
+        gpu_pods=N.gpu_pods(pods), created=basics.created,
+        join_to_allocatable_seconds=join_to_allocatable(
+            basics.created, pods, basics.resources.allocatable),
+        pipeline=build_pipeline(labels, pods, policy_present=inputs.policy_present,
+                                disabled=inputs.disabled, with_daemonset=inputs.with_daemonset,
+                                mig_capable=capable))
+
+
+def build_node(inputs: NodeInputs, thresholds: ThresholdsLike,
+               now: float) -> tuple[NodeView, float | None]:
+    """The node's view and the next time a threshold may change its findings (or None)."""
+    pods = [read_pod(pod) for pod in inputs.pods]
+    basics = N.read_basics(inputs.node)
+    view = _base_view(inputs, basics, pods)
+    ctx = NodeContext(node=view, pods=pods, thresholds=thresholds, now=now,
+                      label_times=MappingProxyType(dict(inputs.label_times)),
+                      policy=inputs.upgrade_policy, event=inputs.event,
+                      ready_reason=basics.ready_reason, ready_since=basics.ready_since)
+    findings = tuple(node_findings(ctx))
+    worst = findings[0].severity if findings else None
+    recheck = min(ctx.deadlines) if ctx.deadlines else None
+    return replace(view, findings=findings, worst=worst), recheck

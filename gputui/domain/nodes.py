@@ -1,0 +1,123 @@
+"""The node-local facts of a :class:`NodeView` (everything but pipeline and findings).
+
+These come from the Node object alone plus the GPU pods on it, so the builder can reuse them
+for nodes that did not change.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from types import MappingProxyType
+from typing import Any
+
+from gputui.domain import kube
+from gputui.domain import labels as L
+from gputui.domain.model import (
+    DeployLabel, DriverOwnership, GpuPod, GpuResources, ResourceCount,
+)
+from gputui.domain.pods import PodInfo
+from gputui.domain.sharing import sharing_of
+
+
+@dataclass(frozen=True, slots=True)
+class NodeBasics:
+    """What the Node object says, read once."""
+
+    name: str
+    labels: Mapping[str, str]
+    annotations: Mapping[str, str]
+    ready: bool
+    ready_reason: str
+    ready_since: float | None
+    cordoned: bool
+    created: float | None
+    kernel: str
+    os_image: str
+    resources: GpuResources
+
+
+def read_resources(node: Mapping[str, Any]) -> GpuResources:
+    """GPU capacity/allocatable per resource name, sorted by name."""
+    capacity = kube.sub(node, "status", "capacity")
+    allocatable = kube.sub(node, "status", "allocatable")
+    names = sorted(n for n in set(capacity) | set(allocatable) if L.is_gpu_resource(n))
+    return GpuResources(tuple(ResourceCount(n, kube.to_int(capacity.get(n)),
+                                            kube.to_int(allocatable.get(n))) for n in names))
+
+
+def read_basics(node: Mapping[str, Any]) -> NodeBasics:
+    """Read the parts of a Node the domain uses."""
+    ready = kube.condition(node, "Ready")
+    info = kube.sub(node, "status", "nodeInfo")
+    labels = kube.labels_of(node)
+    return NodeBasics(
+        name=kube.name_of(node), labels=MappingProxyType(labels),
+        annotations=MappingProxyType(kube.annotations_of(node)),
+        ready=ready.get("status") == "True",
+        ready_reason=str(ready.get("message") or ready.get("reason") or "no Ready condition"),
+        ready_since=kube.parse_time(ready.get("lastTransitionTime")),
+        cordoned=bool(kube.sub(node, "spec").get("unschedulable")),
+        created=kube.parse_time(kube.sub(node, "metadata").get("creationTimestamp")),
+        kernel=str(info.get("kernelVersion") or labels.get(L.NFD_KERNEL, "")),
+        os_image=str(info.get("osImage", "")), resources=read_resources(node))
+
+
+def pool_of(labels: Mapping[str, str]) -> str:
+    """The node's pool: the first well-known pool label it carries."""
+    return next((labels[key] for key in L.POOL_LABELS if labels.get(key)), "")
+
+
+def driver_version(labels: Mapping[str, str]) -> str:
+    """The driver version GFD reports (full label, else joined parts)."""
+    if labels.get(L.DRIVER_VERSION_FULL):
+        return labels[L.DRIVER_VERSION_FULL]
+    for keys in (L.DRIVER_VERSION_PARTS, L.DRIVER_VERSION_OLD_PARTS):
+        parts = [labels.get(key, "") for key in keys]
+        if parts[0]:
+            return ".".join(p for p in parts if p)
+    return ""
+
+
+def deploy_labels(labels: Mapping[str, str]) -> tuple[DeployLabel, ...]:
+    """Every ``nvidia.com/gpu.deploy.*`` label, sorted, with its paused flag."""
+    return tuple(DeployLabel(key[len(L.DEPLOY_PREFIX):], value, L.is_paused(value))
+                 for key, value in sorted(labels.items()) if key.startswith(L.DEPLOY_PREFIX))
+
+
+def driver_ownership(labels: Mapping[str, str]) -> DriverOwnership:
+    """Operator-managed (deploy.driver set, not false) vs host driver (deploy.driver=false)."""
+    value = labels.get(L.DEPLOY_DRIVER)
+    if value is None or value == "":
+        return DriverOwnership.NONE
+    return DriverOwnership.HOST if value.lower() == "false" else DriverOwnership.OPERATOR
+
+
+def mig_capable(labels: Mapping[str, str]) -> bool:
+    """MIG-capable per GFD, else per the operator's product fallback (§1.5)."""
+    if L.MIG_CAPABLE in labels:
+        return L.label_true(labels, L.MIG_CAPABLE)
+    if labels.get(L.VGPU_HOST_DRIVER_VERSION):
+        return False
+    product = labels.get(L.GPU_PRODUCT, "").lower()
+    return any(model in product for model in ("h100", "a100", "a30"))
+
+
+def gpu_pods(pods: Sequence[PodInfo]) -> tuple[GpuPod, ...]:
+    """The pods on the node that hold GPU resources, oldest first."""
+    holders = [p for p in pods if p.gpus > 0 and p.phase not in ("Succeeded", "Failed")]
+    holders.sort(key=lambda p: (p.start_time or p.created or 0.0, p.namespace, p.name))
+    return tuple(GpuPod(name=p.name, namespace=p.namespace, phase=p.phase, gpus=p.gpus,
+                        start_time=p.start_time or p.created, labels=p.labels,
+                        resources=tuple(sorted(p.gpu_requests))) for p in holders)
+
+
+def upgrade_annotations(annotations: Mapping[str, str]) -> Mapping[str, str]:
+    """The ``nvidia.com/gpu-driver-upgrade*`` annotations only."""
+    return MappingProxyType({k: v for k, v in sorted(annotations.items())
+                             if k.startswith(L.UPGRADE_ANNOTATION_PREFIX)})
+
+
+def sharing(labels: Mapping[str, str]) -> tuple[str, int]:
+    """Sharing strategy and replicas (see :mod:`gputui.domain.sharing`)."""
+    return sharing_of(labels)

@@ -1,0 +1,71 @@
+"""Kubernetes label-selector strings (``app=trainer,tier!=batch,env in (a,b),!x``).
+
+The upgrade policy's ``waitForCompletion.podSelector`` and ``drain.podSelector`` are selector
+*strings* (k8s-operator-libs), so the domain matches them itself to say which pods a node is
+waiting for.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable, Mapping
+
+Requirement = Callable[[Mapping[str, str]], bool]
+
+_SET = re.compile(r"^\s*([^\s!=]+)\s+(in|notin)\s+\(([^)]*)\)\s*$")
+
+
+def _split(selector: str) -> list[str]:
+    """Split on commas that are not inside parentheses."""
+    parts, depth, current = [], 0, ""
+    for char in selector:
+        depth += (char == "(") - (char == ")")
+        if char == "," and depth == 0:
+            parts.append(current)
+            current = ""
+        else:
+            current += char
+    parts.append(current)
+    return [part.strip() for part in parts if part.strip()]
+
+
+def _requirement(text: str) -> Requirement:
+    match = _SET.match(text)
+    if match:
+        key, op, raw = match.groups()
+        values = {v.strip() for v in raw.split(",") if v.strip()}
+        if op == "in":
+            return lambda labels: labels.get(key) in values
+        return lambda labels: labels.get(key) not in values
+    for op in ("!=", "==", "="):
+        if op in text:
+            key, value = (s.strip() for s in text.split(op, 1))
+            if op == "!=":
+                return lambda labels: labels.get(key) != value
+            return lambda labels: labels.get(key) == value
+    if text.startswith("!"):
+        key = text[1:].strip()
+        return lambda labels: key not in labels
+    return lambda labels: text in labels
+
+
+def parse_selector(selector: str) -> Callable[[Mapping[str, str]], bool]:
+    """A predicate for ``selector``; the empty selector matches everything."""
+    requirements = [_requirement(part) for part in _split(selector)]
+    return lambda labels: all(req(labels) for req in requirements)
+
+
+def matches(selector: str, labels: Mapping[str, str]) -> bool:
+    """Whether ``labels`` satisfy ``selector``."""
+    return parse_selector(selector)(labels)
+
+
+def selector_from_label_selector(value: object) -> str:
+    """A selector string from either a string or a ``{matchLabels: {...}}`` object."""
+    if isinstance(value, str):
+        return value.strip()
+    if isinstance(value, Mapping):
+        match_labels = value.get("matchLabels")
+        if isinstance(match_labels, Mapping):
+            return ",".join(f"{k}={v}" for k, v in sorted(match_labels.items()))
+    return ""

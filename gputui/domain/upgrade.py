@@ -1,0 +1,175 @@
+"""The driver upgrade view (§4): slot math as the controller does it, and per-node reasons.
+
+The controller's arithmetic (§4.5) is easy to get subtly wrong, and it is what operators
+argue about at 3 a.m. ("why is nothing moving?"), so it lives in small pure functions with
+the library's exact rules: failed nodes hold slots, cordoned/NotReady nodes and nodes in
+``cordon-required`` count as unavailable, percentages round up against the managed total.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, replace
+from types import MappingProxyType
+
+from gputui.domain import labels as L
+from gputui.domain.kube import parse_time, sub
+from gputui.domain.model import (
+    DaemonSetSummary, NodeUpgradeStatus, NodeView, UpgradeEvent, UpgradePolicy, UpgradeView,
+)
+from gputui.domain.upgrade_reasons import active_wait_reason
+
+
+@dataclass(frozen=True, slots=True)
+class Slots:
+    """The §4.5 figures for one cycle."""
+
+    total: int
+    in_progress: int
+    max_unavailable: int
+    unavailable: int
+    available: int
+
+
+def resolve_max_unavailable(raw: str, total: int) -> int:
+    """``maxUnavailable`` as a node count: ``"25%"`` of ``total`` rounded up, or an int."""
+    text = raw.strip()
+    if text.endswith("%"):
+        try:
+            percent = float(text[:-1])
+        except ValueError:
+            percent = 25.0
+        return math.ceil(total * percent / 100.0)
+    try:
+        return int(text)
+    except ValueError:
+        return math.ceil(total * 0.25)
+
+
+def compute_slots(states: Mapping[str, str], unavailable_nodes: Sequence[str],
+                  max_parallel: int, max_unavailable_raw: str) -> Slots:
+    """Slots per §4.5.
+
+    Args:
+        states: managed node -> upgrade state label ("" when absent).
+        unavailable_nodes: managed nodes that are cordoned or not Ready.
+        max_parallel: ``maxParallelUpgrades`` (0 = unlimited).
+        max_unavailable_raw: ``maxUnavailable`` as written (``"25%"`` or ``"2"``).
+    """
+    total = len(states)
+    idle = sum(1 for s in states.values() if s in L.UPGRADE_IDLE_STATES)
+    in_progress = total - idle
+    required = sum(1 for s in states.values() if s == L.STATE_REQUIRED)
+    available = required if max_parallel == 0 else max_parallel - in_progress
+    max_unavailable = resolve_max_unavailable(max_unavailable_raw, total)
+    cordoning = sum(1 for s in states.values() if s == L.STATE_CORDON)
+    unavailable = len(unavailable_nodes) + cordoning
+    if unavailable >= max_unavailable:
+        available = 0
+    elif unavailable + available > max_unavailable:
+        available = max_unavailable - unavailable
+    return Slots(total, in_progress, max_unavailable, unavailable, max(available, 0))
+
+
+def last_events(events: Sequence[Mapping[str, object]]) -> dict[str, UpgradeEvent]:
+    """The newest ``GPUDriverUpgrade`` event per node name."""
+    newest: dict[str, UpgradeEvent] = {}
+    for event in events:
+        if event.get("reason") != L.UPGRADE_EVENT_REASON:
+            continue
+        involved = sub(event, "involvedObject")
+        node = str(involved.get("name", ""))
+        when = (parse_time(event.get("lastTimestamp")) or parse_time(event.get("eventTime"))
+                or parse_time(event.get("firstTimestamp"))
+                or parse_time(sub(event, "metadata").get("creationTimestamp")))
+        current = newest.get(node)
+        if current is None or (when or 0.0) >= (current.time or 0.0):
+            newest[node] = UpgradeEvent(str(event.get("message", "")), when,
+                                        str(event.get("type", "Normal")))
+    return newest
+
+
+def blocked_reason(daemonsets: Sequence[DaemonSetSummary]) -> str | None:
+    """Why the controller makes no transition at all: a driver DS with unscheduled pods."""
+    for ds in daemonsets:
+        if ds.operand == "driver" and ds.unscheduled != 0:
+            pods = ds.desired - ds.unscheduled
+            return (f"driver DaemonSet {ds.name} has {pods} pods for {ds.desired} desired "
+                    f"({ds.unscheduled} unscheduled): the upgrade controller moves no node "
+                    "until they match")
+    return None
+
+
+def _required_reason(node: NodeView, view: UpgradeView, policy: UpgradePolicy) -> str:
+    if node.upgrade_skip:
+        return f"held: {L.UPGRADE_SKIP}=true"
+    if view.blocked:
+        return "blocked: " + view.blocked
+    if not view.enabled:
+        return "upgrade controller off (autoUpgrade false or sandbox workloads)"
+    if view.available_slots > 0:
+        return f"slot free ({view.available_slots} available): starts next cycle"
+    if node.cordoned:
+        return "no slot, but already cordoned: proceeds anyway"
+    if view.unavailable >= view.max_unavailable:
+        return (f"no slot: {view.unavailable} of {view.max_unavailable} nodes unavailable "
+                f"(maxUnavailable {policy.max_unavailable})")
+    return "no slot: " + view.slot_line
+
+
+def _reason(node: NodeView, view: UpgradeView, policy: UpgradePolicy,
+            event: UpgradeEvent | None, now: float) -> str:
+    state = node.upgrade_state
+    if state == L.STATE_REQUIRED:
+        return _required_reason(node, view, policy)
+    if state == L.STATE_FAILED:
+        told = f": {event.message}" if event else ""
+        return f"failed{told} (holds a slot; relabel to upgrade-required to retry)"
+    return active_wait_reason(node, policy, now)
+
+
+def _lanes(states: Mapping[str, str]) -> Mapping[str, tuple[str, ...]]:
+    lanes = {state: tuple(sorted(n for n, s in states.items() if s == state))
+             for state in L.UPGRADE_STATES}
+    extra = sorted({s for s in states.values() if s not in L.UPGRADE_STATES})
+    lanes.update({s: tuple(sorted(n for n, v in states.items() if v == s)) for s in extra})
+    return MappingProxyType({state: names for state, names in lanes.items() if names})
+
+
+def is_managed(node: NodeView) -> bool:
+    """In the upgrade controller's managed set: it runs an operator driver pod (§4.3)."""
+    stage = node.pipeline.stage("driver")
+    return (stage is not None and stage.pod is not None) or bool(node.upgrade_state)
+
+
+def build_upgrade_view(nodes: Sequence[NodeView], policy: UpgradePolicy | None,
+                       sandbox: bool, daemonsets: Sequence[DaemonSetSummary],
+                       events: Mapping[str, UpgradeEvent], now: float) -> UpgradeView:
+    """The upgrade view over every managed node."""
+    managed = [n for n in nodes if is_managed(n)]
+    if policy is None:
+        return UpgradeView()
+    states = {n.name: n.upgrade_state for n in managed}
+    down = [n.name for n in managed if n.cordoned or not n.ready]
+    slots = compute_slots(states, down, policy.max_parallel_upgrades, policy.max_unavailable)
+    view = UpgradeView(
+        policy=policy, enabled=policy.auto_upgrade and not sandbox, total=slots.total,
+        in_progress=slots.in_progress,
+        failed=sum(1 for s in states.values() if s == L.STATE_FAILED),
+        pending=sum(1 for s in states.values() if s == L.STATE_REQUIRED),
+        done=sum(1 for s in states.values() if s == L.STATE_DONE),
+        max_parallel=policy.max_parallel_upgrades, max_unavailable=slots.max_unavailable,
+        unavailable=slots.unavailable, available_slots=slots.available,
+        lanes=_lanes(states), blocked=blocked_reason(daemonsets))
+    statuses = {
+        n.name: NodeUpgradeStatus(
+            node=n.name, state=n.upgrade_state, since=n.upgrade_since, skip=n.upgrade_skip,
+            wait_reason=_reason(n, view, policy, events.get(n.name), now),
+            last_event=events.get(n.name))
+        for n in sorted(managed, key=lambda n: n.name)}
+    return _with_nodes(view, statuses)
+
+
+def _with_nodes(view: UpgradeView, statuses: Mapping[str, NodeUpgradeStatus]) -> UpgradeView:
+    return replace(view, nodes=MappingProxyType(dict(statuses)))
