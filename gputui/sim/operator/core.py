@@ -1,0 +1,188 @@
+"""The emulated GPU Operator stack: one loop that runs every controller against the store.
+
+Work is event driven: store watches mark nodes dirty (cheap, in the writer's thread) and wake
+the loop; each node also asks to be woken when its next container step is due. Cluster-wide
+controllers (DaemonSet status, ClusterPolicy status, the scheduler) run when flagged. The
+upgrade controller and the scenario timeline run as their own tasks on the same loop.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import heapq
+import logging
+from typing import Any
+
+from gputui.sim.clock import SimClock
+from gputui.sim.nodeside import NodeSide
+from gputui.sim.operator import daemonsets, mig, nodectl, policy
+from gputui.sim.operator import keys as K
+from gputui.sim.operator.exporter import Exporters
+from gputui.sim.operator.timeline import Timeline
+from gputui.sim.operator.upgrade import Upgrader
+from gputui.sim.operator.workloads import Workloads
+from gputui.sim.operator.world import World
+from gputui.sim.scenario import Scenario
+from gputui.sim.store import Store, WatchEvent
+
+log = logging.getLogger(__name__)
+MAX_SLEEP = 30.0  # emulated seconds between passes when nothing is due
+
+
+class Operator:
+    """Everything that acts on the emulated cluster; ``start``/``stop`` from the cluster loop."""
+
+    def __init__(self, store: Store, clock: SimClock, nodeside: NodeSide, scenario: Scenario,
+                 exporters_port: int | None = None):
+        self.world = World(store, clock, nodeside, scenario)
+        self.exporters = Exporters(self.world, exporters_port)
+        self.workloads = Workloads(self.world)
+        self.upgrader = Upgrader(self.world)
+        self.timeline = Timeline(self.world, self)
+        self._tasks: list[asyncio.Task[Any]] = []
+        self._watches: list[Any] = []
+        self._due: list[tuple[float, str]] = []
+
+    @property
+    def store(self) -> Store:
+        return self.world.store
+
+    async def start(self) -> None:
+        """Create the scenario's cluster, then start the controllers."""
+        w = self.world
+        w.loop = asyncio.get_running_loop()
+        w.wake = asyncio.Event()
+        self.bootstrap()
+        for resource, handler in (("nodes", self._on_node), ("pods", self._on_pod),
+                                  ("clusterpolicies.nvidia.com", self._on_policy),
+                                  ("configmaps", self._on_configmap)):
+            self._watches.append(w.store.watch(resource, handler)[0])
+        await self.exporters.start()
+        for coro in (self._loop(), self.upgrader.run(), self.timeline.run()):
+            self._tasks.append(asyncio.create_task(coro))
+
+    async def stop(self) -> None:
+        for watch in self._watches:
+            watch.cancel()
+        for task in self._tasks:
+            task.cancel()
+        for task in self._tasks:
+            with contextlib.suppress(asyncio.CancelledError, Exception):
+                await task
+        await self.exporters.stop()
+
+    # ------------------------------------------------------------- bootstrap
+    def bootstrap(self) -> None:
+        """Namespace, operator pod, ClusterPolicy, ConfigMaps, DaemonSets, then node pools."""
+        w, sc = self.world, self.world.scenario
+        now = w.clock.now()
+        w.store.create("namespaces", {"metadata": {"name": w.ns, "labels": {
+            "kubernetes.io/metadata.name": w.ns}}, "spec": {"finalizers": ["kubernetes"]},
+            "status": {"phase": "Active"}}, manager="helm")
+        self.workloads.operator_pod(now)
+        if sc.cluster_policy_present:
+            w.store.create("clusterpolicies.nvidia.com",
+                           policy.cluster_policy(K.CLUSTER_POLICY_NAME, sc.cluster_policy_spec),
+                           manager="helm")
+            for extra in sc.extra_cluster_policies:
+                w.clock.advance(0) if w.clock else None
+                w.store.create("clusterpolicies.nvidia.com", policy.cluster_policy(extra, {}),
+                               manager="helm")
+            w.store.create("configmaps", mig.default_config_map(w.ns), manager=K.M_OPERATOR)
+        if sc.device_plugin_config:
+            cfg = sc.device_plugin_config
+            w.store.create("configmaps", {"metadata": {"name": cfg["name"], "namespace": w.ns},
+                                          "data": {str(k): str(v) for k, v in (cfg.get("data") or {}).items()}},
+                           manager="kubectl-client-side-apply")
+        daemonsets.reconcile(w)
+        for pool in sc.pools:
+            if pool.converged:
+                for _ in range(pool.count):
+                    nodectl.add_node(w, pool, now, converged=True)
+        self.workloads.setup(now)
+        daemonsets.all_status(w)
+        policy.update_status(w)
+        for pool in sc.pools:
+            if not pool.converged:
+                for _ in range(pool.count):
+                    nodectl.add_node(w, pool, now, converged=False)
+
+    # ----------------------------------------------------------------- watch
+    def _on_node(self, event: WatchEvent) -> None:
+        name = event.obj["metadata"]["name"]
+        self.world.mark(name if name in self.world.nodes else None, "ds", "policy", "sched", "upgrade")
+
+    def _on_pod(self, event: WatchEvent) -> None:
+        meta = event.obj["metadata"]
+        owner = self.world.pod_index.get(meta["name"])
+        if owner and meta.get("namespace") == self.world.ns:
+            self.world.mark(owner[0], "ds")
+        node = (event.obj.get("spec") or {}).get("nodeName")
+        if event.type == "DELETED" or owner is None:
+            self.world.mark(node if node in self.world.nodes else None, "sched", "upgrade")
+
+    def _on_policy(self, event: WatchEvent) -> None:
+        self.world.mark(None, "policy-spec", "policy", "upgrade")
+
+    def _on_configmap(self, event: WatchEvent) -> None:
+        if event.obj["metadata"].get("namespace") == self.world.ns:
+            self.world.mark(None, "all-nodes")
+
+    # ------------------------------------------------------------------ loop
+    async def _loop(self) -> None:
+        w = self.world
+        while True:
+            try:
+                self._pass()
+            except Exception:  # noqa: BLE001 - a controller bug must not stop the cluster
+                log.exception("emulated operator pass failed")
+            now = w.clock.now()
+            nxt = self._due[0][0] if self._due else now + MAX_SLEEP
+            nxt = min(nxt, self.workloads.next_due or nxt, now + MAX_SLEEP)
+            delay = max(0.0, w.clock.wall_seconds(nxt - now))
+            assert w.wake is not None
+            with contextlib.suppress(asyncio.TimeoutError):
+                await asyncio.wait_for(w.wake.wait(), timeout=max(delay, 0.001))
+            w.wake.clear()
+
+    def _pass(self) -> None:
+        w = self.world
+        now = w.clock.now()
+        dirty, flags = w.take_dirty()
+        if "policy-spec" in flags:
+            if daemonsets.reconcile(w):
+                flags.add("all-nodes")
+            flags.add("all-nodes")
+        if "all-nodes" in flags:
+            dirty.update(w.nodes)
+        while self._due and self._due[0][0] <= now:
+            dirty.add(heapq.heappop(self._due)[1])
+        for name in sorted(dirty):
+            run = w.nodes.get(name)
+            if run is None:
+                continue
+            wake = nodectl.reconcile_node(w, run, now)
+            if wake is not None and (run.next_at is None or wake < run.next_at or run.next_at <= now):
+                run.next_at = wake
+                heapq.heappush(self._due, (wake, name))
+        if self.workloads.tick(now, "sched" in flags):
+            flags.add("ds")
+        more_dirty, more_flags = w.take_dirty()
+        w.dirty |= more_dirty
+        flags |= more_flags
+        if "ds" in flags or dirty:
+            daemonsets.all_status(w)
+            policy.update_status(w)
+        if "upgrade" in flags:
+            self.upgrader.kick()
+        self.exporters.sync()
+        if more_dirty:
+            w.mark(None)
+
+    # --------------------------------------------------------------- helpers
+    def add_nodes(self, pool_name: str, count: int) -> list[str]:
+        """New nodes join a pool now (timeline ``join``)."""
+        pool = self.world.pools[pool_name]
+        now = self.world.clock.now()
+        return [nodectl.add_node(self.world, pool, now, converged=False).name for _ in range(count)]

@@ -1,0 +1,193 @@
+"""The operand DaemonSets: objects, ControllerRevisions, per-node pods and status (§1.2, §1.6).
+
+Plays two real components: the operator rendering DaemonSets from the ClusterPolicy, and the
+DaemonSet controller creating a pod on every node whose labels match and deleting pods whose
+node no longer matches (this is how pause labels make operands disappear). The driver
+DaemonSet is OnDelete: a new revision leaves old pods alone until someone deletes them.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from gputui.sim.operator import keys as K
+from gputui.sim.operator.hardware import node_suffix
+from gputui.sim.operator.objects import controller_revision, daemonset, operand_pod, pod_template, revision_hash
+from gputui.sim.operator.operands import OPERANDS, Operand
+from gputui.sim.operator.runtime import ContainerRun, NodeRun, PodRun
+from gputui.sim.operator.world import World
+
+Obj = dict[str, Any]
+DISABLED_BY_DEFAULT = {"dcgm", "nodeStatusExporter"}
+
+
+def enabled(op: Operand, spec: Obj) -> bool:
+    if not spec:
+        return False
+    return bool((spec.get(op.policy_key) or {}).get("enabled", True))
+
+
+def driver_image(spec: Obj) -> str:
+    driver = spec.get("driver") or {}
+    return (f"{driver.get('repository', 'nvcr.io/nvidia')}/{driver.get('image', 'driver')}:"
+            f"{driver.get('version', '570.172.08')}-ubuntu22.04")
+
+
+def _env(op: Operand, spec: Obj) -> dict[str, str]:
+    env = {"NODE_NAME": "", "OPERATOR_NAMESPACE": ""}
+    strategy = str((spec.get("mig") or {}).get("strategy", "single"))
+    if op.key in ("device-plugin", "gfd", "validator"):
+        env["MIG_STRATEGY"] = strategy
+        if strategy in ("single", "mixed"):
+            env["NVIDIA_MIG_MONITOR_DEVICES"] = "all"
+    if op.key == "validator":
+        env["WITH_WORKLOAD"] = "false"
+    if op.key == "dcgm-exporter":
+        env.update({"DCGM_EXPORTER_LISTEN": ":9400", "DCGM_EXPORTER_KUBERNETES": "true",
+                    "DCGM_EXPORTER_COLLECTORS": "/etc/dcgm-exporter/dcp-metrics-included.csv"})
+    if op.key in ("device-plugin", "gfd", "mps"):
+        cfg = (spec.get("devicePlugin") or {}).get("config") or {}
+        if cfg.get("name"):
+            env.update({"CONFIG_FILE": "/config/config.yaml", "DEFAULT_CONFIG": cfg.get("default", ""),
+                        "FALLBACK_STRATEGIES": "empty"})
+    if op.key == "mig-manager":
+        env.update({"WITH_REBOOT": "false", "CONFIG_FILE": "/mig-parted-config/config.yaml"})
+    return env
+
+
+def reconcile(w: World) -> bool:
+    """Create, update or delete operand DaemonSets to match the ClusterPolicy; True if changed."""
+    spec = w.policy_spec()
+    policy = w.policy()
+    changed = False
+    for op in OPERANDS:
+        existing = w.store.get("daemonsets.apps", op.ds, w.ns)
+        if not enabled(op, spec):
+            if existing is not None:
+                w.store.delete("daemonsets.apps", op.ds, w.ns)
+                w.templates.pop(op.key, None)
+                changed = True
+            continue
+        template = pod_template(op, w.ns, driver_image(spec), _env(op, spec))
+        rev_hash = revision_hash(template)
+        if existing is None:
+            obj = daemonset(op, w.ns, template, policy)
+            ds = w.store.create("daemonsets.apps", obj, manager=K.M_OPERATOR)
+            _add_revision(w, op, ds, template, rev_hash, 1)
+            changed = True
+        elif w.revisions.get(op.key, ("", 0))[0] != rev_hash:
+            number = w.revisions.get(op.key, ("", 0))[1] + 1
+
+            def change(obj: Obj) -> None:
+                obj["spec"]["template"] = template
+                obj["metadata"]["annotations"]["deprecated.daemonset.template.generation"] = str(number)
+            ds = w.store.mutate("daemonsets.apps", op.ds, w.ns, change, manager=K.M_OPERATOR)
+            _add_revision(w, op, ds, template, rev_hash, number)
+            changed = True
+        w.templates[op.key] = template
+    return changed
+
+
+def _add_revision(w: World, op: Operand, ds: Obj, template: Obj, rev_hash: str, number: int) -> None:
+    if w.store.get("controllerrevisions.apps", f"{op.ds}-{rev_hash}", w.ns) is None:
+        w.store.create("controllerrevisions.apps",
+                       controller_revision(ds, template, rev_hash, number), manager=K.M_KCM)
+    w.revisions[op.key] = (rev_hash, number)
+
+
+def _matches(labels: dict[str, str], selector: dict[str, str]) -> bool:
+    return all(labels.get(k) == v for k, v in selector.items())
+
+
+def sync_node(w: World, node: NodeRun, labels: dict[str, str], now: float) -> bool:
+    """The DS controller for one node: create missing pods, delete pods that no longer fit."""
+    changed = False
+    for op in OPERANDS:
+        run = node.pods.get(op.key)
+        if run is not None and w.store.get("pods", run.name, w.ns) is None:
+            pod_gone(w, node, run)
+            run = None
+            changed = True
+        want = op.key in w.templates and _matches(labels, op.node_selector)
+        if want and run is None:
+            create_pod(w, node, op, now)
+            changed = True
+        elif not want and run is not None:
+            delete_pod(w, node, run)
+            changed = True
+    return changed
+
+
+def create_pod(w: World, node: NodeRun, op: Operand, now: float, converged: bool = False) -> PodRun:
+    rev_hash, number = w.revisions[op.key]
+    template = w.templates[op.key]
+    ds = w.store.get("daemonsets.apps", op.ds, w.ns) or {}
+    name = f"{op.ds}-{node_suffix(f'{node.name}/{op.key}/{node.next_pod_seq()}', 5)}"
+    run = PodRun(name, op.key, node.name, rev_hash, [ContainerRun(c) for c in op.init],
+                 [ContainerRun(c) for c in op.main], created_at=now, step_started=now,
+                 driver_version=w.driver_version(), ip=node.ip if op.key == "driver" else w.next_ip("10.64.0.0"))
+    if converged:
+        for c in run.init:
+            c.started_at, c.finished_at = now, now
+        for c in run.main:
+            c.started_at, c.ready = now, True
+        run.step, run.phase = len(run.init), "Running"
+    obj = operand_pod(op, ds, run, node, template, number)
+    if converged:
+        from gputui.sim.operator.objects import pod_status
+        images = {c["name"]: c["image"] for c in template["spec"]["initContainers"] + template["spec"]["containers"]}
+        obj["status"] = pod_status(run, node, images, w.clock.rfc3339, now)
+    w.store.create("pods", obj, manager=K.M_KCM)
+    node.pods[op.key] = run
+    w.pod_index[name] = (node.name, op.key)
+    return run
+
+
+def delete_pod(w: World, node: NodeRun, run: PodRun) -> None:
+    if w.store.get("pods", run.name, w.ns) is not None:
+        w.store.delete("pods", run.name, w.ns)
+    pod_gone(w, node, run)
+
+
+def pod_gone(w: World, node: NodeRun, run: PodRun) -> None:
+    """What disappears from the host with the pod (marker files, served ports)."""
+    node.pods.pop(run.operand, None)
+    w.pod_index.pop(run.name, None)
+    w.nodeside.forget_pod(w.ns, run.name)
+    if run.operand == "driver":
+        node.markers.discard(".driver-ctr-ready")
+    elif run.operand == "toolkit":
+        node.markers.discard("toolkit-installed")
+    elif run.operand == "validator":  # preStop removes /run/nvidia/validations/*-ready
+        node.markers.difference_update({"driver-ready", "toolkit-ready", "cuda-ready", "plugin-ready"})
+    w.mark(node.name, "ds", "policy")
+
+
+def status(w: World, op: Operand, node_labels: dict[str, dict[str, str]]) -> None:
+    """Recompute one DaemonSet's status from nodes and pods, as the DS controller reports it."""
+    ds = w.store.get("daemonsets.apps", op.ds, w.ns)
+    if ds is None:
+        return
+    desired = sum(1 for labels in node_labels.values() if _matches(labels, op.node_selector))
+    runs = [n.pods[op.key] for n in w.nodes.values() if op.key in n.pods]
+    current = sum(1 for r in runs if _matches(node_labels.get(r.node, {}), op.node_selector))
+    ready = sum(1 for r in runs if r.ready)
+    rev = w.revisions.get(op.key, ("", 0))[0]
+    updated = sum(1 for r in runs if r.revision == rev)
+    new = {"currentNumberScheduled": current, "desiredNumberScheduled": desired,
+           "numberMisscheduled": len(runs) - current, "numberReady": ready,
+           "numberAvailable": ready, "updatedNumberScheduled": updated,
+           "observedGeneration": ds["metadata"].get("generation", 1)}
+    if desired - ready > 0:
+        new["numberUnavailable"] = desired - ready
+    if ds.get("status") != new:
+        def change(obj: Obj) -> None:
+            obj["status"] = new
+        w.store.mutate("daemonsets.apps", op.ds, w.ns, change, manager=K.M_KCM)
+
+
+def all_status(w: World) -> None:
+    items, _ = w.store.list("nodes")
+    labels = {n["metadata"]["name"]: n["metadata"].get("labels") or {} for n in items}
+    for op in OPERANDS:
+        status(w, op, labels)

@@ -1,0 +1,193 @@
+"""One GPU node's life: join, NFD and operator labels, operand pods, capacity and GFD labels.
+
+``reconcile_node`` is called whenever the node is marked dirty (a watch event) or its next
+step is due. It plays, in order, the kubelet registering the node, nfd-worker, the operator's
+NodeLabeling reconciler (§1.5), the DaemonSet controller, the kubelet running operand pods,
+the device plugin advertising resources and GFD labelling the node (§6.3).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from gputui.sim.operator import daemonsets, kubelet, mig, nodes
+from gputui.sim.operator import keys as K
+from gputui.sim.operator.hardware import model as gpu_model
+from gputui.sim.operator.runtime import NodeRun
+from gputui.sim.operator.sharing import node_sharing
+from gputui.sim.operator.steps import INIT_STEPS, MAIN_STEPS
+from gputui.sim.operator.world import World
+from gputui.sim.scenario import Pool
+
+Obj = dict[str, Any]
+READY_AFTER, NFD_AFTER = 10.0, 15.0
+HOST_DRIVER_VERSION = "550.163.01"
+
+
+def add_node(w: World, pool: Pool, now: float, converged: bool) -> NodeRun:
+    """Register a new node of ``pool`` (joining, or already converged at scenario start)."""
+    index = len(w.pool_members[pool.name])
+    from gputui.sim.operator.hardware import node_suffix
+    name = f"{pool.prefix}-{node_suffix(f'{pool.name}/{index}')}"
+    run = NodeRun(name, pool.name, gpu_model(pool.gpu), pool.gpus_per_node, pool.kernel,
+                  pool.driver == "host", index=len(w.nodes), joined_at=now, ip=w.next_ip())
+    if run.host_driver:
+        run.driver_loaded = HOST_DRIVER_VERSION
+    w.nodes[name] = run
+    w.pool_members[pool.name].append(name)
+    labels = dict(pool.labels)
+    if run.host_driver:
+        labels.setdefault(K.DEPLOY_DRIVER, "false")
+    if pool.device_config:
+        labels[K.DEVICE_PLUGIN_CONFIG] = pool.device_config
+    cordoned = index < pool.cordoned
+    if converged:
+        labels.update(nodes.nfd_labels(run, pool.os_id, pool.os_version))
+        run.phase = "labelled"
+    obj = nodes.node_object(run, labels, w.clock.rfc3339(now), converged, cordoned)
+    w.store.create("nodes", obj, manager=K.M_KUBELET)
+    if converged:
+        converge(w, run, pool, now)
+    w.mark(name, "ds", "policy", "sched")
+    return run
+
+
+def converge(w: World, run: NodeRun, pool: Pool, now: float) -> None:
+    """Put a node straight into the state the whole chain would leave it in (scale, healthy)."""
+    spec = w.policy_spec()
+    if pool.mig_config and run.model.mig_capable:
+        mig.apply_layout(run, pool.mig_config)
+        run.mig_applied_label = pool.mig_config
+    obj = w.node_obj(run.name) or {}
+    labels = dict(obj["metadata"]["labels"])
+    annotations = dict(obj["metadata"].get("annotations") or {})
+    if spec:
+        labels.update(_gfd(w, run, labels, now))
+        nodes.apply_operator_labels(labels, annotations, spec)
+        if pool.mig_config and run.model.mig_capable:
+            labels[K.MIG_CONFIG] = pool.mig_config
+            labels[K.MIG_CONFIG_STATE] = "success"
+        if annotations.get(K.UPGRADE_ENABLED_ANN):
+            labels[K.UPGRADE_STATE] = K.S_DONE
+
+    def change(o: Obj) -> None:
+        o["metadata"]["labels"] = labels
+        o["metadata"]["annotations"] = annotations
+    w.write_node(run.name, change, K.M_OPERATOR)
+    if not spec:
+        return
+    run.markers.update({".driver-ctr-ready", "driver-ready", "toolkit-installed", "toolkit-ready",
+                        "cuda-ready", "plugin-ready"})
+    if not run.host_driver:
+        run.driver_loaded = w.driver_version()
+    for op in daemonsets.OPERANDS:
+        if op.key in w.templates and daemonsets._matches(labels, op.node_selector):
+            daemonsets.create_pod(w, run, op, now, converged=True)
+    publish(w, run, now)
+
+
+def _gfd(w: World, run: NodeRun, labels: dict[str, str], now: float) -> dict[str, str]:
+    spec = w.policy_spec()
+    cfg = (spec.get("devicePlugin") or {}).get("config") or {}
+    cm = w.store.get("configmaps", cfg["name"], w.ns) if cfg.get("name") else None
+    sharing = node_sharing(labels, cm, cfg.get("default"))
+    return nodes.gfd_labels(run, w.mig_strategy(), sharing, run.driver_loaded or w.driver_version(), now)
+
+
+def reconcile_node(w: World, run: NodeRun, now: float) -> float | None:
+    """Advance one node as far as it can go now; return when it next needs attention."""
+    obj = w.node_obj(run.name)
+    if obj is None:
+        for pod in list(run.pods.values()):
+            daemonsets.delete_pod(w, run, pod)
+        w.nodes.pop(run.name, None)
+        return None
+    if run.phase in ("new", "ready"):
+        wait = _join(w, run, now)
+        if wait is not None:
+            return wait
+    spec = w.policy_spec()
+    if spec:
+        _operator_labels(w, run, obj, spec)
+    labels = (w.node_obj(run.name) or obj)["metadata"].get("labels") or {}
+    daemonsets.sync_node(w, run, labels, now)
+    wakes = []
+    for pod in list(run.pods.values()):
+        wake = kubelet.advance(w, run, pod, INIT_STEPS, MAIN_STEPS, now)
+        if wake is not None:
+            wakes.append(wake)
+    publish(w, run, now)
+    wake = mig.reconcile(w, run, now)
+    if wake is not None:
+        wakes.append(wake)
+    return min(wakes) if wakes else None
+
+
+def _join(w: World, run: NodeRun, now: float) -> float | None:
+    if run.phase == "new":
+        if now < run.joined_at + READY_AFTER:
+            return run.joined_at + READY_AFTER
+
+        def ready(o: Obj) -> None:
+            o["status"]["conditions"] = nodes.node_conditions(True, w.clock.rfc3339(now))
+        w.write_node(run.name, ready, K.M_KUBELET)
+        run.phase = "ready"
+    if now < run.joined_at + NFD_AFTER:
+        return run.joined_at + NFD_AFTER
+    pool = w.pools[run.pool]
+    w.set_labels(run.name, dict(nodes.nfd_labels(run, pool.os_id, pool.os_version)), K.M_NFD)
+    run.phase = "labelled"
+    w.mark(None, "policy")
+    return None
+
+
+def _operator_labels(w: World, run: NodeRun, obj: Obj, spec: Obj) -> None:
+    labels = dict(obj["metadata"].get("labels") or {})
+    annotations = dict(obj["metadata"].get("annotations") or {})
+    before = (dict(labels), dict(annotations))
+    nodes.apply_operator_labels(labels, annotations, spec)
+    if (labels, annotations) != before:
+        def change(o: Obj) -> None:
+            o["metadata"]["labels"] = labels
+            o["metadata"]["annotations"] = annotations
+        w.write_node(run.name, change, K.M_OPERATOR)
+
+
+def publish(w: World, run: NodeRun, now: float) -> None:
+    """Device-plugin resources and GFD labels for what currently runs on the node."""
+    obj = w.node_obj(run.name)
+    if obj is None:
+        return
+    labels = obj["metadata"].get("labels") or {}
+    gfd = run.pods.get("gfd")
+    if gfd is not None and gfd.ready:
+        wanted = _gfd(w, run, labels, now)
+        stale = {k: v for k, v in wanted.items()
+                 if k != K.GFD_TIMESTAMP and labels.get(k) != v}
+        gone = [k for k in labels if k.startswith("nvidia.com/mig-") and k not in wanted]
+        if stale or gone:
+            w.set_labels(run.name, {**wanted, **{k: None for k in gone}}, K.M_GFD)
+    plugin = run.pods.get("device-plugin")
+    spec = w.policy_spec()
+    cfg = (spec.get("devicePlugin") or {}).get("config") or {} if spec else {}
+    cm = w.store.get("configmaps", cfg["name"], w.ns) if cfg.get("name") else None
+    capacity, healthy = nodes.device_resources(run, w.mig_strategy(),
+                                               node_sharing(labels, cm, cfg.get("default")))
+    up = plugin is not None and plugin.ready
+    _write_resources(w, run.name, capacity if up else None, healthy if up else None)
+
+
+def _write_resources(w: World, name: str, capacity: dict[str, int] | None,
+                     healthy: dict[str, int] | None) -> None:
+    def change(o: Obj) -> None:
+        cap, alloc = o["status"]["capacity"], o["status"]["allocatable"]
+        for res in nodes.all_device_resources(cap):
+            if capacity is None:
+                alloc[res] = "0"
+            elif res not in capacity:
+                cap.pop(res, None)
+                alloc.pop(res, None)
+        for res, amount in (capacity or {}).items():
+            cap[res] = str(amount)
+            alloc[res] = str((healthy or {}).get(res, 0))
+    w.write_node(name, change, K.M_KUBELET)

@@ -1,0 +1,97 @@
+"""ClusterPolicy objects and their status (§2, §1.6): ready/notReady/ignored with conditions."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from gputui.sim.operator import keys as K
+from gputui.sim.operator.operands import OPERANDS
+from gputui.sim.operator.world import World, deep_merge, DEFAULT_POLICY_SPEC
+
+Obj = dict[str, Any]
+
+
+def cluster_policy(name: str, spec_overrides: Obj) -> Obj:
+    return {"apiVersion": "nvidia.com/v1", "kind": "ClusterPolicy",
+            "metadata": {"name": name,
+                         "labels": {"app.kubernetes.io/component": "gpu-operator",
+                                    "app.kubernetes.io/managed-by": "Helm"},
+                         "annotations": {"meta.helm.sh/release-name": "gpu-operator",
+                                         "meta.helm.sh/release-namespace": "gpu-operator"}},
+            "spec": deep_merge(DEFAULT_POLICY_SPEC, spec_overrides)}
+
+
+def ds_ready(ds: Obj) -> bool:
+    """``isDaemonSetReady`` of the operator (§1.6)."""
+    st = ds.get("status") or {}
+    desired = st.get("desiredNumberScheduled", 0)
+    if desired == 0:
+        return True
+    if st.get("numberUnavailable", 0) != 0:
+        return False
+    if (ds["spec"].get("updateStrategy") or {}).get("type") == "OnDelete":
+        return st.get("updatedNumberScheduled", 0) == desired and st.get("numberReady", 0) == desired
+    return (st.get("observedGeneration", 0) >= ds["metadata"].get("generation", 1)
+            and st.get("updatedNumberScheduled", 0) == desired
+            and st.get("numberAvailable", 0) == desired)
+
+
+def _conditions(ready: bool, reason: str, message: str, stamp: str) -> list[Obj]:
+    if ready:
+        return [{"type": "Ready", "status": "True", "reason": reason, "message": message,
+                 "lastTransitionTime": stamp},
+                {"type": "Error", "status": "False", "reason": "Ready", "message": "",
+                 "lastTransitionTime": stamp}]
+    return [{"type": "Ready", "status": "False", "reason": "Error", "message": "",
+             "lastTransitionTime": stamp},
+            {"type": "Error", "status": "True", "reason": reason, "message": message,
+             "lastTransitionTime": stamp}]
+
+
+def update_status(w: World) -> None:
+    """Write every ClusterPolicy's status from the operand DaemonSets and the nodes."""
+    items, _ = w.store.list("clusterpolicies.nvidia.com")
+    if not items:
+        return
+    active = w.policy()
+    assert active is not None
+    nodes, _ = w.store.list("nodes")
+    has_nfd = any(k.startswith("feature.node.kubernetes.io/")
+                  for n in nodes for k in (n["metadata"].get("labels") or {}))
+    gpu_nodes = [n for n in nodes if (n["metadata"].get("labels") or {}).get(K.GPU_PRESENT) == "true"]
+    not_ready = []
+    for op in OPERANDS:
+        ds = w.store.get("daemonsets.apps", op.ds, w.ns)
+        if ds is not None and not ds_ready(ds) and op.state not in not_ready:
+            not_ready.append(op.state)
+    if not_ready:
+        state, conds = "notReady", ("OperandNotReady",
+                                    f"ClusterPolicy is not ready; states not ready: [{' '.join(not_ready)}]")
+    elif not has_nfd:
+        state, conds = "ready", ("NFDLabelsMissing", "NFD labels missing on the nodes")
+    elif not gpu_nodes:
+        state, conds = "ready", ("NoGPUNodes", "No GPU nodes found in the cluster")
+    else:
+        state, conds = "ready", ("Reconciled", "ClusterPolicy is ready as all resources have been "
+                                              "successfully reconciled")
+    for item in items:
+        name = item["metadata"]["name"]
+        if name == active["metadata"]["name"]:
+            _write(w, name, state, not_ready == [] , conds)
+        else:
+            _write(w, name, "ignored", False, ("ReconcileFailed",
+                   f"ClusterPolicy {active['metadata']['name']} is the active singleton; ignoring {name}"))
+
+
+def _write(w: World, name: str, state: str, ready: bool, reason_msg: tuple[str, str]) -> None:
+    current = w.store.get("clusterpolicies.nvidia.com", name) or {}
+    old = current.get("status") or {}
+    old_conds = {(c["type"], c["status"], c.get("reason"), c.get("message")) for c in old.get("conditions", [])}
+    conds = _conditions(ready, reason_msg[0], reason_msg[1], w.clock.rfc3339())
+    new_conds = {(c["type"], c["status"], c.get("reason"), c.get("message")) for c in conds}
+    if old.get("state") == state and old.get("namespace") == w.ns and old_conds == new_conds:
+        return
+
+    def change(obj: Obj) -> None:
+        obj["status"] = {"state": state, "namespace": w.ns, "conditions": conds}
+    w.store.mutate("clusterpolicies.nvidia.com", name, None, change, manager=K.M_OPERATOR)

@@ -1,0 +1,105 @@
+"""What the emulated nodes know that the API does not: hardware, marker files, container runs.
+
+A real node keeps its readiness markers in ``/run/nvidia/validations`` (§1.3), its loaded
+driver in the kernel and its MIG layout in the GPUs. The emulator keeps that host-side state
+here; the controllers turn it into the Kubernetes objects a real cluster would show.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from gputui.sim.operator.hardware import GpuModel, gpu_uuid
+
+
+@dataclass
+class ContainerRun:
+    """One container's life so far, enough to render a real ``containerStatuses`` entry."""
+
+    name: str
+    started_at: float | None = None
+    finished_at: float | None = None
+    restarts: int = 0
+    ready: bool = False
+    crash_until: float | None = None     # in CrashLoopBackOff until then
+    last_exit: tuple[int, str, float, float] | None = None  # code, reason, start, end
+
+
+@dataclass
+class PodRun:
+    """An operand pod on a node: which init container it is in and how each one fared."""
+
+    name: str
+    operand: str
+    node: str
+    revision: str
+    init: list[ContainerRun]
+    main: list[ContainerRun]
+    created_at: float
+    step: int = 0                        # index of the running init container
+    step_started: float = 0.0
+    phase: str = "Pending"
+    driver_version: str = ""
+    entered: bool = False                # side effects of entering the step were done
+    ip: str = ""
+    child: str = ""                      # the nvidia-cuda-validator pod it launched
+    child_started: float = 0.0
+
+    @property
+    def initialized(self) -> bool:
+        return self.step >= len(self.init)
+
+    @property
+    def ready(self) -> bool:
+        return self.initialized and all(c.ready for c in self.main)
+
+    def restart_total(self) -> int:
+        return max([c.restarts for c in self.init + self.main] or [0])
+
+
+@dataclass
+class Gpu:
+    """One physical GPU and what the exporter reports for it."""
+
+    index: int
+    uuid: str
+    mig: dict[str, int] | None = None    # applied MIG layout, None = MIG disabled
+    xid: int = 0
+    fallen: bool = False                  # XID 79: off the bus
+    energy_mj: float = 0.0
+    util: float = 0.0
+
+
+@dataclass
+class NodeRun:
+    """Host-side state of one emulated GPU node."""
+
+    name: str
+    pool: str
+    model: GpuModel
+    gpu_count: int
+    kernel: str
+    host_driver: bool
+    index: int = 0
+    joined_at: float = 0.0
+    phase: str = "new"                   # new -> nfd -> labelled
+    markers: set[str] = field(default_factory=set)
+    driver_loaded: str = ""               # version loaded in the kernel, "" when none
+    pods: dict[str, PodRun] = field(default_factory=dict)      # operand -> pod
+    gpus: list[Gpu] = field(default_factory=list)
+    crash: str = ""                       # "", "kernel-headers" or "driver-in-use"
+    validator_stuck: bool = False
+    mig_fail_next: bool = False
+    mig_applied_label: str | None = None  # last mig.config value the MIG manager handled
+    mig_job: dict[str, float | str] | None = None
+    next_at: float | None = None
+    pod_seq: int = 0
+    ip: str = ""
+
+    def __post_init__(self) -> None:
+        if not self.gpus:
+            self.gpus = [Gpu(i, gpu_uuid(self.name, i)) for i in range(self.gpu_count)]
+
+    def next_pod_seq(self) -> int:
+        self.pod_seq += 1
+        return self.pod_seq

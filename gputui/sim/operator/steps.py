@@ -1,0 +1,136 @@
+"""Operand-specific container behaviour: k8s-driver-manager, the driver, cuda-validation.
+
+The generic step (wait for a marker, take a few seconds) lives in :mod:`kubelet`; these are
+the containers whose real behaviour matters to an on-call operator: the driver manager
+pausing operands and refusing to unload a busy driver, the driver build failing after a
+kernel update, the CUDA validator pod, and the main containers whose readiness publishes
+capacity, GFD labels and metrics.
+"""
+
+from __future__ import annotations
+
+from gputui.sim.operator import keys as K
+from gputui.sim.operator.kubelet import Outcome, Step, _elapsed
+from gputui.sim.operator.runtime import ContainerRun, NodeRun, PodRun
+from gputui.sim.operator.world import World
+
+PAUSABLE = [o for o in K.CONTAINER_DEPLOY_OPERANDS if o != "driver"] + ["mig-manager"]
+
+
+def _paused_value(value: str) -> str:
+    if value == "false" or value.endswith(K.PAUSED_DRIVER_UPGRADE):
+        return value
+    return K.PAUSED_DRIVER_UPGRADE if value == "true" else f"{value}_{K.PAUSED_DRIVER_UPGRADE}"
+
+
+def _restored_value(value: str) -> str:
+    if value == K.PAUSED_DRIVER_UPGRADE:
+        return "true"
+    return value[: -len("_" + K.PAUSED_DRIVER_UPGRADE)] if value.endswith(K.PAUSED_DRIVER_UPGRADE) else value
+
+
+def set_paused(w: World, node: str, paused: bool) -> None:
+    """k8s-driver-manager's evict/reschedule of operands by rewriting deploy labels (§1.5)."""
+    labels = (w.node_obj(node) or {}).get("metadata", {}).get("labels", {})
+    change: dict[str, str | None] = {}
+    for operand in PAUSABLE:
+        key = K.DEPLOY_PREFIX + operand
+        if key in labels:
+            value = _paused_value(labels[key]) if paused else _restored_value(labels[key])
+            if value != labels[key]:
+                change[key] = value
+    if change:
+        w.set_labels(node, change, K.M_DRIVER_MANAGER)
+
+
+def driver_manager(w: World, node: NodeRun, run: PodRun, c: ContainerRun, now: float) -> Outcome:
+    """Evict operands, unload the old driver, restore operands — or fail if the driver is busy."""
+    if not run.entered:
+        run.entered = True
+        w.log(run.name, c.name, "Getting current value of the 'nvidia.com/gpu.deploy.operator-validator' node label")
+        if node.driver_loaded:
+            w.log(run.name, c.name, "Shutting down all GPU clients on the current node by disabling their component-specific nodeSelector labels")
+            set_paused(w, node.name, True)
+    if node.driver_loaded and any(k != "driver" for k in node.pods):
+        return ("wait", now + 2.0)
+    outcome = _elapsed(c, now, c.name)
+    if outcome[0] == "wait":
+        return outcome
+    if node.crash == "driver-in-use" and node.driver_loaded:
+        w.log(run.name, c.name, "Unloading NVIDIA driver kernel modules...")
+        w.log(run.name, c.name, "nvidia_modeset       1306624  0\nnvidia_uvm           1990656  4\nnvidia              56705024  89 nvidia_uvm,nvidia_modeset")
+        w.log(run.name, c.name, "Could not unload NVIDIA driver kernel modules, driver is in use")
+        set_paused(w, node.name, False)
+        return ("fail", 0.0)
+    if node.driver_loaded:
+        w.log(run.name, c.name, "Unloading NVIDIA driver kernel modules...")
+        node.driver_loaded = ""
+        node.markers.clear()
+    w.log(run.name, c.name, "Rescheduling all GPU clients on the current node by enabling their component-specific nodeSelector labels")
+    set_paused(w, node.name, False)
+    return ("done", 0.0)
+
+
+def driver_ctr(w: World, node: NodeRun, run: PodRun, c: ContainerRun, now: float) -> Outcome:
+    """Build and load the driver; after a breaking kernel update the headers are missing."""
+    if c.restarts == 0 or not run.entered:
+        run.entered = True
+        w.log(run.name, c.name, f"DRIVER_VERSION={run.driver_version}")
+        w.log(run.name, c.name, "Resolving Linux kernel version...")
+    if node.crash == "kernel-headers":
+        if now - (c.started_at or now) < 20:
+            return ("wait", (c.started_at or now) + 20)
+        w.log(run.name, c.name, "Installing Linux kernel headers...")
+        w.log(run.name, c.name, f"E: Unable to locate package linux-headers-{node.kernel}")
+        w.log(run.name, c.name, f"Could not install Linux kernel headers for kernel {node.kernel}")
+        w.log(run.name, c.name, "Stopping NVIDIA persistence daemon...")
+        return ("fail", 0.0)
+    outcome = _elapsed(c, now, c.name)
+    if outcome[0] == "done":
+        w.log(run.name, c.name, "Loading NVIDIA driver kernel modules... Done, now waiting for signal")
+        node.driver_loaded = run.driver_version
+        node.markers.add(".driver-ctr-ready")
+    return outcome
+
+
+def toolkit_ctr(w: World, node: NodeRun, run: PodRun, c: ContainerRun, now: float) -> Outcome:
+    outcome = _elapsed(c, now, c.name)
+    if outcome[0] == "done":
+        node.markers.add("toolkit-installed")
+    return outcome
+
+
+def cuda_validation(w: World, node: NodeRun, run: PodRun, c: ContainerRun, now: float) -> Outcome:
+    """Launch ``nvidia-cuda-validator-xxxxx`` and wait for it to succeed (§1.3)."""
+    from gputui.sim.operator import validatorpod
+
+    name = validatorpod.ensure(w, node, run, now)
+    pod = w.store.get("pods", name, w.ns)
+    if pod is not None and pod["status"].get("phase") == "Succeeded":
+        return ("done", 0.0)
+    return ("wait", now + 5.0)
+
+
+def ready_after(seconds: float, effect: str) -> Step:
+    """A main container that becomes ready after ``seconds`` and then publishes something."""
+    def step(w: World, node: NodeRun, run: PodRun, c: ContainerRun, now: float) -> Outcome:
+        due = (c.started_at or now) + seconds
+        if now < due:
+            return ("wait", due)
+        if effect == "validated":
+            w.log(run.name, c.name, "all validations are successful")
+        return ("done", 0.0)
+    return step
+
+
+INIT_STEPS: dict[str, Step] = {"k8s-driver-manager": driver_manager,
+                               "cuda-validation": cuda_validation}
+MAIN_STEPS: dict[str, Step] = {
+    "nvidia-driver-ctr": driver_ctr,
+    "nvidia-container-toolkit-ctr": toolkit_ctr,
+    "nvidia-device-plugin": ready_after(3.0, "plugin"),
+    "gpu-feature-discovery": ready_after(3.0, "gfd"),
+    "nvidia-dcgm-exporter": ready_after(8.0, "exporter"),
+    "nvidia-mig-manager": ready_after(3.0, "migmgr"),
+    "nvidia-operator-validator": ready_after(1.0, "validated"),
+}

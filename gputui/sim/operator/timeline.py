@@ -1,0 +1,114 @@
+"""The scenario timeline: faults and operator-like actions at emulated times."""
+
+from __future__ import annotations
+
+import logging
+from typing import Any
+
+from gputui.sim.operator import keys as K
+from gputui.sim.operator.world import World
+
+log = logging.getLogger(__name__)
+
+
+class Timeline:
+    """Plays ``scenario.timeline`` against the running cluster."""
+
+    def __init__(self, world: World, operator: Any):
+        self.w = world
+        self.op = operator
+        self.start = world.clock.now()
+
+    async def run(self) -> None:
+        for event in self.w.scenario.timeline:
+            delay = self.start + event.at - self.w.clock.now()
+            if delay > 0:
+                await self.w.clock.sleep(delay)
+            try:
+                self.apply(event.action, event.args)
+            except Exception:  # noqa: BLE001 - a bad fault must not stop the cluster
+                log.exception("timeline action %s failed", event.action)
+            self.w.mark(None, "all-nodes", "ds", "policy", "upgrade")
+
+    def apply(self, action: str, args: dict[str, Any]) -> None:
+        getattr(self, "do_" + action.replace("-", "_"))(args)
+
+    def do_kernel_update(self, args: dict[str, Any]) -> None:
+        """The pool's nodes reboot into a new kernel; the driver breaks unless told otherwise."""
+        for name in self.w.resolve(args):
+            self._reboot(name, str(args.get("kernel", "5.15.0-1075-gke")))
+            if args.get("breaksDriver", True):
+                self.w.nodes[name].crash = "kernel-headers"
+
+    def _reboot(self, name: str, kernel: str) -> None:
+        run = self.w.nodes[name]
+        run.kernel = kernel
+        run.markers.clear()
+        if not run.host_driver:
+            run.driver_loaded = ""
+        now = self.w.clock.now()
+        for pod in run.pods.values():
+            pod.step, pod.phase, pod.entered = 0, "Pending", False
+            for c in pod.init + pod.main:
+                if c.started_at is not None:
+                    c.restarts += 1
+                c.started_at = c.finished_at = c.crash_until = None
+                c.ready = False
+            pod.step_started = now
+
+        def change(obj: dict[str, Any]) -> None:
+            obj["metadata"]["labels"][K.NFD_KERNEL_FULL] = kernel
+            obj["status"]["nodeInfo"]["kernelVersion"] = kernel
+            obj["status"]["nodeInfo"]["bootID"] = f"{name}-{kernel}"
+            for res in list(obj["status"].get("allocatable", {})):
+                if res.startswith("nvidia.com/"):
+                    obj["status"]["allocatable"][res] = "0"
+        self.w.write_node(name, change, K.M_KUBELET)
+
+    def do_crashloop(self, args: dict[str, Any]) -> None:
+        reason = str(args.get("reason", "kernel-headers"))
+        for name in self.w.resolve(args):
+            run = self.w.nodes[name]
+            run.crash = reason
+            driver = run.pods.get("driver")
+            if reason == "kernel-headers" and driver is not None:
+                self._reboot(name, run.kernel)
+
+    def do_validator_stuck(self, args: dict[str, Any]) -> None:
+        for name in self.w.resolve(args):
+            self.w.nodes[name].validator_stuck = True
+
+    def do_xid(self, args: dict[str, Any]) -> None:
+        for name in self.w.resolve(args):
+            gpu = self.w.nodes[name].gpus[int(args.get("gpu", 0))]
+            gpu.xid = int(args.get("code", 79))
+            gpu.fallen = gpu.xid == 79
+
+    def do_mig_config(self, args: dict[str, Any]) -> None:
+        for name in self.w.resolve(args):
+            self.w.set_labels(name, {K.MIG_CONFIG: str(args["config"])}, "kubectl-label")
+
+    def do_mig_fail(self, args: dict[str, Any]) -> None:
+        for name in self.w.resolve(args):
+            self.w.nodes[name].mig_fail_next = True
+
+    def do_driver_version(self, args: dict[str, Any]) -> None:
+        def change(obj: dict[str, Any]) -> None:
+            obj["spec"].setdefault("driver", {})["version"] = str(args["version"])
+        self.w.store.mutate("clusterpolicies.nvidia.com", K.CLUSTER_POLICY_NAME, None, change,
+                            manager="kubectl-patch")
+
+    def do_upgrade_policy(self, args: dict[str, Any]) -> None:
+        def change(obj: dict[str, Any]) -> None:
+            obj["spec"].setdefault("driver", {}).setdefault("upgradePolicy", {}).update(args["policy"])
+        self.w.store.mutate("clusterpolicies.nvidia.com", K.CLUSTER_POLICY_NAME, None, change,
+                            manager="kubectl-patch")
+
+    def do_join(self, args: dict[str, Any]) -> None:
+        self.op.add_nodes(str(args["pool"]), int(args.get("count", 1)))
+
+    def do_cordon(self, args: dict[str, Any]) -> None:
+        for name in self.w.resolve(args):
+            def change(obj: dict[str, Any]) -> None:
+                obj["spec"]["unschedulable"] = True
+            self.w.write_node(name, change, "kubectl-cordon")

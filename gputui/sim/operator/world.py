@@ -1,0 +1,188 @@
+"""Shared state of the emulated GPU Operator stack and the small helpers every controller uses.
+
+Controllers are separate modules with one job each; they share this object rather than each
+other, so the order they run in is decided in one place (:mod:`gputui.sim.operator.core`).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import copy
+import ipaddress
+import threading
+from collections.abc import Callable
+from typing import Any
+
+from gputui.sim.clock import SimClock
+from gputui.sim.nodeside import NodeSide
+from gputui.sim.operator import keys as K
+from gputui.sim.operator.objects import node_event
+from gputui.sim.operator.runtime import NodeRun
+from gputui.sim.scenario import Pool, Scenario
+from gputui.sim.store import Store
+
+Obj = dict[str, Any]
+
+DEFAULT_POLICY_SPEC: Obj = {
+    "operator": {"defaultRuntime": "containerd", "initContainer": {}},
+    "daemonsets": {"priorityClassName": "system-node-critical", "updateStrategy": "RollingUpdate",
+                   "rollingUpdate": {"maxUnavailable": "1"},
+                   "tolerations": [dict(K.TOLERATION_GPU)]},
+    "driver": {"enabled": True, "useNvidiaDriverCRD": False, "usePrecompiled": False,
+               "kernelModuleType": "auto", "repository": "nvcr.io/nvidia", "image": "driver",
+               "version": "570.172.08", "imagePullPolicy": "IfNotPresent",
+               "manager": {"repository": "nvcr.io/nvidia/cloud-native",
+                           "image": "k8s-driver-manager", "version": "v0.12.0"},
+               "upgradePolicy": {"autoUpgrade": True, "maxParallelUpgrades": 1,
+                                 "maxUnavailable": "25%",
+                                 "waitForCompletion": {"timeoutSeconds": 0, "podSelector": ""},
+                                 "podDeletion": {"force": False, "timeoutSeconds": 300,
+                                                 "deleteEmptyDir": False},
+                                 "drain": {"enable": False, "force": False, "podSelector": "",
+                                           "timeoutSeconds": 300, "deleteEmptyDir": False}}},
+    "toolkit": {"enabled": True, "repository": "nvcr.io/nvidia/k8s", "image": "container-toolkit",
+                "version": "v1.18.0", "installDir": "/usr/local/nvidia"},
+    "devicePlugin": {"enabled": True, "repository": "nvcr.io/nvidia", "image": "k8s-device-plugin",
+                     "version": "v0.20.0", "config": {"name": "", "default": ""}},
+    "dcgm": {"enabled": False},
+    "dcgmExporter": {"enabled": True, "repository": "nvcr.io/nvidia/k8s", "image": "dcgm-exporter",
+                     "version": "4.6.0-4.8.3-distroless",
+                     "serviceMonitor": {"enabled": True, "interval": "15s"}},
+    "gfd": {"enabled": True, "repository": "nvcr.io/nvidia", "image": "k8s-device-plugin",
+            "version": "v0.20.0"},
+    "mig": {"strategy": "single"},
+    "migManager": {"enabled": True, "repository": "nvcr.io/nvidia/cloud-native",
+                   "image": "k8s-mig-manager", "version": "v0.15.0",
+                   "config": {"default": "all-disabled", "name": ""}},
+    "nodeStatusExporter": {"enabled": False},
+    "validator": {"repository": "nvcr.io/nvidia/cloud-native", "image": "gpu-operator-validator",
+                  "version": "v26.7.0", "plugin": {"env": [{"name": "WITH_WORKLOAD", "value": "false"}]}},
+    "sandboxWorkloads": {"enabled": False, "defaultWorkload": "container"},
+    "cdi": {"enabled": True, "default": False},
+    "psa": {"enabled": False},
+}
+
+
+def deep_merge(base: Obj, extra: Obj) -> Obj:
+    out = copy.deepcopy(base)
+    for key, value in extra.items():
+        if isinstance(value, dict) and isinstance(out.get(key), dict):
+            out[key] = deep_merge(out[key], value)
+        else:
+            out[key] = copy.deepcopy(value)
+    return out
+
+
+class World:
+    """Everything the controllers share: the store, the clock, the node-side state."""
+
+    def __init__(self, store: Store, clock: SimClock, nodeside: NodeSide, scenario: Scenario):
+        self.store, self.clock, self.nodeside, self.scenario = store, clock, nodeside, scenario
+        self.ns = scenario.namespace
+        self.nodes: dict[str, NodeRun] = {}
+        self.pools: dict[str, Pool] = {p.name: p for p in scenario.pools}
+        self.pool_members: dict[str, list[str]] = {p.name: [] for p in scenario.pools}
+        self.dirty: set[str] = set()
+        self.flags: set[str] = set()
+        self.wake: asyncio.Event | None = None
+        self.loop: asyncio.AbstractEventLoop | None = None
+        self.templates: dict[str, Obj] = {}
+        self.revisions: dict[str, tuple[str, int]] = {}
+        self.pod_index: dict[str, tuple[str, str]] = {}  # pod name -> (node, operand)
+        self._lock = threading.Lock()
+        self._event_seq = 0
+        self._ip_seq = 0
+        self.operator_pod = ""
+
+    # ------------------------------------------------------------ scheduling
+    def mark(self, node: str | None = None, *flags: str) -> None:
+        """Note work to do and wake the loop; safe from any thread (watch callbacks)."""
+        with self._lock:
+            if node:
+                self.dirty.add(node)
+            self.flags.update(flags)
+        if self.loop is not None and self.wake is not None:
+            try:
+                self.loop.call_soon_threadsafe(self.wake.set)
+            except RuntimeError:
+                pass
+
+    def take_dirty(self) -> tuple[set[str], set[str]]:
+        with self._lock:
+            dirty, flags = self.dirty, self.flags
+            self.dirty, self.flags = set(), set()
+        return dirty, flags
+
+    # ------------------------------------------------------------------ policy
+    def policy(self) -> Obj | None:
+        """The active ClusterPolicy: oldest creationTimestamp, name as tie-break (§2)."""
+        items, _ = self.store.list("clusterpolicies.nvidia.com")
+        if not items:
+            return None
+        return min(items, key=lambda p: (p["metadata"].get("creationTimestamp", ""),
+                                         p["metadata"]["name"]))
+
+    def policy_spec(self) -> Obj:
+        policy = self.policy()
+        return deep_merge(DEFAULT_POLICY_SPEC, (policy or {}).get("spec") or {}) if policy else {}
+
+    def upgrade_policy(self) -> Obj:
+        return ((self.policy_spec().get("driver") or {}).get("upgradePolicy")) or {}
+
+    def mig_strategy(self) -> str:
+        return str((self.policy_spec().get("mig") or {}).get("strategy", "single"))
+
+    def driver_version(self) -> str:
+        return str((self.policy_spec().get("driver") or {}).get("version", "570.172.08"))
+
+    # ---------------------------------------------------------------- helpers
+    def node_obj(self, name: str) -> Obj | None:
+        return self.store.get("nodes", name)
+
+    def write_node(self, name: str, change: Callable[[Obj], None], manager: str) -> Obj | None:
+        if self.store.get("nodes", name) is None:
+            return None
+        return self.store.mutate("nodes", name, None, change, manager=manager)
+
+    def set_labels(self, name: str, labels: dict[str, str | None], manager: str) -> None:
+        """Set (or, with ``None``, remove) node labels as ``manager``."""
+        def change(obj: Obj) -> None:
+            current = obj["metadata"].setdefault("labels", {})
+            for key, value in labels.items():
+                if value is None:
+                    current.pop(key, None)
+                else:
+                    current[key] = value
+        self.write_node(name, change, manager)
+
+    def event(self, node: str, reason: str, message: str, etype: str = "Normal",
+              component: str = "gpu-operator") -> None:
+        obj = self.node_obj(node)
+        with self._lock:
+            self._event_seq += 1
+            seq = self._event_seq
+        uid = (obj or {}).get("metadata", {}).get("uid", "")
+        self.store.create("events", node_event(node, uid, reason, message, self.clock.rfc3339(),
+                                               int(self.clock.now() * 1000) * 1000 + seq,
+                                               etype, component), manager=component)
+
+    def next_ip(self, base: str = "10.128.0.0") -> str:
+        with self._lock:
+            self._ip_seq += 1
+            return str(ipaddress.ip_address(base) + 10 + self._ip_seq)
+
+    def log(self, pod: str, container: str, line: str) -> None:
+        self.nodeside.log(self.ns, pod, container, f"{self.clock.rfc3339()} {line}")
+
+    def resolve(self, args: dict[str, Any]) -> list[str]:
+        """Node names from a timeline event's ``node`` (name or POOL/INDEX) or ``pool``."""
+        if args.get("node"):
+            ref = str(args["node"])
+            if "/" in ref:
+                pool, _, idx = ref.partition("/")
+                members = self.pool_members.get(pool, [])
+                return [members[int(idx)]] if idx.isdigit() and int(idx) < len(members) else []
+            return [ref] if ref in self.nodes else []
+        if args.get("pool"):
+            return list(self.pool_members.get(str(args["pool"]), []))
+        return []

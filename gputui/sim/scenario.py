@@ -1,0 +1,320 @@
+"""Scenarios: named YAML files describing an emulated cluster and a timeline of faults.
+
+A scenario file (``gputui/sim/scenarios/<name>.yaml``, shipped in the wheel) has::
+
+    summary: one line shown by ``gputui scenarios``
+    namespace: gpu-operator            # operator namespace
+    clusterPolicy: {present: true, spec: {...}}   # deep-merged over the Helm defaults
+    extraClusterPolicies: [name, ...]  # more ClusterPolicies (they become ``ignored``)
+    devicePluginConfig: {name: CM, default: KEY, data: {KEY: "<device-plugin v1 yaml>"}}
+    nodePools: [{name, prefix, count, gpu, gpusPerNode, migConfig, driver: operator|host,
+                 deviceConfig, kernel, os: {id, version}, converged, cordoned, labels}]
+    workloads: [{name, namespace, pool, count, gpus, labels, runSeconds, startedAgo, pdb,
+                 drainSkip}]
+    timeline: [{at: 30s, action: ACTION, ...fields}]
+
+Timeline actions (fields): ``kernel-update`` (pool, kernel, breaksDriver), ``crashloop``
+(pool|node, reason: kernel-headers|driver-in-use), ``validator-stuck`` (pool|node),
+``xid`` (node, gpu, code), ``mig-config`` (pool|node, config), ``mig-fail`` (pool|node),
+``driver-version`` (version), ``join`` (pool, count), ``cordon`` (node),
+``upgrade-policy`` (policy: fields merged into ``spec.driver.upgradePolicy``).
+A node reference is a node name or ``POOL/INDEX`` (``h100/0`` = first node of pool h100).
+
+Faults (``gputui sim --faults SPEC``) add timeline entries. SPEC is comma-separated
+``KIND:ARG[:ARG...]@TIME`` where TIME is ``30``, ``30s``, ``5m`` or ``1h`` (``@TIME``
+optional, default now)::
+
+    xid:NODE:GPU:CODE          e.g. xid:h100/0:3:79@30s
+    crashloop:POOL|NODE        kernel-headers crash loop of the driver container
+    driver-in-use:POOL|NODE    k8s-driver-manager "driver is in use" Init:CrashLoopBackOff
+    kernel:POOL:VERSION        kernel update that breaks the driver on that pool
+    validator-stuck:POOL|NODE  cuda-validation never finishes
+    mig:POOL|NODE:CONFIG       set nvidia.com/mig.config
+    mig-fail:POOL|NODE         the next MIG reconfiguration fails
+    driver:VERSION             set ClusterPolicy spec.driver.version
+    join:POOL:COUNT            COUNT new nodes join pool POOL
+    cordon:NODE                someone else cordons the node
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+from importlib import resources
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+from gputui.sim.operator.hardware import MODELS
+
+
+class ScenarioError(ValueError):
+    """A scenario that cannot be loaded; the message is one line naming the problem."""
+
+
+@dataclass(frozen=True)
+class Pool:
+    name: str
+    prefix: str
+    count: int
+    gpu: str
+    gpus_per_node: int = 8
+    mig_config: str | None = None
+    driver: str = "operator"
+    device_config: str | None = None
+    kernel: str = "5.15.0-1071-gke"
+    os_id: str = "ubuntu"
+    os_version: str = "22.04"
+    converged: bool = True
+    cordoned: int = 0
+    labels: dict[str, str] = field(default_factory=dict)
+
+
+@dataclass(frozen=True)
+class Workload:
+    name: str
+    pool: str | None
+    count: int = 1
+    gpus: int = 1
+    namespace: str = "default"
+    labels: dict[str, str] = field(default_factory=dict)
+    run_seconds: float | None = None
+    started_ago: float = 0.0
+    pdb: bool = False
+    drain_skip: bool = False
+    resource: str = "nvidia.com/gpu"
+
+
+@dataclass(frozen=True)
+class TimelineEvent:
+    at: float
+    action: str
+    args: dict[str, Any]
+
+
+@dataclass(frozen=True)
+class Scenario:
+    name: str
+    summary: str
+    namespace: str = "gpu-operator"
+    cluster_policy_present: bool = True
+    cluster_policy_spec: dict[str, Any] = field(default_factory=dict)
+    extra_cluster_policies: tuple[str, ...] = ()
+    device_plugin_config: dict[str, Any] | None = None
+    pools: tuple[Pool, ...] = ()
+    workloads: tuple[Workload, ...] = ()
+    timeline: tuple[TimelineEvent, ...] = ()
+
+
+ACTIONS: dict[str, set[str]] = {
+    "kernel-update": {"pool", "kernel", "breaksDriver"},
+    "crashloop": {"pool", "node", "reason"},
+    "validator-stuck": {"pool", "node"},
+    "xid": {"node", "gpu", "code"},
+    "mig-config": {"pool", "node", "config"},
+    "mig-fail": {"pool", "node"},
+    "driver-version": {"version"},
+    "join": {"pool", "count"},
+    "cordon": {"node"},
+    "upgrade-policy": {"policy"},
+}
+TOP_KEYS = {"summary", "namespace", "clusterPolicy", "extraClusterPolicies",
+            "devicePluginConfig", "nodePools", "workloads", "timeline"}
+POOL_KEYS = {"name": "name", "prefix": "prefix", "count": "count", "gpu": "gpu",
+             "gpusPerNode": "gpus_per_node", "migConfig": "mig_config", "driver": "driver",
+             "deviceConfig": "device_config", "kernel": "kernel", "converged": "converged",
+             "cordoned": "cordoned", "labels": "labels", "os": None}
+WORKLOAD_KEYS = {"name": "name", "pool": "pool", "count": "count", "gpus": "gpus",
+                 "namespace": "namespace", "labels": "labels", "runSeconds": "run_seconds",
+                 "startedAgo": "started_ago", "pdb": "pdb", "drainSkip": "drain_skip",
+                 "resource": "resource"}
+_DURATION = re.compile(r"^(\d+(?:\.\d+)?)([smhd]?)$")
+_UNITS = {"": 1, "s": 1, "m": 60, "h": 3600, "d": 86400}
+
+
+def parse_duration(value: Any, where: str) -> float:
+    """``30``, ``"30s"``, ``"5m"``, ``"1h"``, ``"2d"`` → seconds."""
+    match = _DURATION.match(str(value).strip())
+    if not match:
+        raise ScenarioError(f"{where}: bad duration {value!r} (use 30s, 5m, 1h)")
+    return float(match.group(1)) * _UNITS[match.group(2)]
+
+
+def _scenario_dir() -> Any:
+    return resources.files("gputui.sim") / "scenarios"
+
+
+def list_scenarios() -> list[tuple[str, str]]:
+    """(name, one-line summary) of every shipped scenario, sorted by name."""
+    found = []
+    for entry in _scenario_dir().iterdir():
+        if entry.name.endswith(".yaml"):
+            data = yaml.safe_load(entry.read_text()) or {}
+            found.append((entry.name[:-5], str(data.get("summary", "")).strip()))
+    return sorted(found)
+
+
+def load_scenario(name: str, faults: str | None = None) -> Scenario:
+    """Load a shipped scenario by name, or a YAML file by path, plus extra faults."""
+    path = Path(name)
+    if name.endswith((".yaml", ".yml")) and path.exists():
+        text, label = path.read_text(), path.stem
+    else:
+        entry = _scenario_dir() / f"{name}.yaml"
+        if not re.fullmatch(r"[a-z0-9][a-z0-9-]*", name) or not entry.is_file():
+            known = ", ".join(n for n, _ in list_scenarios())
+            raise ScenarioError(f"unknown scenario {name!r} (known: {known})")
+        text, label = entry.read_text(), name
+    try:
+        data = yaml.safe_load(text) or {}
+    except yaml.YAMLError as error:
+        raise ScenarioError(f"scenario {label}: invalid YAML: {str(error).splitlines()[0]}") from None
+    scenario = parse_scenario(label, data)
+    if faults:
+        extra = parse_faults(faults)
+        merged = sorted(scenario.timeline + tuple(extra), key=lambda e: e.at)
+        scenario = Scenario(**{**scenario.__dict__, "timeline": tuple(merged)})
+    return scenario
+
+
+def _check_keys(data: Any, allowed: set[str] | dict[str, Any], where: str) -> dict[str, Any]:
+    if not isinstance(data, dict):
+        raise ScenarioError(f"{where}: expected a mapping, got {type(data).__name__}")
+    for key in data:
+        if key not in allowed:
+            raise ScenarioError(f"{where}: unknown field {key!r}")
+    return data
+
+
+def parse_scenario(name: str, data: Any) -> Scenario:
+    """Validate a scenario mapping strictly: an unknown or mistyped field is an error."""
+    where = f"scenario {name}"
+    _check_keys(data, TOP_KEYS, where)
+    policy = _check_keys(data.get("clusterPolicy") or {}, {"present", "spec"},
+                         f"{where}: clusterPolicy")
+    pools = tuple(_pool(p, f"{where}: nodePools[{i}]")
+                  for i, p in enumerate(data.get("nodePools") or []))
+    pool_names = {p.name for p in pools}
+    if len(pool_names) != len(pools):
+        raise ScenarioError(f"{where}: nodePools: duplicate pool name")
+    workloads = tuple(_workload(w, f"{where}: workloads[{i}]", pool_names)
+                      for i, w in enumerate(data.get("workloads") or []))
+    timeline = tuple(sorted((_event(e, f"{where}: timeline[{i}]")
+                             for i, e in enumerate(data.get("timeline") or [])),
+                            key=lambda e: e.at))
+    dp = data.get("devicePluginConfig")
+    if dp is not None:
+        _check_keys(dp, {"name", "default", "data"}, f"{where}: devicePluginConfig")
+    return Scenario(
+        name=name, summary=str(data.get("summary", "")),
+        namespace=str(data.get("namespace", "gpu-operator")),
+        cluster_policy_present=bool(policy.get("present", True)),
+        cluster_policy_spec=dict(policy.get("spec") or {}),
+        extra_cluster_policies=tuple(data.get("extraClusterPolicies") or ()),
+        device_plugin_config=dp, pools=pools, workloads=workloads, timeline=timeline)
+
+
+def _typed(value: Any, kind: type | tuple[type, ...], where: str) -> Any:
+    if not isinstance(value, kind) or (kind is int and isinstance(value, bool)):
+        raise ScenarioError(f"{where}: expected {getattr(kind, '__name__', kind)}, got {value!r}")
+    return value
+
+
+def _pool(data: Any, where: str) -> Pool:
+    _check_keys(data, POOL_KEYS, where)
+    for required in ("name", "prefix", "count", "gpu"):
+        if required not in data:
+            raise ScenarioError(f"{where}: missing field {required!r}")
+    if data["gpu"] not in MODELS:
+        raise ScenarioError(f"{where}: unknown gpu {data['gpu']!r} (known: {', '.join(MODELS)})")
+    if data.get("driver", "operator") not in ("operator", "host"):
+        raise ScenarioError(f"{where}: driver must be operator or host")
+    kwargs: dict[str, Any] = {}
+    for key, attr in POOL_KEYS.items():
+        if key in data and attr:
+            kwargs[attr] = data[key]
+    for attr in ("count", "gpus_per_node", "cordoned"):
+        if attr in kwargs:
+            _typed(kwargs[attr], int, f"{where}: {attr}")
+    os_info = _check_keys(data.get("os") or {}, {"id", "version"}, f"{where}: os")
+    if os_info:
+        kwargs["os_id"] = str(os_info.get("id", "ubuntu"))
+        kwargs["os_version"] = str(os_info.get("version", "22.04"))
+    kwargs["labels"] = {str(k): str(v) for k, v in (kwargs.get("labels") or {}).items()}
+    return Pool(**kwargs)
+
+
+def _workload(data: Any, where: str, pools: set[str]) -> Workload:
+    _check_keys(data, WORKLOAD_KEYS, where)
+    if "name" not in data:
+        raise ScenarioError(f"{where}: missing field 'name'")
+    if data.get("pool") is not None and data["pool"] not in pools:
+        raise ScenarioError(f"{where}: unknown pool {data['pool']!r}")
+    kwargs = {attr: data[key] for key, attr in WORKLOAD_KEYS.items() if key in data}
+    for attr in ("count", "gpus"):
+        if attr in kwargs:
+            _typed(kwargs[attr], int, f"{where}: {attr}")
+    for attr in ("run_seconds", "started_ago"):
+        if kwargs.get(attr) is not None:
+            kwargs[attr] = parse_duration(kwargs[attr], f"{where}: {attr}")
+    kwargs.setdefault("pool", None)
+    kwargs["labels"] = {str(k): str(v) for k, v in (kwargs.get("labels") or {}).items()}
+    return Workload(**kwargs)
+
+
+def _event(data: Any, where: str) -> TimelineEvent:
+    if not isinstance(data, dict) or "action" not in data:
+        raise ScenarioError(f"{where}: expected a mapping with an 'action'")
+    action = data["action"]
+    if action not in ACTIONS:
+        raise ScenarioError(f"{where}: unknown action {action!r} (known: {', '.join(ACTIONS)})")
+    _check_keys(data, ACTIONS[action] | {"at", "action"}, f"{where} ({action})")
+    args = {k: v for k, v in data.items() if k not in ("at", "action")}
+    return TimelineEvent(parse_duration(data.get("at", 0), f"{where}: at"), action, args)
+
+
+_FAULTS: dict[str, tuple[str, tuple[str, ...]]] = {
+    "xid": ("xid", ("node", "gpu", "code")),
+    "crashloop": ("crashloop", ("target",)),
+    "driver-in-use": ("crashloop", ("target",)),
+    "kernel": ("kernel-update", ("pool", "kernel")),
+    "validator-stuck": ("validator-stuck", ("target",)),
+    "mig": ("mig-config", ("target", "config")),
+    "mig-fail": ("mig-fail", ("target",)),
+    "driver": ("driver-version", ("version",)),
+    "join": ("join", ("pool", "count")),
+    "cordon": ("cordon", ("node",)),
+}
+
+
+def parse_faults(spec: str) -> list[TimelineEvent]:
+    """Parse a ``--faults`` SPEC (grammar in the module docstring) into timeline events."""
+    events = []
+    for item in filter(None, (part.strip() for part in spec.split(","))):
+        body, _, when = item.partition("@")
+        kind, *values = body.split(":")
+        if kind not in _FAULTS:
+            raise ScenarioError(f"fault {item!r}: unknown kind {kind!r} (known: {', '.join(_FAULTS)})")
+        action, names = _FAULTS[kind]
+        if len(values) != len(names):
+            raise ScenarioError(f"fault {item!r}: expected {kind}:{':'.join(n.upper() for n in names)}")
+        args: dict[str, Any] = {}
+        for key, value in zip(names, values):
+            if key == "target":
+                args["pool" if "/" not in value and not _looks_like_node(value) else "node"] = value
+            elif key in ("gpu", "code", "count"):
+                if not value.isdigit():
+                    raise ScenarioError(f"fault {item!r}: {key} must be a number")
+                args[key] = int(value)
+            else:
+                args[key] = value
+        if kind == "driver-in-use":
+            args["reason"] = "driver-in-use"
+        events.append(TimelineEvent(parse_duration(when or 0, f"fault {item!r}"), action, args))
+    return events
+
+
+def _looks_like_node(value: str) -> bool:
+    """Full node names contain several dashes; pool names in scenarios are short words."""
+    return value.count("-") >= 3
