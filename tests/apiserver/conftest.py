@@ -104,7 +104,7 @@ def seed_cluster_policy(store: Store) -> None:
 
 def http(cluster: EmulatedCluster, method: str, path: str, body: Any = None,
          content_type: str = "application/json",
-         headers: dict[str, str] | None = None) -> tuple[int, Any]:
+         headers: dict[str, str] | None = None, text: bool = False) -> tuple[int, Any]:
     """A raw HTTP call (status, decoded JSON or text) for what typed clients cannot send."""
     import urllib.error
     import urllib.request
@@ -118,6 +118,8 @@ def http(cluster: EmulatedCluster, method: str, path: str, body: Any = None,
             status, payload = response.status, response.read()
     except urllib.error.HTTPError as error:
         status, payload = error.code, error.read()
+    if text:
+        return status, payload.decode()
     try:
         return status, json.loads(payload)
     except ValueError:

@@ -8,6 +8,7 @@ Running and Ready, and a pod that is not running can always be evicted, as on a 
 from __future__ import annotations
 
 import math
+from datetime import datetime
 from typing import Any
 
 from gputui.sim.apiserver.common import ApiContext, success_status
@@ -16,6 +17,7 @@ from gputui.sim.selectors import parse_label_selector
 from gputui.sim.store import Obj
 
 _EVICTION_VERSIONS = ("policy/v1", "policy/v1beta1")
+DISRUPTION_MEMORY_S = 120.0
 
 
 def _selector_matches(selector: dict[str, Any] | None, labels: dict[str, str]) -> bool:
@@ -51,11 +53,35 @@ def _resolve(value: Any, total: int) -> int:
     return int(value)
 
 
-def disruptions_allowed(pdb: Obj, pods: list[Obj]) -> tuple[int, int, int]:
+def _recent_disruptions(pdb: Obj, now: float) -> set[str]:
+    """Pods this budget recently let go (``status.disruptedPods``), younger than 2 minutes.
+
+    Like the real server, an eviction records the pod there; until its workload controller
+    replaces it, the pod still counts as expected but not healthy, so the budget stays spent.
+    """
+    recent: set[str] = set()
+    for name, stamp in ((pdb.get("status") or {}).get("disruptedPods") or {}).items():
+        moment = _parse(stamp)
+        if moment is None or now - moment < DISRUPTION_MEMORY_S:
+            recent.add(name)
+    return recent
+
+
+def _parse(stamp: Any) -> float | None:
+    try:
+        return datetime.fromisoformat(str(stamp).replace("Z", "+00:00")).timestamp()
+    except ValueError:
+        return None
+
+
+def disruptions_allowed(pdb: Obj, pods: list[Obj], now: float) -> tuple[int, int, int]:
     """(allowed disruptions, healthy needed, healthy now) for a budget over ``pods``."""
     spec = pdb.get("spec") or {}
-    expected = len(pods)
-    current = sum(1 for pod in pods if healthy(pod))
+    disrupted = _recent_disruptions(pdb, now)
+    names = {(p.get("metadata") or {}).get("name") for p in pods}
+    expected = len(pods) + len(disrupted - names)
+    current = sum(1 for pod in pods if healthy(pod)
+                  and (pod.get("metadata") or {}).get("name") not in disrupted)
     if spec.get("maxUnavailable") is not None:
         max_unavailable = _resolve(spec["maxUnavailable"], expected)
         needed = max(expected - max_unavailable, 0)
@@ -73,8 +99,11 @@ def _budget_refusal(pdb: Obj, needed: int, current: int) -> ApiError:
                                             f"healthy pods and has {current} currently"}]})
 
 
-def check_budgets(ctx: ApiContext, pod: Obj) -> None:
-    """Raise 429 when a matching budget has no disruption left, 500 with several budgets."""
+def check_budgets(ctx: ApiContext, pod: Obj) -> Obj | None:
+    """The budget that covers ``pod`` (``None`` if none applies).
+
+    Raises 429 when that budget has no disruption left, 500 when several budgets match.
+    """
     metadata = pod.get("metadata") or {}
     namespace = metadata.get("namespace") or ""
     labels = metadata.get("labels") or {}
@@ -82,7 +111,7 @@ def check_budgets(ctx: ApiContext, pod: Obj) -> None:
     matching = [b for b in budgets if _selector_matches((b.get("spec") or {}).get("selector"),
                                                         labels)]
     if not matching or not healthy(pod):
-        return
+        return None
     if len(matching) > 1:
         raise ApiError(500, "InternalError", "This pod has more than one PodDisruptionBudget, "
                        "which the eviction subresource does not support.")
@@ -91,9 +120,23 @@ def check_budgets(ctx: ApiContext, pod: Obj) -> None:
     selector = (pdb.get("spec") or {}).get("selector")
     covered = [p for p in pods
                if _selector_matches(selector, (p.get("metadata") or {}).get("labels") or {})]
-    allowed, needed, current = disruptions_allowed(pdb, covered)
+    allowed, needed, current = disruptions_allowed(pdb, covered, ctx.store.clock.now())
     if allowed <= 0:
         raise _budget_refusal(pdb, needed, current)
+    return pdb
+
+
+def _record_disruption(ctx: ApiContext, pdb: Obj, pod_name: str) -> None:
+    """Note the evicted pod in the budget's status, as the real eviction handler does."""
+    metadata = pdb.get("metadata") or {}
+
+    def change(obj: Obj) -> None:
+        status = obj.setdefault("status", {})
+        status.setdefault("disruptedPods", {})[pod_name] = ctx.store.clock.rfc3339()
+        status["disruptionsAllowed"] = max(int(status.get("disruptionsAllowed") or 1) - 1, 0)
+
+    ctx.store.mutate("poddisruptionbudgets.policy", metadata.get("name", ""),
+                     metadata.get("namespace"), change, manager="kube-apiserver")
 
 
 def evict(ctx: ApiContext, namespace: str, name: str, body: Any,
@@ -109,10 +152,12 @@ def evict(ctx: ApiContext, namespace: str, name: str, body: Any,
     if body_name and body_name != name:
         raise bad_request("name in URL does not match name in Eviction object")
     pod = ctx.store.require("pods", name, namespace)
-    check_budgets(ctx, pod)
+    budget = check_budgets(ctx, pod)
     options = body.get("deleteOptions") or {}
     dry_run = dry_run or "All" in (options.get("dryRun") or [])
     ctx.store.delete("pods", name, namespace, dry_run=dry_run)
     if not dry_run:
         ctx.nodeside.forget_pod(namespace, name)
+        if budget is not None:
+            _record_disruption(ctx, budget, name)
     return success_status(201)

@@ -13,7 +13,9 @@ from aiohttp import web
 from gputui.sim.apiserver.common import json_response
 from gputui.sim.apiserver.discovery import VERSION_INFO
 
-PROTOBUF_TYPE = "application/com.github.proto-openapi.spec.v2@v1.0+protobuf"
+# kubectl asks for application/com.github.proto-openapi.spec.v2@v1.0+protobuf, but Go's
+# mime parser rejects the '@' in a response Content-Type; real servers answer octet-stream.
+PROTOBUF_TYPE = "application/octet-stream"
 
 
 def _field(number: int, payload: bytes) -> bytes:
