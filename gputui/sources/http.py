@@ -199,6 +199,8 @@ def _reason(error: BaseException) -> str:
         break
     if isinstance(inner, ConnectionRefusedError) or "Connection refused" in str(inner):
         return "connection refused"
+    if "RemoteDisconnected" in repr(inner) or "Connection aborted" in str(inner):
+        return "connection closed by the server"
     if "timed out" in str(inner).lower():
         return "timed out"
     text = str(inner).split(": ", 1)[-1] if ": " in str(inner) else str(inner)

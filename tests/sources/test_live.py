@@ -1,0 +1,226 @@
+"""The live list+watch source through real HTTP: updates, resilience, 403, stop."""
+
+from __future__ import annotations
+
+import socket
+import threading
+import time
+from collections.abc import Callable, Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+import gputui.sources.reflector as reflector_module
+from gputui.sim.cluster import EmulatedCluster
+from gputui.sources.base import Connection, SourceStatus
+from gputui.sources.kube import KubeSource
+from gputui.sources.kubeconfig import load_target
+from tests.sources.helpers import RecordingBuilder, cluster_policy, node, pod, wait_for
+
+NS = "gpu-operator"
+Started = tuple[KubeSource, RecordingBuilder, list[Any], list[SourceStatus]]
+
+
+@pytest.fixture
+def start_source(kubeconfig: Path) -> Iterator[Callable[..., Started]]:
+    sources: list[KubeSource] = []
+
+    def start(path: Path = kubeconfig, **options: Any) -> Started:
+        builder = RecordingBuilder()
+        settings: dict[str, Any] = {"coalesce": 0.05, "rebuild_every": 60,
+                                    "watch_timeout": 5, "backoff_cap": 0.3}
+        settings.update(options)
+        source = KubeSource(load_target(str(path)), builder=builder, **settings)
+        snapshots: list[Any] = []
+        statuses: list[SourceStatus] = []
+        source.start(snapshots.append, statuses.append)
+        sources.append(source)
+        return source, builder, snapshots, statuses
+
+    yield start
+    for source in sources:
+        source.stop()
+
+
+@pytest.fixture
+def list_calls(monkeypatch: pytest.MonkeyPatch) -> list[str]:
+    """Names of the feeds listed (a relist shows up here; a resumed watch does not)."""
+    calls: list[str] = []
+    original = reflector_module.list_feed
+
+    def counting(http: Any, feed: Any) -> Any:
+        calls.append(feed.name)
+        return original(http, feed)
+
+    monkeypatch.setattr(reflector_module, "list_feed", counting)
+    return calls
+
+
+def seed(cluster: EmulatedCluster, nodes: int = 3) -> None:
+    for i in range(nodes):
+        cluster.store.create("nodes", node(f"gpu-{i}"))
+    cluster.store.create("clusterpolicies.nvidia.com", cluster_policy(NS))
+    cluster.store.create("pods", pod(NS, "nvidia-driver-daemonset-a", "gpu-0",
+                                     labels={"app": "nvidia-driver-daemonset"}))
+
+
+def set_label(cluster: EmulatedCluster, name: str, key: str, value: str) -> None:
+    cluster.store.mutate("nodes", name, None,
+                         lambda n: n["metadata"]["labels"].update({key: value}))
+
+
+def label(builder: RecordingBuilder, name: str, key: str) -> str | None:
+    found = builder.last.nodes.get(name)
+    return None if found is None else found["metadata"]["labels"].get(key)
+
+
+def test_snapshot_after_sync_then_watch_updates(cluster: EmulatedCluster,
+                                                start_source: Callable[..., Started]) -> None:
+    seed(cluster)
+    source, builder, snapshots, _ = start_source()
+    wait_for(lambda: snapshots, what="first snapshot")
+    first, changed = builder.calls[0]
+    assert changed is None  # the first build is a full one
+    assert sorted(first.nodes) == ["gpu-0", "gpu-1", "gpu-2"]
+    assert first.operator_namespace == NS and (NS, "nvidia-driver-daemonset-a") in first.pods
+    assert source.status().connection is Connection.LIVE and source.status().last_update > 0
+
+    set_label(cluster, "gpu-1", "nvidia.com/mig.config.state", "pending")
+    wait_for(lambda: label(builder, "gpu-1", "nvidia.com/mig.config.state") == "pending")
+    assert builder.calls[-1][1] == frozenset({"gpu-1"})  # cost follows the change
+    assert "nvidia.com/mig.config.state" in builder.last.label_times["gpu-1"]
+
+    cluster.store.create("pods", pod("ml", "train", "gpu-2", gpus=8))
+    wait_for(lambda: ("ml", "train") in builder.last.pods)
+    assert builder.calls[-1][1] == frozenset({"gpu-2"})
+
+    cluster.store.delete("nodes", "gpu-0")
+    wait_for(lambda: "gpu-0" not in builder.last.nodes)
+
+
+def test_bursts_are_coalesced(cluster: EmulatedCluster,
+                              start_source: Callable[..., Started]) -> None:
+    seed(cluster)
+    _, builder, snapshots, _ = start_source()
+    wait_for(lambda: snapshots)
+    before = builder.count()
+    for i in range(200):
+        set_label(cluster, f"gpu-{i % 3}", "burst", str(i))
+    wait_for(lambda: label(builder, "gpu-1", "burst") == "199")
+    assert builder.count() - before < 100
+
+
+def test_restart_resumes_the_watch(cluster: EmulatedCluster, restart: Any,
+                                   start_source: Callable[..., Started],
+                                   list_calls: list[str]) -> None:
+    """API server gone mid-watch: stale + reconnecting, then resume from resourceVersion."""
+    seed(cluster)
+    source, builder, snapshots, statuses = start_source()
+    wait_for(lambda: snapshots)
+    lists_before = len(list_calls)
+    cluster.stop()
+    status = wait_for(lambda: source.status().connection is Connection.RECONNECTING
+                      and "connection refused" in source.status().message
+                      and source.status(), what="reconnecting")
+    assert status.stale_since > 0 and status.message.endswith("; retrying")
+    set_label(cluster, "gpu-1", "while-down", "yes")
+    restart(cluster)
+    wait_for(lambda: label(builder, "gpu-1", "while-down") == "yes", what="missed change")
+    wait_for(lambda: source.status().connection is Connection.LIVE)
+    assert source.status().stale_since == 0
+    assert len(list_calls) == lists_before  # resumed, not relisted
+    assert any(s.connection is Connection.RECONNECTING for s in statuses)
+
+
+def test_expired_watch_relists(cluster: EmulatedCluster, restart: Any,
+                               start_source: Callable[..., Started],
+                               list_calls: list[str]) -> None:
+    """A resourceVersion the server no longer keeps (410 Gone) leads to a fresh list."""
+    seed(cluster)
+    source, builder, snapshots, _ = start_source()
+    wait_for(lambda: snapshots)
+    cluster.stop()
+    wait_for(lambda: source.status().connection is Connection.RECONNECTING)
+    cluster.store.delete("nodes", "gpu-2")
+    set_label(cluster, "gpu-1", "after-compaction", "yes")
+    cluster.store.compact()
+    restart(cluster)
+    wait_for(lambda: label(builder, "gpu-1", "after-compaction") == "yes")
+    assert "gpu-2" not in builder.last.nodes
+    assert list_calls.count("nodes") == 2
+
+
+def test_forbidden_feed_is_reported_and_the_rest_works(
+        cluster: EmulatedCluster, forbidden_paths: set[str],
+        start_source: Callable[..., Started]) -> None:
+    seed(cluster)
+    forbidden_paths.add("/api/v1/events")
+    source, builder, snapshots, _ = start_source()
+    wait_for(lambda: snapshots)
+    status = source.status()
+    assert status.connection is Connection.LIVE and status.forbidden == ("events",)
+    assert "forbidden: events" in status.message
+    assert builder.last.forbidden == frozenset({"events"}) and len(builder.last.nodes) == 3
+
+
+def test_namespace_found_later_from_the_cluster_policy(
+        cluster: EmulatedCluster, start_source: Callable[..., Started]) -> None:
+    cluster.store.create("nodes", node("gpu-0"))
+    _, builder, snapshots, _ = start_source()
+    wait_for(lambda: snapshots)
+    assert builder.last.operator_namespace is None and not builder.last.pods
+    cluster.store.create("pods", pod(NS, "nvidia-operator-validator-x", "gpu-0"))
+    cluster.store.create("clusterpolicies.nvidia.com", cluster_policy(NS))
+    wait_for(lambda: (NS, "nvidia-operator-validator-x") in builder.last.pods)
+    assert builder.last.operator_namespace == NS
+
+
+def test_server_down_at_start_then_up(tmp_path: Path,
+                                      start_source: Callable[..., Started]) -> None:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        port = sock.getsockname()[1]
+    later = EmulatedCluster(run_controllers=False, port=port)
+    path = later.write_kubeconfig(tmp_path / "kc")
+    source, _, snapshots, _ = start_source(path)
+    status = wait_for(lambda: source.status().message and source.status())
+    assert status.connection is Connection.CONNECTING and "connection refused" in status.message
+    later.start()
+    try:
+        later.store.create("nodes", node("gpu-0"))
+        wait_for(lambda: snapshots, what="snapshot after the server came up")
+        assert source.status().connection is Connection.LIVE
+    finally:
+        source.stop()
+        later.stop()
+
+
+def test_stop_returns_promptly(cluster: EmulatedCluster,
+                               start_source: Callable[..., Started]) -> None:
+    seed(cluster)
+    source, _, snapshots, _ = start_source(watch_timeout=300)
+    wait_for(lambda: snapshots)
+    began = time.monotonic()
+    source.stop()
+    assert time.monotonic() - began < 3.0
+    assert not [t for t in threading.enumerate() if t.name.startswith("gputui-feed")
+                and t.is_alive()]
+
+
+def test_pod_log_and_events(cluster: EmulatedCluster,
+                            start_source: Callable[..., Started]) -> None:
+    seed(cluster)
+    cluster.nodeside.log(NS, "nvidia-driver-daemonset-a", "main", "loading nvidia.ko")
+    cluster.nodeside.log(NS, "nvidia-driver-daemonset-a", "main", "done")
+    for i, reason in enumerate(["Pulled", "BackOff"]):
+        cluster.store.create("events", {
+            "metadata": {"name": f"ev{i}", "namespace": NS},
+            "involvedObject": {"kind": "Pod", "name": "nvidia-driver-daemonset-a",
+                               "namespace": NS},
+            "reason": reason, "lastTimestamp": f"2026-11-29T10:0{i}:00Z"})
+    source, _, _, _ = start_source()
+    assert source.pod_log(NS, "nvidia-driver-daemonset-a", "main")[-2:] == [
+        "loading nvidia.ko", "done"]
+    events = source.pod_events(NS, "nvidia-driver-daemonset-a")
+    assert [e["reason"] for e in events] == ["Pulled", "BackOff"]

@@ -1,0 +1,79 @@
+"""Reduction on arrival: what is dropped, what is kept, and label-change times."""
+
+from __future__ import annotations
+
+from gputui.sources.reduce import (
+    gpu_request,
+    label_times,
+    parse_time,
+    reduce_gpu_pod,
+    reduce_node,
+    reduce_operator_pod,
+)
+from tests.sources.helpers import node, pod
+
+MANAGED = [
+    {"manager": "nvidia-mig-manager", "operation": "Update", "time": "2026-11-29T10:00:00Z",
+     "fieldsV1": {"f:metadata": {"f:labels": {"f:nvidia.com/mig.config.state": {}}}}},
+    {"manager": "gpu-operator", "operation": "Update", "time": "2026-11-29T11:00:00Z",
+     "fieldsV1": {"f:metadata": {"f:labels": {"f:nvidia.com/gpu.present": {},
+                                              "f:nvidia.com/mig.config.state": {}}},
+                  "f:spec": {"f:unschedulable": {}}}},
+    {"manager": "kubelet", "operation": "Update", "time": "2026-11-29T12:00:00Z",
+     "fieldsV1": {"f:status": {"f:conditions": {}}}},
+]
+
+
+def test_label_times_take_the_latest_owner() -> None:
+    raw = node("n1")
+    raw["metadata"]["managedFields"] = MANAGED
+    times = label_times(raw)
+    assert times == {"nvidia.com/mig.config.state": parse_time("2026-11-29T11:00:00Z"),
+                     "nvidia.com/gpu.present": parse_time("2026-11-29T11:00:00Z")}
+
+
+def test_node_reduction_drops_managed_fields_and_images() -> None:
+    raw = node("n1")
+    raw["metadata"]["managedFields"] = MANAGED
+    reduced, times = reduce_node(raw)
+    assert "managedFields" not in reduced["metadata"]
+    assert "images" not in reduced["status"]
+    assert reduced["status"]["nodeInfo"] == {"kernelVersion": "6.8.0"}
+    assert set(times) == {"nvidia.com/mig.config.state", "nvidia.com/gpu.present"}
+    assert "managedFields" in raw["metadata"] and "images" in raw["status"]  # input untouched
+
+
+def test_gpu_pods_kept_small_and_others_dropped() -> None:
+    assert reduce_gpu_pod(pod("ml", "cpu-only", "n1")) is None
+    raw = pod("ml", "train", "n1", gpus=2)
+    raw["spec"]["containers"][0]["resources"]["requests"] = {"cpu": "2",
+                                                             "nvidia.com/mig-1g.10gb": "1"}
+    reduced = reduce_gpu_pod(raw)
+    assert reduced is not None
+    spec = reduced[0]["spec"]
+    assert spec["nodeName"] == "n1"
+    assert spec["containers"] == [{"name": "main", "resources": {
+        "requests": {"nvidia.com/mig-1g.10gb": "1"}, "limits": {"nvidia.com/gpu": "2"}}}]
+    assert "volumes" not in spec  # hostPath volumes do not matter, emptyDir ones do
+
+
+def test_gpu_request_sees_mig_and_init_containers() -> None:
+    raw = pod("ml", "p", "n1")
+    raw["spec"]["initContainers"] = [{"name": "i", "resources": {
+        "limits": {"nvidia.com/mig-3g.40gb": "1"}}}]
+    assert gpu_request(raw)
+
+
+def test_operator_pod_keeps_status_and_env_but_not_mounts() -> None:
+    raw = pod("gpu-operator", "nvidia-driver-daemonset-x", "n1",
+              labels={"app": "nvidia-driver-daemonset"})
+    raw["spec"]["containers"][0]["env"] = [{"name": "DRIVER_CONFIG_DIGEST", "value": "abc"}]
+    raw["status"]["containerStatuses"] = [{"name": "main", "ready": False, "restartCount": 12,
+                                           "imageID": "sha256:x",
+                                           "state": {"waiting": {"reason": "CrashLoopBackOff"}}}]
+    reduced, _ = reduce_operator_pod(raw)
+    container = reduced["spec"]["containers"][0]
+    assert container["env"][0]["value"] == "abc" and "volumeMounts" not in container
+    status = reduced["status"]["containerStatuses"][0]
+    assert status["restartCount"] == 12 and "imageID" not in status
+    assert reduced["metadata"]["labels"] == {"app": "nvidia-driver-daemonset"}
