@@ -108,7 +108,9 @@ def _container(spec_name: str, status: Mapping[str, Any] | None, init: bool) -> 
     kind = next((k for k in ("waiting", "running", "terminated") if k in state), "unknown")
     detail = kube.sub(state, kind)
     exit_code = detail.get("exitCode") if kind == "terminated" else last.get("exitCode")
-    message = str(detail.get("message") or last.get("message") or "")
+    # while waiting (CrashLoopBackOff) the useful text is the last run's termination message
+    first, second = (last, detail) if kind == "waiting" else (detail, last)
+    message = str(first.get("message") or second.get("message") or "")
     return ContainerInfo(
         name=spec_name, init=init, state=kind, reason=str(detail.get("reason", "")),
         message=message, exit_code=int(exit_code) if isinstance(exit_code, int) else None,

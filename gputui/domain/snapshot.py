@@ -51,7 +51,9 @@ class _Shared:
 def _group_pods(pods: Mapping[tuple[str, str], JsonDict]) -> dict[str, list[JsonDict]]:
     grouped: dict[str, list[JsonDict]] = {}
     for pod in pods.values():
-        node = kube.sub(pod, "spec").get("nodeName")
+        spec = kube.sub(pod, "spec")
+        # pods pinned by hostname selector (the CUDA validator) count for that node too
+        node = spec.get("nodeName") or kube.sub(spec, "nodeSelector").get("kubernetes.io/hostname")
         if node:
             grouped.setdefault(str(node), []).append(pod)
     return grouped
