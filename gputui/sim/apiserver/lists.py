@@ -8,6 +8,7 @@ sorted snapshot from the last key in a stable continue token.
 from __future__ import annotations
 
 import base64
+import bisect
 import json
 from typing import Any
 
@@ -60,7 +61,7 @@ def page(items: list[Obj], rv: int, request: web.Request) -> tuple[list[Obj], di
     token = request.query.get("continue")
     if token:
         list_rv, start = decode_continue(token)
-        items = [obj for obj in items if _key(obj) > start]
+        items = items[bisect.bisect_right(items, start, key=_key):]
     limit = int_param(request, "limit")
     metadata: dict[str, Any] = {"resourceVersion": list_rv}
     if limit is not None and limit > 0 and len(items) > limit:
