@@ -1,0 +1,189 @@
+"""Driver upgrade: the §4.5 slot formula and per-node wait reasons (§4.4)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+
+from gputui.domain.snapshot import SnapshotBuilder
+from gputui.domain.upgrade import compute_slots, resolve_max_unavailable
+from tests.domain import factory as f
+
+
+@pytest.mark.parametrize(("raw", "total", "expected"), [
+    ("25%", 4, 1), ("25%", 5, 2), ("25%", 1, 1), ("10%", 30, 3), ("10%", 31, 4),
+    ("100%", 7, 7), ("2", 10, 2), ("0%", 10, 0),
+])
+def test_max_unavailable_percent_rounds_up(raw: str, total: int, expected: int) -> None:
+    assert resolve_max_unavailable(raw, total) == expected
+
+
+def test_failed_nodes_consume_parallel_slots() -> None:
+    states = {"a": "upgrade-failed", "b": "wait-for-jobs-required", "c": "upgrade-required",
+              "d": "upgrade-required", "e": "upgrade-done"}
+    slots = compute_slots(states, [], max_parallel=2, max_unavailable_raw="100%")
+    assert slots.total == 5 and slots.in_progress == 2 and slots.available == 0
+
+
+def test_unlimited_parallel_offers_every_required_node() -> None:
+    states = {n: "upgrade-required" for n in "abcd"} | {"e": "upgrade-done"}
+    slots = compute_slots(states, [], max_parallel=0, max_unavailable_raw="100%")
+    assert slots.available == 4
+
+
+def test_unavailable_at_limit_gives_zero_slots() -> None:
+    states = {n: "upgrade-required" for n in "abcdefgh"}
+    slots = compute_slots(states, ["a", "b"], max_parallel=4, max_unavailable_raw="25%")
+    assert slots.max_unavailable == 2 and slots.unavailable == 2 and slots.available == 0
+
+
+def test_slots_trimmed_to_max_unavailable() -> None:
+    states = {n: "upgrade-required" for n in "abcdefgh"}
+    slots = compute_slots(states, ["a"], max_parallel=4, max_unavailable_raw="50%")
+    assert slots.max_unavailable == 4 and slots.available == 3
+
+
+def test_cordon_required_counts_as_unavailable() -> None:
+    states = {"a": "cordon-required", "b": "upgrade-required", "c": "upgrade-required",
+              "d": "upgrade-required"}
+    slots = compute_slots(states, [], max_parallel=4, max_unavailable_raw="25%")
+    assert slots.unavailable == 1 and slots.max_unavailable == 1 and slots.available == 0
+
+
+def test_in_progress_over_parallel_never_negative() -> None:
+    states = {"a": "drain-required", "b": "validation-required", "c": "upgrade-required"}
+    assert compute_slots(states, [], 1, "100%").available == 0
+
+
+# --- end to end through the builder -------------------------------------------------------
+
+def _node(name: str, state: str, **kw: Any) -> dict[str, Any]:
+    return f.node(name, labels={"nvidia.com/gpu-driver-upgrade-state": state}, **kw)
+
+
+def _build(nodes: list[dict[str, Any]], pods: list[dict[str, Any]] | None = None,
+           policy: dict[str, Any] | None = None, **kw: Any) -> Any:
+    all_pods = list(pods or [])
+    for node in nodes:
+        all_pods += f.healthy_pods(node["metadata"]["name"])
+    cp = f.cluster_policy(**(policy or {}))
+    objs = f.objects(nodes, all_pods, policies=[cp], **kw)
+    return SnapshotBuilder().build(objs, f.T0)
+
+
+def test_journey_2_lanes_slots_and_reasons() -> None:
+    nodes = [_node("w1", "wait-for-jobs-required"), _node("w2", "wait-for-jobs-required"),
+             _node("w3", "wait-for-jobs-required"), _node("x1", "upgrade-failed", cordoned=True)]
+    nodes += [_node(f"r{i}", "upgrade-required") for i in range(20)]
+    trainers = [f.workload("trainer-a", "w1", start=f.T0 - 31 * 3600),
+                f.workload("trainer-b", "w1", start=f.T0 - 2 * 3600),
+                f.workload("other", "w1", labels={"app": "notebook"})]
+    policy = f.upgrade_policy(maxParallelUpgrades=4, maxUnavailable="25%",
+                              waitForCompletion={"podSelector": "app=trainer"})
+    event = f.upgrade_event("x1", "Failed to drain the node, timeout", f.T0 - 600, "Warning")
+    snap = _build(nodes, trainers, policy, events=[event])
+    view = snap.upgrade
+    assert view.total == 24 and view.in_progress == 4 and view.failed == 1
+    assert view.available_slots == 0
+    assert view.slot_line == "4 of 4 in use (1 failed)"
+    assert view.lanes["wait-for-jobs-required"] == ("w1", "w2", "w3")
+    assert len(view.lanes["upgrade-required"]) == 20
+    assert list(view.lanes)[0] == "upgrade-required"
+    assert view.nodes["w1"].wait_reason == (
+        "2 pods app=trainer still running (oldest 31 h), timeout: never")
+    assert view.nodes["r0"].wait_reason == "no slot: 4 of 4 in use (1 failed)"
+    assert "Failed to drain the node" in view.nodes["x1"].wait_reason
+    assert view.nodes["x1"].last_event is not None
+    assert view.policy is not None and view.policy.describe() == (
+        "maxParallelUpgrades 4, maxUnavailable 25%, waitForCompletion app=trainer "
+        "(never times out)")
+
+
+def test_skip_label_holds_the_node() -> None:
+    nodes = [f.node("a", labels={"nvidia.com/gpu-driver-upgrade-state": "upgrade-required",
+                                 "nvidia.com/gpu-driver-upgrade.skip": "true"})]
+    view = _build(nodes).upgrade
+    assert view.nodes["a"].wait_reason == "held: nvidia.com/gpu-driver-upgrade.skip=true"
+    assert view.nodes["a"].skip
+
+
+def test_maxunavailable_reason_names_the_unavailable_nodes() -> None:
+    nodes = [_node("a", "upgrade-done", ready=False), _node("b", "upgrade-required"),
+             _node("c", "upgrade-required"), _node("d", "upgrade-required")]
+    view = _build(nodes, policy=f.upgrade_policy(maxParallelUpgrades=2)).upgrade
+    assert view.unavailable == 1 and view.max_unavailable == 1
+    assert view.nodes["b"].wait_reason == "no slot: 1 of 1 nodes unavailable (maxUnavailable 25%)"
+
+
+def test_already_cordoned_node_proceeds_without_slot() -> None:
+    nodes = [_node("a", "drain-required"), _node("b", "upgrade-required", cordoned=True)]
+    view = _build(nodes).upgrade
+    assert view.nodes["b"].wait_reason == "no slot, but already cordoned: proceeds anyway"
+
+
+def test_free_slot_reason() -> None:
+    view = _build([_node("a", "upgrade-required"), _node("b", "upgrade-done")]).upgrade
+    assert view.available_slots == 1
+    assert view.nodes["a"].wait_reason.startswith("slot free (1 available)")
+
+
+def test_wait_for_jobs_timeout_from_annotation() -> None:
+    start = f.T0 - 600
+    nodes = [_node("a", "wait-for-jobs-required", annotations={
+        "nvidia.com/gpu-driver-upgrade-wait-for-pod-completion-start-time": str(int(start))})]
+    policy = f.upgrade_policy(waitForCompletion={"podSelector": "app=trainer",
+                                                 "timeoutSeconds": 3600})
+    view = _build(nodes, [f.workload("t", "a", start=f.T0 - 7200)], policy).upgrade
+    assert view.nodes["a"].wait_reason == (
+        "1 pod app=trainer still running (oldest 2 h), timeout: in 50 min")
+
+
+def test_validation_required_time_left() -> None:
+    nodes = [_node("a", "validation-required", annotations={
+        "nvidia.com/gpu-driver-upgrade-validation-start-time": str(int(f.T0 - 180))})]
+    pods = [f.operand_pod("operator-validator", "a", stuck_in="plugin-validation",
+                          suffix="zz")]
+    objs_pods = [p for p in f.healthy_pods("a") if "validator" not in p["metadata"]["name"]]
+    snap = SnapshotBuilder().build(f.objects(nodes, objs_pods + pods), f.T0)
+    assert snap.upgrade.nodes["a"].wait_reason == (
+        "validator: waiting in init container plugin-validation; 7 min left of 600 s")
+
+
+def test_pod_restart_reason_counts_toward_ten() -> None:
+    nodes = [_node("a", "pod-restart-required")]
+    pods = [f.operand_pod("driver", "a", crash_in="nvidia-driver-ctr", restarts=4, suffix="d")]
+    rest = [p for p in f.healthy_pods("a") if "driver" not in p["metadata"]["name"]]
+    snap = SnapshotBuilder().build(f.objects(nodes, rest + pods), f.T0)
+    reason = snap.upgrade.nodes["a"].wait_reason
+    assert "CrashLoopBackOff in nvidia-driver-ctr" in reason
+    assert "4 restarts, fails after 10" in reason
+
+
+def test_blocked_by_unscheduled_driver_pods() -> None:
+    nodes = [_node("a", "upgrade-required"), _node("b", "upgrade-done")]
+    ds = f.daemonset("nvidia-driver-daemonset", desired=3, current=2,
+                     operand_component="nvidia-driver")
+    view = _build(nodes, daemonsets=[ds]).upgrade
+    assert view.blocked is not None and "1 unscheduled" in view.blocked
+    assert view.nodes["a"].wait_reason.startswith("blocked: driver DaemonSet")
+
+
+def test_no_driver_no_upgrade_view() -> None:
+    cp = f.cluster_policy(spec={"driver": {"enabled": False}})
+    objs = f.objects([f.node("a")], f.healthy_pods("a", operands=["container-toolkit"]),
+                     policies=[cp])
+    view = SnapshotBuilder().build(objs, f.T0).upgrade
+    assert view.policy is None and view.total == 0
+
+
+def test_nvidiadriver_policy_wins_when_crd_used() -> None:
+    cp = f.cluster_policy(spec={"driver": {"useNvidiaDriverCRD": True}})
+    nvd = {"apiVersion": "nvidia.com/v1alpha1", "kind": "NVIDIADriver",
+           "metadata": {"name": "default"},
+           "spec": {"default": True, "upgradePolicy": {"maxParallelUpgrades": 3}}}
+    objs = f.objects([_node("a", "upgrade-done")], f.healthy_pods("a"), policies=[cp],
+                     nvidia_drivers=[nvd])
+    view = SnapshotBuilder().build(objs, f.T0).upgrade
+    assert view.policy is not None and view.policy.max_parallel_upgrades == 3
+    assert view.policy.auto_upgrade and view.policy.source == "NVIDIADriver default"
