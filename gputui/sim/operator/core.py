@@ -36,8 +36,8 @@ class Operator:
     def __init__(self, store: Store, clock: SimClock, nodeside: NodeSide, scenario: Scenario,
                  exporters_port: int | None = None):
         self.world = World(store, clock, nodeside, scenario)
-        self.exporters = Exporters(self.world, exporters_port)
         self.workloads = Workloads(self.world)
+        self.exporters = Exporters(self.world, exporters_port, self.workloads.gpu_users)
         self.upgrader = Upgrader(self.world)
         self.timeline = Timeline(self.world, self)
         self._tasks: list[asyncio.Task[Any]] = []
