@@ -14,7 +14,7 @@ from typing import Any
 FIXTURES = Path(__file__).parent / "fixtures"
 NODE = "gke-prod-h100-pool-7f3a-xk2p"
 NS = "gpu-operator"
-T0 = 1764410400.0  # 2026-11-29T10:00:00Z: "now" in most tests
+T0 = 1795946400.0  # 2026-11-29T10:00:00Z: "now" in most tests
 
 
 def iso(epoch: float) -> str:

@@ -1,0 +1,279 @@
+"""Every finding rule of the contract, from fixtures shaped like real objects."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from gputui.domain.inputs import XidEvent
+from gputui.domain.model import ClusterSnapshot, Finding, Severity
+from gputui.domain.snapshot import SnapshotBuilder
+from gputui.domain.xid import xid_findings, xid_meaning
+from tests.domain import factory as f
+
+
+def build(nodes: list[dict[str, Any]] | None = None, pods: list[dict[str, Any]] | None = None,
+          now: float = f.T0, **kw: Any) -> ClusterSnapshot:
+    nodes = [f.node()] if nodes is None else nodes
+    pods = f.healthy_pods() if pods is None else pods
+    return SnapshotBuilder().build(f.objects(nodes, pods, **kw), now)
+
+
+def only(snap: ClusterSnapshot, code: str) -> Finding:
+    found = [x for x in snap.findings if x.code == code]
+    assert len(found) == 1, [(x.code, x.message) for x in snap.findings]
+    return found[0]
+
+
+def codes(snap: ClusterSnapshot) -> set[str]:
+    return {x.code for x in snap.findings}
+
+
+def without(operand: str, node: str = f.NODE) -> list[dict[str, Any]]:
+    return [p for p in f.healthy_pods(node) if p["metadata"]["labels"]["app"]
+            != f.OPERAND_PODS[operand][0]]
+
+
+def test_healthy_cluster_has_no_findings() -> None:
+    snap = build()
+    assert snap.findings == ()
+    assert snap.nodes[f.NODE].worst is None
+
+
+def test_cluster_policy_missing_is_critical() -> None:
+    x = only(build(policies=[]), "cluster-policy-missing")
+    assert x.severity is Severity.CRITICAL and x.node is None
+
+
+def test_cluster_policy_forbidden_says_so() -> None:
+    x = only(build(policies=[], forbidden=frozenset({"clusterpolicies"})),
+             "cluster-policy-missing")
+    assert "403" in x.message and x.severity is Severity.WARNING
+
+
+def test_cluster_policy_not_ready_lists_states() -> None:
+    cp = f.cluster_policy(status={"state": "notReady", "conditions": [
+        {"type": "Ready", "status": "False", "reason": "Error", "message": ""},
+        {"type": "Error", "status": "True", "reason": "OperandNotReady",
+         "message": "ClusterPolicy is not ready; states not ready: [state-driver "
+                    "state-operator-validation]"}]})
+    snap = build(policies=[cp])
+    assert snap.cluster_policy.not_ready_states == ("state-driver", "state-operator-validation")
+    x = only(snap, "cluster-policy-not-ready")
+    assert "state-driver" in x.message and x.severity is Severity.WARNING
+
+
+def test_cluster_policy_ignored_duplicate() -> None:
+    dup = f.cluster_policy(metadata={"name": "cluster-policy-2",
+                                     "creationTimestamp": "2026-09-01T00:00:00Z"},
+                           status={"state": "ignored"})
+    snap = build(policies=[dup, f.cluster_policy()])
+    assert snap.cluster_policy.name == "cluster-policy"
+    x = only(snap, "cluster-policy-ignored")
+    assert "cluster-policy-2" in x.message and x.severity is Severity.INFO
+
+
+def test_node_not_ready() -> None:
+    x = only(build([f.node(ready=False)]), "node-not-ready")
+    assert x.node == f.NODE and "Kubelet stopped posting" in x.message
+
+
+def test_gpus_unavailable_zero_is_critical() -> None:
+    snap = build([f.node(allocatable=0)])
+    x = only(snap, "gpus-unavailable")
+    assert x.severity is Severity.CRITICAL and x.message.startswith("0 of 8 GPUs allocatable")
+    assert snap.nodes[f.NODE].worst is Severity.CRITICAL
+
+
+def test_gpus_unavailable_partial_is_warning() -> None:
+    x = only(build([f.node(allocatable=7)]), "gpus-unavailable")
+    assert x.severity is Severity.WARNING
+
+
+def test_gpus_unavailable_capacity_below_gpu_count() -> None:
+    x = only(build([f.node(gpus=6)]), "gpus-unavailable")
+    assert "capacity 6 below the 8" in x.message
+
+
+def test_sharing_replicas_raise_expected_capacity() -> None:
+    labels = {"nvidia.com/gpu.replicas": "4", "nvidia.com/gpu.sharing-strategy": "time-slicing"}
+    assert "gpus-unavailable" not in codes(build([f.node(labels=labels, gpus=32)]))
+    x = only(build([f.node(labels=labels, gpus=8)]), "gpus-unavailable")
+    assert "below the 32" in x.message
+
+
+def test_operand_paused_long_is_warning() -> None:
+    labels = {"nvidia.com/gpu.deploy.device-plugin": "paused-for-driver-upgrade"}
+    times = {f.NODE: {"nvidia.com/gpu.deploy.device-plugin": f.T0 - 3600}}
+    x = only(build([f.node(labels=labels)], without("device-plugin"), label_times=times),
+             "operand-paused")
+    assert x.severity is Severity.WARNING
+    assert "device-plugin=paused-for-driver-upgrade" in x.message and "1 h" not in x.message
+
+
+def test_operand_paused_recent_during_driver_restart_is_info() -> None:
+    labels = {"nvidia.com/gpu.deploy.device-plugin": "paused-for-driver-upgrade"}
+    times = {f.NODE: {"nvidia.com/gpu.deploy.device-plugin": f.T0 - 60}}
+    pods = without("device-plugin")
+    for pod in pods:
+        if pod["metadata"]["labels"]["app"] == "nvidia-driver-daemonset":
+            pod["status"]["containerStatuses"][0]["ready"] = False
+    x = only(build([f.node(labels=labels)], pods, label_times=times), "operand-paused")
+    assert x.severity is Severity.INFO
+
+
+def test_driver_pod_failing_driver_in_use_hint() -> None:
+    pods = without("driver") + [f.load("pod-driver-init-crashloop.json"),
+                                f.workload("trainer-0")]
+    x = only(build(pods=pods), "driver-pod-failing")
+    assert x.severity is Severity.CRITICAL
+    assert "Init:CrashLoopBackOff in k8s-driver-manager, 14 restarts" in x.message
+    assert "driver is in use" in x.hint and "ml/trainer-0" in x.hint
+
+
+def test_driver_pod_failing_kernel_hint() -> None:
+    pod = f.operand_pod("driver", crash_in="nvidia-driver-ctr", restarts=6, suffix="k1",
+                        message="Could not resolve Linux kernel version; unable to find "
+                                "kernel headers for 6.8.0-1015-gcp")
+    x = only(build(pods=without("driver") + [pod]), "driver-pod-failing")
+    assert "kernel 6.1.112+" in x.hint and "precompiled" in x.hint
+
+
+def test_driver_not_ready_too_long_is_warning() -> None:
+    pod = f.operand_pod("driver", not_ready=True, start=f.T0 - 3600, suffix="n1")
+    x = only(build(pods=without("driver") + [pod]), "driver-pod-failing")
+    assert x.severity is Severity.WARNING
+
+
+def test_operand_pod_failing_crashloop() -> None:
+    pod = f.operand_pod("dcgm-exporter", crash_in="nvidia-dcgm-exporter", restarts=9,
+                        suffix="e1", message="Failed to watch metrics: DCGM not initialized")
+    x = only(build(pods=without("dcgm-exporter") + [pod]), "operand-pod-failing")
+    assert x.subject == "dcgm-exporter" and "CrashLoopBackOff in nvidia-dcgm-exporter" in x.message
+    assert x.severity is Severity.WARNING
+
+
+def test_operand_pod_failing_only_for_first_broken_when_waiting() -> None:
+    # toolkit stuck for an hour; plugin waits behind it: only the toolkit is reported
+    pods = without("container-toolkit") + [f.operand_pod(
+        "container-toolkit", stuck_in="driver-validation", start=f.T0 - 3600, suffix="t1")]
+    x = only(build(pods=pods), "operand-pod-failing")
+    assert x.subject == "container-toolkit" and "60 min" in x.message
+
+
+def test_validator_stuck_names_init_container_and_layer() -> None:
+    pods = without("operator-validator") + [f.load("pod-validator-cuda-validation.json"),
+                                            f.load("pod-cuda-validator-pending.json")]
+    x = only(build(pods=pods), "validator-stuck")
+    assert "stuck in cuda-validation" in x.message and "CUDA layer" in x.message
+    assert "Insufficient nvidia.com/gpu" in x.hint
+
+
+def test_validator_crashloop_in_plugin_validation_reports_at_once() -> None:
+    pod = f.operand_pod("operator-validator", crash_in="plugin-validation", restarts=5,
+                        start=f.T0 - 30, suffix="v1",
+                        message="GPU resources are not yet discovered by the node, retry: 30")
+    x = only(build(pods=without("operator-validator") + [pod]), "validator-stuck")
+    assert "plugin-validation" in x.message and "device plugin layer" in x.message
+
+
+def test_validator_recent_is_not_stuck() -> None:
+    pod = f.operand_pod("operator-validator", stuck_in="toolkit-validation", start=f.T0 - 60,
+                        suffix="v2")
+    assert "validator-stuck" not in codes(build(pods=without("operator-validator") + [pod]))
+
+
+def test_upgrade_failed_with_event() -> None:
+    node = f.node(labels={"nvidia.com/gpu-driver-upgrade-state": "upgrade-failed"})
+    x = only(build([node], events=[f.load("event-upgrade-failed.json")]), "upgrade-failed")
+    assert "pods not managed by a controller" in x.message and x.pane == "upgrade"
+    assert "upgrade-required" in x.hint
+
+
+def test_upgrade_stalled_after_threshold() -> None:
+    node = f.node(labels={"nvidia.com/gpu-driver-upgrade-state": "wait-for-jobs-required"})
+    policy = f.cluster_policy(**f.upgrade_policy(waitForCompletion={"podSelector": "app=trainer"}))
+    times = {f.NODE: {"nvidia.com/gpu-driver-upgrade-state": f.T0 - 2 * 3600}}
+    pods = f.healthy_pods() + [f.workload("trainer-0")]
+    x = only(build([node], pods, policies=[policy], label_times=times), "upgrade-stalled")
+    assert "wait-for-jobs-required for 2 h" in x.message and "app=trainer" in x.message
+    times = {f.NODE: {"nvidia.com/gpu-driver-upgrade-state": f.T0 - 60}}
+    assert "upgrade-stalled" not in codes(build([node], pods, policies=[policy],
+                                                label_times=times))
+
+
+def test_upgrade_blocked_is_critical_and_cluster_wide() -> None:
+    ds = f.daemonset("nvidia-driver-daemonset", desired=2, current=1,
+                     operand_component="nvidia-driver")
+    snap = build(daemonsets=[ds])
+    x = only(snap, "upgrade-blocked")
+    assert x.severity is Severity.CRITICAL and x.node is None
+    assert snap.findings[0].code == "upgrade-blocked"
+
+
+def test_mig_config_failed_points_at_mig_manager_log() -> None:
+    node = f.node(labels={"nvidia.com/mig.config": "all-1g.10gb",
+                          "nvidia.com/mig.config.state": "failed"})
+    x = only(build([node]), "mig-config-failed")
+    assert "all-1g.10gb" in x.message and "MIG manager log" in x.hint
+    assert "nvidia-mig-manager-" in x.hint and x.pane == "mig"
+
+
+def test_mig_config_pending_past_threshold() -> None:
+    labels = {"nvidia.com/mig.config": "all-1g.10gb", "nvidia.com/mig.config.state": "pending",
+              "nvidia.com/gpu.deploy.device-plugin": "paused-for-mig-change"}
+    times = {f.NODE: {"nvidia.com/mig.config.state": f.T0 - 50 * 60}}
+    snap = build([f.node(labels=labels, allocatable=0)], without("device-plugin"),
+                 label_times=times)
+    x = only(snap, "mig-config-pending")
+    assert "pending for 50 min" in x.message and "device-plugin paused-for-mig-change" in x.message
+    assert "operand-paused" not in codes(snap)  # the MIG finding covers the paused labels
+    assert only(snap, "gpus-unavailable").severity is Severity.WARNING  # planned change
+
+
+def test_mig_pending_recently_is_quiet() -> None:
+    labels = {"nvidia.com/mig.config": "all-1g.10gb", "nvidia.com/mig.config.state": "pending"}
+    times = {f.NODE: {"nvidia.com/mig.config.state": f.T0 - 60}}
+    assert "mig-config-pending" not in codes(build([f.node(labels=labels)], label_times=times))
+
+
+def test_xid_error_from_metrics_input() -> None:
+    xids = {f.NODE: [XidEvent(gpu=3, xid=79, when=f.T0 - 300)]}
+    snap = build(xids=xids)
+    x = only(snap, "xid-error")
+    assert x.message == "GPU 3: XID 79: GPU has fallen off the bus 5 min ago"
+    assert x.severity is Severity.CRITICAL and x.pane == "metrics"
+    assert snap.nodes[f.NODE].worst is Severity.CRITICAL
+
+
+def test_xid_helper_and_table() -> None:
+    [x] = xid_findings("n1", 0, 13, None)
+    assert x.severity is Severity.INFO and "graphics engine exception" in x.message
+    assert xid_meaning(147) == "NVLink error"
+    assert "unlisted" in xid_meaning(9999)
+
+
+def test_daemonset_selecting_no_node() -> None:
+    ds = f.daemonset("nvidia-device-plugin-daemonset", desired=0)
+    x = only(build(daemonsets=[ds]), "daemonset-not-scheduled")
+    assert "selects no node" in x.message and x.subject == "nvidia-device-plugin-daemonset"
+
+
+def test_daemonset_with_unscheduled_pods() -> None:
+    ds = f.daemonset("nvidia-dcgm-exporter", desired=3, current=1)
+    x = only(build(daemonsets=[ds]), "daemonset-not-scheduled")
+    assert "2 of 3 pods not scheduled" in x.message
+
+
+def test_driver_daemonset_desired_zero_with_host_drivers_is_fine() -> None:
+    node = f.node(labels={"nvidia.com/gpu.deploy.driver": "false"})
+    ds = f.daemonset("nvidia-driver-daemonset", desired=0, operand_component="nvidia-driver")
+    snap = build([node], without("driver"), daemonsets=[ds])
+    assert "daemonset-not-scheduled" not in codes(snap)
+
+
+def test_findings_sorted_most_severe_first() -> None:
+    snap = build([f.node("a", allocatable=0), f.node("b", ready=False)],
+                 f.healthy_pods("a") + f.healthy_pods("b"))
+    ranks = [x.severity.rank for x in snap.findings]
+    assert ranks == sorted(ranks, reverse=True)
+    assert snap.counts.nodes_with_findings == 2
