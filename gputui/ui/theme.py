@@ -1,0 +1,112 @@
+"""The ``gputui`` theme and the one mapping from domain severity/status to colours and symbols.
+
+Why here: severity is a domain enum; the UI maps it to a CSS class (``sev-critical``...) for
+stylesheets and, for Rich ``Text`` inside DataTables and renderables (which cannot read CSS
+variables), to a Rich style resolved from the *active* theme's variables. Built-in Textual
+themes do not define ``$gpu-*`` variables, so :func:`gpu_variables` derives them from each
+theme's own success/warning/error colours; the ``gputui`` theme sets them explicitly.
+Colours are named colours, never hex literals (STYLE.md rule 8).
+
+Every severity is shown by a symbol AND a word as well as a colour, so ``NO_COLOR`` and
+16-colour terminals stay readable.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Final
+
+from rich.style import Style
+from textual.color import Color
+from textual.theme import Theme
+
+from gputui.domain.model import Severity, StageStatus
+
+GPUTUI_THEME: Final = Theme(
+    name="gputui",
+    primary="dodgerblue",
+    secondary="slateblue",
+    accent="darkorange",
+    warning="gold",
+    error="crimson",
+    success="mediumseagreen",
+    foreground="gainsboro",
+    background="rgb(16,18,22)",
+    surface="rgb(28,31,37)",
+    panel="rgb(38,42,50)",
+    dark=True,
+    variables={
+        "gpu-ok": "mediumseagreen",
+        "gpu-warn": "gold",
+        "gpu-crit": "tomato",
+        "gpu-info": "deepskyblue",
+        "gpu-paused": "mediumpurple",
+        "gpu-progress": "lightskyblue",
+        "gpu-muted": "gray",
+        "footer-key-foreground": "darkorange",
+    },
+)
+
+#: theme variable -> the built-in colour it falls back to for themes that lack it
+_FALLBACKS: Final = {
+    "gpu-ok": "success", "gpu-warn": "warning", "gpu-crit": "error", "gpu-info": "primary",
+    "gpu-paused": "secondary", "gpu-progress": "accent", "gpu-muted": "foreground-muted",
+}
+
+SEVERITY_SYMBOL: Final = {Severity.CRITICAL: "✖", Severity.WARNING: "▲", Severity.INFO: "●"}
+SEVERITY_WORD: Final = {Severity.CRITICAL: "crit", Severity.WARNING: "warn", Severity.INFO: "info"}
+SEVERITY_VAR: Final = {Severity.CRITICAL: "gpu-crit", Severity.WARNING: "gpu-warn",
+                       Severity.INFO: "gpu-info"}
+STATUS_VAR: Final = {
+    StageStatus.READY: "gpu-ok", StageStatus.PROGRESSING: "gpu-progress",
+    StageStatus.FAILED: "gpu-crit", StageStatus.PAUSED: "gpu-paused",
+    StageStatus.DISABLED: "gpu-muted", StageStatus.ABSENT: "gpu-muted",
+}
+
+
+def severity_class(severity: Severity | None) -> str:
+    """CSS class for a severity: ``sev-critical``, ``sev-warning``, ``sev-info``, ``sev-none``."""
+    return f"sev-{severity.value}" if severity is not None else "sev-none"
+
+
+def gpu_variables(variables: Mapping[str, str]) -> dict[str, str]:
+    """The ``gpu-*`` variables missing from a theme's generated variables, from fallbacks."""
+    return {name: variables[base] for name, base in _FALLBACKS.items()
+            if name not in variables and base in variables}
+
+
+def _style(variables: Mapping[str, str], name: str, bold: bool = False) -> Style:
+    value = variables.get(name) or variables.get(_FALLBACKS.get(name, ""), "")
+    if not value:
+        return Style(bold=bold)
+    try:
+        color = Color.parse(value)
+    except Exception:  # noqa: BLE001 - a theme value we cannot read is shown uncoloured
+        return Style(bold=bold)
+    background = variables.get("background")
+    if color.a < 1 and background:
+        color = Color.parse(background).blend(color, color.a).with_alpha(1)
+    return Style(color=color.rich_color, bold=bold)
+
+
+def severity_style(variables: Mapping[str, str], severity: Severity | None) -> Style:
+    """Rich style for a severity from the active theme (``app.theme_variables``)."""
+    if severity is None:
+        return Style()
+    return _style(variables, SEVERITY_VAR[severity], bold=severity is Severity.CRITICAL)
+
+
+def status_style(variables: Mapping[str, str], status: StageStatus) -> Style:
+    """Rich style for a pipeline stage status from the active theme."""
+    return _style(variables, STATUS_VAR[status], bold=status is StageStatus.FAILED)
+
+
+def var_style(variables: Mapping[str, str], name: str, bold: bool = False) -> Style:
+    """Rich style for any ``gpu-*`` variable (``gpu-ok``, ``gpu-muted``...)."""
+    return _style(variables, name, bold)
+
+
+__all__ = [
+    "GPUTUI_THEME", "SEVERITY_SYMBOL", "SEVERITY_WORD", "gpu_variables", "severity_class",
+    "severity_style", "status_style", "var_style",
+]
