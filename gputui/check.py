@@ -19,9 +19,10 @@ from gputui.settings import Settings
 from gputui.sources.errors import SourceError
 
 EXIT_CANNOT_RUN = 2
-_COLUMNS = ("SEVERITY", "CODE", "NODE", "MESSAGE", "HINT")
-#: widest a MESSAGE cell may grow before the table stops aligning the HINT column
-_MESSAGE_WIDTH = 72
+_COLUMNS = ("SEVERITY", "CODE", "NODE", "MESSAGE")
+#: the hint goes on its own indented line under its finding: messages and hints are
+#: sentences, and a fifth column would push every row past any terminal's width
+_HINT_PREFIX = "hint: "
 
 
 def run_check(settings: Settings, as_json: bool = False, out: TextIO | None = None,
@@ -68,28 +69,31 @@ def header_line(snapshot: ClusterSnapshot) -> str:
 
 
 def _row(finding: Finding) -> tuple[str, ...]:
-    message = finding.message.replace("\n", " ")
-    return (finding.severity.value, finding.code, finding.node or "-", message,
-            finding.hint.replace("\n", " "))
+    return (finding.severity.value, finding.code, finding.node or "-",
+            finding.message.replace("\n", " "))
 
 
-def _format_rows(rows: Sequence[tuple[str, ...]]) -> list[str]:
-    """Left-aligned columns; the last column (HINT) is never padded."""
+def _format_rows(findings: Sequence[Finding]) -> list[str]:
+    """Aligned SEVERITY, CODE and NODE columns; MESSAGE last; each hint under its row."""
+    rows = [_COLUMNS] + [_row(f) for f in findings]
     widths = [max(len(r[i]) for r in rows) for i in range(len(_COLUMNS) - 1)]
-    widths[3] = min(widths[3], _MESSAGE_WIDTH)
+    indent = " " * (sum(widths) + 2 * len(widths))
     lines = []
-    for row in rows:
+    for index, row in enumerate(rows):
         cells = [cell.ljust(widths[i]) for i, cell in enumerate(row[:-1])]
         lines.append("  ".join(cells + [row[-1]]).rstrip())
+        hint = findings[index - 1].hint.replace("\n", " ") if index else ""
+        if hint:
+            lines.append(f"{indent}{_HINT_PREFIX}{hint}")
     return lines
 
 
 def render_table(snapshot: ClusterSnapshot) -> str:
-    """The human report: a header line, then one row per finding, most severe first."""
+    """The human report: a header line, then one row per finding (most severe first)
+    with its hint on the next line."""
     lines = [header_line(snapshot)]
     if snapshot.findings:
-        rows = [_COLUMNS] + [_row(f) for f in snapshot.findings]
-        lines.extend(_format_rows(rows))
+        lines.extend(_format_rows(snapshot.findings))
     else:
         lines.append("no findings")
     return "\n".join(lines) + "\n"

@@ -14,7 +14,7 @@ from typing import Any
 
 from gputui.domain.model import ClusterSnapshot
 from gputui.settings import Settings
-from gputui.sources.demo import DemoCluster
+from gputui.sources.demo import DemoCluster, settle_span, settle_speed
 from gputui.sources.kube import KubeSource
 from gputui.sources.kubeconfig import load_target
 from gputui.sources.oneshot import read_objects
@@ -39,11 +39,11 @@ def open_source(settings: Settings, **options: Any) -> KubeSource:
     return KubeSource(target, settings.thresholds, namespace=settings.namespace, **options)
 
 
-def read_snapshot(settings: Settings, settle_timeout: float = 20.0) -> ClusterSnapshot:
+def read_snapshot(settings: Settings) -> ClusterSnapshot:
     """Connect once, list everything, build one snapshot (``gputui check``).
 
-    In demo mode the scenario is first given time to plant its faults (see
-    :meth:`DemoCluster.settle`).
+    In demo mode the emulated clock runs fast until the scenario has planted its faults
+    (:func:`~gputui.sources.demo.settle_span`, a few seconds of real time).
 
     Raises:
         SourceError: the cluster could not be read (one line; ``check`` exits 2).
@@ -51,10 +51,11 @@ def read_snapshot(settings: Settings, settle_timeout: float = 20.0) -> ClusterSn
     from gputui.domain.snapshot import SnapshotBuilder
 
     if settings.demo:
-        demo = DemoCluster(settings.scenario, speed=settings.speed)
+        span = settle_span(settings.scenario)
+        demo = DemoCluster(settings.scenario, speed=settle_speed(span, settings.speed))
         target = demo.start()
         try:
-            demo.settle(settle_timeout)
+            demo.settle(span)
             objects = read_objects(target, settings.namespace)
             now = demo.now()
         finally:

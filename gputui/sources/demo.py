@@ -16,6 +16,13 @@ from typing import Any
 from gputui.sources.errors import SourceError
 from gputui.sources.kubeconfig import KubeTarget, load_target
 
+#: emulated seconds a scenario with a timeline is played past its last event
+SETTLE_AFTER_TIMELINE = 45 * 60.0
+#: emulated seconds a scenario without a timeline is given to finish bootstrapping
+SETTLE_WITHOUT_TIMELINE = 3 * 60.0
+#: fastest the emulated clock is run while settling (the controllers must keep up)
+MAX_SETTLE_SPEED = 600.0
+
 
 class DemoCluster:
     """An :class:`~gputui.sim.cluster.EmulatedCluster` plus a kubeconfig that points at it.
@@ -30,6 +37,7 @@ class DemoCluster:
         self.speed = speed
         self.cluster: Any = None
         self._dir: Path | None = None
+        self._started = 0.0
 
     def start(self) -> KubeTarget:
         """Start the emulated cluster and return a loaded connection to it.
@@ -45,6 +53,7 @@ class DemoCluster:
         except Exception as error:  # noqa: BLE001 - one line for the operator
             self.cluster = None
             raise SourceError(f"demo cluster: {error}") from None
+        self._started = float(self.cluster.clock.now())
         self._dir = Path(tempfile.mkdtemp(prefix="gputui-demo-"))
         path = self.cluster.write_kubeconfig(self._dir / "kubeconfig")
         return load_target(str(path))
@@ -53,34 +62,23 @@ class DemoCluster:
         """The emulated clock: the domain's "now" for ages and timeouts in demo mode."""
         return float(self.cluster.clock.now()) if self.cluster is not None else time.time()
 
-    def settle(self, timeout: float = 20.0) -> None:
-        """Let the scenario reach the state it plants, for a one-shot read (``check``).
+    def settle(self, span: float, timeout: float = 60.0) -> None:
+        """Wait until ``span`` emulated seconds have passed since the cluster started.
 
-        Uses the emulated operator's own convergence signal when it offers one
-        (``wait_settled(timeout)``); otherwise waits until the scenario's timeline has
-        played and a few emulated minutes more, with the clock run fast meanwhile.
+        The emulated operator may offer its own convergence signal (an async
+        ``wait_settled(timeout)``); it is used when present. Start the cluster with a speed
+        from :func:`settle_speed` so this takes a few seconds of real time: changing the
+        clock's speed later would not shorten sleeps the controllers have already begun.
         """
         operator = getattr(self.cluster, "operator", None)
         waiter = getattr(operator, "wait_settled", None)
         if callable(waiter):
             self.cluster.call(waiter(timeout), timeout=timeout + 5.0)
             return
-        self._settle_by_timeline(timeout)
-
-    def _settle_by_timeline(self, timeout: float) -> None:
-        clock = self.cluster.clock
-        scenario = getattr(getattr(self.cluster, "operator", None), "scenario", None)
-        events = getattr(scenario, "timeline", ()) or ()
-        last = max((float(getattr(e, "at", 0.0)) for e in events), default=0.0)
-        target = clock.now() + last + 300.0
-        original = clock.speed
-        clock.set_speed(max(original, (last + 300.0) / max(1.0, timeout / 2)))
+        horizon = self._started + span
         deadline = time.monotonic() + timeout
-        try:
-            while clock.now() < target and time.monotonic() < deadline:
-                time.sleep(0.05)
-        finally:
-            clock.set_speed(original)
+        while self.cluster.clock.now() < horizon and time.monotonic() < deadline:
+            time.sleep(0.05)
 
     def stop(self) -> None:
         """Stop the emulated cluster and remove its kubeconfig; safe to call twice."""
@@ -90,3 +88,33 @@ class DemoCluster:
         if self._dir is not None:
             shutil.rmtree(self._dir, ignore_errors=True)
             self._dir = None
+
+
+def settle_span(scenario: str) -> float:
+    """Emulated seconds after start by which ``scenario`` has shown what it plants.
+
+    A scenario may declare it (``settle_seconds``); otherwise its last timeline event plus
+    :data:`SETTLE_AFTER_TIMELINE` (long enough for every time-based finding: the longest
+    default threshold is 30 minutes, ``upgrade-stalled``, and a crash loop passes the
+    upgrade controller's 10-restart limit in about 35), or :data:`SETTLE_WITHOUT_TIMELINE`.
+
+    Raises:
+        SourceError: unknown or broken scenario.
+    """
+    from gputui.sim.scenario import ScenarioError, load_scenario
+
+    try:
+        loaded = load_scenario(scenario)
+    except (ScenarioError, OSError) as error:
+        raise SourceError(f"demo cluster: {error}") from None
+    declared = getattr(loaded, "settle_seconds", None)
+    if declared:
+        return float(declared)
+    if not loaded.timeline:
+        return SETTLE_WITHOUT_TIMELINE
+    return max(float(event.at) for event in loaded.timeline) + SETTLE_AFTER_TIMELINE
+
+
+def settle_speed(span: float, minimum: float = 1.0, wall_seconds: float = 4.0) -> float:
+    """A clock speed that plays ``span`` emulated seconds in about ``wall_seconds``."""
+    return max(minimum, min(MAX_SETTLE_SPEED, span / wall_seconds))
