@@ -46,7 +46,8 @@ def kubectl(api_only: EmulatedCluster, kubectl_bin: str, tmp_path: Path) -> Kube
     def run(*args: str, check: bool = True, timeout: float = 30) -> subprocess.CompletedProcess[str]:
         command = [kubectl_bin, "--kubeconfig", str(config), "--cache-dir",
                    str(tmp_path / "kube-cache"), *args]
-        result = subprocess.run(command, capture_output=True, text=True, timeout=timeout)
+        result = subprocess.run(command, capture_output=True, text=True, timeout=timeout,
+                                check=False)
         if check and result.returncode != 0:
             raise AssertionError(f"kubectl {' '.join(args)} failed: {result.stderr}")
         return result

@@ -14,7 +14,7 @@ import yaml
 
 def test_bad_scenario_is_one_line_exit_2() -> None:
     result = subprocess.run([sys.executable, "-m", "gputui", "sim", "--scenario", "no-such"],
-                            capture_output=True, text=True, timeout=60)
+                            capture_output=True, text=True, timeout=60, check=False)
     assert result.returncode == 2
     assert len(result.stderr.strip().splitlines()) == 1 and "no-such" in result.stderr
     assert "Traceback" not in result.stderr

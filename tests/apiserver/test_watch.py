@@ -128,5 +128,14 @@ def test_namespaced_field_selector_watch(core: k8s.CoreV1Api, api_only: Emulated
     stream = watch.Watch().stream(core.list_namespaced_pod, "default",
                                   field_selector="spec.nodeName=gpu-1", timeout_seconds=1)
     assert _events(stream) == [("ADDED", "p-here")]
-    code, text = http(api_only, "GET", "/api/v1/pods?watch=true&fieldSelector=spec.bogus%3D1")
+    code, _ = http(api_only, "GET", "/api/v1/pods?watch=true&fieldSelector=spec.bogus%3D1")
     assert code == 400
+
+
+def test_table_watch_for_kubectl_get_w(api_only: EmulatedCluster) -> None:
+    api_only.store.create("nodes", node("gpu-1"))
+    code, text = http(api_only, "GET", "/api/v1/nodes?watch=1&timeoutSeconds=1", headers={
+        "Accept": "application/json;as=Table;v=v1;g=meta.k8s.io,application/json"}, text=True)
+    event = json.loads(text.splitlines()[0])
+    assert code == 200 and event["type"] == "ADDED" and event["object"]["kind"] == "Table"
+    assert event["object"]["rows"][0]["cells"][:2] == ["gpu-1", "Ready"]

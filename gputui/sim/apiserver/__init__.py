@@ -14,7 +14,7 @@ from gputui.sim.apiserver.watch import end_all_watches
 from gputui.sim.nodeside import NodeSide
 from gputui.sim.store import Store
 
-__all__ = ["build_app", "CTX_KEY", "ApiContext"]
+__all__ = ["CTX_KEY", "ApiContext", "build_app"]
 
 
 def build_app(store: Store, nodeside: NodeSide | None = None, *,

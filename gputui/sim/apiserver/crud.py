@@ -10,14 +10,22 @@ from typing import Any
 
 from aiohttp import web
 
-from gputui.sim.apiserver.common import (ApiContext, dumps, is_dry_run, json_bytes_response,
-                                         json_response, manager_of, read_json, success_status)
+from gputui.sim.apiserver.common import (
+    ApiContext,
+    dumps,
+    is_dry_run,
+    json_bytes_response,
+    json_response,
+    manager_of,
+    read_json,
+    success_status,
+)
 from gputui.sim.apiserver.lists import select, single_table, write_chunked
-from gputui.sim.apiserver.paths import Target
 from gputui.sim.apiserver.patch import apply_patch
+from gputui.sim.apiserver.paths import Target
 from gputui.sim.apiserver.tables import wants_table
 from gputui.sim.apiserver.validation import check_target_matches, validate_object
-from gputui.sim.errors import conflict, not_found
+from gputui.sim.errors import ApiError, conflict, not_found
 from gputui.sim.store import Obj
 
 
@@ -149,15 +157,16 @@ async def delete_collection(ctx: ApiContext, target: Target,
     """Delete every matching object; answers the list of what was deleted."""
     options = await _delete_options(request)
     dry_run = is_dry_run(request, options)
-    items, rv = select(ctx, target, request)
+    items, _ = select(ctx, target, request)
     gone: list[Obj] = []
     for obj in items:
         metadata = obj.get("metadata") or {}
         try:
             gone.append(ctx.store.delete(target.resource, metadata.get("name", ""),
                                          metadata.get("namespace"), dry_run=dry_run))
-        except Exception:  # noqa: BLE001 - deleted meanwhile: skip, as the real server does
-            continue
+        except ApiError as error:  # deleted meanwhile: skip it, as the real server does
+            if error.code != 404:
+                raise
     head = {"kind": target.rtype.list_kind, "apiVersion": target.rtype.api_version,
             "metadata": {"resourceVersion": str(ctx.store.resource_version)}}
     return await write_chunked(request, dumps(head)[:-1] + b',"items":[',

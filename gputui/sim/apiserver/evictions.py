@@ -69,7 +69,7 @@ def _recent_disruptions(pdb: Obj, now: float) -> set[str]:
 
 def _parse(stamp: Any) -> float | None:
     try:
-        return datetime.fromisoformat(str(stamp).replace("Z", "+00:00")).timestamp()
+        return datetime.fromisoformat(str(stamp)).timestamp()
     except ValueError:
         return None
 

@@ -11,8 +11,15 @@ from collections.abc import Awaitable, Callable
 from aiohttp import web
 
 from gputui.sim.apiserver import crud, discovery, evictions, podio
-from gputui.sim.apiserver.common import (ApiContext, ctx_of, error_response, is_dry_run,
-                                         json_response, method_not_allowed, read_json)
+from gputui.sim.apiserver.common import (
+    ApiContext,
+    ctx_of,
+    error_response,
+    is_dry_run,
+    json_response,
+    method_not_allowed,
+    read_json,
+)
 from gputui.sim.apiserver.lists import list_response, raise_for_collection_write
 from gputui.sim.apiserver.paths import Target, parse
 from gputui.sim.apiserver.watch import is_watch, watch_response

@@ -10,7 +10,7 @@ def _parse_time(stamp: Any) -> float | None:
     if not isinstance(stamp, str) or not stamp:
         return None
     try:
-        return datetime.fromisoformat(stamp.replace("Z", "+00:00")).timestamp()
+        return datetime.fromisoformat(stamp).timestamp()
     except ValueError:
         return None
 

@@ -7,12 +7,16 @@ the same columns it prints against a real cluster. Rows embed each object's cach
 from __future__ import annotations
 
 from collections.abc import Callable
-from datetime import datetime, timezone
 from typing import Any
 
 from gputui.sim.apiserver.common import dumps
-from gputui.sim.apiserver.table_cells import (age, daemonset_cells, event_cells, node_cells,
-                                              pod_cells)
+from gputui.sim.apiserver.table_cells import (
+    age,
+    daemonset_cells,
+    event_cells,
+    node_cells,
+    pod_cells,
+)
 
 Cells = Callable[[dict[str, Any], float], list[Any]]
 Column = tuple[str, str, int]  # name, type, priority
@@ -126,7 +130,3 @@ def table_row(resource: str, obj: dict[str, Any], obj_bytes: bytes | None,
     if obj_bytes is None:
         return b'{"cells":' + cells + b"}"
     return b'{"cells":' + cells + b',"object":' + obj_bytes + b"}"
-
-
-def now_seconds() -> float:
-    return datetime.now(timezone.utc).timestamp()

@@ -19,6 +19,7 @@ from aiohttp import web
 from gputui.sim.apiserver.common import ApiContext, dumps, int_param
 from gputui.sim.apiserver.fields import check_field_selector
 from gputui.sim.apiserver.paths import Target
+from gputui.sim.apiserver.tables import table_head, table_row, wants_table
 from gputui.sim.errors import ApiError, bad_request
 from gputui.sim.selectors import field_predicate, label_predicate
 from gputui.sim.store import Obj, Watch, WatchCallback, WatchEvent
@@ -85,9 +86,16 @@ class WatchStream:
         self.bookmarks = bookmarks
         self.response = web.StreamResponse(headers={"Content-Type": "application/json"})
         self.handle: Watch | None = None
+        accept = request.headers.get("Accept", "")
+        # kubectl get -w asks for Tables: each event then carries a one-row Table.
+        self.table_head = table_head(target.resource, accept, {}) if wants_table(accept) \
+            else None
 
     def _line(self, kind: str, obj: Obj) -> bytes:
         body = self.ctx.cache.encode(self.target.resource, obj)
+        if self.table_head is not None:
+            row = table_row(self.target.resource, obj, body, self.ctx.store.clock.now())
+            body = self.table_head + row + b"]}"
         return b'{"type":"' + kind.encode() + b'","object":' + body + b"}\n"
 
     def _register(self) -> list[bytes]:
