@@ -1,0 +1,180 @@
+"""Cluster-wide views inside a snapshot: upgrades, MIG, ClusterPolicy, DaemonSets, counts.
+
+Split from :mod:`gputui.domain.model` (which re-exports every name here) to keep modules short;
+import them from ``gputui.domain.model``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from types import MappingProxyType
+
+from gputui.domain.upgrade_policy import UpgradePolicy
+
+
+@dataclass(frozen=True, slots=True)
+class UpgradeEvent:
+    """The last ``GPUDriverUpgrade`` event of a node."""
+
+    message: str
+    time: float | None
+    type: str = "Normal"
+
+
+@dataclass(frozen=True, slots=True)
+class NodeUpgradeStatus:
+    """Where one node stands in the driver upgrade and why it is not moving."""
+
+    node: str
+    state: str
+    since: float | None = None
+    skip: bool = False
+    wait_reason: str = ""
+    last_event: UpgradeEvent | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class UpgradeView:
+    """The driver upgrade across the cluster (§4), slots computed as the controller does.
+
+    Attributes:
+        policy: the effective upgrade policy, None when there is no driver to upgrade.
+        enabled: ``autoUpgrade`` on and the controller not disabled (sandbox workloads).
+        total / in_progress / failed / pending / done: node counts per §4.5.
+        max_parallel: ``maxParallelUpgrades`` (0 = unlimited).
+        max_unavailable: resolved against ``total`` (percent rounded up).
+        unavailable: cordoned or NotReady nodes plus nodes in ``cordon-required``.
+        available_slots: how many more nodes may start now.
+        lanes: state -> node names, states in state-machine order, empty lanes omitted.
+        nodes: per-node status incl. ``wait_reason``.
+        blocked: why the controller does nothing at all this cycle, or None.
+    """
+
+    policy: UpgradePolicy | None = None
+    enabled: bool = False
+    total: int = 0
+    in_progress: int = 0
+    failed: int = 0
+    pending: int = 0
+    done: int = 0
+    max_parallel: int = 0
+    max_unavailable: int = 0
+    unavailable: int = 0
+    available_slots: int = 0
+    lanes: Mapping[str, tuple[str, ...]] = field(default_factory=lambda: MappingProxyType({}))
+    nodes: Mapping[str, NodeUpgradeStatus] = field(default_factory=lambda: MappingProxyType({}))
+    blocked: str | None = None
+
+    @property
+    def slot_line(self) -> str:
+        """E.g. "4 of 4 in use (1 failed)" or "2 of unlimited in use"."""
+        limit = str(self.max_parallel) if self.max_parallel else "unlimited"
+        failed = f" ({self.failed} failed)" if self.failed else ""
+        return f"{self.in_progress} of {limit} in use{failed}"
+
+
+@dataclass(frozen=True, slots=True)
+class MigInstance:
+    """``count`` MIG instances of ``profile`` (e.g. ``1g.10gb`` x 7) on one GPU."""
+
+    profile: str
+    count: int
+
+
+@dataclass(frozen=True, slots=True)
+class MigGpu:
+    """One GPU's MIG layout under the applied config."""
+
+    index: int
+    mig_enabled: bool
+    instances: tuple[MigInstance, ...] = ()
+
+
+@dataclass(frozen=True, slots=True)
+class NodeMigView:
+    """MIG on one node (§5).
+
+    ``applied`` is the config known to be in effect: ``desired`` when the state is
+    ``success``, else None. ``gpus`` is the layout of ``applied`` (or of ``desired`` while
+    pending) read from the config file; empty when the config cannot be found.
+    """
+
+    node: str
+    desired: str | None
+    applied: str | None
+    state: str | None
+    strategy: str | None
+    since: float | None
+    capable: bool
+    config_source: str = ""
+    available_configs: tuple[str, ...] = ()
+    gpus: tuple[MigGpu, ...] = ()
+
+
+@dataclass(frozen=True, slots=True)
+class MigView:
+    """MIG across the MIG-capable nodes."""
+
+    strategy: str | None = None
+    nodes: Mapping[str, NodeMigView] = field(default_factory=lambda: MappingProxyType({}))
+
+
+@dataclass(frozen=True, slots=True)
+class Condition:
+    """A status condition (``Ready``/``Error``) of a ClusterPolicy or NVIDIADriver."""
+
+    type: str
+    status: str
+    reason: str = ""
+    message: str = ""
+
+
+@dataclass(frozen=True, slots=True)
+class ClusterPolicyView:
+    """The active ClusterPolicy; ``state`` is ``ready|notReady|ignored|missing``."""
+
+    name: str = ""
+    state: str = "missing"
+    not_ready_states: tuple[str, ...] = ()
+    conditions: tuple[Condition, ...] = ()
+    namespace: str | None = None
+    driver_enabled: bool = True
+    driver_version: str = ""
+    use_nvidia_driver_crd: bool = False
+    upgrade_policy: UpgradePolicy | None = None
+    mig_strategy: str | None = None
+    mig_manager_enabled: bool = True
+    mig_config_name: str | None = None
+    device_plugin_config: str | None = None
+    sandbox_workloads: bool = False
+    disabled_operands: tuple[str, ...] = ()
+    ignored: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True, slots=True)
+class DaemonSetSummary:
+    """One operand DaemonSet's rollout numbers; ``unscheduled`` = desired minus its pods."""
+
+    name: str
+    operand: str
+    desired: int
+    current: int
+    ready: int
+    updated: int
+    available: int
+    misscheduled: int
+    unscheduled: int
+
+
+@dataclass(frozen=True, slots=True)
+class SnapshotCounts:
+    """Fleet figures for the header."""
+
+    gpu_nodes: int = 0
+    nodes_ready: int = 0
+    nodes_cordoned: int = 0
+    gpus_total: int = 0
+    gpus_allocatable: int = 0
+    nodes_with_findings: int = 0
+    upgrades_in_progress: int = 0
