@@ -139,3 +139,12 @@ def test_table_watch_for_kubectl_get_w(api_only: EmulatedCluster) -> None:
     event = json.loads(text.splitlines()[0])
     assert code == 200 and event["type"] == "ADDED" and event["object"]["kind"] == "Table"
     assert event["object"]["rows"][0]["cells"][:2] == ["gpu-1", "Ready"]
+
+
+def test_legacy_watch_path_for_one_object(api_only: EmulatedCluster) -> None:
+    api_only.store.create("nodes", node("gpu-1"))
+    api_only.store.create("nodes", node("gpu-2"))
+    code, text = http(api_only, "GET", "/api/v1/watch/nodes/gpu-2?timeoutSeconds=1", text=True)
+    events = [json.loads(line) for line in text.splitlines()]
+    assert code == 200
+    assert [(e["type"], e["object"]["metadata"]["name"]) for e in events] == [("ADDED", "gpu-2")]

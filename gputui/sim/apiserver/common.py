@@ -20,6 +20,7 @@ from gputui.sim.nodeside import NodeSide
 from gputui.sim.store import Obj, Store
 
 JSON_TYPE = "application/json"
+PRUNE_AFTER = 10_000  # cache misses between two sweeps of deleted objects' slots
 
 
 def dumps(value: Any) -> bytes:
@@ -34,9 +35,12 @@ class EncodeCache:
     result or a deleted copy never reads stale bytes. One slot per object keeps memory bounded.
     """
 
-    def __init__(self) -> None:
+    def __init__(self, store: Store | None = None) -> None:
         self._slots: dict[tuple[str, str, str], tuple[Obj, bytes]] = {}
         self._lock = threading.Lock()
+        self._store = store
+        self._misses = 0
+        self._kept = 0  # slots left by the last sweep: sweeps cost O(slots), amortised
 
     def encode(self, resource: str, obj: Obj) -> bytes:
         metadata = obj.get("metadata") or {}
@@ -47,7 +51,20 @@ class EncodeCache:
         data = dumps(obj)
         with self._lock:
             self._slots[key] = (obj, data)
+            self._misses += 1
+            if self._misses >= max(PRUNE_AFTER, self._kept):
+                self._prune()
         return data
+
+    def _prune(self) -> None:
+        """Drop slots of objects no longer stored (deleted pods), amortised over misses."""
+        self._misses = 0
+        if self._store is None:
+            return
+        get = self._store.get
+        self._slots = {key: slot for key, slot in self._slots.items()
+                       if get(key[0], key[2], key[1] or None) is slot[0]}
+        self._kept = len(self._slots)
 
     def __len__(self) -> int:
         return len(self._slots)
@@ -59,10 +76,13 @@ class ApiContext:
 
     store: Store
     nodeside: NodeSide
-    cache: EncodeCache = field(default_factory=EncodeCache)
+    cache: EncodeCache = field(init=False)
     bookmark_interval: float = 1.0
     watch_queues: set[asyncio.Queue[Any]] = field(default_factory=set)
     closing: bool = False
+
+    def __post_init__(self) -> None:
+        self.cache = EncodeCache(self.store)
 
 
 CTX_KEY: web.AppKey[ApiContext] = web.AppKey("gputui_api_ctx", ApiContext)

@@ -133,7 +133,8 @@ def _check_preconditions(obj: Obj, options: dict[str, Any], target: Target) -> N
 
 
 async def delete_object(ctx: ApiContext, target: Target, request: web.Request) -> web.Response:
-    """Delete now; pods answer with their last state, other kinds with a success Status."""
+    """Delete now; pods, namespaces and custom resources answer with their last state,
+    other kinds with a success Status, as the real registries do."""
     assert target.name is not None
     options = await _delete_options(request)
     dry_run = is_dry_run(request, options)
@@ -144,8 +145,8 @@ async def delete_object(ctx: ApiContext, target: Target, request: web.Request) -
     gone = ctx.store.delete(target.resource, target.name, target.namespace, dry_run=dry_run)
     if target.resource == "pods" and not dry_run:
         ctx.nodeside.forget_pod(target.namespace or "", target.name)
-    if target.resource in ("pods", "nodes", "namespaces"):
-        return json_response(gone)
+    if target.resource in ("pods", "namespaces") or target.rtype.is_custom:
+        return json_response(gone)  # these registries answer with the deleted object
     metadata = gone.get("metadata") or {}
     return json_response(success_status(200, {"name": target.name, "group": target.rtype.group,
                                               "kind": target.rtype.plural,

@@ -71,15 +71,34 @@ async def _dispatch(request: web.Request, group: str, version_name: str,
         if document is None or request.method != "GET":
             raise _not_found()
         return json_response(document)
+    legacy_watch = segments[0] == "watch"  # /api/v1/watch/... as old clients spell it
+    if legacy_watch:
+        segments = segments[1:]
     target = parse(group, version_name, segments, request.path)
     if target.rtype.verbs == ("create",) and request.method != "POST":
         raise method_not_allowed(request.method)
     ctx = ctx_of(request)
     if target.subresource:
         return await _subresource(ctx, target, request)
+    if legacy_watch and request.method == "GET":
+        return await _legacy_watch(ctx, target, request)
     if target.name is None:
         return await _collection(ctx, target, request)
     return await _item(ctx, target, request)
+
+
+async def _legacy_watch(ctx: ApiContext, target: Target,
+                        request: web.Request) -> web.StreamResponse:
+    """``/watch/<plural>[/<name>]``: a watch of the collection, narrowed to one name."""
+    if target.name is None:
+        return await watch_response(ctx, target, request)
+    fields = request.query.get("fieldSelector")
+    by_name = f"metadata.name={target.name}" + (f",{fields}" if fields else "")
+    query = request.rel_url.query.copy()
+    query["fieldSelector"] = by_name
+    narrowed = request.clone(rel_url=request.rel_url.with_query(query))
+    collection = Target(target.rtype, target.namespace, None, None)
+    return await watch_response(ctx, collection, narrowed)
 
 
 async def _collection(ctx: ApiContext, target: Target,
