@@ -17,8 +17,8 @@ def _owned_counts(pods: Mapping[tuple[str, str], JsonDict],
     for (ns, _), pod in pods.items():
         if namespace and ns != namespace:
             continue
-        for owner in kube.items(pod, "metadata", "ownerReferences"):
-            if owner.get("kind") == "DaemonSet":
+        for owner in (pod.get("metadata") or {}).get("ownerReferences") or ():
+            if isinstance(owner, dict) and owner.get("kind") == "DaemonSet":
                 name = str(owner.get("name", ""))
                 counts[name] = counts.get(name, 0) + 1
     return counts

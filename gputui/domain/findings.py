@@ -215,18 +215,25 @@ def upgrade_stalled(ctx: NodeContext) -> list[Finding]:
 
 
 def mig_config_failed(ctx: NodeContext) -> list[Finding]:
-    """mig-manager reported ``failed`` for the requested config."""
+    """mig-manager reported ``failed``, or GFD flags the layout ``MIG-INVALID`` (§5.4)."""
     node = ctx.node
-    if node.mig_state != L.MIG_STATE_FAILED:
-        return []
     stage = node.pipeline.stage("mig-manager")
     where = f"pod {stage.pod}" if stage is not None and stage.pod else "the mig-manager pod"
-    return [ctx.finding(
-        "mig-config-failed", Severity.WARNING,
-        f"MIG config {node.mig_config or '(none)'} failed on {node.name}",
-        f"Read the MIG manager log ({where} on this node): the config may not exist for this "
-        "GPU, or GPU processes blocked the change. Setting nvidia.com/mig.config again retries.",
-        "mig")]
+    if node.mig_state == L.MIG_STATE_FAILED:
+        return [ctx.finding(
+            "mig-config-failed", Severity.WARNING,
+            f"MIG config {node.mig_config or '(none)'} failed on {node.name}",
+            f"Read the MIG manager log ({where} on this node): the config may not exist for "
+            "this GPU, or GPU processes blocked the change. Setting nvidia.com/mig.config "
+            "again retries.", "mig")]
+    if node.product.endswith("-MIG-INVALID"):
+        return [ctx.finding(
+            "mig-config-failed", Severity.WARNING,
+            f"MIG layout {node.mig_config or ''} is invalid under the single strategy on "
+            f"{node.name}: the node advertises no GPUs",
+            "single needs every GPU MIG-enabled with one identical profile: pick an "
+            "all-<profile> config, or use the mixed strategy.", "mig")]
+    return []
 
 
 def mig_config_pending(ctx: NodeContext) -> list[Finding]:

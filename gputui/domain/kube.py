@@ -8,18 +8,25 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from datetime import datetime
+from functools import lru_cache
 from typing import Any
 
 from gputui.domain.inputs import JsonDict
 
 
 def sub(obj: Mapping[str, Any] | None, *keys: str) -> JsonDict:
-    """``obj[k1][k2]...`` as a dict, ``{}`` when any step is missing or not a dict."""
+    """``obj[k1][k2]...`` as a dict, ``{}`` when any step is missing or not a dict.
+
+    The returned dict is the object's own (no copy, for speed at 5,000 nodes): read only.
+    """
     current: Any = obj
     for key in keys:
-        if not isinstance(current, Mapping):
-            return {}
+        if type(current) is not dict:
+            if not isinstance(current, Mapping):
+                return {}
         current = current.get(key)
+    if type(current) is dict:
+        return current
     return dict(current) if isinstance(current, Mapping) else {}
 
 
@@ -58,6 +65,12 @@ def parse_time(value: Any) -> float | None:
     """An RFC 3339 timestamp (``2026-11-29T10:00:00Z``) as epoch seconds, None if absent."""
     if not isinstance(value, str) or not value:
         return None
+    return _parse_time(value)
+
+
+@lru_cache(maxsize=65536)
+def _parse_time(value: str) -> float | None:
+    """Cached: thousands of pods share creation and start timestamps at scale."""
     try:
         return datetime.fromisoformat(value.replace("Z", "+00:00")).timestamp()
     except ValueError:

@@ -123,7 +123,7 @@ def is_gpu_resource(name: str) -> bool:
 
 def is_paused(value: str) -> bool:
     """A deploy-label value at a paused value (also ``X_paused-for-driver-upgrade``)."""
-    return any(value == p or value.endswith("_" + p) for p in PAUSED_VALUES)
+    return value.endswith(PAUSED_VALUES)
 
 
 def label_true(labels: Mapping[str, str], key: str) -> bool:

@@ -49,11 +49,12 @@ class _Shared:
 
 
 def _group_pods(pods: Mapping[tuple[str, str], JsonDict]) -> dict[str, list[JsonDict]]:
+    """Pods by node: ``spec.nodeName``, or the hostname selector that pins the CUDA validator."""
     grouped: dict[str, list[JsonDict]] = {}
     for pod in pods.values():
-        spec = kube.sub(pod, "spec")
-        # pods pinned by hostname selector (the CUDA validator) count for that node too
-        node = spec.get("nodeName") or kube.sub(spec, "nodeSelector").get("kubernetes.io/hostname")
+        spec = pod.get("spec") or {}
+        node = spec.get("nodeName") or (spec.get("nodeSelector") or {}).get(
+            "kubernetes.io/hostname")
         if node:
             grouped.setdefault(str(node), []).append(pod)
     return grouped

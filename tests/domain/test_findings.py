@@ -277,3 +277,20 @@ def test_findings_sorted_most_severe_first() -> None:
     ranks = [x.severity.rank for x in snap.findings]
     assert ranks == sorted(ranks, reverse=True)
     assert snap.counts.nodes_with_findings == 2
+
+
+def test_mig_invalid_single_layout() -> None:
+    labels = {"nvidia.com/mig.config": "custom-split",
+              "nvidia.com/gpu.product": "NVIDIA-H100-80GB-HBM3-MIG-INVALID",
+              "nvidia.com/gpu.count": "0"}
+    snap = build([f.node(labels=labels, gpus=0)])
+    x = only(snap, "mig-config-failed")
+    assert "invalid under the single strategy" in x.message
+
+
+def test_info_only_findings_exit_0() -> None:
+    from gputui.domain import exit_code
+    dup = f.cluster_policy(metadata={"name": "cp-2", "creationTimestamp": "2026-09-01T00:00:00Z"},
+                           status={"state": "ignored"})
+    snap = build(policies=[f.cluster_policy(), dup])
+    assert codes(snap) == {"cluster-policy-ignored"} and exit_code(snap) == 0
