@@ -1,0 +1,110 @@
+"""``gputui check`` through the real CLI: exit codes 0/1/2, one-line errors, the JSON shape."""
+
+from __future__ import annotations
+
+import json
+import socket
+import subprocess
+from collections.abc import Callable
+from pathlib import Path
+
+import pytest
+import yaml
+
+from gputui.sim.cluster import EmulatedCluster
+from tests.sources.helpers import cluster_policy, node
+
+Run = Callable[..., subprocess.CompletedProcess[str]]
+
+
+def assert_one_line_error(result: subprocess.CompletedProcess[str], *fragments: str) -> None:
+    assert result.returncode == 2, result.stderr
+    assert result.stdout == ""
+    lines = result.stderr.strip().splitlines()
+    assert len(lines) == 1 and lines[0].startswith("gputui: "), result.stderr
+    assert "Traceback" not in result.stderr
+    for fragment in fragments:
+        assert fragment in lines[0]
+
+
+def free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return int(sock.getsockname()[1])
+
+
+def test_missing_kubeconfig(gputui: Run, tmp_path: Path) -> None:
+    assert_one_line_error(gputui("check", "--kubeconfig", str(tmp_path / "nope")),
+                          "kubeconfig not found")
+
+
+def test_no_kubeconfig_anywhere(gputui: Run) -> None:
+    assert_one_line_error(gputui("check", "--json"), "no kubeconfig found")
+
+
+def test_bad_yaml(gputui: Run, tmp_path: Path) -> None:
+    path = tmp_path / "kc"
+    path.write_text("clusters: [\n  - {name: x\n")
+    assert_one_line_error(gputui("check", "--kubeconfig", str(path)), "not valid YAML")
+
+
+def test_unknown_context(gputui: Run, tmp_path: Path) -> None:
+    path = EmulatedCluster(run_controllers=False).write_kubeconfig(tmp_path / "kc")
+    assert_one_line_error(gputui("check", "--kubeconfig", str(path), "--context", "prod"),
+                          "context 'prod' not found", "gputui-demo")
+
+
+def test_unreachable_server(gputui: Run, tmp_path: Path) -> None:
+    port = free_port()
+    path = EmulatedCluster(run_controllers=False, port=port).write_kubeconfig(tmp_path / "kc")
+    result = gputui("check", "--json", env={"KUBECONFIG": str(path)})
+    assert_one_line_error(result, f"127.0.0.1:{port}", "connection refused")
+
+
+def test_unknown_scenario(gputui: Run) -> None:
+    assert_one_line_error(gputui("check", "--demo", "--scenario", "no-such"),
+                          "unknown scenario")
+
+
+def test_json_against_a_cluster(gputui: Run, api_only: EmulatedCluster, tmp_path: Path) -> None:
+    """A cluster without a ClusterPolicy: the contract object and exit code 1."""
+    api_only.store.create("nodes", node("gpu-0"))
+    path = api_only.write_kubeconfig(tmp_path / "kc")
+    result = gputui("check", "--json", "--kubeconfig", str(path))
+    assert result.returncode == 1, result.stderr
+    report = json.loads(result.stdout)
+    assert set(report) >= {"context", "generated_at", "cluster_policy", "nodes", "findings"}
+    assert report["context"] == "gputui-demo"
+    assert report["cluster_policy"]["state"] == "missing"
+    assert [n["name"] for n in report["nodes"]] == ["gpu-0"]
+    codes = {f["code"] for f in report["findings"]}
+    assert "cluster-policy-missing" in codes
+
+
+def test_table_without_tty_and_context_flag(gputui: Run, api_only: EmulatedCluster,
+                                            tmp_path: Path) -> None:
+    api_only.store.create("clusterpolicies.nvidia.com", cluster_policy("gpu-operator"))
+    data = api_only.kubeconfig("other")
+    data["current-context"] = "missing-one"
+    path = tmp_path / "kc"
+    path.write_text(yaml.safe_dump(data))
+    result = gputui("check", "--kubeconfig", str(path), "--context", "other")
+    assert result.returncode == 0, result.stderr
+    header, *rest = result.stdout.splitlines()
+    assert header.startswith("context other  cluster-policy: ready")
+    assert rest == ["no findings"]
+
+
+@pytest.mark.parametrize("flag", ["--json", None])
+def test_forbidden_part_is_reported(gputui: Run, forbidden_paths: set[str],
+                                    api_only: EmulatedCluster, tmp_path: Path,
+                                    flag: str | None) -> None:
+    forbidden_paths.add("/api/v1/events")
+    api_only.store.create("clusterpolicies.nvidia.com", cluster_policy("gpu-operator"))
+    path = api_only.write_kubeconfig(tmp_path / "kc")
+    result = gputui("check", *([flag] if flag else []), "--kubeconfig", str(path))
+    assert result.returncode in (0, 1), result.stderr
+    if flag:
+        json.loads(result.stdout)
+    else:
+        assert "forbidden: events" in result.stdout.splitlines()[0]
