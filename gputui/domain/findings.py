@@ -15,7 +15,7 @@ from gputui.domain.model import Finding, NodeView, Severity, StageStatus, Upgrad
 from gputui.domain.pods import PodInfo
 from gputui.domain.thresholds import ThresholdsLike
 from gputui.domain.timefmt import duration
-from gputui.domain.upgrade_reasons import active_wait_reason
+from gputui.domain.upgrade_reasons import active_wait_reason, state_since
 
 ACTIVE_UPGRADE_STATES = frozenset(L.UPGRADE_STATES) - {
     L.STATE_UNKNOWN, L.STATE_REQUIRED, L.STATE_DONE, L.STATE_FAILED}
@@ -181,10 +181,6 @@ def validator_stuck(ctx: NodeContext) -> list[Finding]:
         hint, "pipeline", current.name)]
 
 
-def _upgrade_since(ctx: NodeContext) -> float | None:
-    return ctx.node.upgrade_since or (ctx.event.time if ctx.event else None)
-
-
 def upgrade_failed(ctx: NodeContext) -> list[Finding]:
     """The node is in ``upgrade-failed``: it holds a slot and stays cordoned."""
     if ctx.node.upgrade_state != L.STATE_FAILED:
@@ -202,7 +198,7 @@ def upgrade_stalled(ctx: NodeContext) -> list[Finding]:
     state = ctx.node.upgrade_state
     if state not in ACTIVE_UPGRADE_STATES or ctx.policy is None:
         return []
-    since = _upgrade_since(ctx)
+    since = state_since(ctx.node, ctx.event)
     if not ctx.over(since, ctx.thresholds.upgrade_stalled_minutes) or since is None:
         return []
     reason = active_wait_reason(ctx.node, ctx.policy, ctx.now)

@@ -18,7 +18,7 @@ from gputui.domain.kube import parse_time, sub
 from gputui.domain.model import (
     DaemonSetSummary, NodeUpgradeStatus, NodeView, UpgradeEvent, UpgradePolicy, UpgradeView,
 )
-from gputui.domain.upgrade_reasons import active_wait_reason
+from gputui.domain.upgrade_reasons import active_wait_reason, state_since
 
 
 @dataclass(frozen=True, slots=True)
@@ -164,7 +164,8 @@ def build_upgrade_view(nodes: Sequence[NodeView], policy: UpgradePolicy | None,
         lanes=_lanes(states), blocked=blocked_reason(daemonsets))
     statuses = {
         n.name: NodeUpgradeStatus(
-            node=n.name, state=n.upgrade_state, since=n.upgrade_since, skip=n.upgrade_skip,
+            node=n.name, state=n.upgrade_state, since=state_since(n, events.get(n.name)),
+            skip=n.upgrade_skip,
             wait_reason=_reason(n, view, policy, events.get(n.name), now),
             last_event=events.get(n.name))
         for n in sorted(managed, key=lambda n: n.name)}

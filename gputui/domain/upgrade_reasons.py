@@ -9,9 +9,19 @@ from __future__ import annotations
 
 from gputui.domain import labels as L
 from gputui.domain.kube import parse_epoch
-from gputui.domain.model import NodeView, StageStatus, UpgradePolicy
+from gputui.domain.model import NodeView, StageStatus, UpgradeEvent, UpgradePolicy
 from gputui.domain.selectors import parse_selector
 from gputui.domain.timefmt import duration
+
+
+def state_since(node: NodeView, event: UpgradeEvent | None) -> float | None:
+    """When the node entered its upgrade state: the label's managedFields time, else the
+    last ``GPUDriverUpgrade`` event if it names that state ("...label to <state>")."""
+    if node.upgrade_since is not None:
+        return node.upgrade_since
+    if event is not None and node.upgrade_state and node.upgrade_state in event.message:
+        return event.time
+    return None
 
 
 def _timeout(start: float | None, limit: int, now: float) -> str:
@@ -47,7 +57,9 @@ def pod_restart_reason(node: NodeView) -> str:
         return "waiting for the driver DaemonSet to recreate the driver pod"
     if stage.status is StageStatus.READY:
         return f"driver pod {stage.pod} ready: moves to validation next cycle"
-    worst = max([s.restarts for s in stage.substages] + [stage.restarts], default=0)
+    init_restarts = [s.restarts for s in stage.substages]
+    # the >10 rule is per container: init containers are known, the rest is the main one
+    worst = max(init_restarts + [stage.restarts - sum(init_restarts)], default=0)
     rule = f"{worst} restarts, fails after {L.POD_RESTART_FAIL_LIMIT}"
     return f"driver pod {stage.pod}: {stage.detail or stage.reason} ({rule})"
 
