@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import threading
+from collections.abc import Callable
 
 import pytest
 from kubernetes import client as k8s
@@ -148,3 +149,30 @@ def test_legacy_watch_path_for_one_object(api_only: EmulatedCluster) -> None:
     events = [json.loads(line) for line in text.splitlines()]
     assert code == 200
     assert [(e["type"], e["object"]["metadata"]["name"]) for e in events] == [("ADDED", "gpu-2")]
+
+
+def test_watch_of_a_vanished_client_is_released(api_only: EmulatedCluster,
+                                                monkeypatch: pytest.MonkeyPatch) -> None:
+    import socket
+
+    from gputui.sim.apiserver import watch as watch_module
+    from gputui.sim.apiserver.common import CTX_KEY
+
+    monkeypatch.setattr(watch_module, "LIVENESS_CHECK_S", 0.1)
+    ctx = api_only._runner.app[CTX_KEY]
+    conn = socket.create_connection(("127.0.0.1", api_only.port))
+    conn.sendall(b"GET /api/v1/nodes?watch=1 HTTP/1.1\r\nHost: x\r\n\r\n")
+    assert conn.recv(100).startswith(b"HTTP/1.1 200")
+    assert _eventually(lambda: len(ctx.watch_queues) == 1)
+    conn.close()
+    assert _eventually(lambda: not ctx.watch_queues)
+
+
+def _eventually(check: Callable[[], bool]) -> bool:
+    import time
+
+    for _ in range(100):
+        if check():
+            return True
+        time.sleep(0.05)
+    return False

@@ -25,6 +25,7 @@ from gputui.sim.selectors import field_predicate, label_predicate
 from gputui.sim.store import Obj, Watch, WatchCallback, WatchEvent
 
 _END = object()
+LIVENESS_CHECK_S = 5.0  # an idle watch notices a vanished client this often
 
 
 def _callback(loop: asyncio.AbstractEventLoop, queue: asyncio.Queue[Any]) -> WatchCallback:
@@ -160,11 +161,16 @@ class WatchStream:
             pass
         return self.response
 
-    def _wait_time(self, next_bookmark: float) -> float | None:
+    def _wait_time(self, next_bookmark: float) -> float:
+        """Until the deadline, the next bookmark or the next check that the client is there."""
         now = time.monotonic()
         limits = [t - now for t in (self.deadline, next_bookmark if self.bookmarks else None)
                   if t is not None]
-        return max(min(limits), 0.0) if limits else None
+        return max(min([*limits, LIVENESS_CHECK_S]), 0.0)
+
+    def _client_gone(self) -> bool:
+        transport = self.request.transport
+        return transport is None or transport.is_closing()
 
     async def _pump(self) -> None:
         """Forward events until timeout, disconnect or server shutdown."""
@@ -173,10 +179,12 @@ class WatchStream:
             try:
                 event = await asyncio.wait_for(self.queue.get(), self._wait_time(next_bookmark))
             except TimeoutError:
-                if self.deadline is not None and time.monotonic() >= self.deadline:
+                now = time.monotonic()
+                if self._client_gone() or (self.deadline is not None and now >= self.deadline):
                     return
-                await self._maybe_bookmark()
-                next_bookmark = time.monotonic() + self.ctx.bookmark_interval
+                if self.bookmarks and now >= next_bookmark:
+                    await self._maybe_bookmark()
+                    next_bookmark = time.monotonic() + self.ctx.bookmark_interval
                 continue
             batch = [event]
             while not self.queue.empty():
