@@ -13,6 +13,7 @@ from __future__ import annotations
 import argparse
 import json
 import re
+import threading
 import time
 import urllib.request
 from typing import Any
@@ -167,6 +168,41 @@ def selected_list(base: str) -> tuple[int, int]:
     return 1, size
 
 
+def _watcher(url: str, expected: int, seen: list[int]) -> None:
+    """Read watch events until ``expected`` have arrived; count them."""
+    count = 0
+    with urllib.request.urlopen(url, timeout=300) as response:
+        for line in response:
+            if line.strip():
+                count += 1
+            if count >= expected:
+                break
+    seen.append(count)
+
+
+def watch_fanout(cluster: EmulatedCluster, watchers: int, changes: int) -> None:
+    """``changes`` node label writes fanned out to ``watchers`` streams; events/s delivered."""
+    rv = cluster.store.resource_version
+    url = f"{cluster.url}/api/v1/nodes?watch=1&resourceVersion={rv}"
+    seen: list[int] = []
+    threads = [threading.Thread(target=_watcher, args=(url, changes, seen))
+               for _ in range(watchers)]
+    for thread in threads:
+        thread.start()
+    time.sleep(0.5)
+    started = time.perf_counter()
+    for index in range(changes):
+        name = f"gpu-node-{index % 5000:05d}"
+        cluster.store.mutate("nodes", name, None, lambda o, i=index: o["metadata"]["labels"]
+                             .__setitem__("bench/tick", str(i)))
+    for thread in threads:
+        thread.join()
+    elapsed = time.perf_counter() - started
+    total = sum(seen)
+    print(f"watch fan-out {watchers}x{changes:<9} {total / elapsed:8.0f} events/s "
+          f"({total} events in {elapsed:.2f}s)")
+
+
 def report(label: str, run: Any, base: str, rounds: int) -> None:
     started = time.perf_counter()
     requests = total = 0
@@ -195,6 +231,7 @@ def main() -> None:
         report("limit=500 pages, warm", paged_list, cluster.url, args.rounds)
         report("Table, first 500 rows", table_list, cluster.url, args.rounds * 4)
         report("labelSelector (1/3 match)", selected_list, cluster.url, args.rounds)
+        watch_fanout(cluster, watchers=20, changes=1000)
 
 
 if __name__ == "__main__":
