@@ -8,6 +8,9 @@ Plain Kubernetes JSON (:class:`~gputui.domain.inputs.ClusterObjects`) goes in; o
 from gputui.domain.checkjson import exit_code, to_check_json
 from gputui.domain.inputs import EMPTY_OBJECTS, ClusterObjects, XidEvent
 from gputui.domain.model import EMPTY_SNAPSHOT, ClusterSnapshot, Finding, Severity, StageStatus
+from gputui.domain.snapshot import SnapshotBuilder
+from gputui.domain.thresholds import DEFAULT_THRESHOLDS, ThresholdsLike
 
-__all__ = ["EMPTY_OBJECTS", "EMPTY_SNAPSHOT", "ClusterObjects", "ClusterSnapshot", "Finding",
-           "Severity", "StageStatus", "XidEvent", "exit_code", "to_check_json"]
+__all__ = ["DEFAULT_THRESHOLDS", "EMPTY_OBJECTS", "EMPTY_SNAPSHOT", "ClusterObjects",
+           "ClusterSnapshot", "Finding", "Severity", "SnapshotBuilder", "StageStatus",
+           "ThresholdsLike", "XidEvent", "exit_code", "to_check_json"]

@@ -5,7 +5,7 @@ Scripts and runbooks parse this, so the keys and value sets are fixed; add keys 
 
 from __future__ import annotations
 
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from typing import Any
 
 from gputui.domain.model import ClusterSnapshot, Finding, NodeView
@@ -13,7 +13,7 @@ from gputui.domain.model import ClusterSnapshot, Finding, NodeView
 
 def rfc3339(epoch: float) -> str:
     """Epoch seconds as RFC 3339 in UTC with a ``Z`` suffix, second precision."""
-    moment = datetime.fromtimestamp(epoch, tz=timezone.utc).replace(microsecond=0)
+    moment = datetime.fromtimestamp(epoch, tz=UTC).replace(microsecond=0)
     return moment.isoformat().replace("+00:00", "Z")
 
 

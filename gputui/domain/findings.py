@@ -11,7 +11,14 @@ from dataclasses import dataclass, field
 
 from gputui.domain import labels as L
 from gputui.domain.hints import driver_hint, validator_layer
-from gputui.domain.model import Finding, NodeView, Severity, StageStatus, UpgradeEvent, UpgradePolicy
+from gputui.domain.model import (
+    Finding,
+    NodeView,
+    Severity,
+    StageStatus,
+    UpgradeEvent,
+    UpgradePolicy,
+)
 from gputui.domain.pods import PodInfo
 from gputui.domain.thresholds import ThresholdsLike
 from gputui.domain.timefmt import duration
@@ -78,7 +85,7 @@ def gpus_unavailable(ctx: NodeContext) -> list[Finding]:
     """Allocatable below capacity, or capacity below what the node's GPUs should give."""
     node = ctx.node
     capacity, allocatable, expected = _unavailable_numbers(node)
-    if allocatable >= capacity and capacity >= expected:
+    if allocatable >= capacity >= expected:
         return []
     have = max(capacity, expected)
     planned = node.upgrade_state in ACTIVE_UPGRADE_STATES or node.mig_state == L.MIG_STATE_PENDING
@@ -90,7 +97,8 @@ def gpus_unavailable(ctx: NodeContext) -> list[Finding]:
         message += " during a planned driver upgrade or MIG change"
     broken = node.pipeline.first_broken()
     if broken is not None and broken.status is not StageStatus.PAUSED:
-        hint = f"The {broken.operand} stage is {broken.status.value}: {broken.detail}. Fix it first."
+        hint = (f"The {broken.operand} stage is {broken.status.value}: {broken.detail}. "
+                "Fix it first.")
     else:
         hint = ("The device plugin counts only healthy GPUs: look for XIDs on the metrics pane "
                 "and read the device-plugin log on this node.")

@@ -7,7 +7,12 @@ from collections.abc import Mapping, Sequence
 from gputui.domain import labels as L
 from gputui.domain.inputs import XidEvent
 from gputui.domain.model import (
-    ClusterPolicyView, DaemonSetSummary, Finding, NodeView, Severity, UpgradeView,
+    ClusterPolicyView,
+    DaemonSetSummary,
+    Finding,
+    NodeView,
+    Severity,
+    UpgradeView,
 )
 from gputui.domain.operands import BY_NAME
 from gputui.domain.xid import xid_findings

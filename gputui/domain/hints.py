@@ -14,19 +14,19 @@ _KERNEL_WORDS = ("kernel", "header", "precompiled", "dkms", "modpost", "unable t
 VALIDATOR_LAYERS: dict[str, tuple[str, str]] = {
     "driver-validation": (
         "the driver layer: nvidia-smi does not run from the driver root",
-        "Fix the driver first: open the driver stage (pod log, container nvidia-driver-ctr); "
-        "for a host driver run nvidia-smi on the node."),
+        ("Fix the driver first: open the driver stage (pod log, container nvidia-driver-ctr); "
+         "for a host driver run nvidia-smi on the node.")),
     "toolkit-validation": (
         "the container runtime layer: the toolkit has not set up the NVIDIA runtime",
-        "Read the container-toolkit pod log and check the runtime (containerd/CRI-O) config "
-        "it writes and restarts."),
+        ("Read the container-toolkit pod log and check the runtime (containerd/CRI-O) config "
+         "it writes and restarts.")),
     "cuda-validation": (
         "the CUDA layer: the nvidia-cuda-validator pod cannot run or CUDA fails",
-        "Look at the nvidia-cuda-validator pod: Pending means taints/tolerations or no "
-        "allocatable GPU; Failed or restarting means CUDA itself fails on this GPU."),
+        ("Look at the nvidia-cuda-validator pod: Pending means taints/tolerations or no "
+         "allocatable GPU; Failed or restarting means CUDA itself fails on this GPU.")),
     "plugin-validation": (
-        "the device plugin layer: the node does not advertise nvidia.com/gpu "
-        "(\"GPU resources are not yet discovered by the node\")",
+        ("the device plugin layer: the node does not advertise nvidia.com/gpu "
+         "(\"GPU resources are not yet discovered by the node\")"),
         "Check the device-plugin pod and its log and the node's nvidia.com/gpu capacity."),
 }
 
@@ -58,7 +58,7 @@ def driver_hint(node: NodeView, stage: PipelineStage, pod: PodInfo | None) -> st
         return ("\"driver is in use\": GPU pods or host processes still hold the driver and "
                 "k8s-driver-manager cannot unload it." + pods_note + " Drain the GPU pods (or "
                 "stop host GPU processes), then delete the driver pod.")
-    if "pull" in stage.reason.lower() or "image" in text and "pull" in text:
+    if "pull" in stage.reason.lower() or ("image" in text and "pull" in text):
         return (f"The driver image cannot be pulled: check driver.repository/version and pull "
                 f"secrets; precompiled images exist per kernel ({node.kernel}).")
     if any(word in text for word in _KERNEL_WORDS):

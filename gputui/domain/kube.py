@@ -21,9 +21,8 @@ def sub(obj: Mapping[str, Any] | None, *keys: str) -> JsonDict:
     """
     current: Any = obj
     for key in keys:
-        if type(current) is not dict:
-            if not isinstance(current, Mapping):
-                return {}
+        if type(current) is not dict and not isinstance(current, Mapping):
+            return {}
         current = current.get(key)
     if type(current) is dict:
         return current
@@ -72,7 +71,7 @@ def parse_time(value: Any) -> float | None:
 def _parse_time(value: str) -> float | None:
     """Cached: thousands of pods share creation and start timestamps at scale."""
     try:
-        return datetime.fromisoformat(value.replace("Z", "+00:00")).timestamp()
+        return datetime.fromisoformat(value).timestamp()
     except ValueError:
         return None
 

@@ -118,7 +118,7 @@ def is_gpu_resource(name: str) -> bool:
     Mirrors the upgrade controller's GPU-pod filter (any resource starting ``nvidia.com/gpu``
     or ``nvidia.com/mig-``), minus label-like keys that are not resources.
     """
-    return name.startswith(RESOURCE_GPU) or name.startswith(RESOURCE_MIG_PREFIX)
+    return name.startswith((RESOURCE_GPU, RESOURCE_MIG_PREFIX))
 
 
 def is_paused(value: str) -> bool:

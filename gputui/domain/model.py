@@ -14,16 +14,46 @@ from types import MappingProxyType
 
 from gputui.domain.upgrade_policy import UpgradePolicy
 from gputui.domain.views import (
-    ClusterPolicyView, Condition, DaemonSetSummary, MigGpu, MigInstance, MigView, NodeMigView,
-    NodeUpgradeStatus, SnapshotCounts, UpgradeEvent, UpgradeView,
+    ClusterPolicyView,
+    Condition,
+    DaemonSetSummary,
+    MigGpu,
+    MigInstance,
+    MigView,
+    NodeMigView,
+    NodeUpgradeStatus,
+    SnapshotCounts,
+    UpgradeEvent,
+    UpgradeView,
 )
 
 __all__ = [
-    "ClusterPolicyView", "ClusterSnapshot", "Condition", "DaemonSetSummary", "DeployLabel",
-    "DriverOwnership", "EMPTY_SNAPSHOT", "Finding", "GpuPod", "GpuResources", "MigGpu",
-    "MigInstance", "MigView", "NodeMigView", "NodePipeline", "NodeUpgradeStatus", "NodeView",
-    "PipelineStage", "ResourceCount", "Severity", "SnapshotCounts", "StageStatus", "SubStage",
-    "UpgradeEvent", "UpgradePolicy", "UpgradeView",
+    "EMPTY_SNAPSHOT",
+    "ClusterPolicyView",
+    "ClusterSnapshot",
+    "Condition",
+    "DaemonSetSummary",
+    "DeployLabel",
+    "DriverOwnership",
+    "Finding",
+    "GpuPod",
+    "GpuResources",
+    "MigGpu",
+    "MigInstance",
+    "MigView",
+    "NodeMigView",
+    "NodePipeline",
+    "NodeUpgradeStatus",
+    "NodeView",
+    "PipelineStage",
+    "ResourceCount",
+    "Severity",
+    "SnapshotCounts",
+    "StageStatus",
+    "SubStage",
+    "UpgradeEvent",
+    "UpgradePolicy",
+    "UpgradeView",
 ]
 
 
@@ -285,13 +315,13 @@ class ClusterSnapshot:
     server: str = ""
     generated_at: float = 0.0
     operator_namespace: str | None = None
-    cluster_policy: ClusterPolicyView = ClusterPolicyView()
+    cluster_policy: ClusterPolicyView = field(default_factory=ClusterPolicyView)
     nodes: Mapping[str, NodeView] = field(default_factory=lambda: MappingProxyType({}))
-    upgrade: UpgradeView = UpgradeView()
-    mig: MigView = MigView()
+    upgrade: UpgradeView = field(default_factory=UpgradeView)
+    mig: MigView = field(default_factory=MigView)
     findings: tuple[Finding, ...] = ()
     daemonsets: tuple[DaemonSetSummary, ...] = ()
-    counts: SnapshotCounts = SnapshotCounts()
+    counts: SnapshotCounts = field(default_factory=SnapshotCounts)
     forbidden: frozenset[str] = frozenset()
 
 

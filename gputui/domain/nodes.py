@@ -14,7 +14,11 @@ from typing import Any
 from gputui.domain import kube
 from gputui.domain import labels as L
 from gputui.domain.model import (
-    DeployLabel, DriverOwnership, GpuPod, GpuResources, ResourceCount,
+    DeployLabel,
+    DriverOwnership,
+    GpuPod,
+    GpuResources,
+    ResourceCount,
 )
 from gputui.domain.pods import PodInfo
 from gputui.domain.sharing import sharing_of

@@ -108,7 +108,7 @@ def operand_for_labels(labels: Mapping[str, str]) -> Operand | None:
     for operand in OPERANDS:
         if operand.app_prefix and app.startswith(operand.app):
             return operand
-    if app.startswith("nvidia-gpu-driver-") or app.startswith("nvidia-vgpu-driver-"):
+    if app.startswith(("nvidia-gpu-driver-", "nvidia-vgpu-driver-")):
         return BY_NAME["driver"]
     return None
 

@@ -83,7 +83,7 @@ def _pick(pods: Sequence[PodInfo]) -> PodInfo | None:
     """The pod that speaks for the operand: a live one over a terminating one, newest first."""
     if not pods:
         return None
-    return sorted(pods, key=lambda p: (not p.deleting, p.created or 0.0))[-1]
+    return max(pods, key=lambda p: (not p.deleting, p.created or 0.0))
 
 
 def operand_pods(pods: Sequence[PodInfo]) -> dict[str, list[PodInfo]]:

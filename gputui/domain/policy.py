@@ -69,9 +69,9 @@ def read_upgrade_policy(spec: Mapping[str, Any], source: str,
 def _disabled_operands(spec: Mapping[str, Any]) -> tuple[str, ...]:
     disabled = []
     for operand in OPERANDS:
-        if operand.policy_key and spec.get(operand.policy_key) is not None:
-            if not kube.as_bool(kube.sub(spec, operand.policy_key).get("enabled"), True):
-                disabled.append(operand.name)
+        if (operand.policy_key and spec.get(operand.policy_key) is not None
+                and not kube.as_bool(kube.sub(spec, operand.policy_key).get("enabled"), True)):
+            disabled.append(operand.name)
     return tuple(disabled)
 
 

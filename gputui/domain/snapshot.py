@@ -16,13 +16,24 @@ from typing import Any
 from gputui.domain import kube
 from gputui.domain.daemonsets import summarize_daemonsets
 from gputui.domain.findings_cluster import (
-    cluster_policy_findings, daemonset_findings, upgrade_blocked, xid_node_findings,
+    cluster_policy_findings,
+    daemonset_findings,
+    upgrade_blocked,
+    xid_node_findings,
 )
 from gputui.domain.inputs import ClusterObjects, JsonDict
 from gputui.domain.mig import MigConfigCache, node_mig_view
 from gputui.domain.model import (
-    ClusterPolicyView, ClusterSnapshot, DaemonSetSummary, Finding, MigView, NodeMigView,
-    NodeView, SnapshotCounts, UpgradeEvent, UpgradePolicy,
+    ClusterPolicyView,
+    ClusterSnapshot,
+    DaemonSetSummary,
+    Finding,
+    MigView,
+    NodeMigView,
+    NodeView,
+    SnapshotCounts,
+    UpgradeEvent,
+    UpgradePolicy,
 )
 from gputui.domain.node_build import NodeInputs, build_node
 from gputui.domain.policy import driver_policy, read_cluster_policy
@@ -198,4 +209,4 @@ def _configmaps_key(configmaps: Mapping[tuple[str, str], JsonDict], namespace: s
     return "|".join(str(p) for p in parts) + f"|{len(configmaps)}"
 
 
-__all__ = ["SnapshotBuilder", "sort_findings", "DaemonSetSummary"]
+__all__ = ["DaemonSetSummary", "SnapshotBuilder", "sort_findings"]

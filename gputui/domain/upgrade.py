@@ -16,7 +16,13 @@ from types import MappingProxyType
 from gputui.domain import labels as L
 from gputui.domain.kube import parse_time, sub
 from gputui.domain.model import (
-    DaemonSetSummary, NodeUpgradeStatus, NodeView, UpgradeEvent, UpgradePolicy, UpgradeView,
+    DaemonSetSummary,
+    DriverOwnership,
+    NodeUpgradeStatus,
+    NodeView,
+    UpgradeEvent,
+    UpgradePolicy,
+    UpgradeView,
 )
 from gputui.domain.upgrade_reasons import active_wait_reason, state_since
 
@@ -138,9 +144,15 @@ def _lanes(states: Mapping[str, str]) -> Mapping[str, tuple[str, ...]]:
 
 
 def is_managed(node: NodeView) -> bool:
-    """In the upgrade controller's managed set: it runs an operator driver pod (§4.3)."""
+    """In the upgrade controller's managed set (§4.3): it runs an operator driver pod.
+
+    A node whose driver pod is being recreated keeps its state label, so an operator-owned
+    node with a state label counts too (it would otherwise blink out of the lanes).
+    """
     stage = node.pipeline.stage("driver")
-    return (stage is not None and stage.pod is not None) or bool(node.upgrade_state)
+    if stage is not None and stage.pod is not None:
+        return True
+    return bool(node.upgrade_state) and node.driver_ownership is DriverOwnership.OPERATOR
 
 
 def build_upgrade_view(nodes: Sequence[NodeView], policy: UpgradePolicy | None,

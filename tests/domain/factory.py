@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import copy
 import json
+from datetime import UTC
 from pathlib import Path
 from typing import Any
 
@@ -18,8 +19,8 @@ T0 = 1795946400.0  # 2026-11-29T10:00:00Z: "now" in most tests
 
 
 def iso(epoch: float) -> str:
-    from datetime import datetime, timezone
-    return datetime.fromtimestamp(epoch, tz=timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ")
+    from datetime import datetime
+    return datetime.fromtimestamp(epoch, tz=UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
 
 
 def load(name: str) -> dict[str, Any]:
@@ -92,7 +93,8 @@ def _done(name: str, start: float) -> dict[str, Any]:
 
 
 def _waiting(name: str, reason: str = "PodInitializing") -> dict[str, Any]:
-    return {"name": name, "ready": False, "restartCount": 0, "state": {"waiting": {"reason": reason}}}
+    return {"name": name, "ready": False, "restartCount": 0,
+            "state": {"waiting": {"reason": reason}}}
 
 
 def operand_pod(operand: str, node_name: str = NODE, *, start: float = T0 - 86400,
@@ -114,8 +116,9 @@ def operand_pod(operand: str, node_name: str = NODE, *, start: float = T0 - 8640
             if init == crash_in:
                 init_statuses.append(_crash(init, restarts, message))
             else:
+                running = {"running": {"startedAt": iso(stuck_since or start)}}
                 init_statuses.append({"name": init, "ready": False, "restartCount": restarts,
-                                      "state": {"running": {"startedAt": iso(stuck_since or start)}}})
+                                      "state": running})
         else:
             init_statuses.append(_done(init, start))
     if reached_stop:
@@ -203,7 +206,8 @@ def daemonset(app: str, desired: int, current: int | None = None, ready: int | N
     return ds
 
 
-def upgrade_event(node_name: str, message: str, when: float, kind: str = "Normal") -> dict[str, Any]:
+def upgrade_event(node_name: str, message: str, when: float,
+                  kind: str = "Normal") -> dict[str, Any]:
     """A GPUDriverUpgrade Node event."""
     event = load("event-upgrade-failed.json")
     event["involvedObject"]["name"] = node_name
@@ -214,8 +218,10 @@ def upgrade_event(node_name: str, message: str, when: float, kind: str = "Normal
 
 
 def objects(nodes: list[dict[str, Any]], pods: list[dict[str, Any]] | None = None, *,
-            policies: list[dict[str, Any]] | None = None, daemonsets: list[dict[str, Any]] | None = None,
-            configmaps: list[dict[str, Any]] | None = None, events: list[dict[str, Any]] | None = None,
+            policies: list[dict[str, Any]] | None = None,
+            daemonsets: list[dict[str, Any]] | None = None,
+            configmaps: list[dict[str, Any]] | None = None,
+            events: list[dict[str, Any]] | None = None,
             label_times: dict[str, dict[str, float]] | None = None, **extra: Any) -> Any:
     """A ClusterObjects from lists of dicts (policy defaults to the ready fixture)."""
     from gputui.domain.inputs import ClusterObjects

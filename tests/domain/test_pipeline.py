@@ -115,7 +115,7 @@ def test_optional_operands_appear_only_when_deployed() -> None:
 
 
 def test_main_container_not_ready_is_progressing_with_container_named() -> None:
-    pods = f.healthy_pods(**{"driver": {"not_ready": True}})
+    pods = f.healthy_pods(driver={"not_ready": True})
     driver = pipeline(pods=pods).stage("driver")
     assert driver is not None and driver.status is StageStatus.PROGRESSING
     assert driver.detail.startswith("nvidia-driver-ctr not ready")
@@ -127,7 +127,8 @@ def test_operands_off_disables_everything() -> None:
 
 
 def test_precompiled_and_nvidiadriver_driver_pods_match_the_driver_stage() -> None:
-    for app in ("nvidia-driver-daemonset-6.1.112-ubuntu22.04", "nvidia-gpu-driver-ubuntu22.04-7c9f"):
+    for app in ("nvidia-driver-daemonset-6.1.112-ubuntu22.04",
+                "nvidia-gpu-driver-ubuntu22.04-7c9f"):
         pod = f.operand_pod("driver")
         pod["metadata"]["labels"] = {"app": app}
         pods = [pod] + f.healthy_pods(operands=ORDER[1:])

@@ -100,7 +100,8 @@ def test_thresholds_from_any_object() -> None:
 
 
 def test_gpu_pods_and_join_time() -> None:
-    pods = f.healthy_pods() + [f.workload("trainer-0", gpus=4), f.workload("done", phase="Succeeded")]
+    pods = f.healthy_pods() + [f.workload("trainer-0", gpus=4),
+                               f.workload("done", phase="Succeeded")]
     node = SnapshotBuilder().build(f.objects([f.node()], pods), f.T0).nodes[f.NODE]
     assert [(p.name, p.gpus) for p in node.gpu_pods] == [("trainer-0", 4)]
     assert node.gpu_pods[0].labels["app"] == "trainer"

@@ -89,7 +89,7 @@ def test_journey_2_lanes_slots_and_reasons() -> None:
     assert view.slot_line == "4 of 4 in use (1 failed)"
     assert view.lanes["wait-for-jobs-required"] == ("w1", "w2", "w3")
     assert len(view.lanes["upgrade-required"]) == 20
-    assert list(view.lanes)[0] == "upgrade-required"
+    assert next(iter(view.lanes)) == "upgrade-required"
     assert view.nodes["w1"].wait_reason == (
         "2 pods app=trainer still running (oldest 31 h), timeout: never")
     assert view.nodes["r0"].wait_reason == "no slot: 4 of 4 in use (1 failed)"
