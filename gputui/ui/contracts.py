@@ -36,7 +36,10 @@ Class names the shell imports (lazily, so a missing file never breaks the shell)
   ``app.open_pod_log``; it receives :class:`PodLogLoaded` (posted to the screen itself by the
   app's thread worker) and may post :class:`PodLogRequested` to reload.
 
-All of them take no required constructor arguments (except PodLogScreen), implement
+Full screens subclass :class:`gputui.ui.screens.base.GpuScreen` (status header on top,
+footer below, the app keeps the header current): yield your widgets from ``compose_body()``
+and override ``show_snapshot`` / ``show_node``. A ``ModalScreen`` (the pod log may be one) is
+fine too. All of them take no required constructor arguments (except PodLogScreen), implement
 :class:`SnapshotView` (and :class:`NodeScoped` where they show one node). Screens carry a CSS
 class named after themselves (``upgrades-screen``, ``mig-screen``, ``pod-log-screen``) and
 their stylesheet rules are prefixed with it. Colours come from theme variables only:

@@ -1,0 +1,115 @@
+"""``StatusHeader``: two lines that say which cluster, whether the data is live, and how bad.
+
+Line 1: context and server, connection state and data age (or "stale since 14:02:11").
+Line 2: ClusterPolicy state (and the states not ready), GPU nodes, GPUs allocatable/total,
+nodes with findings, upgrades in progress. It must fit 80 columns, so parts are dropped from
+the right (the server first) rather than wrapped; the rendering is a plain function so tests
+can call it without an app.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Mapping
+from dataclasses import dataclass
+
+from rich.text import Text
+from textual.widgets import Static
+
+from gputui.domain.model import EMPTY_SNAPSHOT, ClusterSnapshot
+from gputui.domain.timefmt import duration
+from gputui.sources.base import Connection, SourceStatus
+from gputui.ui.theme import var_style
+
+INITIAL_STATUS = SourceStatus(Connection.CONNECTING)
+
+
+def clock_text(epoch: float) -> str:
+    """``14:02:11`` in local time (what the operator's wall clock says)."""
+    return time.strftime("%H:%M:%S", time.localtime(epoch))
+
+
+@dataclass(frozen=True)
+class HeaderState:
+    """Everything the header renders."""
+
+    snapshot: ClusterSnapshot = EMPTY_SNAPSHOT
+    status: SourceStatus = INITIAL_STATUS
+    now: float = 0.0
+
+
+def connection_part(state: HeaderState) -> tuple[str, str]:
+    """(text, colour variable) of the live/stale part."""
+    status, now = state.status, state.now
+    connection = status.connection
+    if connection is Connection.LIVE and not status.stale_since:
+        last = status.last_update or state.snapshot.generated_at
+        age = f" {duration(now - last)} ago" if last and now - last >= 5 else ""
+        return f"● live{age}", "gpu-ok"
+    if connection is Connection.CONNECTING and not status.last_update:
+        return "◌ connecting…", "gpu-progress"
+    if connection is Connection.FAILED:
+        return f"✖ disconnected: {status.message or 'failed'}", "gpu-crit"
+    since = f" since {clock_text(status.stale_since)}" if status.stale_since else ""
+    word = "stale" if status.last_update else "disconnected"
+    return f"✖ {word}{since}, retrying", "gpu-crit"
+
+
+def policy_part(snapshot: ClusterSnapshot) -> tuple[str, str]:
+    """(text, colour variable) of the ClusterPolicy part."""
+    policy = snapshot.cluster_policy
+    if policy.state == "ready":
+        return "policy ready", "gpu-ok"
+    if policy.state == "notReady":
+        states = ",".join(policy.not_ready_states[:2])
+        more = f"+{len(policy.not_ready_states) - 2}" if len(policy.not_ready_states) > 2 else ""
+        return f"policy notReady: {states}{more}".rstrip(": "), "gpu-crit"
+    return f"policy {policy.state}", "gpu-warn"
+
+
+def render_header(state: HeaderState, width: int, variables: Mapping[str, str]) -> Text:
+    """The two header lines for a terminal ``width`` columns wide."""
+    snapshot = state.snapshot
+    where = snapshot.context or state.status.context or "no context"
+    server = snapshot.server or state.status.server
+    conn, conn_var = connection_part(state)
+    left = f"gputui ▸ {where}"
+    room = width - len(left) - len(conn) - 2
+    if server and room > len(server) + 3:
+        left += f" ({server})"
+    line1 = Text(left, style="bold", no_wrap=True)
+    line1.append(" " * max(1, width - len(left) - len(conn)))
+    line1.append(conn, style=var_style(variables, conn_var, bold=conn_var == "gpu-crit"))
+    line1.truncate(width, overflow="ellipsis")
+    counts = snapshot.counts
+    policy, policy_var = policy_part(snapshot)
+    line2 = Text(no_wrap=True)
+    line2.append(policy, style=var_style(variables, policy_var))
+    line2.append(f" │ {counts.gpu_nodes} nodes │ GPUs ")
+    gpu_var = "gpu-crit" if counts.gpus_allocatable < counts.gpus_total else "gpu-ok"
+    line2.append(f"{counts.gpus_allocatable}/{counts.gpus_total}",
+                 style=var_style(variables, gpu_var))
+    findings_var = "gpu-warn" if counts.nodes_with_findings else "gpu-ok"
+    line2.append(" │ ")
+    line2.append(f"{counts.nodes_with_findings} with findings",
+                 style=var_style(variables, findings_var))
+    line2.append(f" │ {counts.upgrades_in_progress} upgrading")
+    line2.truncate(width, overflow="ellipsis")
+    return Text("\n").join([line1, line2])
+
+
+class StatusHeader(Static):
+    """The top two lines of every screen."""
+
+    def __init__(self, *, id: str | None = None) -> None:
+        super().__init__(id=id)
+        self.state = HeaderState()
+
+    def update_state(self, snapshot: ClusterSnapshot, status: SourceStatus, now: float) -> None:
+        """Re-render from the app's latest snapshot, status and clock."""
+        self.state = HeaderState(snapshot, status, now)
+        self.refresh(layout=False)
+
+    def render(self) -> Text:
+        variables = self.app.theme_variables or self.app.get_css_variables()
+        return render_header(self.state, max(20, self.size.width), variables)
