@@ -25,7 +25,8 @@ def iso(epoch: float) -> str:
 
 def load(name: str) -> dict[str, Any]:
     """A fresh copy of a fixture."""
-    return json.loads((FIXTURES / name).read_text())
+    data: dict[str, Any] = json.loads((FIXTURES / name).read_text())
+    return data
 
 
 def merge(base: dict[str, Any], override: dict[str, Any]) -> dict[str, Any]:
@@ -158,11 +159,11 @@ def _crash(name: str, restarts: int, message: str) -> dict[str, Any]:
 
 
 def healthy_pods(node_name: str = NODE, operands: list[str] | None = None,
-                 **overrides: dict[str, Any]) -> list[dict[str, Any]]:
+                 overrides: dict[str, dict[str, Any]] | None = None) -> list[dict[str, Any]]:
     """One ready pod per operand; ``overrides[operand]`` = kwargs for :func:`operand_pod`."""
     result = []
     for index, operand in enumerate(operands or CORE):
-        kwargs = {"suffix": f"{node_name[-5:]}{index}", **overrides.get(operand, {})}
+        kwargs = {"suffix": f"{node_name[-5:]}{index}", **(overrides or {}).get(operand, {})}
         result.append(operand_pod(operand, node_name, **kwargs))
     return result
 

@@ -55,7 +55,7 @@ def test_config_source_prefers_custom_then_per_node_then_default() -> None:
     assert config_source(f.NODE, f.NS, None, cms)[0] == "default-mig-parted-config"
 
 
-def _snapshot(labels: dict[str, str], configmaps: list[dict[str, Any]] | None = None) -> Any:
+def _snapshot(labels: dict[str, str | None], configmaps: list[dict[str, Any]] | None = None) -> Any:
     cms = configmaps if configmaps is not None else [
         f.load("configmap-default-mig-parted-config.json")]
     objs = f.objects([f.node(labels=labels)], f.healthy_pods(), configmaps=cms,

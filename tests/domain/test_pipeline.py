@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from typing import Any
 
 from gputui.domain.model import NodePipeline, StageStatus
@@ -13,9 +14,9 @@ ORDER = ["driver", "container-toolkit", "operator-validator", "device-plugin", "
          "gpu-feature-discovery", "mig-manager"]
 
 
-def pipeline(labels: dict[str, str] | None = None, pods: list[dict[str, Any]] | None = None,
+def pipeline(labels: Mapping[str, str | None] | None = None, pods: list[dict[str, Any]] | None = None,
              **kwargs: Any) -> NodePipeline:
-    node_labels = f.node(labels=labels or {})["metadata"]["labels"]
+    node_labels = f.node(labels=dict(labels or {}))["metadata"]["labels"]
     kwargs.setdefault("policy_present", True)
     kwargs.setdefault("with_daemonset", set(ORDER))
     kwargs.setdefault("mig_capable", True)
@@ -33,7 +34,7 @@ def test_healthy_node_all_ready_in_chain_order() -> None:
 
 def test_driver_crashloop_breaks_the_chain_and_others_wait() -> None:
     pods = [f.load("pod-driver-init-crashloop.json")] + f.healthy_pods(
-        operands=ORDER[1:], **{
+        operands=ORDER[1:], overrides={
             "container-toolkit": {"stuck_in": "driver-validation"},
             "operator-validator": {"stuck_in": "driver-validation"},
             "device-plugin": {"stuck_in": "toolkit-validation"}})
@@ -115,7 +116,7 @@ def test_optional_operands_appear_only_when_deployed() -> None:
 
 
 def test_main_container_not_ready_is_progressing_with_container_named() -> None:
-    pods = f.healthy_pods(driver={"not_ready": True})
+    pods = f.healthy_pods(overrides={"driver": {"not_ready": True}})
     driver = pipeline(pods=pods).stage("driver")
     assert driver is not None and driver.status is StageStatus.PROGRESSING
     assert driver.detail.startswith("nvidia-driver-ctr not ready")
