@@ -1,8 +1,13 @@
 """gputui.domain: the pure model of a GPU Operator cluster (no IO, no textual).
 
-Plain Kubernetes JSON (:class:`~gputui.domain.inputs.ClusterObjects`) goes in; one frozen
-:class:`~gputui.domain.model.ClusterSnapshot` comes out of
-:class:`~gputui.domain.snapshot.SnapshotBuilder`. ``to_check_json`` renders the CLI contract.
+Plain Kubernetes JSON goes in as :class:`~gputui.domain.inputs.ClusterObjects`;
+:class:`~gputui.domain.snapshot.SnapshotBuilder` turns it into one frozen
+:class:`~gputui.domain.model.ClusterSnapshot` (nodes with pipelines and findings, the upgrade
+view with the controller's slot math, the MIG view, cluster findings);
+:func:`~gputui.domain.checkjson.to_check_json` renders the ``gputui check --json`` contract.
+
+Vocabulary shared with other layers: :mod:`~gputui.domain.labels` (label/annotation keys and
+state values), :mod:`~gputui.domain.operands` (operand catalogue), :mod:`~gputui.domain.xid`.
 """
 
 from gputui.domain.checkjson import exit_code, to_check_json

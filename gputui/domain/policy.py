@@ -94,7 +94,9 @@ def read_cluster_policy(policies: Sequence[JsonDict]) -> ClusterPolicyView:
     status = kube.sub(active, "status")
     driver = kube.sub(spec, "driver")
     conditions = _conditions(active)
+    # the contract knows ready|notReady|ignored; no status yet (or Go's "disabled") is notReady
     state = str(status.get("state") or "notReady")
+    state = state if state in ("ready", "notReady", "ignored") else "notReady"
     name = kube.name_of(active)
     return ClusterPolicyView(
         name=name, state=state,

@@ -115,6 +115,9 @@ def _required_reason(node: NodeView, view: UpgradeView, policy: UpgradePolicy) -
     if not view.enabled:
         return "upgrade controller off (autoUpgrade false or sandbox workloads)"
     if view.available_slots > 0:
+        if view.pending > view.available_slots:
+            return (f"{view.available_slots} slot(s) free for {view.pending} waiting nodes: "
+                    "starts when the controller picks it")
         return f"slot free ({view.available_slots} available): starts next cycle"
     if node.cordoned:
         return "no slot, but already cordoned: proceeds anyway"

@@ -126,6 +126,9 @@ def test_free_slot_reason() -> None:
     view = _build([_node("a", "upgrade-required"), _node("b", "upgrade-done")]).upgrade
     assert view.available_slots == 1
     assert view.nodes["a"].wait_reason.startswith("slot free (1 available)")
+    nodes = [_node(n, "upgrade-required") for n in "abcd"]
+    view = _build(nodes, policy=f.upgrade_policy(maxUnavailable="100%")).upgrade
+    assert view.nodes["a"].wait_reason.startswith("1 slot(s) free for 4 waiting nodes")
 
 
 def test_wait_for_jobs_timeout_from_annotation() -> None:
