@@ -50,3 +50,19 @@ def summarize_daemonsets(daemonsets: Mapping[str, JsonDict],
             misscheduled=kube.to_int(status.get("numberMisscheduled")),
             unscheduled=desired - have))
     return tuple(result)
+
+
+def driver_generations(daemonsets: Mapping[str, JsonDict]) -> tuple[tuple[str, int], ...]:
+    """(name, metadata.generation) of each driver DaemonSet, to tell outdated driver pods.
+
+    DaemonSet pods carry ``pod-template-generation`` = the DS generation they were made
+    from; the driver DS is OnDelete, so an older value means the pod awaits an upgrade.
+    """
+    result = []
+    for name in sorted(daemonsets):
+        ds = daemonsets[name]
+        operand = operand_for_daemonset(name, kube.labels_of(ds))
+        generation = kube.sub(ds, "metadata").get("generation")
+        if operand is not None and operand.name == "driver" and isinstance(generation, int):
+            result.append((name, generation))
+    return tuple(result)

@@ -278,6 +278,9 @@ class NodeView:
     deploy_labels: tuple[DeployLabel, ...] = ()
     driver_ownership: DriverOwnership = DriverOwnership.NONE
     driver_owner_cr: str | None = None
+    #: the driver pod predates its DaemonSet's current template (an upgrade is due);
+    #: None when unknown (no driver pod, or no generation to compare)
+    driver_outdated: bool | None = None
     upgrade_state: str = ""
     upgrade_since: float | None = None
     upgrade_skip: bool = False

@@ -28,6 +28,7 @@ class NodeInputs:
     with_daemonset: Collection[str] = ()
     upgrade_policy: UpgradePolicy | None = None
     event: UpgradeEvent | None = None
+    driver_generations: Mapping[str, int] = field(default_factory=dict)
 
 
 def join_to_allocatable(created: float | None, pods: Sequence[PodInfo],
@@ -40,6 +41,16 @@ def join_to_allocatable(created: float | None, pods: Sequence[PodInfo],
         for init in pod.init_containers:
             if init.name == "plugin-validation" and init.done and init.finished_at:
                 return max(0.0, init.finished_at - created)
+    return None
+
+
+def driver_outdated(pods: Sequence[PodInfo], generations: Mapping[str, int]) -> bool | None:
+    """Whether the node's driver pod was made from an older DaemonSet generation."""
+    for pod in pods:
+        current = generations.get(pod.owner_name) if pod.owner_kind == "DaemonSet" else None
+        made = pod.labels.get("pod-template-generation", "")
+        if current is not None and made.isdigit():
+            return int(made) < current
     return None
 
 
@@ -61,6 +72,7 @@ def _base_view(inputs: NodeInputs, basics: N.NodeBasics, pods: Sequence[PodInfo]
         labels=labels, deploy_labels=N.deploy_labels(labels),
         driver_ownership=N.driver_ownership(labels),
         driver_owner_cr=labels.get(L.DRIVER_OWNER) or None,
+        driver_outdated=driver_outdated(pods, inputs.driver_generations),
         upgrade_state=labels.get(L.UPGRADE_STATE, ""),
         upgrade_since=inputs.label_times.get(L.UPGRADE_STATE),
         upgrade_skip=L.label_true(labels, L.UPGRADE_SKIP),

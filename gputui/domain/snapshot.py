@@ -14,7 +14,7 @@ from types import MappingProxyType
 from typing import Any
 
 from gputui.domain import kube
-from gputui.domain.daemonsets import summarize_daemonsets
+from gputui.domain.daemonsets import driver_generations, summarize_daemonsets
 from gputui.domain.findings_cluster import (
     cluster_policy_findings,
     daemonset_findings,
@@ -57,6 +57,7 @@ class _Shared:
     with_daemonset: frozenset[str]
     upgrade_policy: UpgradePolicy | None
     namespace: str | None
+    driver_generations: tuple[tuple[str, int], ...] = ()
 
 
 def _group_pods(pods: Mapping[tuple[str, str], JsonDict]) -> dict[str, list[JsonDict]]:
@@ -118,7 +119,8 @@ class SnapshotBuilder:
         daemonsets = summarize_daemonsets(objects.daemonsets, objects.pods, namespace)
         upgrade_policy = driver_policy(policy, objects.nvidia_drivers)
         shared = _Shared(policy.state != "missing", policy.disabled_operands,
-                         frozenset(ds.operand for ds in daemonsets), upgrade_policy, namespace)
+                         frozenset(ds.operand for ds in daemonsets), upgrade_policy, namespace,
+                         driver_generations(objects.daemonsets))
         events = last_events(objects.events)
         nodes = self._nodes(objects, now, changed_nodes, shared, events)
         nodes = self._with_xids(nodes, objects, now)
@@ -161,7 +163,7 @@ class SnapshotBuilder:
             node=objects.nodes[name], pods=pods, label_times=objects.label_times.get(name, {}),
             policy_present=shared.policy_present, disabled=shared.disabled,
             with_daemonset=shared.with_daemonset, upgrade_policy=shared.upgrade_policy,
-            event=event)
+            event=event, driver_generations=dict(shared.driver_generations))
         view, recheck_at = build_node(inputs, self._thresholds, now)
         return _Entry(view, recheck_at, event)
 

@@ -94,6 +94,8 @@ def active_wait_reason(node: NodeView, policy: UpgradePolicy, now: float) -> str
                 else "no GPU pods left: moves to driver restart next cycle")
     if state == L.STATE_DRAIN:
         return f"draining (timeout {policy.drain_timeout or 'none'} s)"
+    if state in (L.STATE_DONE, L.STATE_UNKNOWN) and node.driver_outdated:
+        return "driver pod out of date: the controller will mark it upgrade-required"
     simple = {L.STATE_CORDON: "cordoning", L.STATE_UNCORDON: "uncordoning",
               L.STATE_DONE: "", L.STATE_UNKNOWN: "not yet evaluated by the upgrade controller"}
     return simple.get(state, f"unknown state {state!r}")

@@ -190,3 +190,18 @@ def test_nvidiadriver_policy_wins_when_crd_used() -> None:
     view = SnapshotBuilder().build(objs, f.T0).upgrade
     assert view.policy is not None and view.policy.max_parallel_upgrades == 3
     assert view.policy.auto_upgrade and view.policy.source == "NVIDIADriver default"
+
+
+def test_outdated_driver_pod_is_named() -> None:
+    ds = f.daemonset("nvidia-driver-daemonset", desired=2, operand_component="nvidia-driver")
+    ds["metadata"]["generation"] = 3
+    pods = f.healthy_pods("a") + f.healthy_pods("b")
+    for pod in pods:
+        if pod["metadata"]["labels"]["app"] == "nvidia-driver-daemonset":
+            old = pod["spec"]["nodeName"] == "a"
+            pod["metadata"]["labels"]["pod-template-generation"] = "2" if old else "3"
+    nodes = [_node("a", "upgrade-done"), _node("b", "upgrade-done")]
+    snap = SnapshotBuilder().build(f.objects(nodes, pods, daemonsets=[ds]), f.T0)
+    assert snap.nodes["a"].driver_outdated is True and snap.nodes["b"].driver_outdated is False
+    assert snap.upgrade.nodes["a"].wait_reason.startswith("driver pod out of date")
+    assert snap.upgrade.nodes["b"].wait_reason == ""
