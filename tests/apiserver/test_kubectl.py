@@ -42,6 +42,11 @@ def test_get_nodes_tables_and_selectors(kubectl: KubectlRun, api_only: EmulatedC
     assert "INTERNAL-IP" in wide and "KERNEL-VERSION" in wide
     as_json = json.loads(kubectl("get", "node", "gpu-1", "-o", "json").stdout)
     assert as_json["metadata"]["labels"]["nvidia.com/gpu.product"] == "H100"
+    for index in range(3, 8):
+        api_only.store.create("nodes", node(f"gpu-{index}"))
+    chunked = kubectl("get", "nodes", "--chunk-size=2", "--no-headers").stdout.splitlines()
+    assert [line.split()[0] for line in chunked] == [f"gpu-{i}" for i in range(1, 8)]
+    assert kubectl("get", "--raw", "/healthz").stdout == "ok"
 
 
 def test_get_pods_across_namespaces_by_node(kubectl: KubectlRun,

@@ -36,6 +36,11 @@ async def version(request: web.Request) -> web.Response:
     return json_response(discovery.VERSION_INFO)
 
 
+async def health(request: web.Request) -> web.Response:
+    """``/healthz``, ``/livez``, ``/readyz``: what probes and ``kubectl get --raw`` read."""
+    return web.Response(text="ok", content_type="text/plain")
+
+
 async def core_versions(request: web.Request) -> web.Response:
     return json_response(discovery.core_versions())
 
@@ -174,6 +179,8 @@ def add_routes(app: web.Application) -> None:
     app.router.add_get("/apis", group_list)
     app.router.add_get("/apis/", group_list)
     app.router.add_get("/openapi/v2", openapi_v2)
+    for probe in ("/healthz", "/livez", "/readyz"):
+        app.router.add_get(probe, health)
     app.router.add_route("*", "/api/v1{tail:(/.*)?}", core_api)
     app.router.add_route("*", "/apis/{group}{tail:(/.*)?}", _strip_named)
 
