@@ -41,6 +41,7 @@ class NodeContext:
     event: UpgradeEvent | None = None
     ready_reason: str = ""
     ready_since: float | None = None
+    mig_configs: tuple[str, tuple[str, ...]] | None = None
     deadlines: list[float] = field(default_factory=list)
 
     def over(self, since: float | None, minutes: float) -> bool:
@@ -218,6 +219,17 @@ def upgrade_stalled(ctx: NodeContext) -> list[Finding]:
         "validator pods.", "upgrade")]
 
 
+def _unknown(ctx: NodeContext) -> str:
+    """": no such config in X (it offers a, b, c)" when the config name is not offered."""
+    if ctx.mig_configs is None or not ctx.mig_configs[1]:
+        return ""
+    source, names = ctx.mig_configs
+    if ctx.node.mig_config in names:
+        return ""
+    offered = ", ".join(names[:6]) + (", ..." if len(names) > 6 else "")
+    return f": no such config in {source} (it offers {offered})"
+
+
 def mig_config_failed(ctx: NodeContext) -> list[Finding]:
     """mig-manager reported ``failed``, or GFD flags the layout ``MIG-INVALID`` (§5.4)."""
     node = ctx.node
@@ -226,7 +238,7 @@ def mig_config_failed(ctx: NodeContext) -> list[Finding]:
     if node.mig_state == L.MIG_STATE_FAILED:
         return [ctx.finding(
             "mig-config-failed", Severity.WARNING,
-            f"MIG config {node.mig_config or '(none)'} failed on {node.name}",
+            f"MIG config {node.mig_config or '(none)'} failed on {node.name}{_unknown(ctx)}",
             f"Read the MIG manager log ({where} on this node): the config may not exist for "
             "this GPU, or GPU processes blocked the change. Setting nvidia.com/mig.config "
             "again retries.", "mig")]

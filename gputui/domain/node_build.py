@@ -29,6 +29,8 @@ class NodeInputs:
     upgrade_policy: UpgradePolicy | None = None
     event: UpgradeEvent | None = None
     driver_generations: Mapping[str, int] = field(default_factory=dict)
+    #: (ConfigMap name, config names it offers) when the node asks for a MIG config
+    mig_configs: tuple[str, tuple[str, ...]] | None = None
 
 
 def join_to_allocatable(created: float | None, pods: Sequence[PodInfo],
@@ -101,7 +103,8 @@ def build_node(inputs: NodeInputs, thresholds: ThresholdsLike,
     ctx = NodeContext(node=view, pods=pods, thresholds=thresholds, now=now,
                       label_times=MappingProxyType(dict(inputs.label_times)),
                       policy=inputs.upgrade_policy, event=inputs.event,
-                      ready_reason=basics.ready_reason, ready_since=basics.ready_since)
+                      ready_reason=basics.ready_reason, ready_since=basics.ready_since,
+                      mig_configs=inputs.mig_configs)
     findings = tuple(node_findings(ctx))
     worst = findings[0].severity if findings else None
     recheck = min(ctx.deadlines) if ctx.deadlines else None

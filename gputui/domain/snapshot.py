@@ -22,7 +22,8 @@ from gputui.domain.findings_cluster import (
     xid_node_findings,
 )
 from gputui.domain.inputs import ClusterObjects, JsonDict
-from gputui.domain.mig import MigConfigCache, node_mig_view
+from gputui.domain.labels import MIG_CONFIG
+from gputui.domain.mig import MigConfigCache, config_source, node_mig_view
 from gputui.domain.model import (
     ClusterPolicyView,
     ClusterSnapshot,
@@ -58,6 +59,7 @@ class _Shared:
     upgrade_policy: UpgradePolicy | None
     namespace: str | None
     driver_generations: tuple[tuple[str, int], ...] = ()
+    mig_config_name: str | None = None
 
 
 def _group_pods(pods: Mapping[tuple[str, str], JsonDict]) -> dict[str, list[JsonDict]]:
@@ -120,7 +122,7 @@ class SnapshotBuilder:
         upgrade_policy = driver_policy(policy, objects.nvidia_drivers)
         shared = _Shared(policy.state != "missing", policy.disabled_operands,
                          frozenset(ds.operand for ds in daemonsets), upgrade_policy, namespace,
-                         driver_generations(objects.daemonsets))
+                         driver_generations(objects.daemonsets), policy.mig_config_name)
         events = last_events(objects.events)
         nodes = self._nodes(objects, now, changed_nodes, shared, events)
         nodes = self._with_xids(nodes, objects, now)
@@ -163,9 +165,21 @@ class SnapshotBuilder:
             node=objects.nodes[name], pods=pods, label_times=objects.label_times.get(name, {}),
             policy_present=shared.policy_present, disabled=shared.disabled,
             with_daemonset=shared.with_daemonset, upgrade_policy=shared.upgrade_policy,
-            event=event, driver_generations=dict(shared.driver_generations))
+            event=event, driver_generations=dict(shared.driver_generations),
+            mig_configs=self._mig_configs(objects, name, shared))
         view, recheck_at = build_node(inputs, self._thresholds, now)
         return _Entry(view, recheck_at, event)
+
+    def _mig_configs(self, objects: ClusterObjects, name: str,
+                     shared: _Shared) -> tuple[str, tuple[str, ...]] | None:
+        """(source ConfigMap, config names) for a node that asks for a MIG config."""
+        if not kube.labels_of(objects.nodes[name]).get(MIG_CONFIG):
+            return None
+        source, configmap = config_source(name, shared.namespace, shared.mig_config_name,
+                                          objects.configmaps)
+        if configmap is None:
+            return None
+        return source, tuple(self._mig_cache.get(configmap).configs)
 
     def _with_xids(self, nodes: Mapping[str, NodeView], objects: ClusterObjects,
                    now: float) -> Mapping[str, NodeView]:

@@ -294,3 +294,14 @@ def test_info_only_findings_exit_0() -> None:
                            status={"state": "ignored"})
     snap = build(policies=[f.cluster_policy(), dup])
     assert codes(snap) == {"cluster-policy-ignored"} and exit_code(snap) == 0
+
+
+def test_mig_config_failed_names_unknown_config() -> None:
+    node = f.node(labels={"nvidia.com/mig.config": "all-9g.99gb",
+                          "nvidia.com/mig.config.state": "failed"})
+    cms = [f.load("configmap-default-mig-parted-config.json")]
+    x = only(build([node], configmaps=cms), "mig-config-failed")
+    assert "no such config in default-mig-parted-config (it offers all-disabled" in x.message
+    ok = f.node(labels={"nvidia.com/mig.config": "all-1g.10gb",
+                        "nvidia.com/mig.config.state": "failed"})
+    assert "no such config" not in only(build([ok], configmaps=cms), "mig-config-failed").message
