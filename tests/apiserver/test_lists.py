@@ -107,3 +107,13 @@ def test_tables(seeded: EmulatedCluster) -> None:
                         headers={"Accept": beta})
     assert single["apiVersion"] == "meta.k8s.io/v1beta1"
     assert single["rows"][0]["cells"][:4] == ["c", "1/1", "Running", "0"]
+
+
+def test_big_table_is_streamed_whole(api_only: EmulatedCluster) -> None:
+    for index in range(150):
+        api_only.store.create("nodes", node(f"n-{index:03}"))
+    code, table = http(api_only, "GET", "/api/v1/nodes", headers={"Accept": TABLE})
+    assert code == 200 and len(table["rows"]) == 150
+    assert table["rows"][-1]["object"]["metadata"]["name"] == "n-149"
+    code, listed = http(api_only, "GET", "/api/v1/nodes?limit=100")
+    assert len(listed["items"]) == 100 and listed["metadata"]["remainingItemCount"] == 50

@@ -101,3 +101,11 @@ def test_strategic_patch_pod_containers(core: k8s.CoreV1Api, api_only: EmulatedC
     with pytest.raises(ApiException) as error:
         core.patch_namespaced_pod("p", "default", {"metadata": {"annotations": {"x y": "1"}}})
     assert error.value.status == 422
+
+
+def test_strategic_primitive_lists() -> None:
+    meta = {"finalizers": ["a", "b"]}
+    assert strategic_merge(meta, {"finalizers": ["c", "a"]}) == {"finalizers": ["a", "b", "c"]}
+    assert strategic_merge(meta, {"$deleteFromPrimitiveList/finalizers": ["a"]}) == \
+        {"finalizers": ["b"]}
+    assert strategic_merge({"args": ["x"]}, {"args": ["y"]}) == {"args": ["y"]}
