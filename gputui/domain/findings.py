@@ -74,6 +74,10 @@ def node_not_ready(ctx: NodeContext) -> list[Finding]:
                         "pods are not running. Cordon it if it flaps.")]
 
 
+#: operands whose failure takes GPUs out of allocatable
+_GPU_PATH = frozenset({"driver", "container-toolkit", "device-plugin"})
+
+
 def _unavailable_numbers(node: NodeView) -> tuple[int, int, int]:
     """(capacity, allocatable, units expected from the GPUs the node has)."""
     expected = node.gpu_count * max(node.sharing_replicas, 1)
@@ -97,7 +101,8 @@ def gpus_unavailable(ctx: NodeContext) -> list[Finding]:
     if planned:
         message += " during a planned driver upgrade or MIG change"
     broken = node.pipeline.first_broken()
-    if broken is not None and broken.status is not StageStatus.PAUSED:
+    if broken is not None and broken.operand in _GPU_PATH and (
+            broken.status is not StageStatus.PAUSED):
         hint = (f"The {broken.operand} stage is {broken.status.value}: {broken.detail}. "
                 "Fix it first.")
     else:
