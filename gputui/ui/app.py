@@ -1,0 +1,279 @@
+"""``GpuTuiApp`` and :func:`make_app`, the one factory the CLI, the tests and the screenshots share.
+
+The app owns the single refresh path (see :mod:`gputui.ui.contracts`): source callbacks
+arrive on foreign threads and become messages (``SnapshotUpdated`` coalesces, so a slow
+terminal shows the newest cluster, not a backlog); the handler stores ``self.snapshot`` and
+hands it to the active screen only. Views are Textual *modes* (each keeps its own screen and
+state); when a screen becomes active again it is given the latest snapshot. Pod logs are
+read in a thread worker and come back as :class:`PodLogLoaded` messages.
+"""
+
+from __future__ import annotations
+
+import importlib
+import time
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+from textual import work
+from textual.app import App
+from textual.css.query import NoMatches
+from textual.screen import Screen
+
+from gputui.domain.model import EMPTY_SNAPSHOT, ClusterSnapshot
+from gputui.settings import Settings
+from gputui.sources.base import ClusterSource, SourceStatus
+from gputui.ui.commands import bindings_for, by_alias, command, command_for_action
+from gputui.ui.contracts import (
+    JumpRequested, PodLog, PodLogLoaded, PodLogRequested, SnapshotUpdated, SourceStatusChanged,
+)
+from gputui.ui.palette import GpuCommands
+from gputui.ui.screens.base import UnavailableScreen
+from gputui.ui.screens.command_line import CommandLine
+from gputui.ui.screens.findings import FindingsScreen
+from gputui.ui.screens.help import HelpScreen
+from gputui.ui.screens.nodes import NodesScreen
+from gputui.ui.theme import GPUTUI_THEME, gpu_variables
+from gputui.ui.widgets.status_header import INITIAL_STATUS, StatusHeader
+
+
+def styles_dir() -> Path:
+    """``styles/`` of the source tree, or ``gputui/_styles`` inside an installed wheel."""
+    package = Path(__file__).resolve().parents[1]
+    shipped = package / "_styles"
+    return shipped if shipped.is_dir() else package.parent / "styles"
+
+
+#: ours first, then the detail engineer's; files missing from this build are skipped
+STYLESHEETS = ("app", "nodes", "findings", "help", "detail", "upgrades", "mig", "pod_log")
+#: view (mode) -> module and class of the screens the detail engineer builds
+LAZY_VIEWS = {"upgrades": ("gputui.ui.screens.upgrades", "UpgradesScreen"),
+              "mig": ("gputui.ui.screens.mig", "MigScreen")}
+#: Finding.pane -> (view, detail tab or None)
+PANE_TARGETS = {"nodes": ("nodes", None), "pipeline": ("nodes", "pipeline"),
+                "node": ("nodes", "node"), "metrics": ("nodes", "metrics"),
+                "upgrade": ("upgrades", None), "mig": ("mig", None),
+                "findings": ("findings", None)}
+#: registry scope -> the view its actions live in
+SCOPE_VIEWS = {"nodes": "nodes", "findings": "findings"}
+
+
+def _lazy_view(view: str) -> Callable[[], Screen[Any]]:
+    module, name = LAZY_VIEWS[view]
+
+    def build() -> Screen[Any]:
+        try:
+            screen: Screen[Any] = getattr(importlib.import_module(module), name)()
+        except (ImportError, AttributeError) as error:
+            return UnavailableScreen(view, str(error))
+        return screen
+    return build
+
+
+class GpuTuiApp(App[int]):
+    """The gputui terminal UI; build it with :func:`make_app`."""
+
+    TITLE = "gputui"
+    CSS_PATH = [styles_dir() / f"{name}.tcss" for name in STYLESHEETS
+                if (styles_dir() / f"{name}.tcss").exists()]
+    COMMANDS = {GpuCommands}
+    BINDINGS = bindings_for("global")
+    MODES = {"nodes": NodesScreen, "findings": FindingsScreen,
+             **{view: _lazy_view(view) for view in LAZY_VIEWS}}
+    DEFAULT_MODE = "nodes"
+
+    def __init__(self, settings: Settings, source: ClusterSource,
+                 clock: Callable[[], float] = time.time) -> None:
+        super().__init__()
+        self.settings = settings
+        self.source = source
+        self.clock = clock
+        self.snapshot: ClusterSnapshot = EMPTY_SNAPSHOT
+        self.status: SourceStatus = INITIAL_STATUS
+        self.keymap: dict[str, str] = dict(settings.keymap)
+        self.snapshots_applied = 0
+        self.register_theme(GPUTUI_THEME)
+        self.theme = settings.theme if settings.theme in self.available_themes else "gputui"
+
+    def get_css_variables(self) -> dict[str, str]:
+        """Textual's variables plus ``$gpu-*`` for themes that do not define them."""
+        variables = super().get_css_variables()
+        variables.update(gpu_variables(variables))
+        self.theme_variables = variables
+        return variables
+
+    # ------------------------------------------------------------------ lifecycle
+    def on_mount(self) -> None:
+        if self.keymap:
+            self.set_keymap(self.keymap)
+        self.screen_change_signal.subscribe(self, self._screen_changed)
+        self.set_interval(1.0, self._refresh_header, name="header-age")
+        self.source.start(self._snapshot_from_source, self._status_from_source)
+
+    def on_unmount(self) -> None:
+        self.source.stop()
+
+    def _snapshot_from_source(self, snapshot: ClusterSnapshot) -> None:
+        """Source thread -> message (never touch widgets here)."""
+        self.post_message(SnapshotUpdated(snapshot))
+
+    def _status_from_source(self, status: SourceStatus) -> None:
+        self.post_message(SourceStatusChanged(status))
+
+    # ------------------------------------------------------------------ the refresh path
+    def on_snapshot_updated(self, message: SnapshotUpdated) -> None:
+        """Store the newest snapshot and show it on the active screen."""
+        self.snapshot = message.snapshot
+        self.snapshots_applied += 1
+        self._deliver(self.screen)
+
+    def on_source_status_changed(self, message: SourceStatusChanged) -> None:
+        """Connection state changed: the header says live / stale since / disconnected."""
+        self.status = message.status
+        self._refresh_header()
+
+    def _screen_changed(self, screen: Screen[Any]) -> None:
+        """A screen became active: give it the latest snapshot after it is composed."""
+        self.call_after_refresh(self._deliver, screen)
+
+    def _deliver(self, screen: Screen[Any]) -> None:
+        if screen is not self.screen or not screen.is_mounted:
+            return
+        show = getattr(screen, "show_snapshot", None)
+        if show is not None:
+            try:
+                show(self.snapshot, self.clock())
+            except NoMatches:  # not composed yet: the screen-change callback retries
+                self.call_after_refresh(self._deliver, screen)
+                return
+        self._refresh_header()
+
+    def _refresh_header(self) -> None:
+        for header in self.screen.query(StatusHeader):
+            header.update_state(self.snapshot, self.status, self.clock())
+
+    # ------------------------------------------------------------------ navigation
+    def jump_to(self, node: str | None, pane: str) -> None:
+        """Show ``pane`` (one of ``contracts.PANES``) for ``node``, from anywhere."""
+        self.call_later(self._jump, node, pane)
+
+    async def _jump(self, node: str | None, pane: str) -> None:
+        view, tab = PANE_TARGETS.get(pane, ("nodes", None))
+        while len(self.screen_stack) > 1:
+            self.pop_screen()
+        if self.current_mode != view:
+            await self.switch_mode(view)
+        screen = self.screen
+        self._deliver(screen)
+        if node is not None and hasattr(screen, "show_node"):
+            screen.show_node(node)
+        if tab is not None and isinstance(screen, NodesScreen):
+            screen.show_tab(tab, focus=True)
+
+    def on_jump_requested(self, message: JumpRequested) -> None:
+        self.jump_to(message.node, message.pane)
+
+    async def action_switch_view(self, view: str) -> None:
+        """Number keys and ``:`` names: switch to a view (closing pushed screens)."""
+        while len(self.screen_stack) > 1:
+            self.pop_screen()
+        if self.current_mode != view:
+            await self.switch_mode(view)
+
+    def action_back(self) -> None:
+        """``esc``: close a pushed screen, leave a view, or clear filter / faults-only / marks."""
+        if len(self.screen_stack) > 1:
+            self.pop_screen()
+            return
+        if self.current_mode != "nodes":
+            self.call_later(self.switch_mode, "nodes")
+            return
+        screen = self.screen
+        if isinstance(screen, NodesScreen):
+            table = screen.table
+            if screen.close_filter(clear=True):
+                return
+            if table.node_filter.findings_only:
+                screen.action_findings_only()
+            elif table.marks:
+                table.clear_marks()
+
+    def action_help(self) -> None:
+        if not isinstance(self.screen, HelpScreen):
+            self.push_screen(HelpScreen())
+
+    def action_command_line(self) -> None:
+        self.push_screen(CommandLine(), callback=self._command_typed)
+
+    def _command_typed(self, text: str | None) -> None:
+        if not text:
+            return
+        word, _, rest = text.partition(" ")
+        cmd = by_alias(word)
+        if cmd is None:
+            self.notify(f"unknown command :{word} (try :help)", severity="warning")
+            return
+        self.call_later(self._run_then, cmd.id, rest.strip())
+
+    async def _run_then(self, command_id: str, argument: str) -> None:
+        await self.run_command(command_id)
+        if argument and command_id == "view_nodes" and isinstance(self.screen, NodesScreen):
+            from gputui.ui.node_rows import NodeFilter
+
+            self.screen.table.set_filter(NodeFilter(argument))
+        elif argument and command_id == "theme" and argument in self.available_themes:
+            self.theme = argument
+
+    async def run_command(self, command_id: str) -> None:
+        """Run a registry command by id (palette, ``:`` line), in the view it belongs to."""
+        cmd = command(command_id)
+        view = SCOPE_VIEWS.get(cmd.scope)
+        if view is None:
+            await self.run_action(cmd.action)
+            return
+        await self.action_switch_view(view)
+        await self.run_action(cmd.action, self.screen)
+
+    def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
+        """Registry answers: the current view's own key is shown greyed out."""
+        cmd = command_for_action(action)
+        if cmd is not None and action == "switch_view" and parameters:
+            return None if parameters[0] == self.current_mode else True
+        return True
+
+    # ------------------------------------------------------------------ pod logs
+    def open_pod_log(self, namespace: str, pod: str, container: str | None = None) -> None:
+        """Show a pod container's log and events (read in a thread worker)."""
+        try:
+            from gputui.ui.screens.pod_log import PodLogScreen
+        except ImportError:
+            self.notify("the pod log view is not available in this build", severity="warning")
+            return
+        screen = self.screen
+        if not isinstance(screen, PodLogScreen):
+            screen = PodLogScreen(namespace, pod, container)
+            self.push_screen(screen)
+        self._read_pod_log(screen, namespace, pod, container)
+
+    def on_pod_log_requested(self, message: PodLogRequested) -> None:
+        self.open_pod_log(message.namespace, message.pod, message.container)
+
+    @work(thread=True, exclusive=True, group="pod-log")
+    def _read_pod_log(self, screen: Screen[Any], namespace: str, pod: str,
+                      container: str | None) -> None:
+        """Blocking reads off the UI thread; the result goes to ``screen`` as a message."""
+        try:
+            lines = self.source.pod_log(namespace, pod, container)
+            events = self.source.pod_events(namespace, pod)
+            log = PodLog(namespace, pod, container, tuple(lines), tuple(events))
+        except Exception as error:  # noqa: BLE001 - shown as one line, never a traceback
+            text = str(error).splitlines()[0] if str(error) else type(error).__name__
+            log = PodLog(namespace, pod, container, error=text)
+        screen.post_message(PodLogLoaded(log))
+
+
+def make_app(settings: Settings, source: ClusterSource, *,
+             clock: Callable[[], float] = time.time) -> GpuTuiApp:
+    """The app for ``settings`` reading ``source``; ``clock`` is "now" for every age shown."""
+    return GpuTuiApp(settings, source, clock=clock)

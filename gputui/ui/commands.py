@@ -1,0 +1,180 @@
+"""The one registry of commands: it generates key bindings, palette entries, help and ``:`` names.
+
+Why one table: an operator learns gputui from ``?`` and the palette; if a key exists that the
+help does not list, or a help line names a key that does nothing, trust is gone. So every
+command is declared once here with its id (the binding id users remap in
+``settings.keymap``), default keys, title, tooltip, scope and ``:`` aliases; screens take
+their ``BINDINGS`` from :func:`bindings_for`, the palette provider and the help screen walk
+:data:`COMMANDS`, and ``check_action`` asks :func:`command_for_action`. What is not in the
+registry does not exist (STYLE.md rule 5).
+
+Cluster-changing actions (cordon, drain...) arrive later through the action layer; they will
+be added here with a risk level and go through the confirmation dialog.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass
+from typing import Final
+
+from textual.binding import Binding
+
+#: scopes, in the order help lists them
+SCOPES: Final = ("global", "nodes", "findings")
+SCOPE_TITLES: Final = {"global": "Everywhere", "nodes": "Node list", "findings": "Findings"}
+
+
+@dataclass(frozen=True)
+class Command:
+    """One thing the operator can do.
+
+    Attributes:
+        id: stable binding id; ``settings.keymap`` remaps keys by it.
+        keys: default keys, comma-separated Textual key names (``"q,ctrl+q"``).
+        title: short label (footer, palette, help).
+        tooltip: one sentence saying what it does and why you would.
+        scope: ``global`` (app bindings) or a screen name (that screen's bindings).
+        action: the Textual action run in that scope (without namespace).
+        aliases: names accepted on the ``:`` command line (first one is shown in help).
+        show: shown in the footer.
+        palette: listed in the command palette.
+        priority: the binding wins over a focused widget's own binding of the same key.
+    """
+
+    id: str
+    keys: str
+    title: str
+    tooltip: str
+    scope: str
+    action: str
+    aliases: tuple[str, ...] = ()
+    show: bool = False
+    palette: bool = True
+    priority: bool = False
+
+
+def _c(id: str, keys: str, title: str, tooltip: str, scope: str, action: str,
+       aliases: tuple[str, ...] = (), show: bool = False, palette: bool = True,
+       priority: bool = False) -> Command:
+    return Command(id, keys, title, tooltip, scope, action, aliases, show, palette, priority)
+
+
+COMMANDS: Final[tuple[Command, ...]] = (
+    _c("help", "question_mark", "Help", "List every key and command.", "global", "help",
+       ("help", "h", "?"), show=True),
+    _c("command_line", "colon", "Command", "Type a view or command (:nodes, :upgrades, :mig, "
+       ":findings, :help, :q).", "global", "command_line", show=True),
+    _c("palette", "ctrl+p", "Palette", "Search every command by name.", "global",
+       "command_palette", palette=False),
+    _c("view_nodes", "1", "Nodes", "GPU nodes with their worst finding; Enter for details.",
+       "global", "switch_view('nodes')", ("nodes", "no", "node")),
+    _c("view_upgrades", "2", "Upgrades", "Driver upgrade lanes, slots and why nodes wait.",
+       "global", "switch_view('upgrades')", ("upgrades", "up", "upgrade")),
+    _c("view_mig", "3", "MIG", "MIG layouts per node and GPU, config state.", "global",
+       "switch_view('mig')", ("mig",)),
+    _c("view_findings", "4", "Findings", "Everything wrong, most severe first; Enter jumps "
+       "to the node and pane.", "global", "switch_view('findings')",
+       ("findings", "fi", "faults")),
+    _c("back", "escape", "Back", "Close this view, or clear the filter and marks.", "global",
+       "back"),
+    _c("focus_next", "tab", "Next pane", "Move focus to the next pane.", "global",
+       "focus_next", palette=False),
+    _c("focus_previous", "shift+tab", "Previous pane", "Move focus to the previous pane.",
+       "global", "focus_previous", palette=False),
+    _c("theme", "", "Theme", "Pick a colour theme (gputui or a Textual built-in).", "global",
+       "change_theme", ("theme",)),
+    _c("quit", "q,ctrl+q", "Quit", "Leave gputui (nothing in the cluster changes).", "global",
+       "quit", ("q", "quit", "q!"), show=True, priority=False),
+    _c("filter", "slash", "Filter", "Filter nodes: text, key=value, key!=value or key "
+       "(label selector terms).", "nodes", "filter", ("filter",), show=True),
+    _c("findings_only", "f,ctrl+z", "Faults only", "Show only nodes with findings.", "nodes",
+       "findings_only", show=True),
+    _c("mark", "space", "Mark", "Mark or unmark the node (marks survive refresh and filter).",
+       "nodes", "mark", show=True),
+    _c("clear_marks", "ctrl+backslash", "Clear marks", "Unmark every node.", "nodes",
+       "clear_marks"),
+    _c("sort_next", "o", "Sort column", "Sort by the next column.", "nodes", "sort_next",
+       show=True),
+    _c("sort_reverse", "O", "Reverse sort", "Flip the sort order.", "nodes", "sort_reverse"),
+    _c("open_detail", "enter", "Details", "Focus the selected node's detail pane.", "nodes",
+       "open_detail", palette=False),
+    _c("tab_pipeline", "p", "Pipeline", "The node's operand chain: where readiness breaks.",
+       "nodes", "show_tab('pipeline')", ("pipeline",)),
+    _c("tab_node", "d", "Describe", "The node's labels, resources, GPU pods and findings.",
+       "nodes", "show_tab('node')", ("describe", "node")),
+    _c("tab_metrics", "m", "Metrics", "The node's DCGM metrics.", "nodes",
+       "show_tab('metrics')", ("metrics",)),
+    _c("open_log", "l", "Logs", "Log and events of the node's first broken operand pod.",
+       "nodes", "open_log", ("logs", "log")),
+    _c("jump", "enter", "Go to", "Jump to the finding's node and pane.", "findings", "jump",
+       palette=False),
+)
+
+_BY_ID: Final = {command.id: command for command in COMMANDS}
+
+
+def command(command_id: str) -> Command:
+    """The command with ``command_id`` (KeyError if none: a typo is a bug)."""
+    return _BY_ID[command_id]
+
+
+def effective_keys(cmd: Command, keymap: Mapping[str, str] | None = None) -> str:
+    """The keys ``cmd`` answers to after the user's remaps."""
+    return (keymap or {}).get(cmd.id, cmd.keys)
+
+
+def bindings_for(scope: str) -> list[Binding]:
+    """Textual bindings of one scope; ids let ``App.set_keymap`` remap them."""
+    return [Binding(cmd.keys, cmd.action, cmd.title, show=cmd.show, id=cmd.id,
+                    tooltip=cmd.tooltip, priority=cmd.priority)
+            for cmd in COMMANDS if cmd.scope == scope and cmd.keys]
+
+
+def by_alias(name: str) -> Command | None:
+    """The command a ``:`` name means (``nodes``, ``no``, ``q``...), or None."""
+    wanted = name.strip().lower()
+    for cmd in COMMANDS:
+        if wanted in cmd.aliases or wanted == cmd.id:
+            return cmd
+    return None
+
+
+def command_for_action(action: str) -> Command | None:
+    """The registry entry behind a Textual action name (for ``check_action``)."""
+    for cmd in COMMANDS:
+        if cmd.action.split("(")[0] == action:
+            return cmd
+    return None
+
+
+def palette_commands() -> Iterable[Command]:
+    """Commands listed in the palette."""
+    return (cmd for cmd in COMMANDS if cmd.palette)
+
+
+_KEY_NAMES: Final = {"question_mark": "?", "colon": ":", "slash": "/", "escape": "esc",
+                     "ctrl+backslash": "ctrl+\\", "space": "space", "enter": "enter"}
+
+
+def key_label(keys: str) -> str:
+    """Human form of a key list: ``"q,ctrl+q"`` -> ``"q ctrl+q"``, ``slash`` -> ``/``."""
+    return " ".join(_KEY_NAMES.get(k.strip(), k.strip()) for k in keys.split(",") if k.strip())
+
+
+def key_table(keymap: Mapping[str, str] | None = None) -> list[tuple[str, str, str, str]]:
+    """(scope title, keys, title, tooltip) for every command: the help screen and README."""
+    rows = []
+    for scope in SCOPES:
+        for cmd in COMMANDS:
+            if cmd.scope == scope:
+                keys = key_label(effective_keys(cmd, keymap))
+                if cmd.aliases and not keys:
+                    keys = f":{cmd.aliases[0]}"
+                rows.append((SCOPE_TITLES[scope], keys, cmd.title, cmd.tooltip))
+    return rows
+
+
+__all__ = ["COMMANDS", "Command", "SCOPES", "bindings_for", "by_alias", "command",
+           "command_for_action", "effective_keys", "key_label", "key_table",
+           "palette_commands"]

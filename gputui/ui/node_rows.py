@@ -1,0 +1,204 @@
+"""What the node list shows, as plain data: columns, cell text, sort values and the filter.
+
+Kept apart from the widget (no textual import) so it is cheap to test and so the widget only
+patches a DataTable. Cells are plain strings plus a colour *role* (``crit``, ``warn``...);
+the widget turns roles into theme styles.
+
+Filter syntax (``/``): whitespace-separated terms, all must match.
+``key=value`` / ``key==value``: label equals; ``key!=value``: label differs or is absent;
+``!key``: label absent; a term with a ``/`` or ``.`` and no ``=`` that names an existing label
+key matches nodes carrying that key; any other term is free text, matched (case-insensitive)
+against the name, the GPU product and every ``key=value`` label.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
+from typing import Final
+
+from gputui.domain.model import NodeView, Severity
+
+SEVERITY_SYMBOL: Final = {Severity.CRITICAL: "✖", Severity.WARNING: "▲", Severity.INFO: "●"}
+SEVERITY_WORD: Final = {Severity.CRITICAL: "crit", Severity.WARNING: "warn", Severity.INFO: "info"}
+SEVERITY_ROLE: Final = {Severity.CRITICAL: "crit", Severity.WARNING: "warn", Severity.INFO: "info"}
+
+
+@dataclass(frozen=True)
+class Column:
+    """One node-list column: stable key (DataTable column key), header label."""
+
+    key: str
+    label: str
+
+
+COLUMNS: Final = (
+    # what an operator triages by comes first, so 80 columns show name, state and finding
+    Column("mark", " "), Column("name", "NAME"), Column("status", "STATUS"),
+    Column("gpus", "GPUS"), Column("finding", "FINDING"), Column("upgrade", "UPGRADE"),
+    Column("driver", "DRIVER"), Column("product", "GPU"), Column("mig", "MIG"),
+    Column("sharing", "SHARING"),
+)
+SORTABLE: Final = tuple(c.key for c in COLUMNS if c.key != "mark")
+
+#: A cell: text and a colour role ("" for none).
+Cell = tuple[str, str]
+
+
+def _product(product: str) -> str:
+    """``NVIDIA-H100-80GB-HBM3`` -> ``H100-80GB-HBM3``: the vendor is the same on every row."""
+    return product.removeprefix("NVIDIA-") or "-"
+
+
+def _status(view: NodeView) -> Cell:
+    text = "Ready" if view.ready else "NotReady"
+    if view.cordoned:
+        text += ",SchedulingDisabled"
+    return text, ("" if view.ready and not view.cordoned else ("warn" if view.ready else "crit"))
+
+
+def _gpus(view: NodeView) -> Cell:
+    entry = view.resources.get("nvidia.com/gpu")
+    if entry is not None:
+        allocatable, capacity = entry.allocatable, max(entry.capacity, view.gpu_count)
+    elif view.resources.entries:
+        allocatable, capacity = view.resources.allocatable, view.resources.capacity
+    else:
+        allocatable, capacity = 0, view.gpu_count
+    role = "crit" if allocatable < capacity else ""
+    return f"{allocatable}/{capacity}", role
+
+
+def _mig(view: NodeView) -> Cell:
+    if not (view.mig_capable or view.mig_config):
+        return "-", "muted"
+    config = view.mig_config or "?"
+    state = view.mig_state or ""
+    role = {"failed": "crit", "pending": "progress", "rebooting": "progress"}.get(state, "")
+    return (f"{config} {state}" if state and state != "success" else config), role
+
+
+def _sharing(view: NodeView) -> Cell:
+    if view.sharing_strategy in ("", "none"):
+        return "-", "muted"
+    return f"{view.sharing_strategy} x{view.sharing_replicas}", ""
+
+
+def _finding(view: NodeView) -> Cell:
+    if not view.findings or view.worst is None:
+        return "✔ ok", "ok"
+    worst = view.findings[0]
+    for finding in view.findings:
+        if finding.severity.rank > worst.severity.rank:
+            worst = finding
+    extra = f" +{len(view.findings) - 1}" if len(view.findings) > 1 else ""
+    sev = worst.severity
+    return f"{SEVERITY_SYMBOL[sev]} {SEVERITY_WORD[sev]} {worst.code}{extra}", SEVERITY_ROLE[sev]
+
+
+def _upgrade(view: NodeView) -> Cell:
+    state = view.upgrade_state or "-"
+    role = {"upgrade-failed": "crit", "upgrade-done": "", "-": "muted",
+            "upgrade-required": "warn"}.get(state, "progress")
+    if view.upgrade_skip:
+        return f"{state} (held)", "paused"
+    return state, role
+
+
+CELLS: Final[Mapping[str, Callable[[NodeView], Cell]]] = {
+    "name": lambda v: (v.name, ""),
+    "status": _status,
+    "product": lambda v: (_product(v.product), "" if v.product else "muted"),
+    "gpus": _gpus,
+    "driver": lambda v: (v.driver_version or "-", "" if v.driver_version else "muted"),
+    "upgrade": _upgrade,
+    "mig": _mig,
+    "sharing": _sharing,
+    "finding": _finding,
+}
+
+
+def node_cells(view: NodeView) -> dict[str, Cell]:
+    """Every data cell of ``view``'s row (the mark column is the widget's business)."""
+    return {key: fn(view) for key, fn in CELLS.items()}
+
+
+def _gpu_ratio(view: NodeView) -> tuple[float, str]:
+    text, _ = _gpus(view)
+    allocatable, capacity = (int(x) for x in text.split("/"))
+    return (allocatable / capacity if capacity else 1.0), view.name
+
+
+SORT_VALUES: Final[Mapping[str, Callable[[NodeView], object]]] = {
+    "name": lambda v: v.name,
+    "status": lambda v: (v.ready, not v.cordoned, v.name),
+    "product": lambda v: (v.product, v.name),
+    "gpus": _gpu_ratio,
+    "driver": lambda v: (v.driver_version, v.name),
+    "upgrade": lambda v: (v.upgrade_state, v.name),
+    "mig": lambda v: (v.mig_config or "", v.mig_state or "", v.name),
+    "sharing": lambda v: (v.sharing_strategy, v.sharing_replicas, v.name),
+    # worst first when ascending: that is the order an on-call operator wants by default
+    "finding": lambda v: (-(v.worst.rank if v.worst else 0), -len(v.findings), v.name),
+}
+
+
+def sort_value(column: str, view: NodeView) -> object:
+    """The sort key of ``view`` for ``column``."""
+    return SORT_VALUES[column](view)
+
+
+Predicate = Callable[[NodeView], bool]
+
+
+def _text_term(term: str) -> Predicate:
+    needle = term.lower()
+
+    def match(view: NodeView) -> bool:
+        if needle in view.name.lower() or needle in view.product.lower():
+            return True
+        return any(needle in f"{k}={v}".lower() for k, v in view.labels.items())
+    return match
+
+
+def _term(term: str) -> Predicate:
+    if "!=" in term:
+        key, value = term.split("!=", 1)
+        return lambda v: v.labels.get(key) != value
+    if "=" in term:
+        key, value = term.replace("==", "=").split("=", 1)
+        return lambda v: v.labels.get(key) == value
+    if term.startswith("!") and len(term) > 1:
+        key = term[1:]
+        return lambda v: key not in v.labels
+    text = _text_term(term)
+    if "/" in term or "." in term:
+        return lambda v: term in v.labels or text(v)
+    return text
+
+
+@dataclass(frozen=True)
+class NodeFilter:
+    """A parsed ``/`` filter plus the findings-only toggle; the empty filter shows all."""
+
+    text: str = ""
+    findings_only: bool = False
+
+    @property
+    def active(self) -> bool:
+        """Whether anything is hidden by it."""
+        return bool(self.text.strip()) or self.findings_only
+
+    def predicate(self) -> Predicate:
+        """A function telling whether a node passes."""
+        terms = [_term(t) for t in self.text.split() if t]
+        only = self.findings_only
+
+        def keep(view: NodeView) -> bool:
+            if only and not view.findings:
+                return False
+            return all(term(view) for term in terms)
+        return keep
+
+
+__all__ = ["COLUMNS", "Cell", "Column", "NodeFilter", "SORTABLE", "node_cells", "sort_value"]

@@ -1,0 +1,32 @@
+"""The command palette provider: every registry command, searchable by title and tooltip."""
+
+from __future__ import annotations
+
+from functools import partial
+
+from textual.command import DiscoveryHit, Hit, Hits, Provider
+
+from gputui.ui.commands import Command, effective_keys, key_label, palette_commands
+
+
+class GpuCommands(Provider):
+    """Lists :data:`gputui.ui.commands.COMMANDS` (those marked for the palette)."""
+
+    def _help(self, cmd: Command) -> str:
+        keys = key_label(effective_keys(cmd, getattr(self.app, "keymap", {})))
+        return f"{cmd.tooltip}  [{keys}]" if keys else cmd.tooltip
+
+    def _run(self, cmd: Command) -> None:
+        self.app.run_command(cmd.id)  # type: ignore[attr-defined]
+
+    async def discover(self) -> Hits:
+        for cmd in palette_commands():
+            yield DiscoveryHit(cmd.title, partial(self._run, cmd), help=self._help(cmd))
+
+    async def search(self, query: str) -> Hits:
+        matcher = self.matcher(query)
+        for cmd in palette_commands():
+            score = max(matcher.match(cmd.title), matcher.match(cmd.tooltip) * 0.5)
+            if score > 0:
+                yield Hit(score, matcher.highlight(cmd.title), partial(self._run, cmd),
+                          help=self._help(cmd))

@@ -1,0 +1,43 @@
+"""``CommandLine``: the k9s ``:`` prompt (``:nodes``, ``:upgrades``, ``:mig``, ``:q`` ...).
+
+A modal with one input docked at the bottom; Tab completes from the registry's aliases. It
+returns the typed text; the app resolves it through the registry, so the prompt knows no
+command itself.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+
+from textual import on
+from textual.binding import Binding
+from textual.screen import ModalScreen
+from textual.suggester import SuggestFromList
+from textual.widget import Widget
+from textual.widgets import Input
+
+from gputui.ui.commands import COMMANDS
+
+
+class CommandLine(ModalScreen[str | None]):
+    """The ``:`` prompt; dismisses with the text, or None on ``esc``."""
+
+    DEFAULT_CLASSES = "command-line-screen"
+    BINDINGS = [Binding("escape", "cancel", "Cancel", id="command_line.cancel",
+                        tooltip="Close the prompt")]
+
+    def compose(self) -> Iterable[Widget]:
+        names = sorted({alias for cmd in COMMANDS for alias in cmd.aliases})
+        yield Input(placeholder="nodes upgrades mig findings help q   (tab completes)",
+                    suggester=SuggestFromList(names, case_sensitive=False),
+                    id="command-input")
+
+    def on_mount(self) -> None:
+        self.query_one("#command-input", Input).focus()
+
+    @on(Input.Submitted)
+    def _submitted(self, event: Input.Submitted) -> None:
+        self.dismiss(event.value.strip().lstrip(":"))
+
+    def action_cancel(self) -> None:
+        self.dismiss(None)

@@ -1,0 +1,223 @@
+"""``NodesScreen``: the node list with the selected node's detail tabs below (or beside) it.
+
+The screen is glue: it forwards snapshots to the table and the detail widgets, drives the
+detail widgets' node from the table cursor (debounced, so holding an arrow key over 5,000
+rows does not re-render the detail pane 5,000 times), and hosts the ``/`` filter prompt.
+The detail widgets belong to the detail engineer and are imported lazily, so the shell runs
+(with an explanatory placeholder) while they are being built.
+"""
+
+from __future__ import annotations
+
+import importlib
+from collections.abc import Iterable
+
+from textual import on
+from textual.widget import Widget
+from textual.widgets import Input, Static, TabbedContent, TabPane
+
+from gputui.domain.model import EMPTY_SNAPSHOT, ClusterSnapshot
+from gputui.ui.commands import bindings_for
+from gputui.ui.node_rows import COLUMNS, NodeFilter
+from gputui.ui.screens.base import GpuScreen
+from gputui.ui.widgets.node_table import NodeTable
+
+#: tab id -> (module, class, tab title): the detail engineer's widgets
+DETAIL_TABS = (
+    ("pipeline", "gputui.ui.widgets.pipeline", "PipelinePane", "Pipeline"),
+    ("node", "gputui.ui.widgets.node_detail", "NodeDetail", "Describe"),
+    ("metrics", "gputui.ui.widgets.metrics_pane", "MetricsPane", "Metrics"),
+)
+#: seconds the cursor must rest on a node before the detail panes follow it
+SELECT_DEBOUNCE = 0.08
+
+
+def detail_widget(tab: str, module: str, name: str) -> Widget:
+    """The detail widget for ``tab``, or a one-line note when it is not available yet."""
+    try:
+        cls = getattr(importlib.import_module(module), name)
+    except (ImportError, AttributeError):
+        return Static(f"{name} is not available in this build.", classes="detail-missing")
+    widget: Widget = cls(id=f"detail-{tab}")
+    return widget
+
+
+class NodesScreen(GpuScreen):
+    """The main view: GPU nodes, then the selected node's pipeline / describe / metrics."""
+
+    VIEW = "nodes"
+    DEFAULT_CLASSES = "nodes-screen"
+    BINDINGS = bindings_for("nodes")
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.snapshot: ClusterSnapshot = EMPTY_SNAPSHOT
+        self.now = 0.0
+        self.selected: str | None = None
+        self._pending: str | None = None
+
+    def compose_body(self) -> Iterable[Widget]:
+        yield Input(placeholder="filter: text  key=value  key!=value  !key   (esc clears)",
+                    id="node-filter", classes="hidden")
+        yield Static(id="node-view-line")
+        yield NodeTable(id="node-table")
+        with TabbedContent(id="node-detail-tabs", initial="pipeline"):
+            for tab, module, name, title in DETAIL_TABS:
+                with TabPane(title, id=tab):
+                    yield detail_widget(tab, module, name)
+
+    def on_mount(self) -> None:
+        self.table.focus()
+        self._update_view_line()
+
+    @property
+    def table(self) -> NodeTable:
+        """The node list."""
+        return self.query_one("#node-table", NodeTable)
+
+    def detail_widgets(self) -> list[Widget]:
+        """The mounted detail widgets (those that exist in this build)."""
+        return [w for tab, *_ in DETAIL_TABS for w in self.query(f"#detail-{tab}")]
+
+    # ------------------------------------------------------------------ the contract
+    def show_snapshot(self, snapshot: ClusterSnapshot, now: float) -> None:
+        """Patch the table, then hand the snapshot to the detail widgets."""
+        self.snapshot, self.now = snapshot, now
+        self.table.show_snapshot(snapshot, now)
+        for widget in self.detail_widgets():
+            show = getattr(widget, "show_snapshot", None)
+            if show is not None:
+                show(snapshot, now)
+        self._update_view_line()
+
+    def show_node(self, node_name: str | None) -> None:
+        """Put the cursor on ``node_name`` (clearing a filter that hides it)."""
+        if node_name is None:
+            return
+        table = self.table
+        if not table.select_node(node_name) and node_name in self.snapshot.nodes:
+            self._set_filter(NodeFilter())
+            table.select_node(node_name)
+        self._select(node_name)
+
+    def show_tab(self, tab: str, focus: bool = False) -> None:
+        """Show detail tab ``tab`` (``pipeline``, ``node``, ``metrics``)."""
+        tabs = self.query_one("#node-detail-tabs", TabbedContent)
+        tabs.active = tab
+        if focus:
+            for widget in self.query(f"#detail-{tab}"):
+                if widget.focusable:
+                    widget.focus()
+
+    # ------------------------------------------------------------------ selection
+    @on(NodeTable.NodeSelected)
+    def _node_selected(self, event: NodeTable.NodeSelected) -> None:
+        self._pending = event.node
+        self.set_timer(SELECT_DEBOUNCE, self._flush_selection, name="select-node")
+
+    def _flush_selection(self) -> None:
+        if self._pending != self.selected:
+            self._select(self._pending)
+
+    def _select(self, node: str | None) -> None:
+        self.selected = self._pending = node
+        for widget in self.detail_widgets():
+            show = getattr(widget, "show_node", None)
+            if show is not None:
+                show(node)
+        self._update_view_line()
+
+    @on(NodeTable.RowSelected, "#node-table")
+    def _row_chosen(self, event: NodeTable.RowSelected) -> None:
+        event.stop()
+        self.action_open_detail()
+
+    @on(NodeTable.ViewChanged)
+    def _view_changed(self) -> None:
+        self._update_view_line()
+
+    def _update_view_line(self) -> None:
+        table = self.table
+        node_filter = table.node_filter
+        parts = [f"{table.row_count}/{len(self.snapshot.nodes)} nodes"]
+        if node_filter.text:
+            parts.append(f"filter: {node_filter.text}")
+        if node_filter.findings_only:
+            parts.append("faults only")
+        if table.marks:
+            parts.append(f"{len(table.marks)} marked")
+        label = next(c.label for c in COLUMNS if c.key == table.sort_column)
+        parts.append(f"sort: {label} {'▼' if table.sort_reverse else '▲'}")
+        self.query_one("#node-view-line", Static).update(" │ ".join(parts))
+
+    # ------------------------------------------------------------------ filter prompt
+    def _set_filter(self, node_filter: NodeFilter) -> None:
+        self.table.set_filter(node_filter)
+
+    @on(Input.Changed, "#node-filter")
+    def _filter_typed(self, event: Input.Changed) -> None:
+        self._set_filter(NodeFilter(event.value, self.table.node_filter.findings_only))
+
+    @on(Input.Submitted, "#node-filter")
+    def _filter_submitted(self) -> None:
+        self.query_one("#node-filter", Input).add_class("hidden")
+        self.table.focus()
+
+    def close_filter(self, clear: bool) -> bool:
+        """Hide the prompt (and clear the filter text when ``clear``); False if nothing to do."""
+        prompt = self.query_one("#node-filter", Input)
+        was_open = not prompt.has_class("hidden")
+        prompt.add_class("hidden")
+        if clear and self.table.node_filter.text:
+            prompt.value = ""
+            self._set_filter(NodeFilter("", self.table.node_filter.findings_only))
+            self.table.focus()
+            return True
+        self.table.focus()
+        return was_open
+
+    # ------------------------------------------------------------------ actions (registry)
+    def action_filter(self) -> None:
+        prompt = self.query_one("#node-filter", Input)
+        prompt.remove_class("hidden")
+        prompt.focus()
+
+    def action_findings_only(self) -> None:
+        current = self.table.node_filter
+        self._set_filter(NodeFilter(current.text, not current.findings_only))
+
+    def action_mark(self) -> None:
+        self.table.toggle_mark()
+
+    def action_clear_marks(self) -> None:
+        self.table.clear_marks()
+
+    def action_sort_next(self) -> None:
+        self.table.sort_next()
+
+    def action_sort_reverse(self) -> None:
+        self.table.sort_by(self.table.sort_column, reverse=not self.table.sort_reverse)
+
+    def action_open_detail(self) -> None:
+        self._select(self.table.selected_node)
+        tabs = self.query_one("#node-detail-tabs", TabbedContent)
+        self.show_tab(tabs.active or "pipeline", focus=True)
+
+    def action_show_tab(self, tab: str) -> None:
+        self.show_tab(tab)
+
+    def action_open_log(self) -> None:
+        node = self.snapshot.nodes.get(self.table.selected_node or "")
+        if node is None:
+            return
+        stage = node.pipeline.first_broken() or node.pipeline.stage("driver")
+        if stage is None or not (stage.pod and stage.namespace):
+            self.notify(f"{node.name}: no operand pod to read", severity="warning")
+            return
+        self.app.open_pod_log(stage.namespace, stage.pod, stage.container)  # type: ignore[attr-defined]
+
+    def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
+        """Node actions need a node under the cursor (greyed out in the footer otherwise)."""
+        if action in ("mark", "open_detail", "open_log"):
+            return self.table.selected_node is not None or None
+        return True
