@@ -33,7 +33,8 @@ def run_check(settings: Settings, as_json: bool = False, out: TextIO | None = No
     try:
         from gputui.sources.connect import read_snapshot
 
-        snapshot = read_snapshot(settings)
+        notes: list[str] = []
+        snapshot = read_snapshot(settings, notes)
     except SourceError as error:
         print(f"gputui: {error}", file=stderr)
         return EXIT_CANNOT_RUN
@@ -45,13 +46,13 @@ def run_check(settings: Settings, as_json: bool = False, out: TextIO | None = No
         json.dump(to_check_json(snapshot), stdout, indent=2)
         stdout.write("\n")
     else:
-        stdout.write(render_table(snapshot))
+        stdout.write(render_table(snapshot, notes))
     stdout.flush()
     return exit_code(snapshot)
 
 
-def header_line(snapshot: ClusterSnapshot) -> str:
-    """Context, server, ClusterPolicy state and a count of what was found."""
+def header_line(snapshot: ClusterSnapshot, notes: Sequence[str] = ()) -> str:
+    """Context, ClusterPolicy state, a count of what was found, and the reader's notes."""
     policy = snapshot.cluster_policy
     state = policy.state
     if policy.not_ready_states:
@@ -65,7 +66,7 @@ def header_line(snapshot: ClusterSnapshot) -> str:
              f"GPU nodes {len(snapshot.nodes)}", f"findings: {summary}"]
     if snapshot.forbidden:
         parts.append(f"forbidden: {', '.join(sorted(snapshot.forbidden))}")
-    return "  ".join(parts)
+    return "  ".join(parts + list(notes))
 
 
 def _row(finding: Finding) -> tuple[str, ...]:
@@ -88,10 +89,10 @@ def _format_rows(findings: Sequence[Finding]) -> list[str]:
     return lines
 
 
-def render_table(snapshot: ClusterSnapshot) -> str:
+def render_table(snapshot: ClusterSnapshot, notes: Sequence[str] = ()) -> str:
     """The human report: a header line, then one row per finding (most severe first)
     with its hint on the next line."""
-    lines = [header_line(snapshot)]
+    lines = [header_line(snapshot, notes)]
     if snapshot.findings:
         lines.extend(_format_rows(snapshot.findings))
     else:

@@ -10,14 +10,20 @@ before any UI starts, as one :class:`~gputui.sources.errors.SourceError` line.
 from __future__ import annotations
 
 import time
+from collections.abc import Callable
+from dataclasses import replace
 from typing import Any
 
+from gputui.domain.inputs import ClusterObjects
 from gputui.domain.model import ClusterSnapshot
 from gputui.settings import Settings
 from gputui.sources.demo import DemoCluster, settle_span, settle_speed
 from gputui.sources.kube import KubeSource
-from gputui.sources.kubeconfig import load_target
+from gputui.sources.errors import SourceError
+from gputui.sources.http import KubeHttp
+from gputui.sources.kubeconfig import KubeTarget, load_target
 from gputui.sources.oneshot import read_objects
+from gputui.sources.xids import XidReading, read_xids
 
 
 def open_source(settings: Settings, **options: Any) -> KubeSource:
@@ -39,30 +45,58 @@ def open_source(settings: Settings, **options: Any) -> KubeSource:
     return KubeSource(target, settings.thresholds, namespace=settings.namespace, **options)
 
 
-def read_snapshot(settings: Settings) -> ClusterSnapshot:
-    """Connect once, list everything, build one snapshot (``gputui check``).
+def read_snapshot(settings: Settings, notes: list[str] | None = None) -> ClusterSnapshot:
+    """Connect once, list everything, read XIDs, build one snapshot (``gputui check``).
 
     In demo mode the emulated clock runs fast until the scenario has planted its faults
     (:func:`~gputui.sources.demo.settle_span`, a few seconds of real time).
 
+    Args:
+        settings: connection, namespace, Prometheus URL and thresholds.
+        notes: when given, receives one-line remarks for the report's header (how XIDs
+            were read, or why they were not).
+
     Raises:
         SourceError: the cluster could not be read (one line; ``check`` exits 2).
     """
-    from gputui.domain.snapshot import SnapshotBuilder
-
     if settings.demo:
         span = settle_span(settings.scenario)
         demo = DemoCluster(settings.scenario, speed=settle_speed(span, settings.speed))
         target = demo.start()
         try:
             demo.settle(span)
-            objects = read_objects(target, settings.namespace)
-            now = demo.now()
+            return _read_once(target, settings, demo.now, notes)
         finally:
             demo.stop()
-    else:
-        target = load_target(settings.kubeconfig, settings.context)
-        objects = read_objects(target, settings.namespace)
-        now = time.time()
+    return _read_once(load_target(settings.kubeconfig, settings.context), settings, time.time,
+                      notes)
+
+
+def _read_once(target: KubeTarget, settings: Settings, clock: Callable[[], float],
+               notes: list[str] | None) -> ClusterSnapshot:
+    from gputui.domain.snapshot import SnapshotBuilder
+
+    http = KubeHttp(target.configuration)
+    try:
+        objects = read_objects(target, settings.namespace, http=http)
+        now = clock()
+        reading = _xids(http, objects, now, settings.prometheus_url)
+    finally:
+        http.close()
+    if notes is not None:
+        notes.append(f"xids: {reading.origin}" + (f" ({reading.note})" if reading.note else ""))
+    objects = replace(objects, xids=reading.xids)
     snapshot: ClusterSnapshot = SnapshotBuilder(settings.thresholds).build(objects, now)
     return snapshot
+
+
+def _xids(http: KubeHttp, objects: ClusterObjects, now: float,
+          prometheus_url: str | None) -> XidReading:
+    """Prometheus when configured; if it fails, the exporters, saying why."""
+    if prometheus_url:
+        try:
+            return read_xids(http, objects, now, prometheus_url)
+        except SourceError as error:
+            fallback = read_xids(http, objects, now)
+            return replace(fallback, note=f"{error}; read from exporters")
+    return read_xids(http, objects, now)

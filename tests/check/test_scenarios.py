@@ -1,0 +1,94 @@
+"""End to end: ``gputui check --json --demo --scenario X`` reports what each scenario plants.
+
+The real CLI in a subprocess, the emulated cluster over real HTTP, the domain's findings.
+``scale-5000`` is left to ``benchmarks/bench_check.py`` (its set-up alone takes minutes).
+"""
+
+from __future__ import annotations
+
+import json
+import subprocess
+from collections.abc import Callable
+from typing import Any
+
+import pytest
+
+from gputui.sim.scenario import list_scenarios
+
+Run = Callable[..., subprocess.CompletedProcess[str]]
+SHIPPED = {name for name, _ in list_scenarios()}
+IN_PROGRESS = {"cordon-required", "wait-for-jobs-required", "pod-deletion-required",
+               "drain-required", "pod-restart-required", "validation-required",
+               "uncordon-required", "upgrade-failed"}
+
+
+def check(gputui: Run, scenario: str) -> tuple[int, dict[str, Any]]:
+    if scenario not in SHIPPED:
+        pytest.skip(f"scenario {scenario} not shipped")
+    result = gputui("check", "--json", "--demo", "--scenario", scenario, timeout=180)
+    assert result.returncode in (0, 1), result.stderr
+    assert result.stderr == ""
+    return result.returncode, json.loads(result.stdout)
+
+
+def codes(report: dict[str, Any], severity: str | None = None) -> set[str]:
+    return {f["code"] for f in report["findings"]
+            if severity is None or f["severity"] == severity}
+
+
+def test_healthy_has_nothing_to_say(gputui: Run) -> None:
+    rc, report = check(gputui, "healthy")
+    assert rc == 0 and codes(report, "critical") == set() and codes(report, "warning") == set()
+    assert report["cluster_policy"]["state"] == "ready"
+    assert len(report["nodes"]) == 7 and all(n["ready"] for n in report["nodes"])
+    assert all(s["status"] in ("ready", "disabled") for n in report["nodes"]
+               for s in n["pipeline"])
+
+
+def test_empty_cluster(gputui: Run) -> None:
+    rc, report = check(gputui, "empty")
+    assert rc == 0 and report["nodes"] == [] and codes(report, "critical") == set()
+
+
+def test_node_join_converges(gputui: Run) -> None:
+    rc, report = check(gputui, "node-join")
+    assert len(report["nodes"]) == 4 and codes(report, "critical") == set()
+
+
+def test_driver_crashloop(gputui: Run) -> None:
+    rc, report = check(gputui, "driver-crashloop")
+    assert rc == 1 and "driver-pod-failing" in codes(report, "critical")
+
+
+def test_validator_stuck_names_the_init_container(gputui: Run) -> None:
+    rc, report = check(gputui, "validator-stuck")
+    stuck = [f for f in report["findings"] if f["code"] == "validator-stuck"]
+    assert rc == 1 and stuck and "cuda-validation" in stuck[0]["message"]
+
+
+def test_mig_reconfig_failed(gputui: Run) -> None:
+    rc, report = check(gputui, "mig-reconfig-failed")
+    assert rc == 1 and "mig-config-failed" in codes(report)
+
+
+def test_time_slicing_is_healthy(gputui: Run) -> None:
+    rc, report = check(gputui, "time-slicing")
+    assert codes(report, "critical") == set() and report["nodes"]
+
+
+def test_upgrade_failed(gputui: Run) -> None:
+    rc, report = check(gputui, "upgrade-failed")
+    assert rc == 1 and "upgrade-failed" in codes(report)
+    assert any(n["upgrade_state"] == "upgrade-failed" for n in report["nodes"])
+
+
+def test_upgrade_rolling_is_visible(gputui: Run) -> None:
+    rc, report = check(gputui, "upgrade-rolling")
+    assert any(n["upgrade_state"] in IN_PROGRESS for n in report["nodes"])
+
+
+def test_xid_storm(gputui: Run) -> None:
+    rc, report = check(gputui, "xid-storm")
+    xids = [f for f in report["findings"] if f["code"] == "xid-error"]
+    assert rc == 1 and any("XID 79" in f["message"] and f["severity"] == "critical"
+                           for f in xids)
