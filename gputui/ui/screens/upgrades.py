@@ -1,0 +1,105 @@
+"""``UpgradesScreen`` (``:upgrades``): the driver upgrade across the cluster.
+
+Top to bottom: the policy line, the slot line, a ``blocked`` banner when the controller is
+stopped, the lane counts in state order, the lanes table, and the selected node in full
+(why it waits, its last ``GPUDriverUpgrade`` event). The screen only renders what the app
+hands it; nodes move lane to lane as snapshots arrive and the cursor follows its node.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+
+from textual.widget import Widget
+from textual.widgets import Static
+
+from gputui.domain.model import EMPTY_SNAPSHOT, ClusterSnapshot
+from gputui.ui.render.upgrades import (
+    blocked_text,
+    flow_text,
+    policy_line,
+    selected_text,
+    slot_text,
+)
+from gputui.ui.screens.base import GpuScreen
+from gputui.ui.widgets.palette_mixin import widget_palette
+from gputui.ui.widgets.upgrade_lanes import UpgradeLanes
+
+#: columns the node and age columns plus cell padding take from the reason column
+_FIXED_COLUMNS = 44
+
+
+class UpgradesScreen(GpuScreen):
+    """Upgrade lanes, policy and slots; enter on a node opens its pipeline."""
+
+    VIEW = "upgrades"
+    DEFAULT_CLASSES = "upgrades-screen"
+
+    def __init__(self, name: str | None = None, id: str | None = None,
+                 classes: str | None = None) -> None:
+        super().__init__(name=name, id=id, classes=classes)
+        self._snapshot: ClusterSnapshot = EMPTY_SNAPSHOT
+        self._now = 0.0
+
+    def compose_body(self) -> Iterable[Widget]:
+        yield Static(id="upgrades-policy")
+        yield Static(id="upgrades-slots")
+        yield Static(id="upgrades-blocked")
+        yield Static(id="upgrades-flow")
+        yield UpgradeLanes(id="upgrades-lanes")
+        yield Static(id="upgrades-selected")
+
+    def on_mount(self) -> None:
+        snapshot = getattr(self.app, "snapshot", None)
+        if snapshot is not None and snapshot is not self._snapshot:
+            self.show_snapshot(snapshot, _app_now(self, snapshot))
+        self.query_one(UpgradeLanes).focus()
+
+    @property
+    def lanes(self) -> UpgradeLanes:
+        """The lanes table."""
+        return self.query_one("#upgrades-lanes", UpgradeLanes)
+
+    # --- the contract -------------------------------------------------------------------
+
+    def show_snapshot(self, snapshot: ClusterSnapshot, now: float) -> None:
+        """Redraw the policy, slots and lanes from ``snapshot``."""
+        self._snapshot = snapshot
+        self._now = now
+        if not self.is_mounted:
+            return
+        view = snapshot.upgrade
+        palette = widget_palette(self)
+        self.query_one("#upgrades-policy", Static).update(policy_line(view))
+        self.query_one("#upgrades-slots", Static).update(slot_text(view, palette))
+        banner = self.query_one("#upgrades-blocked", Static)
+        text = blocked_text(view, palette)
+        banner.display = text is not None
+        banner.update(text or "")
+        self.query_one("#upgrades-flow", Static).update(flow_text(view, palette))
+        lanes = self.lanes
+        lanes.set_reason_width(self.size.width - _FIXED_COLUMNS)
+        lanes.show_view(view, now)
+        self._show_selected(lanes.current_node)
+
+    def show_node(self, node_name: str | None) -> None:
+        """Put the cursor on ``node_name`` (a jump from a finding or the node list)."""
+        if self.is_mounted:
+            self.lanes.select_node(node_name)
+
+    def _show_selected(self, node: str | None) -> None:
+        status = self._snapshot.upgrade.nodes.get(node) if node else None
+        self.query_one("#upgrades-selected", Static).update(
+            selected_text(status, self._now, widget_palette(self)))
+
+    def on_upgrade_lanes_node_highlighted(self, message: UpgradeLanes.NodeHighlighted) -> None:
+        self._show_selected(message.node)
+
+    def on_resize(self) -> None:
+        self.show_snapshot(self._snapshot, self._now)
+
+
+def _app_now(screen: GpuScreen, snapshot: ClusterSnapshot) -> float:
+    """The app's injected clock (frozen in tests), else the snapshot's own time."""
+    clock = getattr(screen.app, "clock", None)
+    return float(clock()) if callable(clock) else snapshot.generated_at

@@ -1,0 +1,137 @@
+"""``PipelinePane``: the selected node's operand chain, with a cursor over its stages.
+
+The pane receives snapshots and a node name from the app (it never fetches); it keeps the
+cursor on an operand *name*, so a refresh that changes statuses or adds a stage does not
+move the operator's place. Opening a stage's log is an intent posted up
+(:class:`~gputui.ui.contracts.PodLogRequested`); the app owns the source and the screen.
+"""
+
+from __future__ import annotations
+
+from typing import ClassVar
+
+from textual.binding import Binding, BindingType
+from textual.containers import VerticalScroll
+from textual.geometry import Region
+from textual.reactive import reactive
+from textual.widgets import Static
+
+from gputui.domain.model import EMPTY_SNAPSHOT, ClusterSnapshot, NodeView, PipelineStage
+from gputui.ui.contracts import PodLogRequested
+from gputui.ui.render.pipeline import render_pipeline, stage_names
+from gputui.ui.widgets.palette_mixin import widget_palette
+
+#: at this width and above the pod and age columns are shown
+WIDE_COLUMNS = 120
+
+
+class PipelinePane(VerticalScroll, can_focus=True):
+    """The readiness chain of one node: driver → toolkit → validator → the rest."""
+
+    BINDINGS: ClassVar[list[BindingType]] = [
+        Binding("up,k", "cursor_up", "Prev stage", show=False, id="pipeline.cursor_up",
+                tooltip="Move to the previous stage"),
+        Binding("down,j", "cursor_down", "Next stage", show=False, id="pipeline.cursor_down",
+                tooltip="Move to the next stage"),
+        Binding("l,enter", "open_log", "Log", id="pipeline.log",
+                tooltip="Open the stage pod's recent log lines and events"),
+        Binding("e", "open_events", "Events", id="pipeline.events",
+                tooltip="Open the stage pod's events (with its log)"),
+    ]
+
+    cursor: reactive[str | None] = reactive(None, init=False)
+
+    def __init__(self, *, name: str | None = None, id: str | None = None,
+                 classes: str | None = None) -> None:
+        super().__init__(name=name, id=id, classes=classes)
+        self._snapshot: ClusterSnapshot = EMPTY_SNAPSHOT
+        self._now = 0.0
+        self._node_name: str | None = None
+
+    def compose(self):  # type: ignore[no-untyped-def]
+        yield Static(id="pipeline-body")
+
+    # --- the contract -------------------------------------------------------------------
+
+    def show_snapshot(self, snapshot: ClusterSnapshot, now: float) -> None:
+        """Redraw from a new snapshot, keeping the cursor on the same operand."""
+        self._snapshot = snapshot
+        self._now = now
+        self._refresh_body()
+
+    def show_node(self, node_name: str | None) -> None:
+        """Show ``node_name``; the cursor starts where the chain breaks (or at the top)."""
+        if node_name != self._node_name:
+            self._node_name = node_name
+            node = self.node
+            broken = node.pipeline.first_broken() if node else None
+            names = stage_names(node)
+            self.set_reactive(PipelinePane.cursor, broken.operand if broken else (
+                names[0] if names else None))
+        self._refresh_body()
+
+    # --- state ---------------------------------------------------------------------------
+
+    @property
+    def node(self) -> NodeView | None:
+        """The shown node in the latest snapshot, None when absent or none selected."""
+        return self._snapshot.nodes.get(self._node_name) if self._node_name else None
+
+    @property
+    def selected_stage(self) -> PipelineStage | None:
+        """The stage under the cursor."""
+        node = self.node
+        return node.pipeline.stage(self.cursor) if node and self.cursor else None
+
+    def watch_cursor(self) -> None:
+        self._refresh_body()
+
+    def _refresh_body(self) -> None:
+        node = self.node
+        names = stage_names(node)
+        if names and self.cursor not in names:
+            self.set_reactive(PipelinePane.cursor, names[0])
+        if not self.is_mounted:
+            return
+        wide = self.size.width >= WIDE_COLUMNS
+        result = render_pipeline(node, self._now, self.cursor, wide=wide,
+                                 palette=widget_palette(self))
+        self.query_one("#pipeline-body", Static).update(result.renderable)
+        if result.cursor_line is not None:
+            line = result.cursor_line
+            self.call_after_refresh(self.scroll_to_region, Region(0, line, 1, 1),
+                                    animate=False, immediate=True)
+
+    def on_resize(self) -> None:
+        self._refresh_body()
+
+    # --- keys ----------------------------------------------------------------------------
+
+    def _move(self, delta: int) -> None:
+        names = stage_names(self.node)
+        if not names:
+            return
+        index = names.index(self.cursor) if self.cursor in names else 0
+        self.cursor = names[max(0, min(len(names) - 1, index + delta))]
+
+    def action_cursor_up(self) -> None:
+        self._move(-1)
+
+    def action_cursor_down(self) -> None:
+        self._move(1)
+
+    def _request(self) -> None:
+        stage = self.selected_stage
+        if stage is None or not stage.pod:
+            self.notify("This stage has no pod to open.", severity="warning")
+            return
+        self.post_message(PodLogRequested(stage.namespace or self._snapshot.operator_namespace
+                                          or "", stage.pod, stage.container))
+
+    def action_open_log(self) -> None:
+        """Open the pod log screen for the stage under the cursor."""
+        self._request()
+
+    def action_open_events(self) -> None:
+        """Open the same screen: it shows the pod's events beside its log."""
+        self._request()
