@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import io
 from dataclasses import replace
 from types import MappingProxyType
 
@@ -16,13 +17,19 @@ from gputui.ui.render.pod_log import render_events
 from gputui.ui.render.style import Palette
 from gputui.ui.render.upgrades import lane_rows, policy_line, render_upgrades
 from tests.ui.panes.data import (
-    BROKEN, NOW, blocked_snapshot, broken_node, healthy_node, mig_snapshot, upgrade_node,
+    BROKEN,
+    NOW,
+    blocked_snapshot,
+    broken_node,
+    healthy_node,
+    mig_snapshot,
+    upgrade_node,
     upgrade_snapshot,
 )
 
 
 def text(renderable: RenderableType, width: int = 80) -> str:
-    console = Console(width=width, record=True, color_system=None, file=open("/dev/null", "w"))
+    console = Console(width=width, record=True, color_system=None, file=io.StringIO())
     console.print(renderable)
     return console.export_text()
 
@@ -81,7 +88,7 @@ def test_healthy_chain_reads_complete() -> None:
 
 def test_palette_colours_the_broken_stage() -> None:
     palette = Palette.from_variables({"gpu-crit": "red", "gpu-progress": "blue"})
-    console = Console(width=80, record=True, color_system="truecolor", file=open("/dev/null", "w"))
+    console = Console(width=80, record=True, color_system="truecolor", file=io.StringIO())
     console.print(render_pipeline(broken_node(), NOW, None, palette=palette).renderable)
     assert "\x1b[1;38;2;255;0;0m" in console.export_text(styles=True)
 
