@@ -1,0 +1,218 @@
+"""Benchmark: the domain snapshot builder on an incident-sized cluster (5,000 GPU nodes).
+
+Builds realistic :class:`~gputui.domain.inputs.ClusterObjects` synthetically, from the same
+helpers the domain tests use (``tests/domain/factory.py``): ~80 labels per node, the operand
+pods of each node (driver, toolkit, validator, device plugin, GFD, dcgm-exporter, mig-manager
+on MIG nodes, the completed CUDA validator), GPU workload pods, one DaemonSet per operand, a
+ClusterPolicy, the MIG ConfigMap, a rolling driver upgrade and a few sick nodes. Then times:
+
+* full build: a fresh builder, every node (the first snapshot, ``gputui check``);
+* one node changed: one node's labels and one of its pods replaced by newer versions, as a
+  watch delivers them (``changed_nodes={that node}``);
+* nothing changed (``changed_nodes=set()``);
+* a full rebuild by a warm builder (``changed_nodes=None``, the periodic resync);
+
+each the median of ``--rounds`` runs, and the peak traced memory of one full build.
+Asserts nothing (tests never time anything).
+
+    python benchmarks/bench_snapshot.py [--nodes 5000] [--rounds 3] [--profile out.prof]
+"""
+
+from __future__ import annotations
+
+import argparse
+import copy
+import cProfile
+import statistics
+import sys
+import time
+import tracemalloc
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+REPO = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(REPO))
+
+from gputui.domain.inputs import ClusterObjects  # noqa: E402
+from gputui.domain.snapshot import SnapshotBuilder  # noqa: E402
+from tests.domain import factory as f  # noqa: E402
+
+Json = dict[str, Any]
+NOW = f.T0
+MIG_EVERY = 3          # every third node is a MIG node (mig-manager pod, MIG labels)
+EXTRA_LABELS = 41      # on top of the fixture's 39: ~80 labels, as NFD leaves them
+
+
+def _labels(index: int, mig: bool) -> Json:
+    labels: Json = {f"feature.node.kubernetes.io/cpu-cpuid.FEATURE{i:02d}": "true"
+                    for i in range(EXTRA_LABELS - 4)}
+    labels.update({"topology.kubernetes.io/zone": f"us-central1-{'abc'[index % 3]}",
+                   "cloud.google.com/gke-nodepool": f"h100-pool-{index % 20}",
+                   "nvidia.com/gfd.timestamp": str(1764324300 + index),
+                   "node.kubernetes.io/rack": f"rack-{index // 40}"})
+    if mig:
+        labels["nvidia.com/mig.config"] = "all-1g.10gb" if index % 2 else "all-disabled"
+    else:
+        labels["nvidia.com/mig.capable"] = "false"
+        labels["nvidia.com/mig.config"] = None
+        labels["nvidia.com/mig.config.state"] = None
+    if index % 97 == 0:
+        labels["nvidia.com/gpu-driver-upgrade-state"] = "upgrade-required"
+    elif index % 211 == 0:
+        labels["nvidia.com/gpu-driver-upgrade-state"] = "wait-for-jobs-required"
+    return labels
+
+
+def _node_pods(name: str, index: int, mig: bool) -> list[Json]:
+    operands = [op for op in f.CORE if mig or op != "mig-manager"]
+    overrides: dict[str, dict[str, Any]] = {}
+    if index % 250 == 1:
+        overrides["driver"] = {"crash_in": "nvidia-driver-ctr", "restarts": 14,
+                               "message": "Could not resolve Linux kernel version"}
+        overrides["operator-validator"] = {"stuck_in": "driver-validation"}
+    elif index % 250 == 2:
+        overrides["operator-validator"] = {"stuck_in": "cuda-validation",
+                                           "stuck_since": NOW - 3600}
+    pods = f.healthy_pods(name, operands, overrides)
+    cuda = copy.deepcopy(_CUDA)
+    cuda["metadata"]["name"] = f"nvidia-cuda-validator-{name[-6:]}"
+    cuda["spec"]["nodeName"] = name
+    pods.append(cuda)
+    for slot in range(1 + index % 2):
+        pods.append(_workload(f"trainer-{index}-{slot}", name, 4, NOW - 7200 * (slot + 1)))
+    return pods
+
+
+def _workload(name: str, node: str, gpus: int, start: float) -> Json:
+    pod = copy.deepcopy(_TRAINER)
+    pod["metadata"].update(name=name, namespace="ml", resourceVersion="1")
+    pod["metadata"]["labels"] = {"app": "trainer", "team": "llm"}
+    pod["spec"]["nodeName"] = node
+    pod["spec"]["containers"][0]["resources"] = {"limits": {"nvidia.com/gpu": str(gpus)}}
+    pod["status"]["startTime"] = f.iso(start)
+    return pod
+
+
+def _completed_cuda_validator() -> Json:
+    pod = f.load("pod-cuda-validator-pending.json")
+    pod["status"] = {"phase": "Succeeded", "startTime": f.iso(NOW - 86400),
+                     "containerStatuses": [{"name": "nvidia-cuda-validator", "ready": False,
+                                            "restartCount": 0, "state": {"terminated": {
+                                                "exitCode": 0, "reason": "Completed"}}}]}
+    return pod
+
+
+_TRAINER = f.load("pod-workload-trainer.json")
+_CUDA = _completed_cuda_validator()
+
+
+def make_objects(count: int) -> ClusterObjects:
+    """A ``count``-node cluster in the middle of a rolling driver upgrade."""
+    template = f.node("template")
+    nodes: list[Json] = []
+    pods: list[Json] = []
+    times: dict[str, dict[str, float]] = {}
+    for index in range(count):
+        name = f"gke-prod-h100-pool-{index:05d}"
+        mig = index % MIG_EVERY == 0
+        node = f.merge(template, {"metadata": {"name": name, "labels": _labels(index, mig),
+                                               "resourceVersion": str(1000 + index)}})
+        node["metadata"]["labels"]["kubernetes.io/hostname"] = name
+        nodes.append(node)
+        pods.extend(_node_pods(name, index, mig))
+        times[name] = {"nvidia.com/gpu-driver-upgrade-state": NOW - 3600 * (index % 5)}
+    for rv, pod in enumerate(pods):
+        pod["metadata"].setdefault("resourceVersion", str(100000 + rv))
+    policy = f.cluster_policy(**f.upgrade_policy(autoUpgrade=True, maxParallelUpgrades=4,
+                                                 maxUnavailable="25%"))
+    daemonsets = [f.daemonset(f.OPERAND_PODS[op][0], count) for op in f.CORE]
+    return f.objects(nodes, pods, policies=[policy], daemonsets=daemonsets,
+                     configmaps=[f.load("configmap-default-mig-parted-config.json")],
+                     label_times=times)
+
+
+def one_node_changed(objects: ClusterObjects, name: str) -> ClusterObjects:
+    """``objects`` with ``name``'s Node relabelled and its driver pod restarted once, both
+    replaced by new dicts with a new resourceVersion, as the watch cache hands them over."""
+    node = copy.deepcopy(objects.nodes[name])
+    node["metadata"]["labels"]["nvidia.com/gpu-driver-upgrade-state"] = "cordon-required"
+    node["metadata"]["resourceVersion"] = str(int(node["metadata"]["resourceVersion"]) + 10**7)
+    key = next(k for k, p in objects.pods.items()
+               if p["spec"].get("nodeName") == name and k[1].startswith("nvidia-driver"))
+    pod = copy.deepcopy(objects.pods[key])
+    pod["status"]["containerStatuses"][0]["restartCount"] += 1
+    pod["metadata"]["resourceVersion"] = "99999999"
+    nodes = dict(objects.nodes)
+    nodes[name] = node
+    pods = dict(objects.pods)
+    pods[key] = pod
+    return ClusterObjects(
+        nodes=nodes, pods=pods, daemonsets=dict(objects.daemonsets),
+        cluster_policies=objects.cluster_policies, configmaps=dict(objects.configmaps),
+        events=objects.events, label_times=dict(objects.label_times),
+        operator_namespace=objects.operator_namespace, context=objects.context,
+        server=objects.server)
+
+
+def median_ms(run: Callable[[], object], rounds: int) -> tuple[float, list[float]]:
+    """Median and all timings of ``run`` in milliseconds."""
+    timings = []
+    for _ in range(rounds):
+        began = time.perf_counter()
+        run()
+        timings.append((time.perf_counter() - began) * 1000.0)
+    return statistics.median(timings), timings
+
+
+def _row(label: str, result: tuple[float, list[float]]) -> None:
+    median, all_ms = result
+    runs = ", ".join(f"{ms:.1f}" for ms in all_ms)
+    print(f"{label:<34} {median:10.1f} ms   (runs: {runs})")
+
+
+def main() -> None:
+    """Build the cluster once, then time the builder."""
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--nodes", type=int, default=5000)
+    parser.add_argument("--rounds", type=int, default=3)
+    parser.add_argument("--profile", help="write a cProfile of one full build here")
+    args = parser.parse_args()
+    began = time.perf_counter()
+    objects = make_objects(args.nodes)
+    changed_name = sorted(objects.nodes)[len(objects.nodes) // 2]
+    changed = one_node_changed(objects, changed_name)
+    print(f"{len(objects.nodes)} nodes, {len(objects.pods)} pods, "
+          f"{sum(len(n['metadata']['labels']) for n in objects.nodes.values()) // len(objects.nodes)}"
+          f" labels/node (made in {time.perf_counter() - began:.1f} s)")
+    if args.profile:
+        cProfile.runctx("SnapshotBuilder().build(objects, NOW)", globals(), locals(),
+                        args.profile)
+        print(f"profile written to {args.profile}")
+        return
+    snap = SnapshotBuilder().build(objects, NOW)  # warm imports and caches of the process
+    print(f"findings {len(snap.findings)}, upgrade lanes {dict((k, len(v)) for k, v in snap.upgrade.lanes.items())}")
+    _row("full build (fresh builder)", median_ms(
+        lambda: SnapshotBuilder().build(objects, NOW), args.rounds))
+    warm = SnapshotBuilder()
+    warm.build(objects, NOW)
+    last = [objects]
+
+    def one_node() -> None:
+        last[0] = changed if last[0] is objects else objects
+        warm.build(last[0], NOW, changed_nodes={changed_name})
+
+    _row("one node changed", median_ms(one_node, args.rounds))
+    _row("nothing changed", median_ms(
+        lambda: warm.build(last[0], NOW, changed_nodes=set()), args.rounds))
+    _row("full rebuild, warm builder (None)", median_ms(
+        lambda: warm.build(last[0], NOW, changed_nodes=None), args.rounds))
+    tracemalloc.start()
+    SnapshotBuilder().build(objects, NOW)
+    _, peak = tracemalloc.get_traced_memory()
+    tracemalloc.stop()
+    print(f"{'peak traced memory, full build':<34} {peak / 2**20:10.1f} MiB")
+
+
+if __name__ == "__main__":
+    main()
