@@ -104,21 +104,40 @@ def node_card(view: NodeMigView, now: float, *, product: str = "", cursor: bool 
     return Group(head, Padding(Group(*lines), (0, 0, 0, 4)))
 
 
+def gpu_groups(gpus: Sequence[MigGpu]) -> list[tuple[str, MigGpu]]:
+    """Consecutive GPUs with the same layout folded into one line (``GPU 0-7``), so an
+    8-GPU node takes one line at 80x24 instead of eight."""
+    groups: list[tuple[int, int, MigGpu]] = []
+    for gpu in gpus:
+        if groups and groups[-1][2].mig_enabled == gpu.mig_enabled \
+                and groups[-1][2].instances == gpu.instances and groups[-1][1] + 1 == gpu.index:
+            groups[-1] = (groups[-1][0], gpu.index, groups[-1][2])
+        else:
+            groups.append((gpu.index, gpu.index, gpu))
+    return [(f"GPU {a}" if a == b else f"GPU {a}-{b}", gpu) for a, b, gpu in groups]
+
+
 def _gpus(view: NodeMigView, product: str, cell: int, palette: Palette) -> list[Text]:
     if not view.gpus:
         return [Text(f"layout unknown: config {view.desired!r} not found",
                      style=palette.role("warn"))]
     slots = gpu_slices(product)
     pending = view.state != "success"
+    groups = gpu_groups(view.gpus)
+    width = max(len(label) for label, _ in groups)
     lines: list[Text] = []
-    for gpu in view.gpus:
-        line = Text(f"GPU {gpu.index}  ", no_wrap=True, overflow="ellipsis")
+    for label, gpu in groups:
+        line = Text(f"{label.ljust(width)}  ", no_wrap=True, overflow="ellipsis")
         line.append(slice_bar(gpu, slots, cell), style=palette.role("progress") if pending else "")
         summary = instance_summary(gpu)
         if summary:
-            line.append(f"  {summary}", style=palette.role("muted"))
+            each = " each" if "-" in label else ""
+            line.append(f"  {summary}{each}", style=palette.role("muted"))
         lines.append(line)
-    if pending and view.state != "failed":
+    if view.state == "failed":
+        lines.append(Text("(layout of the desired config, which was not applied)",
+                          style=palette.role("muted")))
+    elif pending:
         lines.append(Text("(layout of the desired config, not applied yet)",
                           style=palette.role("muted")))
     return lines

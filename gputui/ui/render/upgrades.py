@@ -166,6 +166,7 @@ def selected_text(status: NodeUpgradeStatus | None, now: float,
         text.append(f" for {duration(now - status.since)}")
     if status.skip:
         text.append("  ‖ held (skip label)", style=palette.role("paused"))
+    text.append("   enter: pipeline", style=palette.role("muted"))
     if status.wait_reason:
         text.append(f"\nwhy: {status.wait_reason}")
     event = status.last_event
@@ -174,7 +175,6 @@ def selected_text(status: NodeUpgradeStatus | None, now: float,
         style = palette.role("warn") if event.type == "Warning" else ""
         text.append(f"\nlast GPUDriverUpgrade event ({event.type}, {age}): ", style=style)
         text.append(event.message)
-    text.append("\nenter: open this node's pipeline", style=palette.role("muted"))
     return text
 
 

@@ -10,7 +10,7 @@ from rich.console import Console, RenderableType
 
 from gputui.domain.model import Finding, MigGpu, MigInstance, Severity
 from gputui.ui.render.metrics import render_metrics
-from gputui.ui.render.mig import node_card, profile_slices, render_mig, slice_bar
+from gputui.ui.render.mig import gpu_groups, node_card, profile_slices, render_mig, slice_bar
 from gputui.ui.render.node_detail import render_node_detail
 from gputui.ui.render.pipeline import render_pipeline
 from gputui.ui.render.pod_log import render_events
@@ -149,9 +149,15 @@ def test_mig_cards_show_desired_applied_state_and_configs() -> None:
     assert "✔ success for 24 h" in out and "◐ pending for 50 min" in out
     assert "✖ failed for 10 min" in out
     assert "desired all-1g.10gb · applied — (pending)" in out
-    assert out.count("[1g]" * 7) == 2
+    assert "GPU 0-1  " + "[1g]" * 7 + "  1g.10gb ×7 each" in out
     assert "offers (from a100-pool-node-1-mig-config): all-disabled all-enabled" in out
     assert "l opens its log" in out
+
+
+def test_identical_neighbouring_gpus_fold_into_one_line() -> None:
+    one = (MigInstance("1g.10gb", 7),)
+    gpus = (MigGpu(0, True, one), MigGpu(1, True, one), MigGpu(2, False), MigGpu(3, True, one))
+    assert [label for label, _ in gpu_groups(gpus)] == ["GPU 0-1", "GPU 2", "GPU 3"]
 
 
 def test_mig_card_without_layout_says_so() -> None:
