@@ -5,6 +5,7 @@ from __future__ import annotations
 from functools import partial
 
 from textual.command import DiscoveryHit, Hit, Hits, Provider
+from textual.markup import escape
 
 from gputui.ui.commands import Command, effective_keys, key_label, palette_commands
 
@@ -14,10 +15,11 @@ class GpuCommands(Provider):
 
     def _help(self, cmd: Command) -> str:
         keys = key_label(effective_keys(cmd, getattr(self.app, "keymap", {})))
-        return f"{cmd.tooltip}  [{keys}]" if keys else cmd.tooltip
+        # help text is markup: a key such as "/" or "[" must not be read as a tag
+        return escape(f"{cmd.tooltip}  (key: {keys})" if keys else cmd.tooltip)
 
     def _run(self, cmd: Command) -> None:
-        self.app.run_command(cmd.id)  # type: ignore[attr-defined]
+        self.app.call_later(self.app.run_command, cmd.id)  # type: ignore[attr-defined]
 
     async def discover(self) -> Hits:
         for cmd in palette_commands():

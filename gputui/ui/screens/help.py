@@ -48,14 +48,19 @@ def pane_rows(keymap: Mapping[str, str]) -> list[tuple[str, str, str, str]]:
     return rows
 
 
-def help_table(keymap: Mapping[str, str]) -> Table:
+def help_rows(keymap: Mapping[str, str]) -> list[tuple[str, str, str, str]]:
+    """(section, keys, title, tooltip): the registry's commands, then the panes' own keys."""
+    return key_table(keymap) + pane_rows(keymap)
+
+
+def help_table(rows: list[tuple[str, str, str, str]]) -> Table:
     """The help as one Rich table, grouped by where the keys work."""
     table = Table(box=None, show_header=True, header_style="bold", expand=True, pad_edge=False)
     table.add_column("KEYS", no_wrap=True, style="bold")
     table.add_column("COMMAND", no_wrap=True)
     table.add_column("WHAT IT DOES", ratio=1)
     section = ""
-    for scope, keys, title, tooltip in key_table(keymap) + pane_rows(keymap):
+    for scope, keys, title, tooltip in rows:
         if scope != section:
             section = scope
             table.add_row(Text(scope, style="bold underline"), "", "")
@@ -74,12 +79,16 @@ class HelpScreen(ModalScreen[None]):
     BINDINGS = [Binding("escape,q,question_mark", "dismiss_help", "Close", show=True,
                         id="help.close", tooltip="Close help")]
 
+    def __init__(self) -> None:
+        super().__init__()
+        self.rows: list[tuple[str, str, str, str]] = []
+
     def compose(self) -> Iterable[Widget]:
-        keymap = getattr(self.app, "keymap", {})
+        self.rows = help_rows(getattr(self.app, "keymap", {}))
         with VerticalScroll(id="help-body"):
             yield Static("gputui keys — everything here is also in the palette (ctrl+p)",
                          id="help-title")
-            yield Static(help_table(keymap), id="help-table")
+            yield Static(help_table(self.rows), id="help-table")
 
     def on_mount(self) -> None:
         self.query_one("#help-body").focus()

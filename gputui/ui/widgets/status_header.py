@@ -39,20 +39,26 @@ class HeaderState:
 
 
 def connection_part(state: HeaderState) -> tuple[str, str]:
-    """(text, colour variable) of the live/stale part."""
+    """(text, colour variable) of the live/stale part.
+
+    Live data says the time it is "as of" (the snapshot's clock time, emulated in demo mode)
+    rather than an age, because watches keep it current without an update to count from.
+    """
     status, now = state.status, state.now
     connection = status.connection
+    as_of = state.snapshot.generated_at or status.last_update
     if connection is Connection.LIVE and not status.stale_since:
-        last = status.last_update or state.snapshot.generated_at
-        age = f" {duration(now - last)} ago" if last and now - last >= 5 else ""
-        return f"● live{age}", "gpu-ok"
-    if connection is Connection.CONNECTING and not status.last_update:
+        return (f"● live · {clock_text(as_of)}" if as_of else "● live"), "gpu-ok"
+    if connection is Connection.CONNECTING and not status.stale_since:
         return "◌ connecting…", "gpu-progress"
+    reason = f": {status.message}" if status.message else ""
     if connection is Connection.FAILED:
-        return f"✖ disconnected: {status.message or 'failed'}", "gpu-crit"
-    since = f" since {clock_text(status.stale_since)}" if status.stale_since else ""
-    word = "stale" if status.last_update else "disconnected"
-    return f"✖ {word}{since}, retrying", "gpu-crit"
+        return f"✖ disconnected{reason}", "gpu-crit"
+    if not as_of:
+        return f"✖ disconnected, retrying{reason}", "gpu-crit"
+    since = status.stale_since or as_of
+    return (f"✖ stale since {clock_text(since)} ({duration(now - since)}), retrying{reason}",
+            "gpu-crit")
 
 
 def policy_part(snapshot: ClusterSnapshot) -> tuple[str, str]:

@@ -1,0 +1,48 @@
+"""``run_tui``: what ``gputui`` and ``gputui --demo`` run after the CLI built the settings.
+
+Order matters for the operator: the kubeconfig (or the emulated cluster) is opened *before*
+the terminal switches to the UI, so a missing file or unknown context is one line on stderr
+and exit 2, not a flash of a broken screen. An unreachable server is not an error here: the
+source keeps retrying and the header says "disconnected, retrying". Whatever happens, the
+source (and the emulated cluster it may own) is stopped on the way out.
+"""
+
+from __future__ import annotations
+
+import sys
+import time
+from collections.abc import Callable
+
+from gputui.settings import Settings
+
+
+def _stop_quietly(stop: Callable[[], None]) -> None:
+    """Stop the source; a failure while leaving must not become a traceback."""
+    try:
+        stop()
+    except Exception as error:  # noqa: BLE001 - we are exiting anyway; say it in one line
+        print(f"gputui: while stopping: {str(error).splitlines()[0] if str(error) else error!r}",
+              file=sys.stderr)
+
+
+def run_tui(settings: Settings) -> int:
+    """Open the source for ``settings``, run the TUI until quit, stop everything; exit code."""
+    from gputui.sources.connect import open_source
+    from gputui.sources.errors import SourceError
+
+    try:
+        source = open_source(settings)
+    except SourceError as error:
+        print(f"gputui: {error}", file=sys.stderr)
+        return 2
+    from gputui.ui.app import make_app
+
+    clock: Callable[[], float] = getattr(source, "clock", time.time)
+    try:
+        app = make_app(settings, source, clock=clock)
+        app.run()
+    except KeyboardInterrupt:
+        return 130
+    finally:
+        _stop_quietly(source.stop)
+    return int(app.return_code or 0)

@@ -1,0 +1,77 @@
+"""Frozen apps for UI tests: recorded scenarios, a replay source and a fixed clock.
+
+Everything a UI test sees is deterministic: the snapshot comes from
+``tests/fixtures/scenarios/<scenario>.json`` built at the recorded ``now``, the app's clock
+returns that same ``now``, and local time is UTC so clock times print the same everywhere.
+"""
+
+from __future__ import annotations
+
+import os
+import time
+from collections.abc import Callable, Iterator
+from dataclasses import replace
+from typing import Any
+
+import pytest
+
+from gputui.domain.inputs import ClusterObjects
+from gputui.domain.model import ClusterSnapshot
+from gputui.domain.snapshot import SnapshotBuilder
+from gputui.settings import Settings
+from gputui.sources.replay import Recording, ReplaySource, load_recording
+from gputui.ui.app import GpuTuiApp, make_app
+
+
+@pytest.fixture(autouse=True)
+def utc() -> Iterator[None]:
+    """Clock times (``stale since 14:02:11``) print in UTC during UI tests."""
+    old = os.environ.get("TZ")
+    os.environ["TZ"] = "UTC"
+    time.tzset()
+    yield
+    if old is None:
+        os.environ.pop("TZ", None)
+    else:
+        os.environ["TZ"] = old
+    time.tzset()
+
+
+FrozenApp = Callable[..., GpuTuiApp]
+
+
+@pytest.fixture
+def frozen_app() -> FrozenApp:
+    """``frozen_app("driver-crashloop", settings=...)`` -> an app on that recording."""
+
+    def build(scenario: str = "driver-crashloop", settings: Settings | None = None,
+              source: ReplaySource | None = None) -> GpuTuiApp:
+        recording = load_recording(scenario)
+        source = source or ReplaySource.from_recording(recording)
+        return make_app(settings or Settings(), source, clock=lambda: recording.now)
+    return build
+
+
+def modified(recording: Recording, *, remove: tuple[str, ...] = (), add: dict[str, str] | None = None,
+             cordon: tuple[str, ...] = ()) -> ClusterSnapshot:
+    """The recording's snapshot with nodes removed, copied under new names, or cordoned."""
+    nodes: dict[str, Any] = {k: v for k, v in recording.objects.nodes.items() if k not in remove}
+    for new, template in (add or {}).items():
+        copy = dict(recording.objects.nodes[template])
+        copy["metadata"] = {**copy["metadata"], "name": new,
+                            "labels": {**copy["metadata"].get("labels", {}),
+                                       "kubernetes.io/hostname": new}}
+        nodes[new] = copy
+    for name in cordon:
+        nodes[name] = {**nodes[name], "spec": {**nodes[name].get("spec", {}),
+                                               "unschedulable": True}}
+    objects: ClusterObjects = replace(recording.objects, nodes=nodes)
+    return SnapshotBuilder().build(objects, recording.now)
+
+
+async def settle(pilot: Any, rounds: int = 3) -> None:
+    """Let queued messages (snapshots, selections, timers) run."""
+    for _ in range(rounds):
+        await pilot.pause()
+    await pilot.pause(0.12)  # the node-selection debounce
+    await pilot.pause()

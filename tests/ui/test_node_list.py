@@ -1,0 +1,175 @@
+"""The node list: patching by key, filter, sort, marks, faults-only (Pilot, frozen data)."""
+
+from __future__ import annotations
+
+from gputui.domain.model import NodeView
+from gputui.sources.replay import ReplaySource, load_recording
+from gputui.ui.node_rows import COLUMNS, NodeFilter, node_cells
+from gputui.ui.screens.nodes import NodesScreen
+from gputui.ui.widgets.node_table import NodeTable
+from tests.ui.conftest import FrozenApp, modified, settle
+
+H100 = "gke-prod-h100-pool-7f3a-4vvm"
+A100_OK = "gke-prod-a100-pool-2b9c-stnm"
+
+
+async def test_one_row_per_node_with_explicit_column_keys(frozen_app: FrozenApp) -> None:
+    app = frozen_app("driver-crashloop")
+    async with app.run_test(size=(120, 40)) as pilot:
+        await settle(pilot)
+        table = app.screen.query_one(NodeTable)
+        assert sorted(table.shown_nodes) == sorted(app.snapshot.nodes)
+        assert [key.value for key in table.columns] == [c.key for c in COLUMNS]
+        # worst first: the healthy node sorts last, the cursor starts on the top row
+        assert table.shown_nodes[-1] == A100_OK
+        assert table.selected_node == table.shown_nodes[0]
+        assert table.get_cell(H100, "gpus").plain == "0/8"
+        assert table.get_cell(H100, "finding").plain.startswith("✖ crit gpus-unavailable")
+
+
+async def test_refresh_patches_rows_and_keeps_cursor_and_marks(frozen_app: FrozenApp) -> None:
+    recording = load_recording("driver-crashloop")
+    source = ReplaySource.from_recording(recording)
+    app = frozen_app("driver-crashloop", source=source)
+    gone = "gke-prod-h100-pool-7f3a-bfdz"
+    async with app.run_test(size=(120, 40)) as pilot:
+        await settle(pilot)
+        table = app.screen.query_one(NodeTable)
+        assert table.select_node(A100_OK)
+        table.toggle_mark(A100_OK)
+        table.toggle_mark(gone)
+        table.toggle_mark(H100)
+        table.select_node(A100_OK)
+        added: list[str] = []
+        removed: list[str] = []
+        table.add_row = _spy(table.add_row, added)  # type: ignore[method-assign]
+        table.remove_row = _spy(table.remove_row, removed)  # type: ignore[method-assign]
+        source.push(modified(recording, remove=(gone,), add={"gke-new-node-1": A100_OK},
+                             cordon=(H100,)))
+        await settle(pilot)
+        assert app.snapshots_applied == 2
+        assert table.selected_node == A100_OK
+        assert table.marks == {A100_OK, gone, H100}  # a vanished node's mark is harmless
+        assert removed == [gone] and added == ["gke-new-node-1"]
+        assert gone not in table.shown_nodes and "gke-new-node-1" in table.shown_nodes
+        assert "SchedulingDisabled" in table.get_cell(H100, "status").plain
+        assert table.get_cell(A100_OK, "mark").plain == "●"
+
+
+def _spy(method, calls: list[str]):  # type: ignore[no-untyped-def]
+    def wrapper(*args, **kwargs):  # type: ignore[no-untyped-def]
+        key = kwargs.get("key", args[0] if args else None)
+        calls.append(str(getattr(key, "value", key)))
+        return method(*args, **kwargs)
+    return wrapper
+
+
+async def test_unchanged_views_are_skipped_by_identity(frozen_app: FrozenApp) -> None:
+    recording = load_recording("driver-crashloop")
+    source = ReplaySource.from_recording(recording)
+    app = frozen_app("driver-crashloop", source=source)
+    async with app.run_test(size=(120, 40)) as pilot:
+        await settle(pilot)
+        table = app.screen.query_one(NodeTable)
+        updates: list[str] = []
+        table.update_cell = _spy(table.update_cell, updates)  # type: ignore[method-assign]
+        source.push(source.snapshots[0])
+        await settle(pilot)
+        assert updates == []
+
+
+async def test_filter_text_and_label_selector(frozen_app: FrozenApp) -> None:
+    app = frozen_app("driver-crashloop")
+    async with app.run_test(size=(120, 40)) as pilot:
+        await settle(pilot)
+        table = app.screen.query_one(NodeTable)
+        await pilot.press("slash", *"a100")
+        await settle(pilot)
+        assert all("a100" in name for name in table.shown_nodes) and table.row_count == 2
+        await pilot.press("enter")
+        assert table.has_focus
+        await pilot.press("slash", *("backspace",) * 4, *"nvidia.com/gpu.product=NVIDIA-H100-80GB-HBM3")
+        await settle(pilot)
+        assert table.row_count == 3 and all("h100" in n for n in table.shown_nodes)
+        await pilot.press("escape")
+        await settle(pilot)
+        assert table.node_filter == NodeFilter() and table.row_count == 5
+
+
+def test_filter_terms_are_label_selectors_or_text() -> None:
+    view = NodeView(name="n1", product="NVIDIA-A100", labels={"pool": "a", "nvidia.com/mig.capable": "true"})
+    assert NodeFilter("pool=a").predicate()(view)
+    assert not NodeFilter("pool!=a").predicate()(view)
+    assert NodeFilter("!zone").predicate()(view)
+    assert NodeFilter("nvidia.com/mig.capable").predicate()(view)
+    assert NodeFilter("A100 pool=a").predicate()(view)
+    assert not NodeFilter("h100").predicate()(view)
+    assert not NodeFilter(findings_only=True).predicate()(view)
+
+
+async def test_sort_cycles_and_flips(frozen_app: FrozenApp) -> None:
+    app = frozen_app("driver-crashloop")
+    async with app.run_test(size=(120, 40)) as pilot:
+        await settle(pilot)
+        table = app.screen.query_one(NodeTable)
+        cursor = table.selected_node
+        assert table.sort_column == "finding"
+        await pilot.press("o")  # finding -> upgrade (the next column)
+        assert table.sort_column == "upgrade"
+        table.sort_by("name")
+        await settle(pilot)
+        assert table.shown_nodes == sorted(app.snapshot.nodes)
+        await pilot.press("O")
+        await settle(pilot)
+        assert table.shown_nodes == sorted(app.snapshot.nodes, reverse=True)
+        assert table.selected_node == cursor  # the cursor follows its node, not its row
+
+
+async def test_header_click_sorts(frozen_app: FrozenApp) -> None:
+    app = frozen_app("driver-crashloop")
+    async with app.run_test(size=(160, 48)) as pilot:
+        await settle(pilot)
+        table = app.screen.query_one(NodeTable)
+        table.post_message(NodeTable.HeaderSelected(table, table.columns["name"].key, 1,
+                                                    table.columns["name"].label))
+        await settle(pilot)
+        assert table.sort_column == "name"
+
+
+async def test_findings_only_and_marks(frozen_app: FrozenApp) -> None:
+    app = frozen_app("driver-crashloop")
+    async with app.run_test(size=(120, 40)) as pilot:
+        await settle(pilot)
+        table = app.screen.query_one(NodeTable)
+        first = table.selected_node
+        await pilot.press("space")
+        assert table.marks == {first}
+        assert table.selected_node != first  # k9s: marking moves down
+        await pilot.press("f")
+        await settle(pilot)
+        assert A100_OK not in table.shown_nodes and table.row_count == 4
+        assert table.marks == {first}
+        await pilot.press("f")
+        await settle(pilot)
+        assert table.row_count == 5
+        await pilot.press("ctrl+backslash")
+        assert table.marks == set()
+
+
+async def test_cursor_drives_detail_node(frozen_app: FrozenApp) -> None:
+    app = frozen_app("driver-crashloop")
+    async with app.run_test(size=(120, 40)) as pilot:
+        await settle(pilot)
+        screen = app.screen
+        assert isinstance(screen, NodesScreen)
+        await pilot.press("down")
+        await settle(pilot)
+        assert screen.selected == screen.table.shown_nodes[1]
+
+
+def test_cells_show_symbol_and_word_not_only_colour() -> None:
+    snapshot = load_recording("driver-crashloop").snapshot()
+    cells = node_cells(snapshot.nodes[H100])
+    assert cells["finding"] == ("✖ crit gpus-unavailable +2", "crit")
+    assert cells["gpus"] == ("0/8", "crit")
+    assert node_cells(snapshot.nodes[A100_OK])["finding"] == ("✔ ok", "ok")
