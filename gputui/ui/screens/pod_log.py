@@ -50,8 +50,6 @@ class PodLogScreen(ModalScreen[None]):
                 tooltip="Read the log and events again"),
         Binding("c", "next_container", "Container", id="pod_log.container",
                 tooltip="Show the next container of this pod"),
-        Binding("tab", "switch_pane", "Log/events", show=False, id="pod_log.switch",
-                tooltip="Move focus between the log and the events"),
     ]
 
     def __init__(self, namespace: str, pod: str, container: str | None = None) -> None:
@@ -139,8 +137,3 @@ class PodLogScreen(ModalScreen[None]):
             else -1
         self.container = self._containers[(index + 1) % len(self._containers)]
         self._request()
-
-    def action_switch_pane(self) -> None:
-        log = self.query_one("#pod-log-lines", Log)
-        events = self.query_one("#pod-log-events", VerticalScroll)
-        (events if log.has_focus else log).focus()
