@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from typing import ClassVar
 
+from textual.app import ComposeResult
 from textual.binding import Binding, BindingType
 from textual.containers import VerticalScroll
 from textual.geometry import Region
@@ -48,7 +49,7 @@ class PipelinePane(VerticalScroll, can_focus=True):
         self._now = 0.0
         self._node_name: str | None = None
 
-    def compose(self):  # type: ignore[no-untyped-def]
+    def compose(self) -> ComposeResult:
         yield Static(id="pipeline-body")
 
     # --- the contract -------------------------------------------------------------------

@@ -48,12 +48,12 @@ class UpgradeLanes(DataTable[Text]):
 
     def _cells(self, row: LaneRow, palette: Palette) -> tuple[Text, Text, Text]:
         if row.node is None:
-            style = palette.role(lane_role(row.lane)) + Style(bold=True)
-            return Text(f"▾ {row.label}", style=style), Text(""), Text("")
+            heading = palette.role(lane_role(row.lane)) + Style(bold=True)
+            return Text(f"▾ {row.label}", style=heading), Text(""), Text("")
         reason = row.reason
         if len(reason) > self._reason_width:
             reason = reason[: self._reason_width - 1] + "…"
-        style = palette.role("crit") if row.lane == "upgrade-failed" else ""
+        style = palette.role("crit") if row.lane == "upgrade-failed" else Style()
         return Text(f"  {row.label}", style=style), Text(row.since), Text(reason)
 
     def show_view(self, view: UpgradeView, now: float) -> None:

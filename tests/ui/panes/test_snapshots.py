@@ -21,7 +21,12 @@ from gputui.ui.widgets.metrics_pane import MetricsPane
 from gputui.ui.widgets.node_detail import NodeDetail
 from gputui.ui.widgets.pipeline import PipelinePane
 from tests.ui.panes.data import (
-    BROKEN, NS, blocked_snapshot, mig_snapshot, pipeline_snapshot, upgrade_node,
+    BROKEN,
+    NS,
+    blocked_snapshot,
+    mig_snapshot,
+    pipeline_snapshot,
+    upgrade_node,
     upgrade_snapshot,
 )
 from tests.ui.panes.host import FakeSource, HostApp
