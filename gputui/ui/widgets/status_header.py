@@ -62,15 +62,36 @@ def connection_part(state: HeaderState) -> tuple[str, str]:
 
 
 def policy_part(snapshot: ClusterSnapshot) -> tuple[str, str]:
-    """(text, colour variable) of the ClusterPolicy part."""
+    """(text, colour variable) of the ClusterPolicy part; ``state-`` prefixes dropped."""
     policy = snapshot.cluster_policy
     if policy.state == "ready":
         return "policy ready", "gpu-ok"
     if policy.state == "notReady":
-        states = ",".join(policy.not_ready_states[:2])
-        more = f"+{len(policy.not_ready_states) - 2}" if len(policy.not_ready_states) > 2 else ""
-        return f"policy notReady: {states}{more}".rstrip(": "), "gpu-crit"
+        states = [s.removeprefix("state-") for s in policy.not_ready_states]
+        more = f"+{len(states) - 2}" if len(states) > 2 else ""
+        return f"policy notReady: {','.join(states[:2])}{more}".rstrip(": "), "gpu-crit"
     return f"policy {policy.state}", "gpu-warn"
+
+
+def counts_line(snapshot: ClusterSnapshot, width: int, variables: Mapping[str, str]) -> Text:
+    """Line 2: the counts always fit; the policy part gets what is left (then an ellipsis)."""
+    counts = snapshot.counts
+    gpu_var = "gpu-crit" if counts.gpus_allocatable < counts.gpus_total else "gpu-ok"
+    findings_var = "gpu-warn" if counts.nodes_with_findings else "gpu-ok"
+    tail = Text(no_wrap=True)
+    tail.append(f" │ {counts.gpu_nodes} nodes │ GPUs ")
+    tail.append(f"{counts.gpus_allocatable}/{counts.gpus_total}",
+                style=var_style(variables, gpu_var))
+    tail.append(" │ ")
+    tail.append(f"{counts.nodes_with_findings} with findings",
+                style=var_style(variables, findings_var))
+    tail.append(f" │ {counts.upgrades_in_progress} upgrading")
+    policy, policy_var = policy_part(snapshot)
+    head = Text(policy, style=var_style(variables, policy_var), no_wrap=True)
+    head.truncate(max(12, width - tail.cell_len), overflow="ellipsis")
+    line = head + tail
+    line.truncate(width, overflow="ellipsis")
+    return line
 
 
 def render_header(state: HeaderState, width: int, variables: Mapping[str, str]) -> Text:
@@ -87,20 +108,7 @@ def render_header(state: HeaderState, width: int, variables: Mapping[str, str]) 
     line1.append(" " * max(1, width - len(left) - len(conn)))
     line1.append(conn, style=var_style(variables, conn_var, bold=conn_var == "gpu-crit"))
     line1.truncate(width, overflow="ellipsis")
-    counts = snapshot.counts
-    policy, policy_var = policy_part(snapshot)
-    line2 = Text(no_wrap=True)
-    line2.append(policy, style=var_style(variables, policy_var))
-    line2.append(f" │ {counts.gpu_nodes} nodes │ GPUs ")
-    gpu_var = "gpu-crit" if counts.gpus_allocatable < counts.gpus_total else "gpu-ok"
-    line2.append(f"{counts.gpus_allocatable}/{counts.gpus_total}",
-                 style=var_style(variables, gpu_var))
-    findings_var = "gpu-warn" if counts.nodes_with_findings else "gpu-ok"
-    line2.append(" │ ")
-    line2.append(f"{counts.nodes_with_findings} with findings",
-                 style=var_style(variables, findings_var))
-    line2.append(f" │ {counts.upgrades_in_progress} upgrading")
-    line2.truncate(width, overflow="ellipsis")
+    line2 = counts_line(snapshot, width, variables)
     return Text("\n").join([line1, line2])
 
 

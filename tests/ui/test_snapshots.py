@@ -1,0 +1,57 @@
+"""SVG snapshots of the shell's views at 80x24 and 160x48 (frozen data, frozen clock).
+
+Regenerate on purpose with ``pytest tests/ui/test_snapshots.py --snapshot-update`` and look
+at the SVGs before committing them.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+
+from tests.ui.conftest import FrozenApp
+
+SIZES = [(80, 24), (160, 48)]
+
+
+async def _settle(pilot: Any) -> None:
+    await pilot.pause()
+    await pilot.pause(0.15)
+    await pilot.pause()
+
+
+@pytest.mark.parametrize("size", SIZES, ids=lambda s: f"{s[0]}x{s[1]}")
+def test_nodes_view(snap_compare: Any, frozen_app: FrozenApp, size: tuple[int, int]) -> None:
+    assert snap_compare(frozen_app("driver-crashloop"), terminal_size=size, run_before=_settle)
+
+
+@pytest.mark.parametrize("size", SIZES, ids=lambda s: f"{s[0]}x{s[1]}")
+def test_nodes_filtered_marked(snap_compare: Any, frozen_app: FrozenApp,
+                               size: tuple[int, int]) -> None:
+    async def run_before(pilot: Any) -> None:
+        await _settle(pilot)
+        await pilot.press("space", "o", "O", "slash", *"h100", "enter")
+        await _settle(pilot)
+
+    assert snap_compare(frozen_app("upgrade-rolling"), terminal_size=size, run_before=run_before)
+
+
+@pytest.mark.parametrize("size", SIZES, ids=lambda s: f"{s[0]}x{s[1]}")
+def test_findings_view(snap_compare: Any, frozen_app: FrozenApp, size: tuple[int, int]) -> None:
+    async def run_before(pilot: Any) -> None:
+        await _settle(pilot)
+        await pilot.press("4")
+        await _settle(pilot)
+
+    assert snap_compare(frozen_app("upgrade-failed"), terminal_size=size, run_before=run_before)
+
+
+@pytest.mark.parametrize("size", SIZES, ids=lambda s: f"{s[0]}x{s[1]}")
+def test_help_view(snap_compare: Any, frozen_app: FrozenApp, size: tuple[int, int]) -> None:
+    async def run_before(pilot: Any) -> None:
+        await _settle(pilot)
+        await pilot.press("question_mark")
+        await _settle(pilot)
+
+    assert snap_compare(frozen_app("healthy"), terminal_size=size, run_before=run_before)
