@@ -48,6 +48,9 @@ class HostApp(App[None]):
     """Mounts one widget (or pushes one screen) and plays the shell's part of the contract."""
 
     CSS_PATH = STYLES
+    #: the shell's status header is theirs to picture; hiding it keeps these screenshots
+    #: about the panes only (the shell's own snapshot suite covers the header)
+    CSS = "StatusHeader { display: none; }"
 
     def __init__(self, snapshot: ClusterSnapshot = EMPTY_SNAPSHOT, *,
                  widget: Widget | None = None, screen: Screen[Any] | None = None,
