@@ -146,6 +146,9 @@ def _gpus(view: NodeMigView, product: str, cell: int, palette: Palette) -> list[
 def summary_line(view: MigView, palette: Palette = PLAIN) -> Text:
     """``3 MIG nodes · 1 pending · 1 failed · cluster strategy mixed``."""
     states = [n.state for n in view.nodes.values()]
+    if not states:
+        return Text("no MIG-capable nodes: no GPU node carries nvidia.com/mig.capable=true",
+                    style=palette.role("muted"))
     text = Text(f"{len(states)} MIG-capable node{'s' if len(states) != 1 else ''}")
     for state in ("pending", "failed"):
         count = states.count(state)

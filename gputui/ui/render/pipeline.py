@@ -61,13 +61,13 @@ def stage_reason(stage: PipelineStage, broken: PipelineStage | None, after_break
                  wide: bool = True) -> str:
     """Why a stage is not ready, in the operator's words.
 
-    A stage past the break that is not ready is waiting on the broken stage, whatever init
-    container it happens to sit in; its own detail follows in brackets.
+    A stage past the break that is progressing is waiting on the broken stage, whatever init
+    container it happens to sit in; its own detail follows in brackets. A stage with no pod
+    at all (``absent``) is not waiting on anything: scheduling does not depend on the chain.
     """
     if stage.status in (StageStatus.READY, StageStatus.DISABLED) and not stage.detail:
         return ""
-    if after_break and broken is not None and stage.status in (
-            StageStatus.PROGRESSING, StageStatus.ABSENT):
+    if after_break and broken is not None and stage.status is StageStatus.PROGRESSING:
         own = _short_detail(stage) if wide else ""
         return f"waiting on {broken.operand}" + (f" ({own})" if own else "")
     return stage.detail or stage.reason
@@ -96,8 +96,7 @@ def banner(node: NodeView, palette: Palette = PLAIN) -> Text:
 def _waiting_count(node: NodeView, broken: PipelineStage) -> int:
     stages = node.pipeline.stages
     start = stages.index(broken) + 1
-    return sum(1 for s in stages[start:]
-               if s.status in (StageStatus.PROGRESSING, StageStatus.ABSENT))
+    return sum(1 for s in stages[start:] if s.status is StageStatus.PROGRESSING)
 
 
 def _show_substages(stage: PipelineStage) -> bool:
@@ -151,7 +150,8 @@ def _sub_row(sub: SubStage, wide: bool, palette: Palette) -> list[Text]:
 
 
 def render_pipeline(node: NodeView | None, now: float, cursor: str | None = None, *,
-                    wide: bool = False, palette: Palette = PLAIN) -> PipelineRender:
+                    wide: bool = False, palette: Palette = PLAIN,
+                    missing: str | None = None) -> PipelineRender:
     """The pane body for ``node``.
 
     Args:
@@ -160,9 +160,12 @@ def render_pipeline(node: NodeView | None, now: float, cursor: str | None = None
         cursor: operand name under the cursor, or None.
         wide: add the age and pod columns (160 columns and more).
         palette: role styles from the theme; colourless by default.
+        missing: the selected node's name when it is not in the snapshot (deleted).
     """
     if node is None:
-        return PipelineRender(Text("no node selected", style=palette.role("muted")), None)
+        note = (f"node {missing} is not in the cluster any more" if missing
+                else "no node selected")
+        return PipelineRender(Text(note, style=palette.role("muted")), None)
     title = Text.assemble((node.name, "bold"), "   ", versions_line(node),
                           no_wrap=True, overflow="ellipsis")
     broken = node.pipeline.first_broken()

@@ -70,6 +70,8 @@ def policy_line(view: UpgradeView) -> str:
 def slot_text(view: UpgradeView, palette: Palette = PLAIN) -> Text:
     """``slots 4 of 4 in use (1 failed) · 0 free · unavailable 1 of max 2``."""
     text = Text(no_wrap=True, overflow="ellipsis")
+    if view.policy is None:
+        return text
     text.append("slots ", style=palette.role("muted"))
     full = bool(view.max_parallel) and view.in_progress >= view.max_parallel
     text.append(view.slot_line, style=palette.role("warn") if full else "")
@@ -155,10 +157,12 @@ def lane_rows(view: UpgradeView, now: float) -> list[LaneRow]:
 
 
 def selected_text(status: NodeUpgradeStatus | None, now: float,
-                  palette: Palette = PLAIN) -> Text:
+                  palette: Palette = PLAIN, managed: int = 1) -> Text:
     """The node under the cursor in full: state, how long, why, and its last event."""
     if status is None:
-        return Text("no node selected", style=palette.role("muted"))
+        note = ("no node is managed by the driver upgrade controller" if not managed
+                else "no node selected (a lane heading)")
+        return Text(note, style=palette.role("muted"))
     text = Text()
     text.append(status.node, style="bold")
     text.append(f"  {status.state or 'not evaluated'}", style=palette.role(lane_role(status.state)))

@@ -90,7 +90,8 @@ class UpgradesScreen(GpuScreen):
     def _show_selected(self, node: str | None) -> None:
         status = self._snapshot.upgrade.nodes.get(node) if node else None
         self.query_one("#upgrades-selected", Static).update(
-            selected_text(status, self._now, widget_palette(self)))
+            selected_text(status, self._now, widget_palette(self),
+                          managed=len(self._snapshot.upgrade.nodes)))
 
     def on_upgrade_lanes_node_highlighted(self, message: UpgradeLanes.NodeHighlighted) -> None:
         self._show_selected(message.node)

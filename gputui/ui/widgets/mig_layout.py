@@ -48,7 +48,8 @@ class MigLayout(VerticalScroll, can_focus=True):
         self._snapshot: ClusterSnapshot = EMPTY_SNAPSHOT
         self._now = 0.0
         self._cards: dict[str, MigCard] = {}
-        self._drawn: dict[str, tuple[NodeMigView, bool, int]] = {}
+        #: what each card was drawn from: view, cursor on it, cell width, age in minutes
+        self._drawn: dict[str, tuple[NodeMigView, bool, int, int | None]] = {}
 
     @property
     def names(self) -> tuple[str, ...]:
@@ -81,7 +82,8 @@ class MigLayout(VerticalScroll, can_focus=True):
         previous: MigCard | None = None
         for name in self.names:
             view = views[name]
-            key = (view, name == self.cursor, cell)
+            age = int(self._now - view.since) // 60 if view.since is not None else None
+            key = (view, name == self.cursor, cell, age)
             card = self._cards.get(name)
             if card is None:
                 card = MigCard(classes="mig-card")

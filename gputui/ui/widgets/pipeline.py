@@ -96,7 +96,7 @@ class PipelinePane(VerticalScroll, can_focus=True):
             return
         wide = self.size.width >= WIDE_COLUMNS
         result = render_pipeline(node, self._now, self.cursor, wide=wide,
-                                 palette=widget_palette(self))
+                                 palette=widget_palette(self), missing=self._node_name)
         self.query_one("#pipeline-body", Static).update(result.renderable)
         if result.cursor_line is not None:
             line = result.cursor_line

@@ -215,3 +215,25 @@ def test_events_table_marks_warnings_in_words() -> None:
 def test_empty_lanes_view_has_no_rows() -> None:
     from gputui.domain.model import UpgradeView
     assert lane_rows(UpgradeView(lanes=MappingProxyType({})), NOW) == []
+
+
+def test_a_stage_with_no_pod_is_not_waiting_on_the_break() -> None:
+    from gputui.domain.model import PipelineStage, StageStatus
+    node = broken_node()
+    absent = PipelineStage("mig-manager", StageStatus.ABSENT, "no pod on this node")
+    node = replace(node, pipeline=replace(node.pipeline, stages=node.pipeline.stages + (absent,)))
+    out = text(render_pipeline(node, NOW, None).renderable)
+    (row,) = lines_with(out, "mig-manager")
+    assert "? absent" in row and "no pod on this node" in row and "waiting" not in row
+    assert "5 later stages wait on it" in out
+
+
+def test_a_deleted_node_says_so() -> None:
+    out = text(render_pipeline(None, NOW, None, missing=BROKEN).renderable)
+    assert f"node {BROKEN} is not in the cluster any more" in out
+
+
+def test_no_policy_means_no_slot_line() -> None:
+    from gputui.domain.model import UpgradeView
+    out = text(render_upgrades(UpgradeView(), NOW))
+    assert "no driver upgrade policy" in out and "slots" not in out
