@@ -132,10 +132,14 @@ class Store:
 
     # ---------------------------------------------------------------- writes
     def create(self, resource: str, obj: Obj, *, manager: str = "gputui-sim",
-               dry_run: bool = False) -> Obj:
-        """Store a new object; 409 ``AlreadyExists`` if the name is taken."""
+               dry_run: bool = False, adopt: bool = False) -> Obj:
+        """Store a new object; 409 ``AlreadyExists`` if the name is taken.
+
+        ``adopt=True`` skips the defensive deep copy: the caller hands ``obj`` over and never
+        touches it again (bulk scenario set-up of tens of thousands of fresh dicts).
+        """
         rtype = resource_type(resource)
-        new = copy.deepcopy(obj)
+        new = obj if adopt else copy.deepcopy(obj)
         metadata = meta(new)
         if not metadata.get("name") and metadata.get("generateName"):
             metadata["name"] = metadata["generateName"] + uuid.uuid4().hex[:5]

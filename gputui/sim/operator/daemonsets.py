@@ -11,7 +11,6 @@ from __future__ import annotations
 from typing import Any
 
 from gputui.sim.operator import keys as K
-from gputui.sim.operator.hardware import node_suffix
 from gputui.sim.operator.objects import controller_revision, daemonset, operand_pod, pod_template, revision_hash
 from gputui.sim.operator.operands import OPERANDS, Operand
 from gputui.sim.operator.runtime import ContainerRun, NodeRun, PodRun
@@ -122,7 +121,7 @@ def create_pod(w: World, node: NodeRun, op: Operand, now: float, converged: bool
     rev_hash, number = w.revisions[op.key]
     template = w.templates[op.key]
     ds = w.store.get("daemonsets.apps", op.ds, w.ns) or {}
-    name = f"{op.ds}-{node_suffix(f'{node.name}/{op.key}/{node.next_pod_seq()}', 5)}"
+    name = w.pod_name(op.ds + "-", f"{node.name}/{op.key}/{node.next_pod_seq()}")
     run = PodRun(name, op.key, node.name, rev_hash, [ContainerRun(c) for c in op.init],
                  [ContainerRun(c) for c in op.main], created_at=now, step_started=now,
                  driver_version=w.driver_version(), ip=node.ip if op.key == "driver" else w.next_ip("10.64.0.0"))
@@ -137,7 +136,7 @@ def create_pod(w: World, node: NodeRun, op: Operand, now: float, converged: bool
         from gputui.sim.operator.objects import pod_status
         images = {c["name"]: c["image"] for c in template["spec"]["initContainers"] + template["spec"]["containers"]}
         obj["status"] = pod_status(run, node, images, w.clock.rfc3339, now)
-    w.store.create("pods", obj, manager=K.M_KCM)
+    w.store.create("pods", obj, manager=K.M_KCM, adopt=True)
     node.pods[op.key] = run
     w.pod_index[name] = (node.name, op.key)
     return run

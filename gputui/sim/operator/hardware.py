@@ -6,6 +6,7 @@ manager's generated ``<node>-mig-config`` (§5.3) and dcgm-exporter series all d
 
 from __future__ import annotations
 
+import functools
 import hashlib
 from dataclasses import dataclass, field
 
@@ -100,7 +101,13 @@ def mig_configs(model_: GpuModel) -> dict[str, dict[str, int] | None]:
 
 
 def generated_config_yaml(model_: GpuModel) -> str:
-    """The mig-parted v1 file the MIG manager generates from the hardware."""
+    """The mig-parted v1 file the MIG manager generates from the hardware (cached per model)."""
+    return _generated_config_yaml(model_.key)
+
+
+@functools.lru_cache(maxsize=None)
+def _generated_config_yaml(key: str) -> str:
+    model_ = MODELS[key]
     body: dict[str, object] = {"version": "v1", "mig-configs": {}}
     for name, layout in mig_configs(model_).items():
         entry: dict[str, object] = {"devices": "all", "mig-enabled": layout is not None}

@@ -52,7 +52,8 @@ def default_config_map(namespace: str) -> Obj:
             "data": {"config.yaml": text}}
 
 
-def _publish(w: World, run: NodeRun) -> None:
+def publish_config(w: World, run: NodeRun) -> None:
+    """The ``<node>-mig-config`` ConfigMap the MIG manager generates from the hardware."""
     name = f"{run.name}-mig-config"
     if w.store.get("configmaps", name, w.ns) is not None:
         return
@@ -66,7 +67,7 @@ def _publish(w: World, run: NodeRun) -> None:
                                     "uid": owner["metadata"]["uid"], "controller": True}]
     w.store.create("configmaps", {"apiVersion": "v1", "kind": "ConfigMap", "metadata": meta,
                                   "data": {"config.yaml": generated_config_yaml(run.model)}},
-                   manager=K.M_MIG)
+                   manager=K.M_MIG, adopt=True)
 
 
 def _pause(w: World, node: str, paused: bool) -> None:
@@ -95,7 +96,7 @@ def reconcile(w: World, run: NodeRun, now: float) -> float | None:
     if run.mig_job is None and (pod is None or not pod.ready):
         return None
     if pod is not None and pod.ready:
-        _publish(w, run)
+        publish_config(w, run)
     labels = (w.node_obj(run.name) or {}).get("metadata", {}).get("labels", {})
     wanted = labels.get(K.MIG_CONFIG)
     if run.mig_job is None:

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from gputui.sim.operator import daemonsets, kubelet, mig, nodes
+from gputui.sim.operator import daemonsets, kubelet, mig, nodes, validatorpod
 from gputui.sim.operator import keys as K
 from gputui.sim.operator.hardware import model as gpu_model
 from gputui.sim.operator.runtime import NodeRun
@@ -28,7 +28,10 @@ def add_node(w: World, pool: Pool, now: float, converged: bool) -> NodeRun:
     """Register a new node of ``pool`` (joining, or already converged at scenario start)."""
     index = len(w.pool_members[pool.name])
     from gputui.sim.operator.hardware import node_suffix
-    name = f"{pool.prefix}-{node_suffix(f'{pool.name}/{index}')}"
+    name, salt = f"{pool.prefix}-{node_suffix(f'{pool.name}/{index}')}", 0
+    while name in w.nodes:  # 4-letter suffixes collide in big pools, as they would not in GKE
+        salt += 1
+        name = f"{pool.prefix}-{node_suffix(f'{pool.name}/{index}/{salt}')}"
     run = NodeRun(name, pool.name, gpu_model(pool.gpu), pool.gpus_per_node, pool.kernel,
                   pool.driver == "host", index=len(w.nodes), joined_at=now, ip=w.next_ip())
     if run.host_driver:
@@ -41,49 +44,70 @@ def add_node(w: World, pool: Pool, now: float, converged: bool) -> NodeRun:
     if pool.device_config:
         labels[K.DEVICE_PLUGIN_CONFIG] = pool.device_config
     cordoned = index < pool.cordoned
+    annotations: dict[str, str] = {}
     if converged:
         labels.update(nodes.nfd_labels(run, pool.os_id, pool.os_version))
+        annotations = _converged_labels(w, run, pool, labels, now)
         run.phase = "labelled"
     obj = nodes.node_object(run, labels, w.clock.rfc3339(now), converged, cordoned)
-    w.store.create("nodes", obj, manager=K.M_KUBELET)
+    obj["metadata"]["annotations"].update(annotations)
+    if converged and w.policy_spec() and labels.get(K.DEPLOY_PREFIX + "device-plugin") == "true":
+        capacity, healthy = _resources(w, run, labels)
+        obj["status"]["capacity"].update({k: str(v) for k, v in capacity.items()})
+        obj["status"]["allocatable"].update({k: str(v) for k, v in healthy.items()})
+    w.store.create("nodes", obj, manager=K.M_KUBELET, adopt=True)
     if converged:
-        converge(w, run, pool, now)
-    w.mark(name, "ds", "policy", "sched")
+        converge_pods(w, run, labels, now)
+        w.mark(None, "ds", "policy", "sched")
+    else:
+        w.mark(name, "ds", "policy", "sched")
     return run
 
 
-def converge(w: World, run: NodeRun, pool: Pool, now: float) -> None:
-    """Put a node straight into the state the whole chain would leave it in (scale, healthy)."""
+def _converged_labels(w: World, run: NodeRun, pool: Pool, labels: dict[str, str],
+                      now: float) -> dict[str, str]:
+    """Labels (in place) and annotations a node has once NFD, GFD and the operator ran."""
     spec = w.policy_spec()
+    annotations: dict[str, str] = {}
     if pool.mig_config and run.model.mig_capable:
         mig.apply_layout(run, pool.mig_config)
         run.mig_applied_label = pool.mig_config
-    obj = w.node_obj(run.name) or {}
-    labels = dict(obj["metadata"]["labels"])
-    annotations = dict(obj["metadata"].get("annotations") or {})
-    if spec:
-        labels.update(_gfd(w, run, labels, now))
-        nodes.apply_operator_labels(labels, annotations, spec)
-        if pool.mig_config and run.model.mig_capable:
-            labels[K.MIG_CONFIG] = pool.mig_config
-            labels[K.MIG_CONFIG_STATE] = "success"
-        if annotations.get(K.UPGRADE_ENABLED_ANN):
-            labels[K.UPGRADE_STATE] = K.S_DONE
-
-    def change(o: Obj) -> None:
-        o["metadata"]["labels"] = labels
-        o["metadata"]["annotations"] = annotations
-    w.write_node(run.name, change, K.M_OPERATOR)
     if not spec:
+        return annotations
+    if not run.host_driver:
+        run.driver_loaded = w.driver_version()
+    labels.update(_gfd(w, run, labels, now))
+    nodes.apply_operator_labels(labels, annotations, spec)
+    if pool.mig_config and run.model.mig_capable:
+        labels[K.MIG_CONFIG] = pool.mig_config
+    if labels.get(K.MIG_CONFIG) and labels.get(K.DEPLOY_PREFIX + "mig-manager") == "true":
+        labels[K.MIG_CONFIG_STATE] = "success"
+        run.mig_applied_label = labels[K.MIG_CONFIG]
+    if annotations.get(K.UPGRADE_ENABLED_ANN) and not run.host_driver:
+        labels[K.UPGRADE_STATE] = K.S_DONE
+    return annotations
+
+
+def converge_pods(w: World, run: NodeRun, labels: dict[str, str], now: float) -> None:
+    """Running operand pods, as the whole chain would leave them (scale, healthy)."""
+    if not w.policy_spec():
         return
     run.markers.update({".driver-ctr-ready", "driver-ready", "toolkit-installed", "toolkit-ready",
                         "cuda-ready", "plugin-ready"})
-    if not run.host_driver:
-        run.driver_loaded = w.driver_version()
     for op in daemonsets.OPERANDS:
         if op.key in w.templates and daemonsets._matches(labels, op.node_selector):
             daemonsets.create_pod(w, run, op, now, converged=True)
-    publish(w, run, now)
+    if "mig-manager" in run.pods:
+        mig.publish_config(w, run)
+    if "validator" in run.pods:
+        validatorpod.converged(w, run, run.pods["validator"], now)
+
+
+def _resources(w: World, run: NodeRun, labels: dict[str, str]) -> tuple[dict[str, int], dict[str, int]]:
+    spec = w.policy_spec()
+    cfg = (spec.get("devicePlugin") or {}).get("config") or {}
+    cm = w.store.get("configmaps", cfg["name"], w.ns) if cfg.get("name") else None
+    return nodes.device_resources(run, w.mig_strategy(), node_sharing(labels, cm, cfg.get("default")))
 
 
 def _gfd(w: World, run: NodeRun, labels: dict[str, str], now: float) -> dict[str, str]:
@@ -168,11 +192,7 @@ def publish(w: World, run: NodeRun, now: float) -> None:
         if stale or gone:
             w.set_labels(run.name, {**wanted, **{k: None for k in gone}}, K.M_GFD)
     plugin = run.pods.get("device-plugin")
-    spec = w.policy_spec()
-    cfg = (spec.get("devicePlugin") or {}).get("config") or {} if spec else {}
-    cm = w.store.get("configmaps", cfg["name"], w.ns) if cfg.get("name") else None
-    capacity, healthy = nodes.device_resources(run, w.mig_strategy(),
-                                               node_sharing(labels, cm, cfg.get("default")))
+    capacity, healthy = _resources(w, run, labels)
     up = plugin is not None and plugin.ready
     _write_resources(w, run.name, capacity if up else None, healthy if up else None)
 

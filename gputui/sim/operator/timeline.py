@@ -66,17 +66,36 @@ class Timeline:
         self.w.write_node(name, change, K.M_KUBELET)
 
     def do_crashloop(self, args: dict[str, Any]) -> None:
+        """Break the driver: ``kernel-headers`` (driver build fails) or ``driver-in-use``.
+
+        ``kernel-headers`` crashes the running driver container now, unless ``nextStart`` is
+        true (then only the next driver start fails, e.g. the new pod of an upgrade).
+        ``driver-in-use`` deletes the driver pod so its k8s-driver-manager finds GPU pods
+        holding the driver and fails (Init:CrashLoopBackOff), as after an operator upgrade.
+        """
         reason = str(args.get("reason", "kernel-headers"))
+        now = self.w.clock.now()
         for name in self.w.resolve(args):
             run = self.w.nodes[name]
             run.crash = reason
             driver = run.pods.get("driver")
-            if reason == "kernel-headers" and driver is not None:
-                self._reboot(name, run.kernel)
+            if driver is None:
+                continue
+            if reason == "driver-in-use":
+                self.w.store.delete("pods", driver.name, self.w.ns)
+            elif not args.get("nextStart") and driver.initialized:
+                from gputui.sim.operator.kubelet import crash
+                crash(driver.main[0], now)
+                run.markers.discard(".driver-ctr-ready")
 
     def do_validator_stuck(self, args: dict[str, Any]) -> None:
+        """cuda-validation never finishes: the validator pod is restarted and hangs there."""
         for name in self.w.resolve(args):
-            self.w.nodes[name].validator_stuck = True
+            run = self.w.nodes[name]
+            run.validator_stuck = True
+            validator = run.pods.get("validator")
+            if validator is not None and validator.initialized:
+                self.w.store.delete("pods", validator.name, self.w.ns)
 
     def do_xid(self, args: dict[str, Any]) -> None:
         for name in self.w.resolve(args):

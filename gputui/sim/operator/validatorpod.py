@@ -10,7 +10,6 @@ from __future__ import annotations
 from typing import Any
 
 from gputui.sim.operator import keys as K
-from gputui.sim.operator.hardware import node_suffix
 from gputui.sim.operator.operands import IMAGES
 from gputui.sim.operator.runtime import NodeRun, PodRun
 from gputui.sim.operator.world import World
@@ -21,7 +20,7 @@ RUN_SECONDS = 8.0
 def ensure(w: World, node: NodeRun, run: PodRun, now: float) -> str:
     """Create the CUDA validator pod once per validator run and move it along; its name."""
     if not run.child or w.store.get("pods", run.child, w.ns) is None:
-        run.child = "nvidia-cuda-validator-" + node_suffix(f"{run.name}/{now}", 5)
+        run.child = w.pod_name("nvidia-cuda-validator-", f"{run.name}/{now}")
         run.child_started = now
         w.store.create("pods", _pod(w, node, run), manager=K.M_VALIDATOR)
         w.pod_index[run.child] = (node.name, "cuda-validator")
@@ -36,6 +35,16 @@ def ensure(w: World, node: NodeRun, run: PodRun, now: float) -> str:
         w.nodeside.log(w.ns, run.child, "nvidia-cuda-validator", "cuda workload validation is successful")
         _set(w, run.child, _status(w, node, run, "Succeeded"))
     return run.child
+
+
+def converged(w: World, node: NodeRun, run: PodRun, now: float) -> None:
+    """The Succeeded validator pod a finished ``cuda-validation`` leaves behind."""
+    run.child = w.pod_name("nvidia-cuda-validator-", f"{run.name}/{now}")
+    run.child_started = now - RUN_SECONDS
+    pod = _pod(w, node, run)
+    pod["status"] = _status(w, node, run, "Succeeded")
+    w.store.create("pods", pod, manager=K.M_VALIDATOR, adopt=True)
+    w.pod_index[run.child] = (node.name, "cuda-validator")
 
 
 def _set(w: World, name: str, status: dict[str, Any]) -> None:
@@ -79,9 +88,9 @@ def _status(w: World, node: NodeRun, run: PodRun, phase: str) -> dict[str, Any]:
                             **({"reason": "PodCompleted"} if done else {})},
                            {"type": "PodScheduled", "status": "True"}],
             "initContainerStatuses": [{"name": "cuda-validation", "ready": True, "restartCount": 0,
-                                       "image": IMAGES["validator"], "state": term}],
+                                       "image": IMAGES["validator"], "imageID": IMAGES["validator"], "state": term}],
             "containerStatuses": [{"name": "nvidia-cuda-validator", "ready": not done,
-                                   "restartCount": 0, "image": IMAGES["validator"],
+                                   "restartCount": 0, "image": IMAGES["validator"], "imageID": IMAGES["validator"],
                                    "state": main_state}]}
 
 

@@ -86,7 +86,7 @@ class Workloads:
 
     def _create(self, spec: Workload, started: float) -> None:
         self._seq += 1
-        name = f"{spec.name}-{node_suffix(f'{spec.name}/{self._seq}', 5)}"
+        name = self.w.pod_name(spec.name + "-", f"{spec.name}/{self._seq}", spec.namespace)
         labels = {**spec.labels, "batch.kubernetes.io/job-name": spec.name}
         if spec.drain_skip:
             labels[K.UPGRADE_DRAIN_SKIP] = "true"
@@ -154,16 +154,20 @@ class Workloads:
         if not pending:
             return False
         free = self._free()
+        by_pool: dict[str | None, list[str]] = {None: sorted(free)}
+        for name in by_pool[None]:
+            run = self.w.nodes.get(name)
+            by_pool.setdefault(run.pool if run else "", []).append(name)
         changed = False
         for t in pending:
-            for node, res in sorted(free.items()):
-                pool = self.w.nodes.get(node)
-                if t.spec.pool and (pool is None or pool.pool != t.spec.pool):
-                    continue
+            candidates = by_pool.get(t.spec.pool, [])
+            while candidates and not any(v > 0 for v in free[candidates[0]].values()):
+                candidates.pop(0)  # full nodes leave the front of the queue
+            for node in candidates:
+                res = free[node]
                 if res.get(t.spec.resource, 0) >= t.spec.gpus:
                     res[t.spec.resource] -= t.spec.gpus
-                    started = t.started if start_at is None else now
-                    self._bind(t, node, started)
+                    self._bind(t, node, t.started if start_at is None else now)
                     changed = True
                     break
         return changed
@@ -232,7 +236,7 @@ def _running_status(container: str, image: str, started: float, host_ip: str, po
              for t in ("PodReadyToStartContainers", "Initialized", "Ready", "ContainersReady", "PodScheduled")]
     return {"phase": "Running", "conditions": conds, "hostIP": host_ip, "podIP": pod_ip,
             "podIPs": [{"ip": pod_ip}], "startTime": stamp, "qosClass": "BestEffort",
-            "containerStatuses": [{"name": container, "image": image, "ready": True, "started": True,
+            "containerStatuses": [{"name": container, "image": image, "imageID": image, "ready": True, "started": True,
                                    "restartCount": 0, "state": {"running": {"startedAt": stamp}}}]}
 
 
@@ -254,4 +258,7 @@ def _system_node(w: World) -> Obj:
                    "nodeInfo": {"kernelVersion": "5.15.0-1071-gke", "osImage": "Ubuntu 22.04.5 LTS",
                                 "kubeletVersion": "v1.31.6-gke.1020000",
                                 "containerRuntimeVersion": "containerd://1.7.27",
-                                "operatingSystem": "linux", "architecture": "amd64"}}}
+                                "operatingSystem": "linux", "architecture": "amd64",
+                                "kubeProxyVersion": "v1.31.6-gke.1020000", "bootID": "3f1c0e52",
+                                "machineID": "7c2a9e5d41f84b0c9a1e2f3d4c5b6a79",
+                                "systemUUID": "7c2a9e5d-41f8-4b0c-9a1e-2f3d4c5b6a79"}}}

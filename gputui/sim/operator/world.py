@@ -93,6 +93,11 @@ class World:
         self._event_seq = 0
         self._ip_seq = 0
         self.operator_pod = ""
+        self._policy_cache: tuple[Obj | None, Obj] | None = None
+        store.watch("clusterpolicies.nvidia.com", self._forget_policy)
+
+    def _forget_policy(self, _event: Any) -> None:
+        self._policy_cache = None
 
     # ------------------------------------------------------------ scheduling
     def mark(self, node: str | None = None, *flags: str) -> None:
@@ -116,15 +121,21 @@ class World:
     # ------------------------------------------------------------------ policy
     def policy(self) -> Obj | None:
         """The active ClusterPolicy: oldest creationTimestamp, name as tie-break (§2)."""
-        items, _ = self.store.list("clusterpolicies.nvidia.com")
-        if not items:
-            return None
-        return min(items, key=lambda p: (p["metadata"].get("creationTimestamp", ""),
-                                         p["metadata"]["name"]))
+        return self._policies()[0]
 
     def policy_spec(self) -> Obj:
-        policy = self.policy()
-        return deep_merge(DEFAULT_POLICY_SPEC, (policy or {}).get("spec") or {}) if policy else {}
+        """The active ClusterPolicy's spec over the Helm defaults ({} when there is none)."""
+        return self._policies()[1]
+
+    def _policies(self) -> tuple[Obj | None, Obj]:
+        cached = self._policy_cache
+        if cached is None:
+            items, _ = self.store.list("clusterpolicies.nvidia.com")
+            active = min(items, key=lambda p: (p["metadata"].get("creationTimestamp", ""),
+                                               p["metadata"]["name"])) if items else None
+            spec = deep_merge(DEFAULT_POLICY_SPEC, active.get("spec") or {}) if active else {}
+            cached = self._policy_cache = (active, spec)
+        return cached
 
     def upgrade_policy(self) -> Obj:
         return ((self.policy_spec().get("driver") or {}).get("upgradePolicy")) or {}
@@ -165,6 +176,17 @@ class World:
         self.store.create("events", node_event(node, uid, reason, message, self.clock.rfc3339(),
                                                int(self.clock.now() * 1000) * 1000 + seq,
                                                etype, component), manager=component)
+
+    def pod_name(self, prefix: str, seed: str, namespace: str | None = None) -> str:
+        """``<prefix><5 random-looking chars>`` like generateName, unique in the namespace."""
+        from gputui.sim.operator.hardware import node_suffix
+
+        salt = 0
+        while True:
+            name = prefix + node_suffix(f"{seed}/{salt}", 5)
+            if self.store.get("pods", name, namespace or self.ns) is None:
+                return name
+            salt += 1
 
     def next_ip(self, base: str = "10.128.0.0") -> str:
         with self._lock:
