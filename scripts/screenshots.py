@@ -1,0 +1,99 @@
+#!/usr/bin/env python3
+"""Write ``screenshots/*.svg`` of each main view from the recorded emulated scenarios.
+
+Same factory as the CLI and the tests (``make_app``), a replay source over
+``tests/fixtures/scenarios`` and a frozen clock, so the pictures are reproducible and never
+edited by hand. ``--keys`` prints the README's key table, generated from the registry.
+
+Usage: ``python scripts/screenshots.py [--out screenshots] [--keys]``
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import os
+import sys
+import time
+from dataclasses import dataclass
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(REPO))
+
+from gputui.settings import Settings  # noqa: E402
+from gputui.sources.replay import ReplaySource, load_recording  # noqa: E402
+from gputui.ui.app import make_app  # noqa: E402
+from gputui.ui.commands import key_table  # noqa: E402
+
+
+@dataclass(frozen=True)
+class Shot:
+    """One picture: which recording, which keys to press, what size."""
+
+    name: str
+    scenario: str
+    keys: tuple[str, ...] = ()
+    size: tuple[int, int] = (120, 40)
+    title: str = ""
+
+
+SHOTS = (
+    Shot("nodes", "driver-crashloop", title="Node list: driver crash loop"),
+    Shot("node-pipeline", "driver-crashloop", ("enter",), title="Enter: the node's pipeline"),
+    Shot("node-describe", "xid-storm", ("d",), title="d: describe the node"),
+    Shot("upgrades", "upgrade-rolling", ("2",), title=":upgrades"),
+    Shot("mig", "mig-reconfig-failed", ("3",), title=":mig"),
+    Shot("findings", "upgrade-failed", ("4",), title=":findings"),
+    Shot("help", "healthy", ("question_mark",), title="? help"),
+    Shot("nodes-80x24", "upgrade-rolling", (), (80, 24), title="80x24"),
+)
+
+
+async def take(shot: Shot, out: Path) -> Path:
+    """Run the app headless on the shot's recording, press its keys, save the SVG."""
+    recording = load_recording(shot.scenario)
+    app = make_app(Settings(), ReplaySource.from_recording(recording),
+                   clock=lambda: recording.now)
+    async with app.run_test(size=shot.size) as pilot:
+        await pilot.pause()
+        await pilot.pause(0.15)
+        for key in shot.keys:
+            await pilot.press(key)
+            await pilot.pause()
+        await pilot.pause(0.15)
+        await pilot.pause()
+        path = out / f"{shot.name}.svg"
+        app.save_screenshot(filename=path.name, path=str(out))
+    return path
+
+
+def key_markdown() -> str:
+    """The README key table (generated from the command registry)."""
+    lines = ["| Where | Keys | Command | What it does |", "|---|---|---|---|"]
+    for scope, keys, title, tooltip in key_table():
+        keys_md = " ".join(f"`{k}`" for k in keys.split()) if keys else ""
+        keys_md = keys_md.replace("|", "\\|")
+        lines.append(f"| {scope} | {keys_md} | {title} | {tooltip} |")
+    return "\n".join(lines)
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--out", type=Path, default=REPO / "screenshots")
+    parser.add_argument("--keys", action="store_true", help="print the key table and exit")
+    args = parser.parse_args()
+    if args.keys:
+        print(key_markdown())
+        return 0
+    os.environ["TZ"] = "UTC"
+    time.tzset()
+    args.out.mkdir(parents=True, exist_ok=True)
+    for shot in SHOTS:
+        path = asyncio.run(take(shot, args.out))
+        print(f"{path.relative_to(REPO) if path.is_relative_to(REPO) else path}  {shot.title}")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
