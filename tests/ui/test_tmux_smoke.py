@@ -1,0 +1,75 @@
+"""One smoke test of the real binary in a real terminal: ``gputui --demo`` inside tmux.
+
+It asserts content, never timing: polls are generous and only wait for text to appear.
+"""
+
+from __future__ import annotations
+
+import shutil
+import subprocess
+import sys
+import time
+import uuid
+from collections.abc import Callable, Iterator
+from pathlib import Path
+
+import pytest
+
+pytestmark = pytest.mark.tmux
+REPO = Path(__file__).resolve().parents[2]
+
+
+def _gputui_command() -> str:
+    """The installed console script, or the module through this interpreter."""
+    found = shutil.which("gputui")
+    return found if found else f"{sys.executable} -m gputui"
+
+
+class Tmux:
+    """A private tmux server (``-L <unique>``) so the test never touches the user's."""
+
+    def __init__(self) -> None:
+        self.server = f"gputui-smoke-{uuid.uuid4().hex[:8]}"
+
+    def run(self, *args: str) -> subprocess.CompletedProcess[str]:
+        return subprocess.run(["tmux", "-L", self.server, *args], capture_output=True,
+                              text=True, check=False, cwd=REPO)
+
+    def screen(self) -> str:
+        return self.run("capture-pane", "-p").stdout
+
+    def alive(self) -> bool:
+        return self.run("has-session").returncode == 0
+
+
+@pytest.fixture
+def tmux() -> Iterator[Tmux]:
+    if shutil.which("tmux") is None:
+        pytest.fail("tmux not found: run ./scripts/test.sh, which installs it")
+    session = Tmux()
+    try:
+        yield session
+    finally:
+        session.run("kill-server")
+
+
+def _poll(check: Callable[[], bool], timeout: float = 90.0) -> bool:
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        if check():
+            return True
+        time.sleep(0.5)
+    return False
+
+
+def test_demo_shows_nodes_help_and_quits(tmux: Tmux) -> None:
+    env = f"TERM=xterm-256color PYTHONPATH={REPO}"
+    tmux.run("new-session", "-d", "-x", "120", "-y", "40",
+             f"env {env} {_gputui_command()} --demo --speed 20")
+    assert _poll(lambda: "gke-" in tmux.screen() and "NAME" in tmux.screen()), tmux.screen()
+    tmux.run("send-keys", "?")
+    assert _poll(lambda: "WHAT IT DOES" in tmux.screen()), tmux.screen()
+    tmux.run("send-keys", "Escape")
+    assert _poll(lambda: "WHAT IT DOES" not in tmux.screen()), tmux.screen()
+    tmux.run("send-keys", "q")
+    assert _poll(lambda: not tmux.alive(), timeout=60), "the session did not end after q"
