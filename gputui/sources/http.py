@@ -29,6 +29,9 @@ CONNECT_TIMEOUT = 5.0
 #: seconds to wait for a list page or a log (a 500-item page is far quicker than this)
 READ_TIMEOUT = 60.0
 PAGE_LIMIT = 500
+#: one quiet retry: a pooled keep-alive connection may be dead after a server restart, and
+#: every request here is a GET (retries apply only before the response starts)
+_RETRY = urllib3.Retry(total=1, connect=1, read=1, redirect=0, status=0, other=0)
 
 
 class KubeHttp:
@@ -39,7 +42,7 @@ class KubeHttp:
         self.host = str(configuration.host).rstrip("/")
         self._pool: urllib3.PoolManager = RESTClientObject(configuration).pool_manager
         self._lock = threading.Lock()
-        self._streams: set[urllib3.BaseHTTPResponse] = set()
+        self._streams: set[WatchStream] = set()
         self._closed = False
 
     # ------------------------------------------------------------------ requests
@@ -60,7 +63,7 @@ class KubeHttp:
         try:
             response = self._pool.request(
                 "GET", url, headers=self._headers(accept), preload_content=False,
-                retries=False,
+                retries=_RETRY,
                 timeout=urllib3.Timeout(connect=CONNECT_TIMEOUT, read=read_timeout))
         except urllib3.exceptions.HTTPError as error:
             raise UnreachableError(f"cannot reach the API server at {self.host}: "
@@ -106,42 +109,64 @@ class KubeHttp:
             params["continue"] = token
 
     def watch(self, path: str, query: Mapping[str, Any], timeout_seconds: int
-              ) -> Iterator[JsonObj]:
-        """Open a watch and return its events (``{"type", "object"}``) as an iterator.
+              ) -> WatchStream:
+        """Open a watch and return its stream of events (``{"type", "object"}``).
 
         The request is made now, so an error status or an unreachable server raises here;
-        the iterator then raises :class:`UnreachableError` if the connection drops
-        mid-stream, and simply ends when the server closes the stream (``timeoutSeconds``).
+        iterating then raises :class:`UnreachableError` if the connection drops mid-stream,
+        and simply ends when the server closes the stream (``timeoutSeconds``).
         """
         params = dict(query)
         params.update(watch="true", timeoutSeconds=timeout_seconds, allowWatchBookmarks="true")
         response = self._open(path, params, read_timeout=timeout_seconds + 30.0)
+        stream = WatchStream(self, response)
         with self._lock:
             if self._closed:
-                response.release_conn()
-                return iter(())
-            self._streams.add(response)
-        return self._follow(response)
+                stream.close()
+            else:
+                self._streams.add(stream)
+        return stream
 
-    def _follow(self, response: urllib3.BaseHTTPResponse) -> Iterator[JsonObj]:
-        try:
-            yield from _events(response, self.host)
-        finally:
-            with self._lock:
-                self._streams.discard(response)
-            response.release_conn()
+    def _forget(self, stream: WatchStream) -> None:
+        with self._lock:
+            self._streams.discard(stream)
 
     def close(self) -> None:
         """Abort open watch streams (unblocking their threads) and drop pooled connections."""
         with self._lock:
             self._closed = True
             streams = list(self._streams)
-        for response in streams:
-            try:
-                response.shutdown()
-            except Exception:  # noqa: BLE001 - best effort while stopping
-                pass
+        for stream in streams:
+            stream.close()
         self._pool.clear()
+
+
+class WatchStream:
+    """One open watch: iterate for events; :meth:`close` (any thread) ends the iteration."""
+
+    def __init__(self, owner: KubeHttp, response: urllib3.BaseHTTPResponse):
+        self._owner = owner
+        self._response = response
+        self._closed = False
+
+    def __iter__(self) -> Iterator[JsonObj]:
+        try:
+            if not self._closed:
+                yield from _events(self._response, self._owner.host)
+        except UnreachableError:
+            if not self._closed:
+                raise
+        finally:
+            self._owner._forget(self)
+            self._response.release_conn()
+
+    def close(self) -> None:
+        """Shut the socket so a read blocked in another thread returns at once."""
+        self._closed = True
+        try:
+            self._response.shutdown()
+        except Exception:  # noqa: BLE001 - best effort while stopping
+            pass
 
 
 def _events(response: urllib3.BaseHTTPResponse, host: str) -> Iterator[JsonObj]:

@@ -153,38 +153,42 @@ class KubeSource:
                 self._stop.wait(backoff.next())
                 continue
             self.tracker.connected()
-            self._start_feeds(cluster_feeds())
-            if namespace:
-                self._set_namespace(namespace)
+            self.namespace = namespace
+            self._start_feeds(cluster_feeds() + namespace_feeds(namespace))
             self._report_status()
             return
 
     def _start_feeds(self, feeds: list[Feed]) -> None:
+        """Register every feed as syncing first, so no snapshot is built from a part."""
         with self._lock:
             if self._stop.is_set():
                 return
+            for feed in feeds:
+                self.tracker.feed(feed.name, FeedState.SYNCING, "")
             for feed in feeds:
                 reflector = Reflector(self.http, feed, self.cache, self,
                                       watch_timeout=self.watch_timeout,
                                       backoff=Backoff(cap=self.backoff_cap))
                 self._reflectors[feed.name] = reflector
-                self.tracker.feed(feed.name, FeedState.SYNCING, "")
                 reflector.start()
 
     def _set_namespace(self, namespace: str) -> None:
-        """Start the operator-namespace feeds, or move them when the namespace changes."""
-        feeds = namespace_feeds(namespace)
-        with self._lock:
-            running = all(feed.name in self._reflectors for feed in feeds)
-        if namespace == self.namespace and running:
+        """Restart the namespace-dependent feeds when the namespace is found or moves.
+
+        The new feeds are marked syncing before the old ones go, so the builder waits for
+        them instead of publishing a snapshot without operand pods.
+        """
+        if namespace == self.namespace:
             return
-        for feed in namespace_feeds(self.namespace or ""):
+        feeds = namespace_feeds(namespace)
+        for feed in feeds:
+            self.tracker.feed(feed.name, FeedState.SYNCING, "")
+        for feed in namespace_feeds(self.namespace):
             with self._lock:
                 reflector = self._reflectors.pop(feed.name, None)
             if reflector is not None:
                 reflector.stop()
                 self.cache.clear(feed.name)
-                self.tracker.forget(feed.name)
         self.namespace = namespace
         self.cache.mark_full()
         self._start_feeds(feeds)

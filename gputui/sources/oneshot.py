@@ -50,7 +50,7 @@ def read_objects(target: KubeTarget, namespace: str | None = None,
     try:
         probe(client)
         found = discover_namespace(client, namespace)
-        feeds = cluster_feeds() + (namespace_feeds(found) if found else [])
+        feeds = cluster_feeds() + namespace_feeds(found)
         cache = ObjectCache()
         with ThreadPoolExecutor(max_workers=len(feeds), thread_name_prefix="gputui-list") as pool:
             results = list(pool.map(lambda feed: _read_feed(client, feed, cache), feeds))

@@ -22,12 +22,11 @@ LabelTimes = dict[str, float]
 #: resource-name prefixes that mean "this pod uses GPUs" (upgrade controller's filter)
 GPU_RESOURCE_PREFIXES = ("nvidia.com/gpu", "nvidia.com/mig-")
 
-_POD_SPEC_KEEP = ("nodeName", "initContainers", "containers", "volumes", "priorityClassName",
-                  "nodeSelector", "restartPolicy", "schedulerName")
-_CONTAINER_KEEP = ("name", "image", "resources", "env")
-_STATUS_DROP = ("podIPs", "hostIPs", "podIP", "hostIP", "qosClass")
-_CONTAINER_STATUS_DROP = ("imageID", "containerID", "volumeMounts", "allocatedResources",
-                          "user", "resources")
+_POD_META_KEEP = ("name", "namespace", "uid", "resourceVersion", "labels",
+                  "creationTimestamp", "deletionTimestamp")
+_POD_STATUS_KEEP = ("phase", "reason", "message", "startTime")
+_CONDITION_KEEP = ("type", "status", "reason", "message")
+_CONTAINER_STATUS_KEEP = ("name", "ready", "started", "restartCount", "state", "lastState")
 _EVENT_KEEP = ("involvedObject", "reason", "message", "type", "count", "firstTimestamp",
                "lastTimestamp", "eventTime", "source", "reportingComponent", "series")
 
@@ -88,21 +87,41 @@ def reduce_plain(obj: Mapping[str, Any]) -> tuple[JsonObj, LabelTimes]:
     return reduced, {}
 
 
-def _container(spec: Mapping[str, Any], keep_env: bool) -> JsonObj:
-    out = {k: spec[k] for k in _CONTAINER_KEEP if k in spec and (keep_env or k != "env")}
-    return out
+def _gpu_resources(container: Mapping[str, Any]) -> JsonObj:
+    """A container's name plus only its GPU and MIG requests and limits."""
+    resources = container.get("resources") or {}
+    out: JsonObj = {}
+    for section in ("requests", "limits"):
+        picked = {k: v for k, v in (resources.get(section) or {}).items()
+                  if k.startswith(GPU_RESOURCE_PREFIXES)}
+        if picked:
+            out[section] = picked
+    return {"name": container.get("name"), "resources": out} if out else {
+        "name": container.get("name")}
 
 
-def _container_status(status: Mapping[str, Any]) -> JsonObj:
-    return {k: v for k, v in status.items() if k not in _CONTAINER_STATUS_DROP}
+def _pod_metadata(obj: Mapping[str, Any]) -> JsonObj:
+    """Identity, labels, age, deletion, and the owner's kind and name (DaemonSet or not)."""
+    metadata = obj.get("metadata") or {}
+    kept: JsonObj = {k: metadata[k] for k in _POD_META_KEEP if k in metadata}
+    owners = metadata.get("ownerReferences")
+    if owners:
+        kept["ownerReferences"] = [{"kind": o.get("kind"), "name": o.get("name")}
+                                   for o in owners if isinstance(o, Mapping)]
+    return kept
 
 
 def _pod_status(status: Mapping[str, Any]) -> JsonObj:
-    out = {k: v for k, v in status.items() if k not in _STATUS_DROP}
-    for key in ("initContainerStatuses", "containerStatuses", "ephemeralContainerStatuses"):
-        if key in out:
-            out[key] = [_container_status(s) for s in out[key] or ()]
-    return out
+    """Phase, conditions and each container's state, restarts and readiness."""
+    kept: JsonObj = {k: status[k] for k in _POD_STATUS_KEEP if k in status}
+    if status.get("conditions"):
+        kept["conditions"] = [{k: c[k] for k in _CONDITION_KEEP if k in c}
+                              for c in status["conditions"]]
+    for key in ("initContainerStatuses", "containerStatuses"):
+        if status.get(key):
+            kept[key] = [{k: c[k] for k in _CONTAINER_STATUS_KEEP if k in c}
+                         for c in status[key]]
+    return kept
 
 
 def _volumes(volumes: Any) -> list[JsonObj]:
@@ -111,23 +130,23 @@ def _volumes(volumes: Any) -> list[JsonObj]:
             for v in volumes or () if isinstance(v, Mapping) and "emptyDir" in v]
 
 
-def reduce_operator_pod(obj: Mapping[str, Any]) -> tuple[JsonObj, LabelTimes]:
-    """An operand pod: metadata, the spec parts that name containers, the whole status.
-
-    Container ``env`` is kept: the driver pod's ``DRIVER_CONFIG_DIGEST`` decides whether an
-    upgrade is restart-only.
-    """
-    spec = obj.get("spec") or {}
-    kept: JsonObj = {k: spec[k] for k in _POD_SPEC_KEEP if k in spec}
+def _pod_spec(spec: Mapping[str, Any]) -> JsonObj:
+    """The node, container names in order (init progress), GPU requests, emptyDir volumes."""
+    kept: JsonObj = {"nodeName": spec.get("nodeName")}
     for key in ("initContainers", "containers"):
-        if key in kept:
-            kept[key] = [_container(c, keep_env=True) for c in kept[key] or ()]
-    if "volumes" in kept:
-        kept["volumes"] = _volumes(kept["volumes"])
-    reduced = {"apiVersion": obj.get("apiVersion", "v1"), "kind": obj.get("kind", "Pod"),
-               "metadata": _metadata(obj), "spec": kept,
-               "status": _pod_status(obj.get("status") or {})}
-    return reduced, {}
+        if spec.get(key):
+            kept[key] = [_gpu_resources(c) for c in spec[key]]
+    volumes = _volumes(spec.get("volumes"))
+    if volumes:
+        kept["volumes"] = volumes
+    return kept
+
+
+def reduce_operator_pod(obj: Mapping[str, Any]) -> tuple[JsonObj, LabelTimes]:
+    """An operand pod: what the pipeline reads (containers in order with their states,
+    restarts and readiness; conditions; labels; owner), nothing of its long spec."""
+    return ({"metadata": _pod_metadata(obj), "spec": _pod_spec(obj.get("spec") or {}),
+             "status": _pod_status(obj.get("status") or {})}, {})
 
 
 def gpu_request(obj: Mapping[str, Any]) -> bool:
@@ -143,39 +162,14 @@ def gpu_request(obj: Mapping[str, Any]) -> bool:
     return False
 
 
-def _gpu_resources(container: Mapping[str, Any]) -> JsonObj:
-    resources = container.get("resources") or {}
-    out: JsonObj = {}
-    for section in ("requests", "limits"):
-        picked = {k: v for k, v in (resources.get(section) or {}).items()
-                  if k.startswith(GPU_RESOURCE_PREFIXES)}
-        if picked:
-            out[section] = picked
-    return {"name": container.get("name"), "resources": out}
-
-
 def reduce_gpu_pod(obj: Mapping[str, Any]) -> tuple[JsonObj, LabelTimes] | None:
     """A workload pod reduced to what the node view and drain impact need; ``None`` if it
     requests no GPU (most pods of a cluster, dropped on arrival)."""
     if not gpu_request(obj):
         return None
-    spec = obj.get("spec") or {}
     status = obj.get("status") or {}
-    metadata = _metadata(obj)
-    metadata.pop("annotations", None)
-    reduced_spec: JsonObj = {
-        "nodeName": spec.get("nodeName"),
-        "containers": [_gpu_resources(c) for c in spec.get("containers") or ()],
-    }
-    if spec.get("initContainers"):
-        reduced_spec["initContainers"] = [_gpu_resources(c) for c in spec["initContainers"]]
-    volumes = _volumes(spec.get("volumes"))
-    if volumes:
-        reduced_spec["volumes"] = volumes
-    reduced_status = {k: status[k] for k in ("phase", "startTime", "reason", "message")
-                      if k in status}
-    return ({"apiVersion": obj.get("apiVersion", "v1"), "kind": "Pod", "metadata": metadata,
-             "spec": reduced_spec, "status": reduced_status}, {})
+    return ({"metadata": _pod_metadata(obj), "spec": _pod_spec(obj.get("spec") or {}),
+             "status": {k: status[k] for k in _POD_STATUS_KEEP if k in status}}, {})
 
 
 def reduce_event(obj: Mapping[str, Any]) -> tuple[JsonObj, LabelTimes]:

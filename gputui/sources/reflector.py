@@ -17,7 +17,7 @@ from typing import Any, Protocol
 
 from gputui.sources.cache import ObjectCache
 from gputui.sources.errors import ApiStatusError, SourceError
-from gputui.sources.http import KubeHttp
+from gputui.sources.http import KubeHttp, WatchStream
 from gputui.sources.reduce import JsonObj, LabelTimes
 from gputui.sources.resources import Feed
 
@@ -91,6 +91,7 @@ class Reflector:
         self.watch_timeout = watch_timeout
         self.backoff = backoff or Backoff()
         self.resource_version = ""
+        self._stream: WatchStream | None = None
         self._stop = threading.Event()
         self._thread = threading.Thread(target=self._run, name=f"gputui-feed-{feed.name}",
                                         daemon=True)
@@ -99,8 +100,11 @@ class Reflector:
         self._thread.start()
 
     def stop(self) -> None:
-        """Ask the loop to end; the owner closes the HTTP client to unblock a read."""
+        """End the loop: a blocked watch read is unblocked, and nothing more is written."""
         self._stop.set()
+        stream = self._stream
+        if stream is not None:
+            stream.close()
 
     def join(self, timeout: float) -> None:
         self._thread.join(timeout)
@@ -138,12 +142,15 @@ class Reflector:
         query = self.feed.query()
         query["resourceVersion"] = self.resource_version
         timeout = max(1, int(self.watch_timeout * random.uniform(0.9, 1.0)))
-        stream = self.http.watch(self.feed.path, query, timeout)
+        stream = self._stream = self.http.watch(self.feed.path, query, timeout)
+        if self._stop.is_set():
+            stream.close()
+            return
         self.listener.feed_state(self.feed.name, FeedState.SYNCED, "")
         for event in stream:
-            self._handle(event)
             if self._stop.is_set():
                 return
+            self._handle(event)
         # the stream opened and ended cleanly: the connection is healthy
         self.backoff.reset()
 
@@ -173,6 +180,8 @@ class Reflector:
             self.listener.feed_changed()
 
     def _on_status_error(self, error: ApiStatusError) -> None:
+        if self._stop.is_set():
+            return
         if error.code == 410:
             self.resource_version = ""
             return

@@ -40,7 +40,7 @@ class Feed:
         label_selector / field_selector: server-side filters.
         reduce: shrinks each object on arrival; ``None`` drops it (client-side filter).
         optional: a 404 means "not installed here" (a CRD), an empty collection, no error.
-        namespaced: needs the operator namespace (started once it is known).
+        namespaced: depends on the operator namespace (restarted when it changes).
     """
 
     name: str
@@ -75,11 +75,10 @@ def object_key(obj: Mapping[str, Any]) -> Key:
 
 
 def cluster_feeds() -> list[Feed]:
-    """Feeds that need no namespace: GPU nodes, GPU pods, CRs, upgrade events."""
+    """Feeds that do not depend on the operator namespace: GPU nodes, CRs, upgrade events."""
     return [
         Feed("nodes", "/api/v1/nodes", reduce_node, label_selector=GPU_PRESENT),
         Feed("nodes-nfd", "/api/v1/nodes", reduce_node, label_selector=NFD_ONLY),
-        Feed("gpu-pods", "/api/v1/pods", reduce_gpu_pod, field_selector=LIVE_PHASES),
         Feed("clusterpolicies", "/apis/nvidia.com/v1/clusterpolicies", reduce_plain,
              optional=True),
         Feed("nvidiadrivers", "/apis/nvidia.com/v1alpha1/nvidiadrivers", reduce_plain,
@@ -88,10 +87,20 @@ def cluster_feeds() -> list[Feed]:
     ]
 
 
-def namespace_feeds(namespace: str) -> list[Feed]:
-    """Feeds in the operator namespace: operand pods, DaemonSets, ConfigMaps."""
+def namespace_feeds(namespace: str | None) -> list[Feed]:
+    """Feeds that follow the operator namespace (restarted when it is found or moves).
+
+    GPU workload pods are read cluster-wide but *outside* the operator namespace when it
+    is known: the operand pods there (tens of thousands at 5,000 nodes) come through their
+    own feed, and reading them twice would double the biggest transfer.
+    """
+    phases = LIVE_PHASES + (f",metadata.namespace!={namespace}" if namespace else "")
+    feeds = [Feed("gpu-pods", "/api/v1/pods", reduce_gpu_pod, field_selector=phases,
+                  namespaced=True)]
+    if not namespace:
+        return feeds
     base = f"/namespaces/{namespace}"
-    return [
+    return feeds + [
         Feed("pods", f"/api/v1{base}/pods", reduce_operator_pod, namespaced=True),
         Feed("daemonsets", f"/apis/apps/v1{base}/daemonsets", reduce_plain, namespaced=True),
         Feed("configmaps", f"/api/v1{base}/configmaps", reduce_plain, namespaced=True),

@@ -64,16 +64,22 @@ def test_gpu_request_sees_mig_and_init_containers() -> None:
     assert gpu_request(raw)
 
 
-def test_operator_pod_keeps_status_and_env_but_not_mounts() -> None:
+def test_operator_pod_keeps_what_the_pipeline_reads() -> None:
     raw = pod("gpu-operator", "nvidia-driver-daemonset-x", "n1",
               labels={"app": "nvidia-driver-daemonset"})
     raw["spec"]["containers"][0]["env"] = [{"name": "DRIVER_CONFIG_DIGEST", "value": "abc"}]
     raw["status"]["containerStatuses"] = [{"name": "main", "ready": False, "restartCount": 12,
                                            "imageID": "sha256:x",
                                            "state": {"waiting": {"reason": "CrashLoopBackOff"}}}]
+    raw["metadata"]["ownerReferences"] = [{"apiVersion": "apps/v1", "kind": "DaemonSet",
+                                           "name": "nvidia-driver-daemonset", "uid": "u"}]
+    raw["status"]["conditions"] = [{"type": "PodScheduled", "status": "True",
+                                    "lastProbeTime": None}]
     reduced, _ = reduce_operator_pod(raw)
-    container = reduced["spec"]["containers"][0]
-    assert container["env"][0]["value"] == "abc" and "volumeMounts" not in container
+    assert reduced["spec"] == {"nodeName": "n1", "containers": [{"name": "main"}]}
+    assert reduced["metadata"]["ownerReferences"] == [{"kind": "DaemonSet",
+                                                       "name": "nvidia-driver-daemonset"}]
+    assert reduced["status"]["conditions"] == [{"type": "PodScheduled", "status": "True"}]
     status = reduced["status"]["containerStatuses"][0]
     assert status["restartCount"] == 12 and "imageID" not in status
     assert reduced["metadata"]["labels"] == {"app": "nvidia-driver-daemonset"}
