@@ -11,12 +11,13 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from rich.console import Group, RenderableType
+from rich.style import Style
 from rich.table import Table
 from rich.text import Text
 
-from gputui.domain.model import NodeUpgradeStatus, UpgradeView
+from gputui.domain.model import NodeUpgradeStatus, NodeView, UpgradeView
 from gputui.domain.timefmt import duration
-from gputui.ui.render.style import PLAIN, Palette
+from gputui.ui.render.style import PLAIN, Palette, status_word
 
 #: the lanes, in the order a node moves through them; ``""`` (not yet evaluated) last
 LANES: tuple[str, ...] = (
@@ -26,6 +27,8 @@ LANES: tuple[str, ...] = (
 )
 
 #: short names for the flow line, so all lanes fit in 80 columns
+BOLD = Style(bold=True)
+
 SHORT: dict[str, str] = {
     "upgrade-required": "required", "cordon-required": "cordon",
     "wait-for-jobs-required": "jobs", "pod-deletion-required": "delete",
@@ -179,6 +182,33 @@ def selected_text(status: NodeUpgradeStatus | None, now: float,
         style = palette.role("warn") if event.type == "Warning" else ""
         text.append(f"\nlast GPUDriverUpgrade event ({event.type}, {age}): ", style=style)
         text.append(event.message)
+    return text
+
+
+def node_side_text(node: NodeView | None, now: float, palette: Palette = PLAIN) -> Text:
+    """What the wide layout adds beside the lanes: the driver and validator pods the
+    controller watches (restarts against its >10 rule) and the GPU pods that hold the node."""
+    if node is None:
+        return Text()
+    text = Text()
+    for operand in ("driver", "operator-validator"):
+        stage = node.pipeline.stage(operand)
+        if stage is None:
+            continue
+        text.append(f"{operand}: ", style=BOLD)
+        text.append(status_word(stage.status), style=palette.status(stage.status))
+        if stage.pod:
+            text.append(f" · {stage.restarts} restarts · {stage.pod}")
+        if stage.detail:
+            text.append(f"\n  {stage.detail}", style=palette.role("muted"))
+        text.append("\n")
+    text.append(f"GPU pods on the node ({len(node.gpu_pods)})", style=BOLD)
+    for pod in node.gpu_pods:
+        age = duration(now - pod.start_time) if pod.start_time is not None else "—"
+        labels = ",".join(f"{k}={v}" for k, v in sorted(pod.labels.items()))
+        text.append(f"\n  {pod.namespace}/{pod.name}  {pod.phase}  {pod.gpus} GPU  {age}")
+        if labels:
+            text.append(f"  {labels}", style=palette.role("muted"))
     return text
 
 

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 
+from textual.containers import Horizontal
 from textual.widget import Widget
 from textual.widgets import Static
 
@@ -17,6 +18,7 @@ from gputui.domain.model import EMPTY_SNAPSHOT, ClusterSnapshot
 from gputui.ui.render.upgrades import (
     blocked_text,
     flow_text,
+    node_side_text,
     policy_line,
     selected_text,
     slot_text,
@@ -25,8 +27,12 @@ from gputui.ui.screens.base import GpuScreen
 from gputui.ui.widgets.palette_mixin import widget_palette
 from gputui.ui.widgets.upgrade_lanes import UpgradeLanes
 
-#: columns the node and age columns plus cell padding take from the reason column
-_FIXED_COLUMNS = 44
+#: columns the age column, indents and cell padding take besides the node names
+_FIXED_COLUMNS = 16
+#: from this width the selected node sits beside the lanes, with its pods
+WIDE_COLUMNS = 140
+#: width of that side panel (keep in step with styles/upgrades.tcss)
+SIDE_COLUMNS = 60
 
 
 class UpgradesScreen(GpuScreen):
@@ -46,8 +52,9 @@ class UpgradesScreen(GpuScreen):
         yield Static(id="upgrades-slots")
         yield Static(id="upgrades-blocked")
         yield Static(id="upgrades-flow")
-        yield UpgradeLanes(id="upgrades-lanes")
-        yield Static(id="upgrades-selected")
+        with Horizontal(id="upgrades-body"):
+            yield UpgradeLanes(id="upgrades-lanes")
+            yield Static(id="upgrades-selected")
 
     def on_mount(self) -> None:
         snapshot = getattr(self.app, "snapshot", None)
@@ -78,7 +85,11 @@ class UpgradesScreen(GpuScreen):
         banner.update(text or "")
         self.query_one("#upgrades-flow", Static).update(flow_text(view, palette))
         lanes = self.lanes
-        lanes.set_reason_width(self.size.width - _FIXED_COLUMNS)
+        wide = self.size.width >= WIDE_COLUMNS
+        self.set_class(wide, "-wide")
+        names = max((len(name) for name in view.nodes), default=20)
+        side = SIDE_COLUMNS if wide else 0
+        lanes.set_reason_width(self.size.width - names - _FIXED_COLUMNS - side)
         lanes.show_view(view, now)
         self._show_selected(lanes.current_node)
 
@@ -89,9 +100,13 @@ class UpgradesScreen(GpuScreen):
 
     def _show_selected(self, node: str | None) -> None:
         status = self._snapshot.upgrade.nodes.get(node) if node else None
-        self.query_one("#upgrades-selected", Static).update(
-            selected_text(status, self._now, widget_palette(self),
-                          managed=len(self._snapshot.upgrade.nodes)))
+        palette = widget_palette(self)
+        text = selected_text(status, self._now, palette,
+                             managed=len(self._snapshot.upgrade.nodes))
+        if self.has_class("-wide") and node:
+            text.append("\n\n")
+            text.append_text(node_side_text(self._snapshot.nodes.get(node), self._now, palette))
+        self.query_one("#upgrades-selected", Static).update(text)
 
     def on_upgrade_lanes_node_highlighted(self, message: UpgradeLanes.NodeHighlighted) -> None:
         self._show_selected(message.node)

@@ -187,6 +187,24 @@ def _reason(state: str) -> str:
     }.get(state, "")
 
 
+def _upgrading_node(name: str, state: str) -> NodeView:
+    """A node of the upgrading pool: trainers where jobs are awaited, a crashing driver
+    where the upgrade failed."""
+    pods: tuple[GpuPod, ...] = ()
+    if state == "wait-for-jobs-required":
+        pods = tuple(GpuPod(f"trainer-{name[-3:]}-{i}", "ml", "Running", 4,
+                            NOW - (31 - i) * 3600, MappingProxyType({"app": "trainer"}))
+                     for i in range(2))
+    pipeline = healthy_pipeline(name[-5:])
+    if state == "upgrade-failed":
+        driver = replace(pipeline.stages[0], status=S.FAILED, restarts=11,
+                         detail="CrashLoopBackOff in nvidia-driver-ctr, 11 restarts",
+                         reason="CrashLoopBackOff")
+        pipeline = NodePipeline((driver,) + pipeline.stages[1:])
+    return NodeView(name=name, pool="h100-pool", upgrade_state=state, ready=True,
+                    gpu_pods=pods, pipeline=pipeline)
+
+
 def upgrade_snapshot(states: dict[str, str] | None = None) -> ClusterSnapshot:
     """An UpgradeView with lanes, reasons and the failed node's last event."""
     states = states or upgrade_states()
@@ -210,8 +228,7 @@ def upgrade_snapshot(states: dict[str, str] | None = None) -> ClusterSnapshot:
         max_parallel=4, max_unavailable=2, unavailable=1, available_slots=0,
         lanes=MappingProxyType({s: ns for s, ns in lanes.items() if ns}),
         nodes=MappingProxyType(statuses))
-    nodes = {n: NodeView(name=n, pool="h100-pool", upgrade_state=s, ready=True)
-             for n, s in states.items()}
+    nodes = {n: _upgrading_node(n, s) for n, s in states.items()}
     return ClusterSnapshot(context="gke-prod", generated_at=NOW, operator_namespace=NS,
                            nodes=MappingProxyType(nodes), upgrade=view)
 

@@ -237,3 +237,13 @@ def test_no_policy_means_no_slot_line() -> None:
     from gputui.domain.model import UpgradeView
     out = text(render_upgrades(UpgradeView(), NOW))
     assert "no driver upgrade policy" in out and "slots" not in out
+
+
+def test_wide_side_panel_lists_the_pods_that_hold_the_node() -> None:
+    from gputui.ui.render.upgrades import node_side_text
+    snapshot = upgrade_snapshot()
+    out = text(node_side_text(snapshot.nodes[upgrade_node(0)], NOW), width=60)
+    assert "GPU pods on the node (2)" in out
+    assert "ml/trainer-n00-0  Running  4 GPU  31 h  app=trainer" in out
+    failed = text(node_side_text(snapshot.nodes[upgrade_node(3)], NOW), width=60)
+    assert "driver: ✖ failed · 11 restarts" in failed
