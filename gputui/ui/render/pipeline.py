@@ -168,6 +168,17 @@ def render_pipeline(node: NodeView | None, now: float, cursor: str | None = None
         return PipelineRender(Text(note, style=palette.role("muted")), None)
     title = Text.assemble((node.name, "bold"), "   ", versions_line(node),
                           no_wrap=True, overflow="ellipsis")
+    table, cursor_line = _stage_table(node, now, cursor, wide, palette)
+    parts: list[RenderableType] = [title, banner(node, palette), Text(""), table]
+    selected = node.pipeline.stage(cursor) if cursor else None
+    if selected is not None:
+        parts += [Text(""), stage_footer(selected, now, palette)]
+    return PipelineRender(Group(*parts), cursor_line)
+
+
+def _stage_table(node: NodeView, now: float, cursor: str | None, wide: bool,
+                 palette: Palette) -> tuple[Table, int | None]:
+    """The stage rows (substages under their stage) and the cursor row's line number."""
     broken = node.pipeline.first_broken()
     table = _table(wide)
     cursor_line: int | None = None
@@ -175,23 +186,19 @@ def render_pipeline(node: NodeView | None, now: float, cursor: str | None = None
     line = _LINES_BEFORE_TABLE + 1  # + the table header
     for stage in node.pipeline.stages:
         is_broken = stage is broken
-        reason = stage_reason(stage, broken, after, wide)
-        if stage.operand == cursor:
+        here = stage.operand == cursor
+        if here:
             cursor_line = line
-        table.add_row(*_stage_row(stage, reason, cursor=stage.operand == cursor,
+        table.add_row(*_stage_row(stage, stage_reason(stage, broken, after, wide), cursor=here,
                                   broken=is_broken, wide=wide, now=now, palette=palette),
-                      style="reverse" if stage.operand == cursor else None)
+                      style="reverse" if here else None)
         line += 1
         if _show_substages(stage):
             for sub in stage.substages:
                 table.add_row(*_sub_row(sub, wide, palette))
                 line += 1
         after = after or is_broken
-    parts: list[RenderableType] = [title, banner(node, palette), Text(""), table]
-    selected = node.pipeline.stage(cursor) if cursor else None
-    if selected is not None:
-        parts += [Text(""), stage_footer(selected, now, palette)]
-    return PipelineRender(Group(*parts), cursor_line)
+    return table, cursor_line
 
 
 def stage_footer(stage: PipelineStage, now: float, palette: Palette = PLAIN) -> Text:
