@@ -25,17 +25,28 @@ from gputui.ui.render.style import PLAIN, STATUS_SYMBOL, Palette, status_word
 #: the operand whose init containers are the readiness chain itself: always expanded
 VALIDATOR = "operator-validator"
 _WAITING_PREFIX = "waiting in init container "
-#: lines above the table header: title, two banner lines, blank
-_LINES_BEFORE_TABLE = 4
 BOLD = Style(bold=True)
 
 
 @dataclass(frozen=True, slots=True)
 class PipelineRender:
-    """A rendered pipeline plus where the cursor row landed (0-based line), for scrolling."""
+    """A rendered pipeline in two parts, so a widget can keep the head (node, versions,
+    where the chain breaks) in sight while the stage table scrolls.
 
-    renderable: RenderableType
+    Attributes:
+        head: title line and the two-line break banner.
+        body: the stage table and the selected stage in full.
+        cursor_line: 0-based line of the cursor row within ``body``, for scrolling.
+    """
+
+    head: RenderableType
+    body: RenderableType
     cursor_line: int | None
+
+    @property
+    def renderable(self) -> RenderableType:
+        """Head and body as one renderable (plain print-outs, tests)."""
+        return Group(self.head, Text(""), self.body)
 
 
 def stage_names(node: NodeView | None) -> tuple[str, ...]:
@@ -165,15 +176,15 @@ def render_pipeline(node: NodeView | None, now: float, cursor: str | None = None
     if node is None:
         note = (f"node {missing} is not in the cluster any more" if missing
                 else "no node selected")
-        return PipelineRender(Text(note, style=palette.role("muted")), None)
+        return PipelineRender(Text(note, style=palette.role("muted")), Text(""), None)
     title = Text.assemble((node.name, "bold"), "   ", versions_line(node),
                           no_wrap=True, overflow="ellipsis")
     table, cursor_line = _stage_table(node, now, cursor, wide, palette)
-    parts: list[RenderableType] = [title, banner(node, palette), Text(""), table]
+    parts: list[RenderableType] = [table]
     selected = node.pipeline.stage(cursor) if cursor else None
     if selected is not None:
         parts += [Text(""), stage_footer(selected, now, palette)]
-    return PipelineRender(Group(*parts), cursor_line)
+    return PipelineRender(Group(title, banner(node, palette)), Group(*parts), cursor_line)
 
 
 def _stage_table(node: NodeView, now: float, cursor: str | None, wide: bool,
@@ -183,7 +194,7 @@ def _stage_table(node: NodeView, now: float, cursor: str | None, wide: bool,
     table = _table(wide)
     cursor_line: int | None = None
     after = False
-    line = _LINES_BEFORE_TABLE + 1  # + the table header
+    line = 1  # below the table header
     for stage in node.pipeline.stages:
         is_broken = stage is broken
         here = stage.operand == cursor

@@ -12,7 +12,7 @@ from typing import ClassVar
 
 from textual.app import ComposeResult
 from textual.binding import Binding, BindingType
-from textual.containers import VerticalScroll
+from textual.containers import Vertical, VerticalScroll
 from textual.geometry import Region
 from textual.reactive import reactive
 from textual.widgets import Static
@@ -26,8 +26,12 @@ from gputui.ui.widgets.palette_mixin import widget_palette
 WIDE_COLUMNS = 120
 
 
-class PipelinePane(VerticalScroll, can_focus=True):
-    """The readiness chain of one node: driver → toolkit → validator → the rest."""
+class PipelinePane(Vertical, can_focus=True):
+    """The readiness chain of one node: driver → toolkit → validator → the rest.
+
+    The head (node, driver and kernel, where the chain breaks) stays put; only the stage
+    table scrolls, so in a short pane the break is still the first thing in sight.
+    """
 
     BINDINGS: ClassVar[list[BindingType]] = [
         Binding("up,k", "cursor_up", "Prev stage", show=False, id="pipeline.cursor_up",
@@ -50,7 +54,9 @@ class PipelinePane(VerticalScroll, can_focus=True):
         self._node_name: str | None = None
 
     def compose(self) -> ComposeResult:
-        yield Static(id="pipeline-body")
+        yield Static(id="pipeline-head")
+        with VerticalScroll(id="pipeline-scroll", can_focus=False):
+            yield Static(id="pipeline-body")
 
     # --- the contract -------------------------------------------------------------------
 
@@ -97,10 +103,11 @@ class PipelinePane(VerticalScroll, can_focus=True):
         wide = self.size.width >= WIDE_COLUMNS
         result = render_pipeline(node, self._now, self.cursor, wide=wide,
                                  palette=widget_palette(self), missing=self._node_name)
-        self.query_one("#pipeline-body", Static).update(result.renderable)
+        self.query_one("#pipeline-head", Static).update(result.head)
+        self.query_one("#pipeline-body", Static).update(result.body)
         if result.cursor_line is not None:
-            line = result.cursor_line
-            self.call_after_refresh(self.scroll_to_region, Region(0, line, 1, 1),
+            scroll = self.query_one("#pipeline-scroll", VerticalScroll)
+            self.call_after_refresh(scroll.scroll_to_region, Region(0, result.cursor_line, 1, 1),
                                     animate=False, immediate=True)
 
     def on_resize(self) -> None:

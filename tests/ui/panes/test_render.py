@@ -74,8 +74,9 @@ def test_validator_steps_are_substages_in_chain_order() -> None:
 
 def test_cursor_row_and_footer_name_the_pod_and_container() -> None:
     result = render_pipeline(broken_node(), NOW, "driver")
+    body = text(result.body).splitlines()
+    assert result.cursor_line is not None and body[result.cursor_line].startswith("▶")
     out = text(result.renderable).splitlines()
-    assert result.cursor_line is not None and out[result.cursor_line].startswith("▶")
     assert any("pod gpu-operator/nvidia-driver-daemonset-8x7kq · container k8s-driver-manager"
                in line for line in out)
 
