@@ -265,9 +265,12 @@ def mig_snapshot() -> ClusterSnapshot:
                                         "a100-pool-node-3-mig-config", A100_CONFIGS,
                                         gpus(balanced)),
     }
+    manager = PipelineStage("mig-manager", S.READY, pod="nvidia-mig-manager-w8x2p",
+                            namespace=NS, reason="Running")
     nodes = {n: NodeView(name=n, pool="a100-pool", product="NVIDIA-A100-SXM4-80GB",
                          gpu_count=2, mig_capable=True, mig_config=v.desired,
-                         mig_state=v.state, mig_strategy="mixed")
+                         mig_state=v.state, mig_strategy="mixed",
+                         pipeline=NodePipeline((manager,) if v.state == "failed" else ()))
              for n, v in views.items()}
     return ClusterSnapshot(context="gke-prod", generated_at=NOW, operator_namespace=NS,
                            nodes=MappingProxyType(nodes),

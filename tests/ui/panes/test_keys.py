@@ -214,3 +214,18 @@ async def test_detail_and_metrics_follow_the_node() -> None:
         assert "kernel 6.8.0-1015-gcp" in shown(detail, "#node-detail-body")
         body = shown(metrics, "#metrics-body")
         assert "nvidia-dcgm-exporter-h4k9s" in body
+
+
+async def test_mig_l_opens_the_mig_manager_log_of_the_selected_node() -> None:
+    screen = MigScreen()
+    app = HostApp(mig_snapshot(), screen=screen)
+    async with app.run_test(size=(80, 24)) as pilot:
+        await pilot.pause()
+        await pilot.press("l")  # node-1 has no mig-manager pod: nothing is requested
+        await pilot.pause()
+        assert app.log_requests == []
+        screen.show_node("a100-pool-node-3")
+        await pilot.press("l")
+        await pilot.pause()
+        assert app.log_requests == [(NS, "nvidia-mig-manager-w8x2p", None)]
+        assert isinstance(app.screen, PodLogScreen)
