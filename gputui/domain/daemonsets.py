@@ -26,13 +26,17 @@ def _owned_counts(pods: Mapping[tuple[str, str], JsonDict],
 
 def summarize_daemonsets(daemonsets: Mapping[str, JsonDict],
                          pods: Mapping[tuple[str, str], JsonDict],
-                         namespace: str | None) -> tuple[DaemonSetSummary, ...]:
+                         namespace: str | None,
+                         owned: Mapping[str, int] | None = None) -> tuple[DaemonSetSummary, ...]:
     """One summary per DaemonSet, sorted by name.
 
     ``unscheduled`` is desired minus the pods the DaemonSet owns; when no pod of the
     namespace is visible at all it falls back to desired minus currentNumberScheduled.
+    ``owned`` (pods per owning DaemonSet, kept by the builder's pod index) spares a walk
+    over every pod; counted from ``pods`` when None.
     """
-    owned = _owned_counts(pods, namespace)
+    if owned is None:
+        owned = _owned_counts(pods, namespace)
     any_pods = bool(owned)
     result = []
     for name in sorted(daemonsets):

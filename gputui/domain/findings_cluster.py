@@ -76,12 +76,13 @@ def daemonset_findings(daemonsets: Sequence[DaemonSetSummary],
     found = []
     for ds in daemonsets:
         operand = BY_NAME.get(ds.operand)
-        wanting = [n for n in nodes.values() if operand is not None and operand.core
-                   and _expects(n, ds.operand)] if nodes else []
-        if ds.desired == 0 and wanting:
+        # walked only for a DaemonSet that selects nothing: every node, every build, otherwise
+        wanting = sum(1 for n in nodes.values() if _expects(n, ds.operand)) if (
+            ds.desired == 0 and operand is not None and operand.core) else 0
+        if wanting:
             found.append(Finding(
                 "daemonset-not-scheduled", Severity.WARNING, None,
-                f"DaemonSet {ds.name} selects no node although {len(wanting)} GPU node(s) "
+                f"DaemonSet {ds.name} selects no node although {wanting} GPU node(s) "
                 "exist", f"Nodes lack {operand.deploy if operand else 'the deploy label'}=true:"
                 " NFD missing, nvidia.com/gpu.present not true, or gpu.deploy.operands=false.",
                 "nodes", ds.name))

@@ -85,8 +85,10 @@ def driver_version(labels: Mapping[str, str]) -> str:
 
 def deploy_labels(labels: Mapping[str, str]) -> tuple[DeployLabel, ...]:
     """Every ``nvidia.com/gpu.deploy.*`` label, sorted, with its paused flag."""
-    return tuple(DeployLabel(key[len(L.DEPLOY_PREFIX):], value, L.is_paused(value))
-                 for key, value in sorted(labels.items()) if key.startswith(L.DEPLOY_PREFIX))
+    prefix = L.DEPLOY_PREFIX
+    keys = sorted([key for key in labels if key.startswith(prefix)])
+    return tuple([DeployLabel(key[len(prefix):], labels[key], L.is_paused(labels[key]))
+                  for key in keys])
 
 
 def driver_ownership(labels: Mapping[str, str]) -> DriverOwnership:

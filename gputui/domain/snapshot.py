@@ -1,17 +1,24 @@
 """The snapshot builder: :class:`ClusterObjects` in, one frozen :class:`ClusterSnapshot` out.
 
-Cost follows change: a node's view is rebuilt only when the cache says it changed, when
-cluster-wide inputs that shape every node changed (ClusterPolicy, operand DaemonSets), when
-its last upgrade event changed, or when a time threshold it was waiting on has passed. Pods
-are grouped by ``spec.nodeName`` once per build and parsed only for rebuilt nodes.
+Cost follows change (ARCHITECTURE.md, "Data flow" 2). A node's view is rebuilt only when the
+caller says it changed, when its pods differ from the last build (:class:`PodIndex`), when its
+last upgrade event or its ``<node>-mig-config`` changed, when a time threshold it was waiting
+on has passed, or when cluster-wide inputs that shape every node changed (ClusterPolicy,
+operand DaemonSets, shared MIG ConfigMaps). Everything derived from all nodes (node mapping,
+counts, findings, upgrade lanes and reasons, MIG view) is then updated by the changed nodes
+only (:class:`Fleet`, :class:`UpgradeTracker`, :class:`MigTracker`).
+
+``changed_nodes=None`` is a full build: every view is made afresh.
 """
 
 from __future__ import annotations
 
-from collections.abc import Collection, Mapping, Sequence
+import gc
+import heapq
+import operator
+from collections.abc import Collection, Iterator, Mapping, Sequence
+from contextlib import contextmanager
 from dataclasses import dataclass, replace
-from types import MappingProxyType
-from typing import Any
 
 from gputui.domain import kube
 from gputui.domain.daemonsets import driver_generations, summarize_daemonsets
@@ -21,25 +28,25 @@ from gputui.domain.findings_cluster import (
     upgrade_blocked,
     xid_node_findings,
 )
-from gputui.domain.inputs import ClusterObjects, JsonDict
+from gputui.domain.fleet import Fleet, finding_order
+from gputui.domain.inputs import ClusterObjects, JsonDict, XidEvent
 from gputui.domain.labels import MIG_CONFIG
-from gputui.domain.mig import MigConfigCache, config_source, node_mig_view
+from gputui.domain.mig import config_source
 from gputui.domain.model import (
-    ClusterPolicyView,
     ClusterSnapshot,
     DaemonSetSummary,
     Finding,
-    MigView,
-    NodeMigView,
     NodeView,
-    SnapshotCounts,
     UpgradeEvent,
     UpgradePolicy,
 )
 from gputui.domain.node_build import NodeInputs, build_node
+from gputui.domain.podindex import PodIndex, pod_node_name
 from gputui.domain.policy import driver_policy, read_cluster_policy
+from gputui.domain.snapshot_mig import MigTracker, configmap_changes
 from gputui.domain.thresholds import DEFAULT_THRESHOLDS, ThresholdsLike
-from gputui.domain.upgrade import build_upgrade_view, last_events
+from gputui.domain.upgrade import last_events
+from gputui.domain.upgrade_index import UpgradeTracker
 
 
 @dataclass(frozen=True, slots=True)
@@ -62,33 +69,34 @@ class _Shared:
     mig_config_name: str | None = None
 
 
-def _group_pods(pods: Mapping[tuple[str, str], JsonDict]) -> dict[str, list[JsonDict]]:
-    """Pods by node: ``spec.nodeName``, or the hostname selector that pins the CUDA validator."""
-    grouped: dict[str, list[JsonDict]] = {}
-    for pod in pods.values():
-        spec = pod.get("spec") or {}
-        node = spec.get("nodeName") or (spec.get("nodeSelector") or {}).get(
-            "kubernetes.io/hostname")
-        if node:
-            grouped.setdefault(str(node), []).append(pod)
-    return grouped
-
-
 def sort_findings(findings: Sequence[Finding]) -> tuple[Finding, ...]:
     """Most severe first, then cluster-wide before nodes, then by node and code."""
-    return tuple(sorted(findings, key=lambda f: (-f.severity.rank, f.node is not None,
-                                                 f.node or "", f.code, f.subject)))
+    return tuple(sorted(findings, key=finding_order))
 
 
-def _counts(nodes: Mapping[str, NodeView], in_progress: int) -> SnapshotCounts:
-    views = list(nodes.values())
-    return SnapshotCounts(
-        gpu_nodes=len(views), nodes_ready=sum(1 for n in views if n.ready),
-        nodes_cordoned=sum(1 for n in views if n.cordoned),
-        gpus_total=sum(max(n.resources.capacity, n.gpu_count) for n in views),
-        gpus_allocatable=sum(n.resources.allocatable for n in views),
-        nodes_with_findings=sum(1 for n in views if n.findings),
-        upgrades_in_progress=in_progress)
+@contextmanager
+def _gc_paused() -> Iterator[None]:
+    """Hold the cyclic garbage collector off while a build runs.
+
+    A full build allocates ~10^6 small acyclic objects next to the caller's ~10^6 JSON
+    containers; the collector would walk all of them several times for nothing (it measured
+    at a third to a half of a 5,000-node build). Nothing a build makes forms a cycle.
+    """
+    if not gc.isenabled():
+        yield
+        return
+    gc.disable()
+    try:
+        yield
+    finally:
+        gc.enable()
+
+
+def _with_xids(view: NodeView, xids: Sequence[XidEvent], now: float) -> NodeView:
+    """``view`` plus its ``xid-error`` findings (fed by the metrics layer)."""
+    found = tuple(sorted(view.findings + tuple(xid_node_findings(view.name, xids, now)),
+                         key=lambda f: -f.severity.rank))
+    return replace(view, findings=found, worst=found[0].severity)
 
 
 class SnapshotBuilder:
@@ -103,8 +111,15 @@ class SnapshotBuilder:
         self._thresholds = thresholds
         self._entries: dict[str, _Entry] = {}
         self._shared: _Shared | None = None
-        self._mig_cache = MigConfigCache()
-        self._mig_views: dict[str, tuple[NodeView, str, NodeMigView]] = {}
+        self._pods = PodIndex()
+        self._fleet = Fleet()
+        self._upgrades = UpgradeTracker()
+        self._mig = MigTracker()
+        self._deadlines: list[tuple[float, str]] = []
+        self._event_source: tuple[JsonDict, ...] | None = None
+        self._events: dict[str, UpgradeEvent] = {}
+        self._configmaps: dict[tuple[str, str], JsonDict] | None = None
+        self._xid_nodes: set[str] = set()
 
     def build(self, objects: ClusterObjects, now: float,
               changed_nodes: Collection[str] | None = None) -> ClusterSnapshot:
@@ -114,58 +129,114 @@ class SnapshotBuilder:
             objects: the cache's current objects.
             now: the clock (emulated or real) used for ages and thresholds.
             changed_nodes: nodes whose Node, pods or events changed since the previous
-                build; None rebuilds every node.
+                build (pods tied to nodes by :func:`pod_node_name`); None rebuilds every node.
         """
+        with _gc_paused():
+            return self._build(objects, now, changed_nodes)
+
+    def _build(self, objects: ClusterObjects, now: float,
+               changed_nodes: Collection[str] | None) -> ClusterSnapshot:
         policy = read_cluster_policy(objects.cluster_policies)
         namespace = objects.operator_namespace or policy.namespace
-        daemonsets = summarize_daemonsets(objects.daemonsets, objects.pods, namespace)
+        touched = self._pods.update(objects.pods, changed_nodes)
+        daemonsets = summarize_daemonsets(objects.daemonsets, objects.pods, namespace,
+                                          owned=self._pods.owned(namespace))
         upgrade_policy = driver_policy(policy, objects.nvidia_drivers)
         shared = _Shared(policy.state != "missing", policy.disabled_operands,
                          frozenset(ds.operand for ds in daemonsets), upgrade_policy, namespace,
                          driver_generations(objects.daemonsets), policy.mig_config_name)
-        events = last_events(objects.events)
-        nodes = self._nodes(objects, now, changed_nodes, shared, events)
-        nodes = self._with_xids(nodes, objects, now)
-        upgrade = build_upgrade_view(list(nodes.values()), upgrade_policy,
-                                     policy.sandbox_workloads, daemonsets, events, now)
-        findings = [f for n in nodes.values() for f in n.findings]
-        findings += cluster_policy_findings(policy, objects.forbidden)
-        findings += upgrade_blocked(upgrade) + daemonset_findings(daemonsets, nodes)
+        events, event_nodes = self._read_events(objects.events)
+        mig_nodes = configmap_changes(self._configmaps, objects.configmaps, objects.nodes,
+                                      shared.mig_config_name)
+        self._configmaps = dict(objects.configmaps)
+        full = changed_nodes is None or shared != self._shared or mig_nodes is None
+        self._shared = shared
+        todo = None if full else ({*(changed_nodes or ()), *touched, *event_nodes,
+                                   *(mig_nodes or ())})
+        nodes = self._nodes(objects, now, todo, shared, events)
+        upgrade = self._upgrades.view(upgrade_policy, policy.sandbox_workloads, daemonsets,
+                                      events, now)
+        cluster = cluster_policy_findings(policy, objects.forbidden)
+        cluster += upgrade_blocked(upgrade) + daemonset_findings(daemonsets, nodes)
         return ClusterSnapshot(
             context=objects.context, server=objects.server, generated_at=now,
             operator_namespace=namespace, cluster_policy=policy, nodes=nodes, upgrade=upgrade,
-            mig=self._mig(nodes, policy, namespace, objects), findings=sort_findings(findings),
-            daemonsets=daemonsets, counts=_counts(nodes, upgrade.in_progress),
+            mig=self._mig.view(policy.mig_strategy), findings=self._fleet.findings(cluster),
+            daemonsets=daemonsets, counts=self._fleet.counts(upgrade.in_progress),
             forbidden=objects.forbidden)
 
-    def _nodes(self, objects: ClusterObjects, now: float, changed: Collection[str] | None,
-               shared: _Shared, events: Mapping[str, UpgradeEvent]) -> Mapping[str, NodeView]:
-        rebuild_all = changed is None or shared != self._shared
-        self._shared = shared
-        grouped: dict[str, list[JsonDict]] | None = None
-        entries: dict[str, _Entry] = {}
-        for name in sorted(objects.nodes):
-            old = self._entries.get(name)
-            event = events.get(name)
-            if (old is not None and not rebuild_all and changed is not None
-                    and name not in changed and old.event == event
-                    and (old.recheck_at is None or old.recheck_at > now)):
-                entries[name] = old
-                continue
-            if grouped is None:
-                grouped = _group_pods(objects.pods)
-            entries[name] = self._build_node(objects, name, grouped.get(name, []), shared,
-                                             event, now)
-        self._entries = entries
-        return MappingProxyType({name: entry.view for name, entry in entries.items()})
+    def _read_events(self, source: Sequence[JsonDict]) -> tuple[dict[str, UpgradeEvent],
+                                                                 set[str]]:
+        """The last upgrade event per node, and the nodes whose last event changed."""
+        old = self._event_source
+        if old is not None and len(old) == len(source) and all(map(operator.is_, old, source)):
+            return self._events, set()
+        events = last_events(source)
+        changed = {name for name in events.keys() | self._events.keys()
+                   if events.get(name) != self._events.get(name)}
+        self._event_source, self._events = tuple(source), events
+        return events, changed
 
-    def _build_node(self, objects: ClusterObjects, name: str, pods: list[JsonDict],
-                    shared: _Shared, event: UpgradeEvent | None, now: float) -> _Entry:
+    def _nodes(self, objects: ClusterObjects, now: float, todo: set[str] | None,
+               shared: _Shared, events: Mapping[str, UpgradeEvent]) -> Mapping[str, NodeView]:
+        """Rebuild the nodes in ``todo`` (every node when None) and pass the changes on."""
+        if todo is None:
+            self._entries, self._deadlines, self._xid_nodes = {}, [], set()
+            self._fleet, self._mig = Fleet(), MigTracker()
+            self._upgrades.reset()
+            todo = set(objects.nodes)
+        else:
+            todo |= self._due(now)
+            if objects.nodes.keys() != self._entries.keys():
+                todo |= objects.nodes.keys() - self._entries.keys()
+                for gone in self._entries.keys() - objects.nodes.keys():
+                    self._forget(gone)
+        generations = dict(shared.driver_generations)
+        xids = {name for name, seen in objects.xids.items() if seen and name in objects.nodes}
+        for name in sorted(n for n in todo if n in objects.nodes):
+            entry = self._build_node(objects, name, shared, events.get(name), generations, now)
+            self._entries[name] = entry
+            if entry.recheck_at is not None:
+                heapq.heappush(self._deadlines, (entry.recheck_at, name))
+            self._mig.put(name, entry.view, shared.namespace, shared.mig_config_name,
+                          objects.configmaps)
+            if name not in xids:
+                self._publish(name, entry.view)
+        for name in sorted(xids | {n for n in self._xid_nodes if n in objects.nodes}):
+            view = self._entries[name].view
+            self._publish(name, _with_xids(view, objects.xids[name], now) if name in xids
+                          else view)
+        self._xid_nodes = xids
+        return self._fleet.nodes()
+
+    def _publish(self, name: str, view: NodeView | None) -> None:
+        self._fleet.put(name, view)
+        self._upgrades.put(name, view)
+
+    def _forget(self, name: str) -> None:
+        del self._entries[name]
+        self._publish(name, None)
+        self._mig.put(name, None, None, None, {})
+
+    def _due(self, now: float) -> set[str]:
+        """Nodes whose next threshold has passed (stale heap entries are skipped)."""
+        due: set[str] = set()
+        while self._deadlines and self._deadlines[0][0] <= now:
+            when, name = heapq.heappop(self._deadlines)
+            entry = self._entries.get(name)
+            if entry is not None and entry.recheck_at == when:
+                due.add(name)
+        return due
+
+    def _build_node(self, objects: ClusterObjects, name: str, shared: _Shared,
+                    event: UpgradeEvent | None, generations: Mapping[str, int],
+                    now: float) -> _Entry:
         inputs = NodeInputs(
-            node=objects.nodes[name], pods=pods, label_times=objects.label_times.get(name, {}),
+            node=objects.nodes[name], pods=self._pods.pods_of(name),
+            label_times=objects.label_times.get(name, {}),
             policy_present=shared.policy_present, disabled=shared.disabled,
             with_daemonset=shared.with_daemonset, upgrade_policy=shared.upgrade_policy,
-            event=event, driver_generations=dict(shared.driver_generations),
+            event=event, driver_generations=generations,
             mig_configs=self._mig_configs(objects, name, shared))
         view, recheck_at = build_node(inputs, self._thresholds, now)
         return _Entry(view, recheck_at, event)
@@ -173,56 +244,13 @@ class SnapshotBuilder:
     def _mig_configs(self, objects: ClusterObjects, name: str,
                      shared: _Shared) -> tuple[str, tuple[str, ...]] | None:
         """(source ConfigMap, config names) for a node that asks for a MIG config."""
-        if not kube.labels_of(objects.nodes[name]).get(MIG_CONFIG):
+        if not kube.sub(objects.nodes[name], "metadata", "labels").get(MIG_CONFIG):
             return None
         source, configmap = config_source(name, shared.namespace, shared.mig_config_name,
                                           objects.configmaps)
         if configmap is None:
             return None
-        return source, tuple(self._mig_cache.get(configmap).configs)
-
-    def _with_xids(self, nodes: Mapping[str, NodeView], objects: ClusterObjects,
-                   now: float) -> Mapping[str, NodeView]:
-        """Add ``xid-error`` findings (fed by the metrics layer) to the nodes that have any."""
-        if not objects.xids:
-            return nodes
-        merged = dict(nodes)
-        for name, xids in objects.xids.items():
-            if name in merged and xids:
-                view = merged[name]
-                found = tuple(sorted(view.findings + tuple(xid_node_findings(name, xids, now)),
-                                     key=lambda f: -f.severity.rank))
-                merged[name] = replace(view, findings=found, worst=found[0].severity)
-        return MappingProxyType(merged)
-
-    def _mig(self, nodes: Mapping[str, NodeView], policy: ClusterPolicyView,
-             namespace: str | None, objects: ClusterObjects) -> MigView:
-        views: dict[str, NodeMigView] = {}
-        cached: dict[str, tuple[NodeView, str, NodeMigView]] = {}
-        for name, node in nodes.items():
-            if not (node.mig_capable or node.mig_config):
-                continue
-            key = _configmaps_key(objects.configmaps, namespace, name)
-            old = self._mig_views.get(name)
-            if old is not None and old[0] is node and old[1] == key:
-                view = old[2]
-            else:
-                view = node_mig_view(node, namespace, policy.mig_config_name,
-                                     objects.configmaps, self._mig_cache)
-            views[name] = view
-            cached[name] = (node, key, view)
-        self._mig_views = cached
-        return MigView(strategy=policy.mig_strategy, nodes=MappingProxyType(views))
+        return source, self._mig.configs_of(configmap)
 
 
-def _configmaps_key(configmaps: Mapping[tuple[str, str], JsonDict], namespace: str | None,
-                    node: str) -> str:
-    """Resource versions of the ConfigMaps that can shape a node's MIG view."""
-    parts: list[Any] = []
-    for name in (node + "-mig-config", "default-mig-parted-config"):
-        cm = configmaps.get((namespace or "", name))
-        parts.append(kube.sub(cm, "metadata").get("resourceVersion", id(cm)) if cm else "-")
-    return "|".join(str(p) for p in parts) + f"|{len(configmaps)}"
-
-
-__all__ = ["DaemonSetSummary", "SnapshotBuilder", "sort_findings"]
+__all__ = ["DaemonSetSummary", "SnapshotBuilder", "pod_node_name", "sort_findings"]

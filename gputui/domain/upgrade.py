@@ -63,14 +63,23 @@ def compute_slots(states: Mapping[str, str], unavailable_nodes: Sequence[str],
         max_parallel: ``maxParallelUpgrades`` (0 = unlimited).
         max_unavailable_raw: ``maxUnavailable`` as written (``"25%"`` or ``"2"``).
     """
-    total = len(states)
-    idle = sum(1 for s in states.values() if s in L.UPGRADE_IDLE_STATES)
+    counts: dict[str, int] = {}
+    for state in states.values():
+        counts[state] = counts.get(state, 0) + 1
+    return slots_from_counts(counts, len(unavailable_nodes), max_parallel, max_unavailable_raw)
+
+
+def slots_from_counts(counts: Mapping[str, int], down: int, max_parallel: int,
+                      max_unavailable_raw: str) -> Slots:
+    """:func:`compute_slots` from managed nodes per state and the count of down nodes, so
+    an incremental view need not walk every node."""
+    total = sum(counts.values())
+    idle = sum(counts.get(state, 0) for state in L.UPGRADE_IDLE_STATES)
     in_progress = total - idle
-    required = sum(1 for s in states.values() if s == L.STATE_REQUIRED)
+    required = counts.get(L.STATE_REQUIRED, 0)
     available = required if max_parallel == 0 else max_parallel - in_progress
     max_unavailable = resolve_max_unavailable(max_unavailable_raw, total)
-    cordoning = sum(1 for s in states.values() if s == L.STATE_CORDON)
-    unavailable = len(unavailable_nodes) + cordoning
+    unavailable = down + counts.get(L.STATE_CORDON, 0)
     if unavailable >= max_unavailable:
         available = 0
     elif unavailable + available > max_unavailable:
@@ -127,7 +136,7 @@ def _required_reason(node: NodeView, view: UpgradeView, policy: UpgradePolicy) -
     return "no slot: " + view.slot_line
 
 
-def _reason(node: NodeView, view: UpgradeView, policy: UpgradePolicy,
+def status_reason(node: NodeView, view: UpgradeView, policy: UpgradePolicy,
             event: UpgradeEvent | None, now: float) -> str:
     state = node.upgrade_state
     if state == L.STATE_REQUIRED:
@@ -181,7 +190,7 @@ def build_upgrade_view(nodes: Sequence[NodeView], policy: UpgradePolicy | None,
         n.name: NodeUpgradeStatus(
             node=n.name, state=n.upgrade_state, since=state_since(n, events.get(n.name)),
             skip=n.upgrade_skip,
-            wait_reason=_reason(n, view, policy, events.get(n.name), now),
+            wait_reason=status_reason(n, view, policy, events.get(n.name), now),
             last_event=events.get(n.name))
         for n in sorted(managed, key=lambda n: n.name)}
     return _with_nodes(view, statuses)

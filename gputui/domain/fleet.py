@@ -1,0 +1,135 @@
+"""Fleet-wide parts of a snapshot kept by difference: the node mapping, counts, findings.
+
+Each build hands :class:`Fleet` only the node views that changed. The ordered node mapping is
+copied (C speed) rather than rebuilt, counts move by the changed nodes' contributions, and the
+findings list is a merge of per-node lists that are already in order, instead of a sort of
+every finding in the cluster.
+
+The findings order is :func:`finding_order`'s: most severe first, cluster-wide before nodes,
+then node name, code and subject. Within one severity that is: cluster findings, then each
+node's in name order, so the list is a concatenation per severity of sorted parts.
+"""
+
+from __future__ import annotations
+
+from bisect import bisect_left, insort
+from collections.abc import Iterable, Mapping, Sequence
+from types import MappingProxyType
+
+from gputui.domain.model import Finding, NodeView, SnapshotCounts
+
+_RANKS = (3, 2, 1)
+_EMPTY_NODES: Mapping[str, NodeView] = MappingProxyType({})
+
+
+def finding_order(finding: Finding) -> tuple[int, bool, str, str, str]:
+    """The sort key of a snapshot's findings (see the module docstring)."""
+    return (-finding.severity.rank, finding.node is not None, finding.node or "",
+            finding.code, finding.subject)
+
+
+def _by_rank(findings: Iterable[Finding]) -> dict[int, tuple[Finding, ...]]:
+    """One node's findings split by severity rank, each part in (code, subject) order."""
+    parts: dict[int, list[Finding]] = {}
+    for finding in findings:
+        parts.setdefault(finding.severity.rank, []).append(finding)
+    return {rank: tuple(sorted(part, key=lambda f: (f.code, f.subject)))
+            for rank, part in parts.items()}
+
+
+def _contribution(view: NodeView) -> tuple[int, int, int, int, int]:
+    return (int(view.ready), int(view.cordoned), max(view.resources.capacity, view.gpu_count),
+            view.resources.allocatable, int(bool(view.findings)))
+
+
+class Fleet:
+    """The node views of the last build and what is derived from all of them."""
+
+    def __init__(self) -> None:
+        self._views: dict[str, NodeView] = {}
+        self._mapping: Mapping[str, NodeView] = _EMPTY_NODES
+        self._order_changed = False
+        self._sums = [0, 0, 0, 0, 0]
+        self._names: dict[int, list[str]] = {rank: [] for rank in _RANKS}
+        self._parts: dict[int, dict[str, tuple[Finding, ...]]] = {r: {} for r in _RANKS}
+        self._rank_cache: dict[int, tuple[Finding, ...]] = {}
+        self._cluster: tuple[Finding, ...] = ()
+        self._findings: tuple[Finding, ...] = ()
+        self._nodes_changed = True
+        self._findings_changed = True
+
+    @property
+    def views(self) -> Mapping[str, NodeView]:
+        """Node name -> view, by name (read only)."""
+        return self._views
+
+    def put(self, name: str, view: NodeView | None) -> None:
+        """Node ``name`` now looks like ``view`` (None: it is gone)."""
+        old = self._views.get(name)
+        if old is view:
+            return
+        self._nodes_changed = self._findings_changed = True
+        if old is not None:
+            self._move(_contribution(old), -1)
+            self._put_findings(name, old.findings, -1)
+        if view is None:
+            del self._views[name]
+            return
+        if old is None:
+            self._order_changed = True
+        self._views[name] = view
+        self._move(_contribution(view), 1)
+        self._put_findings(name, view.findings, 1)
+
+    def nodes(self) -> Mapping[str, NodeView]:
+        """The read-only node mapping, by name; the previous one when nothing changed."""
+        if self._order_changed:
+            self._views = {name: self._views[name] for name in sorted(self._views)}
+            self._order_changed = False
+        if self._nodes_changed:
+            self._mapping = MappingProxyType(dict(self._views))
+            self._nodes_changed = False
+        return self._mapping
+
+    def counts(self, upgrades_in_progress: int) -> SnapshotCounts:
+        """Fleet figures for the header."""
+        ready, cordoned, total, allocatable, with_findings = self._sums
+        return SnapshotCounts(
+            gpu_nodes=len(self._views), nodes_ready=ready, nodes_cordoned=cordoned,
+            gpus_total=total, gpus_allocatable=allocatable,
+            nodes_with_findings=with_findings, upgrades_in_progress=upgrades_in_progress)
+
+    def findings(self, cluster: Sequence[Finding]) -> tuple[Finding, ...]:
+        """Every finding in snapshot order: node findings merged with ``cluster`` ones."""
+        ordered = tuple(sorted(cluster, key=finding_order))
+        if not self._findings_changed and ordered == self._cluster:
+            return self._findings
+        self._findings_changed = False
+        self._cluster = ordered
+        result: list[Finding] = []
+        for rank in _RANKS:
+            result.extend(f for f in ordered if f.severity.rank == rank)
+            if rank not in self._rank_cache:
+                parts = self._parts[rank]
+                self._rank_cache[rank] = tuple(
+                    f for name in self._names[rank] for f in parts[name])
+            result.extend(self._rank_cache[rank])
+        self._findings = tuple(result)
+        return self._findings
+
+    def _move(self, contribution: tuple[int, ...], sign: int) -> None:
+        for index, value in enumerate(contribution):
+            self._sums[index] += sign * value
+
+    def _put_findings(self, name: str, findings: Sequence[Finding], sign: int) -> None:
+        if not findings:
+            return
+        for rank, part in _by_rank(findings).items():
+            names, parts = self._names[rank], self._parts[rank]
+            self._rank_cache.pop(rank, None)
+            if sign < 0:
+                del names[bisect_left(names, name)]
+                del parts[name]
+            else:
+                insort(names, name)
+                parts[name] = part
