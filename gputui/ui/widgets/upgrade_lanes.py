@@ -8,8 +8,11 @@ keeps its row key and the cursor follows it instead of staying on a row index.
 
 from __future__ import annotations
 
+from typing import ClassVar
+
 from rich.style import Style
 from rich.text import Text
+from textual.binding import Binding, BindingType
 from textual.message import Message
 from textual.widgets import DataTable
 from textual.widgets.data_table import RowKey
@@ -26,6 +29,11 @@ COLUMNS = (("node", "node"), ("for", "for"), ("why", "why it waits"))
 
 class UpgradeLanes(DataTable[Text]):
     """Upgrade lanes in state-machine order, one row per node."""
+
+    BINDINGS: ClassVar[list[BindingType]] = [
+        Binding("enter", "select_cursor", "Pipeline", id="upgrades.open_node",
+                tooltip="Open the selected node's operand pipeline"),
+    ]
 
     class NodeHighlighted(Message):
         """The cursor moved onto ``node`` (None on a lane heading)."""
