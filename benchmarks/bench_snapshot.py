@@ -34,9 +34,9 @@ from typing import Any
 REPO = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO))
 
-from gputui.domain.inputs import ClusterObjects  # noqa: E402
-from gputui.domain.snapshot import SnapshotBuilder  # noqa: E402
-from tests.domain import factory as f  # noqa: E402
+from gputui.domain.inputs import ClusterObjects
+from gputui.domain.snapshot import SnapshotBuilder
+from tests.domain import factory as f
 
 Json = dict[str, Any]
 NOW = f.T0
@@ -191,7 +191,7 @@ def main() -> None:
         print(f"profile written to {args.profile}")
         return
     snap = SnapshotBuilder().build(objects, NOW)  # warm imports and caches of the process
-    print(f"findings {len(snap.findings)}, upgrade lanes {dict((k, len(v)) for k, v in snap.upgrade.lanes.items())}")
+    print(f"findings {len(snap.findings)}, upgrade lanes { {k: len(v) for k, v in snap.upgrade.lanes.items()} }")
     _row("full build (fresh builder)", median_ms(
         lambda: SnapshotBuilder().build(objects, NOW), args.rounds))
     warm = SnapshotBuilder()

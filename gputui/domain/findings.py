@@ -14,6 +14,7 @@ from gputui.domain.hints import driver_hint, validator_layer
 from gputui.domain.model import (
     Finding,
     NodeView,
+    PipelineStage,
     Severity,
     StageStatus,
     UpgradeEvent,
@@ -189,10 +190,27 @@ def validator_stuck(ctx: NodeContext) -> list[Finding]:
     meaning, hint = validator_layer(current.name, ctx.pods)
     age = f" for {duration(ctx.now - since)}" if since is not None else ""
     state = f" ({stage.detail})" if current.failing else ""
-    return [ctx.finding(
-        "validator-stuck", Severity.WARNING,
-        f"validator on {ctx.node.name} stuck in {current.name}{age}{state}: {meaning}",
-        hint, "pipeline", current.name)]
+    message = f"validator on {ctx.node.name} stuck in {current.name}{age}{state}: {meaning}"
+    cause = _failed_before(ctx.node, "operator-validator")
+    if cause is not None:
+        # the validator only waits for the broken stage: point the operator's eye there
+        return [ctx.finding(
+            "validator-stuck", Severity.INFO,
+            f"{message} (waiting on the failed {cause.operand} stage)",
+            f"Fix the {cause.operand} stage first ({cause.detail}); the validator follows.",
+            "pipeline", current.name)]
+    return [ctx.finding("validator-stuck", Severity.WARNING, message, hint, "pipeline",
+                        current.name)]
+
+
+def _failed_before(node: NodeView, operand: str) -> PipelineStage | None:
+    """The first failed stage ahead of ``operand`` in the chain (driver, toolkit), if any."""
+    for stage in node.pipeline.stages:
+        if stage.operand == operand:
+            return None
+        if stage.status is StageStatus.FAILED:
+            return stage
+    return None
 
 
 def upgrade_failed(ctx: NodeContext) -> list[Finding]:

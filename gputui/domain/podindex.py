@@ -85,15 +85,17 @@ class PodIndex:
         self._owners: dict[PodKey, tuple[str, ...]] = {}
         self._by_node: dict[str, dict[PodKey, JsonDict]] = {}
         self._owned: dict[str, dict[str, int]] = {}  # namespace -> DaemonSet -> pods
-        self._unplaced: set[PodKey] = set()  # pods bound to no node: checked every build
+        #: pods without ``spec.nodeName`` (bound by selector or affinity, or to no node):
+        #: compared on every build, so a cache that tracks only ``nodeName`` misses nothing
+        self._unplaced: set[PodKey] = set()
 
     def update(self, pods: Mapping[PodKey, JsonDict],
                changed_nodes: Collection[str] | None) -> set[str]:
         """Take the current pods; returns the nodes whose pod group changed.
 
         ``changed_nodes`` is the caller's word on which nodes' pods changed (see
-        :func:`pod_node_name`): only the pods last seen on those nodes, and the pods bound to
-        no node, are compared (by identity: a watch replaces the dict of a pod that changed).
+        :func:`pod_node_name`): only the pods last seen on those nodes, and the pods without
+        ``spec.nodeName``, are compared (by identity: a watch replaces the dict of a pod that changed).
         When the pod count then does not add up, a pod was added somewhere, and every pod is
         compared. None starts over.
         """
@@ -151,7 +153,8 @@ class PodIndex:
         if node is not None:
             self._by_node.setdefault(node, {})[key] = pod
             touched.add(node)
-        else:
+        spec = pod.get("spec")
+        if not (isinstance(spec, dict) and spec.get("nodeName")):
             self._unplaced.add(key)
         owners = _daemonset_owners(pod)
         if owners:
@@ -170,8 +173,7 @@ class PodIndex:
             if not group:
                 self._by_node.pop(node, None)
             touched.add(node)
-        else:
-            self._unplaced.discard(key)
+        self._unplaced.discard(key)
         counts = self._owned.get(key[0], {})
         for name in self._owners.pop(key, ()):
             counts[name] -= 1
