@@ -3,6 +3,7 @@
 A scenario file (``gputui/sim/scenarios/<name>.yaml``, shipped in the wheel) has::
 
     summary: one line shown by ``gputui scenarios``
+    settleSeconds: 1h                  # when everything it plants is visible (gputui check)
     namespace: gpu-operator            # operator namespace
     clusterPolicy: {present: true, spec: {...}}   # deep-merged over the Helm defaults
     extraClusterPolicies: [name, ...]  # more ClusterPolicies (they become ``ignored``)
@@ -105,6 +106,7 @@ class Scenario:
     pools: tuple[Pool, ...] = ()
     workloads: tuple[Workload, ...] = ()
     timeline: tuple[TimelineEvent, ...] = ()
+    settle_seconds: float | None = None
 
 
 ACTIONS: dict[str, set[str]] = {
@@ -119,7 +121,7 @@ ACTIONS: dict[str, set[str]] = {
     "cordon": {"node"},
     "upgrade-policy": {"policy"},
 }
-TOP_KEYS = {"summary", "namespace", "clusterPolicy", "extraClusterPolicies",
+TOP_KEYS = {"summary", "settleSeconds", "namespace", "clusterPolicy", "extraClusterPolicies",
             "devicePluginConfig", "nodePools", "workloads", "timeline"}
 POOL_KEYS = {"name": "name", "prefix": "prefix", "count": "count", "gpu": "gpu",
              "gpusPerNode": "gpus_per_node", "migConfig": "mig_config", "driver": "driver",
@@ -212,7 +214,9 @@ def parse_scenario(name: str, data: Any) -> Scenario:
         cluster_policy_present=bool(policy.get("present", True)),
         cluster_policy_spec=dict(policy.get("spec") or {}),
         extra_cluster_policies=tuple(data.get("extraClusterPolicies") or ()),
-        device_plugin_config=dp, pools=pools, workloads=workloads, timeline=timeline)
+        device_plugin_config=dp, pools=pools, workloads=workloads, timeline=timeline,
+        settle_seconds=(parse_duration(data["settleSeconds"], f"{where}: settleSeconds")
+                        if data.get("settleSeconds") is not None else None))
 
 
 def _typed(value: Any, kind: type | tuple[type, ...], where: str) -> Any:

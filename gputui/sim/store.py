@@ -211,7 +211,7 @@ class Store:
             current = self._objects.get(resource, {}).get(key)
             if current is None:
                 raise not_found(rtype.plural, name)
-            new = copy.deepcopy(current)
+            new = copy_json(current)
             change(new)
             return self._commit(rtype, resource, key, current, new, manager, dry_run)
 
@@ -319,7 +319,7 @@ class Store:
         if not changed:
             return
         metadata = meta(new)
-        entries = [copy.deepcopy(e) for e in metadata.get("managedFields") or []]
+        entries = [copy_json(e) for e in metadata.get("managedFields") or []]
         for entry in entries:
             if entry.get("manager") != manager:
                 _drop_paths(entry.get("fieldsV1") or {}, changed)
@@ -336,6 +336,17 @@ class Store:
             for part in path:
                 node = node.setdefault(part, {})
         metadata["managedFields"] = [e for e in entries if e is mine or e.get("fieldsV1")]
+
+
+def copy_json(value: Any) -> Any:
+    """Deep copy of JSON-shaped data (dicts, lists, scalars): several times faster than
+    ``copy.deepcopy``, which matters when controllers mutate thousands of nodes."""
+    kind = type(value)
+    if kind is dict:
+        return {k: copy_json(v) for k, v in value.items()}
+    if kind is list:
+        return [copy_json(v) for v in value]
+    return value
 
 
 def _changed_fields(old: Obj | None, new: Obj) -> list[tuple[str, ...]]:

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import gc
 import heapq
 import logging
 from typing import Any
@@ -53,7 +54,12 @@ class Operator:
         w = self.world
         w.loop = asyncio.get_running_loop()
         w.wake = asyncio.Event()
-        self.bootstrap()
+        gc.disable()  # tens of thousands of fresh dicts: collections would make set-up quadratic
+        try:
+            self.bootstrap()
+        finally:
+            gc.enable()
+            gc.freeze()  # the converged objects live for the whole run; stop rescanning them
         for resource, handler in (("nodes", self._on_node), ("pods", self._on_pod),
                                   ("clusterpolicies.nvidia.com", self._on_policy),
                                   ("configmaps", self._on_configmap)):

@@ -44,24 +44,53 @@ def add_node(w: World, pool: Pool, now: float, converged: bool) -> NodeRun:
     if pool.device_config:
         labels[K.DEVICE_PLUGIN_CONFIG] = pool.device_config
     cordoned = index < pool.cordoned
+    own = dict(labels)
     annotations: dict[str, str] = {}
     if converged:
         labels.update(nodes.nfd_labels(run, pool.os_id, pool.os_version))
         annotations = _converged_labels(w, run, pool, labels, now)
         run.phase = "labelled"
-    obj = nodes.node_object(run, labels, w.clock.rfc3339(now), converged, cordoned)
-    obj["metadata"]["annotations"].update(annotations)
+    obj = nodes.node_object(run, own, w.clock.rfc3339(now), converged, cordoned)
     if converged and w.policy_spec() and labels.get(K.DEPLOY_PREFIX + "device-plugin") == "true":
         capacity, healthy = _resources(w, run, labels)
         obj["status"]["capacity"].update({k: str(v) for k, v in capacity.items()})
         obj["status"]["allocatable"].update({k: str(v) for k, v in healthy.items()})
     w.store.create("nodes", obj, manager=K.M_KUBELET, adopt=True)
     if converged:
+        _label_as_writers(w, run, pool, own, labels, annotations, now)
         converge_pods(w, run, labels, now)
         w.mark(None, "ds", "policy", "sched")
     else:
         w.mark(name, "ds", "policy", "sched")
     return run
+
+
+def _label_as_writers(w: World, run: NodeRun, pool: Pool, own: dict[str, str],
+                      labels: dict[str, str], annotations: dict[str, str], now: float) -> None:
+    """Write a converged node's labels as their real writers did, so managedFields say who.
+
+    gputui learns when a label last changed from managedFields; a node created with every
+    label at once would claim the kubelet wrote ``nvidia.com/mig.config.state``.
+    """
+    nfd = nodes.nfd_labels(run, pool.os_id, pool.os_version)
+    gfd = {k: v for k, v in labels.items() if k not in own and k not in nfd
+           and (k.startswith(("nvidia.com/gpu.", "nvidia.com/cuda.", "nvidia.com/mig-",
+                              "nvidia.com/gfd.", "nvidia.com/mps."))
+                or k in (K.MIG_CAPABLE, K.MIG_STRATEGY))
+           and not k.startswith(K.DEPLOY_PREFIX) and k != K.GPU_PRESENT}
+    mig_state = {k: labels[k] for k in (K.MIG_CONFIG_STATE,) if k in labels}
+    operator = {k: v for k, v in labels.items()
+                if k not in own and k not in nfd and k not in gfd and k not in mig_state}
+    w.set_labels(run.name, dict(nfd), K.M_NFD)
+    if gfd:
+        w.set_labels(run.name, dict(gfd), K.M_GFD)
+    if operator or annotations:
+        def change(obj: Obj) -> None:
+            obj["metadata"]["labels"].update(operator)
+            obj["metadata"].setdefault("annotations", {}).update(annotations)
+        w.write_node(run.name, change, K.M_OPERATOR)
+    if mig_state:
+        w.set_labels(run.name, dict(mig_state), K.M_MIG)
 
 
 def _converged_labels(w: World, run: NodeRun, pool: Pool, labels: dict[str, str],
