@@ -3,8 +3,9 @@
 from __future__ import annotations
 
 from collections.abc import Collection, Mapping, Sequence
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 from types import MappingProxyType
+from typing import Any
 
 from gputui.domain import labels as L
 from gputui.domain import nodes as N
@@ -61,37 +62,40 @@ def _gpu_count(labels: Mapping[str, str]) -> int:
     return int(value) if value.isdigit() else 0
 
 
-def _base_view(inputs: NodeInputs, basics: N.NodeBasics, pods: Sequence[PodInfo]) -> NodeView:
+def _base_fields(inputs: NodeInputs, basics: N.NodeBasics,
+                 pods: Sequence[PodInfo]) -> dict[str, Any]:
+    """Every :class:`NodeView` field but findings and worst, as keyword arguments (the view
+    is made twice, without and with findings: cheaper than ``dataclasses.replace``)."""
     labels = basics.labels
     strategy, replicas = N.sharing(labels)
     capable = N.mig_capable(labels)
-    return NodeView(
-        name=basics.name, pool=N.pool_of(labels), product=labels.get(L.GPU_PRODUCT, ""),
-        gpu_count=_gpu_count(labels),
-        resources=basics.resources, driver_version=N.driver_version(labels),
-        kernel=basics.kernel, os_image=basics.os_image, ready=basics.ready,
-        cordoned=basics.cordoned, gpu_present=L.label_true(labels, L.GPU_PRESENT),
-        labels=labels, deploy_labels=N.deploy_labels(labels),
-        driver_ownership=N.driver_ownership(labels),
-        driver_owner_cr=labels.get(L.DRIVER_OWNER) or None,
-        driver_outdated=driver_outdated(pods, inputs.driver_generations),
-        upgrade_state=labels.get(L.UPGRADE_STATE, ""),
-        upgrade_since=inputs.label_times.get(L.UPGRADE_STATE),
-        upgrade_skip=L.label_true(labels, L.UPGRADE_SKIP),
-        upgrade_annotations=N.upgrade_annotations(basics.annotations),
-        mig_capable=capable, mig_config=labels.get(L.MIG_CONFIG) or None,
-        mig_state=labels.get(L.MIG_CONFIG_STATE) or None,
-        mig_strategy=labels.get(L.MIG_STRATEGY) or None,
-        mig_since=inputs.label_times.get(L.MIG_CONFIG_STATE)
+    return {
+        "name": basics.name, "pool": N.pool_of(labels), "product": labels.get(L.GPU_PRODUCT, ""),
+        "gpu_count": _gpu_count(labels),
+        "resources": basics.resources, "driver_version": N.driver_version(labels),
+        "kernel": basics.kernel, "os_image": basics.os_image, "ready": basics.ready,
+        "cordoned": basics.cordoned, "gpu_present": L.label_true(labels, L.GPU_PRESENT),
+        "labels": labels, "deploy_labels": N.deploy_labels(labels),
+        "driver_ownership": N.driver_ownership(labels),
+        "driver_owner_cr": labels.get(L.DRIVER_OWNER) or None,
+        "driver_outdated": driver_outdated(pods, inputs.driver_generations),
+        "upgrade_state": labels.get(L.UPGRADE_STATE, ""),
+        "upgrade_since": inputs.label_times.get(L.UPGRADE_STATE),
+        "upgrade_skip": L.label_true(labels, L.UPGRADE_SKIP),
+        "upgrade_annotations": N.upgrade_annotations(basics.annotations),
+        "mig_capable": capable, "mig_config": labels.get(L.MIG_CONFIG) or None,
+        "mig_state": labels.get(L.MIG_CONFIG_STATE) or None,
+        "mig_strategy": labels.get(L.MIG_STRATEGY) or None,
+        "mig_since": inputs.label_times.get(L.MIG_CONFIG_STATE)
         or inputs.label_times.get(L.MIG_CONFIG),
-        sharing_strategy=strategy, sharing_replicas=replicas,
-        device_plugin_config=labels.get(L.DEVICE_PLUGIN_CONFIG) or None,
-        gpu_pods=N.gpu_pods(pods), created=basics.created,
-        join_to_allocatable_seconds=join_to_allocatable(
+        "sharing_strategy": strategy, "sharing_replicas": replicas,
+        "device_plugin_config": labels.get(L.DEVICE_PLUGIN_CONFIG) or None,
+        "gpu_pods": N.gpu_pods(pods), "created": basics.created,
+        "join_to_allocatable_seconds": join_to_allocatable(
             basics.created, pods, basics.resources.allocatable),
-        pipeline=build_pipeline(labels, pods, policy_present=inputs.policy_present,
+        "pipeline": build_pipeline(labels, pods, policy_present=inputs.policy_present,
                                 disabled=inputs.disabled, with_daemonset=inputs.with_daemonset,
-                                mig_capable=capable))
+                                mig_capable=capable)}
 
 
 def build_node(inputs: NodeInputs, thresholds: ThresholdsLike,
@@ -99,7 +103,8 @@ def build_node(inputs: NodeInputs, thresholds: ThresholdsLike,
     """The node's view and the next time a threshold may change its findings (or None)."""
     pods = [read_pod(pod) for pod in inputs.pods]
     basics = N.read_basics(inputs.node)
-    view = _base_view(inputs, basics, pods)
+    fields = _base_fields(inputs, basics, pods)
+    view = NodeView(**fields)
     ctx = NodeContext(node=view, pods=pods, thresholds=thresholds, now=now,
                       label_times=MappingProxyType(dict(inputs.label_times)),
                       policy=inputs.upgrade_policy, event=inputs.event,
@@ -108,4 +113,4 @@ def build_node(inputs: NodeInputs, thresholds: ThresholdsLike,
     findings = tuple(node_findings(ctx))
     worst = findings[0].severity if findings else None
     recheck = min(ctx.deadlines) if ctx.deadlines else None
-    return replace(view, findings=findings, worst=worst), recheck
+    return NodeView(**fields, findings=findings, worst=worst), recheck

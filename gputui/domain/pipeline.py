@@ -15,6 +15,9 @@ from gputui.domain.model import NodePipeline, PipelineStage, StageStatus, SubSta
 from gputui.domain.operands import OPERANDS, Operand, operand_for_labels
 from gputui.domain.pods import ContainerInfo, PodInfo
 
+#: operands expected for reasons other than a deploy label (see :func:`_expected`)
+_SPECIAL = frozenset({"mps-control-daemon", "mig-manager"})
+
 
 def _restarts(count: int) -> str:
     return f"{count} restart" + ("" if count == 1 else "s")
@@ -148,6 +151,8 @@ def build_pipeline(labels: Mapping[str, str], pods: Sequence[PodInfo], *,
     for operand in OPERANDS:
         value = labels.get(operand.deploy) or None
         pod = _pick(grouped.get(operand.name, []))
+        if value is None and pod is None and not operand.core and operand.name not in _SPECIAL:
+            continue  # nothing asks for it and nothing runs: no stage (most of the catalogue)
         fixed = _label_stage(operand, value, operands_off, disabled)
         expected = _expected(operand, value, policy_present, with_daemonset, mig_capable,
                              mps_capable)

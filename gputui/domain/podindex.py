@@ -95,22 +95,25 @@ class PodIndex:
 
         ``changed_nodes`` is the caller's word on which nodes' pods changed (see
         :func:`pod_node_name`): only the pods last seen on those nodes, and the pods without
-        ``spec.nodeName``, are compared (by identity: a watch replaces the dict of a pod that changed).
-        When the pod count then does not add up, a pod was added somewhere, and every pod is
-        compared. None starts over.
+        ``spec.nodeName``, are compared (by identity: a watch replaces the dict of a pod that
+        changed). When the pod count then does not add up, a pod was added somewhere, and
+        every pod is compared. None starts over.
         """
+        touched: set[str] = set()
         if changed_nodes is None:
             self._reset()
-        touched: set[str] = set()
+            for key, pod in pods.items():
+                self._add(key, pod, touched)
+            return touched
         check = set(self._unplaced)
         for node in changed_nodes or ():
             check.update(self._by_node.get(node, ()))
         for key in check:
-            pod = pods.get(key)
-            if pod is not self._pods[key]:
+            now = pods.get(key)
+            if now is not self._pods[key]:
                 self._drop(key, touched)
-                if pod is not None:
-                    self._add(key, pod, touched)
+                if now is not None:
+                    self._add(key, now, touched)
         if len(pods) != len(self._pods):
             self._rescan(pods, touched)
         return touched

@@ -101,6 +101,9 @@ class PodInfo:
         return None
 
 
+_parse_time = kube.parse_time
+
+
 def _as_dict(value: Any) -> JsonDict:
     """``value`` as a dict (the object itself when it is one), ``{}`` when not a mapping.
 
@@ -146,15 +149,18 @@ def _container(spec_name: str, status: JsonDict | None, init: bool) -> Container
         message if type(message) is str else str(message),
         int(exit_code) if isinstance(exit_code, int) else None,
         restarts if type(restarts) is int else kube.to_int(restarts),
-        bool(status.get("ready")), kube.parse_time(detail.get("startedAt")),
-        kube.parse_time(detail.get("finishedAt")))
+        bool(status.get("ready")), _parse_time(detail.get("startedAt")),
+        _parse_time(detail.get("finishedAt")))
 
 
 def _containers(spec: JsonDict, status: JsonDict, init: bool) -> tuple[ContainerInfo, ...]:
     spec_key, status_key = (("initContainers", "initContainerStatuses") if init
                             else ("containers", "containerStatuses"))
-    statuses = {str(s.get("name")): s for s in _dict_list(status.get(status_key))}
-    names = [str(c.get("name", "")) for c in _dict_list(spec.get(spec_key))]
+    listed, seen = spec.get(spec_key), status.get(status_key)
+    if not listed and not seen:
+        return ()
+    statuses = {str(s.get("name")): s for s in _dict_list(seen)}
+    names = [str(c.get("name", "")) for c in _dict_list(listed)]
     for name in statuses:
         if name not in names:
             names.append(name)
@@ -232,6 +238,6 @@ def read_pod(pod: Mapping[str, Any]) -> PodInfo:
         str(spec.get("nodeName") or ""), phase, kube.str_map(_as_dict(meta.get("labels"))),
         _kubectl_status(phase, deleting, inits, mains),
         phase == "Running" and bool(mains) and all(c.ready for c in mains), restarts,
-        kube.parse_time(status.get("startTime")), kube.parse_time(meta.get("creationTimestamp")),
+        _parse_time(status.get("startTime")), _parse_time(meta.get("creationTimestamp")),
         deleting, inits, mains, _gpu_requests(spec), str(owner.get("kind", "")),
         str(owner.get("name", "")), _unschedulable(status))
