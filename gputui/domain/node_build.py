@@ -9,12 +9,15 @@ from typing import Any
 
 from gputui.domain import labels as L
 from gputui.domain import nodes as N
+from gputui.domain.fastinit import maker
 from gputui.domain.findings import NodeContext, node_findings
 from gputui.domain.inputs import JsonDict
 from gputui.domain.model import NodeView, UpgradeEvent, UpgradePolicy
 from gputui.domain.pipeline import build_pipeline
 from gputui.domain.pods import PodInfo, read_pod
 from gputui.domain.thresholds import ThresholdsLike
+
+_node_view = maker(NodeView)
 
 
 @dataclass(frozen=True, slots=True)
@@ -104,7 +107,7 @@ def build_node(inputs: NodeInputs, thresholds: ThresholdsLike,
     pods = [read_pod(pod) for pod in inputs.pods]
     basics = N.read_basics(inputs.node)
     fields = _base_fields(inputs, basics, pods)
-    view = NodeView(**fields)
+    view = _node_view(**fields)
     ctx = NodeContext(node=view, pods=pods, thresholds=thresholds, now=now,
                       label_times=MappingProxyType(dict(inputs.label_times)),
                       policy=inputs.upgrade_policy, event=inputs.event,
@@ -113,4 +116,4 @@ def build_node(inputs: NodeInputs, thresholds: ThresholdsLike,
     findings = tuple(node_findings(ctx))
     worst = findings[0].severity if findings else None
     recheck = min(ctx.deadlines) if ctx.deadlines else None
-    return NodeView(**fields, findings=findings, worst=worst), recheck
+    return _node_view(**fields, findings=findings, worst=worst), recheck

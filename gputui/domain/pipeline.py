@@ -10,10 +10,14 @@ from __future__ import annotations
 
 from collections.abc import Collection, Mapping, Sequence
 
+from gputui.domain.fastinit import maker
 from gputui.domain.labels import DEPLOY_OPERANDS, MPS_CAPABLE, is_paused, label_true
 from gputui.domain.model import NodePipeline, PipelineStage, StageStatus, SubStage
 from gputui.domain.operands import OPERANDS, Operand, operand_for_labels
 from gputui.domain.pods import ContainerInfo, PodInfo
+
+_substage = maker(SubStage)
+_stage = maker(PipelineStage)
 
 #: operands expected for reasons other than a deploy label (see :func:`_expected`)
 _SPECIAL = frozenset({"mps-control-daemon", "mig-manager"})
@@ -26,14 +30,14 @@ def _restarts(count: int) -> str:
 def substage(container: ContainerInfo, reached: bool) -> SubStage:
     """An init container as a sub-stage; ``absent`` means not reached yet."""
     if container.done:
-        return SubStage(container.name, StageStatus.READY, "", container.restarts)
+        return _substage(container.name, StageStatus.READY, "", container.restarts)
     if container.failing:
         reason = container.reason or "Error"
-        return SubStage(container.name, StageStatus.FAILED,
+        return _substage(container.name, StageStatus.FAILED,
                         f"{reason}, {_restarts(container.restarts)}", container.restarts)
     if reached:
-        return SubStage(container.name, StageStatus.PROGRESSING, "running", container.restarts)
-    return SubStage(container.name, StageStatus.ABSENT, "not started", container.restarts)
+        return _substage(container.name, StageStatus.PROGRESSING, "running", container.restarts)
+    return _substage(container.name, StageStatus.ABSENT, "not started", container.restarts)
 
 
 def _substages(pod: PodInfo) -> tuple[SubStage, ...]:
@@ -75,7 +79,7 @@ def _pod_status(pod: PodInfo) -> tuple[StageStatus, str, str | None]:
 def stage_from_pod(operand: str, pod: PodInfo, deploy_label: str | None) -> PipelineStage:
     """The stage of ``operand`` given its pod on the node."""
     status, detail, container = _pod_status(pod)
-    return PipelineStage(
+    return _stage(
         operand=operand, status=status, detail=detail, pod=pod.name, namespace=pod.namespace,
         restarts=pod.restarts, container=container, reason=pod.status,
         since=pod.start_time or pod.created, substages=_substages(pod),

@@ -12,6 +12,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from gputui.domain import kube
+from gputui.domain.fastinit import maker
 from gputui.domain.inputs import JsonDict
 from gputui.domain.labels import is_gpu_resource
 
@@ -102,6 +103,8 @@ class PodInfo:
 
 
 _parse_time = kube.parse_time
+_container_info = maker(ContainerInfo)
+_pod_info = maker(PodInfo)
 
 
 def _as_dict(value: Any) -> JsonDict:
@@ -126,7 +129,7 @@ def _dict_list(value: Any) -> list[JsonDict]:
 
 def _container(spec_name: str, status: JsonDict | None, init: bool) -> ContainerInfo:
     if not status:
-        return ContainerInfo(spec_name, init, "unknown")
+        return _container_info(spec_name, init, "unknown")
     state = _as_dict(status.get("state"))
     last_state = status.get("lastState")
     last = _as_dict(_as_dict(last_state).get("terminated")) if last_state else {}
@@ -144,7 +147,7 @@ def _container(spec_name: str, status: JsonDict | None, init: bool) -> Container
     first, second = (last, detail) if kind == "waiting" else (detail, last)
     message = first.get("message") or second.get("message") or ""
     restarts = status.get("restartCount")
-    return ContainerInfo(
+    return _container_info(
         spec_name, init, kind, str(detail.get("reason", "")),
         message if type(message) is str else str(message),
         int(exit_code) if isinstance(exit_code, int) else None,
@@ -233,7 +236,7 @@ def read_pod(pod: Mapping[str, Any]) -> PodInfo:
         restarts += container.restarts
     for container in mains:
         restarts += container.restarts
-    return PodInfo(
+    return _pod_info(
         str(meta.get("name", "")), str(meta.get("namespace", "")),
         str(spec.get("nodeName") or ""), phase, kube.str_map(_as_dict(meta.get("labels"))),
         _kubectl_status(phase, deleting, inits, mains),

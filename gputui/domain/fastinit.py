@@ -1,0 +1,45 @@
+"""Fast constructors for the frozen, slotted dataclasses made by the thousand per build.
+
+A frozen dataclass's generated ``__init__`` sets each field through
+``object.__setattr__`` looked up at call time; for the ~150,000 container and pod records of
+a 5,000-node first snapshot that costs a tenth of the build. :func:`maker` generates the same
+constructor (same parameters, same defaults, same object) that sets the slots through their
+descriptors bound once, about twice as fast. It is how ``dataclasses`` itself builds
+``__init__`` (generated source), minus the per-call lookups; no ``__post_init__`` or
+validation is skipped because these classes have none (checked).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import MISSING, fields, is_dataclass
+from typing import Any, TypeVar
+
+T = TypeVar("T")
+
+
+def maker(cls: type[T]) -> Callable[..., T]:
+    """A constructor for ``cls`` (a frozen, slotted dataclass without ``__post_init__``)
+    taking the same arguments as ``cls(...)``."""
+    if not is_dataclass(cls) or not hasattr(cls, "__slots__") or hasattr(cls, "__post_init__"):
+        raise TypeError(f"{cls.__name__} is not a slotted dataclass without __post_init__")
+    namespace: dict[str, Any] = {"_new": object.__new__, "_cls": cls, "_missing": MISSING}
+    params, body = [], []
+    for index, spec in enumerate(fields(cls)):
+        namespace[f"_set{index}"] = getattr(cls, spec.name).__set__
+        if spec.default is not MISSING:
+            namespace[f"_default{index}"] = spec.default
+            params.append(f"{spec.name}=_default{index}")
+        elif spec.default_factory is not MISSING:
+            namespace[f"_factory{index}"] = spec.default_factory
+            params.append(f"{spec.name}=_missing")
+            body.append(f"    if {spec.name} is _missing: {spec.name} = _factory{index}()")
+        else:
+            params.append(spec.name)
+        body.append(f"    _set{index}(self, {spec.name})")
+    source = (f"def make({', '.join(params)}):\n    self = _new(_cls)\n" + "\n".join(body)
+              + "\n    return self\n")
+    exec(source, namespace)  # noqa: S102 - generated from the class's own field names
+    made: Callable[..., T] = namespace["make"]
+    made.__doc__ = f"Make a {cls.__name__} (fast path of its generated __init__)."
+    return made
