@@ -13,6 +13,7 @@ from typing import Any
 
 from gputui.domain import kube
 from gputui.domain import labels as L
+from gputui.domain.fastinit import maker
 from gputui.domain.model import (
     DeployLabel,
     DriverOwnership,
@@ -22,6 +23,8 @@ from gputui.domain.model import (
 )
 from gputui.domain.pods import PodInfo
 from gputui.domain.sharing import sharing_of
+
+_deploy_label = maker(DeployLabel)
 
 
 @dataclass(frozen=True, slots=True)
@@ -85,9 +88,9 @@ def driver_version(labels: Mapping[str, str]) -> str:
 
 def deploy_labels(labels: Mapping[str, str]) -> tuple[DeployLabel, ...]:
     """Every ``nvidia.com/gpu.deploy.*`` label, sorted, with its paused flag."""
-    prefix = L.DEPLOY_PREFIX
+    prefix, cut, paused = L.DEPLOY_PREFIX, len(L.DEPLOY_PREFIX), L.PAUSED_VALUES
     keys = sorted([key for key in labels if key.startswith(prefix)])
-    return tuple([DeployLabel(key[len(prefix):], labels[key], L.is_paused(labels[key]))
+    return tuple([_deploy_label(key[cut:], labels[key], labels[key].endswith(paused))
                   for key in keys])
 
 

@@ -103,6 +103,7 @@ class PodInfo:
 
 
 _parse_time = kube.parse_time
+_NONE: JsonDict = {}  # read only: the absent lastState
 _container_info = maker(ContainerInfo)
 _pod_info = maker(PodInfo)
 
@@ -130,9 +131,11 @@ def _dict_list(value: Any) -> list[JsonDict]:
 def _container(spec_name: str, status: JsonDict | None, init: bool) -> ContainerInfo:
     if not status:
         return _container_info(spec_name, init, "unknown")
-    state = _as_dict(status.get("state"))
+    state = status.get("state")
+    if type(state) is not dict:
+        state = _as_dict(state)
     last_state = status.get("lastState")
-    last = _as_dict(_as_dict(last_state).get("terminated")) if last_state else {}
+    last = _as_dict(_as_dict(last_state).get("terminated")) if last_state else _NONE
     if "waiting" in state:
         kind = "waiting"
     elif "running" in state:
@@ -141,7 +144,9 @@ def _container(spec_name: str, status: JsonDict | None, init: bool) -> Container
         kind = "terminated"
     else:
         kind = "unknown"
-    detail = _as_dict(state.get(kind))
+    detail = state.get(kind)
+    if type(detail) is not dict:
+        detail = _as_dict(detail)
     exit_code = detail.get("exitCode") if kind == "terminated" else last.get("exitCode")
     # while waiting (CrashLoopBackOff) the useful text is the last run's termination message
     first, second = (last, detail) if kind == "waiting" else (detail, last)
