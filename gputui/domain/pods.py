@@ -167,11 +167,16 @@ def _containers(spec: JsonDict, status: JsonDict, init: bool) -> tuple[Container
     listed, seen = spec.get(spec_key), status.get(status_key)
     if not listed and not seen:
         return ()
-    statuses = {str(s.get("name")): s for s in _dict_list(seen)}
+    statuses: dict[str, JsonDict] = {}
+    if isinstance(seen, list):
+        for entry in seen:
+            if isinstance(entry, dict):
+                name = entry.get("name")
+                statuses[name if type(name) is str else str(name)] = entry
     names = [str(c.get("name", "")) for c in _dict_list(listed)]
-    for name in statuses:
-        if name not in names:
-            names.append(name)
+    extra = statuses.keys() - names  # statuses of containers the spec does not list
+    if extra:
+        names += [name for name in statuses if name in extra]
     return tuple([_container(name, statuses.get(name), init) for name in names])
 
 
