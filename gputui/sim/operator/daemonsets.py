@@ -159,6 +159,8 @@ def pod_gone(w: World, node: NodeRun, run: PodRun) -> None:
         node.markers.discard("toolkit-installed")
     elif run.operand == "validator":  # preStop removes /run/nvidia/validations/*-ready
         node.markers.difference_update({"driver-ready", "toolkit-ready", "cuda-ready", "plugin-ready"})
+        if run.child and w.store.get("pods", run.child, w.ns) is not None:
+            w.store.delete("pods", run.child, w.ns)  # garbage-collected with its owner
     w.mark(node.name, "ds", "policy")
 
 

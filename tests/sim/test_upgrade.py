@@ -1,0 +1,155 @@
+"""Driver upgrades: states in order, within maxParallelUpgrades/maxUnavailable, jobs waited for."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+from gputui.sim.store import WatchEvent
+from tests.sim.conftest import Sim
+
+STATE = "nvidia.com/gpu-driver-upgrade-state"
+ORDER = ["upgrade-required", "cordon-required", "wait-for-jobs-required", "pod-deletion-required",
+         "pod-restart-required", "validation-required", "uncordon-required", "upgrade-done"]
+IDLE = {"", "upgrade-done", "upgrade-required"}
+SCENARIO = """summary: six nodes, two at a time, one trainer to wait for
+clusterPolicy:
+  spec:
+    driver:
+      upgradePolicy:
+        autoUpgrade: true
+        maxParallelUpgrades: 2
+        maxUnavailable: 3
+        waitForCompletion: {podSelector: app=trainer}
+nodePools:
+  - {name: h100, prefix: gke-test-h100-pool-1a2b, count: 6, gpu: H100-80GB, gpusPerNode: 8}
+workloads:
+  - {name: trainer, namespace: ml, pool: h100, count: 1, gpus: 8, labels: {app: trainer},
+     runSeconds: 40m}
+timeline:  # late enough for the test's recorder to be in place (kubernetes import is slow)
+  - {at: 10m, action: driver-version, version: 580.82.07}
+"""
+
+
+class Recorder:
+    """Node upgrade states, cordons and trainer phases, checked at every change."""
+
+    def __init__(self, sim: Sim):
+        self.states: dict[str, str] = {}
+        self.cordoned: dict[str, bool] = {}
+        self.history: dict[str, list[str]] = {}
+        self.log: list[tuple[str, str, str]] = []
+        self.max_in_progress = 0
+        self.max_unavailable = 0
+        for node in sim.cluster.store.list("nodes", label_selector="nvidia.com/gpu.present=true")[0]:
+            self._node(node)
+        sim.cluster.store.watch("nodes", lambda e: self._node(e.obj))
+        sim.cluster.store.watch("pods", self._pod)
+
+    def _node(self, obj: dict[str, Any]) -> None:
+        name = obj["metadata"]["name"]
+        if (obj["metadata"].get("labels") or {}).get("nvidia.com/gpu.present") != "true":
+            return
+        state = obj["metadata"]["labels"].get(STATE, "")
+        if self.states.get(name) != state:
+            self.history.setdefault(name, []).append(state)
+            self.log.append(("node", name, state))
+        self.states[name] = state
+        self.cordoned[name] = bool(obj["spec"].get("unschedulable"))
+        in_progress = sum(1 for s in self.states.values() if s not in IDLE)
+        self.max_in_progress = max(self.max_in_progress, in_progress)
+        self.max_unavailable = max(self.max_unavailable, sum(self.cordoned.values()))
+
+    def _pod(self, event: WatchEvent) -> None:
+        labels = event.obj["metadata"].get("labels") or {}
+        if labels.get("app") == "trainer":
+            self.log.append(("trainer", event.obj["spec"].get("nodeName") or "",
+                             "Deleted" if event.type == "DELETED" else event.obj["status"].get("phase", "")))
+
+
+def test_upgrade_walks_states_in_order_within_limits(start_sim: Any, tmp_path: Path) -> None:
+    path = tmp_path / "upgrade.yaml"
+    path.write_text(SCENARIO)
+    sim = start_sim(str(path), speed=300)
+    rec = Recorder(sim)
+    trainer = sim.wait_for(lambda: [p for p in sim.core.list_namespaced_pod("ml").items
+                                    if p.spec.node_name], 60, "trainer scheduled")[0]
+    trainer_node = trainer.spec.node_name
+
+    def all_done() -> bool:
+        nodes = sim.core.list_node(label_selector="nvidia.com/gpu.present=true").items
+        return all(n.metadata.labels.get(STATE) == "upgrade-done" and not n.spec.unschedulable
+                   and rec.history.get(n.metadata.name, [""])[-1] == "upgrade-done"
+                   and len(rec.history.get(n.metadata.name, [])) > 2 for n in nodes)
+
+    sim.wait_for(all_done, 6 * 3600, "every node upgraded")
+    assert rec.max_in_progress <= 2 and rec.max_unavailable <= 3
+    for node, states in rec.history.items():
+        walked = [s for s in states if s in ORDER]
+        start = walked.index("upgrade-required")
+        assert walked[start:] == ORDER, (node, states)
+    # the trainer's node waited in wait-for-jobs-required until the job finished
+    entries = [e for e in rec.log if e[1] == trainer_node]
+    waiting = entries.index(("node", trainer_node, "wait-for-jobs-required"))
+    leaving = entries.index(("node", trainer_node, "pod-deletion-required"))
+    assert ("trainer", trainer_node, "Succeeded") in entries[waiting:leaving]
+    assert ("trainer", trainer_node, "Deleted") not in entries
+
+
+def test_upgrade_uses_new_revision_and_reports_events(start_sim: Any, tmp_path: Path) -> None:
+    path = tmp_path / "upgrade.yaml"
+    path.write_text(SCENARIO.replace("runSeconds: 40m", "runSeconds: 11m"))
+    sim = start_sim(str(path), speed=300)
+    revisions = lambda: sim.apps.list_namespaced_controller_revision(  # noqa: E731
+        "gpu-operator", label_selector="app=nvidia-driver-daemonset").items
+    sim.wait_for(lambda: len(revisions()) == 2, 1200, "new driver revision")
+    newest = max(revisions(), key=lambda r: r.revision).metadata.labels["controller-revision-hash"]
+
+    def converged() -> bool:
+        pods = sim.core.list_namespaced_pod("gpu-operator", label_selector="app=nvidia-driver-daemonset").items
+        return len(pods) == 6 and all(p.metadata.labels["controller-revision-hash"] == newest
+                                      and p.status.phase == "Running" for p in pods) and all(
+            n.metadata.labels.get(STATE) == "upgrade-done"
+            for n in sim.core.list_node(label_selector="nvidia.com/gpu.present=true").items)
+
+    sim.wait_for(converged, 6 * 3600, "driver pods on the new revision")
+    pod = sim.core.list_namespaced_pod("gpu-operator", label_selector="app=nvidia-driver-daemonset").items[0]
+    assert pod.spec.containers[0].image.endswith(":580.82.07-ubuntu22.04")
+    events = sim.core.list_namespaced_event("default").items
+    upgrade = [e for e in events if e.reason == "GPUDriverUpgrade"]
+    assert upgrade and all(e.involved_object.kind == "Node" for e in upgrade)
+    assert any(e.message == "Successfully updated node state label to cordon-required" for e in upgrade)
+    policy = sim.custom.get_cluster_custom_object("nvidia.com", "v1", "clusterpolicies", "cluster-policy")
+    assert policy["status"]["state"] == "ready"
+
+
+FAILING = """summary: the second node's new driver never builds
+clusterPolicy:
+  spec:
+    driver:
+      upgradePolicy: {autoUpgrade: true, maxParallelUpgrades: 1, maxUnavailable: 50%}
+nodePools:
+  - {name: h100, prefix: gke-test-h100-pool-1a2b, count: 3, gpu: H100-80GB, gpusPerNode: 8}
+timeline:
+  - {at: 5s, action: crashloop, node: h100/0, reason: kernel-headers, nextStart: true}
+  - {at: 10m, action: driver-version, version: 580.82.07}
+"""
+
+
+def test_crash_looping_driver_fails_and_holds_the_only_slot(start_sim: Any, tmp_path: Path) -> None:
+    path = tmp_path / "failing.yaml"
+    path.write_text(FAILING)
+    sim = start_sim(str(path), speed=600)
+    broken = sim.node("h100/0")
+    state = lambda name: sim.core.read_node(name).metadata.labels.get(STATE)  # noqa: E731
+    sim.wait_for(lambda: state(broken) == "upgrade-failed", 3 * 3600, "upgrade-failed")
+    driver = [p for p in sim.core.list_namespaced_pod(
+        "gpu-operator", label_selector="app=nvidia-driver-daemonset").items if p.spec.node_name == broken][0]
+    assert driver.status.container_statuses[0].restart_count > 10
+    assert sim.core.read_node(broken).spec.unschedulable
+    others = [n for n in sim.operator.world.pool_members["h100"] if n != broken]
+    # a failed node keeps its slot: with maxParallelUpgrades 1 nothing else starts
+    assert {state(n) for n in others} <= {"upgrade-required", "upgrade-done"}
+    # retry by relabelling: it goes back through the machine (and fails again)
+    sim.core.patch_node(broken, {"metadata": {"labels": {STATE: "upgrade-required"}}})
+    sim.wait_for(lambda: state(broken) != "upgrade-required", 600, "retry picked up")
