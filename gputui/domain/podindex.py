@@ -21,6 +21,8 @@ from gputui.domain.inputs import JsonDict
 PodKey = tuple[str, str]
 
 HOSTNAME_LABEL = "kubernetes.io/hostname"
+#: known pods passed at the end of the mapping before giving up on finding new ones there
+_TAIL = 256
 
 
 def _affinity_node(spec: Mapping[str, Any]) -> str | None:
@@ -119,7 +121,25 @@ class PodIndex:
         return touched
 
     def _rescan(self, pods: Mapping[PodKey, JsonDict], touched: set[str]) -> None:
-        """Compare every pod: the fallback when pods were added (or removed unannounced)."""
+        """Find pods added (or removed unannounced) since the last build.
+
+        New keys arrive last in the cache's dicts (a recreated operand pod, a new job), so
+        the newest keys are looked at first; only when the missing pods are not all among
+        them is every pod compared.
+        """
+        missing = len(pods) - len(self._pods)
+        if missing > 0 and isinstance(pods, dict):
+            known = 0
+            for key in reversed(pods):
+                if key in self._pods:
+                    known += 1
+                    if known > _TAIL:
+                        break
+                    continue
+                self._add(key, pods[key], touched)
+                missing -= 1
+                if not missing:
+                    return
         old = self._pods
         for key in [key for key, pod in pods.items() if old.get(key) is not pod]:
             self._drop(key, touched)

@@ -206,3 +206,24 @@ def test_shared_mig_config_change_reaches_unchanged_nodes() -> None:
     assert "no such config" not in failed.message
     assert snap.mig.nodes[f.NODE].available_configs == ("all-9g.99gb",)
     assert replace(snap, generated_at=first.generated_at) != first
+
+
+def test_pod_index_finds_added_pods_wherever_they_are() -> None:
+    from gputui.domain.podindex import PodIndex
+
+    def pod(name: str, node: str) -> Json:
+        return {"metadata": {"name": name, "namespace": "ns"}, "spec": {"nodeName": node}}
+
+    pods = {("ns", f"p{i}"): pod(f"p{i}", f"n{i % 50}") for i in range(1000)}
+    index = PodIndex()
+    assert len(index.update(pods, None)) == 50
+    at_end = {**pods, ("ns", "new"): pod("new", "n7")}
+    assert index.update(at_end, {"n7"}) == {"n7"}
+    assert "new" in [p["metadata"]["name"] for p in index.pods_of("n7")]
+    items = list(at_end.items())
+    in_middle = dict(items[:10] + [(("ns", "mid"), pod("mid", "n3"))] + items[10:])
+    assert index.update(in_middle, set()) == {"n3"}  # unannounced, still found by count
+    del in_middle[("ns", "p3")]
+    assert index.update(in_middle, {"n3"}) == {"n3"}
+    assert "p3" not in [p["metadata"]["name"] for p in index.pods_of("n3")]
+    assert index.update(in_middle, set()) == set()
