@@ -9,6 +9,7 @@ ClusterPolicy, the MIG ConfigMap, a rolling driver upgrade and a few sick nodes.
 * full build: a fresh builder, every node (the first snapshot, ``gputui check``);
 * one node changed: one node's labels and one of its pods replaced by newer versions, as a
   watch delivers them (``changed_nodes={that node}``);
+* one node, pod recreated: its driver pod deleted and a successor with a new name added;
 * nothing changed (``changed_nodes=set()``);
 * a full rebuild by a warm builder (``changed_nodes=None``, the periodic resync);
 
@@ -155,6 +156,24 @@ def one_node_changed(objects: ClusterObjects, name: str) -> ClusterObjects:
         server=objects.server)
 
 
+def pod_recreated(objects: ClusterObjects, name: str, round_: int) -> ClusterObjects:
+    """``objects`` with ``name``'s driver pod deleted and its successor (a new name) added
+    last, as a DaemonSet recreating the pod shows up in the cache."""
+    key = next(k for k, p in objects.pods.items()
+               if p["spec"].get("nodeName") == name and k[1].startswith("nvidia-driver"))
+    pod = copy.deepcopy(objects.pods[key])
+    pod["metadata"]["name"] = f"nvidia-driver-daemonset-r{round_}"
+    pod["metadata"]["resourceVersion"] = str(10**8 + round_)
+    pods = {k: p for k, p in objects.pods.items() if k != key}
+    pods[(key[0], pod["metadata"]["name"])] = pod
+    return ClusterObjects(
+        nodes=objects.nodes, pods=pods, daemonsets=objects.daemonsets,
+        cluster_policies=objects.cluster_policies, configmaps=objects.configmaps,
+        events=objects.events, label_times=objects.label_times,
+        operator_namespace=objects.operator_namespace, context=objects.context,
+        server=objects.server)
+
+
 def median_ms(run: Callable[[], object], rounds: int) -> tuple[float, float, list[float]]:
     """Median wall and CPU milliseconds of ``run``, and every wall timing.
 
@@ -208,6 +227,16 @@ def main() -> None:
         warm.build(last[0], NOW, changed_nodes={changed_name})
 
     _row("one node changed", median_ms(one_node, args.rounds))
+    chain = [last[0]]
+    for round_ in range(args.rounds):
+        chain.append(pod_recreated(chain[-1], changed_name, round_))
+    steps = iter(chain[1:])
+
+    def recreated() -> None:
+        last[0] = next(steps)
+        warm.build(last[0], NOW, changed_nodes={changed_name})
+
+    _row("one node, pod recreated", median_ms(recreated, args.rounds))
     _row("nothing changed", median_ms(
         lambda: warm.build(last[0], NOW, changed_nodes=set()), args.rounds))
     _row("full rebuild, warm builder (None)", median_ms(
