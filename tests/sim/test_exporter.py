@@ -1,0 +1,94 @@
+"""dcgm-exporter: valid Prometheus text with real labels, through the pod proxy and loopback."""
+
+from __future__ import annotations
+
+import json
+import socket
+import subprocess
+import urllib.request
+from typing import Any
+
+from tests.sim.conftest import Sim
+from tests.sim.promtext import parse
+
+LABELS = {"gpu", "UUID", "pci_bus_id", "device", "modelName", "Hostname", "DCGM_FI_DRIVER_VERSION"}
+DEFAULT_COUNTERS = {"DCGM_FI_DEV_SM_CLOCK", "DCGM_FI_DEV_MEM_CLOCK", "DCGM_FI_DEV_GPU_TEMP",
+                    "DCGM_FI_DEV_POWER_USAGE", "DCGM_FI_DEV_TOTAL_ENERGY_CONSUMPTION",
+                    "DCGM_FI_DEV_GPU_UTIL", "DCGM_FI_DEV_XID_ERRORS", "DCGM_FI_DEV_FB_FREE",
+                    "DCGM_FI_DEV_FB_USED", "DCGM_FI_PROF_GR_ENGINE_ACTIVE"}
+
+
+def free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return int(sock.getsockname()[1])
+
+
+def scrape_via_proxy(sim: Sim, node: str) -> str:
+    pods = sim.core.list_namespaced_pod("gpu-operator", label_selector="app=nvidia-dcgm-exporter",
+                                        field_selector=f"spec.nodeName={node}").items
+    return str(sim.core.connect_get_namespaced_pod_proxy_with_path(
+        f"{pods[0].metadata.name}:9400", "gpu-operator", "metrics"))
+
+
+def test_metrics_parse_with_real_labels_and_pod_mapping(start_sim: Any) -> None:
+    sim = start_sim("healthy", speed=20)
+    trainers = sim.core.list_namespaced_pod("ml-training", label_selector="app=trainer").items
+    node = trainers[0].spec.node_name
+    types, samples = parse(scrape_via_proxy(sim, node))
+    assert DEFAULT_COUNTERS <= set(types)
+    assert types["DCGM_FI_DEV_TOTAL_ENERGY_CONSUMPTION"] == "counter"
+    util = [s for s in samples if s.name == "DCGM_FI_DEV_GPU_UTIL"]
+    assert len(util) == 8 and all(LABELS <= set(s.labels) for s in util)
+    assert {s.labels["Hostname"] for s in util} == {node}
+    assert {s.labels["pod"] for s in util} == {trainers[0].metadata.name}
+    assert all(s.labels["namespace"] == "ml-training" and s.value > 50 for s in util)
+    assert all(s.labels["DCGM_FI_DRIVER_VERSION"] == "570.172.08" for s in util)
+    idle_node = [n for n in sim.operator.world.pool_members["a100"]][0]
+    idle = [s for s in parse(scrape_via_proxy(sim, idle_node))[1] if s.name == "DCGM_FI_DEV_GPU_UTIL"]
+    assert idle and all("pod" not in s.labels for s in idle if s.value == 0)
+
+
+def test_xid_79_is_reported_and_the_gpu_goes_idle(start_sim: Any) -> None:
+    sim = start_sim("healthy", speed=20, faults="xid:h100/0:3:79@1s,xid:h100/1:0:48@1s")
+    node = sim.node("h100/0")
+    sim.wait_for(lambda: "err_code=\"79\"" in scrape_via_proxy(sim, node), 120, "XID 79 exported")
+    _, samples = parse(scrape_via_proxy(sim, node))
+    xid = [s for s in samples if s.name == "DCGM_FI_DEV_XID_ERRORS" and s.labels["gpu"] == "3"][0]
+    assert xid.value == 79 and xid.labels["err_msg"] == "GPU has fallen off the bus"
+    util = [s for s in samples if s.name == "DCGM_FI_DEV_GPU_UTIL" and s.labels["gpu"] == "3"][0]
+    assert util.value == 0
+    # the device plugin marks the GPU unhealthy: allocatable drops below capacity
+    status = sim.core.read_node(node).status
+    assert status.capacity["nvidia.com/gpu"] == "8" and status.allocatable["nvidia.com/gpu"] == "7"
+    other = [s for s in parse(scrape_via_proxy(sim, sim.node("h100/1")))[1]
+             if s.name == "DCGM_FI_DEV_XID_ERRORS" and s.labels["gpu"] == "0"][0]
+    assert other.value == 48 and other.labels["err_msg"] == "Double Bit ECC Error"
+
+
+def test_promtool_parses_the_output(start_sim: Any) -> None:
+    sim = start_sim("healthy", speed=20, faults="xid:h100/0:3:79@0s")
+    text = scrape_via_proxy(sim, sim.node("h100/0"))
+    result = subprocess.run(["promtool", "check", "metrics"], input=text, capture_output=True,
+                            text=True, timeout=30)
+    # exit 3 = lint findings only (dcgm-exporter's real names are camelCase, counters lack _total)
+    assert result.returncode in (0, 3), result.stderr + result.stdout
+    output = result.stdout + result.stderr
+    assert "parsing error" not in output and "error while linting" not in output
+    for line in filter(None, output.splitlines()):
+        assert "camelCase" in line or "_total" in line or "should not include type" in line, line
+
+
+def test_loopback_exporters_and_service_discovery(start_sim: Any) -> None:
+    port = free_port()
+    sim = start_sim("time-slicing", speed=20, exporters_port=port)
+    targets = json.loads(urllib.request.urlopen(f"http://127.0.0.1:{port}/sd", timeout=10).read())
+    nodes = {t["labels"]["node"] for t in targets}
+    assert nodes == set(sim.operator.world.nodes)
+    path = targets[0]["labels"]["__metrics_path__"]
+    body = urllib.request.urlopen(f"http://127.0.0.1:{port}{path}", timeout=10).read().decode()
+    types, samples = parse(body)
+    assert "DCGM_FI_DEV_GPU_UTIL" in types and samples
+    health = urllib.request.urlopen(f"http://127.0.0.1:{port}/health/{targets[0]['labels']['node']}",
+                                    timeout=10)
+    assert health.status == 200
