@@ -9,6 +9,7 @@ before any UI starts, as one :class:`~gputui.sources.errors.SourceError` line.
 
 from __future__ import annotations
 
+import gc
 import time
 from collections.abc import Callable
 from dataclasses import replace
@@ -86,6 +87,7 @@ def _read_once(target: KubeTarget, settings: Settings, clock: Callable[[], float
     if notes is not None:
         notes.append(f"xids: {reading.origin}" + (f" ({reading.note})" if reading.note else ""))
     objects = replace(objects, xids=reading.xids)
+    gc.freeze()  # the objects live until exit: later collections need not walk them
     snapshot: ClusterSnapshot = SnapshotBuilder(settings.thresholds).build(objects, now)
     return snapshot
 

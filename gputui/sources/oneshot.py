@@ -7,7 +7,10 @@ so ``check`` and the TUI see the cluster through exactly the same reduction.
 
 from __future__ import annotations
 
+import gc
+from collections.abc import Iterator
 from concurrent.futures import ThreadPoolExecutor
+from contextlib import contextmanager
 
 from gputui.domain.inputs import ClusterObjects
 from gputui.sources.cache import ObjectCache
@@ -17,6 +20,26 @@ from gputui.sources.http import KubeHttp
 from gputui.sources.kubeconfig import KubeTarget
 from gputui.sources.reflector import list_feed
 from gputui.sources.resources import Feed, cluster_feeds, namespace_feeds, resource_of
+
+
+LIST_WORKERS = 2
+
+
+@contextmanager
+def gc_paused() -> Iterator[None]:
+    """No cyclic garbage collection while lists are decoded.
+
+    Decoding allocates millions of dicts that all stay alive (they are the cache), so
+    every collection pass is wasted work that grows with the heap: at 40,000 pods it
+    more than doubles the CPU time of a read. JSON has no reference cycles to collect.
+    """
+    enabled = gc.isenabled()
+    gc.disable()
+    try:
+        yield
+    finally:
+        if enabled:
+            gc.enable()
 
 
 def _read_feed(http: KubeHttp, feed: Feed, cache: ObjectCache) -> str | None:
@@ -50,9 +73,14 @@ def read_objects(target: KubeTarget, namespace: str | None = None,
     try:
         probe(client)
         found = discover_namespace(client, namespace)
-        feeds = cluster_feeds() + namespace_feeds(found)
+        # biggest first, two at a time: the operand pods stream in one connection while the
+        # rest follow in the other; more parallel lists would only add decoded pages in
+        # memory at once (the server serialises each list anyway)
+        feeds = sorted(cluster_feeds() + namespace_feeds(found),
+                       key=lambda feed: feed.name != "pods")
         cache = ObjectCache()
-        with ThreadPoolExecutor(max_workers=len(feeds), thread_name_prefix="gputui-list") as pool:
+        with gc_paused(), ThreadPoolExecutor(max_workers=LIST_WORKERS,
+                                             thread_name_prefix="gputui-list") as pool:
             results = list(pool.map(lambda feed: _read_feed(client, feed, cache), feeds))
         forbidden = {resource_of(name) for name in results if name}
         return cache.objects(operator_namespace=found, context=target.context,

@@ -73,13 +73,25 @@ def test_operator_pod_keeps_what_the_pipeline_reads() -> None:
                                            "state": {"waiting": {"reason": "CrashLoopBackOff"}}}]
     raw["metadata"]["ownerReferences"] = [{"apiVersion": "apps/v1", "kind": "DaemonSet",
                                            "name": "nvidia-driver-daemonset", "uid": "u"}]
-    raw["status"]["conditions"] = [{"type": "PodScheduled", "status": "True",
-                                    "lastProbeTime": None}]
+    raw["status"]["conditions"] = [{"type": "Ready", "status": "True"},
+                                   {"type": "PodScheduled", "status": "False",
+                                    "reason": "Unschedulable", "lastProbeTime": None}]
     reduced, _ = reduce_operator_pod(raw)
     assert reduced["spec"] == {"nodeName": "n1", "containers": [{"name": "main"}]}
     assert reduced["metadata"]["ownerReferences"] == [{"kind": "DaemonSet",
                                                        "name": "nvidia-driver-daemonset"}]
-    assert reduced["status"]["conditions"] == [{"type": "PodScheduled", "status": "True"}]
+    assert reduced["status"]["conditions"] == [{"type": "PodScheduled", "status": "False",
+                                                "reason": "Unschedulable"}]
     status = reduced["status"]["containerStatuses"][0]
     assert status["restartCount"] == 12 and "imageID" not in status
     assert reduced["metadata"]["labels"] == {"app": "nvidia-driver-daemonset"}
+
+
+def test_equal_parts_are_shared_between_pods() -> None:
+    """Pods of one DaemonSet revision share one labels dict and one container list."""
+    labels = {"app": "nvidia-dcgm-exporter", "controller-revision-hash": "7f9"}
+    first, _ = reduce_operator_pod(pod("gpu-operator", "a", "n1", labels=dict(labels)))
+    second, _ = reduce_operator_pod(pod("gpu-operator", "b", "n2", labels=dict(labels)))
+    assert first["metadata"]["labels"] is second["metadata"]["labels"]
+    assert first["spec"]["containers"] is second["spec"]["containers"]
+    assert first["spec"]["nodeName"] == "n1" and second["spec"]["nodeName"] == "n2"
