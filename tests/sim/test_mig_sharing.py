@@ -42,7 +42,7 @@ def test_mig_changes_move_state_labels_and_capacity(start_sim: Any, tmp_path: Pa
     sim = start_sim(str(path), speed=200)
     seen = _watch_labels(sim)
     bad, failing, good = sim.node("a100/0"), sim.node("a100/1"), sim.node("a100/2")
-    labels = lambda name: sim.core.read_node(name).metadata.labels  # noqa: E731
+    labels = lambda name: sim.core.read_node(name).metadata.labels
     sim.wait_for(lambda: labels(good).get("nvidia.com/mig.config") == "all-1g.10gb"
                  and labels(good).get(STATE) == "success", 1800, "MIG applied")
     sim.wait_for(lambda: labels(failing).get(STATE) == "failed", 600, "MIG failure")

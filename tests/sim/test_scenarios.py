@@ -16,8 +16,8 @@ SHIPPED = {"empty", "healthy", "node-join", "driver-crashloop", "validator-stuck
 def test_every_required_scenario_ships_with_a_summary() -> None:
     listed = dict(list_scenarios())
     assert SHIPPED <= set(listed)
-    for name in listed:
-        assert listed[name] and "\n" not in listed[name]
+    for name, summary in listed.items():
+        assert summary and "\n" not in summary
         assert load_scenario(name).name == name
 
 

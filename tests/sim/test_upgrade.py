@@ -100,7 +100,7 @@ def test_upgrade_uses_new_revision_and_reports_events(start_sim: Any, tmp_path: 
     path = tmp_path / "upgrade.yaml"
     path.write_text(SCENARIO.replace("runSeconds: 40m", "runSeconds: 11m"))
     sim = start_sim(str(path), speed=300)
-    revisions = lambda: sim.apps.list_namespaced_controller_revision(  # noqa: E731
+    revisions = lambda: sim.apps.list_namespaced_controller_revision(
         "gpu-operator", label_selector="app=nvidia-driver-daemonset").items
     sim.wait_for(lambda: len(revisions()) == 2, 1200, "new driver revision")
     newest = max(revisions(), key=lambda r: r.revision).metadata.labels["controller-revision-hash"]
@@ -141,10 +141,10 @@ def test_crash_looping_driver_fails_and_holds_the_only_slot(start_sim: Any, tmp_
     path.write_text(FAILING)
     sim = start_sim(str(path), speed=600)
     broken = sim.node("h100/0")
-    state = lambda name: sim.core.read_node(name).metadata.labels.get(STATE)  # noqa: E731
+    state = lambda name: sim.core.read_node(name).metadata.labels.get(STATE)
     sim.wait_for(lambda: state(broken) == "upgrade-failed", 3 * 3600, "upgrade-failed")
-    driver = [p for p in sim.core.list_namespaced_pod(
-        "gpu-operator", label_selector="app=nvidia-driver-daemonset").items if p.spec.node_name == broken][0]
+    driver = next(p for p in sim.core.list_namespaced_pod(
+        "gpu-operator", label_selector="app=nvidia-driver-daemonset").items if p.spec.node_name == broken)
     assert driver.status.container_statuses[0].restart_count > 10
     assert sim.core.read_node(broken).spec.unschedulable
     others = [n for n in sim.operator.world.pool_members["h100"] if n != broken]

@@ -141,7 +141,7 @@ class Operator:
         while True:
             try:
                 self._pass()
-            except Exception:  # noqa: BLE001 - a controller bug must not stop the cluster
+            except Exception:
                 log.exception("emulated operator pass failed")
             now = w.clock.now()
             nxt = self._due[0][0] if self._due else now + MAX_SLEEP

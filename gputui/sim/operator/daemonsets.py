@@ -11,7 +11,13 @@ from __future__ import annotations
 from typing import Any
 
 from gputui.sim.operator import keys as K
-from gputui.sim.operator.objects import controller_revision, daemonset, operand_pod, pod_template, revision_hash
+from gputui.sim.operator.objects import (
+    controller_revision,
+    daemonset,
+    operand_pod,
+    pod_template,
+    revision_hash,
+)
 from gputui.sim.operator.operands import OPERANDS, Operand
 from gputui.sim.operator.runtime import ContainerRun, NodeRun, PodRun
 from gputui.sim.operator.world import World
@@ -77,7 +83,7 @@ def reconcile(w: World) -> bool:
         elif w.revisions.get(op.key, ("", 0))[0] != rev_hash:
             number = w.revisions.get(op.key, ("", 0))[1] + 1
 
-            def change(obj: Obj) -> None:
+            def change(obj: Obj, template: Obj = template, number: int = number) -> None:
                 obj["spec"]["template"] = template
                 obj["metadata"]["annotations"]["deprecated.daemonset.template.generation"] = str(number)
             ds = w.store.mutate("daemonsets.apps", op.ds, w.ns, change, manager=K.M_OPERATOR)

@@ -81,22 +81,7 @@ def render(w: World, node_name: str, users: dict[int, Any]) -> str:
         if user is not None:
             labels.update(container=user.spec.name.split("-")[0], namespace=user.spec.namespace,
                           pod=user.name)
-        values = {
-            "DCGM_FI_DEV_SM_CLOCK": 1980 if busy else 345, "DCGM_FI_DEV_MEM_CLOCK": 2619,
-            "DCGM_FI_DEV_MEMORY_TEMP": 38 + (22 * util / 100), "DCGM_FI_DEV_GPU_TEMP": 31 + (40 * util / 100),
-            "DCGM_FI_DEV_POWER_USAGE": round(70 + (model.power_limit_w - 90) * util / 100 + 3 * wave, 3),
-            "DCGM_FI_DEV_TOTAL_ENERGY_CONSUMPTION": int(gpu.energy_mj), "DCGM_FI_DEV_PCIE_REPLAY_COUNTER": 0,
-            "DCGM_FI_DEV_GPU_UTIL": util, "DCGM_FI_DEV_MEM_COPY_UTIL": round(util * 0.45),
-            "DCGM_FI_DEV_ENC_UTIL": 0, "DCGM_FI_DEV_DEC_UTIL": 0, "DCGM_FI_DEV_XID_ERRORS": gpu.xid,
-            "DCGM_FI_DEV_FB_FREE": model.memory_mib - fb_used - 512, "DCGM_FI_DEV_FB_USED": fb_used,
-            "DCGM_FI_DEV_FB_RESERVED": 512, "DCGM_FI_DEV_NVLINK_BANDWIDTH_TOTAL": int(gpu.energy_mj / 7),
-            "DCGM_FI_DEV_VGPU_LICENSE_STATUS": 0, "DCGM_FI_DEV_UNCORRECTABLE_REMAPPED_ROWS": 0,
-            "DCGM_FI_DEV_CORRECTABLE_REMAPPED_ROWS": 0, "DCGM_FI_DEV_ROW_REMAP_FAILURE": 0,
-            "DCGM_FI_PROF_GR_ENGINE_ACTIVE": round(util / 100 * 0.97, 6),
-            "DCGM_FI_PROF_PIPE_TENSOR_ACTIVE": round(util / 100 * 0.61, 6),
-            "DCGM_FI_PROF_DRAM_ACTIVE": round(util / 100 * 0.48, 6),
-            "DCGM_FI_PROF_PCIE_TX_BYTES": int(util * 1.9e7), "DCGM_FI_PROF_PCIE_RX_BYTES": int(util * 3.1e7),
-        }
+        values = _values(gpu, model, util, fb_used, wave, busy)
         for name, value in values.items():
             series[name].append(_line(name, labels, value))
         if gpu.xid:
@@ -107,6 +92,27 @@ def render(w: World, node_name: str, users: dict[int, Any]) -> str:
         if series[name]:
             out += [f"# HELP {name} {help_}", f"# TYPE {name} {kind}"] + series[name]
     return "\n".join(out) + "\n"
+
+
+def _values(gpu: Any, model: Any, util: float, fb_used: int, wave: float,
+            busy: bool) -> dict[str, float]:
+    """One GPU's sample values: clocks, temperatures and power follow utilisation."""
+    return {
+        "DCGM_FI_DEV_SM_CLOCK": 1980 if busy else 345, "DCGM_FI_DEV_MEM_CLOCK": 2619,
+        "DCGM_FI_DEV_MEMORY_TEMP": 38 + (22 * util / 100), "DCGM_FI_DEV_GPU_TEMP": 31 + (40 * util / 100),
+        "DCGM_FI_DEV_POWER_USAGE": round(70 + (model.power_limit_w - 90) * util / 100 + 3 * wave, 3),
+        "DCGM_FI_DEV_TOTAL_ENERGY_CONSUMPTION": int(gpu.energy_mj), "DCGM_FI_DEV_PCIE_REPLAY_COUNTER": 0,
+        "DCGM_FI_DEV_GPU_UTIL": util, "DCGM_FI_DEV_MEM_COPY_UTIL": round(util * 0.45),
+        "DCGM_FI_DEV_ENC_UTIL": 0, "DCGM_FI_DEV_DEC_UTIL": 0, "DCGM_FI_DEV_XID_ERRORS": gpu.xid,
+        "DCGM_FI_DEV_FB_FREE": model.memory_mib - fb_used - 512, "DCGM_FI_DEV_FB_USED": fb_used,
+        "DCGM_FI_DEV_FB_RESERVED": 512, "DCGM_FI_DEV_NVLINK_BANDWIDTH_TOTAL": int(gpu.energy_mj / 7),
+        "DCGM_FI_DEV_VGPU_LICENSE_STATUS": 0, "DCGM_FI_DEV_UNCORRECTABLE_REMAPPED_ROWS": 0,
+        "DCGM_FI_DEV_CORRECTABLE_REMAPPED_ROWS": 0, "DCGM_FI_DEV_ROW_REMAP_FAILURE": 0,
+        "DCGM_FI_PROF_GR_ENGINE_ACTIVE": round(util / 100 * 0.97, 6),
+        "DCGM_FI_PROF_PIPE_TENSOR_ACTIVE": round(util / 100 * 0.61, 6),
+        "DCGM_FI_PROF_DRAM_ACTIVE": round(util / 100 * 0.48, 6),
+        "DCGM_FI_PROF_PCIE_TX_BYTES": int(util * 1.9e7), "DCGM_FI_PROF_PCIE_RX_BYTES": int(util * 3.1e7),
+    }
 
 
 def _line(name: str, labels: dict[str, str], value: float) -> str:
@@ -148,7 +154,8 @@ class Exporters:
 
     def respond(self, node: str, path: str) -> tuple[int, str, bytes]:
         path = path.split("?")[0]
-        pod = self.w.nodes.get(node) and self.w.nodes[node].pods.get("dcgm-exporter")
+        run = self.w.nodes.get(node)
+        pod = run.pods.get("dcgm-exporter") if run is not None else None
         if pod is None or not pod.ready:
             return 503, "text/plain", b"exporter not running\n"
         if path.rstrip("/") in ("/health", ""):

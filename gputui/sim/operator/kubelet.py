@@ -9,6 +9,7 @@ chain costs a few dozen writes spread over a couple of emulated minutes.
 from __future__ import annotations
 
 from collections.abc import Callable
+from typing import Any
 
 from gputui.sim.operator import keys as K
 from gputui.sim.operator.objects import pod_status
@@ -55,7 +56,7 @@ def step_generic(w: World, node: NodeRun, run: PodRun, c: ContainerRun, now: flo
 def _has_gpu_capacity(w: World, name: str) -> bool:
     obj = w.node_obj(name) or {}
     cap = (obj.get("status") or {}).get("capacity") or {}
-    return any((k.startswith(K.RESOURCE_GPU) or k.startswith(K.RESOURCE_MIG_PREFIX))
+    return any((k.startswith((K.RESOURCE_GPU, K.RESOURCE_MIG_PREFIX)))
                and int(v) >= 1 for k, v in cap.items())
 
 
@@ -119,6 +120,12 @@ def _one(w: World, node: NodeRun, run: PodRun, steps: dict[str, Step],
             run.phase = "Running"
             run.step_started = now
         return now
+    return _run_mains(w, node, run, main_steps, now)
+
+
+def _run_mains(w: World, node: NodeRun, run: PodRun, main_steps: dict[str, Step],
+               now: float) -> float | None:
+    """Start (or restart after back-off) the main containers and check their readiness."""
     wake: float | None = None
     for c in run.main:
         if c.started_at is None:
@@ -153,6 +160,6 @@ def write_pod(w: World, node: NodeRun, run: PodRun, now: float) -> None:
               (obj["spec"].get("initContainers") or []) + obj["spec"]["containers"]}
     status = pod_status(run, node, images, w.clock.rfc3339, now)
 
-    def change(pod: dict) -> None:
+    def change(pod: dict[str, Any]) -> None:
         pod["status"] = status
     w.store.mutate("pods", run.name, w.ns, change, manager=K.M_KUBELET)

@@ -13,6 +13,7 @@ from typing import Any
 from gputui.sim.operator import daemonsets, kubelet, mig, nodes, validatorpod
 from gputui.sim.operator import keys as K
 from gputui.sim.operator.hardware import model as gpu_model
+from gputui.sim.operator.operands import OPERANDS
 from gputui.sim.operator.runtime import NodeRun
 from gputui.sim.operator.sharing import node_sharing
 from gputui.sim.operator.steps import INIT_STEPS, MAIN_STEPS
@@ -123,7 +124,7 @@ def converge_pods(w: World, run: NodeRun, labels: dict[str, str], now: float) ->
         return
     run.markers.update({".driver-ctr-ready", "driver-ready", "toolkit-installed", "toolkit-ready",
                         "cuda-ready", "plugin-ready"})
-    for op in daemonsets.OPERANDS:
+    for op in OPERANDS:
         if op.key in w.templates and daemonsets._matches(labels, op.node_selector):
             daemonsets.create_pod(w, run, op, now, converged=True)
     if "mig-manager" in run.pods:

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import time
 from typing import Any
 
 from gputui.sim.operator import keys as K
@@ -159,21 +158,17 @@ def single_layout(run: NodeRun) -> str | None:
     return next(iter(profiles))
 
 
-def gfd_labels(run: NodeRun, strategy: str, sharing: Sharing, driver_version: str,
-               now: float) -> dict[str, str]:
-    """The labels GFD writes (§6.3) for the node's current hardware and sharing."""
+def _product(run: NodeRun, strategy: str) -> tuple[str, int, int, int | None, dict[str, str]]:
+    """(product, count, memory, replicas override, MIG attribute labels) under the strategy."""
     model = run.model
-    product, count, memory, replicas = model.product, run.gpu_count, model.memory_mib, sharing.replicas
-    extra: dict[str, str] = {}
     if strategy == "single" and (layout := single_layout(run)):
         if layout == "INVALID":
-            product, count, memory, replicas = f"{model.product}-MIG-INVALID", 0, 0, 0
-        else:
-            product = f"{model.product}-MIG-{layout}"
-            count = sum(mig_profiles_in_use(run).values())
-            memory = profile_memory_mib(model, layout)
-            extra["nvidia.com/gpu.slices.gi"] = layout.split("g")[0]
-    elif strategy == "mixed":
+            return f"{model.product}-MIG-INVALID", 0, 0, 0, {}
+        return (f"{model.product}-MIG-{layout}", sum(mig_profiles_in_use(run).values()),
+                profile_memory_mib(model, layout), None,
+                {"nvidia.com/gpu.slices.gi": layout.split("g")[0]})
+    extra: dict[str, str] = {}
+    if strategy == "mixed":
         for profile, total in mig_profiles_in_use(run).items():
             base = f"nvidia.com/mig-{profile}"
             extra.update({f"{base}.count": str(total), f"{base}.replicas": "1",
@@ -181,29 +176,42 @@ def gfd_labels(run: NodeRun, strategy: str, sharing: Sharing, driver_version: st
                           f"{base}.product": f"{model.product}-MIG-{profile}",
                           f"{base}.sharing-strategy": "none",
                           f"{base}.slices.gi": profile.split("g")[0]})
-    if sharing.strategy != "none" and not sharing.rename and product == model.product:
-        product += "-SHARED"
+    return model.product, run.gpu_count, model.memory_mib, None, extra
+
+
+def _cuda_labels(driver_version: str) -> dict[str, str]:
     major, minor, rev = (driver_version.split(".") + ["0", "0"])[:3]
     cuda = cuda_runtime_for(driver_version)
-    labels = {
-        K.GPU_PRODUCT: product, K.GPU_COUNT: str(count), K.GPU_MEMORY: str(memory),
-        K.GPU_REPLICAS: str(replicas), K.GPU_SHARING: sharing.strategy,
-        K.GPU_FAMILY: model.family, "nvidia.com/gpu.compute.major": str(model.compute[0]),
-        "nvidia.com/gpu.compute.minor": str(model.compute[1]), K.GPU_MACHINE: model.machine,
-        K.GPU_MODE: "compute",
+    c_major, c_minor = cuda.split(".")
+    return {
         "nvidia.com/cuda.driver-version.major": major, "nvidia.com/cuda.driver-version.minor": minor,
         "nvidia.com/cuda.driver-version.revision": rev,
         "nvidia.com/cuda.driver-version.full": driver_version,
-        "nvidia.com/cuda.runtime-version.major": cuda.split(".")[0],
-        "nvidia.com/cuda.runtime-version.minor": cuda.split(".")[1],
+        "nvidia.com/cuda.runtime-version.major": c_major,
+        "nvidia.com/cuda.runtime-version.minor": c_minor,
         "nvidia.com/cuda.runtime-version.full": cuda,
         "nvidia.com/cuda.driver.major": major, "nvidia.com/cuda.driver.minor": minor,
-        "nvidia.com/cuda.driver.rev": rev, "nvidia.com/cuda.runtime.major": cuda.split(".")[0],
-        "nvidia.com/cuda.runtime.minor": cuda.split(".")[1],
+        "nvidia.com/cuda.driver.rev": rev, "nvidia.com/cuda.runtime.major": c_major,
+        "nvidia.com/cuda.runtime.minor": c_minor,
+    }
+
+
+def gfd_labels(run: NodeRun, strategy: str, sharing: Sharing, driver_version: str,
+               now: float) -> dict[str, str]:
+    """The labels GFD writes (§6.3) for the node's current hardware and sharing."""
+    model = run.model
+    product, count, memory, replicas, extra = _product(run, strategy)
+    if sharing.strategy != "none" and not sharing.rename and product == model.product:
+        product += "-SHARED"
+    labels = {
+        K.GPU_PRODUCT: product, K.GPU_COUNT: str(count), K.GPU_MEMORY: str(memory),
+        K.GPU_REPLICAS: str(sharing.replicas if replicas is None else replicas),
+        K.GPU_SHARING: sharing.strategy,
+        K.GPU_FAMILY: model.family, "nvidia.com/gpu.compute.major": str(model.compute[0]),
+        "nvidia.com/gpu.compute.minor": str(model.compute[1]), K.GPU_MACHINE: model.machine,
+        K.GPU_MODE: "compute", **_cuda_labels(driver_version),
         K.MIG_CAPABLE: "true" if model.mig_capable else "false",
-        "nvidia.com/mps.capable": "false",
-        K.GFD_TIMESTAMP: str(int(now)),
-        **extra,
+        "nvidia.com/mps.capable": "false", K.GFD_TIMESTAMP: str(int(now)), **extra,
     }
     if strategy in ("single", "mixed"):
         labels[K.MIG_STRATEGY] = strategy
@@ -237,7 +245,5 @@ def device_resources(run: NodeRun, strategy: str, sharing: Sharing) -> tuple[dic
 
 
 def all_device_resources(resources: dict[str, Any]) -> list[str]:
-    return [r for r in resources if r.startswith(K.RESOURCE_GPU) or r.startswith(K.RESOURCE_MIG_PREFIX)]
+    return [r for r in resources if r.startswith((K.RESOURCE_GPU, K.RESOURCE_MIG_PREFIX))]
 
-
-_ = time

@@ -6,7 +6,7 @@ from typing import Any
 
 from gputui.sim.operator import keys as K
 from gputui.sim.operator.operands import OPERANDS
-from gputui.sim.operator.world import World, deep_merge, DEFAULT_POLICY_SPEC
+from gputui.sim.operator.world import DEFAULT_POLICY_SPEC, World, deep_merge
 
 Obj = dict[str, Any]
 
@@ -30,8 +30,9 @@ def ds_ready(ds: Obj) -> bool:
     if st.get("numberUnavailable", 0) != 0:
         return False
     if (ds["spec"].get("updateStrategy") or {}).get("type") == "OnDelete":
-        return st.get("updatedNumberScheduled", 0) == desired and st.get("numberReady", 0) == desired
-    return (st.get("observedGeneration", 0) >= ds["metadata"].get("generation", 1)
+        return bool(st.get("updatedNumberScheduled", 0) == desired
+                    and st.get("numberReady", 0) == desired)
+    return bool(st.get("observedGeneration", 0) >= ds["metadata"].get("generation", 1)
             and st.get("updatedNumberScheduled", 0) == desired
             and st.get("numberAvailable", 0) == desired)
 
@@ -72,8 +73,8 @@ def update_status(w: World) -> None:
     elif not gpu_nodes:
         state, conds = "ready", ("NoGPUNodes", "No GPU nodes found in the cluster")
     else:
-        state, conds = "ready", ("Reconciled", "ClusterPolicy is ready as all resources have been "
-                                              "successfully reconciled")
+        state, conds = "ready", ("Reconciled", ("ClusterPolicy is ready as all resources have been "
+                                              "successfully reconciled"))
     for item in items:
         name = item["metadata"]["name"]
         if name == active["metadata"]["name"]:

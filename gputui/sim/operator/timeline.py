@@ -26,7 +26,7 @@ class Timeline:
                 await self.w.clock.sleep(delay)
             try:
                 self.apply(event.action, event.args)
-            except Exception:  # noqa: BLE001 - a bad fault must not stop the cluster
+            except Exception:
                 log.exception("timeline action %s failed", event.action)
             self.w.mark(None, "all-nodes", "ds", "policy", "upgrade")
 

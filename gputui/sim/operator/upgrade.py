@@ -46,7 +46,7 @@ class Upgrader:
             self._kick.clear()
             try:
                 self.cycle()
-            except Exception:  # noqa: BLE001
+            except Exception:
                 log.exception("upgrade cycle failed")
 
     # ----------------------------------------------------------------- cycle
@@ -80,7 +80,7 @@ class Upgrader:
 
     # --------------------------------------------------------------- helpers
     def state(self, name: str) -> str:
-        return (self.nodes[name]["metadata"].get("labels") or {}).get(K.UPGRADE_STATE, "")
+        return str((self.nodes[name]["metadata"].get("labels") or {}).get(K.UPGRADE_STATE, ""))
 
     def in_state(self, state: str) -> list[str]:
         return sorted(n for n in self.nodes if self.state(n) == state)
@@ -139,7 +139,7 @@ class Upgrader:
                 continue
             wants = [r for c in pod["spec"].get("containers", [])
                      for r in ((c.get("resources") or {}).get("limits") or {})]
-            if any(r.startswith(K.RESOURCE_GPU) or r.startswith(K.RESOURCE_MIG_PREFIX) for r in wants):
+            if any(r.startswith((K.RESOURCE_GPU, K.RESOURCE_MIG_PREFIX)) for r in wants):
                 out.append(pod)
         return out
 
@@ -148,7 +148,8 @@ class Upgrader:
         for name in self.in_state(K.S_UNKNOWN) + self.in_state(K.S_DONE):
             requested = self.ann(name, K.UPGRADE_REQUESTED_ANN) == "true"
             if not self.in_sync(name) or requested:
-                extra = {K.INITIAL_UNSCHEDULABLE_ANN: "true"} if self.cordoned(name) else {}
+                extra: dict[str, str | None] = (
+                    {K.INITIAL_UNSCHEDULABLE_ANN: "true"} if self.cordoned(name) else {})
                 self.move(name, K.S_REQUIRED, extra)
             elif self.state(name) == K.S_UNKNOWN:
                 self.move(name, K.S_DONE)
@@ -290,4 +291,4 @@ def _restarts(pod: Obj | None) -> int:
     if pod is None:
         return 0
     statuses = pod["status"].get("initContainerStatuses", []) + pod["status"].get("containerStatuses", [])
-    return max([s.get("restartCount", 0) for s in statuses if not s.get("ready")] or [0])
+    return int(max([s.get("restartCount", 0) for s in statuses if not s.get("ready")] or [0]))

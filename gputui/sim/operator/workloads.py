@@ -9,6 +9,7 @@ API server's eviction reads, and runs the operator's own Deployment pod.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from datetime import UTC
 from typing import Any
 
 from gputui.sim.operator import keys as K
@@ -230,8 +231,8 @@ class Workloads:
 
 
 def _running_status(container: str, image: str, started: float, host_ip: str, pod_ip: str) -> Obj:
-    from datetime import datetime, timezone
-    stamp = datetime.fromtimestamp(started, tz=timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ")
+    from datetime import datetime
+    stamp = datetime.fromtimestamp(started, tz=UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
     conds = [{"type": t, "status": "True", "lastTransitionTime": stamp}
              for t in ("PodReadyToStartContainers", "Initialized", "Ready", "ContainersReady", "PodScheduled")]
     return {"phase": "Running", "conditions": conds, "hostIP": host_ip, "podIP": pod_ip,
