@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable, Mapping
+from functools import lru_cache
 
 Requirement = Callable[[Mapping[str, str]], bool]
 
@@ -49,8 +50,13 @@ def _requirement(text: str) -> Requirement:
     return lambda labels: text in labels
 
 
+@lru_cache(maxsize=256)
 def parse_selector(selector: str) -> Callable[[Mapping[str, str]], bool]:
-    """A predicate for ``selector``; the empty selector matches everything."""
+    """A predicate for ``selector``; the empty selector matches everything.
+
+    Cached: the same policy selector is matched for every node waiting on jobs, on every
+    build, and parsing it (a regex per part) costs more than matching.
+    """
     requirements = [_requirement(part) for part in _split(selector)]
     return lambda labels: all(req(labels) for req in requirements)
 
