@@ -173,7 +173,8 @@ def _containers(spec: JsonDict, status: JsonDict, init: bool) -> tuple[Container
             if isinstance(entry, dict):
                 name = entry.get("name")
                 statuses[name if type(name) is str else str(name)] = entry
-    names = [str(c.get("name", "")) for c in _dict_list(listed)]
+    names = ([str(c.get("name", "")) for c in listed if isinstance(c, dict)]
+             if isinstance(listed, list) else [])
     extra = statuses.keys() - names  # statuses of containers the spec does not list
     if extra:
         names += [name for name in statuses if name in extra]
@@ -182,17 +183,20 @@ def _containers(spec: JsonDict, status: JsonDict, init: bool) -> tuple[Container
 
 def _gpu_requests(spec: JsonDict) -> dict[str, int]:
     totals: dict[str, int] = {}
-    for container in _dict_list(spec.get("containers")):
-        resources = container.get("resources")
+    containers = spec.get("containers")
+    if not isinstance(containers, list):
+        return totals
+    for container in containers:
+        resources = container.get("resources") if isinstance(container, dict) else None
         if not resources:
-            continue
+            continue  # operand containers ask for no GPU: the common case, kept cheap
         resources = _as_dict(resources)
         requests = _as_dict(resources.get("requests"))
         limits = _as_dict(resources.get("limits"))
         for name, quantity in ({**requests, **limits} if requests else limits).items():
             if is_gpu_resource(str(name)):
                 totals[str(name)] = totals.get(str(name), 0) + kube.to_int(quantity)
-    return {name: count for name, count in totals.items() if count > 0}
+    return {name: count for name, count in totals.items() if count > 0} if totals else totals
 
 
 def gpu_requests(pod: Mapping[str, Any]) -> dict[str, int]:
