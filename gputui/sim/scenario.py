@@ -18,6 +18,7 @@ Timeline actions (fields): ``kernel-update`` (pool, kernel, breaksDriver), ``cra
 (pool|node, reason: kernel-headers|driver-in-use, nextStart), ``validator-stuck`` (pool|node),
 ``xid`` (node, gpu, code), ``mig-config`` (pool|node, config), ``mig-fail`` (pool|node),
 ``driver-version`` (version), ``join`` (pool, count), ``cordon`` (node),
+``driver-unscheduled`` (node|pool: NotReady, driver pod Pending without a node),
 ``upgrade-policy`` (policy: fields merged into ``spec.driver.upgradePolicy``).
 A node reference is a node name or ``POOL/INDEX`` (``h100/0`` = first node of pool h100).
 
@@ -35,6 +36,7 @@ optional, default now)::
     driver:VERSION             set ClusterPolicy spec.driver.version
     join:POOL:COUNT            COUNT new nodes join pool POOL
     cordon:NODE                someone else cordons the node
+    driver-unscheduled:NODE    node NotReady, its driver pod left unscheduled (blocks upgrades)
 """
 
 from __future__ import annotations
@@ -119,6 +121,7 @@ ACTIONS: dict[str, set[str]] = {
     "driver-version": {"version"},
     "join": {"pool", "count"},
     "cordon": {"node"},
+    "driver-unscheduled": {"node", "pool"},
     "upgrade-policy": {"policy"},
 }
 TOP_KEYS = {"summary", "settleSeconds", "namespace", "clusterPolicy", "extraClusterPolicies",
@@ -289,6 +292,7 @@ _FAULTS: dict[str, tuple[str, tuple[str, ...]]] = {
     "driver": ("driver-version", ("version",)),
     "join": ("join", ("pool", "count")),
     "cordon": ("cordon", ("node",)),
+    "driver-unscheduled": ("driver-unscheduled", ("node",)),
 }
 
 

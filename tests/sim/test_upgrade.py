@@ -153,3 +153,37 @@ def test_crash_looping_driver_fails_and_holds_the_only_slot(start_sim: Any, tmp_
     # retry by relabelling: it goes back through the machine (and fails again)
     sim.core.patch_node(broken, {"metadata": {"labels": {STATE: "upgrade-required"}}})
     sim.wait_for(lambda: state(broken) != "upgrade-required", 600, "retry picked up")
+
+
+BLOCKED = """summary: a NotReady node's driver pod is unscheduled; then a new driver version
+clusterPolicy:
+  spec:
+    driver:
+      upgradePolicy: {autoUpgrade: true, maxParallelUpgrades: 0, maxUnavailable: 100%}
+nodePools:
+  - {name: h100, prefix: gke-test-h100-pool-1a2b, count: 3, gpu: H100-80GB, gpusPerNode: 8}
+timeline:
+  - {at: 1m, action: driver-unscheduled, node: h100/2}
+  - {at: 2m, action: driver-version, version: 580.82.07}
+"""
+
+
+def test_unscheduled_driver_pod_stops_every_upgrade(start_sim: Any, tmp_path: Path) -> None:
+    path = tmp_path / "blocked.yaml"
+    path.write_text(BLOCKED)
+    sim = start_sim(str(path), speed=300)
+    revisions = lambda: sim.apps.list_namespaced_controller_revision(
+        "gpu-operator", label_selector="app=nvidia-driver-daemonset").items
+    sim.wait_for(lambda: len(revisions()) == 2, 1200, "new driver revision")
+    start = sim.emulated()
+    sim.wait_for(lambda: sim.emulated() > start + 1800, 1900, "half an hour")
+    states = {n.metadata.labels.get(STATE)
+              for n in sim.core.list_node(label_selector="nvidia.com/gpu.present=true").items}
+    assert states == {"upgrade-done"}
+    pods = sim.core.list_namespaced_pod("gpu-operator", label_selector="app=nvidia-driver-daemonset").items
+    pending = [p for p in pods if not p.spec.node_name]
+    assert len(pending) == 1 and pending[0].status.phase == "Pending"
+    driver = sim.apps.read_namespaced_daemon_set("nvidia-driver-daemonset", "gpu-operator")
+    assert driver.status.desired_number_scheduled == 3 and driver.status.number_unavailable == 1
+    node = sim.core.read_node(sim.node("h100/2"))
+    assert next(c for c in node.status.conditions if c.type == "Ready").status == "Unknown"

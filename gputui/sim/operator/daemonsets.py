@@ -8,6 +8,7 @@ DaemonSet is OnDelete: a new revision leaves old pods alone until someone delete
 
 from __future__ import annotations
 
+import json
 from typing import Any
 
 from gputui.sim.operator import keys as K
@@ -114,6 +115,8 @@ def sync_node(w: World, node: NodeRun, labels: dict[str, str], now: float) -> bo
             run = None
             changed = True
         want = op.key in w.templates and _matches(labels, op.node_selector)
+        if op.key == "driver" and node.driver_blocked:
+            want = False
         if want and run is None:
             create_pod(w, node, op, now)
             changed = True
@@ -146,6 +149,34 @@ def create_pod(w: World, node: NodeRun, op: Operand, now: float, converged: bool
     node.pods[op.key] = run
     w.pod_index[name] = (node.name, op.key)
     return run
+
+
+def unscheduled_driver_pod(w: World, node: str) -> None:
+    """A driver pod the scheduler could not place: Pending, no ``spec.nodeName``."""
+    op = next(o for o in OPERANDS if o.key == "driver")
+    template = w.templates.get(op.key)
+    ds = w.store.get("daemonsets.apps", op.ds, w.ns)
+    if template is None or ds is None:
+        return
+    rev_hash, number = w.revisions[op.key]
+    labels = {**template["metadata"]["labels"], K.REVISION_HASH: rev_hash,
+              K.TEMPLATE_GENERATION: str(number)}
+    spec = json.loads(json.dumps(template["spec"]))
+    spec["affinity"] = {"nodeAffinity": {"requiredDuringSchedulingIgnoredDuringExecution": {
+        "nodeSelectorTerms": [{"matchFields": [{"key": "metadata.name", "operator": "In",
+                                                "values": [node]}]}]}}}
+    owner = {"apiVersion": "apps/v1", "kind": "DaemonSet", "name": op.ds,
+             "uid": ds["metadata"]["uid"], "controller": True, "blockOwnerDeletion": True}
+    w.store.create("pods", {
+        "metadata": {"name": w.pod_name(op.ds + "-", f"{node}/unscheduled"), "namespace": w.ns,
+                     "generateName": op.ds + "-", "labels": labels, "ownerReferences": [owner]},
+        "spec": spec,
+        "status": {"phase": "Pending", "qosClass": "BestEffort", "conditions": [{
+            "type": "PodScheduled", "status": "False", "reason": "Unschedulable",
+            "lastTransitionTime": w.clock.rfc3339(),
+            "message": "0/25 nodes are available: 1 node(s) had untolerated taint "
+                       "{node.kubernetes.io/unreachable: }, 24 node(s) didn't match Pod's "
+                       "node affinity/selector."}]}}, manager=K.M_KCM)
 
 
 def delete_pod(w: World, node: NodeRun, run: PodRun) -> None:

@@ -103,6 +103,30 @@ class Timeline:
             gpu.xid = int(args.get("code", 79))
             gpu.fallen = gpu.xid == 79
 
+    def do_driver_unscheduled(self, args: dict[str, Any]) -> None:
+        """The node goes NotReady and its driver pod is left unscheduled (gpu-operator #688).
+
+        A driver DaemonSet with an unscheduled pod stops the upgrade controller cluster-wide.
+        """
+        from gputui.sim.operator import daemonsets
+        from gputui.sim.operator.nodes import node_conditions
+
+        for name in self.w.resolve(args):
+            run = self.w.nodes[name]
+            run.driver_blocked = True
+            driver = run.pods.get("driver")
+            if driver is not None:
+                daemonsets.delete_pod(self.w, run, driver)
+            stamp = self.w.clock.rfc3339()
+
+            def change(obj: dict[str, Any]) -> None:
+                obj["status"]["conditions"] = node_conditions(False, stamp)
+                obj["status"]["conditions"][-1].update(
+                    status="Unknown", reason="NodeStatusUnknown",
+                    message="Kubelet stopped posting node status.")
+            self.w.write_node(name, change, "node-controller")
+            daemonsets.unscheduled_driver_pod(self.w, name)
+
     def do_mig_config(self, args: dict[str, Any]) -> None:
         for name in self.w.resolve(args):
             self.w.set_labels(name, {K.MIG_CONFIG: str(args["config"])}, "kubectl-label")

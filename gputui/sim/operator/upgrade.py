@@ -64,7 +64,8 @@ class Upgrader:
         pods = w.store.list("pods", w.ns, "app=nvidia-driver-daemonset")[0]
         if ds is None:
             return
-        if ds["status"].get("desiredNumberScheduled", 0) != len(pods):
+        scheduled = [p for p in pods if p["spec"].get("nodeName")]  # Pending, no node: skipped
+        if ds["status"].get("desiredNumberScheduled", 0) != len(scheduled):
             log.info("driver DaemonSet should not have Unscheduled pods")
             return
         driver = {p["spec"].get("nodeName"): p for p in pods if p["spec"].get("nodeName")}
