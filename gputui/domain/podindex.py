@@ -82,9 +82,9 @@ class PodIndex:
     """Pods by node and DaemonSet-owned pod counts, updated by difference."""
 
     def __init__(self) -> None:
+        #: the pods of the last build; a pod's node and owners are derived again from its
+        #: dict when it goes (the dicts are never changed in place), not stored twice
         self._pods: dict[PodKey, JsonDict] = {}
-        self._node: dict[PodKey, str | None] = {}
-        self._owners: dict[PodKey, tuple[str, ...]] = {}
         self._by_node: dict[str, dict[PodKey, JsonDict]] = {}
         self._owned: dict[str, dict[str, int]] = {}  # namespace -> DaemonSet -> pods
         #: pods without ``spec.nodeName`` (bound by selector or affinity, or to no node):
@@ -166,13 +166,11 @@ class PodIndex:
         return total
 
     def _reset(self) -> None:
-        self._pods, self._node, self._owners = {}, {}, {}
-        self._by_node, self._owned, self._unplaced = {}, {}, set()
+        self._pods, self._by_node, self._owned, self._unplaced = {}, {}, {}, set()
 
     def _add(self, key: PodKey, pod: JsonDict, touched: set[str]) -> None:
         node = pod_node_name(pod)
         self._pods[key] = pod
-        self._node[key] = node
         if node is not None:
             self._by_node.setdefault(node, {})[key] = pod
             touched.add(node)
@@ -181,15 +179,15 @@ class PodIndex:
             self._unplaced.add(key)
         owners = _daemonset_owners(pod)
         if owners:
-            self._owners[key] = owners
             counts = self._owned.setdefault(key[0], {})
             for name in owners:
                 counts[name] = counts.get(name, 0) + 1
 
     def _drop(self, key: PodKey, touched: set[str]) -> None:
-        if self._pods.pop(key, None) is None:
+        pod = self._pods.pop(key, None)
+        if pod is None:
             return
-        node = self._node.pop(key, None)
+        node = pod_node_name(pod)
         if node is not None:
             group = self._by_node.get(node, {})
             group.pop(key, None)
@@ -198,7 +196,7 @@ class PodIndex:
             touched.add(node)
         self._unplaced.discard(key)
         counts = self._owned.get(key[0], {})
-        for name in self._owners.pop(key, ()):
+        for name in _daemonset_owners(pod):
             counts[name] -= 1
             if not counts[name]:
                 del counts[name]
