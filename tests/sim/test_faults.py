@@ -117,3 +117,31 @@ def test_empty_cluster_has_namespace_policy_and_no_nodes(start_sim: Any) -> None
     policy = sim.custom.get_cluster_custom_object("nvidia.com", "v1", "clusterpolicies", "cluster-policy")
     assert policy["status"]["state"] == "ready"
     assert policy["status"]["conditions"][0]["reason"] == "NFDLabelsMissing"
+
+
+NO_PLUGIN = """summary: device plugin disabled on a joining node
+nodePools:
+  - {name: l4, prefix: gke-prod-l4-pool-5a0b, count: 1, gpu: L4, gpusPerNode: 2, converged: false,
+     labels: {nvidia.com/gpu.deploy.device-plugin: "false"}}
+"""
+
+
+def test_plugin_validation_gives_up_without_a_device_plugin(start_sim: Any, tmp_path: Path) -> None:
+    path = tmp_path / "noplugin.yaml"
+    path.write_text(NO_PLUGIN)
+    sim = start_sim(str(path), speed=200)
+    node = sim.node("l4/0")
+
+    def failed() -> bool:
+        pod = _pod_on(sim, "nvidia-operator-validator", node)
+        if pod is None or not pod.status.init_container_statuses:
+            return False
+        plugin = pod.status.init_container_statuses[3]
+        return bool(plugin.restart_count >= 1)
+
+    sim.wait_for(failed, 1800, "plugin-validation fails")
+    pod = _pod_on(sim, "nvidia-operator-validator", node)
+    log = sim.core.read_namespaced_pod_log(pod.metadata.name, "gpu-operator", container="plugin-validation")
+    assert "GPU resources are not yet discovered by the node, retry: 30" in log
+    assert _pod_on(sim, "nvidia-device-plugin-daemonset", node) is None
+    assert "nvidia.com/gpu" not in (sim.core.read_node(node).status.capacity or {})

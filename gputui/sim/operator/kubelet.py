@@ -17,6 +17,7 @@ from gputui.sim.operator.runtime import ContainerRun, NodeRun, PodRun
 from gputui.sim.operator.world import World
 
 POLL = 5.0
+PLUGIN_RETRIES = 30
 # (outcome, wait-until) from a step: ("wait", t), ("done", 0) or ("fail", 0)
 Outcome = tuple[str, float]
 Step = Callable[[World, NodeRun, PodRun, ContainerRun, float], Outcome]
@@ -43,6 +44,8 @@ def step_generic(w: World, node: NodeRun, run: PodRun, c: ContainerRun, now: flo
     if gate == "capacity":
         if not _has_gpu_capacity(w, node.name):
             tries = int((now - (c.started_at or now)) // POLL) + 1
+            if tries > PLUGIN_RETRIES:  # the validator gives up after 30 × 5 s (§1.3)
+                return ("fail", 0.0)
             w.log(run.name, c.name, f"GPU resources are not yet discovered by the node, retry: {tries}")
             return ("wait", now + POLL)
     elif gate and gate not in node.markers:

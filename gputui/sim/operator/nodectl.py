@@ -162,7 +162,7 @@ def reconcile_node(w: World, run: NodeRun, now: float) -> float | None:
             return wait
     spec = w.policy_spec()
     if spec:
-        _operator_labels(w, run, obj, spec)
+        _operator_labels(w, run, spec)
     labels = (w.node_obj(run.name) or obj)["metadata"].get("labels") or {}
     daemonsets.sync_node(w, run, labels, now)
     wakes = []
@@ -195,16 +195,13 @@ def _join(w: World, run: NodeRun, now: float) -> float | None:
     return None
 
 
-def _operator_labels(w: World, run: NodeRun, obj: Obj, spec: Obj) -> None:
-    labels = dict(obj["metadata"].get("labels") or {})
-    annotations = dict(obj["metadata"].get("annotations") or {})
-    before = (dict(labels), dict(annotations))
-    nodes.apply_operator_labels(labels, annotations, spec)
-    if (labels, annotations) != before:
-        def change(o: Obj) -> None:
-            o["metadata"]["labels"] = labels
-            o["metadata"]["annotations"] = annotations
-        w.write_node(run.name, change, K.M_OPERATOR)
+def _operator_labels(w: World, run: NodeRun, spec: Obj) -> None:
+    """Apply the NodeLabeling rules to the node as stored now (never to a stale copy)."""
+    def change(o: Obj) -> None:
+        labels = o["metadata"].setdefault("labels", {})
+        annotations = o["metadata"].setdefault("annotations", {})
+        nodes.apply_operator_labels(labels, annotations, spec)
+    w.write_node(run.name, change, K.M_OPERATOR)
 
 
 def publish(w: World, run: NodeRun, now: float) -> None:

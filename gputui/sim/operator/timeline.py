@@ -119,7 +119,7 @@ class Timeline:
                 daemonsets.delete_pod(self.w, run, driver)
             stamp = self.w.clock.rfc3339()
 
-            def change(obj: dict[str, Any]) -> None:
+            def change(obj: dict[str, Any], stamp: str = stamp) -> None:
                 obj["status"]["conditions"] = node_conditions(False, stamp)
                 obj["status"]["conditions"][-1].update(
                     status="Unknown", reason="NodeStatusUnknown",
