@@ -43,7 +43,11 @@ def step_generic(w: World, node: NodeRun, run: PodRun, c: ContainerRun, now: flo
         gate = None
     if gate == "capacity":
         if not _has_gpu_capacity(w, node.name):
-            tries = int((now - (c.started_at or now)) // POLL) + 1
+            if now < c.next_poll:  # woken early by some other change: not a retry yet
+                return ("wait", c.next_poll)
+            c.polls += 1
+            c.next_poll = now + POLL
+            tries = c.polls
             if tries > PLUGIN_RETRIES:  # the validator gives up after 30 × 5 s (§1.3)
                 return ("fail", 0.0)
             w.log(run.name, c.name, f"GPU resources are not yet discovered by the node, retry: {tries}")
@@ -107,7 +111,7 @@ def _one(w: World, node: NodeRun, run: PodRun, steps: dict[str, Step],
         if c.started_at is None:
             if c.crash_until and now < c.crash_until:
                 return c.crash_until
-            c.started_at, c.crash_until, run.entered = now, None, False
+            c.started_at, c.crash_until, run.entered, c.polls = now, None, False, 0
             run.step_started = now
         outcome, until = steps.get(c.name, step_generic)(w, node, run, c, now)
         if outcome == "wait":

@@ -23,6 +23,8 @@ class ContainerRun:
     ready: bool = False
     crash_until: float | None = None     # in CrashLoopBackOff until then
     last_exit: tuple[int, str, float, float] | None = None  # code, reason, start, end
+    polls: int = 0                        # retries of a polling init container this run
+    next_poll: float = 0.0
 
 
 @dataclass
