@@ -1,15 +1,14 @@
 """Read every feed once, no watches: what ``gputui check`` needs, as fast as the server allows.
 
-The feeds are listed concurrently (the server serialises one list while gputui parses
-another) and reduced page by page, into the same :class:`ObjectCache` the live source uses,
-so ``check`` and the TUI see the cluster through exactly the same reduction.
+The feeds are listed one after the other and reduced page by page, into the same
+:class:`ObjectCache` the live source uses, so ``check`` and the TUI see the cluster through
+exactly the same reduction.
 """
 
 from __future__ import annotations
 
 import gc
 from collections.abc import Iterator
-from concurrent.futures import ThreadPoolExecutor
 from contextlib import contextmanager
 
 from gputui.domain.inputs import ClusterObjects
@@ -22,7 +21,6 @@ from gputui.sources.reflector import list_feed
 from gputui.sources.resources import Feed, cluster_feeds, namespace_feeds, resource_of
 
 
-LIST_WORKERS = 2
 
 
 @contextmanager
@@ -73,15 +71,12 @@ def read_objects(target: KubeTarget, namespace: str | None = None,
     try:
         probe(client)
         found = discover_namespace(client, namespace)
-        # biggest first, two at a time: the operand pods stream in one connection while the
-        # rest follow in the other; more parallel lists would only add decoded pages in
-        # memory at once (the server serialises each list anyway)
-        feeds = sorted(cluster_feeds() + namespace_feeds(found),
-                       key=lambda feed: feed.name != "pods")
         cache = ObjectCache()
-        with gc_paused(), ThreadPoolExecutor(max_workers=LIST_WORKERS,
-                                             thread_name_prefix="gputui-list") as pool:
-            results = list(pool.map(lambda feed: _read_feed(client, feed, cache), feeds))
+        # one list after the other: one decoded page in memory at a time (concurrent lists
+        # measured 10-15% more peak memory for no gain against a server that serialises)
+        with gc_paused():
+            results = [_read_feed(client, feed, cache)
+                       for feed in cluster_feeds() + namespace_feeds(found)]
         forbidden = {resource_of(name) for name in results if name}
         return cache.objects(operator_namespace=found, context=target.context,
                              server=target.server, forbidden=frozenset(forbidden))

@@ -30,7 +30,7 @@ TIMED_LABEL_PREFIXES = ("nvidia.com/gpu.deploy.", "nvidia.com/gpu-driver-upgrade
 #: resource-name prefixes that mean "this pod uses GPUs" (upgrade controller's filter)
 GPU_RESOURCE_PREFIXES = ("nvidia.com/gpu", "nvidia.com/mig-")
 
-_POD_META_KEEP = ("name", "namespace", "uid", "resourceVersion", "labels",
+_POD_META_KEEP = ("name", "namespace", "resourceVersion", "labels",
                   "creationTimestamp", "deletionTimestamp")
 _POD_STATUS_KEEP = ("phase", "reason", "message", "startTime")
 _CONDITION_KEEP = ("type", "status", "reason", "message")
@@ -172,9 +172,18 @@ def reduce_node(obj: Mapping[str, Any]) -> tuple[JsonObj, LabelTimes]:
 
 
 def reduce_plain(obj: Mapping[str, Any]) -> tuple[JsonObj, LabelTimes]:
-    """Any object without managedFields (DaemonSets, ClusterPolicies, ConfigMaps ...)."""
+    """Any object without managedFields (DaemonSets, ClusterPolicies, NVIDIADrivers)."""
     reduced = dict(obj)
     reduced["metadata"] = _metadata(obj)
+    return reduced, {}
+
+
+def reduce_configmap(obj: Mapping[str, Any]) -> tuple[JsonObj, LabelTimes]:
+    """A ConfigMap whose ``data`` is shared with every equal one: the MIG manager writes a
+    ``<node>-mig-config`` per node, identical across nodes of one GPU model."""
+    reduced, _ = reduce_plain(obj)
+    if isinstance(reduced.get("data"), dict):
+        reduced["data"] = share(reduced["data"])
     return reduced, {}
 
 

@@ -13,6 +13,7 @@ from typing import Any
 from gputui.sources.reduce import (
     JsonObj,
     LabelTimes,
+    reduce_configmap,
     reduce_event,
     reduce_gpu_pod,
     reduce_node,
@@ -103,5 +104,5 @@ def namespace_feeds(namespace: str | None) -> list[Feed]:
     return feeds + [
         Feed("pods", f"/api/v1{base}/pods", reduce_operator_pod, namespaced=True),
         Feed("daemonsets", f"/apis/apps/v1{base}/daemonsets", reduce_plain, namespaced=True),
-        Feed("configmaps", f"/api/v1{base}/configmaps", reduce_plain, namespaced=True),
+        Feed("configmaps", f"/api/v1{base}/configmaps", reduce_configmap, namespaced=True),
     ]
