@@ -187,3 +187,40 @@ def test_unscheduled_driver_pod_stops_every_upgrade(start_sim: Any, tmp_path: Pa
     assert driver.status.desired_number_scheduled == 3 and driver.status.number_unavailable == 1
     node = sim.core.read_node(sim.node("h100/2"))
     assert next(c for c in node.status.conditions if c.type == "Ready").status == "Unknown"
+
+
+HOLD = """summary: one node cordoned by someone else, one held with the skip label
+clusterPolicy:
+  spec:
+    driver:
+      upgradePolicy: {autoUpgrade: true, maxParallelUpgrades: 0, maxUnavailable: 100%}
+nodePools:
+  - {name: h100, prefix: gke-test-h100-pool-1a2b, count: 3, gpu: H100-80GB, gpusPerNode: 8,
+     cordoned: 1}
+timeline:
+  - {at: 10m, action: driver-version, version: 580.82.07}
+"""
+
+
+def test_precordoned_node_stays_cordoned_and_skip_label_holds(start_sim: Any, tmp_path: Path) -> None:
+    path = tmp_path / "hold.yaml"
+    path.write_text(HOLD)
+    sim = start_sim(str(path), speed=300)
+    cordoned, held, free = sim.node("h100/0"), sim.node("h100/1"), sim.node("h100/2")
+    assert sim.core.read_node(cordoned).spec.unschedulable
+    sim.core.patch_node(held, {"metadata": {"labels": {"nvidia.com/gpu-driver-upgrade.skip": "true"}}})
+    seen_initial: list[str] = []
+    sim.cluster.store.watch("nodes", lambda e: seen_initial.append(e.obj["metadata"]["name"]) if (
+        e.obj["metadata"].get("annotations") or {}).get(
+        "nvidia.com/gpu-driver-upgrade.node-initial-state.unschedulable") == "true" else None)
+    state = lambda name: sim.core.read_node(name).metadata.labels.get(STATE)  # noqa: E731
+    sim.wait_for(lambda: state(free) == "upgrade-done" and state(cordoned) == "upgrade-done"
+                 and len(sim.apps.list_namespaced_controller_revision(
+                     "gpu-operator", label_selector="app=nvidia-driver-daemonset").items) == 2
+                 and cordoned in seen_initial, 4 * 3600, "both upgraded")
+    node = sim.core.read_node(cordoned)
+    assert node.spec.unschedulable  # cordoned before the upgrade: left cordoned
+    assert "nvidia.com/gpu-driver-upgrade.node-initial-state.unschedulable" not in (
+        node.metadata.annotations or {})
+    assert not sim.core.read_node(free).spec.unschedulable
+    assert state(held) == "upgrade-required"
