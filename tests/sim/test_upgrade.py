@@ -213,7 +213,7 @@ def test_precordoned_node_stays_cordoned_and_skip_label_holds(start_sim: Any, tm
     sim.cluster.store.watch("nodes", lambda e: seen_initial.append(e.obj["metadata"]["name"]) if (
         e.obj["metadata"].get("annotations") or {}).get(
         "nvidia.com/gpu-driver-upgrade.node-initial-state.unschedulable") == "true" else None)
-    state = lambda name: sim.core.read_node(name).metadata.labels.get(STATE)  # noqa: E731
+    state = lambda name: sim.core.read_node(name).metadata.labels.get(STATE)
     sim.wait_for(lambda: state(free) == "upgrade-done" and state(cordoned) == "upgrade-done"
                  and len(sim.apps.list_namespaced_controller_revision(
                      "gpu-operator", label_selector="app=nvidia-driver-daemonset").items) == 2
