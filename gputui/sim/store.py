@@ -18,6 +18,7 @@ a node label, and gputui reads them.
 from __future__ import annotations
 
 import copy
+import logging
 import threading
 import uuid
 from collections import deque
@@ -34,6 +35,8 @@ Obj = dict[str, Any]
 ObjKey = tuple[str, str]  # (namespace or "", name)
 
 DEFAULT_EVENT_LOG = 50_000
+
+_log = logging.getLogger(__name__)
 
 
 @dataclass(frozen=True)
@@ -286,7 +289,10 @@ class Store:
         if rtype.namespaced:
             metadata["namespace"] = old_meta.get("namespace")
         metadata["resourceVersion"] = old_meta["resourceVersion"]
-        metadata["managedFields"] = old_meta.get("managedFields", [])
+        if "managedFields" in old_meta:
+            metadata["managedFields"] = old_meta["managedFields"]
+        else:
+            metadata.pop("managedFields", None)
         if "generation" in old_meta:
             metadata["generation"] = old_meta["generation"]
             if new.get("spec") != current.get("spec"):
@@ -310,8 +316,13 @@ class Store:
             self._compacted[resource] = dropped.resource_version
         log.append(event)
         for handle in list(self._watches.get(resource, ())):
-            if handle.active:
+            if not handle.active:
+                continue
+            try:
                 handle.callback(event)
+            except Exception:  # noqa: BLE001 - a broken watcher must not undo a write
+                _log.exception("watch callback on %s failed; cancelling that watch", resource)
+                handle.cancel()
 
     def _track_fields(self, old: Obj | None, new: Obj, manager: str, operation: str) -> None:
         """Give ``manager`` ownership, stamped now, of the fields this write changed."""

@@ -1,0 +1,73 @@
+"""The emulated store's own guarantees: versions, watch replay, 410, managedFields."""
+
+from __future__ import annotations
+
+import pytest
+
+from gputui.sim.errors import ApiError
+from gputui.sim.store import Store, WatchEvent
+
+
+def _node(name: str, **labels: str) -> dict[str, object]:
+    return {"metadata": {"name": name, "labels": dict(labels)}, "spec": {}}
+
+
+def test_every_write_bumps_the_resource_version_and_noop_writes_do_not() -> None:
+    store = Store()
+    created = store.create("nodes", _node("a"))
+    first = int(created["metadata"]["resourceVersion"])
+    same = store.mutate("nodes", "a", None, lambda obj: None)
+    assert same["metadata"]["resourceVersion"] == str(first)
+    changed = store.mutate("nodes", "a", None, lambda obj: obj["metadata"]["labels"].update(x="1"))
+    assert int(changed["metadata"]["resourceVersion"]) > first
+
+
+def test_watch_replays_backlog_then_live_events_and_expires_after_compaction() -> None:
+    store = Store()
+    store.create("nodes", _node("a"))
+    since = store.resource_version
+    store.create("nodes", _node("b"))
+    seen: list[WatchEvent] = []
+    handle, backlog = store.watch("nodes", seen.append, since=since)
+    assert [e.obj["metadata"]["name"] for e in backlog] == ["b"]
+    store.delete("nodes", "a")
+    assert [(e.type, e.obj["metadata"]["name"]) for e in seen] == [("DELETED", "a")]
+    handle.cancel()
+    store.compact("nodes")
+    with pytest.raises(ApiError) as gone:
+        store.watch("nodes", seen.append, since=since)
+    assert gone.value.code == 410
+
+
+def test_a_failing_watcher_is_cancelled_without_undoing_the_write() -> None:
+    store = Store()
+
+    def broken(event: WatchEvent) -> None:
+        raise RuntimeError("boom")
+
+    handle, _ = store.watch("nodes", broken)
+    store.create("nodes", _node("a"))
+    assert store.get("nodes", "a") is not None
+    assert not handle.active
+
+
+def test_managed_fields_record_who_last_changed_a_label_and_when() -> None:
+    store = Store()
+    store.create("nodes", _node("a", **{"nvidia.com/mig.config": "all-disabled"}),
+                 manager="gpu-operator")
+    store.mutate("nodes", "a", None,
+                 lambda obj: obj["metadata"]["labels"].update({"nvidia.com/mig.config.state": "pending"}),
+                 manager="nvidia-mig-manager")
+    entries = {e["manager"]: e for e in store.require("nodes", "a")["metadata"]["managedFields"]}
+    assert "f:nvidia.com/mig.config.state" in entries["nvidia-mig-manager"]["fieldsV1"]["f:metadata"]["f:labels"]
+    assert "f:nvidia.com/mig.config" in entries["gpu-operator"]["fieldsV1"]["f:metadata"]["f:labels"]
+    assert entries["nvidia-mig-manager"]["time"].endswith("Z")
+
+
+def test_stale_update_is_a_conflict() -> None:
+    store = Store()
+    created = store.create("nodes", _node("a"))
+    store.mutate("nodes", "a", None, lambda obj: obj["metadata"]["labels"].update(x="1"))
+    with pytest.raises(ApiError) as clash:
+        store.update("nodes", created)
+    assert clash.value.code == 409
