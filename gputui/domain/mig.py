@@ -117,21 +117,19 @@ def physical_gpus(node: NodeView, per_gpu: int) -> int:
 
 
 class MigConfigCache:
-    """Parsed config files keyed by (namespace, name, resourceVersion), so 5,000 MIG nodes
-    sharing one ConfigMap parse it once."""
+    """Parsed config files keyed by their text, so 5,000 MIG nodes sharing one ConfigMap,
+    or each with its own ``<node>-mig-config`` generated identically from the same GPU
+    model, parse each distinct file once."""
 
     def __init__(self) -> None:
-        self._parsed: dict[tuple[str, str, str], MigConfigFile] = {}
+        self._parsed: dict[str, MigConfigFile] = {}
 
     def get(self, configmap: JsonDict) -> MigConfigFile:
         """The parsed ``config.yaml`` of ``configmap``."""
-        meta = kube.sub(configmap, "metadata")
-        key = (str(meta.get("namespace", "")), str(meta.get("name", "")),
-               str(meta.get("resourceVersion", id(configmap))))
-        if key not in self._parsed:
-            text = kube.sub(configmap, "data").get(L.MIG_CONFIG_KEY, "")
-            self._parsed[key] = parse_mig_config(str(text))
-        return self._parsed[key]
+        text = str(kube.sub(configmap, "data").get(L.MIG_CONFIG_KEY, ""))
+        if text not in self._parsed:
+            self._parsed[text] = parse_mig_config(text)
+        return self._parsed[text]
 
 
 def node_mig_view(node: NodeView, namespace: str | None, custom: str | None,
