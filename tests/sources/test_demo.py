@@ -1,0 +1,43 @@
+"""Demo mode: the live source over the emulated GPU Operator, through its kubeconfig."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+
+from gputui.settings import Settings
+from gputui.sources.base import Connection, SourceStatus
+from gputui.sources.connect import open_source
+from gputui.sources.demo import settle_span, settle_speed
+from gputui.sources.errors import SourceError
+from tests.sources.helpers import wait_for
+
+
+def test_demo_source_streams_the_emulated_cluster() -> None:
+    source = open_source(Settings(demo=True, scenario="healthy", speed=5.0), coalesce=0.05)
+    snapshots: list[Any] = []
+    statuses: list[SourceStatus] = []
+    source.start(snapshots.append, statuses.append)
+    try:
+        snapshot = wait_for(lambda: snapshots and len(snapshots[-1].nodes) == 7
+                            and snapshots[-1], timeout=60, what="7 demo nodes")
+        assert snapshot.context == "gputui-demo"
+        assert snapshot.operator_namespace == "gpu-operator"
+        assert snapshot.cluster_policy.state == "ready"
+        assert abs(snapshot.generated_at - source.clock()) < 60  # the emulated clock
+        assert source.status().connection is Connection.LIVE
+    finally:
+        source.stop()
+    assert source.status().server.startswith("http://127.0.0.1:")
+
+
+def test_unknown_demo_scenario_is_one_line() -> None:
+    with pytest.raises(SourceError, match="unknown scenario"):
+        open_source(Settings(demo=True, scenario="no-such-scenario"))
+
+
+def test_settle_plan() -> None:
+    assert settle_span("healthy") < settle_span("upgrade-failed")
+    assert settle_speed(10.0, minimum=2.0) == 2.5
+    assert settle_speed(1e9) == 600.0
