@@ -41,9 +41,11 @@ def open_source(settings: Settings, **options: Any) -> KubeSource:
         demo = DemoCluster(settings.scenario, speed=settings.speed)
         target = demo.start()
         return KubeSource(target, settings.thresholds, namespace=settings.namespace,
-                          clock=demo.now, on_stop=demo.stop, **options)
+                          clock=demo.now, on_stop=demo.stop,
+                          prometheus_url=settings.prometheus_url, **options)
     target = load_target(settings.kubeconfig, settings.context)
-    return KubeSource(target, settings.thresholds, namespace=settings.namespace, **options)
+    return KubeSource(target, settings.thresholds, namespace=settings.namespace,
+                      prometheus_url=settings.prometheus_url, **options)
 
 
 def read_snapshot(settings: Settings, notes: list[str] | None = None) -> ClusterSnapshot:

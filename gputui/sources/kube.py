@@ -30,6 +30,7 @@ from gputui.sources.pods import read_pod_events, read_pod_log
 from gputui.sources.reflector import Backoff, FeedState, Reflector
 from gputui.sources.resources import Feed, cluster_feeds, namespace_feeds
 from gputui.sources.status import StatusTracker
+from gputui.sources.xids import XidTracker
 
 log = logging.getLogger(__name__)
 
@@ -63,13 +64,16 @@ class KubeSource:
         watch_timeout: ``timeoutSeconds`` asked of each watch (tests use a few seconds).
         builder: anything with ``build(objects, now, changed_nodes=...)``; default the
             domain's ``SnapshotBuilder(thresholds)`` (tests pass a recorder).
+        prometheus_url: where to query XIDs; ``None`` scrapes the exporters (small fleets).
+        xid_every: seconds between XID reads; 0 turns them off.
     """
 
     def __init__(self, target: KubeTarget, thresholds: Thresholds | None = None, *,
                  namespace: str | None = None, clock: Callable[[], float] = time.time,
                  on_stop: Callable[[], None] | None = None, coalesce: float = 0.15,
                  rebuild_every: float = 5.0, watch_timeout: int = 290,
-                 backoff_cap: float = 30.0, builder: SnapshotBuilderLike | None = None):
+                 backoff_cap: float = 30.0, builder: SnapshotBuilderLike | None = None,
+                 prometheus_url: str | None = None, xid_every: float = 30.0):
         self.target = target
         self.thresholds = thresholds or Thresholds()
         self.namespace_override = namespace
@@ -94,6 +98,8 @@ class KubeSource:
         self._last_status: SourceStatus | None = None
         self._domain_builder = builder
         self._gc_paused = False
+        self.xids = XidTracker(self.http, prometheus_url)
+        self.xid_every = xid_every
 
     # ---------------------------------------------------------------- protocol
     def start(self, on_snapshot: SnapshotCallback, on_status: StatusCallback) -> None:
@@ -101,8 +107,10 @@ class KubeSource:
         self._on_snapshot = on_snapshot
         self._on_status = on_status
         self._pause_gc()
-        for target, name in ((self._connect_loop, "gputui-connect"),
-                             (self._build_loop, "gputui-builder")):
+        loops = [(self._connect_loop, "gputui-connect"), (self._build_loop, "gputui-builder")]
+        if self.xid_every > 0:
+            loops.append((self._xid_loop, "gputui-xids"))
+        for target, name in loops:
             thread = threading.Thread(target=target, name=name, daemon=True)
             self._threads.append(thread)
             thread.start()
@@ -231,6 +239,18 @@ class KubeSource:
         self.tracker.touch()
         self._dirty.set()
 
+    def _xid_loop(self) -> None:
+        """Read XIDs once the first snapshot is out, then every ``xid_every`` seconds."""
+        while self.snapshot is None:
+            if self._stop.wait(0.2):
+                return
+        while not self._stop.is_set():
+            objects = self.cache.objects(operator_namespace=self.namespace)
+            if self.xids.refresh(objects, self.clock()):
+                self._dirty.set()
+            if self._stop.wait(self.xid_every):
+                return
+
     # --------------------------------------------------------------- building
     def _build_loop(self) -> None:
         last_build = 0.0
@@ -255,7 +275,8 @@ class KubeSource:
         changes = self.cache.take_changes()
         objects = self.cache.objects(
             operator_namespace=self.namespace, context=self.target.context,
-            server=self.target.server, forbidden=frozenset(self.tracker.forbidden()))
+            server=self.target.server, forbidden=frozenset(self.tracker.forbidden()),
+            xids=self.xids.current)
         try:
             snapshot = self._builder().build(objects, self.clock(), changed_nodes=changes)
         except Exception:  # noqa: BLE001 - a domain bug must not kill the stream

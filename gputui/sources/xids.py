@@ -141,3 +141,37 @@ def read_xids(http: KubeHttp, objects: ClusterObjects, now: float,
     if prometheus_url:
         return query_prometheus(prometheus_url, now)
     return scrape_exporters(http, objects, now)
+
+
+class XidTracker:
+    """XIDs for the live source: re-read periodically, each stamped when first seen.
+
+    The gauge only says "the last XID on this GPU was N", so the first read that shows a
+    (node, GPU, XID) is as close as gputui gets to when it happened; later reads keep that
+    time. Read failures keep the previous answer (metrics are an extra, not the stream).
+    """
+
+    def __init__(self, http: KubeHttp, prometheus_url: str | None = None):
+        self.http = http
+        self.prometheus_url = prometheus_url
+        self.current: Mapping[str, tuple[XidEvent, ...]] = {}
+        self._first_seen: dict[tuple[str, int, int], float] = {}
+
+    def refresh(self, objects: ClusterObjects, now: float) -> bool:
+        """Read again; True when the set of XIDs changed."""
+        try:
+            reading = read_xids(self.http, objects, now, self.prometheus_url)
+        except SourceError:
+            return False
+        seen: dict[tuple[str, int, int], float] = {}
+        pairs = []
+        for node, events in reading.xids.items():
+            for event in events:
+                key = (node, event.gpu, event.xid)
+                seen[key] = self._first_seen.get(key, now)
+                pairs.append((node, XidEvent(event.gpu, event.xid, seen[key], event.message)))
+        changed = set(seen) != set(self._first_seen)
+        self._first_seen = seen
+        if changed:
+            self.current = _group(pairs)
+        return changed

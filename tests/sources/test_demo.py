@@ -41,3 +41,22 @@ def test_settle_plan() -> None:
     assert settle_span("healthy") < settle_span("upgrade-failed")
     assert settle_speed(10.0, minimum=2.0) == 2.5
     assert settle_speed(1e9) == 600.0
+
+
+def test_live_xids_from_the_exporters() -> None:
+    """xid-storm: the exporters' XID 79 becomes a critical finding in live snapshots."""
+    source = open_source(Settings(demo=True, scenario="xid-storm", speed=30.0),
+                         coalesce=0.05, xid_every=0.3)
+    snapshots: list[Any] = []
+    source.start(snapshots.append, lambda _: None)
+    try:
+        def xid_79() -> bool:
+            return bool(snapshots) and any(
+                f.code == "xid-error" and "XID 79" in f.message and f.severity.value == "critical"
+                for f in snapshots[-1].findings)
+
+        wait_for(xid_79, timeout=60, what="XID 79 finding")
+        first_seen = {e.xid: e.when for events in source.xids.current.values() for e in events}
+        assert 79 in first_seen and first_seen[79] <= source.clock()
+    finally:
+        source.stop()
