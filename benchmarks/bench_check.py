@@ -33,10 +33,10 @@ import urllib3
 REPO = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO))
 
-from gputui.sources.discovery import discover_namespace  # noqa: E402
-from gputui.sources.http import KubeHttp  # noqa: E402
-from gputui.sources.kubeconfig import load_target  # noqa: E402
-from gputui.sources.resources import cluster_feeds, namespace_feeds  # noqa: E402
+from gputui.sources.discovery import discover_namespace
+from gputui.sources.http import KubeHttp
+from gputui.sources.kubeconfig import load_target
+from gputui.sources.resources import cluster_feeds, namespace_feeds
 
 Measure = tuple[float, float, float]  # wall seconds, peak MB, MB transferred
 

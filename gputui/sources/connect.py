@@ -19,9 +19,9 @@ from gputui.domain.inputs import ClusterObjects
 from gputui.domain.model import ClusterSnapshot
 from gputui.settings import Settings
 from gputui.sources.demo import DemoCluster, settle_span, settle_speed
-from gputui.sources.kube import KubeSource
 from gputui.sources.errors import SourceError
 from gputui.sources.http import KubeHttp
+from gputui.sources.kube import KubeSource
 from gputui.sources.kubeconfig import KubeTarget, load_target
 from gputui.sources.oneshot import read_objects
 from gputui.sources.xids import XidReading, read_xids

@@ -10,6 +10,7 @@ adds only plain GETs: one JSON document, a paged list, or a watch stream of even
 
 from __future__ import annotations
 
+import contextlib
 import json
 import threading
 from collections.abc import Iterator, Mapping
@@ -172,10 +173,8 @@ class WatchStream:
     def close(self) -> None:
         """Shut the socket so a read blocked in another thread returns at once."""
         self._closed = True
-        try:
+        with contextlib.suppress(Exception):  # best effort while stopping
             self._response.shutdown()
-        except Exception:  # noqa: BLE001 - best effort while stopping
-            pass
 
 
 def _events(response: urllib3.BaseHTTPResponse, host: str) -> Iterator[JsonObj]:

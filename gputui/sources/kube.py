@@ -279,7 +279,7 @@ class KubeSource:
             xids=self.xids.current)
         try:
             snapshot = self._builder().build(objects, self.clock(), changed_nodes=changes)
-        except Exception:  # noqa: BLE001 - a domain bug must not kill the stream
+        except Exception:
             log.exception("snapshot build failed")
             self.cache.mark_full()
             return
@@ -298,7 +298,7 @@ class KubeSource:
     def _deliver(self, snapshot: ClusterSnapshot) -> None:
         try:
             self._on_snapshot(snapshot)
-        except Exception:  # noqa: BLE001 - the consumer's bug must not kill the stream
+        except Exception:
             log.exception("on_snapshot callback failed")
         self._report_status(force=True)
 
@@ -309,5 +309,5 @@ class KubeSource:
         self._last_status = current
         try:
             self._on_status(current)
-        except Exception:  # noqa: BLE001 - the consumer's bug must not kill the stream
+        except Exception:
             log.exception("on_status callback failed")

@@ -18,8 +18,8 @@ from typing import Any
 
 import yaml
 from kubernetes.client import Configuration
-from kubernetes.config.config_exception import ConfigException
 from kubernetes.config import incluster_config, kube_config
+from kubernetes.config.config_exception import ConfigException
 
 from gputui.sources.errors import SourceError
 

@@ -21,8 +21,6 @@ from gputui.sources.reflector import list_feed
 from gputui.sources.resources import Feed, cluster_feeds, namespace_feeds, resource_of
 
 
-
-
 @contextmanager
 def gc_paused() -> Iterator[None]:
     """No cyclic garbage collection while lists are decoded.

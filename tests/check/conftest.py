@@ -27,6 +27,7 @@ def gputui(tmp_path: Path) -> Callable[..., subprocess.CompletedProcess[str]]:
                        XDG_STATE_HOME=str(tmp_path / "state"), PYTHONPATH=str(REPO))
         environ.update(env or {})
         return subprocess.run([sys.executable, "-m", "gputui", *args], capture_output=True,
-                              text=True, env=environ, timeout=timeout, stdin=subprocess.DEVNULL)
+                              text=True, env=environ, timeout=timeout, stdin=subprocess.DEVNULL,
+                              check=False)
 
     return run

@@ -51,7 +51,7 @@ def test_empty_cluster(gputui: Run) -> None:
 
 
 def test_node_join_converges(gputui: Run) -> None:
-    rc, report = check(gputui, "node-join")
+    _, report = check(gputui, "node-join")
     assert len(report["nodes"]) == 4 and codes(report, "critical") == set()
 
 
@@ -72,7 +72,7 @@ def test_mig_reconfig_failed(gputui: Run) -> None:
 
 
 def test_time_slicing_is_healthy(gputui: Run) -> None:
-    rc, report = check(gputui, "time-slicing")
+    _, report = check(gputui, "time-slicing")
     assert codes(report, "critical") == set() and report["nodes"]
 
 
@@ -83,7 +83,7 @@ def test_upgrade_failed(gputui: Run) -> None:
 
 
 def test_upgrade_rolling_is_visible(gputui: Run) -> None:
-    rc, report = check(gputui, "upgrade-rolling")
+    _, report = check(gputui, "upgrade-rolling")
     assert any(n["upgrade_state"] in IN_PROGRESS for n in report["nodes"])
 
 

@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 from aiohttp import web
 
-import gputui.sim.apiserver as apiserver
+from gputui.sim import apiserver
 from gputui.sim.cluster import EmulatedCluster
 
 

@@ -34,7 +34,7 @@ def prometheus() -> Iterator[str]:
          "value": [1700000000, "48"]}]}}
 
     class Handler(BaseHTTPRequestHandler):
-        def do_GET(self) -> None:  # noqa: N802 - http.server API
+        def do_GET(self) -> None:
             body = json.dumps(answer).encode()
             self.send_response(200 if self.path.startswith("/api/v1/query") else 404)
             self.send_header("Content-Type", "application/json")
