@@ -23,10 +23,13 @@ peak traced memory of one full build. Targets: full build well under 1.5 s, one 
 from __future__ import annotations
 
 import argparse
+import asyncio
 import copy
 import cProfile
+import pickle
 import statistics
 import sys
+import tempfile
 import time
 import tracemalloc
 from collections.abc import Callable
@@ -134,6 +137,49 @@ def make_objects(count: int) -> ClusterObjects:
                      label_times=times)
 
 
+def capture_scenario(name: str) -> tuple[ClusterObjects, float]:
+    """The emulated cluster of scenario ``name`` once converged, reduced as the live cache
+    reduces what it lists; cached in a temp file (building scale-5000 takes a while)."""
+    path = Path(tempfile.gettempdir()) / f"gputui-bench-{name}.pickle"
+    if path.exists():
+        captured: tuple[ClusterObjects, float] = pickle.loads(path.read_bytes())
+        return captured
+    captured = asyncio.run(_capture(name))
+    path.write_bytes(pickle.dumps(captured))
+    return captured
+
+
+async def _capture(name: str) -> tuple[ClusterObjects, float]:
+    from gputui.sim.clock import SimClock
+    from gputui.sim.nodeside import NodeSide
+    from gputui.sim.operator import Operator
+    from gputui.sim.scenario import load_scenario
+    from gputui.sim.store import Store
+    from gputui.sources import reduce as R
+    from gputui.sources.cache import ObjectCache
+
+    clock = SimClock(speed=1.0)
+    store = Store(clock)
+    operator = Operator(store, clock, NodeSide(), load_scenario(name))
+    await operator.start()
+    ns = f.NS
+    cache = ObjectCache()
+    cache.replace("nodes", [R.reduce_node(n) for n in store.list("nodes")[0]])
+    pods = store.list("pods")[0]
+    cache.replace("pods", [R.reduce_operator_pod(p) for p in pods
+                           if p["metadata"].get("namespace") == ns])
+    cache.replace("gpu-pods", [r for r in (R.reduce_gpu_pod(p) for p in pods
+                                           if p["metadata"].get("namespace") != ns) if r])
+    for slot, resource in (("daemonsets", "daemonsets.apps"),
+                           ("clusterpolicies", "clusterpolicies.nvidia.com")):
+        cache.replace(slot, [R.reduce_plain(o) for o in store.list(resource)[0]
+                             if o["metadata"].get("namespace") in (ns, None)])
+    cache.replace("configmaps", [R.reduce_configmap(c) for c in store.list("configmaps", ns)[0]])
+    now = clock.now()
+    await operator.stop()
+    return cache.objects(operator_namespace=ns, context=name, server="emulated"), now
+
+
 def one_node_changed(objects: ClusterObjects, name: str) -> ClusterObjects:
     """``objects`` with ``name``'s Node relabelled and its driver pod restarted once, both
     replaced by new dicts with a new resourceVersion, as the watch cache hands them over."""
@@ -202,30 +248,36 @@ def main() -> None:
     parser.add_argument("--nodes", type=int, default=5000)
     parser.add_argument("--rounds", type=int, default=3)
     parser.add_argument("--profile", help="write a cProfile of one full build here")
+    parser.add_argument("--scenario", help="capture this emulated scenario (e.g. scale-5000) "
+                        "instead of the synthetic cluster")
     args = parser.parse_args()
     began = time.perf_counter()
-    objects = make_objects(args.nodes)
+    now = NOW
+    if args.scenario:
+        objects, now = capture_scenario(args.scenario)
+    else:
+        objects = make_objects(args.nodes)
     changed_name = sorted(objects.nodes)[len(objects.nodes) // 2]
     changed = one_node_changed(objects, changed_name)
     print(f"{len(objects.nodes)} nodes, {len(objects.pods)} pods, "
           f"{sum(len(n['metadata']['labels']) for n in objects.nodes.values()) // len(objects.nodes)}"
           f" labels/node (made in {time.perf_counter() - began:.1f} s)")
     if args.profile:
-        cProfile.runctx("SnapshotBuilder().build(objects, NOW)", globals(), locals(),
+        cProfile.runctx("SnapshotBuilder().build(objects, now)", globals(), locals(),
                         args.profile)
         print(f"profile written to {args.profile}")
         return
-    snap = SnapshotBuilder().build(objects, NOW)  # warm imports and caches of the process
+    snap = SnapshotBuilder().build(objects, now)  # warm imports and caches of the process
     print(f"findings {len(snap.findings)}, upgrade lanes { {k: len(v) for k, v in snap.upgrade.lanes.items()} }")
     _row("full build (fresh builder)", median_ms(
-        lambda: SnapshotBuilder().build(objects, NOW), args.rounds))
+        lambda: SnapshotBuilder().build(objects, now), args.rounds))
     warm = SnapshotBuilder()
-    warm.build(objects, NOW)
+    warm.build(objects, now)
     last = [objects]
 
     def one_node() -> None:
         last[0] = changed if last[0] is objects else objects
-        warm.build(last[0], NOW, changed_nodes={changed_name})
+        warm.build(last[0], now, changed_nodes={changed_name})
 
     _row("one node changed", median_ms(one_node, args.rounds))
     chain = [last[0]]
@@ -235,15 +287,15 @@ def main() -> None:
 
     def recreated() -> None:
         last[0] = next(steps)
-        warm.build(last[0], NOW, changed_nodes={changed_name})
+        warm.build(last[0], now, changed_nodes={changed_name})
 
     _row("one node, pod recreated", median_ms(recreated, args.rounds))
     _row("nothing changed", median_ms(
-        lambda: warm.build(last[0], NOW, changed_nodes=set()), args.rounds))
+        lambda: warm.build(last[0], now, changed_nodes=set()), args.rounds))
     _row("full rebuild, warm builder (None)", median_ms(
-        lambda: warm.build(last[0], NOW, changed_nodes=None), args.rounds))
+        lambda: warm.build(last[0], now, changed_nodes=None), args.rounds))
     tracemalloc.start()
-    SnapshotBuilder().build(objects, NOW)
+    SnapshotBuilder().build(objects, now)
     _, peak = tracemalloc.get_traced_memory()
     tracemalloc.stop()
     print(f"{'peak traced memory, full build':<34} {peak / 2**20:10.1f} MiB")
