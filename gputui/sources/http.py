@@ -12,8 +12,10 @@ from __future__ import annotations
 
 import contextlib
 import json
+import re
 import threading
 from collections.abc import Iterator, Mapping
+from concurrent.futures import Future, ThreadPoolExecutor
 from typing import Any
 from urllib.parse import urlencode
 
@@ -85,8 +87,12 @@ class KubeHttp:
 
     def get(self, path: str, query: Mapping[str, Any] | None = None) -> JsonObj:
         """One JSON document (an object or a list page)."""
-        response = self._open(path, query, READ_TIMEOUT)
-        data = _read_all(response)
+        return self._parse(path, self._fetch(path, query))
+
+    def _fetch(self, path: str, query: Mapping[str, Any] | None) -> bytes:
+        return _read_all(self._open(path, query, READ_TIMEOUT))
+
+    def _parse(self, path: str, data: bytes) -> JsonObj:
         try:
             document = _loads(data)
         except ValueError:
@@ -104,19 +110,35 @@ class KubeHttp:
                    limit: int = PAGE_LIMIT) -> Iterator[tuple[list[JsonObj], str]]:
         """Yield ``(items, resourceVersion)`` page by page, following ``continue``.
 
-        The caller reduces each page before asking for the next, so only one page of full
-        objects is ever in memory. The last page's resourceVersion is the list's.
+        The caller reduces each page before the next is decoded, so one page of full
+        objects is in memory at a time. The next page's bytes are fetched meanwhile: the
+        ``continue`` token sits in the list's metadata, before the items, so it is read from
+        the raw bytes and the server serialises page N+1 while gputui decodes page N
+        (server and client alternate otherwise, and each waits for the other). The last
+        page's resourceVersion is the list's.
         """
-        params = dict(query or {})
-        params["limit"] = limit
-        while True:
-            page = self.get(path, params)
-            metadata = page.get("metadata") or {}
-            yield list(page.get("items") or []), str(metadata.get("resourceVersion") or "")
-            token = metadata.get("continue")
-            if not token:
-                return
-            params["continue"] = token
+        params: dict[str, Any] = dict(query or {}, limit=limit)
+        with ThreadPoolExecutor(max_workers=1, thread_name_prefix="gputui-page") as pool:
+            pending: Future[bytes] | None = pool.submit(self._fetch, path, dict(params))
+            while pending is not None:
+                data = pending.result()
+                guess = _peek_continue(data)
+                pending = None
+                if guess:
+                    pending = pool.submit(self._fetch, path, dict(params, **{"continue": guess}))
+                page = self._parse(path, data)
+                del data
+                metadata = page.get("metadata") or {}
+                token = str(metadata.get("continue") or "")
+                if token != guess:  # the peek missed (unusual layout): follow the real token
+                    if pending is not None:
+                        pending.cancel()
+                    pending = pool.submit(self._fetch, path, dict(params, **{
+                        "continue": token})) if token else None
+                items = list(page.get("items") or [])
+                version = str(metadata.get("resourceVersion") or "")
+                del page
+                yield items, version
 
     def watch(self, path: str, query: Mapping[str, Any], timeout_seconds: int
               ) -> WatchStream:
@@ -197,6 +219,17 @@ def _events(response: urllib3.BaseHTTPResponse, host: str) -> Iterator[JsonObj]:
             yield _loads(buffer)
         except ValueError:
             pass
+
+
+_CONTINUE = re.compile(rb'"continue"\s*:\s*"([^"\\]*)"')
+
+
+def _peek_continue(data: bytes) -> str:
+    """The ``metadata.continue`` token read from a list's raw bytes, before its items."""
+    head = data[:16384]
+    items = head.find(b'"items"')
+    found = _CONTINUE.search(head if items < 0 else head[:items])
+    return found.group(1).decode() if found else ""
 
 
 def _read_all(response: urllib3.BaseHTTPResponse) -> bytes:

@@ -13,7 +13,6 @@ from gputui.sources.errors import UnreachableError
 from gputui.sources.http import KubeHttp
 from gputui.sources.kubeconfig import load_target
 from gputui.sources.oneshot import read_objects
-from gputui.sources.resources import GPU_PRESENT
 from tests.sources.helpers import cluster_policy, node, pod, upgrade_event
 
 NS = "nvidia-gpu-operator"
@@ -67,15 +66,15 @@ def test_pages_are_read_and_reduced(cluster: EmulatedCluster, kubeconfig: Path,
     cluster.store.mutate("nodes", "gpu-0007", None, lambda n: n["metadata"]["labels"].update(
         {"nvidia.com/mig.config.state": "pending"}), manager="nvidia-mig-manager")
     pages: list[int] = []
-    original = KubeHttp.get
+    original = KubeHttp._parse
 
-    def counting_get(self: KubeHttp, path: str, query: Any = None) -> dict[str, Any]:
-        document = original(self, path, query)
-        if path == "/api/v1/nodes" and (query or {}).get("labelSelector") == GPU_PRESENT:
+    def counting_parse(self: KubeHttp, path: str, data: bytes) -> dict[str, Any]:
+        document = original(self, path, data)
+        if path == "/api/v1/nodes" and b"nvidia.com/gpu.present" in data:
             pages.append(len(document.get("items") or []))
         return document
 
-    monkeypatch.setattr(KubeHttp, "get", counting_get)
+    monkeypatch.setattr(KubeHttp, "_parse", counting_parse)
     objects = read_objects(load_target(str(kubeconfig)))
     assert pages == [500, 500, 203]
     assert len(objects.nodes) == 1204
