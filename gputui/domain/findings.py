@@ -23,6 +23,7 @@ from gputui.domain.model import (
 from gputui.domain.pods import PodInfo
 from gputui.domain.thresholds import ThresholdsLike
 from gputui.domain.timefmt import duration
+from gputui.domain.upgrade_events import failure_summary
 from gputui.domain.upgrade_reasons import active_wait_reason, state_since
 
 ACTIVE_UPGRADE_STATES = frozenset(L.UPGRADE_STATES) - {
@@ -217,7 +218,8 @@ def upgrade_failed(ctx: NodeContext) -> list[Finding]:
     """The node is in ``upgrade-failed``: it holds a slot and stays cordoned."""
     if ctx.node.upgrade_state != L.STATE_FAILED:
         return []
-    told = f": {ctx.event.message}" if ctx.event else ""
+    failed = failure_summary(ctx.event)
+    told = f" {failed}" if failed else ""
     return [ctx.finding(
         "upgrade-failed", Severity.WARNING, f"driver upgrade failed on {ctx.node.name}{told}",
         "Check the driver pod (restarts, log) and the GPUDriverUpgrade events in namespace "

@@ -45,7 +45,7 @@ from gputui.domain.podindex import PodIndex, pod_node_name
 from gputui.domain.policy import driver_policy, read_cluster_policy
 from gputui.domain.snapshot_mig import MigTracker, configmap_changes
 from gputui.domain.thresholds import DEFAULT_THRESHOLDS, ThresholdsLike
-from gputui.domain.upgrade import last_events
+from gputui.domain.upgrade_events import last_events
 from gputui.domain.upgrade_index import UpgradeTracker
 
 

@@ -14,7 +14,6 @@ from dataclasses import dataclass, replace
 from types import MappingProxyType
 
 from gputui.domain import labels as L
-from gputui.domain.kube import parse_time, sub
 from gputui.domain.model import (
     DaemonSetSummary,
     DriverOwnership,
@@ -24,6 +23,7 @@ from gputui.domain.model import (
     UpgradePolicy,
     UpgradeView,
 )
+from gputui.domain.upgrade_events import failure_summary
 from gputui.domain.upgrade_reasons import active_wait_reason, state_since
 
 
@@ -87,24 +87,6 @@ def slots_from_counts(counts: Mapping[str, int], down: int, max_parallel: int,
     return Slots(total, in_progress, max_unavailable, unavailable, max(available, 0))
 
 
-def last_events(events: Sequence[Mapping[str, object]]) -> dict[str, UpgradeEvent]:
-    """The newest ``GPUDriverUpgrade`` event per node name."""
-    newest: dict[str, UpgradeEvent] = {}
-    for event in events:
-        if event.get("reason") != L.UPGRADE_EVENT_REASON:
-            continue
-        involved = sub(event, "involvedObject")
-        node = str(involved.get("name", ""))
-        when = (parse_time(event.get("lastTimestamp")) or parse_time(event.get("eventTime"))
-                or parse_time(event.get("firstTimestamp"))
-                or parse_time(sub(event, "metadata").get("creationTimestamp")))
-        current = newest.get(node)
-        if current is None or (when or 0.0) >= (current.time or 0.0):
-            newest[node] = UpgradeEvent(str(event.get("message", "")), when,
-                                        str(event.get("type", "Normal")))
-    return newest
-
-
 def blocked_reason(daemonsets: Sequence[DaemonSetSummary]) -> str | None:
     """Why the controller makes no transition at all: a driver DS with unscheduled pods."""
     for ds in daemonsets:
@@ -142,7 +124,8 @@ def status_reason(node: NodeView, view: UpgradeView, policy: UpgradePolicy,
     if state == L.STATE_REQUIRED:
         return _required_reason(node, view, policy)
     if state == L.STATE_FAILED:
-        told = f": {event.message}" if event else ""
+        failed = failure_summary(event)
+        told = f" {failed}" if failed else ""
         return f"failed{told} (holds a slot; relabel to upgrade-required to retry)"
     return active_wait_reason(node, policy, now)
 

@@ -15,11 +15,24 @@ from gputui.domain.upgrade_policy import UpgradePolicy
 
 @dataclass(frozen=True, slots=True)
 class UpgradeEvent:
-    """The last ``GPUDriverUpgrade`` event of a node."""
+    """The last ``GPUDriverUpgrade`` event of a node, with what led to it.
+
+    Attributes:
+        message: the event's message.
+        time: when it was last seen (epoch seconds), None if the event carries no time.
+        type: ``Normal`` or ``Warning``.
+        previous_state: the state the node was in before the latest state change that the
+            events record, e.g. ``pod-restart-required`` for a node now ``upgrade-failed``:
+            that is the step that failed. "" when unknown.
+        cause: the message of the last ``Warning`` event since that previous state was
+            entered ("Failed to drain the node, ..."), "" when there was none.
+    """
 
     message: str
     time: float | None
     type: str = "Normal"
+    previous_state: str = ""
+    cause: str = ""
 
 
 @dataclass(frozen=True, slots=True)

@@ -15,7 +15,8 @@ from gputui.domain.mig import MigConfigCache, node_mig_view
 from gputui.domain.model import ClusterSnapshot, Severity, SnapshotCounts, StageStatus
 from gputui.domain.podindex import pod_node_name
 from gputui.domain.snapshot import SnapshotBuilder, sort_findings
-from gputui.domain.upgrade import build_upgrade_view, last_events
+from gputui.domain.upgrade import build_upgrade_view
+from gputui.domain.upgrade_events import last_events
 from tests.domain import factory as f
 
 Json = dict[str, Any]

@@ -1,0 +1,82 @@
+"""Reading a node's ``GPUDriverUpgrade`` events: the latest one and the step that failed.
+
+The upgrade controller announces every state change with an event "Successfully updated
+node state label to <state>", and some failures with a ``Warning`` event ("Failed to drain
+the node, ..."). A node's state label alone says ``upgrade-failed``; the events before it
+say *which step* failed and why, which is what the operator needs to decide on a retry.
+Events are the only durable record of this (the controller keeps no other history).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+
+from gputui.domain import labels as L
+from gputui.domain.kube import parse_time, sub
+from gputui.domain.views import UpgradeEvent
+
+_STATE_PREFIX = "node state label to "
+
+#: What failing in each step usually means when no Warning event says more (§4.4).
+STEP_FAILURES: Mapping[str, str] = {
+    "pod-deletion-required": "GPU pods could not all be deleted (unmanaged pod without force, "
+                             "emptyDir without deleteEmptyDir, or the timeout)",
+    "drain-required": "the node could not be drained",
+    "pod-restart-required": "the new driver pod kept failing (a container restarted more "
+                            "than 10 times)",
+    "validation-required": "the validator was not ready within 600 s",
+    "cordon-required": "the node could not be cordoned",
+}
+
+
+def state_named(message: str) -> str | None:
+    """The state in "Successfully updated node state label to <state>", else None."""
+    at = message.find(_STATE_PREFIX)
+    return message[at + len(_STATE_PREFIX):].strip().rstrip(".") if at >= 0 else None
+
+
+def _when(event: Mapping[str, object]) -> float:
+    return (parse_time(event.get("lastTimestamp")) or parse_time(event.get("eventTime"))
+            or parse_time(event.get("firstTimestamp"))
+            or parse_time(sub(event, "metadata").get("creationTimestamp")) or 0.0)
+
+
+def _summarise(history: list[tuple[float, Mapping[str, object]]]) -> UpgradeEvent:
+    """The newest event of one node, with the state before the latest change and its cause."""
+    history.sort(key=lambda item: item[0])
+    states = [(i, state_named(str(e.get("message", "")))) for i, (_, e) in enumerate(history)]
+    changes = [(i, s) for i, s in states if s]
+    previous, entered_at = "", 0
+    if len(changes) >= 2:
+        entered_at, previous = changes[-2][0], changes[-2][1] or ""
+    cause = ""
+    for _, event in history[entered_at:]:
+        if event.get("type") == "Warning":
+            cause = str(event.get("message", ""))
+    when, newest = history[-1]
+    return UpgradeEvent(str(newest.get("message", "")), when or None,
+                        str(newest.get("type", "Normal")), previous, cause)
+
+
+def last_events(events: Sequence[Mapping[str, object]]) -> dict[str, UpgradeEvent]:
+    """The newest ``GPUDriverUpgrade`` event per node name, with the failed step and cause."""
+    per_node: dict[str, list[tuple[float, Mapping[str, object]]]] = {}
+    for event in events:
+        if event.get("reason") != L.UPGRADE_EVENT_REASON:
+            continue
+        node = str(sub(event, "involvedObject").get("name", ""))
+        per_node.setdefault(node, []).append((_when(event), event))
+    return {node: _summarise(history) for node, history in per_node.items()}
+
+
+def failure_summary(event: UpgradeEvent | None) -> str:
+    """E.g. "in pod-restart-required: the new driver pod kept failing (...)", or ""."""
+    if event is None:
+        return ""
+    step = event.previous_state if event.previous_state != L.STATE_FAILED else ""
+    why = event.cause or STEP_FAILURES.get(step, "")
+    if step and why:
+        return f"in {step}: {why}"
+    if step:
+        return f"in {step}"
+    return why or event.message
