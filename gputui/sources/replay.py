@@ -153,6 +153,7 @@ class ReplaySource:
         self.status = status or SourceStatus(Connection.LIVE, context=first.context,
                                              server=first.server,
                                              last_update=last_update or first.generated_at)
+        self.latest: ClusterSnapshot = first
         self.started = False
         self.stopped = False
         self.reads: list[tuple[str, str, str | None]] = []
@@ -176,8 +177,11 @@ class ReplaySource:
             on_snapshot(self.snapshots[0])
 
     def push(self, snapshot: ClusterSnapshot) -> None:
-        """Deliver another snapshot now (tests: rows change, disappear, appear)."""
-        self.snapshots.append(snapshot)
+        """Deliver another snapshot now (tests: rows change, disappear, appear).
+
+        Pushed snapshots are not kept (a benchmark pushes thousands); ``latest`` is.
+        """
+        self.latest = snapshot
         if self._on_snapshot is not None and not self.stopped:
             self._on_snapshot(snapshot)
 

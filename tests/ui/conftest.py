@@ -48,7 +48,9 @@ def frozen_app() -> FrozenApp:
               source: ReplaySource | None = None) -> GpuTuiApp:
         recording = load_recording(scenario)
         source = source or ReplaySource.from_recording(recording)
-        return make_app(settings or Settings(), source, clock=lambda: recording.now)
+        app = make_app(settings or Settings(), source, clock=lambda: recording.now)
+        app.min_snapshot_interval = 0.0  # apply each pushed snapshot at once
+        return app
     return build
 
 

@@ -13,10 +13,11 @@ import importlib
 from collections.abc import Iterable
 
 from textual import on
+from textual.timer import Timer
 from textual.widget import Widget
 from textual.widgets import Input, Static, TabbedContent, TabPane
 
-from gputui.domain.model import EMPTY_SNAPSHOT, ClusterSnapshot
+from gputui.domain.model import EMPTY_SNAPSHOT, ClusterPolicyView, ClusterSnapshot, NodeView
 from gputui.ui.commands import bindings_for
 from gputui.ui.node_rows import COLUMNS, NodeFilter
 from gputui.ui.screens.base import GpuScreen
@@ -28,6 +29,8 @@ DETAIL_TABS = (
     ("node", "gputui.ui.widgets.node_detail", "NodeDetail", "Describe"),
     ("metrics", "gputui.ui.widgets.metrics_pane", "MetricsPane", "Metrics"),
 )
+#: seconds (of the app clock) after which the detail is redrawn even if its node is unchanged
+DETAIL_AGE_REFRESH = 5.0
 #: seconds the cursor must rest on a node before the detail panes follow it
 SELECT_DEBOUNCE = 0.08
 
@@ -55,6 +58,11 @@ class NodesScreen(GpuScreen):
         self.now = 0.0
         self.selected: str | None = None
         self._pending: str | None = None
+        self._view_line = ""
+        self._select_timer: Timer | None = None
+        self._detail_fed: tuple[NodeView | None, float] = (None, 0.0)
+        self._detail_policy: ClusterPolicyView | None = None
+        self._detail_snapshot: ClusterSnapshot | None = None
 
     def compose_body(self) -> Iterable[Widget]:
         yield Input(placeholder="filter: text  key=value  key!=value  !key   (esc clears)",
@@ -76,19 +84,48 @@ class NodesScreen(GpuScreen):
         return self.query_one("#node-table", NodeTable)
 
     def detail_widgets(self) -> list[Widget]:
-        """The mounted detail widgets (those that exist in this build)."""
-        return [w for tab, *_ in DETAIL_TABS for w in self.query(f"#detail-{tab}")]
+        """The detail widget of the visible tab (hidden tabs catch up when shown).
+
+        Only the visible one is fed: each redraw re-lays out the screen, and at 5,000
+        nodes and several snapshots a second three redraws per snapshot cost key presses.
+        """
+        active = self.query_one("#node-detail-tabs", TabbedContent).active or "pipeline"
+        return list(self.query(f"#detail-{active}"))
+
+    @on(TabbedContent.TabActivated, "#node-detail-tabs")
+    def _tab_shown(self) -> None:
+        """A tab became visible: bring its widget to the current node and snapshot."""
+        for widget in self.detail_widgets():
+            if hasattr(widget, "show_node"):
+                widget.show_node(self.selected)
+        self._feed_detail(force=True)
 
     # ------------------------------------------------------------------ the contract
     def show_snapshot(self, snapshot: ClusterSnapshot, now: float) -> None:
         """Patch the table, then hand the snapshot to the detail widgets."""
         self.snapshot, self.now = snapshot, now
         self.table.show_snapshot(snapshot, now)
+        self._feed_detail()
+        self._update_view_line()
+
+    def _feed_detail(self, force: bool = False) -> None:
+        """Hand the snapshot to the visible detail widget when its node changed.
+
+        Also when :data:`DETAIL_AGE_REFRESH` seconds passed (so "for 12 min" keeps moving):
+        5,000 nodes change often, the one on screen rarely, and a redraw costs a relayout.
+        """
+        view = self.snapshot.nodes.get(self.selected or "")
+        last_view, last_time = self._detail_fed
+        if not force and view is last_view and self.now - last_time < DETAIL_AGE_REFRESH \
+                and self.snapshot.cluster_policy is self._detail_policy:
+            return
+        self._detail_fed = (view, self.now)
+        self._detail_policy = self.snapshot.cluster_policy
+        self._detail_snapshot = self.snapshot
         for widget in self.detail_widgets():
             show = getattr(widget, "show_snapshot", None)
             if show is not None:
-                show(snapshot, now)
-        self._update_view_line()
+                show(self.snapshot, self.now)
 
     def show_node(self, node_name: str | None) -> None:
         """Put the cursor on ``node_name`` (clearing a filter that hides it)."""
@@ -113,18 +150,26 @@ class NodesScreen(GpuScreen):
     @on(NodeTable.NodeSelected)
     def _node_selected(self, event: NodeTable.NodeSelected) -> None:
         self._pending = event.node
-        self.set_timer(SELECT_DEBOUNCE, self._flush_selection, name="select-node")
+        if self._select_timer is not None:
+            self._select_timer.stop()  # a held arrow key re-renders the detail once, at rest
+        self._select_timer = self.set_timer(SELECT_DEBOUNCE, self._flush_selection,
+                                            name="select-node")
 
     def _flush_selection(self) -> None:
+        self._select_timer = None
         if self._pending != self.selected:
             self._select(self._pending)
 
     def _select(self, node: str | None) -> None:
         self.selected = self._pending = node
-        for widget in self.detail_widgets():
+        widgets = self.detail_widgets()
+        if self._detail_snapshot is not self.snapshot:  # skipped feeds: catch up first
+            self._feed_detail(force=True)
+        for widget in widgets:
             show = getattr(widget, "show_node", None)
             if show is not None:
                 show(node)
+        self._detail_fed = (self.snapshot.nodes.get(node or ""), self.now)
         self._update_view_line()
 
     @on(NodeTable.RowSelected, "#node-table")
@@ -148,7 +193,10 @@ class NodesScreen(GpuScreen):
             parts.append(f"{len(table.marks)} marked")
         label = next(c.label for c in COLUMNS if c.key == table.sort_column)
         parts.append(f"sort: {label} {'▼' if table.sort_reverse else '▲'}")
-        self.query_one("#node-view-line", Static).update(" │ ".join(parts))
+        line = " │ ".join(parts)
+        if line != self._view_line:  # an update re-lays out the screen: only on change
+            self._view_line = line
+            self.query_one("#node-view-line", Static).update(line)
 
     # ------------------------------------------------------------------ filter prompt
     def _set_filter(self, node_filter: NodeFilter) -> None:
