@@ -228,13 +228,13 @@ class GpuTuiApp(App[int]):
         if self.current_mode != view:
             await self.switch_mode(view)
 
-    def action_back(self) -> None:
+    async def action_back(self) -> None:
         """``esc``: close a pushed screen, leave a view, or clear filter / faults-only / marks."""
         if len(self.screen_stack) > 1:
             self.pop_screen()
             return
         if self.current_mode != "nodes":
-            self.call_later(self.switch_mode, "nodes")
+            await self.switch_mode("nodes")
             return
         screen = self.screen
         if isinstance(screen, NodesScreen):
@@ -297,7 +297,7 @@ class GpuTuiApp(App[int]):
         except ImportError:
             self.notify("the pod log view is not available in this build", severity="warning")
             return
-        screen = self.screen
+        screen: Screen[Any] = self.screen
         if not isinstance(screen, PodLogScreen):
             screen = PodLogScreen(namespace, pod, container)
             self.push_screen(screen)

@@ -18,7 +18,7 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from typing import Final
 
-from textual.binding import Binding
+from textual.binding import Binding, BindingType
 
 #: scopes, in the order help lists them
 SCOPES: Final = ("global", "nodes", "findings")
@@ -124,7 +124,7 @@ def effective_keys(cmd: Command, keymap: Mapping[str, str] | None = None) -> str
     return (keymap or {}).get(cmd.id, cmd.keys)
 
 
-def bindings_for(scope: str) -> list[Binding]:
+def bindings_for(scope: str) -> list[BindingType]:
     """Textual bindings of one scope; ids let ``App.set_keymap`` remap them."""
     return [Binding(cmd.keys, cmd.action, cmd.title, show=cmd.show, id=cmd.id,
                     tooltip=cmd.tooltip, priority=cmd.priority)

@@ -21,6 +21,7 @@ from textual.color import Color
 from textual.theme import Theme
 
 from gputui.domain.model import Severity, StageStatus
+from gputui.ui.node_rows import SEVERITY_SYMBOL, SEVERITY_WORD
 
 GPUTUI_THEME: Final = Theme(
     name="gputui",
@@ -53,8 +54,6 @@ _FALLBACKS: Final = {
     "gpu-paused": "secondary", "gpu-progress": "accent", "gpu-muted": "foreground-muted",
 }
 
-SEVERITY_SYMBOL: Final = {Severity.CRITICAL: "✖", Severity.WARNING: "▲", Severity.INFO: "●"}
-SEVERITY_WORD: Final = {Severity.CRITICAL: "crit", Severity.WARNING: "warn", Severity.INFO: "info"}
 SEVERITY_VAR: Final = {Severity.CRITICAL: "gpu-crit", Severity.WARNING: "gpu-warn",
                        Severity.INFO: "gpu-info"}
 STATUS_VAR: Final = {

@@ -174,7 +174,8 @@ class NodeTable(DataTable[Text]):
         """Add rows; into an empty table already sorted (no DataTable.sort of 5,000 rows)."""
         nodes, column = self.snapshot.nodes, self.sort_column
         if in_order:
-            names.sort(key=lambda n: sort_value(column, nodes[n]), reverse=self.sort_reverse)
+            names.sort(key=lambda n: sort_value(column, nodes[n]),  # type: ignore[arg-type,return-value]
+                       reverse=self.sort_reverse)
         for name in names:
             self._add(nodes[name])
 
