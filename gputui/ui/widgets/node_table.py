@@ -53,6 +53,7 @@ class NodeTable(DataTable[Text]):
         self._styles: dict[str, Style] = {}
         self._texts: dict[Cell, Text] = {}
         self._seen: dict[str, NodeView] = {}
+        self._at_top = True
         self._last_selected: str | None = None
         self.patches = 0  # number of snapshots applied (tests and benchmark)
 
@@ -125,6 +126,7 @@ class NodeTable(DataTable[Text]):
 
     def select_node(self, node: str) -> bool:
         """Put the cursor on ``node``; False when it is not shown (filtered or absent)."""
+        self._at_top = False
         try:
             index = self.get_row_index(node)
         except RowDoesNotExist:
@@ -140,7 +142,8 @@ class NodeTable(DataTable[Text]):
         filter runs (the builder reuses views of unchanged nodes), so a snapshot that
         changed 100 of 5,000 nodes costs 100 rows of work, not 5,000.
         """
-        cursor = self.selected_node
+        # until the operator moves, the cursor stays on the top (worst) row as rows re-sort
+        cursor = None if self._at_top else self.selected_node
         keep = self.node_filter.predicate()
         nodes = self.snapshot.nodes
         seen = self._seen
@@ -239,6 +242,13 @@ class NodeTable(DataTable[Text]):
         """The cursor moved: tell the screen (once per node)."""
         event.stop()
         self._notify_selection()
+
+    def on_key(self) -> None:
+        """The operator took the wheel: from now on the cursor follows its node."""
+        self._at_top = False
+
+    def on_click(self) -> None:
+        self._at_top = False
 
     def on_data_table_header_selected(self, event: DataTable.HeaderSelected) -> None:
         """Clicking a header sorts by it (again flips the order)."""
