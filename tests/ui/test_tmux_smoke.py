@@ -63,13 +63,16 @@ def _poll(check: Callable[[], bool], timeout: float = 90.0) -> bool:
 
 
 def test_demo_shows_nodes_help_and_quits(tmux: Tmux) -> None:
-    env = f"TERM=xterm-256color PYTHONPATH={REPO}"
-    tmux.run("new-session", "-d", "-x", "120", "-y", "40",
-             f"env {env} {_gputui_command()} --demo --speed 20")
+    # The wrapper keeps the pane open after gputui exits, so a crash at start-up leaves its
+    # one-line error on screen for the assertion message, and the exit code can be read.
+    command = (f"env TERM=xterm-256color PYTHONPATH={REPO} {_gputui_command()} --demo "
+               "--speed 20; echo \"gputui exited with $?\"; sleep 120")
+    started = tmux.run("new-session", "-d", "-x", "120", "-y", "40", command)
+    assert started.returncode == 0, started.stderr
     assert _poll(lambda: "gke-" in tmux.screen() and "NAME" in tmux.screen()), tmux.screen()
     tmux.run("send-keys", "?")
     assert _poll(lambda: "WHAT IT DOES" in tmux.screen()), tmux.screen()
     tmux.run("send-keys", "Escape")
     assert _poll(lambda: "WHAT IT DOES" not in tmux.screen()), tmux.screen()
     tmux.run("send-keys", "q")
-    assert _poll(lambda: not tmux.alive(), timeout=60), "the session did not end after q"
+    assert _poll(lambda: "gputui exited with 0" in tmux.screen(), timeout=60), tmux.screen()
