@@ -76,8 +76,9 @@ def read_objects(target: KubeTarget, namespace: str | None = None,
             results = [_read_feed(client, feed, cache)
                        for feed in cluster_feeds() + namespace_feeds(found)]
         forbidden = {resource_of(name) for name in results if name}
-        return cache.objects(operator_namespace=found, context=target.context,
-                             server=target.server, forbidden=frozenset(forbidden))
+        cache.apply_pending()  # this thread is the cache's only reader: no copy needed
+        return cache.build_inputs(operator_namespace=found, context=target.context,
+                                  server=target.server, forbidden=frozenset(forbidden))
     finally:
         if own:
             client.close()

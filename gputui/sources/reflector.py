@@ -39,7 +39,10 @@ class FeedListener(Protocol):
         """The feed moved to ``state``; ``message`` says why when it is a problem."""
 
     def feed_changed(self) -> None:
-        """The cache changed (or a bookmark proved the data is current)."""
+        """The feed submitted a change to the cache: a build is due."""
+
+    def feed_alive(self) -> None:
+        """A bookmark proved the data current; nothing changed, so no build is due."""
 
 
 class Expired(Exception):
@@ -167,7 +170,7 @@ class Reflector:
         if version:
             self.resource_version = str(version)
         if kind == "BOOKMARK":
-            self.listener.feed_changed()
+            self.listener.feed_alive()
             return
         if kind not in ("ADDED", "MODIFIED", "DELETED"):
             return

@@ -224,3 +224,61 @@ def test_pod_log_and_events(cluster: EmulatedCluster,
         "loading nvidia.ko", "done"]
     events = source.pod_events(NS, "nvidia-driver-daemonset-a")
     assert [e["reason"] for e in events] == ["Pulled", "BackOff"]
+
+
+def test_idle_source_builds_no_full_snapshot(cluster: EmulatedCluster,
+                                             start_source: Callable[..., Started]) -> None:
+    """Only the first build is full; idle ticks pass the empty change set (the domain
+    builder re-checks its own time thresholds), and bookmarks wake no build at all."""
+    seed(cluster)
+    _, builder, snapshots, _ = start_source(rebuild_every=0.2)
+    wait_for(lambda: snapshots)
+    time.sleep(1.5)  # several idle ticks, and bookmarks on every watch each second
+    with builder.lock:
+        changes = [changed for _, changed in builder.calls]
+    assert changes[0] is None and len(changes) >= 4
+    assert all(changed == frozenset() for changed in changes[1:])
+    assert len(changes) < 1.5 / 0.2 + 4  # ticks, not one build per bookmark
+
+
+def test_bookmarks_wake_no_build(cluster: EmulatedCluster,
+                                 start_source: Callable[..., Started]) -> None:
+    seed(cluster)
+    source, builder, snapshots, _ = start_source()  # rebuild_every=60
+    wait_for(lambda: snapshots)
+    time.sleep(0.3)
+    before, touched = builder.count(), source.status().last_update
+    time.sleep(1.5)  # the emulated server sends a bookmark on each watch every second
+    assert builder.count() == before
+    assert source.status().last_update > touched  # the data is still proved current
+
+
+def test_gc_is_paused_until_the_first_snapshot_and_never_left_off(
+        cluster: EmulatedCluster, start_source: Callable[..., Started]) -> None:
+    import gc
+
+    assert gc.isenabled()
+    seed(cluster)
+    source, _, snapshots, _ = start_source()
+    wait_for(lambda: snapshots)
+    wait_for(gc.isenabled, what="GC back on after the first snapshot")
+    source.stop()
+    assert gc.isenabled()
+
+
+def test_gc_pause_ends_when_no_snapshot_comes(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+                                              start_source: Callable[..., Started]) -> None:
+    import gc
+
+    import gputui.sources.kube as kube_module
+
+    monkeypatch.setattr(kube_module, "GC_PAUSE_LIMIT", 0.0)
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        port = sock.getsockname()[1]
+    nowhere = EmulatedCluster(run_controllers=False, port=port)
+    source, _, snapshots, _ = start_source(nowhere.write_kubeconfig(tmp_path / "kc"),
+                                           rebuild_every=0.1)
+    wait_for(gc.isenabled, what="GC back on while the server stays unreachable")
+    assert not snapshots
+    source.stop()
