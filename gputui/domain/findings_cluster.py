@@ -96,7 +96,8 @@ def daemonset_findings(daemonsets: Sequence[DaemonSetSummary],
 
 
 def xid_node_findings(node: str, events: Sequence[XidEvent], now: float) -> list[Finding]:
-    """One ``xid-error`` per GPU: its most recent XID."""
+    """One ``xid-error`` per GPU: its most recent XID (an XID of unknown time, ``when``
+    <= 0, counts as older than any timed one, and its message states no age)."""
     latest: dict[int, XidEvent] = {}
     for event in events:
         if event.gpu not in latest or event.when >= latest[event.gpu].when:

@@ -19,6 +19,10 @@ from typing import Any
 JsonDict = dict[str, Any]
 
 
+#: ``XidEvent.when`` for an XID whose time is not known (findings then state no age)
+WHEN_UNKNOWN = 0.0
+
+
 @dataclass(frozen=True, slots=True)
 class XidEvent:
     """One XID seen on a GPU, as reported by the metrics layer (dcgm-exporter or NVML).
@@ -27,7 +31,9 @@ class XidEvent:
         gpu: GPU index on the node (the ``gpu`` label of the DCGM series).
         xid: the XID code (``DCGM_FI_DEV_XID_ERRORS`` value / ``err_code``).
         when: epoch seconds when it was first seen (the gauge keeps the last value, so the
-            metrics layer reports changes, not presence).
+            metrics layer reports changes, not presence); :data:`WHEN_UNKNOWN` (or any value
+            <= 0) when nobody saw it happen: a one-shot read, or an XID already there at the
+            first read, since the gauge carries no time of its own.
         message: ``err_msg`` from the exporter when present.
     """
 

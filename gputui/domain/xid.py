@@ -65,8 +65,14 @@ def _hint(xid: int) -> str:
 
 def xid_findings(node: str, gpu_index: int, xid: int, when: float | None,
                  now: float | None = None) -> list[Finding]:
-    """The ``xid-error`` finding for one XID on one GPU (a list so callers can extend)."""
-    age = f" {duration(now - when)} ago" if when is not None and now is not None else ""
+    """The ``xid-error`` finding for one XID on one GPU (a list so callers can extend).
+
+    ``when`` None or <= 0 means unknown (the exporter's gauge has no time of its own): the
+    message then states no age rather than a made-up "0 s ago".
+    """
+    age = ""
+    if when is not None and when > 0 and now is not None:
+        age = f" {duration(now - when)} ago"
     message = f"GPU {gpu_index}: XID {xid}: {xid_meaning(xid)}{age}"
     return [Finding(code="xid-error", severity=xid_severity(xid), node=node, message=message,
                     hint=_hint(xid), pane="metrics", subject=f"gpu{gpu_index}")]

@@ -15,7 +15,7 @@ from collections.abc import Callable
 from dataclasses import replace
 from typing import Any
 
-from gputui.domain.inputs import ClusterObjects
+from gputui.domain.inputs import WHEN_UNKNOWN, ClusterObjects
 from gputui.domain.model import ClusterSnapshot
 from gputui.settings import Settings
 from gputui.sources.demo import DemoCluster, settle_span, settle_speed
@@ -83,7 +83,7 @@ def _read_once(target: KubeTarget, settings: Settings, clock: Callable[[], float
     try:
         objects = read_objects(target, settings.namespace, http=http)
         now = clock()
-        reading = _xids(http, objects, now, settings.prometheus_url)
+        reading = _xids(http, objects, settings.prometheus_url)
     finally:
         http.close()
     if notes is not None:
@@ -94,13 +94,17 @@ def _read_once(target: KubeTarget, settings: Settings, clock: Callable[[], float
     return snapshot
 
 
-def _xids(http: KubeHttp, objects: ClusterObjects, now: float,
-          prometheus_url: str | None) -> XidReading:
-    """Prometheus when configured; if it fails, the exporters, saying why."""
+def _xids(http: KubeHttp, objects: ClusterObjects, prometheus_url: str | None) -> XidReading:
+    """Prometheus when configured; if it fails, the exporters, saying why.
+
+    A single read cannot tell when an XID happened (the gauge only holds the last code),
+    so every XID is stamped :data:`~gputui.domain.inputs.WHEN_UNKNOWN`, not "now": the
+    report would otherwise say "0 s ago" of an XID that may be days old.
+    """
     if prometheus_url:
         try:
-            return read_xids(http, objects, now, prometheus_url)
+            return read_xids(http, objects, WHEN_UNKNOWN, prometheus_url)
         except SourceError as error:
-            fallback = read_xids(http, objects, now)
+            fallback = read_xids(http, objects, WHEN_UNKNOWN)
             return replace(fallback, note=f"{error}; read from exporters")
-    return read_xids(http, objects, now)
+    return read_xids(http, objects, WHEN_UNKNOWN)

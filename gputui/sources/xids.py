@@ -18,7 +18,7 @@ from urllib.parse import quote
 
 import urllib3
 
-from gputui.domain.inputs import ClusterObjects, XidEvent
+from gputui.domain.inputs import WHEN_UNKNOWN, ClusterObjects, XidEvent
 from gputui.sources.errors import SourceError
 from gputui.sources.http import KubeHttp
 
@@ -148,7 +148,9 @@ class XidTracker:
 
     The gauge only says "the last XID on this GPU was N", so the first read that shows a
     (node, GPU, XID) is as close as gputui gets to when it happened; later reads keep that
-    time. Read failures keep the previous answer (metrics are an extra, not the stream).
+    time. XIDs already there at the first successful read happened at some unknown time
+    before gputui started: they keep :data:`~gputui.domain.inputs.WHEN_UNKNOWN`. Read
+    failures keep the previous answer (metrics are an extra, not the stream).
     """
 
     def __init__(self, http: KubeHttp, prometheus_url: str | None = None):
@@ -156,6 +158,7 @@ class XidTracker:
         self.prometheus_url = prometheus_url
         self.current: Mapping[str, tuple[XidEvent, ...]] = {}
         self._first_seen: dict[tuple[str, int, int], float] = {}
+        self._read_once = False
 
     def refresh(self, objects: ClusterObjects, now: float) -> bool:
         """Read again; True when the set of XIDs changed."""
@@ -163,12 +166,14 @@ class XidTracker:
             reading = read_xids(self.http, objects, now, self.prometheus_url)
         except SourceError:
             return False
+        stamp = now if self._read_once else WHEN_UNKNOWN
+        self._read_once = True
         seen: dict[tuple[str, int, int], float] = {}
         pairs = []
         for node, events in reading.xids.items():
             for event in events:
                 key = (node, event.gpu, event.xid)
-                seen[key] = self._first_seen.get(key, now)
+                seen[key] = self._first_seen.get(key, stamp)
                 pairs.append((node, XidEvent(event.gpu, event.xid, seen[key], event.message)))
         changed = set(seen) != set(self._first_seen)
         self._first_seen = seen

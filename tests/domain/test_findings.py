@@ -4,7 +4,9 @@ from __future__ import annotations
 
 from typing import Any
 
-from gputui.domain.inputs import XidEvent
+import pytest
+
+from gputui.domain.inputs import WHEN_UNKNOWN, XidEvent
 from gputui.domain.model import ClusterSnapshot, Finding, Severity
 from gputui.domain.snapshot import SnapshotBuilder
 from gputui.domain.xid import xid_findings, xid_meaning
@@ -243,6 +245,22 @@ def test_xid_error_from_metrics_input() -> None:
     assert x.message == "GPU 3: XID 79: GPU has fallen off the bus 5 min ago"
     assert x.severity is Severity.CRITICAL and x.pane == "metrics"
     assert snap.nodes[f.NODE].worst is Severity.CRITICAL
+
+
+@pytest.mark.parametrize("when", [WHEN_UNKNOWN, -1.0])
+def test_xid_of_unknown_time_states_no_age(when: float) -> None:
+    """The exporter's gauge carries no time: a one-shot read must not say "0 s ago"."""
+    x = only(build(xids={f.NODE: [XidEvent(gpu=3, xid=79, when=when)]}), "xid-error")
+    assert x.message == "GPU 3: XID 79: GPU has fallen off the bus"
+    [y] = xid_findings("n1", 3, 79, None, f.T0)
+    assert y.message == x.message
+
+
+def test_xid_of_known_time_wins_over_unknown_on_one_gpu() -> None:
+    xids = {f.NODE: [XidEvent(gpu=3, xid=79, when=f.T0 - 300),
+                     XidEvent(gpu=3, xid=48, when=WHEN_UNKNOWN)]}
+    assert only(build(xids=xids), "xid-error").message == \
+        "GPU 3: XID 79: GPU has fallen off the bus 5 min ago"
 
 
 def test_xid_helper_and_table() -> None:

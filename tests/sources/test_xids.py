@@ -6,9 +6,11 @@ import json
 import threading
 from collections.abc import Iterator
 from http.server import BaseHTTPRequestHandler, HTTPServer
+from typing import Any
 
 import pytest
 
+from gputui.domain.inputs import EMPTY_OBJECTS, WHEN_UNKNOWN, XidEvent
 from gputui.sources.errors import SourceError
 from gputui.sources.xids import parse_exposition, query_prometheus
 
@@ -61,3 +63,42 @@ def test_prometheus_query(prometheus: str) -> None:
 def test_prometheus_unreachable_is_one_line() -> None:
     with pytest.raises(SourceError, match="cannot query Prometheus"):
         query_prometheus("http://127.0.0.1:9", now=0.0, timeout=2.0)
+
+
+def _reading(*codes: int) -> Any:
+    from gputui.sources.xids import XidReading
+
+    return XidReading({"n1": tuple(XidEvent(gpu=i, xid=code, when=999.0)
+                                   for i, code in enumerate(codes))})
+
+
+def test_one_shot_read_stamps_xids_unknown(monkeypatch: pytest.MonkeyPatch) -> None:
+    """``gputui check`` reads once: it cannot know when an XID happened, so it says so
+    (no "0 s ago") instead of stamping the time of the read."""
+    from gputui.sources import connect
+
+    asked: list[float] = []
+
+    def fake_read(http: Any, objects: Any, now: float, url: str | None = None) -> Any:
+        asked.append(now)
+        return _reading(79)
+
+    monkeypatch.setattr(connect, "read_xids", fake_read)
+    connect._xids(None, EMPTY_OBJECTS, None)  # type: ignore[arg-type]
+    connect._xids(None, EMPTY_OBJECTS, "http://prometheus:9090")  # type: ignore[arg-type]
+    assert asked == [WHEN_UNKNOWN, WHEN_UNKNOWN]
+
+
+def test_live_tracker_stamps_first_read_unknown_then_first_seen(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    """XIDs present at the first read predate gputui: unknown time; later ones: first seen."""
+    from gputui.sources import xids
+
+    readings = iter([_reading(79), _reading(79, 48), _reading(79, 48)])
+    monkeypatch.setattr(xids, "read_xids", lambda *args: next(readings))
+    tracker = xids.XidTracker(None)  # type: ignore[arg-type]
+    assert tracker.refresh(EMPTY_OBJECTS, 100.0)
+    assert [e.when for e in tracker.current["n1"]] == [WHEN_UNKNOWN]
+    assert tracker.refresh(EMPTY_OBJECTS, 200.0)
+    assert [(e.xid, e.when) for e in tracker.current["n1"]] == [(79, WHEN_UNKNOWN), (48, 200.0)]
+    assert not tracker.refresh(EMPTY_OBJECTS, 300.0)
