@@ -23,8 +23,10 @@ IN_PROGRESS = {"cordon-required", "wait-for-jobs-required", "pod-deletion-requir
 
 
 def check(gputui: Run, scenario: str) -> tuple[int, dict[str, Any]]:
+    # every scenario ships (``gputui scenarios``): a missing one fails, so a renamed or lost
+    # scenario can never turn its test into a silent pass
     if scenario not in SHIPPED:
-        pytest.skip(f"scenario {scenario} not shipped")
+        pytest.fail(f"scenario {scenario} is not shipped (gputui scenarios: {sorted(SHIPPED)})")
     result = gputui("check", "--json", "--demo", "--scenario", scenario, timeout=180)
     assert result.returncode in (0, 1), result.stderr
     assert result.stderr == ""
@@ -92,3 +94,15 @@ def test_xid_storm(gputui: Run) -> None:
     xids = [f for f in report["findings"] if f["code"] == "xid-error"]
     assert rc == 1 and any("XID 79" in f["message"] and f["severity"] == "critical"
                            for f in xids)
+
+
+def test_a_missing_scenario_fails_rather_than_skips(gputui: Run) -> None:
+    with pytest.raises(pytest.fail.Exception, match="not shipped"):
+        check(gputui, "no-such-scenario")
+
+
+def test_upgrade_drain_blocked_says_why(gputui: Run) -> None:
+    rc, report = check(gputui, "upgrade-drain-blocked")
+    failed = [f for f in report["findings"] if f["code"] == "upgrade-failed"]
+    assert rc == 1 and failed and "Failed to drain the node" in failed[0]["message"]
+    assert [n["upgrade_state"] for n in report["nodes"]].count("upgrade-failed") == 1
