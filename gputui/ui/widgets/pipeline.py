@@ -8,7 +8,7 @@ move the operator's place. Opening a stage's log is an intent posted up
 
 from __future__ import annotations
 
-from typing import ClassVar
+from typing import Any, ClassVar
 
 from textual.app import ComposeResult
 from textual.binding import Binding, BindingType
@@ -17,16 +17,17 @@ from textual.geometry import Region
 from textual.reactive import reactive
 from textual.widgets import Static
 
-from gputui.domain.model import EMPTY_SNAPSHOT, ClusterSnapshot, NodeView, PipelineStage
+from gputui.domain.model import PipelineStage
 from gputui.ui.contracts import PodLogRequested
 from gputui.ui.render.pipeline import render_pipeline, stage_names
+from gputui.ui.widgets.node_scoped import NodeScopedMixin
 from gputui.ui.widgets.palette_mixin import widget_palette
 
 #: at this width and above the pod and age columns are shown
 WIDE_COLUMNS = 120
 
 
-class PipelinePane(Vertical, can_focus=True):
+class PipelinePane(NodeScopedMixin, Vertical, can_focus=True):
     """The readiness chain of one node: driver → toolkit → validator → the rest.
 
     The head (node, driver and kernel, where the chain breaks) stays put; only the stage
@@ -46,25 +47,12 @@ class PipelinePane(Vertical, can_focus=True):
 
     cursor: reactive[str | None] = reactive(None, init=False)
 
-    def __init__(self, *, name: str | None = None, id: str | None = None,
-                 classes: str | None = None) -> None:
-        super().__init__(name=name, id=id, classes=classes)
-        self._snapshot: ClusterSnapshot = EMPTY_SNAPSHOT
-        self._now = 0.0
-        self._node_name: str | None = None
-
     def compose(self) -> ComposeResult:
         yield Static(id="pipeline-head")
         with VerticalScroll(id="pipeline-scroll", can_focus=False):
             yield Static(id="pipeline-body")
 
     # --- the contract -------------------------------------------------------------------
-
-    def show_snapshot(self, snapshot: ClusterSnapshot, now: float) -> None:
-        """Redraw from a new snapshot, keeping the cursor on the same operand."""
-        self._snapshot = snapshot
-        self._now = now
-        self._refresh_body()
 
     def show_node(self, node_name: str | None) -> None:
         """Show ``node_name``; the cursor starts where the chain breaks (or at the top)."""
@@ -75,14 +63,9 @@ class PipelinePane(Vertical, can_focus=True):
             names = stage_names(node)
             self.set_reactive(PipelinePane.cursor, broken.operand if broken else (
                 names[0] if names else None))
-        self._refresh_body()
+        self._redraw_if_changed()
 
     # --- state ---------------------------------------------------------------------------
-
-    @property
-    def node(self) -> NodeView | None:
-        """The shown node in the latest snapshot, None when absent or none selected."""
-        return self._snapshot.nodes.get(self._node_name) if self._node_name else None
 
     @property
     def selected_stage(self) -> PipelineStage | None:
@@ -91,9 +74,12 @@ class PipelinePane(Vertical, can_focus=True):
         return node.pipeline.stage(self.cursor) if node and self.cursor else None
 
     def watch_cursor(self) -> None:
-        self._refresh_body()
+        self._redraw()
 
-    def _refresh_body(self) -> None:
+    def _draw_key(self) -> tuple[Any, ...]:
+        return (*super()._draw_key(), self.cursor)
+
+    def _draw(self) -> None:
         node = self.node
         names = stage_names(node)
         if names and self.cursor not in names:
@@ -110,8 +96,11 @@ class PipelinePane(Vertical, can_focus=True):
             self.call_after_refresh(scroll.scroll_to_region, Region(0, result.cursor_line, 1, 1),
                                     animate=False, immediate=True)
 
+    def on_mount(self) -> None:
+        self._redraw()
+
     def on_resize(self) -> None:
-        self._refresh_body()
+        self._redraw()
 
     # --- keys ----------------------------------------------------------------------------
 
