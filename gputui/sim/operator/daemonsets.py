@@ -130,7 +130,7 @@ def create_pod(w: World, node: NodeRun, op: Operand, now: float, converged: bool
     rev_hash, number = w.revisions[op.key]
     template = w.templates[op.key]
     ds = w.store.get("daemonsets.apps", op.ds, w.ns) or {}
-    name = w.pod_name(op.ds + "-", f"{node.name}/{op.key}/{node.next_pod_seq()}")
+    name = w.pod_name(op.ds + "-")
     run = PodRun(name, op.key, node.name, rev_hash, [ContainerRun(c) for c in op.init],
                  [ContainerRun(c) for c in op.main], created_at=now, step_started=now,
                  driver_version=w.driver_version(), ip=node.ip if op.key == "driver" else w.next_ip("10.64.0.0"))
@@ -168,7 +168,7 @@ def unscheduled_driver_pod(w: World, node: str) -> None:
     owner = {"apiVersion": "apps/v1", "kind": "DaemonSet", "name": op.ds,
              "uid": ds["metadata"]["uid"], "controller": True, "blockOwnerDeletion": True}
     w.store.create("pods", {
-        "metadata": {"name": w.pod_name(op.ds + "-", f"{node}/unscheduled"), "namespace": w.ns,
+        "metadata": {"name": w.pod_name(op.ds + "-"), "namespace": w.ns,
                      "generateName": op.ds + "-", "labels": labels, "ownerReferences": [owner]},
         "spec": spec,
         "status": {"phase": "Pending", "qosClass": "BestEffort", "conditions": [{

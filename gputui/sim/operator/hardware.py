@@ -127,6 +127,28 @@ def node_suffix(seed: str, length: int = 4) -> str:
     return "".join(alphabet[b % len(alphabet)] for b in digest[:length])
 
 
+_SUFFIX_ALPHABET = "bcdfghjklmnpqrstvwxz2456789"  # Kubernetes' generateName alphabet
+_SUFFIX_SPACE = len(_SUFFIX_ALPHABET) ** 5
+#: coprime with the suffix space (27**5 = 3**15): multiplying by it permutes the space
+_SUFFIX_STRIDE = 7_368_787
+
+
+def numbered_suffix(seed: str, number: int) -> str:
+    """The ``number``-th 5-character suffix of a sequence unique to ``seed``.
+
+    ``number * stride + offset`` modulo 27**5 is a bijection, so the first 14 million
+    numbers give distinct suffixes that still look random (``x7kqp``, not ``bbbbc``), and
+    the offset drawn from ``seed`` makes each DaemonSet's sequence look different.
+    """
+    offset = int.from_bytes(hashlib.sha256(seed.encode()).digest()[:8], "big")
+    value = (number * _SUFFIX_STRIDE + offset) % _SUFFIX_SPACE
+    chars = []
+    for _ in range(5):
+        value, digit = divmod(value, len(_SUFFIX_ALPHABET))
+        chars.append(_SUFFIX_ALPHABET[digit])
+    return "".join(chars)
+
+
 def gpu_uuid(node: str, index: int) -> str:
     digest = hashlib.md5(f"{node}/{index}".encode()).hexdigest()
     return f"GPU-{digest[:8]}-{digest[8:12]}-{digest[12:16]}-{digest[16:20]}-{digest[20:32]}"

@@ -20,7 +20,7 @@ RUN_SECONDS = 8.0
 def ensure(w: World, node: NodeRun, run: PodRun, now: float) -> str:
     """Create the CUDA validator pod once per validator run and move it along; its name."""
     if not run.child or w.store.get("pods", run.child, w.ns) is None:
-        run.child = w.pod_name("nvidia-cuda-validator-", f"{run.name}/{now}")
+        run.child = w.pod_name("nvidia-cuda-validator-")
         run.child_started = now
         w.store.create("pods", _pod(w, node, run), manager=K.M_VALIDATOR)
         w.pod_index[run.child] = (node.name, "cuda-validator")
@@ -39,7 +39,7 @@ def ensure(w: World, node: NodeRun, run: PodRun, now: float) -> str:
 
 def converged(w: World, node: NodeRun, run: PodRun, now: float) -> None:
     """The Succeeded validator pod a finished ``cuda-validation`` leaves behind."""
-    run.child = w.pod_name("nvidia-cuda-validator-", f"{run.name}/{now}")
+    run.child = w.pod_name("nvidia-cuda-validator-")
     run.child_started = now - RUN_SECONDS
     pod = _pod(w, node, run)
     pod["status"] = _status(w, node, run, "Succeeded")

@@ -39,7 +39,6 @@ class Workloads:
         self.w = world
         self.pods: dict[str, Tracked] = {}
         self.next_due: float | None = None
-        self._seq = 0
 
     def operator_pod(self, now: float) -> None:
         w = self.w
@@ -86,8 +85,7 @@ class Workloads:
                        "expectedPods": spec.count, "observedGeneration": 1}}, manager=K.M_KCM)
 
     def _create(self, spec: Workload, started: float) -> None:
-        self._seq += 1
-        name = self.w.pod_name(spec.name + "-", f"{spec.name}/{self._seq}", spec.namespace)
+        name = self.w.pod_name(spec.name + "-", spec.namespace)
         labels = {**spec.labels, "batch.kubernetes.io/job-name": spec.name}
         if spec.drain_skip:
             labels[K.UPGRADE_DRAIN_SKIP] = "true"
