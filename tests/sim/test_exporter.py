@@ -6,6 +6,7 @@ import json
 import socket
 import subprocess
 import urllib.request
+from pathlib import Path
 from typing import Any
 
 from tests.sim.conftest import Sim
@@ -56,8 +57,9 @@ def test_xid_79_is_reported_and_the_gpu_goes_idle(start_sim: Any) -> None:
     _, samples = parse(scrape_via_proxy(sim, node))
     xid = next(s for s in samples if s.name == "DCGM_FI_DEV_XID_ERRORS" and s.labels["gpu"] == "3")
     assert xid.value == 79 and xid.labels["err_msg"] == "GPU has fallen off the bus"
-    util = next(s for s in samples if s.name == "DCGM_FI_DEV_GPU_UTIL" and s.labels["gpu"] == "3")
-    assert util.value == 0
+    # fallen off the bus: the GPU's other series are gone, its XID series stays
+    assert {s.name for s in samples if s.labels["gpu"] == "3"} == {"DCGM_FI_DEV_XID_ERRORS"}
+    assert len([s for s in samples if s.name == "DCGM_FI_DEV_GPU_UTIL"]) == 7
     # the device plugin marks the GPU unhealthy: allocatable drops below capacity
     status = sim.core.read_node(node).status
     assert status.capacity["nvidia.com/gpu"] == "8" and status.allocatable["nvidia.com/gpu"] == "7"
@@ -92,3 +94,75 @@ def test_loopback_exporters_and_service_discovery(start_sim: Any) -> None:
     health = urllib.request.urlopen(f"http://127.0.0.1:{port}/health/{targets[0]['labels']['node']}",
                                     timeout=10)
     assert health.status == 200
+
+
+MIG = """summary: one A100 node going all-1g.10gb with two MIG pods waiting for it
+clusterPolicy:
+  spec:
+    mig: {strategy: STRATEGY}
+nodePools:
+  - {name: a100, prefix: gke-test-a100-pool-3c4d, count: 1, gpu: A100-80GB, gpusPerNode: 8,
+     migConfig: all-disabled}
+workloads:
+  - {name: infer-small, namespace: ml-serving, pool: a100, count: 2, gpus: 1,
+     labels: {app: infer}, resource: RESOURCE}
+timeline:
+  - {at: 1m, action: mig-config, node: a100/0, config: all-1g.10gb}
+"""
+
+
+def _mig_sim(start_sim: Any, tmp_path: Path, strategy: str, resource: str) -> tuple[Sim, str]:
+    path = tmp_path / "mig.yaml"
+    path.write_text(MIG.replace("STRATEGY", strategy).replace("RESOURCE", resource))
+    sim = start_sim(str(path), speed=120)
+    node = sim.node("a100/0")
+
+    def mapped() -> bool:
+        text = scrape_via_proxy(sim, node) if _exporter_ready(sim, node) else ""
+        return text.count('pod="infer-small-') >= 2 and 'GPU_I_PROFILE="1g.10gb"' in text
+    sim.wait_for(mapped, 900, "MIG instances exported with their pods")
+    return sim, node
+
+
+def _exporter_ready(sim: Sim, node: str) -> bool:
+    pods = sim.core.list_namespaced_pod("gpu-operator", label_selector="app=nvidia-dcgm-exporter",
+                                        field_selector=f"spec.nodeName={node}").items
+    return bool(pods) and all(c.ready for c in pods[0].status.container_statuses or [])
+
+
+def test_mig_instances_have_their_own_series(start_sim: Any, tmp_path: Path) -> None:
+    sim, node = _mig_sim(start_sim, tmp_path, "mixed", "nvidia.com/mig-1g.10gb")
+    text = scrape_via_proxy(sim, node)
+    _, samples = parse(text)
+    free = [s for s in samples if s.name == "DCGM_FI_DEV_FB_FREE"]
+    assert len(free) == 56  # 8 GPUs x 7 instances, no whole-GPU series left
+    assert all(LABELS | {"GPU_I_PROFILE", "GPU_I_ID"} <= set(s.labels) for s in free)
+    assert {s.labels["GPU_I_PROFILE"] for s in free} == {"1g.10gb"}
+    for gpu in range(8):
+        ids = {s.labels["GPU_I_ID"] for s in free if s.labels["gpu"] == str(gpu)}
+        assert len(ids) == 7
+    assert {s.labels["modelName"] for s in free} == {"NVIDIA A100-SXM4-80GB"}
+    assert not [s for s in samples if s.name == "DCGM_FI_DEV_GPU_UTIL"]  # NVML: none on MIG
+    pods = {p.metadata.name for p in sim.core.list_namespaced_pod("ml-serving").items
+            if p.status.phase == "Running"}
+    used = [s for s in free if "pod" in s.labels]
+    assert len(used) == 2 and {s.labels["pod"] for s in used} == pods
+    assert all(s.labels["namespace"] == "ml-serving" and s.labels["container"] == "infer"
+               for s in used)
+    for sample in used:
+        key = (sample.labels["gpu"], sample.labels["GPU_I_ID"])
+        used_mib = next(s.value for s in samples if s.name == "DCGM_FI_DEV_FB_USED"
+                        and (s.labels["gpu"], s.labels["GPU_I_ID"]) == key)
+        active = next(s.value for s in samples if s.name == "DCGM_FI_PROF_GR_ENGINE_ACTIVE"
+                      and (s.labels["gpu"], s.labels["GPU_I_ID"]) == key)
+        assert used_mib > 0 and sample.value + used_mib == 10 * 1024 - 256 and active > 0.5
+    result = subprocess.run(["promtool", "check", "metrics"], input=text, capture_output=True,
+                            check=False, text=True, timeout=30)
+    assert result.returncode in (0, 3) and "error" not in (result.stdout + result.stderr)
+
+
+def test_single_strategy_maps_gpu_requests_to_instances(start_sim: Any, tmp_path: Path) -> None:
+    sim, node = _mig_sim(start_sim, tmp_path, "single", "nvidia.com/gpu")
+    _, samples = parse(scrape_via_proxy(sim, node))
+    used = [s for s in samples if s.name == "DCGM_FI_PROF_GR_ENGINE_ACTIVE" and "pod" in s.labels]
+    assert len(used) == 2 and {s.labels["GPU_I_PROFILE"] for s in used} == {"1g.10gb"}

@@ -46,10 +46,14 @@ def test_prometheus_scrapes_dcgm_series(start_sim: Any, tmp_path: Path) -> None:
     try:
         deadline = time.monotonic() + 60
         series: list[dict[str, Any]] = []
-        while time.monotonic() < deadline and len(series) < 32:
+        fallen: list[dict[str, Any]] = []
+        while time.monotonic() < deadline and (len(series) != 31 or not fallen):
             series = _query(web, "DCGM_FI_DEV_GPU_UTIL")
+            fallen = _query(web, 'DCGM_FI_DEV_XID_ERRORS{err_code="79"}')
             time.sleep(0.5)
-        assert len(series) == 32  # 4 nodes x 8 GPUs
+        # 4 nodes x 8 GPUs, less the one that fell off the bus: only its XID series is left
+        assert len(series) == 31
+        assert [s["metric"]["gpu"] for s in fallen] == ["3"]
         nodes = {s["metric"]["Hostname"] for s in series}
         assert nodes == set(sim.operator.world.pool_members["h100"])
         busy = _query(web, 'DCGM_FI_DEV_GPU_UTIL{namespace="ml-training"} > 50')

@@ -38,7 +38,8 @@ class Operator:
                  exporters_port: int | None = None):
         self.world = World(store, clock, nodeside, scenario)
         self.workloads = Workloads(self.world)
-        self.exporters = Exporters(self.world, exporters_port, self.workloads.gpu_users)
+        self.exporters = Exporters(self.world, exporters_port, self.workloads.gpu_users,
+                                   self._running_on)
         self.upgrader = Upgrader(self.world)
         self.timeline = Timeline(self.world, self)
         self._tasks: list[asyncio.Task[Any]] = []
@@ -177,6 +178,8 @@ class Operator:
         more_dirty, more_flags = w.take_dirty()
         w.dirty |= more_dirty
         flags |= more_flags
+        if "sched" in more_flags:  # capacity changed during this pass: schedule next pass
+            w.mark(None, "sched")
         if "ds" in flags or dirty:
             daemonsets.all_status(w)
             policy.update_status(w)
@@ -187,6 +190,10 @@ class Operator:
             w.mark(None)
 
     # --------------------------------------------------------------- helpers
+    def _running_on(self, node: str) -> list[Any]:
+        """The workload pods running on ``node`` (what the exporter's pod mapping sees)."""
+        return [t for t in self.workloads.pods.values() if t.node == node and not t.done]
+
     def add_nodes(self, pool_name: str, count: int) -> list[str]:
         """New nodes join a pool now (timeline ``join``)."""
         pool = self.world.pools[pool_name]

@@ -9,6 +9,25 @@ one loopback HTTP server on port N also serves every node for a real Prometheus:
   ``__metrics_path__`` set, so ``http_sd_configs: [{url: http://127.0.0.1:N/sd}]`` scrapes all;
   a static config works too: ``targets: [127.0.0.1:N]`` plus label
   ``__metrics_path__: /metrics/<node>`` per node.
+
+What the series say, as the real exporter (``--devices f``, pod mapping on) would:
+
+* A GPU with MIG disabled has one series per metric, with ``pod``/``namespace``/``container``
+  while a pod holds it.
+* A GPU with MIG enabled under the applied layout has one series per GPU *instance* instead,
+  labelled ``GPU_I_PROFILE``/``GPU_I_ID`` on top of the parent's labels, with the pod that
+  holds that instance (:mod:`gputui.sim.operator.miginstances`). Framebuffer series are the
+  instance's (free + used = the profile's memory) and ``DCGM_FI_PROF_*`` its activity;
+  clocks, temperatures, power and energy repeat the parent GPU's values on every instance;
+  ``DCGM_FI_DEV_{GPU,MEM_COPY,ENC,DEC}_UTIL`` are absent, as NVML does not report them for
+  MIG (dcgm-exporter #105, #430). MIG enabled with no instances leaves the GPU unreported.
+* XID 79 (fallen off the bus): the GPU is gone from DCGM's view, so every series of it
+  stops except ``DCGM_FI_DEV_XID_ERRORS``. That one stays because DCGM takes XIDs from the
+  driver's kernel messages, not from the dead GPU, and it is what tells an operator (and
+  gputui's ``xid-error`` finding, which reads exporters) why the GPU's series vanished.
+
+Not emulated: DCGM's 30 s sampling (values follow the clock at each scrape), vGPU, DRA and
+pod-label/pod-UID options, and the HEAD exporter's lowercase ``hostname``.
 """
 
 from __future__ import annotations
@@ -17,6 +36,8 @@ import json
 import math
 from typing import Any
 
+from gputui.sim.operator.hardware import profile_memory_mib
+from gputui.sim.operator.miginstances import Assignments, Instance, instances
 from gputui.sim.operator.world import World
 
 XID_MEANING = {13: "Graphics Engine Exception", 31: "GPU memory page fault",
@@ -59,39 +80,110 @@ def _esc(value: str) -> str:
     return value.replace("\\", "\\\\").replace('"', '\\"').replace("\n", "\\n")
 
 
-def render(w: World, node_name: str, users: dict[int, Any]) -> str:
-    """The node's ``/metrics`` body now (values move with the clock and the workload)."""
+# NVML reports no utilisation for MIG instances (dcgm-exporter #105): whole GPUs only
+UTIL_ONLY_WHOLE_GPU = ("DCGM_FI_DEV_GPU_UTIL", "DCGM_FI_DEV_MEM_COPY_UTIL",
+                       "DCGM_FI_DEV_ENC_UTIL", "DCGM_FI_DEV_DEC_UTIL")
+
+
+def render(w: World, node_name: str, users: dict[int, Any],
+           mig_users: dict[Instance, Any] | None = None) -> str:
+    """The node's ``/metrics`` body now (values move with the clock and the workload).
+
+    ``users`` maps whole-GPU indices to the pods using them, ``mig_users`` MIG instances.
+    """
     run = w.nodes.get(node_name)
     if run is None:
         return ""
-    now = w.clock.now()
-    model = run.model
     series: dict[str, list[str]] = {m[0]: [] for m in METRICS}
     for gpu in run.gpus:
-        user = users.get(gpu.index)
-        busy = user is not None and not gpu.fallen
-        wave = 0.5 + 0.5 * math.sin(now / 37.0 + gpu.index)
-        util = 0.0 if not busy else round(88 + 10 * wave)
-        fb_used = 0 if not busy else int(model.memory_mib * (0.72 + 0.2 * wave))
-        if not gpu.fallen:
-            gpu.energy_mj += (70 + 5.5 * util) * 1000 * 5
         labels = {"gpu": str(gpu.index), "UUID": gpu.uuid, "pci_bus_id": _pci(gpu.index),
-                  "device": f"nvidia{gpu.index}", "modelName": model.model_name,
-                  "Hostname": node_name, "DCGM_FI_DRIVER_VERSION": run.driver_loaded or "unknown"}
-        if user is not None:
-            labels.update(container=user.spec.name.split("-")[0], namespace=user.spec.namespace,
-                          pod=user.name)
-        values = _values(gpu, model, util, fb_used, wave, busy)
-        for name, value in values.items():
-            series[name].append(_line(name, labels, value))
-        if gpu.xid:
-            xid_labels = {**labels, "err_code": str(gpu.xid), "err_msg": XID_MEANING.get(gpu.xid, "Unknown")}
-            series["DCGM_FI_DEV_XID_ERRORS"][-1] = _line("DCGM_FI_DEV_XID_ERRORS", xid_labels, gpu.xid)
+                  "device": f"nvidia{gpu.index}", "modelName": run.model.model_name}
+        tail = {"Hostname": node_name, "DCGM_FI_DRIVER_VERSION": run.driver_loaded or "unknown"}
+        if gpu.mig is None:
+            _whole_gpu(series, w.clock.now(), run.model, gpu, {**labels, **tail},
+                       users.get(gpu.index))
+            continue
+        present = instances(run.model, gpu)
+        held = [(mig_users or {}).get(inst) for inst in present]
+        load = _parent_util(run.model, present, held)
+        _accrue(gpu, load)
+        for inst, user in zip(present, held):
+            inst_labels = {**labels, "GPU_I_PROFILE": inst.profile, "GPU_I_ID": str(inst.gi), **tail}
+            _instance(series, (w.clock.now(), load), run.model, gpu, inst,
+                      _with_pod(inst_labels, user))
     out = []
     for name, kind, help_ in METRICS:
         if series[name]:
             out += [f"# HELP {name} {help_}", f"# TYPE {name} {kind}"] + series[name]
     return "\n".join(out) + "\n"
+
+
+def _with_pod(labels: dict[str, str], user: Any) -> dict[str, str]:
+    if user is None:
+        return labels
+    return {**labels, "container": user.spec.name.split("-")[0], "namespace": user.spec.namespace,
+            "pod": user.name}
+
+
+def _wave(now: float, gpu: Any, gi: int = 0) -> float:
+    return 0.5 + 0.5 * math.sin(now / 37.0 + gpu.index + 0.7 * gi)
+
+
+def _accrue(gpu: Any, util: float) -> None:
+    """Energy keeps counting while the GPU is on the bus."""
+    if not gpu.fallen:
+        gpu.energy_mj += (70 + 5.5 * util) * 1000 * 5
+
+
+def _emit(series: dict[str, list[str]], gpu: Any, labels: dict[str, str],
+          values: dict[str, float]) -> None:
+    """Append one entity's samples; after XID 79 only its XID series is left."""
+    for name, value in values.items():
+        if gpu.fallen and name != "DCGM_FI_DEV_XID_ERRORS":
+            continue
+        if name == "DCGM_FI_DEV_XID_ERRORS" and gpu.xid:
+            xid_labels = {**labels, "err_code": str(gpu.xid),
+                          "err_msg": XID_MEANING.get(gpu.xid, "Unknown")}
+            series[name].append(_line(name, xid_labels, gpu.xid))
+        else:
+            series[name].append(_line(name, labels, value))
+
+
+def _whole_gpu(series: dict[str, list[str]], now: float, model: Any, gpu: Any,
+               labels: dict[str, str], user: Any) -> None:
+    busy = user is not None and not gpu.fallen
+    wave = _wave(now, gpu)
+    util = 0.0 if not busy else round(88 + 10 * wave)
+    fb_used = 0 if not busy else int(model.memory_mib * (0.72 + 0.2 * wave))
+    _accrue(gpu, util)
+    _emit(series, gpu, _with_pod(labels, user), _values(gpu, model, util, fb_used, wave, busy))
+
+
+def _parent_util(model: Any, present: list[Instance], held: list[Any]) -> float:
+    """The parent GPU's load: the share of its compute slices held by running pods."""
+    busy = sum(int(i.profile.split("g.")[0]) for i, user in zip(present, held) if user is not None)
+    return float(round(90 * busy / max(int(model.slices), 1)))
+
+
+def _instance(series: dict[str, list[str]], when_load: tuple[float, float], model: Any,
+              gpu: Any, inst: Instance, labels: dict[str, str]) -> None:
+    """One GPU instance: the parent's device values (``load`` %), its own FB and activity."""
+    now, load = when_load
+    busy = "pod" in labels
+    wave = _wave(now, gpu, inst.gi)
+    total = profile_memory_mib(model, inst.profile)
+    fb_used = int(total * (0.55 + 0.3 * wave)) if busy else 0
+    active = round(0.80 + 0.15 * wave, 6) if busy else 0.0
+    values = _values(gpu, model, load, fb_used, wave, load > 0)
+    for name in UTIL_ONLY_WHOLE_GPU:
+        values.pop(name)
+    values.update({"DCGM_FI_DEV_FB_FREE": total - fb_used, "DCGM_FI_DEV_FB_RESERVED": 0,
+                   "DCGM_FI_PROF_GR_ENGINE_ACTIVE": active,
+                   "DCGM_FI_PROF_PIPE_TENSOR_ACTIVE": round(active * 0.63, 6),
+                   "DCGM_FI_PROF_DRAM_ACTIVE": round(active * 0.5, 6),
+                   "DCGM_FI_PROF_PCIE_TX_BYTES": int(active * 1.2e8),
+                   "DCGM_FI_PROF_PCIE_RX_BYTES": int(active * 2.0e8)})
+    _emit(series, gpu, labels, values)
 
 
 def _values(gpu: Any, model: Any, util: float, fb_used: int, wave: float,
@@ -128,15 +220,26 @@ def _pci(index: int) -> str:
 class Exporters:
     """Registers each node's exporter on its pod, and optionally one loopback server."""
 
-    def __init__(self, world: World, port: int | None, users: Any = None):
+    def __init__(self, world: World, port: int | None, users: Any = None, running: Any = None):
+        """``users(node)``: GPU index -> pod holding it; ``running(node)``: its running pods."""
         self.w = world
         self.port = port
         self.users = users
+        self.running = running
+        self.assignments = Assignments()
         self._served: dict[str, str] = {}
         self._runner: Any = None
 
     def _users(self, node: str) -> dict[int, Any]:
         return self.users(node) if self.users else {}
+
+    def _mig_users(self, node: str) -> dict[Instance, Any]:
+        """Which running pod holds each MIG instance of the node (stable while it runs)."""
+        run = self.w.nodes.get(node)
+        if run is None or self.running is None or all(g.mig is None for g in run.gpus):
+            return {}
+        present = [i for g in run.gpus for i in instances(run.model, g)]
+        return self.assignments.users(node, present, self.running(node), self.w.mig_strategy())
 
     def sync(self) -> None:
         """Serve port 9400 on every ready exporter pod (cheap: only new pods register)."""
@@ -161,7 +264,7 @@ class Exporters:
         if path.rstrip("/") in ("/health", ""):
             return 200, "text/plain", b"OK\n"
         if path.startswith("/metrics"):
-            body = render(self.w, node, self._users(node)).encode()
+            body = render(self.w, node, self._users(node), self._mig_users(node)).encode()
             return 200, "text/plain; version=0.0.4; charset=utf-8", body
         return 404, "text/plain", b"404 page not found\n"
 

@@ -1,11 +1,23 @@
 """The driver upgrade controller (§4): the in-place state machine of k8s-operator-libs.
 
-Each cycle (every 2 emulated minutes, and on node/pod/ClusterPolicy events) builds the state
-of the nodes running a driver pod and applies the transitions in the library's order, with
-``maxParallelUpgrades``/``maxUnavailable`` slots (§4.5), ``waitForCompletion``, pod deletion,
-drain, the 600 s validation budget and the restartCount > 10 rule. Every label change emits
-a ``GPUDriverUpgrade`` Event on the Node (namespace ``default``). A driver DaemonSet with
-unscheduled pods stops the whole cycle, as the real ``BuildState`` does.
+Each cycle (every 2 emulated minutes, every 5 s while a pod deletion or drain is retrying,
+and on node/pod/ClusterPolicy events) builds the state of the nodes running a driver pod and
+applies the transitions in the library's order, with ``maxParallelUpgrades``/``maxUnavailable``
+slots (§4.5), ``waitForCompletion``, the 600 s validation budget and the restartCount > 10
+rule. Every label change emits a ``GPUDriverUpgrade`` Event on the Node (namespace
+``default``). A driver DaemonSet with unscheduled pods stops the whole cycle, as the real
+``BuildState`` does.
+
+Pod deletion and drain (§4.4 steps 5-6) go through :mod:`gputui.sim.operator.evictor`, the
+emulated kubectl drain helper: ``podDeletion.force``/``deleteEmptyDir``/``timeoutSeconds`` and
+``drain.enable``/``force``/``deleteEmptyDir``/``podSelector``/``timeoutSeconds`` are honoured,
+evictions obey PodDisruptionBudgets exactly as the API server's eviction does, and a refused
+eviction is retried until the timeout. A pod deletion that cannot finish goes to
+``drain-required`` with ``drain.enable``, else ``upgrade-failed``; a failed drain goes to
+``upgrade-failed``; both leave a Warning ``GPUDriverUpgrade`` event saying why. Where the real
+library only logs why ``GetPodsForDeletion`` refused (unmanaged or emptyDir GPU pods), the
+emulator also emits that Warning event, so the reason is visible from the API. Not emulated:
+the restart-only shortcut, safe driver load, requestor mode and NVIDIADriver CRs.
 """
 
 from __future__ import annotations
@@ -14,9 +26,12 @@ import asyncio
 import contextlib
 import logging
 import math
+from collections.abc import Callable
 from typing import Any
 
+from gputui.sim.operator import evictor
 from gputui.sim.operator import keys as K
+from gputui.sim.operator.evictor import EvictionJob
 from gputui.sim.operator.world import World
 from gputui.sim.selectors import label_predicate
 
@@ -32,6 +47,8 @@ class Upgrader:
     def __init__(self, world: World):
         self.w = world
         self._kick: asyncio.Event | None = None
+        self.deleting: dict[str, EvictionJob] = {}   # node -> pod deletion in progress
+        self.draining: dict[str, EvictionJob] = {}   # node -> drain in progress
 
     def kick(self) -> None:
         if self._kick is not None:
@@ -40,8 +57,9 @@ class Upgrader:
     async def run(self) -> None:
         self._kick = asyncio.Event()
         while True:
+            wait = evictor.RETRY_S if self.deleting or self.draining else PERIOD
             with contextlib.suppress(asyncio.TimeoutError):
-                await asyncio.wait_for(self._kick.wait(), self.w.clock.wall_seconds(PERIOD))
+                await asyncio.wait_for(self._kick.wait(), self.w.clock.wall_seconds(wait))
             await self.w.clock.sleep(DEBOUNCE)
             self._kick.clear()
             try:
@@ -56,6 +74,8 @@ class Upgrader:
         policy = (spec.get("driver") or {}).get("upgradePolicy") or {}
         nodes = {n["metadata"]["name"]: n for n in w.store.list("nodes")[0]}
         if not spec or not policy.get("autoUpgrade") or (spec.get("sandboxWorkloads") or {}).get("enabled"):
+            self.deleting.clear()
+            self.draining.clear()
             for name, node in nodes.items():
                 if K.UPGRADE_STATE in (node["metadata"].get("labels") or {}):
                     w.set_labels(name, {K.UPGRADE_STATE: None}, K.M_OPERATOR)
@@ -130,20 +150,6 @@ class Upgrader:
             return False
         return all(c.get("ready") for c in pod["status"].get("containerStatuses", []))
 
-    def gpu_pods(self, name: str) -> list[Obj]:
-        out = []
-        for pod in self.w.store.list("pods", field_selector=f"spec.nodeName={name}")[0]:
-            owners = pod["metadata"].get("ownerReferences") or []
-            if any(o.get("kind") == "DaemonSet" for o in owners):
-                continue
-            if pod["status"].get("phase") not in ("Running", "Pending"):
-                continue
-            wants = [r for c in pod["spec"].get("containers", [])
-                     for r in ((c.get("resources") or {}).get("limits") or {})]
-            if any(r.startswith((K.RESOURCE_GPU, K.RESOURCE_MIG_PREFIX)) for r in wants):
-                out.append(pod)
-        return out
-
     # ----------------------------------------------------------- transitions
     def _from_done(self) -> None:
         for name in self.in_state(K.S_UNKNOWN) + self.in_state(K.S_DONE):
@@ -208,35 +214,81 @@ class Upgrader:
             self.move(name, K.S_POD_DELETION, {K.WAIT_START_ANN: None})
 
     def _pod_deletion(self) -> None:
-        force = bool((self.policy.get("podDeletion") or {}).get("force"))
-        drain = bool((self.policy.get("drain") or {}).get("enable"))
+        """Step 5: evict the node's GPU pods (``SchedulePodEviction``)."""
+        cfg = self.policy.get("podDeletion") or {}
+        self._forget(self.deleting, K.S_POD_DELETION)
         for name in self.in_state(K.S_POD_DELETION):
-            pods = self.gpu_pods(name)
-            unmanaged = [p for p in pods if not p["metadata"].get("ownerReferences")]
-            if unmanaged and not force:
-                self.w.event(name, K.UPGRADE_EVENT_REASON, "Failed to delete pods on the node: "
-                             f"cannot delete Pods not managed by a controller: {unmanaged[0]['metadata']['name']}",
-                             "Warning")
-                self.move(name, K.S_DRAIN if drain else K.S_FAILED)
-                continue
-            for pod in pods:
-                self.w.store.delete("pods", pod["metadata"]["name"], pod["metadata"]["namespace"])
-            self.move(name, K.S_POD_RESTART)
+            pods, errors = evictor.pods_for_deletion(
+                self.w, name, evictor.gpu_pod, force=bool(cfg.get("force")),
+                delete_empty_dir=bool(cfg.get("deleteEmptyDir")))
+            if name not in self.deleting:
+                if errors:
+                    self._deletion_failed(name, evictor.aggregate(errors))
+                    continue
+                if not pods:
+                    self.move(name, K.S_POD_RESTART)
+                    continue
+                self.deleting[name] = EvictionJob(self.now, float(cfg.get("timeoutSeconds") or 0))
+            self._evict(name, self.deleting, pods, self._deleted, self._deletion_failed)
+
+    def _deleted(self, name: str) -> None:
+        self.move(name, K.S_POD_RESTART)
+        self.w.event(name, K.UPGRADE_EVENT_REASON,
+                     "Deleted workload pods on the node for the driver upgrade")
+
+    def _deletion_failed(self, name: str, why: str) -> None:
+        self.w.event(name, K.UPGRADE_EVENT_REASON,
+                     f"Failed to delete workload pods on the node for the driver upgrade, {why}",
+                     "Warning")
+        drain = bool((self.policy.get("drain") or {}).get("enable"))
+        self.move(name, K.S_DRAIN if drain else K.S_FAILED)
 
     def _drain(self) -> None:
+        """Step 6: cordon and drain (``ScheduleNodesDrain``), or pass when drain is off."""
         cfg = self.policy.get("drain") or {}
+        self._forget(self.draining, K.S_DRAIN)
         for name in self.in_state(K.S_DRAIN):
-            if cfg.get("enable"):
-                selector = ",".join(filter(None, [cfg.get("podSelector") or "",
-                                                  f"{K.UPGRADE_DRAIN_SKIP}!=true"]))
-                match = label_predicate(selector)
+            if not cfg.get("enable"):
+                self.move(name, K.S_POD_RESTART)
+                continue
+            selector = ",".join(filter(None, [cfg.get("podSelector") or "",
+                                              f"{K.UPGRADE_DRAIN_SKIP}!=true"]))
+            pods, errors = evictor.pods_for_deletion(
+                self.w, name, label_predicate(selector), force=bool(cfg.get("force")),
+                delete_empty_dir=bool(cfg.get("deleteEmptyDir")))
+            if name not in self.draining:
+                self.w.event(name, K.UPGRADE_EVENT_REASON, "Scheduling drain of the node")
                 self.set_unschedulable(name, True)
-                for pod in self.w.store.list("pods", field_selector=f"spec.nodeName={name}")[0]:
-                    owners = pod["metadata"].get("ownerReferences") or []
-                    if match(pod) and not any(o.get("kind") == "DaemonSet" for o in owners) \
-                            and pod["metadata"]["namespace"] != self.w.ns:
-                        self.w.store.delete("pods", pod["metadata"]["name"], pod["metadata"]["namespace"])
-            self.move(name, K.S_POD_RESTART)
+                if errors:
+                    self._drain_failed(name, evictor.aggregate(errors))
+                    continue
+                self.draining[name] = EvictionJob(self.now, float(cfg.get("timeoutSeconds") or 0))
+            self._evict(name, self.draining, pods, self._drained, self._drain_failed)
+
+    def _drained(self, name: str) -> None:
+        self.w.event(name, K.UPGRADE_EVENT_REASON, "Successfully drained the node")
+        self.move(name, K.S_POD_RESTART)
+
+    def _drain_failed(self, name: str, why: str) -> None:
+        self.move(name, K.S_FAILED)
+        self.w.event(name, K.UPGRADE_EVENT_REASON, f"Failed to drain the node, {why}", "Warning")
+
+    def _evict(self, name: str, jobs: dict[str, EvictionJob], pods: list[Obj],
+               done: Callable[[str], None], fail: Callable[[str, str], None]) -> None:
+        """One round of evictions for a job; finish, keep retrying, or fail on timeout."""
+        job = jobs[name]
+        error = evictor.evict_round(self.w, job, pods)
+        if error is None and not job.refused:
+            del jobs[name]
+            done(name)
+        elif error is not None or job.expired(self.now):
+            del jobs[name]
+            fail(name, error or evictor.timeout_error(job))
+
+    def _forget(self, jobs: dict[str, EvictionJob], state: str) -> None:
+        """Drop jobs of nodes that left the state (relabelled by hand, autoUpgrade off)."""
+        for name in [n for n in jobs if n not in self.nodes or self.state(n) != state]:
+            del jobs[name]
 
     def _pod_restart(self) -> None:
         for name in self.in_state(K.S_POD_RESTART):
