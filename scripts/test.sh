@@ -23,7 +23,8 @@ if [ ! -x .tools/kubectl/usr/bin/kubectl ]; then
   (cd .tools/deb && apt-get download kubernetes-client >/dev/null)
   dpkg-deb -x .tools/deb/kubernetes-client_*.deb .tools/kubectl
 fi
-export GPUTUI_TEST_KUBECTL="$root/.tools/kubectl/usr/bin/kubectl"
+# not GPUTUI_*: every GPUTUI_* variable is a gputui setting, and an unknown one is an error
+export KUBECTL_FOR_TESTS="$root/.tools/kubectl/usr/bin/kubectl"
 
 python3 -m pip install -q --disable-pip-version-check -e '.[test]'
 

@@ -28,7 +28,7 @@ def _tool(env: str, local: Path, name: str) -> str:
 @pytest.fixture(scope="session")
 def kubectl_bin() -> str:
     """Debian's kubectl 1.20 extracted by scripts/test.sh (not the image's own kubectl)."""
-    return _tool("GPUTUI_TEST_KUBECTL", REPO / ".tools/kubectl/usr/bin/kubectl", "kubectl")
+    return _tool("KUBECTL_FOR_TESTS", REPO / ".tools/kubectl/usr/bin/kubectl", "kubectl")
 
 
 @pytest.fixture
