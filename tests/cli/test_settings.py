@@ -1,0 +1,51 @@
+"""Settings precedence (file < GPUTUI_* environment < flags) and one-line errors."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from gputui.settings import Settings, SettingsError, load_settings
+
+
+def test_file_then_environment_then_flags(tmp_path: Path) -> None:
+    config = tmp_path / "config.yaml"
+    config.write_text("refresh: 5\nread_only: true\ntheme: nord\n"
+                      "thresholds: {upgrade-stalled-minutes: 45}\nkeymap: {cordon: C}\n")
+    settings = load_settings(config, environ={"GPUTUI_REFRESH": "3", "GPUTUI_SPEED": "10"},
+                             flags={"refresh": 1.5, "context": None})
+    assert settings.refresh == 1.5                      # flag beats environment and file
+    assert settings.speed == 10.0                       # environment beats default
+    assert settings.read_only is True and settings.theme == "nord"   # from the file
+    assert settings.thresholds.upgrade_stalled_minutes == 45.0
+    assert settings.keymap == {"cordon": "C"}
+    assert settings.context is None                     # an unset flag changes nothing
+
+
+def test_defaults_without_file_or_environment(tmp_path: Path) -> None:
+    settings = load_settings(None, environ={"XDG_CONFIG_HOME": str(tmp_path)}, flags={})
+    assert settings == Settings(audit_log=settings.audit_log)
+
+
+@pytest.mark.parametrize("environ, message", [
+    ({"GPUTUI_COLOUR": "x"}, "unknown setting 'colour'"),
+    ({"GPUTUI_REFRESH": "soon"}, "invalid value 'soon'"),
+    ({"GPUTUI_READ_ONLY": "maybe"}, "invalid value 'maybe'"),
+    ({"GPUTUI_SPEED": "-1"}, "speed must be positive"),
+])
+def test_bad_environment_is_one_line(environ: dict[str, str], message: str) -> None:
+    with pytest.raises(SettingsError) as error:
+        load_settings(None, environ=environ, flags={})
+    assert message in str(error.value)
+    assert "\n" not in str(error.value)
+
+
+def test_bad_config_file_is_named(tmp_path: Path) -> None:
+    config = tmp_path / "config.yaml"
+    config.write_text("refresh: [1\n")
+    with pytest.raises(SettingsError) as error:
+        load_settings(config, environ={}, flags={})
+    assert str(config) in str(error.value)
+    with pytest.raises(SettingsError, match="config file not found"):
+        load_settings(tmp_path / "missing.yaml", environ={}, flags={})
