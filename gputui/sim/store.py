@@ -144,7 +144,8 @@ class Store:
         rtype = resource_type(resource)
         new = obj if adopt else copy.deepcopy(obj)
         metadata = meta(new)
-        if not metadata.get("name") and metadata.get("generateName"):
+        generated = not metadata.get("name") and bool(metadata.get("generateName"))
+        if generated:
             metadata["name"] = metadata["generateName"] + uuid.uuid4().hex[:5]
         if not metadata.get("name"):
             raise invalid(rtype.plural, "", "metadata.name: Required value: name or generateName is required")
@@ -157,6 +158,9 @@ class Store:
         key = obj_key(rtype, new)
         with self._lock:
             bucket = self._objects.setdefault(resource, {})
+            while generated and key in bucket:  # a suffix collision is not the caller's fault
+                metadata["name"] = metadata["generateName"] + uuid.uuid4().hex[:5]
+                key = obj_key(rtype, new)
             if key in bucket:
                 raise already_exists(rtype.plural, key[1])
             metadata["uid"] = metadata.get("uid") or str(uuid.uuid4())

@@ -96,13 +96,8 @@ class NodeRun:
     mig_applied_label: str | None = None  # last mig.config value the MIG manager handled
     mig_job: dict[str, float | str] | None = None
     next_at: float | None = None
-    pod_seq: int = 0
     ip: str = ""
 
     def __post_init__(self) -> None:
         if not self.gpus:
             self.gpus = [Gpu(i, gpu_uuid(self.name, i)) for i in range(self.gpu_count)]
-
-    def next_pod_seq(self) -> int:
-        self.pod_seq += 1
-        return self.pod_seq
