@@ -20,12 +20,12 @@ from pathlib import Path
 REPO = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO))
 
-from gputui.domain.model import ClusterSnapshot, StageStatus  # noqa: E402
-from gputui.sources.demo import DemoCluster, settle_span, settle_speed  # noqa: E402
-from gputui.sources.http import KubeHttp  # noqa: E402
-from gputui.sources.oneshot import read_objects  # noqa: E402
-from gputui.sources.pods import read_pod_events, read_pod_log  # noqa: E402
-from gputui.sources.replay import FIXTURE_DIR, Recording, log_key  # noqa: E402
+from gputui.domain.model import ClusterSnapshot, StageStatus
+from gputui.sources.demo import DemoCluster, settle_span, settle_speed
+from gputui.sources.http import KubeHttp
+from gputui.sources.oneshot import read_objects
+from gputui.sources.pods import read_pod_events, read_pod_log
+from gputui.sources.replay import FIXTURE_DIR, Recording, log_key
 
 SMALL = ("healthy", "driver-crashloop", "upgrade-rolling", "upgrade-failed",
          "mig-reconfig-failed", "xid-storm", "validator-stuck", "time-slicing", "node-join")

@@ -21,10 +21,10 @@ from pathlib import Path
 REPO = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO))
 
-from gputui.settings import Settings  # noqa: E402
-from gputui.sources.replay import ReplaySource, load_recording  # noqa: E402
-from gputui.ui.app import make_app  # noqa: E402
-from gputui.ui.commands import key_table  # noqa: E402
+from gputui.settings import Settings
+from gputui.sources.replay import ReplaySource, load_recording
+from gputui.ui.app import make_app
+from gputui.ui.commands import key_table
 
 
 @dataclass(frozen=True)

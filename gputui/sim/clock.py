@@ -10,7 +10,7 @@ from __future__ import annotations
 import asyncio
 import threading
 import time
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 
 
 class SimClock:
@@ -37,12 +37,12 @@ class SimClock:
             return self._base_sim + (time.monotonic() - self._base_mono) * self._speed
 
     def now_dt(self) -> datetime:
-        return datetime.fromtimestamp(self.now(), tz=timezone.utc)
+        return datetime.fromtimestamp(self.now(), tz=UTC)
 
     def rfc3339(self, at: float | None = None) -> str:
         """Kubernetes timestamp format (second precision, ``Z``)."""
         moment = self.now() if at is None else at
-        return datetime.fromtimestamp(moment, tz=timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ")
+        return datetime.fromtimestamp(moment, tz=UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
 
     def advance(self, seconds: float) -> None:
         """Move emulated time forward (used by tests and by frozen clocks)."""

@@ -9,9 +9,10 @@ real HTTP on a loopback port, exactly as it would talk to a real cluster.
 from __future__ import annotations
 
 import asyncio
+import logging
 import threading
 from pathlib import Path
-from typing import Any
+from typing import Any, Self
 
 import yaml
 
@@ -20,6 +21,8 @@ from gputui.sim.nodeside import NodeSide
 from gputui.sim.store import Store
 
 DEFAULT_CONTEXT = "gputui-demo"
+
+_log = logging.getLogger(__name__)
 
 
 class EmulatedCluster:
@@ -62,7 +65,7 @@ class EmulatedCluster:
     def url(self) -> str:
         return f"http://{self.host}:{self.port}"
 
-    def start(self, timeout: float = 60.0) -> EmulatedCluster:
+    def start(self, timeout: float = 60.0) -> Self:
         """Start the thread and wait until the API server answers; re-raise start errors."""
         self._thread = threading.Thread(target=self._main, name="gputui-sim", daemon=True)
         self._thread.start()
@@ -79,8 +82,8 @@ class EmulatedCluster:
         future = asyncio.run_coroutine_threadsafe(self._shutdown(), self.loop)
         try:
             future.result(timeout)
-        except Exception:  # noqa: BLE001 - stopping must not raise
-            pass
+        except Exception:  # noqa: BLE001 - stopping must not raise; say why it was unclean
+            _log.warning("emulated cluster did not shut down cleanly", exc_info=True)
         self.loop.call_soon_threadsafe(self.loop.stop)
         self._thread.join(timeout)
 
@@ -108,7 +111,7 @@ class EmulatedCluster:
         target.write_text(yaml.safe_dump(self.kubeconfig(context), sort_keys=False))
         return target
 
-    def __enter__(self) -> EmulatedCluster:
+    def __enter__(self) -> Self:
         return self.start()
 
     def __exit__(self, *exc: object) -> None:
@@ -142,7 +145,7 @@ class EmulatedCluster:
         await self._runner.setup()
         site = web.TCPSite(self._runner, self.host, self.port)
         await site.start()
-        sockets = getattr(site._server, "sockets", None) or []  # noqa: SLF001
+        sockets = getattr(site._server, "sockets", None) or []
         if sockets:
             self.port = sockets[0].getsockname()[1]
         if self.run_controllers:
