@@ -20,6 +20,7 @@ from textual.widgets.data_table import CellDoesNotExist, ColumnKey, RowDoesNotEx
 from gputui.domain.model import EMPTY_SNAPSHOT, ClusterSnapshot, NodeView
 from gputui.ui.node_rows import COLUMNS, SORTABLE, Cell, NodeFilter, node_cells, sort_value
 from gputui.ui.theme import var_style
+from gputui.ui.widgets.stable_table import StableTable
 
 _ROLE_VAR = {"ok": "gpu-ok", "warn": "gpu-warn", "crit": "gpu-crit", "info": "gpu-info",
              "paused": "gpu-paused", "progress": "gpu-progress", "muted": "gpu-muted"}
@@ -28,7 +29,7 @@ MARK = "●"
 TEXT_CACHE_SIZE = 4096
 
 
-class NodeTable(DataTable[Text]):
+class NodeTable(StableTable):
     """The GPU node list. Attributes down (``show_snapshot``), messages up."""
 
     class NodeSelected(Message):

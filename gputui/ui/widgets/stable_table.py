@@ -1,0 +1,77 @@
+"""``StableTable``: a DataTable whose rendered cells survive updates of *other* cells.
+
+Why: Textual's DataTable keys every render cache on one table-wide ``_update_count``, which
+each ``update_cell``, ``add_row``, ``remove_row`` and ``sort`` bumps. At 5,000 nodes a
+snapshot changes a few hundred rows, almost all off screen, yet the next frame re-renders
+every visible cell through Rich (about 0.1 ms each, a few hundred of them): the frame after
+each patch took 30-60 ms, and a key press that landed behind it waited that long.
+
+Here a cell's rendering is cached by *what* it shows instead: the cell's value object (the
+node table shares one ``Text`` per distinct cell, and a changed cell gets another object),
+its position (Textual stamps the row and column into the segments' mouse metadata), width,
+base style, cursor/hover state and the pseudo-class state. A cell whose value object, place
+and look are the same renders to the same lines, so the cache needs no invalidation beyond
+style changes. Rows, lines and offsets are still recomputed by Textual as before.
+
+This leans on DataTable internals (``_render_cell`` and the attributes it reads), which is
+why Textual is pinned exactly; ``tests/ui/test_node_table_render.py`` checks the contract.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from rich.style import Style
+from rich.text import Text
+from textual._types import SegmentLines
+from textual.widgets import DataTable
+
+#: cached cell renderings before the cache starts over (visible cells x cursor states x a
+#: few scroll positions; clearing is cheap and the next frame refills what it shows)
+CELL_CACHE_SIZE = 8192
+
+
+class StableTable(DataTable[Text]):
+    """A DataTable with a content-keyed cell render cache (see the module docstring)."""
+
+    def __init__(self, **kwargs: Any) -> None:
+        super().__init__(**kwargs)
+        self._stable_cells: dict[tuple[object, ...], tuple[object, SegmentLines]] = {}
+
+    def _render_cell(self, row_index: int, column_index: int, base_style: Style, width: int,
+                     cursor: bool = False, hover: bool = False) -> SegmentLines:
+        """Textual's rendering of one cell, reused while the cell's value object is the same.
+
+        Row labels (column -1) are not used here and go straight to Textual.
+        """
+        if column_index < 0:
+            return super()._render_cell(row_index, column_index, base_style, width,
+                                        cursor, hover)
+        column_key = self._column_locations.get_key(column_index)
+        row_key = self._row_locations.get_key(row_index) if row_index >= 0 else None
+        if column_key is None or (row_index >= 0 and row_key is None):  # let Textual decide
+            return super()._render_cell(row_index, column_index, base_style, width,
+                                        cursor, hover)
+        if row_key is None:
+            value: object = self.columns[column_key].label
+        else:
+            value = self._data[row_key][column_key]
+        key = (row_index, column_index, id(value), base_style, width, cursor, hover,
+               self._show_hover_cursor, self._pseudo_class_state)
+        hit = self._stable_cells.get(key)
+        if hit is not None and hit[0] is value:  # id() alone could be a reused address
+            return hit[1]
+        lines = super()._render_cell(row_index, column_index, base_style, width, cursor, hover)
+        if len(self._stable_cells) >= CELL_CACHE_SIZE:
+            self._stable_cells.clear()
+        self._stable_cells[key] = (value, lines)
+        return lines
+
+    def notify_style_update(self) -> None:
+        """CSS changed (theme, focus rules): renderings made under the old styles are stale."""
+        self._stable_cells.clear()
+        super().notify_style_update()
+
+    def _clear_caches(self) -> None:
+        self._stable_cells.clear()
+        super()._clear_caches()

@@ -1,0 +1,31 @@
+"""The node table's rendering caches: reused across patches, never stale (Pilot, frozen data)."""
+
+from __future__ import annotations
+
+from rich.style import Style
+from rich.text import Text
+
+from gputui.ui.widgets.node_table import NodeTable
+from tests.ui.conftest import FrozenApp, settle
+
+
+def _line_text(table: NodeTable, y: int) -> str:
+    return "".join(segment.text for segment in table.render_line(y))
+
+
+async def test_cell_renders_survive_other_cells_updates_and_follow_their_own(
+        frozen_app: FrozenApp) -> None:
+    app = frozen_app("driver-crashloop")
+    async with app.run_test(size=(120, 40)) as pilot:
+        await settle(pilot)
+        table = app.screen.query_one(NodeTable)
+        first, second = table.shown_nodes[:2]
+        style, width = Style(), table.columns["driver"].get_render_width(table)
+        column = table.get_column_index("driver")
+        before = table._render_cell(1, column, style, width)  # noqa: SLF001
+        table.update_cell(first, "driver", Text("999.99"))
+        # another row changed: the second row's cell is not rendered again
+        assert table._render_cell(1, column, style, width) is before  # noqa: SLF001
+        table.update_cell(second, "driver", Text("123.45"))
+        await settle(pilot)
+        assert "999.99" in _line_text(table, 1) and "123.45" in _line_text(table, 2)
