@@ -29,3 +29,22 @@ async def test_cell_renders_survive_other_cells_updates_and_follow_their_own(
         table.update_cell(second, "driver", Text("123.45"))
         await settle(pilot)
         assert "999.99" in _line_text(table, 1) and "123.45" in _line_text(table, 2)
+
+
+async def test_patch_row_repaints_its_row_and_order_caches_follow_sorts(
+        frozen_app: FrozenApp) -> None:
+    app = frozen_app("driver-crashloop")
+    async with app.run_test(size=(120, 40)) as pilot:
+        await settle(pilot)
+        table = app.screen.query_one(NodeTable)
+        first = table.shown_nodes[0]
+        table.patch_row(first, {"driver": Text("999.99"), "gpus": Text("7/8")})
+        await settle(pilot)
+        assert table.get_cell(first, "driver").plain == "999.99"
+        assert "999.99" in _line_text(table, 1) and "7/8" in _line_text(table, 1)
+        table.sort_by("name")
+        await settle(pilot)
+        assert table.shown_nodes == sorted(app.snapshot.nodes)
+        assert [row.key.value for row in table.ordered_rows] == table.shown_nodes
+        row = table.shown_nodes.index(first)
+        assert "999.99" in _line_text(table, row + 1)

@@ -200,22 +200,23 @@ class NodeTable(StableTable):
         old_view = self._views[view.name]
         old = self._cells[view.name]
         cells = node_cells(view)
-        for key, cell in cells.items():
-            if old.get(key) != cell:
-                self._set_cell(view.name, key, cell)
+        changed = {key: self._text(cell) for key, cell in cells.items() if old.get(key) != cell}
+        if changed:
+            widths = self._widths
+            self.patch_row(view.name, changed, [key for key, text in changed.items()
+                                                if text.cell_len > widths[key]])
         self._views[view.name] = view
         self._cells[view.name] = cells
         return sort_value(self.sort_column, old_view) != sort_value(self.sort_column, view)
 
-    def _set_cell(self, node: str, column: str, cell: Cell) -> None:
-        """Update one cell; widen its column only when the text no longer fits.
+    @property
+    def _widths(self) -> dict[str, int]:
+        """Column content widths: a changed cell widens its column only when it no longer fits.
 
-        ``update_width=True`` on a cell that got *narrower* makes Textual re-measure the
-        whole column (5,000 cells) on idle, so columns only ever grow here.
+        Asking Textual to re-measure a cell that got *narrower* makes it re-measure the whole
+        column (5,000 cells) on idle, so columns only ever grow here.
         """
-        text = self._text(cell)
-        grow = text.cell_len > self.columns[ColumnKey(column)].content_width
-        self.update_cell(node, column, text, update_width=grow)
+        return {str(key.value): column.content_width for key, column in self.columns.items()}
 
     def _resort(self, cursor: str | None = None) -> None:
         """Re-order rows; the cursor stays on ``cursor`` (default: the node under it)."""

@@ -11,7 +11,14 @@ node table shares one ``Text`` per distinct cell, and a changed cell gets anothe
 its position (Textual stamps the row and column into the segments' mouse metadata), width,
 base style, cursor/hover state and the pseudo-class state. A cell whose value object, place
 and look are the same renders to the same lines, so the cache needs no invalidation beyond
-style changes. Rows, lines and offsets are still recomputed by Textual as before.
+style changes.
+
+Two more table-wide recomputations go the same way: the row order (``ordered_rows``) and the
+line offsets (``_y_offsets``), a 5,000-item rebuild each after every update, are kept while
+the row order object is the same (``sort``/``remove_row``/``clear`` replace it, ``add_row``
+grows it). Rows must therefore keep a fixed height (the node table's are one line). And
+:meth:`patch_row` writes a row's changed cells and repaints only that row, and only when it
+is on screen, where ``update_cell`` repaints the whole table once per cell.
 
 This leans on DataTable internals (``_render_cell`` and the attributes it reads), which is
 why Textual is pinned exactly; ``tests/ui/test_node_table_render.py`` checks the contract.
@@ -19,12 +26,15 @@ why Textual is pinned exactly; ``tests/ui/test_node_table_render.py`` checks the
 
 from __future__ import annotations
 
+from collections.abc import Iterable, Mapping
 from typing import Any
 
 from rich.style import Style
 from rich.text import Text
+from textual._two_way_dict import TwoWayDict
 from textual._types import SegmentLines
 from textual.widgets import DataTable
+from textual.widgets.data_table import CellKey, ColumnKey, Row, RowKey
 
 #: cached cell renderings before the cache starts over (visible cells x cursor states x a
 #: few scroll positions; clearing is cheap and the next frame refills what it shows)
@@ -35,8 +45,51 @@ class StableTable(DataTable[Text]):
     """A DataTable with a content-keyed cell render cache (see the module docstring)."""
 
     def __init__(self, **kwargs: Any) -> None:
-        super().__init__(**kwargs)
+        # set before DataTable.__init__, which already reads the properties below
         self._stable_cells: dict[tuple[object, ...], tuple[object, SegmentLines]] = {}
+        self._order_rows: tuple[TwoWayDict[RowKey, int] | None, int, list[Row]] = (None, 0, [])
+        self._order_offsets: tuple[TwoWayDict[RowKey, int] | None, int,
+                                   list[tuple[RowKey, int]]] = (None, 0, [])
+        super().__init__(**kwargs)
+
+    def patch_row(self, row: str, values: Mapping[str, Text], widen: Iterable[str] = ()) -> None:
+        """Replace some cells of ``row``; repaint that row only, and only when it is shown.
+
+        ``widen`` names the columns whose new text is wider than the column: Textual
+        re-measures those cells on idle (the same as ``update_cell(update_width=True)``).
+        """
+        row_key = RowKey(row)
+        data = self._data[row_key]
+        for column, value in values.items():
+            data[ColumnKey(column)] = value
+        grow = [CellKey(row_key, ColumnKey(column)) for column in widen]
+        if grow:
+            self._updated_cells.update(grow)
+            self._require_update_dimensions = True
+            self.check_idle()
+        self._update_count += 1  # Textual's row and line caches must not serve the old text
+        index = self._row_locations.get(row_key)
+        top = int(self.scroll_y)
+        if index is not None and top <= index < top + self.size.height:
+            self.refresh_row(index)
+
+    @property
+    def ordered_rows(self) -> list[Row]:
+        """Textual's row order, rebuilt only when the order changed (not on cell updates)."""
+        locations, count, rows = self._order_rows
+        if locations is not self._row_locations or count != len(self._row_locations):
+            rows = super().ordered_rows
+            self._order_rows = (self._row_locations, len(self._row_locations), rows)
+        return rows
+
+    @property
+    def _y_offsets(self) -> list[tuple[RowKey, int]]:
+        """Textual's line -> row map, rebuilt only when the order changed (fixed heights)."""
+        locations, count, offsets = self._order_offsets
+        if locations is not self._row_locations or count != len(self._row_locations):
+            offsets = super()._y_offsets
+            self._order_offsets = (self._row_locations, len(self._row_locations), offsets)
+        return offsets
 
     def _render_cell(self, row_index: int, column_index: int, base_style: Style, width: int,
                      cursor: bool = False, hover: bool = False) -> SegmentLines:
