@@ -15,17 +15,20 @@ from __future__ import annotations
 import argparse
 import json
 import sys
+from dataclasses import replace
 from pathlib import Path
 
 REPO = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO))
 
+from gputui.domain.inputs import WHEN_UNKNOWN
 from gputui.domain.model import ClusterSnapshot, StageStatus
 from gputui.sources.demo import DemoCluster, settle_span, settle_speed
 from gputui.sources.http import KubeHttp
 from gputui.sources.oneshot import read_objects
 from gputui.sources.pods import read_pod_events, read_pod_log
 from gputui.sources.replay import FIXTURE_DIR, Recording, log_key
+from gputui.sources.xids import read_xids
 
 SMALL = ("healthy", "driver-crashloop", "upgrade-rolling", "upgrade-failed",
          "mig-reconfig-failed", "xid-storm", "validator-stuck", "time-slicing", "node-join")
@@ -61,13 +64,15 @@ def record(scenario: str, speed: float) -> Recording:
     target = demo.start()
     try:
         demo.settle(span)
-        objects = read_objects(target)
-        now = demo.now()
-        snapshot = SnapshotBuilder().build(objects, now)
-        logs: dict[str, tuple[str, ...]] = {}
-        events: dict[str, tuple[dict[str, object], ...]] = {}
         http = KubeHttp(target.configuration)
         try:
+            objects = read_objects(target, http=http)
+            # XIDs as `gputui check` reads them: from the exporters, time unknown
+            objects = replace(objects, xids=read_xids(http, objects, WHEN_UNKNOWN).xids)
+            now = demo.now()
+            snapshot = SnapshotBuilder().build(objects, now)
+            logs: dict[str, tuple[str, ...]] = {}
+            events: dict[str, tuple[dict[str, object], ...]] = {}
             for namespace, pod, container in _log_targets(snapshot):
                 lines = read_pod_log(http, namespace, pod, container, LOG_LINES)
                 logs[log_key(namespace, pod, container)] = tuple(lines)
