@@ -118,12 +118,22 @@ class StatusHeader(Static):
     def __init__(self, *, id: str | None = None) -> None:
         super().__init__(id=id)
         self.state = HeaderState()
+        self._drawn: Text | None = None
 
     def update_state(self, snapshot: ClusterSnapshot, status: SourceStatus, now: float) -> None:
-        """Re-render from the app's latest snapshot, status and clock."""
-        self.state = HeaderState(snapshot, status, now)
-        self.refresh(layout=False)
+        """Re-render from the app's latest snapshot, status and clock, if the text changed.
 
-    def render(self) -> Text:
+        The app calls this on every applied snapshot and every second; most calls change
+        nothing an operator can see, and a repaint is work stolen from the next key press.
+        """
+        self.state = HeaderState(snapshot, status, now)
+        if self._drawn is None or self._text() != self._drawn:
+            self.refresh(layout=False)
+
+    def _text(self) -> Text:
         variables = self.app.theme_variables or self.app.get_css_variables()
         return render_header(self.state, max(20, self.size.width), variables)
+
+    def render(self) -> Text:
+        self._drawn = self._text()
+        return self._drawn
