@@ -5,8 +5,10 @@ from __future__ import annotations
 from rich.style import Style
 from rich.text import Text
 
+from gputui.sources.replay import load_recording
+from gputui.ui.node_rows import node_cells
 from gputui.ui.widgets.node_table import NodeTable
-from tests.ui.conftest import FrozenApp, settle
+from tests.ui.conftest import FrozenApp, modified, settle
 
 
 def _line_text(table: NodeTable, y: int) -> str:
@@ -48,3 +50,26 @@ async def test_patch_row_repaints_its_row_and_order_caches_follow_sorts(
         assert [row.key.value for row in table.ordered_rows] == table.shown_nodes
         row = table.shown_nodes.index(first)
         assert "999.99" in _line_text(table, row + 1)
+
+
+async def test_partial_patch_superseded_by_newer_snapshot_ends_equal_to_newest(
+        frozen_app: FrozenApp) -> None:
+    recording = load_recording("driver-crashloop")
+    app = frozen_app("driver-crashloop")
+    async with app.run_test(size=(120, 40)) as pilot:
+        await settle(pilot)
+        table = app.screen.query_one(NodeTable)
+        table.patch_slice = 1  # one row per event-loop turn
+        names = sorted(app.snapshot.nodes)
+        older = modified(recording, cordon=tuple(names[:4]))
+        newest = modified(recording, cordon=tuple(names[1:3]), remove=(names[4],))
+        table.show_snapshot(older, recording.now)
+        assert table._queue  # noqa: SLF001 - the patch is partial: rows are still queued
+        table.show_snapshot(newest, recording.now)  # before the older patch finished
+        await settle(pilot)
+        assert not table._queue  # noqa: SLF001
+        assert sorted(table.shown_nodes) == sorted(newest.nodes)
+        for name, view in newest.nodes.items():
+            cells = node_cells(view)
+            assert [table.get_cell(name, key).plain for key in cells] == \
+                [text for text, _ in cells.values()], name

@@ -25,6 +25,9 @@ from gputui.ui.widgets.stable_table import StableTable
 _ROLE_VAR = {"ok": "gpu-ok", "warn": "gpu-warn", "crit": "gpu-crit", "info": "gpu-info",
              "paused": "gpu-paused", "progress": "gpu-progress", "muted": "gpu-muted"}
 MARK = "●"
+#: rows patched per event-loop turn: about a millisecond of work, so a key press that
+#: arrives during a 250-row patch waits for one slice, not for the whole patch
+PATCH_SLICE = 48
 #: distinct cell texts kept for sharing (names are unique, so the cache stops growing)
 TEXT_CACHE_SIZE = 4096
 
@@ -57,6 +60,12 @@ class NodeTable(StableTable):
         self._at_top = True
         self._last_selected: str | None = None
         self.patches = 0  # number of snapshots applied (tests and benchmark)
+        #: rows patched per event-loop turn (see ``_patch_slice``)
+        self.patch_slice = PATCH_SLICE
+        self._queue: list[str] = []
+        self._slice_queued = False
+        self._reorder = False
+        self._counted_rows = 0
 
     def on_mount(self) -> None:
         for column in COLUMNS:
@@ -141,38 +150,83 @@ class NodeTable(StableTable):
 
         Nodes whose ``NodeView`` is the very object seen last time are skipped before the
         filter runs (the builder reuses views of unchanged nodes), so a snapshot that
-        changed 100 of 5,000 nodes costs 100 rows of work, not 5,000.
+        changed 100 of 5,000 nodes costs 100 rows of work, not 5,000. A filter change
+        (``force_order``) re-evaluates every node at once; a snapshot's changed rows are
+        patched in slices of :attr:`patch_slice`, on-screen rows first (see
+        :meth:`_patch_slice`).
+        """
+        nodes = self.snapshot.nodes
+        if force_order:
+            self._seen.clear()
+            self._reorder = True
+        seen = self._seen
+        queue = [n for n in self._views if n not in nodes]
+        queue += [name for name, view in nodes.items() if seen.get(name) is not view]
+        if len(seen) > len(nodes):
+            self._seen = {name: view for name, view in seen.items() if name in nodes}
+        if force_order or not self._views or len(queue) <= self.patch_slice:
+            self._queue = queue  # a newer snapshot wins: a partial patch is superseded
+            self._patch_slice(len(queue))
+            return
+        shown = {self._row_locations.get_key(i) for i in range(int(self.scroll_y),
+                 min(self.row_count, int(self.scroll_y) + self.size.height))}
+        self._queue = sorted(queue, key=lambda name: name not in shown)  # stable: on-screen first
+        self._patch_slice(self.patch_slice)
+
+    def _patch_slice(self, limit: int) -> None:
+        """Patch the next ``limit`` queued rows; queue the rest for the next event-loop turn.
+
+        Why slices: a key press waits for whatever runs before it; a slice is a millisecond
+        or two. Each queued name is patched from the *newest* snapshot, so a slice that
+        runs after a newer snapshot arrived is still correct. Re-sorting waits for the
+        last slice (new rows sit at the bottom until then).
         """
         # until the operator moves, the cursor stays on the top (worst) row as rows re-sort
         cursor = None if self._at_top else self.selected_node
+        batch, self._queue = self._queue[:limit], self._queue[limit:]
         keep = self.node_filter.predicate()
-        nodes = self.snapshot.nodes
-        seen = self._seen
-        for name in [n for n in self._views if n not in nodes]:
-            self._drop(name)
-        new: list[str] = []
-        reorder = force_order
-        for name, view in nodes.items():
-            if not force_order and seen.get(name) is view:
-                continue
-            seen[name] = view
+        nodes, seen = self.snapshot.nodes, self._seen
+        had_rows, new = bool(self._views), []
+        for name in batch:
+            view = nodes.get(name)
             shown = name in self._views
-            if not keep(view):
+            if view is None or not keep(view):
                 if shown:
                     self._drop(name)
-            elif not shown:
+                if view is not None:
+                    seen[name] = view
+                continue
+            seen[name] = view
+            if not shown:
                 new.append(name)
             elif view is not self._views[name]:
-                reorder |= self._patch(view)
-        if len(seen) > len(nodes):
-            self._seen = {name: view for name, view in seen.items() if name in nodes}
-        had_rows = bool(self._views)
+                self._reorder |= self._patch(view)
         self._add_all(new, in_order=not had_rows)
-        if reorder or (new and had_rows):
+        self._reorder |= bool(new and had_rows)
+        if self._queue:
+            self._restore_cursor(cursor)
+            if not self._slice_queued:
+                self._slice_queued = True
+                self.call_later(self._next_slice)
+            return
+        self._finish_patch(cursor)
+
+    def _next_slice(self) -> None:
+        self._slice_queued = False
+        if self._queue:
+            self._patch_slice(self.patch_slice)
+
+    def _finish_patch(self, cursor: str | None) -> None:
+        """The last slice ran: re-sort if a sort value changed or rows came, settle the cursor."""
+        if self._reorder:
+            self._reorder = False
             self._resort(cursor)
         if cursor is None and self.row_count:
             self.move_cursor(row=0, animate=False)  # first fill: start at the top
         self._restore_cursor(cursor)
+        if self.row_count != self._counted_rows:  # rows came or went: the subtitle follows
+            self._counted_rows = self.row_count
+            self.post_message(self.ViewChanged())
 
     def _add_all(self, names: list[str], in_order: bool) -> None:
         """Add rows; into an empty table already sorted (no DataTable.sort of 5,000 rows)."""
@@ -202,21 +256,10 @@ class NodeTable(StableTable):
         cells = node_cells(view)
         changed = {key: self._text(cell) for key, cell in cells.items() if old.get(key) != cell}
         if changed:
-            widths = self._widths
-            self.patch_row(view.name, changed, [key for key, text in changed.items()
-                                                if text.cell_len > widths[key]])
+            self.patch_row(view.name, changed)
         self._views[view.name] = view
         self._cells[view.name] = cells
         return sort_value(self.sort_column, old_view) != sort_value(self.sort_column, view)
-
-    @property
-    def _widths(self) -> dict[str, int]:
-        """Column content widths: a changed cell widens its column only when it no longer fits.
-
-        Asking Textual to re-measure a cell that got *narrower* makes it re-measure the whole
-        column (5,000 cells) on idle, so columns only ever grow here.
-        """
-        return {str(key.value): column.content_width for key, column in self.columns.items()}
 
     def _resort(self, cursor: str | None = None) -> None:
         """Re-order rows; the cursor stays on ``cursor`` (default: the node under it)."""

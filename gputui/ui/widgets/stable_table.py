@@ -26,7 +26,7 @@ why Textual is pinned exactly; ``tests/ui/test_node_table_render.py`` checks the
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping
+from collections.abc import Mapping
 from typing import Any
 
 from rich.style import Style
@@ -34,7 +34,7 @@ from rich.text import Text
 from textual._two_way_dict import TwoWayDict
 from textual._types import SegmentLines
 from textual.widgets import DataTable
-from textual.widgets.data_table import CellKey, ColumnKey, Row, RowKey
+from textual.widgets.data_table import ColumnKey, Row, RowKey
 
 #: cached cell renderings before the cache starts over (visible cells x cursor states x a
 #: few scroll positions; clearing is cheap and the next frame refills what it shows)
@@ -52,22 +52,29 @@ class StableTable(DataTable[Text]):
                                    list[tuple[RowKey, int]]] = (None, 0, [])
         super().__init__(**kwargs)
 
-    def patch_row(self, row: str, values: Mapping[str, Text], widen: Iterable[str] = ()) -> None:
+    def patch_row(self, row: str, values: Mapping[str, Text]) -> None:
         """Replace some cells of ``row``; repaint that row only, and only when it is shown.
 
-        ``widen`` names the columns whose new text is wider than the column: Textual
-        re-measures those cells on idle (the same as ``update_cell(update_width=True)``).
+        Columns only grow: a cell wider than its column widens it here, directly. Textual's
+        ``update_cell(update_width=True)`` defers that to idle and re-measures the *whole*
+        column (5,000 cells) whenever one of the cells it queued is narrower than another.
         """
         row_key = RowKey(row)
         data = self._data[row_key]
+        grew = False
         for column, value in values.items():
-            data[ColumnKey(column)] = value
-        grow = [CellKey(row_key, ColumnKey(column)) for column in widen]
-        if grow:
-            self._updated_cells.update(grow)
-            self._require_update_dimensions = True
-            self.check_idle()
+            column_key = ColumnKey(column)
+            data[column_key] = value
+            meta = self.columns[column_key]
+            if value.cell_len > meta.content_width:
+                meta.content_width = value.cell_len
+                grew = True
         self._update_count += 1  # Textual's row and line caches must not serve the old text
+        if grew:  # every row's cells move: a full repaint, and a new virtual size on idle
+            self._require_update_dimensions = True
+            self.refresh()
+            self.check_idle()
+            return
         index = self._row_locations.get(row_key)
         top = int(self.scroll_y)
         if index is not None and top <= index < top + self.size.height:
