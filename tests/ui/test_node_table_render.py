@@ -6,7 +6,7 @@ from rich.style import Style
 from rich.text import Text
 
 from gputui.sources.replay import load_recording
-from gputui.ui.node_rows import node_cells
+from gputui.ui.node_rows import NodeFilter, node_cells
 from gputui.ui.widgets.node_table import NodeTable
 from tests.ui.conftest import FrozenApp, modified, settle
 
@@ -73,3 +73,24 @@ async def test_partial_patch_superseded_by_newer_snapshot_ends_equal_to_newest(
             cells = node_cells(view)
             assert [table.get_cell(name, key).plain for key in cells] == \
                 [text for text, _ in cells.values()], name
+
+
+async def test_filter_removes_many_rows_in_one_reindex_keeping_cursor_and_marks(
+        frozen_app: FrozenApp) -> None:
+    app = frozen_app("driver-crashloop")
+    async with app.run_test(size=(120, 40)) as pilot:
+        await settle(pilot)
+        table = app.screen.query_one(NodeTable)
+        a100 = [name for name in table.shown_nodes if "a100" in name]
+        table.select_node(a100[-1])
+        table.toggle_mark(a100[0])
+        order = table.shown_nodes
+        singles: list[object] = []
+        table.remove_row = singles.append  # type: ignore[method-assign,assignment]
+        table.set_filter(NodeFilter("a100"))
+        await settle(pilot)
+        assert singles == []  # three rows went in one remove_rows
+        assert table.shown_nodes == [name for name in order if name in a100]
+        assert table.selected_node == a100[-1] and table.marks == {a100[0]}
+        assert [table.get_row_index(name) for name in table.shown_nodes] == [0, 1]
+        assert "a100" in _line_text(table, 1) and "a100" in _line_text(table, 2)

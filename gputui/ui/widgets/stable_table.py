@@ -26,7 +26,7 @@ why Textual is pinned exactly; ``tests/ui/test_node_table_render.py`` checks the
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from typing import Any
 
 from rich.style import Style
@@ -34,7 +34,7 @@ from rich.text import Text
 from textual._two_way_dict import TwoWayDict
 from textual._types import SegmentLines
 from textual.widgets import DataTable
-from textual.widgets.data_table import ColumnKey, Row, RowKey
+from textual.widgets.data_table import CellKey, ColumnKey, Row, RowKey
 
 #: cached cell renderings before the cache starts over (visible cells x cursor states x a
 #: few scroll positions; clearing is cheap and the next frame refills what it shows)
@@ -79,6 +79,31 @@ class StableTable(DataTable[Text]):
         top = int(self.scroll_y)
         if index is not None and top <= index < top + self.size.height:
             self.refresh_row(index)
+
+    def remove_rows(self, rows: Iterable[str]) -> None:
+        """Remove many rows with one re-indexing.
+
+        ``remove_row`` rebuilds the whole key -> index map for each row it removes, so a
+        filter that hides 2,500 of 5,000 nodes took 12 s; this rebuilds it once.
+        """
+        locations = self._row_locations
+        gone = {RowKey(row) for row in rows if row in locations}
+        if not gone:
+            return
+        order = [key for key in map(locations.get_key, range(len(locations))) if key is not None]
+        for key in gone:
+            for column_key in self._data[key]:
+                self._updated_cells.discard(CellKey(key, column_key))
+            del self.rows[key]
+            del self._data[key]
+        self._row_locations = TwoWayDict(
+            {key: index for index, key in enumerate(k for k in order if k not in gone)})
+        self._require_update_dimensions = True
+        self.cursor_coordinate = self.cursor_coordinate  # clamped to the rows left
+        self.hover_coordinate = self.hover_coordinate
+        self._update_count += 1
+        self.refresh(layout=True)
+        self.check_idle()
 
     @property
     def ordered_rows(self) -> list[Row]:
