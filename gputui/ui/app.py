@@ -164,21 +164,27 @@ class GpuTuiApp(App[int]):
         self._last_apply = time.monotonic()
         self.snapshot = snapshot
         self.snapshots_applied += 1
+        big = self._freeze_heap(len(snapshot.nodes))
         self._deliver(self.screen)
-        self._freeze_heap(len(snapshot.nodes))
+        if big:
+            gc.freeze()  # and the rows the first fill just built
 
-    def _freeze_heap(self, nodes: int) -> None:
-        """After a big cluster first loads, move what exists into the GC's permanent set.
+    def _freeze_heap(self, nodes: int) -> bool:
+        """When a big cluster first loads, move what exists into the GC's permanent set.
 
         Why: at 5,000 nodes the cache, the snapshot and the table hold millions of objects;
         every full (gen 2) collection then walks them all and freezes the screen for
         200-400 ms, which is what an operator feels as a dropped key press. What was
         loaded at start is long-lived anyway; later collections only scan newer objects.
+        Done before the snapshot is delivered (collections during the table fill skip it)
+        and once more after; True when it froze.
         """
         if nodes >= FREEZE_HEAP_AT_NODES and nodes >= 2 * self._frozen_at_nodes:
             self._frozen_at_nodes = nodes
             gc.freeze()
             self._space_full_collections()
+            return True
+        return False
 
     def _space_full_collections(self) -> None:
         """Run full (gen 2) collections ~10x less often once a big cluster is loaded.
