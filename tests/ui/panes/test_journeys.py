@@ -39,8 +39,9 @@ async def test_journey_1_pipeline_break_and_driver_log() -> None:
         await pilot.pause()
         screen = app.screen
         assert isinstance(screen, PodLogScreen)
-        assert (screen.pod, screen.container) == ("nvidia-driver-daemonset-xbhnx",
-                                                  "k8s-driver-manager")
+        driver = app.snapshot.nodes[A100_BROKEN].pipeline.stage("driver")
+        assert driver is not None and driver.pod
+        assert (screen.pod, screen.container) == (driver.pod, "k8s-driver-manager")
         assert screen.result is not None
         assert "driver is in use" in screen.result.lines[-1]
         await pilot.press("escape")
