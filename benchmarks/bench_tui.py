@@ -39,15 +39,15 @@ from typing import Any
 REPO = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO))
 
-from textual import events  # noqa: E402
+from textual import events
 
-from gputui.domain.inputs import ClusterObjects  # noqa: E402
-from gputui.domain.model import ClusterSnapshot, NodeView  # noqa: E402
-from gputui.domain.snapshot import SnapshotBuilder  # noqa: E402
-from gputui.settings import Settings  # noqa: E402
-from gputui.sources.replay import ReplaySource  # noqa: E402
-from gputui.ui.app import make_app  # noqa: E402
-from gputui.ui.widgets.node_table import NodeTable  # noqa: E402
+from gputui.domain.inputs import ClusterObjects
+from gputui.domain.model import ClusterSnapshot, NodeView
+from gputui.domain.snapshot import SnapshotBuilder
+from gputui.settings import Settings
+from gputui.sources.replay import ReplaySource
+from gputui.ui.app import make_app
+from gputui.ui.widgets.node_table import NodeTable
 
 
 def rss_mib() -> float:
@@ -131,13 +131,13 @@ class FrameClock:
 
     def __init__(self, app: Any) -> None:
         self.last = 0.0
-        display = app._display  # noqa: SLF001 - the one hook that sees finished frames
+        display = app._display
 
         def timed(screen: Any, renderable: Any) -> None:
             if renderable is not None:
                 self.last = time.perf_counter()
             display(screen, renderable)
-        app._display = timed  # noqa: SLF001
+        app._display = timed
 
 
 async def key_to_frame(app: Any, table: NodeTable, key: str, timeout: float = 10.0) -> float:

@@ -28,7 +28,12 @@ from gputui.settings import Settings
 from gputui.sources.base import ClusterSource, SourceStatus
 from gputui.ui.commands import bindings_for, by_alias, command, command_for_action
 from gputui.ui.contracts import (
-    JumpRequested, PodLog, PodLogLoaded, PodLogRequested, SnapshotUpdated, SourceStatusChanged,
+    JumpRequested,
+    PodLog,
+    PodLogLoaded,
+    PodLogRequested,
+    SnapshotUpdated,
+    SourceStatusChanged,
 )
 from gputui.ui.palette import GpuCommands
 from gputui.ui.screens.base import UnavailableScreen
@@ -83,11 +88,11 @@ class GpuTuiApp(App[int]):
     """The gputui terminal UI; build it with :func:`make_app`."""
 
     TITLE = "gputui"
-    CSS_PATH = [styles_dir() / f"{name}.tcss" for name in STYLESHEETS
+    CSS_PATH = [styles_dir() / f"{name}.tcss" for name in STYLESHEETS  # noqa: RUF012
                 if (styles_dir() / f"{name}.tcss").exists()]
-    COMMANDS = {GpuCommands}
+    COMMANDS = {GpuCommands}  # noqa: RUF012 - a Textual class attribute
     BINDINGS = bindings_for("global")
-    MODES = {"nodes": NodesScreen, "findings": FindingsScreen,
+    MODES = {"nodes": NodesScreen, "findings": FindingsScreen,  # noqa: RUF012
              **{view: _lazy_view(view) for view in LAZY_VIEWS}}
     DEFAULT_MODE = "nodes"
 

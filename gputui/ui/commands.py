@@ -175,6 +175,16 @@ def key_table(keymap: Mapping[str, str] | None = None) -> list[tuple[str, str, s
     return rows
 
 
-__all__ = ["COMMANDS", "Command", "SCOPES", "bindings_for", "by_alias", "command",
-           "command_for_action", "effective_keys", "key_label", "key_table",
-           "palette_commands"]
+__all__ = [
+    "COMMANDS",
+    "SCOPES",
+    "Command",
+    "bindings_for",
+    "by_alias",
+    "command",
+    "command_for_action",
+    "effective_keys",
+    "key_label",
+    "key_table",
+    "palette_commands",
+]

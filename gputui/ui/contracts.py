@@ -179,6 +179,13 @@ class PodLogLoaded(Message):
 
 
 __all__ = [
-    "JumpRequested", "NodeScoped", "PANES", "PodLog", "PodLogLoaded", "PodLogRequested",
-    "SnapshotUpdated", "SnapshotView", "SourceStatusChanged",
+    "PANES",
+    "JumpRequested",
+    "NodeScoped",
+    "PodLog",
+    "PodLogLoaded",
+    "PodLogRequested",
+    "SnapshotUpdated",
+    "SnapshotView",
+    "SourceStatusChanged",
 ]

@@ -201,4 +201,4 @@ class NodeFilter:
         return keep
 
 
-__all__ = ["COLUMNS", "Cell", "Column", "NodeFilter", "SORTABLE", "node_cells", "sort_value"]
+__all__ = ["COLUMNS", "SORTABLE", "Cell", "Column", "NodeFilter", "node_cells", "sort_value"]

@@ -23,7 +23,7 @@ class CommandLine(ModalScreen[str | None]):
     """The ``:`` prompt; dismisses with the text, or None on ``esc``."""
 
     DEFAULT_CLASSES = "command-line-screen"
-    BINDINGS = [Binding("escape", "cancel", "Cancel", id="command_line.cancel",
+    BINDINGS = [Binding("escape", "cancel", "Cancel", id="command_line.cancel",  # noqa: RUF012
                         tooltip="Close the prompt")]
 
     def compose(self) -> Iterable[Widget]:

@@ -76,7 +76,7 @@ class HelpScreen(ModalScreen[None]):
     """Keys and commands; ``esc``, ``q`` or ``?`` closes it."""
 
     DEFAULT_CLASSES = "help-screen"
-    BINDINGS = [Binding("escape,q,question_mark", "dismiss_help", "Close", show=True,
+    BINDINGS = [Binding("escape,q,question_mark", "dismiss_help", "Close", show=True,  # noqa: RUF012
                         id="help.close", tooltip="Close help")]
 
     def __init__(self) -> None:
