@@ -24,10 +24,10 @@ async def test_cell_renders_survive_other_cells_updates_and_follow_their_own(
         first, second = table.shown_nodes[:2]
         style, width = Style(), table.columns["driver"].get_render_width(table)
         column = table.get_column_index("driver")
-        before = table._render_cell(1, column, style, width)  # noqa: SLF001
+        before = table._render_cell(1, column, style, width)
         table.update_cell(first, "driver", Text("999.99"))
         # another row changed: the second row's cell is not rendered again
-        assert table._render_cell(1, column, style, width) is before  # noqa: SLF001
+        assert table._render_cell(1, column, style, width) is before
         table.update_cell(second, "driver", Text("123.45"))
         await settle(pilot)
         assert "999.99" in _line_text(table, 1) and "123.45" in _line_text(table, 2)
@@ -64,10 +64,10 @@ async def test_partial_patch_superseded_by_newer_snapshot_ends_equal_to_newest(
         older = modified(recording, cordon=tuple(names[:4]))
         newest = modified(recording, cordon=tuple(names[1:3]), remove=(names[4],))
         table.show_snapshot(older, recording.now)
-        assert table._queue  # noqa: SLF001 - the patch is partial: rows are still queued
+        assert table._queue
         table.show_snapshot(newest, recording.now)  # before the older patch finished
         await settle(pilot)
-        assert not table._queue  # noqa: SLF001
+        assert not table._queue
         assert sorted(table.shown_nodes) == sorted(newest.nodes)
         for name, view in newest.nodes.items():
             cells = node_cells(view)
