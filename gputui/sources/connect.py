@@ -40,6 +40,9 @@ def open_source(settings: Settings, **options: Any) -> KubeSource:
     if settings.demo:
         demo = DemoCluster(settings.scenario, speed=settings.speed)
         target = demo.start()
+        # The emulated exporters move with the sped-up clock, so XIDs are read at the metrics
+        # refresh rate; a real dcgm-exporter collects every 30 s, which the default follows.
+        options.setdefault("xid_every", settings.refresh)
         return KubeSource(target, settings.thresholds, namespace=settings.namespace,
                           clock=demo.now, on_stop=demo.stop,
                           prometheus_url=settings.prometheus_url, **options)

@@ -60,3 +60,12 @@ def test_live_xids_from_the_exporters() -> None:
         assert 79 in first_seen and first_seen[79] <= source.clock()
     finally:
         source.stop()
+
+
+def test_demo_reads_xids_at_the_metrics_refresh_rate() -> None:
+    """The emulated exporters move with the fast clock: XIDs follow ``refresh``, not 30 s."""
+    source = open_source(Settings(demo=True, scenario="empty", refresh=1.5))
+    try:
+        assert source.xid_every == 1.5
+    finally:
+        source.stop()
