@@ -11,7 +11,6 @@ read in a thread worker and come back as :class:`PodLogLoaded` messages.
 from __future__ import annotations
 
 import gc
-import importlib
 import time
 from collections.abc import Callable
 from pathlib import Path
@@ -36,11 +35,12 @@ from gputui.ui.contracts import (
     SourceStatusChanged,
 )
 from gputui.ui.palette import GpuCommands
-from gputui.ui.screens.base import UnavailableScreen
 from gputui.ui.screens.command_line import CommandLine
 from gputui.ui.screens.findings import FindingsScreen
 from gputui.ui.screens.help import HelpScreen
+from gputui.ui.screens.mig import MigScreen
 from gputui.ui.screens.nodes import NodesScreen
+from gputui.ui.screens.upgrades import UpgradesScreen
 from gputui.ui.theme import GPUTUI_THEME, gpu_variables
 from gputui.ui.widgets.status_header import INITIAL_STATUS, StatusHeader
 
@@ -52,11 +52,8 @@ def styles_dir() -> Path:
     return shipped if shipped.is_dir() else package.parent / "styles"
 
 
-#: ours first, then the detail engineer's; files missing from this build are skipped
+#: one stylesheet per screen family (styles/), all shipped in the wheel
 STYLESHEETS = ("app", "nodes", "findings", "help", "detail", "upgrades", "mig", "pod_log")
-#: view (mode) -> module and class of the screens the detail engineer builds
-LAZY_VIEWS = {"upgrades": ("gputui.ui.screens.upgrades", "UpgradesScreen"),
-              "mig": ("gputui.ui.screens.mig", "MigScreen")}
 #: Finding.pane -> (view, detail tab or None)
 PANE_TARGETS = {"nodes": ("nodes", None), "pipeline": ("nodes", "pipeline"),
                 "node": ("nodes", "node"), "metrics": ("nodes", "metrics"),
@@ -72,28 +69,15 @@ FULL_COLLECTION_THRESHOLD = 100
 SCOPE_VIEWS = {"nodes": "nodes", "findings": "findings"}
 
 
-def _lazy_view(view: str) -> Callable[[], Screen[Any]]:
-    module, name = LAZY_VIEWS[view]
-
-    def build() -> Screen[Any]:
-        try:
-            screen: Screen[Any] = getattr(importlib.import_module(module), name)()
-        except (ImportError, AttributeError) as error:
-            return UnavailableScreen(view, str(error))
-        return screen
-    return build
-
-
 class GpuTuiApp(App[int]):
     """The gputui terminal UI; build it with :func:`make_app`."""
 
     TITLE = "gputui"
-    CSS_PATH = [styles_dir() / f"{name}.tcss" for name in STYLESHEETS  # noqa: RUF012
-                if (styles_dir() / f"{name}.tcss").exists()]
+    CSS_PATH = [styles_dir() / f"{name}.tcss" for name in STYLESHEETS]  # noqa: RUF012
     COMMANDS = {GpuCommands}  # noqa: RUF012 - a Textual class attribute
     BINDINGS = bindings_for("global")
     MODES = {"nodes": NodesScreen, "findings": FindingsScreen,  # noqa: RUF012
-             **{view: _lazy_view(view) for view in LAZY_VIEWS}}
+             "upgrades": UpgradesScreen, "mig": MigScreen}
     DEFAULT_MODE = "nodes"
 
     def __init__(self, settings: Settings, source: ClusterSource,

@@ -43,19 +43,13 @@ class GpuScreen(Screen[None]):
     def show_node(self, node_name: str | None) -> None:
         """Select ``node_name`` (a jump from another view); override where meaningful."""
 
+    def show_latest(self) -> None:
+        """Render the app's latest snapshot now (a screen mounted between two updates).
 
-class UnavailableScreen(GpuScreen):
-    """Stands in for a view whose module is missing from this build (never a crash)."""
-
-    DEFAULT_CLASSES = "unavailable-screen"
-
-    def __init__(self, view: str, reason: str) -> None:
-        super().__init__()
-        self.VIEW = view
-        self._reason = reason
-
-    def compose_body(self) -> Iterable[Widget]:
-        from textual.widgets import Static
-
-        yield Static(f"The {self.VIEW} view is not available: {self._reason}",
-                     id="unavailable-note")
+        ``now`` is the app's injected clock (frozen in tests), else the snapshot's own time.
+        """
+        snapshot = getattr(self.app, "snapshot", None)
+        if snapshot is None:
+            return
+        clock = getattr(self.app, "clock", None)
+        self.show_snapshot(snapshot, float(clock()) if callable(clock) else snapshot.generated_at)

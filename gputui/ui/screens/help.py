@@ -7,7 +7,6 @@ come from those widgets' own ``BINDINGS``, so help can never drift from what the
 
 from __future__ import annotations
 
-import importlib
 from collections.abc import Iterable, Mapping
 
 from rich.table import Table
@@ -19,27 +18,30 @@ from textual.widget import Widget
 from textual.widgets import Static
 
 from gputui.ui.commands import COMMANDS, key_label, key_table
+from gputui.ui.screens.mig import MigScreen
+from gputui.ui.screens.pod_log import PodLogScreen
+from gputui.ui.screens.upgrades import UpgradesScreen
+from gputui.ui.widgets.metrics_pane import MetricsPane
+from gputui.ui.widgets.node_detail import NodeDetail
+from gputui.ui.widgets.pipeline import PipelinePane
+from gputui.ui.widgets.upgrade_lanes import UpgradeLanes
 
-#: (title, module, class) of widgets/screens whose own bindings help also lists
-PANE_BINDINGS = (
-    ("Pipeline pane", "gputui.ui.widgets.pipeline", "PipelinePane"),
-    ("Describe pane", "gputui.ui.widgets.node_detail", "NodeDetail"),
-    ("Metrics pane", "gputui.ui.widgets.metrics_pane", "MetricsPane"),
-    ("Upgrades", "gputui.ui.screens.upgrades", "UpgradesScreen"),
-    ("Upgrade lanes", "gputui.ui.widgets.upgrade_lanes", "UpgradeLanes"),
-    ("MIG", "gputui.ui.screens.mig", "MigScreen"),
-    ("Pod log", "gputui.ui.screens.pod_log", "PodLogScreen"),
+#: (title, class) of widgets/screens whose own bindings help also lists
+PANE_BINDINGS: tuple[tuple[str, type[object]], ...] = (
+    ("Pipeline pane", PipelinePane),
+    ("Describe pane", NodeDetail),
+    ("Metrics pane", MetricsPane),
+    ("Upgrades", UpgradesScreen),
+    ("Upgrade lanes", UpgradeLanes),
+    ("MIG", MigScreen),
+    ("Pod log", PodLogScreen),
 )
 
 
 def pane_rows(keymap: Mapping[str, str]) -> list[tuple[str, str, str, str]]:
     """(section, keys, title, tooltip) of the detail widgets' own bindings that exist."""
     rows = []
-    for section, module, name in PANE_BINDINGS:
-        try:
-            cls = getattr(importlib.import_module(module), name)
-        except (ImportError, AttributeError):
-            continue
+    for section, cls in PANE_BINDINGS:
         for binding in getattr(cls, "BINDINGS", ()):
             if isinstance(binding, Binding) and binding.description:
                 keys = keymap.get(binding.id or "", binding.key)

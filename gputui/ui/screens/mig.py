@@ -36,9 +36,8 @@ class MigScreen(GpuScreen):
         yield MigLayout(id="mig-layout")
 
     def on_mount(self) -> None:
-        snapshot = getattr(self.app, "snapshot", None)
-        if snapshot is not None and snapshot is not self._snapshot:
-            self.show_snapshot(snapshot, _app_now(self, snapshot))
+        if getattr(self.app, "snapshot", None) is not self._snapshot:
+            self.show_latest()
         self.layout_widget.focus()
 
     @property
@@ -60,9 +59,3 @@ class MigScreen(GpuScreen):
         """Select ``node_name``'s card (a jump from a finding or the node list)."""
         if self.is_mounted:
             self.layout_widget.show_node(node_name)
-
-
-def _app_now(screen: GpuScreen, snapshot: ClusterSnapshot) -> float:
-    """The app's injected clock (frozen in tests), else the snapshot's own time."""
-    clock = getattr(screen.app, "clock", None)
-    return float(clock()) if callable(clock) else snapshot.generated_at

@@ -9,7 +9,6 @@ The detail widgets belong to the detail engineer and are imported lazily, so the
 
 from __future__ import annotations
 
-import importlib
 from collections.abc import Iterable
 
 from textual import on
@@ -21,28 +20,21 @@ from gputui.domain.model import EMPTY_SNAPSHOT, ClusterPolicyView, ClusterSnapsh
 from gputui.ui.commands import bindings_for
 from gputui.ui.node_rows import COLUMNS, NodeFilter
 from gputui.ui.screens.base import GpuScreen
+from gputui.ui.widgets.metrics_pane import MetricsPane
+from gputui.ui.widgets.node_detail import NodeDetail
 from gputui.ui.widgets.node_table import NodeTable
+from gputui.ui.widgets.pipeline import PipelinePane
 
-#: tab id -> (module, class, tab title): the detail engineer's widgets
-DETAIL_TABS = (
-    ("pipeline", "gputui.ui.widgets.pipeline", "PipelinePane", "Pipeline"),
-    ("node", "gputui.ui.widgets.node_detail", "NodeDetail", "Describe"),
-    ("metrics", "gputui.ui.widgets.metrics_pane", "MetricsPane", "Metrics"),
+#: tab id -> (widget class, tab title) of the selected node's detail panes
+DETAIL_TABS: tuple[tuple[str, type[Widget], str], ...] = (
+    ("pipeline", PipelinePane, "Pipeline"),
+    ("node", NodeDetail, "Describe"),
+    ("metrics", MetricsPane, "Metrics"),
 )
 #: seconds (of the app clock) after which the detail is redrawn even if its node is unchanged
 DETAIL_AGE_REFRESH = 5.0
 #: seconds the cursor must rest on a node before the detail panes follow it
 SELECT_DEBOUNCE = 0.08
-
-
-def detail_widget(tab: str, module: str, name: str) -> Widget:
-    """The detail widget for ``tab``, or a one-line note when it is not available yet."""
-    try:
-        cls = getattr(importlib.import_module(module), name)
-    except (ImportError, AttributeError):
-        return Static(f"{name} is not available in this build.", classes="detail-missing")
-    widget: Widget = cls(id=f"detail-{tab}")
-    return widget
 
 
 class NodesScreen(GpuScreen):
@@ -70,9 +62,9 @@ class NodesScreen(GpuScreen):
         yield Static(id="node-view-line")
         yield NodeTable(id="node-table")
         with TabbedContent(id="node-detail-tabs", initial="pipeline"):
-            for tab, module, name, title in DETAIL_TABS:
+            for tab, widget_class, title in DETAIL_TABS:
                 with TabPane(title, id=tab):
-                    yield detail_widget(tab, module, name)
+                    yield widget_class(id=f"detail-{tab}")
 
     def on_mount(self) -> None:
         self.table.focus()

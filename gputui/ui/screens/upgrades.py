@@ -57,9 +57,8 @@ class UpgradesScreen(GpuScreen):
             yield Static(id="upgrades-selected")
 
     def on_mount(self) -> None:
-        snapshot = getattr(self.app, "snapshot", None)
-        if snapshot is not None and snapshot is not self._snapshot:
-            self.show_snapshot(snapshot, _app_now(self, snapshot))
+        if getattr(self.app, "snapshot", None) is not self._snapshot:
+            self.show_latest()
         self.query_one(UpgradeLanes).focus()
 
     @property
@@ -113,9 +112,3 @@ class UpgradesScreen(GpuScreen):
 
     def on_resize(self) -> None:
         self.show_snapshot(self._snapshot, self._now)
-
-
-def _app_now(screen: GpuScreen, snapshot: ClusterSnapshot) -> float:
-    """The app's injected clock (frozen in tests), else the snapshot's own time."""
-    clock = getattr(screen.app, "clock", None)
-    return float(clock()) if callable(clock) else snapshot.generated_at
