@@ -33,6 +33,23 @@ async def test_cell_renders_survive_other_cells_updates_and_follow_their_own(
         assert "999.99" in _line_text(table, 1) and "123.45" in _line_text(table, 2)
 
 
+async def test_a_cell_rendered_again_at_a_new_width_fills_that_width(
+        frozen_app: FrozenApp) -> None:
+    """Textual keys its own cell cache without the width; a grown column must not get the
+    rendering made at the old width (seen live: a truncated first row after the columns grew)."""
+    app = frozen_app("driver-crashloop")
+    async with app.run_test(size=(120, 40)) as pilot:
+        await settle(pilot)
+        table = app.screen.query_one(NodeTable)
+        column = table.get_column_index("name")
+        narrow = table._render_cell(0, column, Style(), 6)
+        wide = table._render_cell(0, column, Style(), 30)
+        assert sum(segment.cell_length for segment in narrow[0]) == 6
+        assert sum(segment.cell_length for segment in wide[0]) == 30
+        assert table.get_cell(table.shown_nodes[0], "name").plain[:20] in "".join(
+            segment.text for segment in wide[0])
+
+
 async def test_patch_row_repaints_its_row_and_order_caches_follow_sorts(
         frozen_app: FrozenApp) -> None:
     app = frozen_app("driver-crashloop")

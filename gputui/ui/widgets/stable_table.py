@@ -146,6 +146,12 @@ class StableTable(DataTable[Text]):
         hit = self._stable_cells.get(key)
         if hit is not None and hit[0] is value:  # id() alone could be a reused address
             return hit[1]
+        # Textual's own cell cache is keyed without the width: after a column grew, it would
+        # hand back the rendering made at the old width. Ours is keyed with it, so drop theirs.
+        self._cell_render_cache.discard((row_key if row_key is not None else
+                                         self._header_row_key, column_key, base_style, cursor,
+                                         hover, self._show_hover_cursor, self._update_count,
+                                         self._pseudo_class_state))
         lines = super()._render_cell(row_index, column_index, base_style, width, cursor, hover)
         if len(self._stable_cells) >= CELL_CACHE_SIZE:
             self._stable_cells.clear()
