@@ -1,0 +1,234 @@
+"""The vocabulary every action shares: what it targets, what it would change, what it did.
+
+Why one shape for every action: the operator must never wonder what a key press will do. So
+an action never writes straight away; it first returns a :class:`Plan` (the targets, each
+exact API change with its kubectl equivalent, the impact gputui can compute, the risks), the
+one confirmation dialog shows that plan, a server-side dry run checks it, and only then does
+:meth:`Action.apply` carry it out, reporting :class:`Progress` as it goes and ending with a
+:class:`Result`. The UI, the palette, ``?`` help and the README key table are all generated
+from the registry of these objects (:mod:`gputui.actions.registry`).
+
+No textual here, and no HTTP either: writes go through a :class:`ClusterWriter`, which the
+sources implement over the real ``kubernetes`` client (tests use the same one against the
+emulated API server).
+"""
+
+from __future__ import annotations
+
+import enum
+import threading
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any, Protocol
+
+from gputui.domain.model import ClusterSnapshot
+
+JsonObj = dict[str, Any]
+
+
+class Scope(str, enum.Enum):
+    """Where an action applies."""
+
+    #: the marked nodes when any are marked, else the node under the cursor
+    NODES = "nodes"
+    #: the whole cluster (ClusterPolicy, NVIDIADriver): no node targets
+    CLUSTER = "cluster"
+
+
+class Risk(str, enum.Enum):
+    """How careful the confirmation must be."""
+
+    #: reversible, no workload touched (cordon, uncordon, a label that only adds)
+    SAFE = "safe"
+    #: pods are evicted or terminated, GPUs go away: the dialog opens with focus on Cancel
+    DESTRUCTIVE = "destructive"
+    #: changes every node (driver version, upgrade policy): the operator types a value
+    CLUSTER_WIDE = "cluster-wide"
+
+
+@dataclass(frozen=True)
+class Permission:
+    """One verb on one resource an action needs (checked up front with SelfSubjectAccessReview).
+
+    ``group`` is ``""`` for the core group; ``subresource`` e.g. ``"eviction"`` for pods.
+    """
+
+    verb: str
+    resource: str
+    group: str = ""
+    subresource: str = ""
+
+    def describe(self) -> str:
+        """``patch nodes``, ``create pods/eviction``, ``patch clusterpolicies.nvidia.com``."""
+        name = self.resource + (f"/{self.subresource}" if self.subresource else "")
+        if self.group:
+            name += f".{self.group}"
+        return f"{self.verb} {name}"
+
+
+@dataclass(frozen=True)
+class Change:
+    """One write the plan will send, exactly as it will be sent.
+
+    Attributes:
+        verb: ``patch``, ``create`` (evictions) or ``delete``.
+        kind: the object kind (``Node``, ``ClusterPolicy``, ``NVIDIADriver``, ``Pod``).
+        name: object name; ``namespace`` for namespaced kinds.
+        body: the patch or create body (a JSON merge patch, a JSON patch list, an Eviction).
+        patch_type: ``merge``, ``json`` or ``strategic`` (only for ``patch``).
+        resource_version: sent as a precondition when set (409 on a stale plan).
+        kubectl: the equivalent kubectl command, one line, for the dialog and the audit log.
+        summary: one line for people (``label nvidia.com/gpu.deploy.driver: true -> false``).
+    """
+
+    verb: str
+    kind: str
+    name: str
+    body: Any
+    kubectl: str
+    summary: str
+    namespace: str | None = None
+    patch_type: str = "merge"
+    resource_version: str | None = None
+
+
+@dataclass(frozen=True)
+class Plan:
+    """What an action would do, computed from a snapshot, before anything is sent.
+
+    Attributes:
+        action_id: the registry id of the action that made it.
+        title: one line for the dialog's title (``Cordon 3 nodes``).
+        targets: node names (empty for cluster-wide actions).
+        changes: every write, in order; a multi-step action (drain, the MIG safe path, the
+            canary) lists its first writes here and describes the rest in ``steps``.
+        steps: what happens, in order, in words (``1. cordon  2. evict 4 pods ...``).
+        impact: what gputui can compute of the consequences (GPU pods evicted and whose,
+            nodes made unavailable against ``maxUnavailable``...).
+        warnings: findings that make it risky (the last healthy node of a pool...).
+        risk: how careful the dialog must be.
+        confirm_text: for cluster-wide changes, what the operator must type to confirm.
+        blocked: why it cannot run at all (read-only, denied, nothing to do); shown instead
+            of a confirm button.
+        params: the parameters the plan was made with (new version, label value...).
+    """
+
+    action_id: str
+    title: str
+    targets: tuple[str, ...] = ()
+    changes: tuple[Change, ...] = ()
+    steps: tuple[str, ...] = ()
+    impact: tuple[str, ...] = ()
+    warnings: tuple[str, ...] = ()
+    risk: Risk = Risk.SAFE
+    confirm_text: str | None = None
+    blocked: str | None = None
+    params: Mapping[str, Any] = field(default_factory=dict)
+
+    @property
+    def kubectl(self) -> tuple[str, ...]:
+        """The equivalent kubectl commands, one per change."""
+        return tuple(change.kubectl for change in self.changes)
+
+
+@dataclass(frozen=True)
+class Progress:
+    """A report from a running apply: ``done`` of ``total`` with what is happening now.
+
+    ``blocked`` lists what waits and on what (``train-0: refused by PDB trainer-pdb``).
+    """
+
+    message: str
+    done: int = 0
+    total: int = 0
+    blocked: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True)
+class Result:
+    """How an apply ended. ``error`` quotes the server's reason in one sentence."""
+
+    ok: bool
+    summary: str
+    error: str | None = None
+    #: per-target or per-pod outcomes, one line each, for the notification and the audit log
+    details: tuple[str, ...] = ()
+    #: True when the operator stopped it (escape) before the end
+    cancelled: bool = False
+
+
+ProgressCallback = Callable[[Progress], None]
+
+
+class WriteError(Exception):
+    """A write the server refused; ``status`` is the HTTP code, ``reason`` its one sentence."""
+
+    def __init__(self, status: int, reason: str, retry_after: float | None = None):
+        super().__init__(reason)
+        self.status = status
+        self.reason = reason
+        self.retry_after = retry_after
+
+
+class ClusterWriter(Protocol):
+    """The writes and reads an action needs; implemented in ``gputui.sources`` over the client.
+
+    Every write takes ``dry_run``: ``True`` sends ``dryRun=All`` (the server validates and
+    admits but stores nothing). Failures raise :class:`WriteError`.
+    """
+
+    context: str
+    user: str
+    read_only: bool
+
+    def patch(self, change: Change, *, dry_run: bool = False) -> JsonObj:
+        """Send one ``patch`` :class:`Change`; returns the object the server answered."""
+        ...
+
+    def evict(self, namespace: str, pod: str, *, dry_run: bool = False) -> None:
+        """POST an Eviction for one pod; a PDB refusal raises ``WriteError(429, ...)``."""
+        ...
+
+    def get(self, kind: str, name: str, namespace: str | None = None) -> JsonObj:
+        """Read one object fresh from the server (re-planning after a 409, waiting)."""
+        ...
+
+    def list_pods_on_node(self, node: str) -> list[JsonObj]:
+        """Every pod bound to ``node`` (field selector ``spec.nodeName``), all namespaces."""
+        ...
+
+    def can_i(self, permission: Permission) -> tuple[bool, str]:
+        """SelfSubjectAccessReview: allowed, and the server's reason when not."""
+        ...
+
+
+class Action(Protocol):
+    """One thing the operator can do to the cluster; see the module docstring for the flow."""
+
+    #: registry id, also the binding id users remap (``settings.keymap``)
+    id: str
+    #: short title (footer, palette, help)
+    title: str
+    #: one sentence: what it does and why you would
+    tooltip: str
+    #: default keys, comma-separated Textual key names; ``""`` for palette/``:`` only
+    keys: str
+    #: ``:`` names
+    aliases: tuple[str, ...]
+    scope: Scope
+    risk: Risk
+    #: what the server must allow (checked at start-up with SelfSubjectAccessReview)
+    permissions: tuple[Permission, ...]
+
+    def plan(self, snapshot: ClusterSnapshot, targets: Sequence[str],
+             params: Mapping[str, Any]) -> Plan:
+        """What it would do to ``targets`` (node names) in ``snapshot``; pure, no IO."""
+        ...
+
+    def apply(self, plan: Plan, writer: ClusterWriter, progress: ProgressCallback,
+              cancel: threading.Event) -> Result:
+        """Carry ``plan`` out; blocking (the UI runs it in a worker thread).
+
+        Stops between steps when ``cancel`` is set and says what was already done.
+        """
+        ...
