@@ -160,6 +160,23 @@ class Result:
 ProgressCallback = Callable[[Progress], None]
 
 
+@dataclass(frozen=True)
+class ParamSpec:
+    """One value the operator gives before the plan is made (a label value, a version...).
+
+    The dialog asks for each in order: a pick list when ``choices`` offers values for the
+    targets (MIG configs the node's MIG manager offers, sharing configs from the device
+    plugin's ConfigMap), else free text. ``validate`` returns a one-line error or ``None``;
+    nothing is planned, let alone sent, until every value validates.
+    """
+
+    name: str
+    prompt: str
+    choices: Callable[[ClusterSnapshot, Sequence[str]], tuple[str, ...]] | None = None
+    validate: Callable[[str], str | None] | None = None
+    default: Callable[[ClusterSnapshot, Sequence[str]], str] | None = None
+
+
 class WriteError(Exception):
     """A write the server refused; ``status`` is the HTTP code, ``reason`` its one sentence."""
 
@@ -219,6 +236,8 @@ class Action(Protocol):
     risk: Risk
     #: what the server must allow (checked at start-up with SelfSubjectAccessReview)
     permissions: tuple[Permission, ...]
+    #: values asked for before planning, in order (empty for cordon, drain...)
+    params: tuple[ParamSpec, ...]
 
     def plan(self, snapshot: ClusterSnapshot, targets: Sequence[str],
              params: Mapping[str, Any]) -> Plan:
