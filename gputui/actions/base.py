@@ -124,6 +124,9 @@ class Plan:
     confirm_text: str | None = None
     blocked: str | None = None
     params: Mapping[str, Any] = field(default_factory=dict)
+    #: the snapshot the plan was made from, so that an apply refused with 409 (the object
+    #: changed since) can re-plan against the re-read object; never shown or logged
+    basis: ClusterSnapshot | None = field(default=None, repr=False, compare=False)
 
     @property
     def kubectl(self) -> tuple[str, ...]:
@@ -155,6 +158,9 @@ class Result:
     details: tuple[str, ...] = ()
     #: True when the operator stopped it (escape) before the end
     cancelled: bool = False
+    #: a fresh plan when the server answered 409 (the object changed since the plan was
+    #: made): nothing was written, and the UI shows this plan and asks again
+    replan: Plan | None = None
 
 
 ProgressCallback = Callable[[Progress], None]

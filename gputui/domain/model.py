@@ -244,6 +244,9 @@ class GpuPod:
     start_time: float | None = None
     labels: Mapping[str, str] = field(default_factory=lambda: MappingProxyType({}))
     resources: tuple[str, ...] = ()
+    #: the controlling owner (``Job``/``ReplicaSet``/``StatefulSet``...), "" when unmanaged
+    owner_kind: str = ""
+    owner_name: str = ""
 
 
 @dataclass(frozen=True, slots=True)

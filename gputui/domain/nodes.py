@@ -118,7 +118,8 @@ def gpu_pods(pods: Sequence[PodInfo]) -> tuple[GpuPod, ...]:
     holders.sort(key=lambda p: (p.start_time or p.created or 0.0, p.namespace, p.name))
     return tuple(GpuPod(name=p.name, namespace=p.namespace, phase=p.phase, gpus=p.gpus,
                         start_time=p.start_time or p.created, labels=p.labels,
-                        resources=tuple(sorted(p.gpu_requests))) for p in holders)
+                        resources=tuple(sorted(p.gpu_requests)), owner_kind=p.owner_kind,
+                        owner_name=p.owner_name) for p in holders)
 
 
 def upgrade_annotations(annotations: Mapping[str, str]) -> Mapping[str, str]:

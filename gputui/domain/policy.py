@@ -113,7 +113,8 @@ def read_cluster_policy(policies: Sequence[JsonDict]) -> ClusterPolicyView:
         device_plugin_config=str(kube.sub(spec, "devicePlugin", "config").get("name") or "")
         or None,
         sandbox_workloads=kube.as_bool(kube.sub(spec, "sandboxWorkloads").get("enabled"), False),
-        disabled_operands=_disabled_operands(spec), ignored=ignored)
+        disabled_operands=_disabled_operands(spec), ignored=ignored,
+        resource_version=str(kube.sub(active, "metadata").get("resourceVersion") or ""))
 
 
 def driver_policy(view: ClusterPolicyView, drivers: Sequence[JsonDict]) -> UpgradePolicy | None:

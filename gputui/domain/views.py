@@ -163,6 +163,9 @@ class ClusterPolicyView:
     sandbox_workloads: bool = False
     disabled_operands: tuple[str, ...] = ()
     ignored: tuple[str, ...] = ()
+    #: ``metadata.resourceVersion``: a write planned from this view sends it as a
+    #: precondition, so a policy changed since the plan answers 409 instead of being overwritten
+    resource_version: str = ""
 
 
 @dataclass(frozen=True, slots=True)
