@@ -184,13 +184,20 @@ class ParamSpec:
 
 
 class WriteError(Exception):
-    """A write the server refused; ``status`` is the HTTP code, ``reason`` its one sentence."""
+    """A write the server refused; ``status`` is the HTTP code, ``reason`` its one sentence.
 
-    def __init__(self, status: int, reason: str, retry_after: float | None = None):
+    ``status`` 0 means nothing reached a server: read-only mode refused it before sending, or
+    the server could not be reached.
+    """
+
+    def __init__(self, status: int, reason: str, retry_after: float | None = None,
+                 budget: str | None = None):
         super().__init__(reason)
         self.status = status
         self.reason = reason
         self.retry_after = retry_after
+        #: for a 429 eviction: the PodDisruptionBudget that refused it, when the server named it
+        self.budget = budget
 
 
 class ClusterWriter(Protocol):
