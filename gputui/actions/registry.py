@@ -9,9 +9,10 @@ from __future__ import annotations
 
 from typing import Final
 
+from gputui.actions import canary, mig, upgrade
 from gputui.actions.base import Action
 
-ACTIONS: Final[tuple[Action, ...]] = ()
+ACTIONS: Final[tuple[Action, ...]] = (*mig.ACTIONS, *upgrade.ACTIONS, *canary.ACTIONS)
 
 _BY_ID: Final = {action.id: action for action in ACTIONS}
 
