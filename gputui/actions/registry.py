@@ -9,10 +9,11 @@ from __future__ import annotations
 
 from typing import Final
 
-from gputui.actions import canary, mig, upgrade
-from gputui.actions.base import Action
+from gputui.actions import canary, drain, labels, mig, node, upgrade
+from gputui.actions.base import Action, Permission
 
-ACTIONS: Final[tuple[Action, ...]] = (*mig.ACTIONS, *upgrade.ACTIONS, *canary.ACTIONS)
+ACTIONS: Final[tuple[Action, ...]] = (*node.ACTIONS, *drain.ACTIONS, *labels.ACTIONS,
+                                      *mig.ACTIONS, *upgrade.ACTIONS, *canary.ACTIONS)
 
 _BY_ID: Final = {action.id: action for action in ACTIONS}
 
@@ -20,3 +21,8 @@ _BY_ID: Final = {action.id: action for action in ACTIONS}
 def action(action_id: str) -> Action:
     """The action with ``action_id`` (KeyError if none: a typo is a bug)."""
     return _BY_ID[action_id]
+
+
+def all_permissions(actions: tuple[Action, ...] = ACTIONS) -> tuple[Permission, ...]:
+    """Every permission the registered actions declare, once each, in a stable order."""
+    return tuple(dict.fromkeys(p for a in actions for p in a.permissions))

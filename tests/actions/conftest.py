@@ -8,14 +8,19 @@ from __future__ import annotations
 
 from collections.abc import Awaitable, Callable, Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
 from aiohttp import web
 
 from gputui.sim import apiserver
+from gputui.domain.model import ClusterSnapshot
+from gputui.settings import Settings
 from gputui.sim.cluster import EmulatedCluster
+from gputui.sources.connect import read_snapshot
 from gputui.sources.kubeconfig import load_target
 from gputui.sources.writer import KubeWriter
+from tests.apiserver.conftest import node, pod
 
 
 @pytest.fixture
@@ -62,3 +67,35 @@ def writer(server: EmulatedCluster, tmp_path: Path) -> Iterator[KubeWriter]:
     made = writer_for(server, tmp_path)
     yield made
     made.close()
+
+
+# ---------------------------------------------------------------- a small GPU cluster
+def gpu_node(name: str, pool: str = "a100", **labels: str) -> dict[str, Any]:
+    """A GPU node as GFD labels it (the sources list ``nvidia.com/gpu.present=true``)."""
+    made = node(name, {"nvidia.com/gpu.present": "true", "nodepool": pool,
+                       "nvidia.com/gpu.product": "NVIDIA-A100-SXM4-80GB", **labels})
+    made["status"]["capacity"] = {"nvidia.com/gpu": "8"}
+    made["status"]["allocatable"] = {"nvidia.com/gpu": "8"}
+    return made
+
+
+def gpu_pod(name: str, node_name: str, namespace: str = "ml", gpus: int = 8,
+            owner: tuple[str, str] | None = ("ReplicaSet", "trainer"),
+            labels: dict[str, str] | None = None, empty_dir: bool = False) -> dict[str, Any]:
+    """A workload pod that requests GPUs, owned by a controller unless ``owner`` is None."""
+    made = pod(name, node_name, namespace=namespace, labels=labels or {"app": "trainer"},
+               owner=owner, empty_dir=empty_dir)
+    made["spec"]["containers"][0]["resources"] = {"limits": {"nvidia.com/gpu": str(gpus)}}
+    return made
+
+
+def budget(name: str, namespace: str = "ml", app: str = "trainer",
+           min_available: int = 1) -> dict[str, Any]:
+    return {"metadata": {"name": name, "namespace": namespace},
+            "spec": {"selector": {"matchLabels": {"app": app}}, "minAvailable": min_available}}
+
+
+def snapshot_of(cluster: EmulatedCluster, tmp_path: Path) -> ClusterSnapshot:
+    """One snapshot read over HTTP, as ``gputui check`` reads it."""
+    config = cluster.write_kubeconfig(tmp_path / "kubeconfig")
+    return read_snapshot(Settings(kubeconfig=str(config), namespace="gpu-operator"))
