@@ -36,6 +36,7 @@ from gputui.actions.base import (
     Risk,
     Scope,
 )
+from gputui.actions.node import cordon_change
 from gputui.actions.upgrade_node import gpu_pod_lines
 from gputui.domain import labels as L
 from gputui.domain.model import ClusterSnapshot, NodeView
@@ -183,7 +184,7 @@ class SafeMigChange(_MigAction):
         changes: list[Change] = []
         for node in nodes:
             if not node.cordoned:
-                changes.append(mig_steps.cordon_change(node.name, True))
+                changes.append(cordon_change(node.name))
             changes.append(mig_change(node.name, config))
         return Plan(self.id, f"Safely change MIG config to {config} on {len(nodes)} node(s)",
                     targets=tuple(n.name for n in nodes), changes=tuple(changes),

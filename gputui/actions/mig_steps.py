@@ -20,13 +20,14 @@ from typing import Protocol, runtime_checkable
 
 from gputui.actions import upgrade_common as U
 from gputui.actions.base import (
-    Change,
     ClusterWriter,
     Progress,
     ProgressCallback,
     Result,
     WriteError,
 )
+from gputui.actions.drain import DrainAction
+from gputui.actions.node import cordon_change
 from gputui.domain import labels as L
 from gputui.domain.model import ClusterSnapshot, NodeView
 
@@ -43,14 +44,6 @@ class LogReader(Protocol):
     def read_log(self, namespace: str, pod: str, container: str | None = None,
                  tail_lines: int = 200) -> list[str]:
         ...
-
-
-def cordon_change(node: str, cordon: bool) -> Change:
-    """``spec.unschedulable`` as ``kubectl cordon``/``uncordon`` set it."""
-    verb = "cordon" if cordon else "uncordon"
-    return Change(verb="patch", kind="Node", name=node,
-                  body={"spec": {"unschedulable": True if cordon else None}},
-                  kubectl=f"kubectl {verb} {node}", summary=verb)
 
 
 def describe(nodes: Sequence[NodeView], config: str, mode: str) -> tuple[str, ...]:
@@ -141,9 +134,7 @@ class SafePath:
         return None
 
     def _drain(self) -> Result | None:
-        """Part 1's drain action, on the node this plan cordoned."""
-        from gputui.actions.drain import DrainAction  # the one drain, shared with `r`
-
+        """The drain action (key ``r``, the one drain), on the node this run cordoned."""
         action = DrainAction()
         plan = action.plan(self.snapshot or ClusterSnapshot(), [self.node], {})
         if plan.blocked:

@@ -94,7 +94,9 @@ def test_safe_path_waits_for_the_job_then_applies_and_uncordons(start: Any) -> N
     plan = action.plan(snapshot, [node], {"config": "all-1g.10gb", "gpu_pods": "wait"})
     assert plan.risk is Risk.DESTRUCTIVE and plan.blocked is None
     assert any("inference-bert-" in step for step in plan.steps)
-    assert [c.summary for c in plan.changes] == ["cordon", f"label {CONFIG}=all-1g.10gb"]
+    assert [c.kubectl for c in plan.changes] == [
+        f"kubectl cordon {node}",
+        f"kubectl label node {node} {CONFIG}=all-1g.10gb {STATE}- --overwrite"]
     order = _record(cluster, node)
     result, progress = apply(action, plan, cluster)
     assert result.ok, (result.summary, result.error)
@@ -162,3 +164,18 @@ def test_label_only_plan_names_the_pods_and_owners_that_lose_their_gpus(start: A
     result, _ = apply(SetMigConfig(), plan, cluster)
     assert result.ok
     cluster.sim.wait_for(lambda: cluster.labels(node).get(STATE) == "success", 600, "applied")
+
+
+def test_safe_path_with_drain_evicts_the_job_through_the_drain_action(start: Any) -> None:
+    cluster = start(job="2d")
+    node = _busy_node(cluster)
+    action = _safe()
+    plan = plan_of(action, cluster, [node], {"config": "all-2g.20gb", "gpu_pods": "drain"})
+    assert any("drain the node" in step for step in plan.steps)
+    result, progress = apply(action, plan, cluster)
+    assert result.ok, (result.summary, result.error)
+    assert f"{node}: drained" in result.details
+    assert not [p for p in cluster.sim.core.list_namespaced_pod("ml-serving").items
+                if p.spec.node_name == node and p.status.phase == "Running"]
+    assert cluster.labels(node)[STATE] == "success"
+    assert not cluster.sim.core.read_node(node).spec.unschedulable
