@@ -63,6 +63,7 @@ class Operator:
             gc.freeze()  # the converged objects live for the whole run; stop rescanning them
         for resource, handler in (("nodes", self._on_node), ("pods", self._on_pod),
                                   ("clusterpolicies.nvidia.com", self._on_policy),
+                                  ("nvidiadrivers.nvidia.com", self._on_policy),
                                   ("configmaps", self._on_configmap)):
             self._watches.append(w.store.watch(resource, handler)[0])
         await self.exporters.start()
