@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from functools import partial
 
 from textual.command import DiscoveryHit, Hit, Hits, Provider
@@ -15,7 +16,7 @@ class GpuCommands(Provider):
 
     def _help(self, cmd: Command) -> str:
         keys = key_label(effective_keys(cmd, getattr(self.app, "keymap", {})))
-        blocks = getattr(self.app, "action_blocks", dict)()
+        blocks: Mapping[str, str] = getattr(self.app, "action_blocks", dict)()
         tooltip = f"{cmd.tooltip}  [unavailable: {blocks[cmd.id]}]" if cmd.id in blocks \
             else cmd.tooltip
         # help text is markup: a key such as "/" or "[" must not be read as a tag

@@ -299,3 +299,73 @@ async def test_read_only_greys_actions_and_sends_only_gets(
         await asyncio.sleep(0.3)
     assert requests_seen and {method for method, _ in requests_seen} == {"GET"}
     assert "unschedulable" not in cluster.store.get("nodes", "gpu-1", None)["spec"]
+
+
+async def test_journey_4_xid_node_cordoned_and_drained_budget_refusal_reported(
+        tmp_path: Path) -> None:
+    """JOURNEYS.md 4: the XID node is cordoned (c, y) then drained (r): DaemonSet pods
+    stay, the budget-protected trainer is reported refused, never forced."""
+    settings = Settings(demo=True, scenario="xid-storm", speed=30.0,
+                        audit_log=str(tmp_path / "audit.jsonl"))
+    source = open_source(settings)
+    writer = writer_for_source(source, read_only=False)
+    assert writer is not None
+    app = make_app(settings, source, clock=source.clock, writer=writer)
+    app.min_snapshot_interval = 0.0
+    notes: list[str] = []
+
+    def xid_node() -> str | None:
+        """An XID node running a trainer (the emulator places the trainers on the pool's
+        nodes by its own order, not always on the XID 79 one)."""
+        nodes = app.snapshot.nodes
+        return next((f.node for f in app.snapshot.findings if f.code == "xid-error"
+                     and f.node in nodes and any(p.phase == "Running"
+                                                 for p in nodes[f.node].gpu_pods)), None)
+
+    try:
+        async with app.run_test(size=(160, 48)) as pilot:
+            await until(pilot, lambda: xid_node() is not None
+                        and app.runner is not None and not app.runner.permissions.pending,
+                        timeout=60)
+            node = xid_node()
+            assert node is not None
+            screen = app.screen
+            assert isinstance(screen, NodesScreen)
+            screen.show_node(node)
+            await until(pilot, lambda: screen.table.selected_node == node)
+            app.notify = lambda message, **kw: notes.append(str(message))  # type: ignore[method-assign]
+            trainers = [p for p in app.snapshot.nodes[node].gpu_pods]
+            assert trainers, "the XID node runs a trainer"
+            await pilot.press("c")
+            await until(pilot, lambda: isinstance(app.screen, ConfirmScreen)
+                        and app.screen.dry_run is not None)
+            await pilot.press("y")
+            await until(pilot, lambda: app.snapshot.nodes[node].cordoned, timeout=30)
+            await pilot.press("r")
+            await until(pilot, lambda: isinstance(app.screen, ParamPrompt))
+            await pilot.press("enter")
+            await until(pilot, lambda: isinstance(app.screen, ParamPrompt)
+                        and app.screen.spec.name == "timeout")
+            app.screen.query_one(Input).value = "2"
+            await pilot.press("enter")
+            await until(pilot, lambda: isinstance(app.screen, ConfirmScreen)
+                        and app.screen.dry_run is not None)
+            dialog = app.screen
+            assert isinstance(dialog, ConfirmScreen)
+            assert any(trainers[0].name in line and "PodDisruptionBudget" in line
+                       for line in dialog.dry_run.lines)  # type: ignore[union-attr]
+            await pilot.press("y")
+            await until(pilot, lambda: dialog.result is not None, timeout=30)
+            result = dialog.result
+            assert result is not None and not result.ok and not result.cancelled
+            assert result.error is not None and "refused by PodDisruptionBudget" in result.error
+            assert "DaemonSet or mirror pods skipped" in result.summary
+            assert any("not drained" in n for n in notes)
+            left = {p["metadata"]["name"] for p in writer.list_pods_on_node(node)}
+            assert trainers[0].name in left  # refused, never deleted
+            assert any(name.startswith("nvidia-") for name in left)  # DaemonSet pods stay
+        audit = [json.loads(line) for line in
+                 (tmp_path / "audit.jsonl").read_text().splitlines()]
+        assert [entry["action"] for entry in audit] == ["cordon", "drain"]
+    finally:
+        writer.close()
