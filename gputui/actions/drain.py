@@ -64,6 +64,18 @@ def eviction_change(namespace: str, pod: str, kubectl: str) -> Change:
                   summary=f"evict {namespace}/{pod}", namespace=namespace)
 
 
+def _timeout_error(value: str) -> str | None:
+    try:
+        seconds = float(value)
+    except ValueError:
+        return f"timeout {value!r}: a number of seconds"
+    return None if 0 < seconds <= 86400 else "timeout: between 1 second and a day"
+
+
+def _timeout_default(snapshot: ClusterSnapshot, targets: Sequence[str]) -> str:
+    return f"{DEFAULT_TIMEOUT:g}"
+
+
 def _options_choices(snapshot: ClusterSnapshot, targets: Sequence[str]) -> tuple[str, ...]:
     return tuple(OPTIONS)
 
@@ -84,7 +96,9 @@ class DrainAction:
         Permission("patch", "nodes"), Permission("list", "pods"),
         Permission("create", "pods", subresource="eviction"))
     params: tuple[ParamSpec, ...] = (
-        ParamSpec("options", "Drain options", choices=_options_choices),)
+        ParamSpec("options", "Drain options", choices=_options_choices),
+        ParamSpec("timeout", "Seconds to keep retrying evictions a budget refuses "
+                  "(kubectl --timeout)", validate=_timeout_error, default=_timeout_default))
 
     def plan(self, snapshot: ClusterSnapshot, targets: Sequence[str],
              params: Mapping[str, Any]) -> Plan:

@@ -224,6 +224,12 @@ class KubeWriter:
         return decoded if isinstance(decoded, dict) else {}
 
 
+def writer_for_source(source: object, read_only: bool) -> KubeWriter | None:
+    """A writer to the cluster a live source reads (None for sources without one)."""
+    target = getattr(source, "target", None)
+    return KubeWriter(target, read_only=read_only) if isinstance(target, KubeTarget) else None
+
+
 def api_error(status: int, body: Any, headers: Any = None) -> WriteError:
     """A server refusal as one sentence quoting the server (plus the budget of a 429)."""
     text = body.decode("utf-8", "replace") if isinstance(body, bytes) else str(body or "")

@@ -8,8 +8,11 @@ their ``BINDINGS`` from :func:`bindings_for`, the palette provider and the help 
 :data:`COMMANDS`, and ``check_action`` asks :func:`command_for_action`. What is not in the
 registry does not exist (STYLE.md rule 5).
 
-Cluster-changing actions (cordon, drain...) arrive later through the action layer; they will
-be added here with a risk level and go through the confirmation dialog.
+Cluster-changing actions (cordon, drain, labels...) are not typed here: they come from the
+action registry (:data:`gputui.actions.registry.ACTIONS`), each one a command whose Textual
+action is ``act('<id>')``; node actions live in the node list, cluster-wide ones everywhere.
+Every one of them goes through the one confirmation dialog (``screens/confirm.py``), whose
+own keys (``y``, ``n``, ``esc``) are registry commands too.
 """
 
 from __future__ import annotations
@@ -20,9 +23,15 @@ from typing import Final
 
 from textual.binding import Binding, BindingType
 
+from gputui.actions.base import Scope
+from gputui.actions.registry import ACTIONS
+
 #: scopes, in the order help lists them
-SCOPES: Final = ("global", "nodes", "findings")
-SCOPE_TITLES: Final = {"global": "Everywhere", "nodes": "Node list", "findings": "Findings"}
+SCOPES: Final = ("global", "nodes", "actions", "findings", "confirm", "prompt")
+SCOPE_TITLES: Final = {"global": "Everywhere", "nodes": "Node list",
+                       "actions": "Actions (on the marked nodes, else the cursor's)",
+                       "findings": "Findings", "confirm": "Confirmation dialog",
+                       "prompt": "Action prompts"}
 
 
 @dataclass(frozen=True)
@@ -109,7 +118,32 @@ COMMANDS: Final[tuple[Command, ...]] = (
        "nodes", "open_log", ("logs", "log")),
     _c("jump", "enter", "Go to", "Jump to the finding's node and pane.", "findings", "jump",
        palette=False),
+    _c("confirm_yes", "y", "Confirm", "Apply the plan shown (only after a clean dry run).",
+       "confirm", "confirm", show=True, palette=False),
+    _c("confirm_no", "n,escape", "Cancel", "Close without changing anything; while a drain "
+       "runs, stop further evictions.", "confirm", "cancel", show=True, palette=False),
+    _c("prompt_cancel", "escape", "Cancel", "Stop asking; nothing is planned or sent.",
+       "prompt", "cancel", show=True, palette=False),
 )
+
+
+def _action_commands() -> tuple[Command, ...]:
+    """One command per registered action: node actions in the node list, others global.
+
+    Their scope in help is "actions" but their bindings live where their targets are:
+    ``bindings_for("nodes")`` includes node actions, ``bindings_for("global")`` the
+    cluster-wide ones.
+    """
+    return tuple(Command(act.id, act.keys, act.title, act.tooltip, "actions",
+                         f"act('{act.id}')", act.aliases, show=bool(act.keys))
+                 for act in ACTIONS)
+
+
+ACTION_COMMANDS: Final = _action_commands()
+#: action id -> the screen scope its binding lives in
+ACTION_SCOPES: Final = {act.id: "nodes" if act.scope is Scope.NODES else "global"
+                        for act in ACTIONS}
+COMMANDS = COMMANDS + ACTION_COMMANDS  # type: ignore[misc]  # one table: typed + generated
 
 _BY_ID: Final = {command.id: command for command in COMMANDS}
 
@@ -128,7 +162,12 @@ def bindings_for(scope: str) -> list[BindingType]:
     """Textual bindings of one scope; ids let ``App.set_keymap`` remap them."""
     return [Binding(cmd.keys, cmd.action, cmd.title, show=cmd.show, id=cmd.id,
                     tooltip=cmd.tooltip, priority=cmd.priority)
-            for cmd in COMMANDS if cmd.scope == scope and cmd.keys]
+            for cmd in COMMANDS if binding_scope(cmd) == scope and cmd.keys]
+
+
+def binding_scope(cmd: Command) -> str:
+    """Where ``cmd``'s key is bound: its scope, or for an action where its targets are."""
+    return ACTION_SCOPES.get(cmd.id, cmd.scope) if cmd.scope == "actions" else cmd.scope
 
 
 def by_alias(name: str) -> Command | None:
@@ -179,6 +218,8 @@ __all__ = [
     "COMMANDS",
     "SCOPES",
     "Command",
+    "ACTION_COMMANDS",
+    "binding_scope",
     "bindings_for",
     "by_alias",
     "command",
