@@ -51,7 +51,7 @@ class CanaryUpgrade:
     id: str = "upgrade-canary"
     title: str = "upgrade: canary"
     tooltip: str = ("Roll a new driver to this node first: hold all others, set the version, "
-                    "watch it pass, then release the others pool by pool")
+                    "watch it pass, then release the others pool by pool.")
     keys: str = ""
     aliases: tuple[str, ...] = ("canary",)
     scope: Scope = Scope.NODES
@@ -128,8 +128,8 @@ def _steps(canary: NodeView, held: Sequence[NodeView], pools: Sequence[tuple[str
            target: U.DriverTarget, version: str) -> tuple[str, ...]:
     lines = [f"1. hold {len(held)} node(s) ({L.UPGRADE_SKIP}=true)",
              f"2. set the driver version {version} on {target.describe()}",
-             f"3. watch {canary.name} reach upgrade-done on {version} with its validator "
-             "passing (stop, holds kept, if it fails)"]
+             (f"3. watch {canary.name} reach upgrade-done on {version} with its validator "
+              "passing (stop, holds kept, if it fails)")]
     for index, (pool, names) in enumerate(pools, start=4):
         lines.append(f"{index}. release pool {pool} ({len(names)} node(s)), wait until "
                      "they are upgrade-done")
@@ -143,9 +143,9 @@ def _impact(snapshot: ClusterSnapshot, target: U.DriverTarget, canary: NodeView,
     wait = (f"; it first waits for pods matching {policy.wait_for_completion_selector!r}"
             if policy.wait_for_completion_selector else "")
     return (f"{canary.name} upgrades first: cordoned, its GPU pods deleted ({pods}){wait}",
-            f"then {len(held)} node(s) roll pool by pool, up to "
-            f"{policy.max_parallel_upgrades or 'unlimited'} at a time within maxUnavailable "
-            f"{policy.max_unavailable}")
+            (f"then {len(held)} node(s) roll pool by pool, up to "
+             f"{policy.max_parallel_upgrades or 'unlimited'} at a time within maxUnavailable "
+             f"{policy.max_unavailable}"))
 
 
 def _warnings(snapshot: ClusterSnapshot, target: U.DriverTarget,

@@ -123,7 +123,7 @@ class SetMigConfig(_MigAction):
     id: str = "mig-config"
     title: str = "mig: set config (label only)"
     tooltip: str = ("Set nvidia.com/mig.config now; GPU pods on the node lose their GPUs "
-               "(use 'mig: safe change' to cordon and wait first)")
+                    "(use 'mig: safe change' to cordon and wait first).")
     aliases: tuple[str, ...] = ("mig-label",)
 
     def plan(self, snapshot: ClusterSnapshot, targets: Sequence[str],
@@ -159,17 +159,18 @@ class SafeMigChange(_MigAction):
     id: str = "mig-config-safe"
     title: str = "mig: safe change"
     tooltip: str = ("Change the MIG layout without killing jobs: cordon, wait for GPU pods to "
-               "finish (or drain), set the config, wait for success, uncordon")
-    aliases: tuple[str, ...] = ("mig",)
-    permissions: tuple[Permission, ...] = (Permission("patch", "nodes"), Permission("get", "nodes"),
-                   Permission("list", "pods"), Permission("create", "pods", "", "eviction"),
-                   Permission("get", "pods", "", "log"))
-    params: tuple[ParamSpec, ...] = (_MigAction.params[0],
-              ParamSpec("gpu_pods", "GPU pods on the node: wait for them to finish, or drain",
-                        choices=lambda snap, targets: GPU_POD_MODES,
-                        validate=lambda text: None if text.strip() in GPU_POD_MODES
-                        else "choose wait or drain",
-                        default=lambda snap, targets: "wait"))
+                    "finish (or drain), set the config, wait for success, uncordon.")
+    aliases: tuple[str, ...] = ("mig-safe",)
+    permissions: tuple[Permission, ...] = (
+        Permission("patch", "nodes"), Permission("get", "nodes"), Permission("list", "pods"),
+        Permission("create", "pods", "", "eviction"), Permission("get", "pods", "", "log"))
+    params: tuple[ParamSpec, ...] = (
+        _MigAction.params[0],
+        ParamSpec("gpu_pods", "GPU pods on the node: wait for them to finish, or drain",
+                  choices=lambda snap, targets: GPU_POD_MODES,
+                  validate=lambda text: None if text.strip() in GPU_POD_MODES
+                  else "choose wait or drain",
+                  default=lambda snap, targets: "wait"))
     #: seconds between polls while waiting (tests shorten it)
     poll_seconds: float = 5.0
     #: give up waiting for the MIG manager after this long (mig-parted waits 5 min per

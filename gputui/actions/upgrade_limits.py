@@ -14,8 +14,8 @@ from dataclasses import replace
 from typing import Any
 
 from gputui.actions import upgrade_common as U
-from gputui.actions.base import ParamSpec, Permission, Risk, Scope
-from gputui.actions.upgrade_policy import Edit, PolicyAction, policy_of, text_param, rollout_line
+from gputui.actions.base import ParamSpec
+from gputui.actions.upgrade_policy import Edit, PolicyAction, policy_of, rollout_line, text_param
 from gputui.domain import labels as L
 from gputui.domain.model import ClusterSnapshot, UpgradePolicy
 from gputui.domain.selectors import matches
@@ -53,12 +53,12 @@ def unavailability(snapshot: ClusterSnapshot, target: U.DriverTarget,
     after = slots_from_counts(counts, down, new.max_parallel_upgrades, new.max_unavailable)
     waiting = sum(1 for n in nodes if n.upgrade_state == L.STATE_REQUIRED and not n.upgrade_skip)
     start_before, start_after = min(before.available, waiting), min(after.available, waiting)
-    lines = [f"{after.in_progress} node(s) upgrading now; the next cycle may start "
-             f"{start_after} of {waiting} waiting node(s) (with the current policy: "
-             f"{start_before})",
-             f"unavailable nodes: {after.unavailable} now, up to "
-             f"{after.unavailable + start_after} after that cycle, against maxUnavailable "
-             f"{after.max_unavailable} ({new.max_unavailable} of {after.total} nodes)"]
+    lines = [(f"{after.in_progress} node(s) upgrading now; the next cycle may start "
+              f"{start_after} of {waiting} waiting node(s) (with the current policy: "
+              f"{start_before})"),
+             (f"unavailable nodes: {after.unavailable} now, up to "
+              f"{after.unavailable + start_after} after that cycle, against maxUnavailable "
+              f"{after.max_unavailable} ({new.max_unavailable} of {after.total} nodes)")]
     if new.auto_upgrade:
         lines.append(rollout_line(snapshot, target, new))
     return tuple(lines)
@@ -69,21 +69,23 @@ def _cap_warning(snapshot: ClusterSnapshot, target: U.DriverTarget,
     total = len(target.nodes(snapshot))
     cap = slots_from_counts({"": total}, 0, 0, new.max_unavailable).max_unavailable
     if cap == 0 and total:
-        return (f"maxUnavailable {new.max_unavailable} is 0 nodes: no node can start an "
-                "upgrade",)
+        return ((f"maxUnavailable {new.max_unavailable} is 0 nodes: no node can start an "
+                 "upgrade"),)
     if new.max_parallel_upgrades == 0 or new.max_parallel_upgrades > cap:
-        return (f"maxUnavailable caps it: at most {cap} node(s) unavailable at once "
-                f"({new.max_unavailable} of {total})",)
+        return ((f"maxUnavailable caps it: at most {cap} node(s) unavailable at once "
+                 f"({new.max_unavailable} of {total})"),)
     return ()
 
 
 class SetMaxParallel(PolicyAction):
     id: str = "upgrade-max-parallel"
     title: str = "upgrade: set maxParallelUpgrades"
-    tooltip: str = "How many nodes the driver upgrade takes at once (0 = no limit but maxUnavailable)"
+    tooltip: str = ("How many nodes the driver upgrade takes at once (0 = no limit but "
+                    "maxUnavailable).")
     aliases: tuple[str, ...] = ("max-parallel",)
-    params: tuple[ParamSpec, ...] = (ParamSpec("value", "maxParallelUpgrades (0 = unlimited)", validate=U.check_count,
-                        default=_current(lambda p: p.max_parallel_upgrades)),)
+    params: tuple[ParamSpec, ...] = (
+        ParamSpec("value", "maxParallelUpgrades (0 = unlimited)", validate=U.check_count,
+                  default=_current(lambda p: p.max_parallel_upgrades)),)
 
     def edit(self, snapshot: ClusterSnapshot, target: U.DriverTarget,
              params: Mapping[str, Any]) -> Edit:
@@ -104,11 +106,12 @@ class SetMaxParallel(PolicyAction):
 class SetMaxUnavailable(PolicyAction):
     id: str = "upgrade-max-unavailable"
     title: str = "upgrade: set maxUnavailable"
-    tooltip: str = "How many upgrade-managed nodes may be unavailable at once (a number or N%)"
+    tooltip: str = "How many upgrade-managed nodes may be unavailable at once (a number or N%)."
     aliases: tuple[str, ...] = ("max-unavailable",)
-    params: tuple[ParamSpec, ...] = (ParamSpec("value", "maxUnavailable (a number, or a percentage such as 25%)",
-                        validate=U.check_max_unavailable,
-                        default=_current(lambda p: p.max_unavailable)),)
+    params: tuple[ParamSpec, ...] = (
+        ParamSpec("value", "maxUnavailable (a number, or a percentage such as 25%)",
+                  validate=U.check_max_unavailable,
+                  default=_current(lambda p: p.max_unavailable)),)
 
     def edit(self, snapshot: ClusterSnapshot, target: U.DriverTarget,
              params: Mapping[str, Any]) -> Edit:
@@ -141,7 +144,7 @@ def _gpu_pods_matching(snapshot: ClusterSnapshot, target: U.DriverTarget,
 class SetWaitForCompletion(PolicyAction):
     id: str = "upgrade-wait-for-completion"
     title: str = "upgrade: set waitForCompletion"
-    tooltip: str = "Which jobs a node waits for before its GPU pods are deleted, and for how long"
+    tooltip: str = "Which jobs a node waits for before its GPU pods are deleted, and for how long."
     aliases: tuple[str, ...] = ("wait-for-completion",)
     params: tuple[ParamSpec, ...] = (
         ParamSpec("podSelector", "Pods to wait for (label selector, empty = none)",
@@ -155,11 +158,12 @@ class SetWaitForCompletion(PolicyAction):
     def edit(self, snapshot: ClusterSnapshot, target: U.DriverTarget,
              params: Mapping[str, Any]) -> Edit:
         old = policy_of(target)
-        selector, timeout = text_param(params, "podSelector"), text_param(params, "timeoutSeconds", "0")
+        selector = text_param(params, "podSelector")
+        timeout = text_param(params, "timeoutSeconds", "0")
         error = _first_error(U.check_selector(selector), U.check_count(timeout))
         seconds = int(timeout) if timeout.isdigit() else 0
         pods, nodes = _gpu_pods_matching(snapshot, target, selector)
-        wait = (f"never gives up" if seconds == 0 else
+        wait = ("never gives up" if seconds == 0 else
                 f"gives up after {seconds} s and deletes the GPU pods anyway")
         impact = ((f"a node in wait-for-jobs-required waits for pods matching {selector!r} "
                    f"and {wait}; {pods} GPU pod(s) on {nodes} node(s) match now")
@@ -175,7 +179,7 @@ class SetWaitForCompletion(PolicyAction):
 class SetPodDeletion(PolicyAction):
     id: str = "upgrade-pod-deletion"
     title: str = "upgrade: set podDeletion"
-    tooltip: str = "How the upgrade deletes GPU pods: force unmanaged pods, emptyDir, timeout"
+    tooltip: str = "How the upgrade deletes GPU pods: force unmanaged pods, emptyDir, timeout."
     aliases: tuple[str, ...] = ("pod-deletion",)
     params: tuple[ParamSpec, ...] = (
         ParamSpec("force", "Delete GPU pods no controller manages (force)", choices=_bools,
@@ -190,7 +194,8 @@ class SetPodDeletion(PolicyAction):
     def edit(self, snapshot: ClusterSnapshot, target: U.DriverTarget,
              params: Mapping[str, Any]) -> Edit:
         old = policy_of(target)
-        force, empty = text_param(params, "force").lower(), text_param(params, "deleteEmptyDir").lower()
+        force = text_param(params, "force").lower()
+        empty = text_param(params, "deleteEmptyDir").lower()
         timeout = text_param(params, "timeoutSeconds", "300")
         error = _first_error(U.check_bool(force), U.check_bool(empty), U.check_count(timeout))
         value = {"force": force == "true", "deleteEmptyDir": empty == "true",
@@ -202,8 +207,8 @@ class SetPodDeletion(PolicyAction):
         if value["deleteEmptyDir"]:
             warnings.append("deleteEmptyDir: GPU pods lose their emptyDir data")
         drain = "drain-required" if old.drain_enable else "upgrade-failed"
-        impact = (f"a node whose GPU pods cannot all be deleted within "
-                  f"{value['timeoutSeconds'] or 'unlimited'} s goes {drain}",)
+        impact = ((f"a node whose GPU pods cannot all be deleted within "
+                   f"{value['timeoutSeconds'] or 'unlimited'} s goes {drain}"),)
         summary = (f"podDeletion force {str(old.pod_deletion_force).lower()} -> {force}, "
                    f"deleteEmptyDir {str(old.pod_deletion_delete_empty_dir).lower()} -> {empty}, "
                    f"timeoutSeconds {old.pod_deletion_timeout} -> {value['timeoutSeconds']}")
@@ -214,7 +219,7 @@ class SetPodDeletion(PolicyAction):
 class SetDrain(PolicyAction):
     id: str = "upgrade-drain"
     title: str = "upgrade: set drain"
-    tooltip: str = "Whether a node whose GPU pods cannot be deleted is drained, and how"
+    tooltip: str = "Whether a node whose GPU pods cannot be deleted is drained, and how."
     aliases: tuple[str, ...] = ("upgrade-drain",)
     params: tuple[ParamSpec, ...] = (
         ParamSpec("enable", "Drain nodes whose GPU pods cannot be deleted", choices=_bools,
@@ -232,7 +237,8 @@ class SetDrain(PolicyAction):
     def edit(self, snapshot: ClusterSnapshot, target: U.DriverTarget,
              params: Mapping[str, Any]) -> Edit:
         texts = {k: text_param(params, k) for k in ("enable", "force", "deleteEmptyDir")}
-        selector, timeout = text_param(params, "podSelector"), text_param(params, "timeoutSeconds", "300")
+        selector = text_param(params, "podSelector")
+        timeout = text_param(params, "timeoutSeconds", "300")
         error = _first_error(*(U.check_bool(v) for v in texts.values()),
                              U.check_selector(selector), U.check_count(timeout))
         value: dict[str, Any] = {k: v.lower() == "true" for k, v in texts.items()}

@@ -90,7 +90,7 @@ class NodeUpgradeAction:
 class HoldNode(NodeUpgradeAction):
     id: str = "upgrade-hold"
     title: str = "upgrade: hold node"
-    tooltip: str = "Keep the node out of the driver upgrade (skip label) until released"
+    tooltip: str = "Keep the node out of the driver upgrade (skip label) until released."
     aliases: tuple[str, ...] = ("hold",)
 
     def plan(self, snapshot: ClusterSnapshot, targets: Sequence[str],
@@ -107,14 +107,14 @@ class HoldNode(NodeUpgradeAction):
                                                 f"label {L.UPGRADE_SKIP}=true"))
         return self._plan(snapshot, f"Hold {len(changes)} node(s) out of the driver upgrade",
                           changes, skipped, warnings=warnings,
-                          impact=("a held node stays in upgrade-required (on its current "
-                                  "driver) and is never started until released",))
+                          impact=(("a held node stays in upgrade-required (on its current "
+                                   "driver) and is never started until released"),))
 
 
 class ReleaseNode(NodeUpgradeAction):
     id: str = "upgrade-release"
     title: str = "upgrade: release node"
-    tooltip: str = "Let a held node take part in the driver upgrade again (removes the skip label)"
+    tooltip: str = "Let a held node take part in the driver upgrade again (removes the skip label)."
     aliases: tuple[str, ...] = ("release",)
     risk: Risk = Risk.DESTRUCTIVE
 
@@ -142,7 +142,7 @@ class ReleaseNode(NodeUpgradeAction):
 class RequestUpgrade(NodeUpgradeAction):
     id: str = "upgrade-request"
     title: str = "upgrade: request node upgrade"
-    tooltip: str = "Upgrade (re-install) the driver on this node now, even if it is up to date"
+    tooltip: str = "Upgrade (re-install) the driver on this node now, even if it is up to date."
     aliases: tuple[str, ...] = ("request-upgrade",)
     risk: Risk = Risk.DESTRUCTIVE
 
@@ -180,7 +180,8 @@ class RequestUpgrade(NodeUpgradeAction):
 class RetryFailed(NodeUpgradeAction):
     id: str = "upgrade-retry"
     title: str = "upgrade: retry failed node"
-    tooltip: str = "Send an upgrade-failed node back to upgrade-required (finished steps are skipped)"
+    tooltip: str = ("Send an upgrade-failed node back to upgrade-required (finished steps are "
+                    "skipped).")
     aliases: tuple[str, ...] = ("retry-upgrade",)
     risk: Risk = Risk.DESTRUCTIVE
 
@@ -197,9 +198,9 @@ class RetryFailed(NodeUpgradeAction):
             impact.append(_retry_story(snapshot, node))
         return self._plan(snapshot, f"Retry the driver upgrade of {len(changes)} node(s)",
                           changes, skipped, impact=tuple(impact), risk=Risk.DESTRUCTIVE,
-                          steps=("the controller runs the upgrade again from upgrade-required;"
-                                 " steps already done are skipped (the node is already "
-                                 "cordoned, pods already deleted stay deleted)",))
+                          steps=(("the controller runs the upgrade again from upgrade-required;"
+                                  " steps already done are skipped (the node is already "
+                                  "cordoned, pods already deleted stay deleted)"),))
 
 
 def _retry_change(node: str) -> Change:

@@ -145,10 +145,11 @@ class SetDriverVersion(PolicyAction):
     id: str = "upgrade-driver-version"
     title: str = "upgrade: set driver version"
     tooltip: str = ("Set the driver version on the ClusterPolicy (or the NVIDIADriver owning the "
-               "node); with autoUpgrade on every node rolls to it")
+                    "node); with autoUpgrade on every node rolls to it.")
     aliases: tuple[str, ...] = ("driver-version",)
-    params: tuple[ParamSpec, ...] = (ParamSpec("version", "New driver version (image tag)", validate=U.check_version,
-                        default=lambda snap, targets: _current_version(snap, targets)),)
+    params: tuple[ParamSpec, ...] = (
+        ParamSpec("version", "New driver version (image tag)", validate=U.check_version,
+                  default=lambda snap, targets: _current_version(snap, targets)),)
 
     def edit(self, snapshot: ClusterSnapshot, target: U.DriverTarget,
              params: Mapping[str, Any]) -> Edit:
@@ -173,7 +174,7 @@ def _current_version(snapshot: ClusterSnapshot, targets: Sequence[str]) -> str:
 class ToggleAutoUpgrade(PolicyAction):
     id: str = "upgrade-auto-toggle"
     title: str = "upgrade: toggle autoUpgrade"
-    tooltip: str = "Switch the driver upgrade controller on or off (upgradePolicy.autoUpgrade)"
+    tooltip: str = "Switch the driver upgrade controller on or off (upgradePolicy.autoUpgrade)."
     aliases: tuple[str, ...] = ("auto-upgrade",)
 
     def edit(self, snapshot: ClusterSnapshot, target: U.DriverTarget,
@@ -184,17 +185,17 @@ class ToggleAutoUpgrade(PolicyAction):
         impact: tuple[str, ...]
         if new:
             outdated = sorted(n.name for n in nodes if n.driver_outdated)
-            impact = (f"the upgrade controller starts: {len(outdated)} of {len(nodes)} nodes "
-                      "run an out-of-date driver pod and will roll",
+            impact = ((f"the upgrade controller starts: {len(outdated)} of {len(nodes)} nodes "
+                       "run an out-of-date driver pod and will roll"),
                       rollout_line(snapshot, target, replace(policy, auto_upgrade=True)))
             warnings = held_and_failed(snapshot, target)
         else:
             moving = sorted(n.name for n in nodes
                             if n.upgrade_state not in L.UPGRADE_IDLE_STATES)
-            impact = ("the upgrade controller stops and removes the upgrade-state label "
-                      f"from all {len(nodes)} nodes",)
-            warnings = ((f"{len(moving)} node(s) are mid-upgrade and stay as they are now "
-                         f"(cordoned nodes stay cordoned): {', '.join(moving[:5])}",)
+            impact = (("the upgrade controller stops and removes the upgrade-state label "
+                       f"from all {len(nodes)} nodes"),)
+            warnings = (((f"{len(moving)} node(s) are mid-upgrade and stay as they are now "
+                          f"(cordoned nodes stay cordoned): {', '.join(moving[:5])}"),)
                         if moving else ())
         word = "on" if new else "off"
         return Edit(("autoUpgrade",), new, f"autoUpgrade {_on(policy.auto_upgrade)} -> {word}",

@@ -123,7 +123,7 @@ async def test_journey_3_canary_first_then_pool_by_pool(demo: Any, fast_polls: N
         await pilot.press("escape")
         await until(pilot, lambda: isinstance(app.screen, NodesScreen))
         # 2. the canary on the cursor's node
-        canary = sorted(app.snapshot.nodes)[0]
+        canary = min(app.snapshot.nodes)
         screen.show_node(canary)
         await until(pilot, lambda: screen.table.selected_node == canary)
         app.start_action("upgrade-canary", (canary,))

@@ -12,8 +12,7 @@ import pytest
 from gputui.actions.base import Progress, Risk
 from gputui.actions.mig import SafeMigChange, SetMigConfig, offered
 from gputui.sim.store import WatchEvent
-from tests.actions.upgrade_helpers import Cluster, apply, plan_of
-from tests.sim.conftest import start_sim  # noqa: F401  (fixture)
+from tests.actions.upgrade.helpers import Cluster, apply, plan_of
 
 CONFIG = "nvidia.com/mig.config"
 STATE = "nvidia.com/mig.config.state"
@@ -172,7 +171,7 @@ def test_safe_path_with_drain_evicts_the_job_through_the_drain_action(start: Any
     action = _safe()
     plan = plan_of(action, cluster, [node], {"config": "all-2g.20gb", "gpu_pods": "drain"})
     assert any("drain the node" in step for step in plan.steps)
-    result, progress = apply(action, plan, cluster)
+    result, _progress = apply(action, plan, cluster)
     assert result.ok, (result.summary, result.error)
     assert f"{node}: drained" in result.details
     assert not [p for p in cluster.sim.core.list_namespaced_pod("ml-serving").items

@@ -15,8 +15,7 @@ import pytest
 
 from gputui.actions.base import Risk
 from gputui.actions.upgrade_node import HoldNode, ReleaseNode, RequestUpgrade, RetryFailed
-from tests.actions.upgrade_helpers import SKIP, STATE, Cluster, apply, plan_of
-from tests.sim.conftest import start_sim  # noqa: F401  (fixture)
+from tests.actions.upgrade.helpers import SKIP, STATE, Cluster, apply, plan_of
 
 SCENARIO = """summary: three H100 nodes, every node may upgrade at once
 clusterPolicy:

@@ -13,6 +13,7 @@ from typing import Any
 
 import pytest
 
+from gputui.actions.base import Risk
 from gputui.actions.upgrade_limits import (
     SetDrain,
     SetMaxParallel,
@@ -21,9 +22,7 @@ from gputui.actions.upgrade_limits import (
     SetWaitForCompletion,
 )
 from gputui.actions.upgrade_policy import SetDriverVersion, ToggleAutoUpgrade
-from gputui.actions.base import Risk
-from tests.actions.upgrade_helpers import STATE, Cluster, apply, plan_of
-from tests.sim.conftest import start_sim  # noqa: F401  (fixture)
+from tests.actions.upgrade.helpers import STATE, Cluster, apply, plan_of
 
 SCENARIO = """summary: four H100 nodes, autoUpgrade on, one node at a time
 clusterPolicy:

@@ -9,8 +9,7 @@ from typing import Any
 
 from gputui.actions.upgrade_limits import SetMaxParallel
 from gputui.actions.upgrade_policy import SetDriverVersion
-from tests.actions.upgrade_helpers import Cluster, apply, plan_of
-from tests.sim.conftest import start_sim  # noqa: F401  (fixture)
+from tests.actions.upgrade.helpers import Cluster, apply, plan_of
 
 SCENARIO = """summary: the driver delegated to an NVIDIADriver
 clusterPolicy:

@@ -16,8 +16,7 @@ import pytest
 from gputui.actions.base import Progress, Risk
 from gputui.actions.canary import CanaryUpgrade
 from gputui.sim.store import WatchEvent
-from tests.actions.upgrade_helpers import SKIP, STATE, Cluster, apply, plan_of
-from tests.sim.conftest import start_sim  # noqa: F401  (fixture)
+from tests.actions.upgrade.helpers import SKIP, STATE, Cluster, apply, plan_of
 
 SCENARIO = """summary: two pools of two H100 nodes, one node at a time
 clusterPolicy:

@@ -19,8 +19,7 @@ from gputui.actions.audit import AuditLog
 from gputui.actions.runner import Runner
 from gputui.actions.upgrade_policy import SetDriverVersion
 from gputui.sim.store import WatchEvent
-from tests.actions.upgrade_helpers import Cluster
-from tests.sim.conftest import start_sim  # noqa: F401  (fixture)
+from tests.actions.upgrade.helpers import Cluster
 
 SCENARIO = """summary: four H100 nodes, trainers behind a budget, evals without one
 clusterPolicy:
