@@ -77,6 +77,13 @@ def _node_problem(snapshot: ClusterSnapshot, node: NodeView, config: str) -> str
                 f"{view.config_source} offers {', '.join(view.available_configs[:8])})")
     if node.mig_config == config and node.mig_state == L.MIG_STATE_SUCCESS:
         return f"{node.name} already runs {config}"
+    if node.mig_config == config:
+        # mig-manager's informer acts only when the label's value changes (main.go,
+        # UpdateFunc), or when its pod starts and reads it (AddFunc)
+        return (f"{node.name} already asks for {config} ({node.mig_state or 'no state'}): the "
+                "MIG manager acts only when the label changes; to retry, delete the node's "
+                "nvidia-mig-manager pod (it applies the label when it starts) or choose "
+                "another config")
     return None
 
 

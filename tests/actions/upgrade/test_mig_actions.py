@@ -178,3 +178,14 @@ def test_safe_path_with_drain_evicts_the_job_through_the_drain_action(start: Any
                 if p.spec.node_name == node and p.status.phase == "Running"]
     assert cluster.labels(node)[STATE] == "success"
     assert not cluster.sim.core.read_node(node).spec.unschedulable
+
+
+def test_retrying_the_same_config_is_refused_with_how_to_retry(start: Any) -> None:
+    cluster = start("[{at: 1s, action: mig-fail, pool: a100}]")
+    idle = next(n for n in cluster.sim.operator.world.pool_members["a100"]
+                if n != _busy_node(cluster))
+    plan = plan_of(_safe(), cluster, [idle], {"config": "all-1g.10gb", "gpu_pods": "wait"})
+    assert not apply(_safe(), plan, cluster)[0].ok
+    again = plan_of(_safe(), cluster, [idle], {"config": "all-1g.10gb", "gpu_pods": "wait"})
+    assert again.blocked and "acts only when the label changes" in again.blocked
+    assert "delete the node's nvidia-mig-manager pod" in again.blocked
