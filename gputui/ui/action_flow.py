@@ -18,7 +18,7 @@ from textual import work
 from textual.app import App
 from textual.message import Message
 
-from gputui.actions.base import Action, Progress, Result, Scope
+from gputui.actions.base import Action, Plan, Progress, Result, Scope
 from gputui.actions.registry import ACTIONS, action
 from gputui.actions.runner import Runner
 from gputui.domain.model import ClusterSnapshot
@@ -132,6 +132,15 @@ class ActionFlow(App[int]):
                                    request.dry_run, progress, request.cancel)
         dialog.post_message(ActionCompleted(result))
         self.call_from_thread(self._notify_result, result)
+        if result.replan is not None:
+            self.call_from_thread(self._ask_again, result.replan)
+
+    def _ask_again(self, plan: Plan) -> None:
+        """The object changed since the plan (409): show the re-made plan and ask again."""
+        dialog = ConfirmScreen(plan)
+        self.push_screen(dialog)
+        if not plan.blocked:
+            self._dry_run(dialog)
 
     def _notify_result(self, result: Result) -> None:
         if result.ok:

@@ -8,6 +8,8 @@ version (typed confirmation), watches the canary, releases the pools; every node
 5: "Repartition the A100 pool": ``mig: safe change`` on a node with a running job: pick the
 config, the plan names the job, ``y``; cordon, wait for the job, apply, ``success``,
 uncordon; capacity turns into MIG slices.
+And a ClusterPolicy edited by someone else after the dry run: the 409 brings the dialog back
+with a plan re-made from the re-read policy.
 """
 
 from __future__ import annotations
@@ -20,7 +22,7 @@ from typing import Any
 import pytest
 from textual.widgets import Input, OptionList
 
-from gputui.actions.base import Risk
+from gputui.actions.base import Change, Risk
 from gputui.actions.registry import action
 from gputui.settings import Settings
 from gputui.sources.connect import open_source
@@ -181,3 +183,37 @@ async def test_journey_5_repartition_an_a100_node_by_the_safe_path(
                     is not None, timeout=30)
     audit = [json.loads(line) for line in (tmp_path / "audit.jsonl").read_text().splitlines()]
     assert [entry["action"] for entry in audit] == ["mig-config-safe"]
+
+
+async def test_a_policy_changed_after_the_dry_run_comes_back_as_a_fresh_plan(
+        demo: Any, tmp_path: Path) -> None:
+    app = demo(CANARY, speed=30)
+    async with app.run_test(size=(160, 48)) as pilot:
+        await _nodes_screen(pilot, app, 4)
+        app.start_action("upgrade-max-parallel", ())
+        await _answer(pilot, app, "2")
+        await until(pilot, lambda: isinstance(app.screen, ConfirmScreen)
+                    and app.screen.dry_run is not None)
+        first = app.screen
+        assert isinstance(first, ConfirmScreen) and first.dry_run is not None
+        assert first.dry_run.ok
+        # someone else edits the ClusterPolicy between the dry run and the operator's "y"
+        writer = app.runner.writer if app.runner is not None else None
+        assert writer is not None
+        policy = writer.get("ClusterPolicy", "cluster-policy")
+        writer.patch(Change("patch", "ClusterPolicy", "cluster-policy", {"spec": {"driver": {
+            "upgradePolicy": {"maxUnavailable": "75%"}}}}, "kubectl patch ...", "someone else"))
+        await pilot.press("2", "enter")
+        await until(pilot, lambda: isinstance(app.screen, ConfirmScreen)
+                    and app.screen is not first and app.screen.dry_run is not None)
+        again = app.screen
+        assert isinstance(again, ConfirmScreen)
+        assert first.result is not None and "409" in (first.result.error or "")
+        old_rv = policy["metadata"]["resourceVersion"]
+        assert again.plan.changes[0].resource_version not in (None, old_rv)
+        assert any("75% of 4 nodes" in line for line in again.plan.impact)
+        await pilot.press("2", "enter")
+        await until(pilot, lambda: again.result is not None, timeout=30)
+        assert again.result is not None and again.result.ok
+        stored = writer.get("ClusterPolicy", "cluster-policy")["spec"]["driver"]["upgradePolicy"]
+        assert stored["maxParallelUpgrades"] == 2 and stored["maxUnavailable"] == "75%"
