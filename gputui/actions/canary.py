@@ -22,6 +22,7 @@ from typing import Any
 
 from gputui.actions import canary_watch as W
 from gputui.actions import upgrade_common as U
+from gputui.actions import upgrade_values as V
 from gputui.actions.base import (
     Action,
     ClusterWriter,
@@ -33,6 +34,7 @@ from gputui.actions.base import (
     Risk,
     Scope,
 )
+from gputui.actions.impact import risk_warnings
 from gputui.actions.upgrade_policy import PERMISSIONS, held_and_failed, policy_of
 from gputui.domain import labels as L
 from gputui.domain.model import ClusterSnapshot, NodeView
@@ -59,7 +61,7 @@ class CanaryUpgrade:
     permissions: tuple[Permission, ...] = (*PERMISSIONS, Permission("patch", "nodes"),
                                            Permission("get", "nodes"), Permission("list", "pods"))
     params: tuple[ParamSpec, ...] = (
-        ParamSpec("version", "New driver version (image tag)", validate=U.check_version,
+        ParamSpec("version", "New driver version (image tag)", validate=V.check_version,
                   default=lambda snap, targets: _current(snap, targets)),)
     #: seconds between polls while watching (tests shorten it)
     poll_seconds: float = 10.0
@@ -88,7 +90,9 @@ class CanaryUpgrade:
         return Plan(self.id, f"Canary driver {version} on {canary.name}", targets=(canary.name,),
                     changes=tuple(changes), steps=_steps(canary, to_hold, pools, target, version),
                     impact=_impact(snapshot, target, canary, to_hold),
-                    warnings=_warnings(snapshot, target, others), risk=Risk.CLUSTER_WIDE,
+                    warnings=(*_warnings(snapshot, target, others),
+                              *risk_warnings(snapshot, [canary.name])),
+                    risk=Risk.CLUSTER_WIDE,
                     confirm_text=version, basis=snapshot,
                     params={"version": version, "pools": [[p, names] for p, names in pools]})
 
@@ -98,8 +102,8 @@ class CanaryUpgrade:
             return "choose exactly one canary node"
         if isinstance(target, str):
             return target
-        if U.check_version(version):
-            return U.check_version(version)
+        if V.check_version(version):
+            return V.check_version(version)
         if version == target.current_version:
             return f"{target.describe()} already has version {version}"
         if targets[0] not in {n.name for n in target.nodes(snapshot)}:

@@ -24,6 +24,7 @@ from typing import Any
 
 from gputui.actions import mig_steps
 from gputui.actions import upgrade_common as U
+from gputui.actions import upgrade_values as V
 from gputui.actions.base import (
     Action,
     Change,
@@ -36,6 +37,7 @@ from gputui.actions.base import (
     Risk,
     Scope,
 )
+from gputui.actions.impact import risk_warnings, unavailable_line
 from gputui.actions.node import cordon_change
 from gputui.actions.upgrade_node import gpu_pod_lines
 from gputui.domain import labels as L
@@ -56,7 +58,7 @@ def check_config(text: str) -> str | None:
     value = text.strip()
     if not value:
         return "choose a MIG config"
-    if not U.label_value_ok(value):
+    if not V.label_value_ok(value):
         return f"{value!r} is not a valid label value"
     return None
 
@@ -95,6 +97,13 @@ def _story(snapshot: ClusterSnapshot, node: NodeView, config: str) -> str:
             "applies, the device plugin, GFD and dcgm-exporter are paused "
             f"({L.PAUSED_FOR_MIG_CHANGE}) and the node advertises no GPUs; MIG strategy "
             f"{strategy} decides the resource names afterwards")
+
+
+def _safe_impact(snapshot: ClusterSnapshot, nodes: Sequence[NodeView],
+                 config: str) -> tuple[str, ...]:
+    """The cordon's effect on the fleet, then what changes on each node."""
+    line = unavailable_line(snapshot, [n.name for n in nodes])
+    return (*((line,) if line else ()), *(_story(snapshot, n, config) for n in nodes))
 
 
 class _MigAction:
@@ -141,6 +150,7 @@ class SetMigConfig(_MigAction):
         warnings = [f"GPU pods on {n.name} will be terminated: {', '.join(gpu_pod_lines(n))}"
                     for n in nodes if n.gpu_pods]
         warnings += problems
+        warnings += risk_warnings(snapshot, [n.name for n in nodes])
         if any(n.gpu_pods for n in nodes):
             warnings.append("'mig: safe change' cordons and waits for these pods first")
         return Plan(self.id, f"Set MIG config {config} on {len(nodes)} node(s)",
@@ -197,8 +207,9 @@ class SafeMigChange(_MigAction):
         return Plan(self.id, f"Safely change MIG config to {config} on {len(nodes)} node(s)",
                     targets=tuple(n.name for n in nodes), changes=tuple(changes),
                     steps=mig_steps.describe(nodes, config, mode),
-                    impact=tuple(_story(snapshot, n, config) for n in nodes),
-                    warnings=tuple(problems), risk=Risk.DESTRUCTIVE,
+                    impact=_safe_impact(snapshot, nodes, config),
+                    warnings=(*problems, *risk_warnings(snapshot, [n.name for n in nodes])),
+                    risk=Risk.DESTRUCTIVE,
                     blocked=check_config(config) or (
                         None if mode in GPU_POD_MODES else "choose wait or drain") or (
                         None if nodes else "; ".join(problems) or "no node"),

@@ -14,6 +14,7 @@ from dataclasses import replace
 from typing import Any
 
 from gputui.actions import upgrade_common as U
+from gputui.actions import upgrade_values as V
 from gputui.actions.base import ParamSpec
 from gputui.actions.upgrade_policy import Edit, PolicyAction, policy_of, rollout_line, text_param
 from gputui.domain import labels as L
@@ -84,13 +85,13 @@ class SetMaxParallel(PolicyAction):
                     "maxUnavailable).")
     aliases: tuple[str, ...] = ("max-parallel",)
     params: tuple[ParamSpec, ...] = (
-        ParamSpec("value", "maxParallelUpgrades (0 = unlimited)", validate=U.check_count,
+        ParamSpec("value", "maxParallelUpgrades (0 = unlimited)", validate=V.check_count,
                   default=_current(lambda p: p.max_parallel_upgrades)),)
 
     def edit(self, snapshot: ClusterSnapshot, target: U.DriverTarget,
              params: Mapping[str, Any]) -> Edit:
         text = text_param(params, "value")
-        error = U.check_count(text)
+        error = V.check_count(text)
         old = policy_of(target)
         value = int(text) if error is None else old.max_parallel_upgrades
         new = replace(old, max_parallel_upgrades=value)
@@ -110,17 +111,17 @@ class SetMaxUnavailable(PolicyAction):
     aliases: tuple[str, ...] = ("max-unavailable",)
     params: tuple[ParamSpec, ...] = (
         ParamSpec("value", "maxUnavailable (a number, or a percentage such as 25%)",
-                  validate=U.check_max_unavailable,
+                  validate=V.check_max_unavailable,
                   default=_current(lambda p: p.max_unavailable)),)
 
     def edit(self, snapshot: ClusterSnapshot, target: U.DriverTarget,
              params: Mapping[str, Any]) -> Edit:
         text = text_param(params, "value")
-        value = U.parse_max_unavailable(text)
+        value = V.parse_max_unavailable(text)
         old = policy_of(target)
         new = replace(old, max_unavailable=str(value if value is not None else
                                                old.max_unavailable))
-        blocked = U.check_max_unavailable(text) or (
+        blocked = V.check_max_unavailable(text) or (
             f"maxUnavailable is already {value}" if str(value) == old.max_unavailable else None)
         return Edit(("maxUnavailable",), value,
                     f"maxUnavailable {old.max_unavailable} -> {value}",
@@ -148,10 +149,10 @@ class SetWaitForCompletion(PolicyAction):
     aliases: tuple[str, ...] = ("wait-for-completion",)
     params: tuple[ParamSpec, ...] = (
         ParamSpec("podSelector", "Pods to wait for (label selector, empty = none)",
-                  validate=U.check_selector,
+                  validate=V.check_selector,
                   default=_current(lambda p: p.wait_for_completion_selector)),
         ParamSpec("timeoutSeconds", "Give up waiting after (seconds, 0 = never)",
-                  validate=U.check_count,
+                  validate=V.check_count,
                   default=_current(lambda p: p.wait_for_completion_timeout)),
     )
 
@@ -160,7 +161,7 @@ class SetWaitForCompletion(PolicyAction):
         old = policy_of(target)
         selector = text_param(params, "podSelector")
         timeout = text_param(params, "timeoutSeconds", "0")
-        error = _first_error(U.check_selector(selector), U.check_count(timeout))
+        error = _first_error(V.check_selector(selector), V.check_count(timeout))
         seconds = int(timeout) if timeout.isdigit() else 0
         pods, nodes = _gpu_pods_matching(snapshot, target, selector)
         wait = ("never gives up" if seconds == 0 else
@@ -183,12 +184,12 @@ class SetPodDeletion(PolicyAction):
     aliases: tuple[str, ...] = ("pod-deletion",)
     params: tuple[ParamSpec, ...] = (
         ParamSpec("force", "Delete GPU pods no controller manages (force)", choices=_bools,
-                  validate=U.check_bool, default=_current(lambda p: p.pod_deletion_force)),
+                  validate=V.check_bool, default=_current(lambda p: p.pod_deletion_force)),
         ParamSpec("deleteEmptyDir", "Delete GPU pods that use emptyDir", choices=_bools,
-                  validate=U.check_bool,
+                  validate=V.check_bool,
                   default=_current(lambda p: p.pod_deletion_delete_empty_dir)),
         ParamSpec("timeoutSeconds", "Give up deleting after (seconds, 0 = never)",
-                  validate=U.check_count, default=_current(lambda p: p.pod_deletion_timeout)),
+                  validate=V.check_count, default=_current(lambda p: p.pod_deletion_timeout)),
     )
 
     def edit(self, snapshot: ClusterSnapshot, target: U.DriverTarget,
@@ -197,7 +198,7 @@ class SetPodDeletion(PolicyAction):
         force = text_param(params, "force").lower()
         empty = text_param(params, "deleteEmptyDir").lower()
         timeout = text_param(params, "timeoutSeconds", "300")
-        error = _first_error(U.check_bool(force), U.check_bool(empty), U.check_count(timeout))
+        error = _first_error(V.check_bool(force), V.check_bool(empty), V.check_count(timeout))
         value = {"force": force == "true", "deleteEmptyDir": empty == "true",
                  "timeoutSeconds": int(timeout) if timeout.isdigit() else 0}
         warnings = []
@@ -223,15 +224,15 @@ class SetDrain(PolicyAction):
     aliases: tuple[str, ...] = ("upgrade-drain",)
     params: tuple[ParamSpec, ...] = (
         ParamSpec("enable", "Drain nodes whose GPU pods cannot be deleted", choices=_bools,
-                  validate=U.check_bool, default=_current(lambda p: p.drain_enable)),
+                  validate=V.check_bool, default=_current(lambda p: p.drain_enable)),
         ParamSpec("force", "Drain pods no controller manages (force)", choices=_bools,
-                  validate=U.check_bool, default=_current(lambda p: p.drain_force)),
+                  validate=V.check_bool, default=_current(lambda p: p.drain_force)),
         ParamSpec("podSelector", "Pods to drain (label selector, empty = all)",
-                  validate=U.check_selector, default=_current(lambda p: p.drain_selector)),
+                  validate=V.check_selector, default=_current(lambda p: p.drain_selector)),
         ParamSpec("deleteEmptyDir", "Drain pods that use emptyDir", choices=_bools,
-                  validate=U.check_bool, default=_current(lambda p: p.drain_delete_empty_dir)),
+                  validate=V.check_bool, default=_current(lambda p: p.drain_delete_empty_dir)),
         ParamSpec("timeoutSeconds", "Give up draining after (seconds, 0 = never)",
-                  validate=U.check_count, default=_current(lambda p: p.drain_timeout)),
+                  validate=V.check_count, default=_current(lambda p: p.drain_timeout)),
     )
 
     def edit(self, snapshot: ClusterSnapshot, target: U.DriverTarget,
@@ -239,8 +240,8 @@ class SetDrain(PolicyAction):
         texts = {k: text_param(params, k) for k in ("enable", "force", "deleteEmptyDir")}
         selector = text_param(params, "podSelector")
         timeout = text_param(params, "timeoutSeconds", "300")
-        error = _first_error(*(U.check_bool(v) for v in texts.values()),
-                             U.check_selector(selector), U.check_count(timeout))
+        error = _first_error(*(V.check_bool(v) for v in texts.values()),
+                             V.check_selector(selector), V.check_count(timeout))
         value: dict[str, Any] = {k: v.lower() == "true" for k, v in texts.items()}
         value.update(podSelector=selector, timeoutSeconds=int(timeout) if timeout.isdigit() else 0)
         which = f"pods matching {selector!r}" if selector else "every pod"

@@ -31,6 +31,7 @@ from gputui.actions.base import (
     Risk,
     Scope,
 )
+from gputui.actions.impact import risk_warnings
 from gputui.domain import labels as L
 from gputui.domain.model import ClusterSnapshot, NodeView
 
@@ -173,7 +174,8 @@ class RequestUpgrade(NodeUpgradeAction):
                           "GPU pods deleted" + (f": {', '.join(pods)}" if pods else " (none now)")
                           + ", driver pod restarted, validated, uncordoned")
         return self._plan(snapshot, f"Request a driver upgrade of {len(changes)} node(s)",
-                          changes, skipped, impact=tuple(impact), warnings=warnings,
+                          changes, skipped, impact=tuple(impact),
+                          warnings=(*warnings, *risk_warnings(snapshot, [c.name for c in changes])),
                           risk=Risk.DESTRUCTIVE)
 
 

@@ -21,6 +21,7 @@ from dataclasses import dataclass, replace
 from typing import Any
 
 from gputui.actions import upgrade_common as U
+from gputui.actions import upgrade_values as V
 from gputui.actions.base import (
     ClusterWriter,
     ParamSpec,
@@ -148,13 +149,13 @@ class SetDriverVersion(PolicyAction):
                     "node); with autoUpgrade on every node rolls to it.")
     aliases: tuple[str, ...] = ("driver-version",)
     params: tuple[ParamSpec, ...] = (
-        ParamSpec("version", "New driver version (image tag)", validate=U.check_version,
+        ParamSpec("version", "New driver version (image tag)", validate=V.check_version,
                   default=lambda snap, targets: _current_version(snap, targets)),)
 
     def edit(self, snapshot: ClusterSnapshot, target: U.DriverTarget,
              params: Mapping[str, Any]) -> Edit:
         version = text_param(params, "version")
-        error = U.check_version(version)
+        error = V.check_version(version)
         current = target.current_version or "?"
         blocked = error or (f"{target.describe()} already has version {version}"
                             if version == target.current_version else None)

@@ -93,6 +93,8 @@ def test_safe_path_waits_for_the_job_then_applies_and_uncordons(start: Any) -> N
     plan = action.plan(snapshot, [node], {"config": "all-1g.10gb", "gpu_pods": "wait"})
     assert plan.risk is Risk.DESTRUCTIVE and plan.blocked is None
     assert any("inference-bert-" in step for step in plan.steps)
+    assert any(line.startswith("1 node made unavailable: 1 of 2 unavailable, maxUnavailable 1")
+               for line in plan.impact)
     assert [c.kubectl for c in plan.changes] == [
         f"kubectl cordon {node}",
         f"kubectl label node {node} {CONFIG}=all-1g.10gb {STATE}- --overwrite"]
