@@ -94,6 +94,7 @@ class DrainAction:
     risk: Risk = Risk.DESTRUCTIVE
     permissions: tuple[Permission, ...] = (
         Permission("patch", "nodes"), Permission("list", "pods"),
+        Permission("get", "daemonsets", "apps"),
         Permission("create", "pods", subresource="eviction"))
     params: tuple[ParamSpec, ...] = (
         ParamSpec("options", "Drain options", choices=_options_choices),
@@ -153,7 +154,8 @@ class DrainAction:
             except WriteError as error:
                 return Result(False, f"{node} not drained: cannot list its pods",
                               error=error.reason)
-            sorting = sort_pods(listed, options)
+            sorting = sort_pods(listed, options, lambda ns, name: _exists(
+                writer, "DaemonSet", name, ns))
             if sorting.refused:
                 return Result(False, f"{node} cordoned, not drained: nothing was evicted",
                               error=f"{node}: {sorting.refusal()}")
@@ -168,6 +170,16 @@ class DrainAction:
         note = f" ({skipped} DaemonSet or mirror pod{'s' if skipped != 1 else ''} skipped)"
         return Result(result.ok, result.summary + (note if skipped else ""), result.error,
                       result.details, result.cancelled)
+
+
+def _exists(writer: ClusterWriter, kind: str, name: str, namespace: str) -> bool:
+    """Whether the server has the object; an error other than 404 counts as "exists"
+    (skipping a DaemonSet pod is the safe side)."""
+    try:
+        writer.get(kind, name, namespace)
+    except WriteError as error:
+        return error.status != 404
+    return True
 
 
 DRAIN = DrainAction()
