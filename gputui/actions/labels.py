@@ -209,7 +209,7 @@ DEPLOY_OPERAND = LabelAction(
 SHARING_CONFIG = LabelAction(
     "sharing_config", "Sharing config", "Choose the device plugin config (time-slicing, "
     "MPS) for the node from the device plugin's ConfigMap (nvidia.com/device-plugin.config).",
-    "", ("sharing", "device-plugin-config"), _fixed(DEVICE_PLUGIN_CONFIG), _param_value,
+    "", ("sharing", "dp-config"), _fixed(DEVICE_PLUGIN_CONFIG), _param_value,
     params=(ParamSpec("value", "Device plugin config", choices=_sharing_choices,
                       validate=label_value_error, default=_sharing_default),),
     allowed=lambda snapshot: snapshot.sharing_configs)

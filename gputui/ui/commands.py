@@ -30,7 +30,7 @@ from gputui.actions.registry import ACTIONS
 SCOPES: Final = ("global", "nodes", "actions", "pipeline", "findings", "upgrades", "mig",
                   "pod_log", "confirm", "prompt", "command_line", "help")
 SCOPE_TITLES: Final = {"global": "Everywhere", "nodes": "Node list",
-                       "actions": "Actions (on the marked nodes, else the cursor's)",
+                       "actions": "Actions",
                        "pipeline": "Pipeline pane", "findings": "Findings",
                        "upgrades": "Upgrade lanes", "mig": "MIG", "pod_log": "Pod log",
                        "confirm": "Confirmation dialog", "prompt": "Action prompts",
@@ -165,9 +165,10 @@ def _action_commands() -> tuple[Command, ...]:
     ``bindings_for("nodes")`` includes node actions, ``bindings_for("global")`` the
     cluster-wide ones.
     """
+    # not in the footer: at 80 columns it would push out "? Help" (help and the palette
+    # list every action, greyed ones with the reason)
     return tuple(Command(act.id, act.keys, act.title, act.tooltip, "actions",
-                         f"act('{act.id}')", act.aliases, show=bool(act.keys))
-                 for act in ACTIONS)
+                         f"act('{act.id}')", act.aliases) for act in ACTIONS)
 
 
 ACTION_COMMANDS: Final = _action_commands()
