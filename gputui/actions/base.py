@@ -155,6 +155,9 @@ class Result:
     details: tuple[str, ...] = ()
     #: True when the operator stopped it (escape) before the end
     cancelled: bool = False
+    #: True when the server answered 409 (an object changed since the plan): the UI
+    #: re-reads, re-plans and asks again
+    conflict: bool = False
 
 
 ProgressCallback = Callable[[Progress], None]

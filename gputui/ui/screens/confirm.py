@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import threading
 from collections.abc import Iterable, Sequence
+from typing import Any
 
 from rich.text import Text
 from textual import on
@@ -40,6 +41,7 @@ class ApplyRequested(Message):
     def __init__(self, plan: Plan, dry_run: DryRun, cancel: threading.Event,
                  dialog: ConfirmScreen) -> None:
         super().__init__()
+        self.action = dialog.action
         self.plan = plan
         self.dry_run = dry_run
         self.cancel = cancel
@@ -100,15 +102,21 @@ def plan_text(plan: Plan) -> Text:
     return Text("\n").join(parts)
 
 
-class ConfirmScreen(ModalScreen[bool]):
-    """Shows a plan, its dry run, then its progress; dismisses True when applied."""
+class ConfirmScreen(ModalScreen[bool | None]):
+    """Shows a plan, its dry run, then its progress.
+
+    Dismisses True when applied, False when cancelled or failed, None when the server
+    answered 409 (an object changed since the plan): the app then re-plans and asks again.
+    ``action`` is the action that made the plan (handed back with the confirmation).
+    """
 
     DEFAULT_CLASSES = "confirm-screen"
     BINDINGS = bindings_for("confirm")
 
-    def __init__(self, plan: Plan) -> None:
+    def __init__(self, plan: Plan, action: Any = None) -> None:
         super().__init__()
         self.plan = plan
+        self.action = action
         self.dry_run: DryRun | None = None
         self.cancel = threading.Event()
         self.applying = False
@@ -158,6 +166,9 @@ class ConfirmScreen(ModalScreen[bool]):
         self.query_one("#confirm-yes", Button).disabled = not self.ready
 
     def on_dry_run_finished(self, message: DryRunFinished) -> None:
+        if message.dry_run.conflict:
+            self.dismiss(None)  # stale plan: the app re-plans from the latest state
+            return
         self.dry_run = message.dry_run
         self.query_one("#confirm-dry-run", Static).update(self._dry_run_text())
         self._refresh_buttons()
@@ -227,7 +238,7 @@ class ConfirmScreen(ModalScreen[bool]):
 
     def on_action_completed(self, message: ActionCompleted) -> None:
         self.result = message.result
-        self.dismiss(message.result.ok)
+        self.dismiss(None if message.result.conflict else message.result.ok)
 
 
 class ParamPrompt(ModalScreen[str | None]):
