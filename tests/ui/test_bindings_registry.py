@@ -56,3 +56,14 @@ def test_greyed_actions_say_why_in_help() -> None:
     rows = help_rows({}, {"drain": "denied: create pods/eviction"})
     drain = [tooltip for _, _, title, tooltip in rows if title == "Drain"]
     assert drain and drain[0].endswith("(unavailable: denied: create pods/eviction)")
+
+
+def test_readme_key_table_is_the_generated_one() -> None:
+    import subprocess
+    import sys
+    from pathlib import Path
+
+    repo = Path(__file__).resolve().parents[2]
+    generated = subprocess.run([sys.executable, "scripts/screenshots.py", "--keys"], cwd=repo,
+                               capture_output=True, text=True, check=True, timeout=120).stdout
+    assert generated.strip() in (repo / "README.md").read_text()
