@@ -426,3 +426,39 @@ async def test_a_409_re_plans_and_asks_again(live_app: LiveApp, cluster: Emulate
         await until(pilot, lambda: not isinstance(app.screen, ConfirmScreen))
     stored = cluster.store.get("clusterpolicies.nvidia.com", "cluster-policy", None)
     assert stored["metadata"]["annotations"]["example.com/touched"] == "yes"
+
+
+async def test_label_action_from_the_command_line_with_pick_lists(
+        live_app: LiveApp, cluster: EmulatedCluster) -> None:
+    app = live_app()
+    async with app.run_test(size=(120, 40)) as pilot:
+        await _ready(pilot, app)
+        await pilot.press("colon", *"deploy", "enter")
+        await until(pilot, lambda: isinstance(app.screen, ParamPrompt))
+        assert app.screen.choices[5] == "dcgm-exporter"
+        await pilot.press(*["down"] * 5, "enter")
+        await until(pilot, lambda: isinstance(app.screen, ParamPrompt)
+                    and app.screen.spec.name == "value")
+        await pilot.press("enter")  # false
+        await until(pilot, lambda: isinstance(app.screen, ConfirmScreen)
+                    and app.screen.dry_run is not None)
+        dialog = app.screen
+        assert isinstance(dialog, ConfirmScreen)
+        assert dialog.plan.kubectl == (
+            "kubectl label node gpu-1 nvidia.com/gpu.deploy.dcgm-exporter=false --overwrite",)
+        await pilot.press("y")
+        await until(pilot, lambda: not isinstance(app.screen, ConfirmScreen))
+        labels = cluster.store.get("nodes", "gpu-1", None)["metadata"]["labels"]
+        assert labels["nvidia.com/gpu.deploy.dcgm-exporter"] == "false"
+        await pilot.press("colon", *"deploy", "enter")
+        await until(pilot, lambda: isinstance(app.screen, ParamPrompt))
+        await pilot.press(*["down"] * 5, "enter")
+        await until(pilot, lambda: isinstance(app.screen, ParamPrompt)
+                    and app.screen.spec.name == "value")
+        await pilot.press("down", "down", "enter")  # (unset): remove the label
+        await until(pilot, lambda: isinstance(app.screen, ConfirmScreen)
+                    and app.screen.dry_run is not None)
+        await pilot.press("y")
+        await until(pilot, lambda: not isinstance(app.screen, ConfirmScreen))
+    labels = cluster.store.get("nodes", "gpu-1", None)["metadata"]["labels"]
+    assert "nvidia.com/gpu.deploy.dcgm-exporter" not in labels
