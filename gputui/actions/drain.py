@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import threading
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 from gputui.actions.base import (
@@ -118,8 +118,7 @@ class DrainAction:
         for node in known:
             kubectl = drain_kubectl(node.name, options, timeout)
             if not node.cordoned:
-                changes.append(Change(**{**cordon_change(node.name).__dict__,
-                                         "kubectl": kubectl}))
+                changes.append(replace(cordon_change(node.name), kubectl=kubectl))
             changes += [eviction_change(p.namespace, p.name, kubectl) for p in node.gpu_pods
                         if p.phase not in ("Succeeded", "Failed")]
         line = unavailable_line(snapshot, names)
