@@ -132,7 +132,7 @@ class LabelAction:
                           "config's replicas; running pods keep their GPUs")
         if self.removes_gpus:
             impact.append("the GPU Operator removes the operand pods from these nodes")
-            impact += gpu_pod_lines(snapshot, names, "lose their GPU stack")
+            impact += gpu_pod_lines(snapshot, names, "losing their GPU stack")
         warnings = tuple(f"{n.name} is in a driver upgrade ({n.upgrade_state})"
                          for n in nodes_of(snapshot, names)
                          if n.upgrade_state not in ("", "upgrade-done", "upgrade-required"))

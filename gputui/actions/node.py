@@ -75,7 +75,7 @@ class SchedulingAction:
             line = unavailable_line(snapshot, todo)
             impact += [line] if line else []
             impact.append("running pods stay; new pods are not scheduled here")
-            impact += gpu_pod_lines(snapshot, todo, "keep running")
+            impact += gpu_pod_lines(snapshot, todo, "left running")
             warnings = risk_warnings(snapshot, todo)
         else:
             impact.append(f"{_count(todo)} schedulable again")

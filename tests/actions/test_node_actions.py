@@ -64,7 +64,7 @@ def test_cordon_plan_dry_run_apply_and_audit(server: EmulatedCluster, writer: Ku
     plan = runner.plan(action("cordon"), snapshot, ["gpu-1", "gpu-2"], {})
     assert plan.kubectl == ("kubectl cordon gpu-1", "kubectl cordon gpu-2")
     assert plan.changes[0].body == {"spec": {"unschedulable": True}}
-    assert any("2 GPU pods keep running" in line for line in plan.impact)
+    assert any("2 GPU pods left running" in line for line in plan.impact)
     assert any("ml/train-0 on gpu-1 (8 GPUs, app trainer)" in line for line in plan.impact)
     dry = runner.dry_run(plan)
     assert dry.ok and len(dry.lines) == 2

@@ -20,7 +20,7 @@ from typing import Any
 
 from rich.text import Text
 from textual import on
-from textual.containers import Horizontal, VerticalScroll
+from textual.containers import Horizontal, Vertical, VerticalScroll
 from textual.message import Message
 from textual.screen import ModalScreen
 from textual.widget import Widget
@@ -124,18 +124,19 @@ class ConfirmScreen(ModalScreen[bool | None]):
 
     def compose(self) -> Iterable[Widget]:
         plan = self.plan
-        with VerticalScroll(id="confirm-body"):
+        with Vertical(id="confirm-dialog"):
             yield Static(Text(plan.title, style="bold"), id="confirm-title")
-            yield Static(plan_text(plan), id="confirm-plan")
-            yield Static(self._dry_run_text(), id="confirm-dry-run")
-            yield Static("", id="confirm-progress", classes="hidden")
-        if plan.risk is Risk.CLUSTER_WIDE and plan.confirm_text and not plan.blocked:
-            yield Input(placeholder=f"type {plan.confirm_text} to confirm",
-                        id="confirm-typed")
-        with Horizontal(id="confirm-buttons"):
-            yield Button("Confirm (y)", id="confirm-yes", variant="error"
-                         if plan.risk is not Risk.SAFE else "primary", disabled=True)
-            yield Button("Cancel (n)", id="confirm-no")
+            with VerticalScroll(id="confirm-body"):
+                yield Static(plan_text(plan), id="confirm-plan")
+                yield Static(self._dry_run_text(), id="confirm-dry-run")
+                yield Static("", id="confirm-progress", classes="hidden")
+            if plan.risk is Risk.CLUSTER_WIDE and plan.confirm_text and not plan.blocked:
+                yield Input(placeholder=f"type {plan.confirm_text} to confirm",
+                            id="confirm-typed")
+            with Horizontal(id="confirm-buttons"):
+                yield Button("Confirm (y)", id="confirm-yes", variant="error"
+                             if plan.risk is not Risk.SAFE else "primary", disabled=True)
+                yield Button("Cancel (n)", id="confirm-no")
 
     def on_mount(self) -> None:
         if self.plan.risk is Risk.CLUSTER_WIDE and not self.plan.blocked and \
