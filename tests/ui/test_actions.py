@@ -462,3 +462,36 @@ async def test_label_action_from_the_command_line_with_pick_lists(
         await until(pilot, lambda: not isinstance(app.screen, ConfirmScreen))
     labels = cluster.store.get("nodes", "gpu-1", None)["metadata"]["labels"]
     assert "nvidia.com/gpu.deploy.dcgm-exporter" not in labels
+
+
+async def test_escape_stops_a_running_drain_and_says_what_was_evicted(
+        live_app: LiveApp, cluster: EmulatedCluster) -> None:
+    cluster.store.create("pods", gpu_pod("infer-0", "gpu-1", owner=("ReplicaSet", "infer"),
+                                         labels={"app": "infer"}, gpus=1))
+    app = live_app()
+    notes: list[str] = []
+    async with app.run_test(size=(120, 40)) as pilot:
+        await _ready(pilot, app)
+        app.notify = lambda message, **kw: notes.append(str(message))  # type: ignore[method-assign]
+        await pilot.press("r")
+        await until(pilot, lambda: isinstance(app.screen, ParamPrompt))
+        await pilot.press("enter")
+        await until(pilot, lambda: isinstance(app.screen, ParamPrompt)
+                    and app.screen.spec.name == "timeout")
+        await pilot.press("enter")  # the default, 300 s
+        await until(pilot, lambda: isinstance(app.screen, ConfirmScreen)
+                    and app.screen.dry_run is not None)
+        dialog = app.screen
+        assert isinstance(dialog, ConfirmScreen)
+        await pilot.press("y")
+        progress = dialog.query_one("#confirm-progress")
+        await until(pilot, lambda: "blocked: ml/train-0: refused by PodDisruptionBudget "
+                    "trainer-pdb" in str(progress.render()))
+        assert "1 pod left" in str(progress.render())
+        await pilot.press("escape")
+        await until(pilot, lambda: dialog.result is not None)
+        assert dialog.result is not None and dialog.result.cancelled
+        assert any(n.startswith("drain of gpu-1 stopped: evicted ml/infer-0; 1 pod left")
+                   for n in notes)
+    assert cluster.store.get("pods", "train-0", "ml") is not None
+    assert cluster.store.get("pods", "infer-0", "ml") is None
