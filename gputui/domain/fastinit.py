@@ -16,7 +16,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import MISSING, InitVar, fields, is_dataclass
-from typing import Any, TypeVar
+from typing import Any, TypeVar, cast
 
 T = TypeVar("T")
 
@@ -27,7 +27,7 @@ def maker(cls: type[T]) -> Callable[..., T]:
     _refuse_unsupported(cls)
     namespace: dict[str, Any] = {"_new": object.__new__, "_cls": cls, "_missing": MISSING}
     params, body = [], []
-    for index, spec in enumerate(fields(cls)):
+    for index, spec in enumerate(fields(cast(Any, cls))):  # a dataclass: checked above
         namespace[f"_set{index}"] = getattr(cls, spec.name).__set__
         if spec.default is not MISSING:
             namespace[f"_default{index}"] = spec.default
