@@ -18,12 +18,9 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Final
 
-from gputui.domain.model import NodeView, Severity
+from gputui.domain.model import NodeView
 from gputui.domain.selectors import filter_terms, is_requirement, requirement
-
-SEVERITY_SYMBOL: Final = {Severity.CRITICAL: "✖", Severity.WARNING: "▲", Severity.INFO: "●"}
-SEVERITY_WORD: Final = {Severity.CRITICAL: "crit", Severity.WARNING: "warn", Severity.INFO: "info"}
-SEVERITY_ROLE: Final = {Severity.CRITICAL: "crit", Severity.WARNING: "warn", Severity.INFO: "info"}
+from gputui.ui.render.style import MIG_STATE_ROLE, SEVERITY_ROLE, SEVERITY_SHORT, SEVERITY_SYMBOL
 
 
 @dataclass(frozen=True)
@@ -76,7 +73,7 @@ def _mig(view: NodeView) -> Cell:
         return "-", "muted"
     config = view.mig_config or "?"
     state = view.mig_state or ""
-    role = {"failed": "crit", "pending": "progress", "rebooting": "progress"}.get(state, "")
+    role = "" if state == "success" else MIG_STATE_ROLE.get(state, "")
     return (f"{config} {state}" if state and state != "success" else config), role
 
 
@@ -95,7 +92,7 @@ def _finding(view: NodeView) -> Cell:
             worst = finding
     extra = f" +{len(view.findings) - 1}" if len(view.findings) > 1 else ""
     sev = worst.severity
-    return f"{SEVERITY_SYMBOL[sev]} {SEVERITY_WORD[sev]} {worst.code}{extra}", SEVERITY_ROLE[sev]
+    return f"{SEVERITY_SYMBOL[sev]} {SEVERITY_SHORT[sev]} {worst.code}{extra}", SEVERITY_ROLE[sev]
 
 
 def _upgrade(view: NodeView) -> Cell:
