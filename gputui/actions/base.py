@@ -158,8 +158,11 @@ class Result:
     details: tuple[str, ...] = ()
     #: True when the operator stopped it (escape) before the end
     cancelled: bool = False
-    #: a fresh plan when the server answered 409 (the object changed since the plan was
-    #: made): nothing was written, and the UI shows this plan and asks again
+    #: True when the server answered 409 (an object changed since the plan): the UI
+    #: re-reads, re-plans and asks again
+    conflict: bool = False
+    #: the plan re-made from the re-read object when the action could do that itself
+    #: (the UI shows this one instead of re-planning from its snapshot)
     replan: Plan | None = None
 
 

@@ -86,7 +86,8 @@ class CanaryRun:
         holds = (f"holds left on {len(self.held)} node(s) ({L.UPGRADE_SKIP}=true): release "
                  "them with 'upgrade: release node'" if self.held else "no holds were left")
         return Result(ok=False, summary=f"{summary}; {holds}", error=error,
-                      cancelled=cancelled, details=(*self.done, holds), replan=replan)
+                      cancelled=cancelled, details=(*self.done, holds),
+                      conflict=replan is not None, replan=replan)
 
     # ----------------------------------------------------------------- steps
     def _hold(self) -> Result | None:

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import threading
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 from gputui.actions.base import (
@@ -94,6 +94,7 @@ class DrainAction:
     risk: Risk = Risk.DESTRUCTIVE
     permissions: tuple[Permission, ...] = (
         Permission("patch", "nodes"), Permission("list", "pods"),
+        Permission("get", "daemonsets", "apps"),
         Permission("create", "pods", subresource="eviction"))
     params: tuple[ParamSpec, ...] = (
         ParamSpec("options", "Drain options", choices=_options_choices),
@@ -117,8 +118,7 @@ class DrainAction:
         for node in known:
             kubectl = drain_kubectl(node.name, options, timeout)
             if not node.cordoned:
-                changes.append(Change(**{**cordon_change(node.name).__dict__,
-                                         "kubectl": kubectl}))
+                changes.append(replace(cordon_change(node.name), kubectl=kubectl))
             changes += [eviction_change(p.namespace, p.name, kubectl) for p in node.gpu_pods
                         if p.phase not in ("Succeeded", "Failed")]
         line = unavailable_line(snapshot, names)
@@ -153,7 +153,8 @@ class DrainAction:
             except WriteError as error:
                 return Result(False, f"{node} not drained: cannot list its pods",
                               error=error.reason)
-            sorting = sort_pods(listed, options)
+            sorting = sort_pods(listed, options, lambda ns, name: _exists(
+                writer, "DaemonSet", name, ns))
             if sorting.refused:
                 return Result(False, f"{node} cordoned, not drained: nothing was evicted",
                               error=f"{node}: {sorting.refusal()}")
@@ -168,6 +169,16 @@ class DrainAction:
         note = f" ({skipped} DaemonSet or mirror pod{'s' if skipped != 1 else ''} skipped)"
         return Result(result.ok, result.summary + (note if skipped else ""), result.error,
                       result.details, result.cancelled)
+
+
+def _exists(writer: ClusterWriter, kind: str, name: str, namespace: str) -> bool:
+    """Whether the server has the object; an error other than 404 counts as "exists"
+    (skipping a DaemonSet pod is the safe side)."""
+    try:
+        writer.get(kind, name, namespace)
+    except WriteError as error:
+        return error.status != 404
+    return True
 
 
 DRAIN = DrainAction()

@@ -6,7 +6,8 @@ the same way so its drain is the twin of ``kubectl drain --ignore-daemonsets``:
 * mirror pods (static pods, annotation ``kubernetes.io/config.mirror``): skipped, the
   kubelet owns them;
 * pods of a DaemonSet: skipped (every GPU node runs the operator's; evicting them only
-  makes the DaemonSet controller put them back);
+  makes the DaemonSet controller put them back); a pod whose DaemonSet no longer exists is
+  an orphan, refused unless forced (then evicted), as kubectl does;
 * finished pods (``Succeeded``/``Failed``): evicted, whatever else holds;
 * pods with no controller: refused unless forced (nothing would recreate them);
 * pods with an ``emptyDir`` volume: refused unless ticked (its data is lost).
@@ -17,7 +18,7 @@ decides with the full list in front of them.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -53,10 +54,11 @@ class Sorting:
     mirror: list[str] = field(default_factory=list)
     unmanaged: list[str] = field(default_factory=list)
     emptydir: list[str] = field(default_factory=list)
+    orphans: list[str] = field(default_factory=list)
 
     @property
     def refused(self) -> bool:
-        return bool(self.unmanaged or self.emptydir)
+        return bool(self.unmanaged or self.emptydir or self.orphans)
 
     def refusal(self) -> str:
         """kubectl's refusal in one sentence, naming the switch that would allow it."""
@@ -64,14 +66,21 @@ class Sorting:
         if self.unmanaged:
             parts.append("pods not managed by a controller (tick force): "
                          + ", ".join(self.unmanaged))
+        if self.orphans:
+            parts.append("pods whose DaemonSet is gone (tick force): " + ", ".join(self.orphans))
         if self.emptydir:
             parts.append("pods with emptyDir data (tick delete emptyDir data): "
                          + ", ".join(self.emptydir))
         return "cannot evict " + "; ".join(parts)
 
 
-def sort_pods(pods: Iterable[Mapping[str, Any]], options: DrainOptions) -> Sorting:
-    """Apply the rules to a node's pods (raw JSON, as listed)."""
+def sort_pods(pods: Iterable[Mapping[str, Any]], options: DrainOptions,
+              daemonset_exists: Callable[[str, str], bool] = lambda ns, name: True) -> Sorting:
+    """Apply the rules to a node's pods (raw JSON, as listed).
+
+    ``daemonset_exists(namespace, name)`` answers whether a pod's DaemonSet still exists
+    (the apply asks the server; kubectl does the same).
+    """
     sorting = Sorting()
     for pod in pods:
         metadata = pod.get("metadata") or {}
@@ -82,7 +91,12 @@ def sort_pods(pods: Iterable[Mapping[str, Any]], options: DrainOptions) -> Sorti
             continue
         controller = _controller(metadata)
         if controller is not None and controller.get("kind") == "DaemonSet":
-            sorting.daemonset.append(str(ref))
+            if daemonset_exists(ref.namespace, str(controller.get("name") or "")):
+                sorting.daemonset.append(str(ref))
+            elif options.force:
+                sorting.evict.append(ref)
+            else:
+                sorting.orphans.append(str(ref))
             continue
         finished = (pod.get("status") or {}).get("phase") in ("Succeeded", "Failed")
         if not finished and controller is None and not options.force:

@@ -35,6 +35,8 @@ from gputui.domain.labels import DEPLOY_DRIVER, DEPLOY_OPERANDS, DEPLOY_PREFIX, 
 from gputui.domain.model import ClusterSnapshot
 
 PATCH_NODES = Permission("patch", "nodes")
+#: the pick-list entry that removes the label
+UNSET = "(unset)"
 #: the operands a ``nvidia.com/gpu.deploy.<operand>`` label can switch (GPU Operator docs)
 OPERANDS = ("driver", "gpu-feature-discovery", "container-toolkit", "device-plugin",
             "dcgm", "dcgm-exporter", "mig-manager", "node-status-exporter",
@@ -73,8 +75,8 @@ def label_change(node: str, key: str, old: str | None, new: str | None) -> Chang
         kubectl = f"kubectl label node {node} {shlex.quote(key + '-')}"
     else:
         kubectl = f"kubectl label node {node} {shlex.quote(f'{key}={new}')} --overwrite"
-    before = "(unset)" if old is None else old
-    after = "(unset)" if new is None else new
+    before = UNSET if old is None else old
+    after = UNSET if new is None else new
     return Change("patch", "Node", node, {"metadata": {"labels": {key: new}}},
                   kubectl=kubectl, summary=f"label {key}: {before} -> {after}")
 
@@ -130,7 +132,7 @@ class LabelAction:
                           "config's replicas; running pods keep their GPUs")
         if self.removes_gpus:
             impact.append("the GPU Operator removes the operand pods from these nodes")
-            impact += gpu_pod_lines(snapshot, names, "lose their GPU stack")
+            impact += gpu_pod_lines(snapshot, names, "losing their GPU stack")
         warnings = tuple(f"{n.name} is in a driver upgrade ({n.upgrade_state})"
                          for n in nodes_of(snapshot, names)
                          if n.upgrade_state not in ("", "upgrade-done", "upgrade-required"))
@@ -153,7 +155,7 @@ def _value(value: str | None) -> Callable[[Mapping[str, Any]], str | None]:
 def _param_value(params: Mapping[str, Any]) -> str | None:
     """``(unset)`` in a pick list means remove the label."""
     raw = str(params.get("value", ""))
-    return None if raw in ("", "(unset)") else raw
+    return None if raw in ("", UNSET) else raw
 
 
 def _operand_key(params: Mapping[str, Any]) -> str:
@@ -165,16 +167,21 @@ def _operand_choices(snapshot: ClusterSnapshot, targets: Sequence[str]) -> tuple
 
 
 def _deploy_values(snapshot: ClusterSnapshot, targets: Sequence[str]) -> tuple[str, ...]:
-    return ("false", "true", "(unset)")
+    return ("false", "true", UNSET)
 
 
 def _sharing_choices(snapshot: ClusterSnapshot, targets: Sequence[str]) -> tuple[str, ...]:
-    return (*snapshot.sharing_configs, "(unset)")
+    return (*snapshot.sharing_configs, UNSET)
 
 
 def _sharing_default(snapshot: ClusterSnapshot, targets: Sequence[str]) -> str:
     node = snapshot.nodes.get(targets[0]) if targets else None
-    return (node.device_plugin_config if node else None) or "(unset)"
+    return (node.device_plugin_config if node else None) or UNSET
+
+
+def _value_or_unset_error(value: str) -> str | None:
+    """A label value, or ``(unset)`` (remove the label)."""
+    return None if value == UNSET else label_value_error(value)
 
 
 def _operand_error(value: str) -> str | None:
@@ -204,14 +211,14 @@ DEPLOY_OPERAND = LabelAction(
     _operand_key, _param_value, Risk.DESTRUCTIVE,
     params=(ParamSpec("operand", "Operand", choices=_operand_choices,
                       validate=_operand_error),
-            ParamSpec("value", "Value", choices=_deploy_values, validate=label_value_error)),
+            ParamSpec("value", "Value", choices=_deploy_values, validate=_value_or_unset_error)),
     removes_gpus=True)
 SHARING_CONFIG = LabelAction(
     "sharing_config", "Sharing config", "Choose the device plugin config (time-slicing, "
     "MPS) for the node from the device plugin's ConfigMap (nvidia.com/device-plugin.config).",
-    "", ("sharing", "device-plugin-config"), _fixed(DEVICE_PLUGIN_CONFIG), _param_value,
+    "", ("sharing", "dp-config"), _fixed(DEVICE_PLUGIN_CONFIG), _param_value,
     params=(ParamSpec("value", "Device plugin config", choices=_sharing_choices,
-                      validate=label_value_error, default=_sharing_default),),
+                      validate=_value_or_unset_error, default=_sharing_default),),
     allowed=lambda snapshot: snapshot.sharing_configs)
 
 ACTIONS = (OPERANDS_OFF, OPERANDS_ON, DRIVER_OFF, DRIVER_ON, DEPLOY_OPERAND, SHARING_CONFIG)

@@ -31,9 +31,11 @@ PATCH_NODES = Permission("patch", "nodes")
 
 
 def cordon_change(node: str, unschedulable: bool = True) -> Change:
-    """The patch ``kubectl cordon``/``uncordon`` sends (a merge patch of ``spec``)."""
+    """The patch ``kubectl cordon``/``uncordon`` sends: ``unschedulable: true``, or the
+    field removed (``null``: the field is omitted when false, so kubectl's diff drops it)."""
     verb = "cordon" if unschedulable else "uncordon"
-    return Change("patch", "Node", node, {"spec": {"unschedulable": unschedulable}},
+    return Change("patch", "Node", node, {"spec": {"unschedulable": True if unschedulable
+                                                   else None}},
                   kubectl=f"kubectl {verb} {node}",
                   summary=f"spec.unschedulable: {str(not unschedulable).lower()} -> "
                           f"{str(unschedulable).lower()}")
@@ -73,7 +75,7 @@ class SchedulingAction:
             line = unavailable_line(snapshot, todo)
             impact += [line] if line else []
             impact.append("running pods stay; new pods are not scheduled here")
-            impact += gpu_pod_lines(snapshot, todo, "keep running")
+            impact += gpu_pod_lines(snapshot, todo, "left running")
             warnings = risk_warnings(snapshot, todo)
         else:
             impact.append(f"{_count(todo)} schedulable again")

@@ -21,6 +21,7 @@ def apply_patches(plan: Plan, writer: ClusterWriter, progress: ProgressCallback,
     done: list[str] = []
     failed: list[str] = []
     first_error: str | None = None
+    conflict = False
     total = len(plan.changes)
     for index, change in enumerate(plan.changes):
         if cancel.is_set():
@@ -31,6 +32,7 @@ def apply_patches(plan: Plan, writer: ClusterWriter, progress: ProgressCallback,
         try:
             writer.patch(change)
         except WriteError as error:
+            conflict = conflict or error.status == 409
             failed.append(f"{change.name}: {error.reason}")
             first_error = first_error or f"{change.name}: {error.reason}"
             continue
@@ -38,7 +40,7 @@ def apply_patches(plan: Plan, writer: ClusterWriter, progress: ProgressCallback,
     progress(Progress("done", total, total))
     if failed:
         return Result(False, f"{done_word} {_names(done)}; failed on {len(failed)}",
-                      error=first_error, details=tuple(failed))
+                      error=first_error, details=tuple(failed), conflict=conflict)
     return Result(True, f"{done_word} {_names(done)}",
                   details=tuple(f"{name}: {done_word}" for name in done))
 

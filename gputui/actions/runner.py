@@ -139,7 +139,8 @@ class Runner:
             try:
                 result = action.apply(plan, self.writer, progress, cancel)
             except WriteError as error:
-                result = Result(False, f"{plan.title}: failed", error=error.reason)
+                result = Result(False, f"{plan.title}: failed", error=error.reason,
+                                conflict=error.status == 409)
             except Exception as error:  # noqa: BLE001 - a bug must reach the log, not kill the UI
                 result = Result(False, f"{plan.title}: failed",
                                 error=f"{type(error).__name__}: {error}")

@@ -174,7 +174,7 @@ def send_policy_change(plan: Plan, change: Change, writer: ClusterWriter,
         return Result(ok=False, summary=f"{plan.title}: not applied",
                       error=(f"{change.kind} {change.name} changed since the plan was made "
                              "(409 Conflict); nothing was written, review the new plan"),
-                      details=tuple(new_plan.impact[:3]), replan=new_plan)
+                      details=tuple(new_plan.impact[:3]), conflict=True, replan=new_plan)
 
 
 def _rebased(basis: ClusterSnapshot | None, kind: str, fresh: JsonObj) -> ClusterSnapshot:

@@ -11,7 +11,10 @@ The table then shows the change when the watch delivers it, like any other chang
 
 from __future__ import annotations
 
+import asyncio
+import time
 from collections.abc import Mapping, Sequence
+from dataclasses import replace
 from typing import Any
 
 from textual import work
@@ -32,6 +35,11 @@ from gputui.ui.screens.confirm import (
 )
 
 NO_RUNNER = "no cluster connection for actions in this session"
+#: how often a plan that met a 409 is re-made before giving up
+MAX_REPLANS = 3
+#: seconds to wait for the watch to bring the newer object before re-planning
+REPLAN_WAIT = 5.0
+REPLANNED = "re-planned: the cluster changed since the first plan (409); check it again"
 
 
 class ActionRequested(Message):
@@ -91,7 +99,35 @@ class ActionFlow(App[int]):
 
     @work(exclusive=True, group="action-flow")
     async def _action_flow(self, act: Action, targets: tuple[str, ...]) -> None:
+        """Prompts, then plan and dialog; a 409 re-plans from a newer snapshot and asks
+        again (at most :data:`MAX_REPLANS` times)."""
         assert self.runner is not None
+        params = await self._ask_params(act, targets)
+        if params is None:
+            return
+        replan: Plan | None = None
+        for attempt in range(MAX_REPLANS + 1):
+            # an action that re-read the changed object re-planned already (Result.replan)
+            plan = replan or self.runner.plan(act, self.snapshot, targets, params)
+            if attempt:
+                plan = replace(plan, warnings=(REPLANNED, *plan.warnings))
+            dialog = ConfirmScreen(plan, act)
+            outcome = self.push_screen(dialog, wait_for_dismiss=True)
+            if not plan.blocked:
+                self._dry_run(dialog)
+            if await outcome is not None:
+                return
+            self.notify(f"{plan.title}: the cluster changed since the plan (409); "
+                        "re-planning from the latest state", severity="warning")
+            replan = dialog.result.replan if dialog.result is not None else None
+            if replan is None:
+                await self._newer_snapshot()
+        self.notify(f"{act.title}: still conflicting after {MAX_REPLANS} re-plans; "
+                    "nothing applied", severity="error")
+
+    async def _ask_params(self, act: Action, targets: tuple[str, ...]
+                          ) -> dict[str, Any] | None:
+        """Each ParamSpec in order; None when the operator cancels one."""
         params: dict[str, Any] = {}
         snapshot = self.snapshot
         for spec in act.params:
@@ -99,13 +135,16 @@ class ActionFlow(App[int]):
             default = spec.default(snapshot, targets) if spec.default else ""
             value = await self.push_screen_wait(ParamPrompt(act.title, spec, choices, default))
             if value is None:
-                return
+                return None
             params[spec.name] = value
-        plan = self.runner.plan(act, self.snapshot, targets, params)
-        dialog = ConfirmScreen(plan)
-        await self.push_screen(dialog)
-        if not plan.blocked:
-            self._dry_run(dialog)
+        return params
+
+    async def _newer_snapshot(self, timeout: float = REPLAN_WAIT) -> None:
+        """Wait (briefly) for the watch to deliver the change that made the plan stale."""
+        seen = self.snapshot
+        deadline = time.monotonic() + timeout
+        while self.snapshot is seen and time.monotonic() < deadline:
+            await asyncio.sleep(0.05)
 
     @work(thread=True, group="dry-run")
     def _dry_run(self, dialog: ConfirmScreen) -> None:
@@ -128,21 +167,15 @@ class ActionFlow(App[int]):
         def progress(report: Progress) -> None:
             dialog.post_message(ActionProgressed(report))
 
-        result = self.runner.apply(action(request.plan.action_id), request.plan,
-                                   request.dry_run, progress, request.cancel)
+        act = request.action or action(request.plan.action_id)
+        result = self.runner.apply(act, request.plan, request.dry_run, progress,
+                                   request.cancel)
         dialog.post_message(ActionCompleted(result))
         self.call_from_thread(self._notify_result, result)
-        if result.replan is not None:
-            self.call_from_thread(self._ask_again, result.replan)
-
-    def _ask_again(self, plan: Plan) -> None:
-        """The object changed since the plan (409): show the re-made plan and ask again."""
-        dialog = ConfirmScreen(plan)
-        self.push_screen(dialog)
-        if not plan.blocked:
-            self._dry_run(dialog)
 
     def _notify_result(self, result: Result) -> None:
+        if result.conflict:
+            return  # the flow re-plans and says so
         if result.ok:
             self.notify(result.summary, title="Done")
         elif result.cancelled:

@@ -17,7 +17,7 @@ class GpuCommands(Provider):
     def _help(self, cmd: Command) -> str:
         keys = key_label(effective_keys(cmd, getattr(self.app, "keymap", {})))
         blocks: Mapping[str, str] = getattr(self.app, "action_blocks", dict)()
-        tooltip = f"{cmd.tooltip}  [unavailable: {blocks[cmd.id]}]" if cmd.id in blocks \
+        tooltip = f"{cmd.tooltip}  (unavailable: {blocks[cmd.id]})" if cmd.id in blocks \
             else cmd.tooltip
         # help text is markup: a key such as "/" or "[" must not be read as a tag
         return escape(f"{tooltip}  (key: {keys})" if keys else tooltip)

@@ -99,3 +99,13 @@ def snapshot_of(cluster: EmulatedCluster, tmp_path: Path) -> ClusterSnapshot:
     """One snapshot read over HTTP, as ``gputui check`` reads it."""
     config = cluster.write_kubeconfig(tmp_path / "kubeconfig")
     return read_snapshot(Settings(kubeconfig=str(config), namespace="gpu-operator"))
+
+
+def driver_daemonset(store: Any) -> None:
+    """The operator's driver DaemonSet (kubectl drain checks a DaemonSet pod's owner exists)."""
+    if store.get("daemonsets.apps", "nvidia-driver-daemonset", "gpu-operator") is None:
+        store.create("daemonsets.apps", {
+            "metadata": {"name": "nvidia-driver-daemonset", "namespace": "gpu-operator"},
+            "spec": {"selector": {"matchLabels": {"app": "driver"}},
+                     "template": {"metadata": {"labels": {"app": "driver"}},
+                                  "spec": {"containers": [{"name": "c", "image": "i"}]}}}})

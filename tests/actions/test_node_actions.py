@@ -14,12 +14,20 @@ from gputui.actions.registry import ACTIONS, action
 from gputui.actions.runner import Runner
 from gputui.sim.cluster import EmulatedCluster
 from gputui.sources.writer import KubeWriter
-from tests.actions.conftest import budget, gpu_node, gpu_pod, snapshot_of, writer_for
+from tests.actions.conftest import (
+    budget,
+    driver_daemonset,
+    gpu_node,
+    gpu_pod,
+    snapshot_of,
+    writer_for,
+)
 from tests.apiserver.conftest import pod
 
 
 def _seed(cluster: EmulatedCluster) -> None:
     store = cluster.store
+    driver_daemonset(store)
     for name in ("gpu-1", "gpu-2", "gpu-3"):
         store.create("nodes", gpu_node(name))
     store.create("pods", gpu_pod("train-0", "gpu-1"))
@@ -56,7 +64,7 @@ def test_cordon_plan_dry_run_apply_and_audit(server: EmulatedCluster, writer: Ku
     plan = runner.plan(action("cordon"), snapshot, ["gpu-1", "gpu-2"], {})
     assert plan.kubectl == ("kubectl cordon gpu-1", "kubectl cordon gpu-2")
     assert plan.changes[0].body == {"spec": {"unschedulable": True}}
-    assert any("2 GPU pods keep running" in line for line in plan.impact)
+    assert any("2 GPU pods left running" in line for line in plan.impact)
     assert any("ml/train-0 on gpu-1 (8 GPUs, app trainer)" in line for line in plan.impact)
     dry = runner.dry_run(plan)
     assert dry.ok and len(dry.lines) == 2
@@ -152,6 +160,21 @@ def test_drain_refuses_unmanaged_and_emptydir_pods_unless_ticked(
             assert "emptyDir" in error and "ml/scratch" in error and "ml/bare" not in error
         else:
             assert "ml/bare" in error and "tick force" in error
+
+
+def test_drain_refuses_a_pod_whose_daemonset_is_gone_unless_forced(
+        server: EmulatedCluster, writer: KubeWriter, tmp_path: Path) -> None:
+    server.store.create("nodes", gpu_node("gpu-1"))
+    server.store.create("pods", pod("orphan", "gpu-1", namespace="gpu-operator",
+                                    owner=("DaemonSet", "removed-daemonset")))
+    runner = _runner(writer, tmp_path)
+    result, _ = _run(runner, "drain", server, tmp_path, ["gpu-1"], {"timeout": 3})
+    assert not result.ok  # type: ignore[attr-defined]
+    assert "DaemonSet is gone (tick force): gpu-operator/orphan" in (
+        result.error or "")  # type: ignore[attr-defined]
+    result, _ = _run(runner, "drain", server, tmp_path, ["gpu-1"],
+                     {"timeout": 3, "options": "also force unmanaged pods"})
+    assert result.ok and server.store.get("pods", "orphan", "gpu-operator") is None  # type: ignore[attr-defined]
 
 
 def test_drain_cancel_stops_and_says_what_was_evicted(server: EmulatedCluster,

@@ -15,7 +15,8 @@ from aiohttp import web
 from textual.message import Message
 from textual.widgets import Button, Input
 
-from gputui.actions.base import Change, Plan, Risk
+from gputui.actions.base import Change, Plan, Risk, Scope
+from gputui.actions.patches import apply_patches
 from gputui.actions.runner import DryRun
 from gputui.settings import Settings
 from gputui.sim import apiserver
@@ -31,6 +32,7 @@ from gputui.ui.screens.confirm import (
 )
 from gputui.ui.screens.nodes import NodesScreen
 from tests.actions.conftest import budget, gpu_node, gpu_pod
+from tests.apiserver.conftest import seed_cluster_policy
 
 LiveApp = Callable[..., GpuTuiApp]
 
@@ -369,3 +371,127 @@ async def test_journey_4_xid_node_cordoned_and_drained_budget_refusal_reported(
         assert [entry["action"] for entry in audit] == ["cordon", "drain"]
     finally:
         writer.close()
+
+
+class _AnnotatePolicy:
+    """A test action with a resourceVersion precondition (part 2's ClusterPolicy writes
+    carry one): its first plan uses a stale one and meets the server's 409, later plans
+    read the current one (as a re-plan from a newer snapshot would)."""
+
+    id = "test_annotate_policy"
+    title = "Annotate the ClusterPolicy"
+    tooltip = "test only"
+    keys = ""
+    aliases: tuple[str, ...] = ()
+    scope = Scope.CLUSTER
+    risk = Risk.SAFE
+    permissions: tuple[Any, ...] = ()
+    params: tuple[Any, ...] = ()
+
+    def __init__(self, current: Callable[[], str]) -> None:
+        self.current = current
+        self.plans = 0
+
+    def plan(self, snapshot: Any, targets: Any, params: Any) -> Plan:
+        self.plans += 1
+        rv = "1" if self.plans == 1 else self.current()
+        return Plan(self.id, self.title, (), (Change(
+            "patch", "ClusterPolicy", "cluster-policy",
+            {"metadata": {"annotations": {"example.com/touched": "yes"}}},
+            "kubectl annotate clusterpolicy cluster-policy example.com/touched=yes",
+            "annotation example.com/touched: (unset) -> yes", resource_version=rv),))
+
+    def apply(self, plan: Plan, writer: Any, progress: Any, cancel: Any) -> Any:
+        return apply_patches(plan, writer, progress, cancel, "annotated")
+
+
+async def test_a_409_re_plans_and_asks_again(live_app: LiveApp, cluster: EmulatedCluster) -> None:
+    seed_cluster_policy(cluster.store)
+    act = _AnnotatePolicy(lambda: cluster.store.get(
+        "clusterpolicies.nvidia.com", "cluster-policy", None)["metadata"]["resourceVersion"])
+    app = live_app()
+    notes: list[str] = []
+    async with app.run_test(size=(120, 40)) as pilot:
+        await _ready(pilot, app)
+        app.notify = lambda message, **kw: notes.append(str(message))  # type: ignore[method-assign]
+        app._action_flow(act, ())  # type: ignore[arg-type]
+        await until(pilot, lambda: act.plans == 2 and isinstance(app.screen, ConfirmScreen)
+                    and app.screen.dry_run is not None)
+        dialog = app.screen
+        assert isinstance(dialog, ConfirmScreen)
+        assert dialog.plan.warnings[0].startswith("re-planned: the cluster changed")
+        assert dialog.dry_run is not None and dialog.dry_run.ok
+        assert any("changed since the plan (409)" in n for n in notes)
+        await pilot.press("y")
+        await until(pilot, lambda: not isinstance(app.screen, ConfirmScreen))
+    stored = cluster.store.get("clusterpolicies.nvidia.com", "cluster-policy", None)
+    assert stored["metadata"]["annotations"]["example.com/touched"] == "yes"
+
+
+async def test_label_action_from_the_command_line_with_pick_lists(
+        live_app: LiveApp, cluster: EmulatedCluster) -> None:
+    app = live_app()
+    async with app.run_test(size=(120, 40)) as pilot:
+        await _ready(pilot, app)
+        await pilot.press("colon", *"deploy", "enter")
+        await until(pilot, lambda: isinstance(app.screen, ParamPrompt))
+        assert app.screen.choices[5] == "dcgm-exporter"
+        await pilot.press(*["down"] * 5, "enter")
+        await until(pilot, lambda: isinstance(app.screen, ParamPrompt)
+                    and app.screen.spec.name == "value")
+        await pilot.press("enter")  # false
+        await until(pilot, lambda: isinstance(app.screen, ConfirmScreen)
+                    and app.screen.dry_run is not None)
+        dialog = app.screen
+        assert isinstance(dialog, ConfirmScreen)
+        assert dialog.plan.kubectl == (
+            "kubectl label node gpu-1 nvidia.com/gpu.deploy.dcgm-exporter=false --overwrite",)
+        await pilot.press("y")
+        await until(pilot, lambda: not isinstance(app.screen, ConfirmScreen))
+        labels = cluster.store.get("nodes", "gpu-1", None)["metadata"]["labels"]
+        assert labels["nvidia.com/gpu.deploy.dcgm-exporter"] == "false"
+        await pilot.press("colon", *"deploy", "enter")
+        await until(pilot, lambda: isinstance(app.screen, ParamPrompt))
+        await pilot.press(*["down"] * 5, "enter")
+        await until(pilot, lambda: isinstance(app.screen, ParamPrompt)
+                    and app.screen.spec.name == "value")
+        await pilot.press("down", "down", "enter")  # (unset): remove the label
+        await until(pilot, lambda: isinstance(app.screen, ConfirmScreen)
+                    and app.screen.dry_run is not None)
+        await pilot.press("y")
+        await until(pilot, lambda: not isinstance(app.screen, ConfirmScreen))
+    labels = cluster.store.get("nodes", "gpu-1", None)["metadata"]["labels"]
+    assert "nvidia.com/gpu.deploy.dcgm-exporter" not in labels
+
+
+async def test_escape_stops_a_running_drain_and_says_what_was_evicted(
+        live_app: LiveApp, cluster: EmulatedCluster) -> None:
+    cluster.store.create("pods", gpu_pod("infer-0", "gpu-1", owner=("ReplicaSet", "infer"),
+                                         labels={"app": "infer"}, gpus=1))
+    app = live_app()
+    notes: list[str] = []
+    async with app.run_test(size=(120, 40)) as pilot:
+        await _ready(pilot, app)
+        app.notify = lambda message, **kw: notes.append(str(message))  # type: ignore[method-assign]
+        await pilot.press("r")
+        await until(pilot, lambda: isinstance(app.screen, ParamPrompt))
+        await pilot.press("enter")
+        await until(pilot, lambda: isinstance(app.screen, ParamPrompt)
+                    and app.screen.spec.name == "timeout")
+        await pilot.press("enter")  # the default, 300 s
+        await until(pilot, lambda: isinstance(app.screen, ConfirmScreen)
+                    and app.screen.dry_run is not None)
+        dialog = app.screen
+        assert isinstance(dialog, ConfirmScreen)
+        await pilot.press("y")
+        progress = dialog.query_one("#confirm-progress")
+        await until(pilot, lambda: "blocked: ml/train-0: refused by PodDisruptionBudget "
+                    "trainer-pdb" in str(progress.render()))
+        assert "1 pod left" in str(progress.render())
+        await pilot.press("escape")
+        await until(pilot, lambda: dialog.result is not None)
+        assert dialog.result is not None and dialog.result.cancelled
+        assert any(n.startswith("drain of gpu-1 stopped: evicted ml/infer-0; 1 pod left")
+                   for n in notes)
+    assert cluster.store.get("pods", "train-0", "ml") is not None
+    assert cluster.store.get("pods", "infer-0", "ml") is None

@@ -16,10 +16,11 @@ from __future__ import annotations
 
 import threading
 from collections.abc import Iterable, Sequence
+from typing import Any
 
 from rich.text import Text
 from textual import on
-from textual.containers import Horizontal, VerticalScroll
+from textual.containers import Horizontal, Vertical, VerticalScroll
 from textual.message import Message
 from textual.screen import ModalScreen
 from textual.widget import Widget
@@ -40,6 +41,7 @@ class ApplyRequested(Message):
     def __init__(self, plan: Plan, dry_run: DryRun, cancel: threading.Event,
                  dialog: ConfirmScreen) -> None:
         super().__init__()
+        self.action = dialog.action
         self.plan = plan
         self.dry_run = dry_run
         self.cancel = cancel
@@ -100,15 +102,21 @@ def plan_text(plan: Plan) -> Text:
     return Text("\n").join(parts)
 
 
-class ConfirmScreen(ModalScreen[bool]):
-    """Shows a plan, its dry run, then its progress; dismisses True when applied."""
+class ConfirmScreen(ModalScreen[bool | None]):
+    """Shows a plan, its dry run, then its progress.
+
+    Dismisses True when applied, False when cancelled or failed, None when the server
+    answered 409 (an object changed since the plan): the app then re-plans and asks again.
+    ``action`` is the action that made the plan (handed back with the confirmation).
+    """
 
     DEFAULT_CLASSES = "confirm-screen"
     BINDINGS = bindings_for("confirm")
 
-    def __init__(self, plan: Plan) -> None:
+    def __init__(self, plan: Plan, action: Any = None) -> None:
         super().__init__()
         self.plan = plan
+        self.action = action
         self.dry_run: DryRun | None = None
         self.cancel = threading.Event()
         self.applying = False
@@ -116,18 +124,19 @@ class ConfirmScreen(ModalScreen[bool]):
 
     def compose(self) -> Iterable[Widget]:
         plan = self.plan
-        with VerticalScroll(id="confirm-body"):
+        with Vertical(id="confirm-dialog"):
             yield Static(Text(plan.title, style="bold"), id="confirm-title")
-            yield Static(plan_text(plan), id="confirm-plan")
-            yield Static(self._dry_run_text(), id="confirm-dry-run")
-            yield Static("", id="confirm-progress", classes="hidden")
-        if plan.risk is Risk.CLUSTER_WIDE and plan.confirm_text and not plan.blocked:
-            yield Input(placeholder=f"type {plan.confirm_text} to confirm",
-                        id="confirm-typed")
-        with Horizontal(id="confirm-buttons"):
-            yield Button("Confirm (y)", id="confirm-yes", variant="error"
-                         if plan.risk is not Risk.SAFE else "primary", disabled=True)
-            yield Button("Cancel (n)", id="confirm-no")
+            with VerticalScroll(id="confirm-body"):
+                yield Static(plan_text(plan), id="confirm-plan")
+                yield Static(self._dry_run_text(), id="confirm-dry-run")
+                yield Static("", id="confirm-progress", classes="hidden")
+            if plan.risk is Risk.CLUSTER_WIDE and plan.confirm_text and not plan.blocked:
+                yield Input(placeholder=f"type {plan.confirm_text} to confirm",
+                            id="confirm-typed")
+            with Horizontal(id="confirm-buttons"):
+                yield Button("Confirm (y)", id="confirm-yes", variant="error"
+                             if plan.risk is not Risk.SAFE else "primary", disabled=True)
+                yield Button("Cancel (n)", id="confirm-no")
 
     def on_mount(self) -> None:
         if self.plan.risk is Risk.CLUSTER_WIDE and not self.plan.blocked and \
@@ -158,6 +167,9 @@ class ConfirmScreen(ModalScreen[bool]):
         self.query_one("#confirm-yes", Button).disabled = not self.ready
 
     def on_dry_run_finished(self, message: DryRunFinished) -> None:
+        if message.dry_run.conflict:
+            self.dismiss(None)  # stale plan: the app re-plans from the latest state
+            return
         self.dry_run = message.dry_run
         self.query_one("#confirm-dry-run", Static).update(self._dry_run_text())
         self._refresh_buttons()
@@ -227,7 +239,7 @@ class ConfirmScreen(ModalScreen[bool]):
 
     def on_action_completed(self, message: ActionCompleted) -> None:
         self.result = message.result
-        self.dismiss(message.result.ok)
+        self.dismiss(None if message.result.conflict else message.result.ok)
 
 
 class ParamPrompt(ModalScreen[str | None]):
