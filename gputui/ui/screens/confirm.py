@@ -245,7 +245,7 @@ class ConfirmScreen(ModalScreen[bool | None]):
 class ParamPrompt(ModalScreen[str | None]):
     """Asks one value: a pick list of ``choices``, or text checked by ``spec.validate``."""
 
-    DEFAULT_CLASSES = "param-prompt"
+    DEFAULT_CLASSES = "confirm-screen param-prompt"  # styled in confirm.tcss
     BINDINGS = bindings_for("prompt")
 
     def __init__(self, title: str, spec: ParamSpec, choices: Sequence[str],
