@@ -13,6 +13,7 @@ from kubernetes import client as k8s
 
 from gputui.sim.cluster import EmulatedCluster
 from gputui.sim.store import Store
+from gputui.sim.version import GIT_VERSION
 
 
 @pytest.fixture
@@ -63,7 +64,7 @@ def node(name: str, labels: dict[str, str] | None = None, ready: bool = True) ->
                    "nodeInfo": {
                        "architecture": "amd64", "bootID": "b", "containerRuntimeVersion":
                        "containerd://1.7.13", "kernelVersion": "5.15.0-105-generic",
-                       "kubeProxyVersion": "v1.29.4", "kubeletVersion": "v1.29.4",
+                       "kubeProxyVersion": GIT_VERSION, "kubeletVersion": GIT_VERSION,
                        "machineID": "m", "operatingSystem": "linux",
                        "osImage": "Ubuntu 22.04.4 LTS", "systemUUID": "s"},
                    "addresses": [{"type": "InternalIP", "address": "10.0.0.1"}]},
