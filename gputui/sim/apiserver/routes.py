@@ -20,6 +20,7 @@ from gputui.sim.apiserver.common import (
     method_not_allowed,
     read_json,
 )
+from gputui.sim.apiserver.negotiation import require_json_acceptable
 from gputui.sim.apiserver.lists import list_response, raise_for_collection_write
 from gputui.sim.apiserver.paths import Target, parse
 from gputui.sim.apiserver.watch import is_watch, watch_response
@@ -80,6 +81,8 @@ async def _dispatch(request: web.Request, group: str, version_name: str,
     if legacy_watch:
         segments = segments[1:]
     target = parse(group, version_name, segments, request.path)
+    if target.subresource not in ("log", "proxy"):  # these answer in their own media types
+        require_json_acceptable(request)
     if target.rtype.verbs == ("create",) and request.method != "POST":
         raise method_not_allowed(request.method)
     ctx = ctx_of(request)
