@@ -180,7 +180,7 @@ def _omitted(kind: str, value: Any) -> bool:
         return True
     if kind in ("string", "bytes"):
         return value == ""
-    return kind in ("int", "bool") and not value
+    return kind in ("int", "bool") and not bool(value)
 
 
 def decode_message(name: str, data: bytes) -> dict[str, Any]:
