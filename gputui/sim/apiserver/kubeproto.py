@@ -179,7 +179,7 @@ def _omitted(kind: str, value: Any) -> bool:
     if value is None:
         return True
     if kind in ("string", "bytes"):
-        return value == ""
+        return bool(value == "")
     return kind in ("int", "bool") and not bool(value)
 
 
