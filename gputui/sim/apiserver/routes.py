@@ -173,7 +173,7 @@ async def status_errors(request: web.Request, handler: Handler) -> web.StreamRes
 
 
 def add_routes(app: web.Application) -> None:
-    from gputui.sim.apiserver.openapi import openapi_v2
+    from gputui.sim.apiserver.openapi import add_openapi_v3_routes, openapi_v2
 
     app.router.add_get("/version", version)
     app.router.add_get("/version/", version)
@@ -182,6 +182,7 @@ def add_routes(app: web.Application) -> None:
     app.router.add_get("/apis", group_list)
     app.router.add_get("/apis/", group_list)
     app.router.add_get("/openapi/v2", openapi_v2)
+    add_openapi_v3_routes(app)
     for probe in ("/healthz", "/livez", "/readyz"):
         app.router.add_get(probe, health)
     app.router.add_route("*", "/api/v1{tail:(/.*)?}", core_api)
