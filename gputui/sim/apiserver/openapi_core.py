@@ -12,7 +12,6 @@ from gputui.sim.apiserver.openapi_dsl import (
     array,
     boolean,
     int64,
-    integer,
     item_ref,
     kind_fields,
     map_of,

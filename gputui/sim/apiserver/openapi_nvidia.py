@@ -3,7 +3,8 @@
 Inline, as a CRD's ``openAPIV3Schema`` is served. Only the parts gputui reads and operators
 change during incidents (driver version and upgrade policy, operand switches, MIG and device
 plugin configuration, state); field names follow the operator's CRDs and the upgrade policy
-type of k8s-operator-libs (see docs/domain gpu-operator.md §2, §3), descriptions are ours.
+type of k8s-operator-libs (the project's domain notes, gpu-operator.md §2 and §3);
+the descriptions are written for this project.
 """
 
 from __future__ import annotations
@@ -116,6 +117,26 @@ def _cluster_policy() -> Schema:
             "tolerations": array({"type": "object"}, "Tolerations of the operand pods."),
             "labels": string_map("Labels added to the operand pods."),
             "annotations": string_map("Annotations added to the operand pods.")}),
+        **_operands(),
+        "mig": obj("How MIG devices are exposed.", {
+            "strategy": string("single, mixed or none.", enum=["none", "single", "mixed"])}),
+        "cdi": obj("Container Device Interface.", {
+            "enabled": boolean("Use CDI to inject GPUs (default true)."),
+            "default": boolean("Deprecated.")}),
+        "sandboxWorkloads": obj("VM and Kata workloads.", {
+            "enabled": boolean("Deploy the sandbox operands."),
+            "defaultWorkload": string("container, vm-passthrough or vm-vgpu.")}),
+    })
+    props = {**kind_fields("ClusterPolicy"), "spec": spec,
+             "status": _status(["ignored", "ready", "notReady"])}
+    return obj("The GPU Operator's cluster-wide configuration; one is active (named "
+               "cluster-policy when Helm creates it).", props,
+               gvk=("nvidia.com", "v1", "ClusterPolicy"))
+
+
+def _operands() -> dict[str, Schema]:
+    """The operand blocks of a ClusterPolicy spec, one per daemonset the operator runs."""
+    return {
         "driver": _component("NVIDIA driver daemonset", _driver_fields()),
         "toolkit": _component("NVIDIA Container Toolkit", {
             "installDir": string("Host directory the toolkit is installed to.")}),
@@ -130,23 +151,10 @@ def _cluster_policy() -> Schema:
         "gfd": _component("GPU Feature Discovery (the nvidia.com/gpu.* node labels)"),
         "migManager": _component("MIG manager that applies nvidia.com/mig.config", {
             "config": _config_ref("MIG partitionings (key config.yaml)")}),
-        "mig": obj("How MIG devices are exposed.", {
-            "strategy": string("single, mixed or none.", enum=["none", "single", "mixed"])}),
         "nodeStatusExporter": _component("node status exporter"),
         "validator": _component("operator validator (driver, toolkit, CUDA and plugin "
                                 "checks)"),
-        "cdi": obj("Container Device Interface.", {
-            "enabled": boolean("Use CDI to inject GPUs (default true)."),
-            "default": boolean("Deprecated.")}),
-        "sandboxWorkloads": obj("VM and Kata workloads.", {
-            "enabled": boolean("Deploy the sandbox operands."),
-            "defaultWorkload": string("container, vm-passthrough or vm-vgpu.")}),
-    })
-    props = {**kind_fields("ClusterPolicy"), "spec": spec,
-             "status": _status(["ignored", "ready", "notReady"])}
-    return obj("The GPU Operator's cluster-wide configuration; one is active (named "
-               "cluster-policy when Helm creates it).", props,
-               gvk=("nvidia.com", "v1", "ClusterPolicy"))
+    }
 
 
 def _nvidia_driver() -> Schema:
