@@ -73,15 +73,15 @@ def test_send_initial_events_false_starts_at_the_given_version(
 
 @pytest.mark.parametrize(("query", "message"), [
     ("watch=true&sendInitialEvents=true",
-     "resourceVersionMatch: Forbidden: sendInitialEvents requires setting "
-     "resourceVersionMatch to NotOlderThan"),
+     ("resourceVersionMatch: Forbidden: sendInitialEvents requires setting "
+     "resourceVersionMatch to NotOlderThan")),
     ("watch=true&resourceVersionMatch=NotOlderThan",
-     "resourceVersionMatch: Forbidden: resourceVersionMatch is forbidden for watch unless "
-     "sendInitialEvents is provided"),
+     ("resourceVersionMatch: Forbidden: resourceVersionMatch is forbidden for watch unless "
+     "sendInitialEvents is provided")),
     ("watch=true&sendInitialEvents=true&resourceVersionMatch=Exact",
-     "[resourceVersionMatch: Forbidden: sendInitialEvents requires setting "
+     ("[resourceVersionMatch: Forbidden: sendInitialEvents requires setting "
      "resourceVersionMatch to NotOlderThan, resourceVersionMatch: Unsupported value: "
-     '"Exact": supported values: "NotOlderThan"]'),
+     '"Exact": supported values: "NotOlderThan"]')),
     ("sendInitialEvents=true",
      "sendInitialEvents: Forbidden: sendInitialEvents is forbidden for list"),
 ])

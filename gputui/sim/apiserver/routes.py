@@ -20,8 +20,8 @@ from gputui.sim.apiserver.common import (
     method_not_allowed,
     read_json,
 )
-from gputui.sim.apiserver.negotiation import require_json_acceptable
 from gputui.sim.apiserver.lists import list_response, raise_for_collection_write
+from gputui.sim.apiserver.negotiation import require_json_acceptable
 from gputui.sim.apiserver.paths import Target, parse
 from gputui.sim.apiserver.watch import is_watch, watch_response
 from gputui.sim.errors import ApiError

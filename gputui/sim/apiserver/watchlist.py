@@ -70,12 +70,12 @@ def watch_options(request: web.Request) -> WatchListOptions:
     causes: list[tuple[str, str, str]] = []
     if send is not None and match != NOT_OLDER_THAN:
         causes.append(("resourceVersionMatch", "Forbidden",
-                       f"sendInitialEvents requires setting resourceVersionMatch to "
-                       f"{NOT_OLDER_THAN}"))
+                       (f"sendInitialEvents requires setting resourceVersionMatch to "
+                       f"{NOT_OLDER_THAN}")))
     if match:
         if send is None:
-            causes.append(("resourceVersionMatch", "Forbidden", "resourceVersionMatch is "
-                           "forbidden for watch unless sendInitialEvents is provided"))
+            causes.append(("resourceVersionMatch", "Forbidden", ("resourceVersionMatch is "
+                           "forbidden for watch unless sendInitialEvents is provided")))
         if match != NOT_OLDER_THAN:
             causes.append(("resourceVersionMatch", "Unsupported value",
                            f'"{match}": supported values: "{NOT_OLDER_THAN}"'))
