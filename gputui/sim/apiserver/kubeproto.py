@@ -8,7 +8,9 @@ kind), ``raw`` (the object's own protobuf encoding), ``contentEncoding`` and ``c
 The object is turned into the dict its JSON form would give, so every handler keeps working
 on one shape. Field numbers and JSON names follow the upstream ``generated.proto`` files for
 the kinds below; a kind not listed is refused with 415 as a server refuses a media type it
-cannot read, and unknown fields are skipped as protobuf readers do.
+cannot read (``kubectl debug node/...`` sends a Pod, which is not read here). Fields not in a
+schema are skipped as protobuf readers skip unknown fields; for these kinds that is only what
+a server sets itself on create (managedFields, status).
 """
 
 from __future__ import annotations
