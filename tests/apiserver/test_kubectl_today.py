@@ -150,3 +150,16 @@ def test_describe_and_server_side_dry_run(kubectl: Kubectl,
             "-p", '{"spec":{"driver":{"upgradePolicy":{"autoUpgrade":false}}}}')
     stored = api_only.store.get("clusterpolicies.nvidia.com", "cluster-policy")
     assert "upgradePolicy" not in stored["spec"]["driver"]
+
+
+def test_debug_node_creates_the_host_pod(kubectl: Kubectl, api_only: EmulatedCluster) -> None:
+    # 1.35 sends this Pod as protobuf (host namespaces, the node's / mounted at /host)
+    api_only.store.create("nodes", node("gpu-1"))
+    out = kubectl("debug", "node/gpu-1", "--image=busybox").stdout
+    assert "Creating debugging pod node-debugger-gpu-1-" in out
+    pods, _ = api_only.store.list("pods", "default")
+    assert len(pods) == 1
+    spec = pods[0]["spec"]
+    assert spec["nodeName"] == "gpu-1" and spec["hostPID"] and spec["hostNetwork"]
+    assert spec["volumes"][0]["hostPath"]["path"] == "/"
+    assert spec["containers"][0]["image"] == "busybox"

@@ -12,26 +12,36 @@ from gputui.sim.apiserver.kubeproto import (
     encode_body,
     encode_message,
 )
-from gputui.sim.apiserver.protowire import length_field
+from gputui.sim.apiserver.protowire import length_field, varint_field
 from gputui.sim.cluster import EmulatedCluster
 from gputui.sim.errors import ApiError
 from tests.apiserver.conftest import http
 
-# Request bodies captured from kubectl v1.35.2 with -v=8 against the emulated server.
+# Request bodies captured from kubectl v1.35.2 (-v=9) against the emulated server: auth
+# can-i patch nodes, create configmap, create pdb, debug node/<name>.
 CAN_I_PATCH_NODES = bytes.fromhex(
-    "6b3873000a320a17617574686f72697a6174696f6e2e6b38732e696f2f76311217"
-    "53656c665375626a6563744163636573735265766965771" "23f0a100a0012001a00220"
-    "02a00320038004200122"
-    "10a1f0a0764656661756c7412057061746368" "1a0022002a056e6f64657332003a001a"
-    "0808001200" "1a0020001a002200")
+    "6b3873000a320a17617574686f72697a6174696f6e2e6b38732e696f2f7631121753656c66537562"
+    "6a656374416363657373526576696577123f0a100a0012001a0022002a0032003800420012210a1f"
+    "0a0764656661756c74120570617463681a0022002a056e6f64657332003a001a08080012001a0020"
+    "001a002200")
 CREATE_CONFIGMAP = bytes.fromhex(
-    "6b3873000a0f0a0276311209436f6e6669674d617012" "1e0a140a04636d31341200"
-    "1a0022002a0032003800420012060a01611201621a002200")
+    "6b3873000a0f0a0276311209436f6e6669674d6170121e0a140a04636d313412001a0022002a0032"
+    "003800420012060a01611201621a002200")
 CREATE_PDB = bytes.fromhex(
-    "6b3873000a200a09706f6c6963792f7631121350" "6f64446973727570" "74696f6e427564676574"
-    "12510a1b0a0470646278" "12001a0764656661756c7422002a003200380042001226"
-    "12190a080a036170701201781" "20d0a04746965721202496e1a0161" "1a0908011000"
-    "1a03323525" "1a0a0800180020002800300" "01a002200")
+    "6b3873000a200a09706f6c6963792f76311213506f6444697372757074696f6e4275646765741251"
+    "0a1b0a047064627812001a0764656661756c7422002a00320038004200122612190a080a03617070"
+    "120178120d0a04746965721202496e1a01611a09080110001a033235251a0a080018002000280030"
+    "001a002200")
+DEBUG_NODE_POD = bytes.fromhex(
+    "6b3873000a090a0276311203506f6412b2020a6f0a306e6f64652d64656275676765722d676b652d"
+    "70726f642d613130302d706f6f6c2d326239632d386b686c2d6476396d3512001a0022002a003200"
+    "380042005a2d0a1c6170702e6b756265726e657465732e696f2f6d616e616765642d6279120d6b75"
+    "626563746c2d646562756712a9010a120a09686f73742d726f6f7412050a030a012f12450a086465"
+    "627567676572120762757379626f782a0042004a180a09686f73742d726f6f7410001a052f686f73"
+    "74220032006a007200800100880100900100a2010446696c651a054e65766572320042004a00521c"
+    "676b652d70726f642d613130302d706f6f6c2d326239632d386b686c5801600168018201008a0100"
+    "9a0100b2010e0a0012064578697374731a002200c201001a130a001a0022002a0032004a005a0072"
+    "008801001a002200")
 
 
 def _wrap(api_version: str, kind: str, raw: bytes = b"") -> bytes:
@@ -60,6 +70,37 @@ def test_kubectl_create_configmap_and_pdb_bodies_decode() -> None:
                               "matchExpressions": [{"key": "tier", "operator": "In",
                                                     "values": ["a"]}]},
                  "maxUnavailable": "25%"}}
+
+
+def test_kubectl_debug_node_pod_decodes() -> None:
+    pod = decode_body(DEBUG_NODE_POD)
+    assert pod["metadata"]["labels"] == {"app.kubernetes.io/managed-by": "kubectl-debug"}
+    assert pod["spec"] == {
+        "volumes": [{"name": "host-root", "hostPath": {"path": "/"}}],
+        "containers": [{"name": "debugger", "image": "busybox", "resources": {},
+                        "volumeMounts": [{"name": "host-root", "mountPath": "/host"}],
+                        "terminationMessagePolicy": "File"}],
+        "restartPolicy": "Never", "nodeName": "gke-prod-a100-pool-2b9c-8khl",
+        "hostNetwork": True, "hostPID": True, "hostIPC": True,
+        "tolerations": [{"operator": "Exists"}]}
+
+
+def test_unread_fields_with_data_refuse_the_body_and_zeros_are_skipped() -> None:
+    container = {"name": "c", "image": "i"}
+    raw = encode_message("Container", container)
+    zero_probe = length_field(10, length_field(1, b"") + varint_field(2, 0))
+    assert decode_message("Container", raw + zero_probe) == container
+    probe = length_field(10, varint_field(2, 5))  # livenessProbe.initialDelaySeconds = 5
+    with pytest.raises(ApiError) as caught:
+        decode_body(_wrap("v1", "Pod", length_field(2, length_field(2, raw + probe))))
+    assert caught.value.code == 415 and "field 10 of Container" in caught.value.message
+
+
+def test_quantities_and_inline_volume_sources_round_trip() -> None:
+    spec = {"containers": [{"name": "c", "resources": {"limits": {"nvidia.com/gpu": "1"},
+                                                       "requests": {"memory": "512Mi"}}}],
+            "volumes": [{"name": "scratch", "emptyDir": {"sizeLimit": "1Gi"}}]}
+    assert decode_message("PodSpec", encode_message("PodSpec", spec)) == spec
 
 
 def test_round_trip_keeps_pointer_zeros_and_drops_empty_strings() -> None:
@@ -93,7 +134,7 @@ def test_int_or_string_both_ways() -> None:
 @pytest.mark.parametrize(("body", "code", "text"), [
     (b"{}", 400, "prefix"),
     (CREATE_CONFIGMAP[:-5], 400, "could not be decoded"),
-    (_wrap("v1", "Pod"), 415, "unknown format"),
+    (_wrap("apps/v1", "DaemonSet"), 415, "unknown format"),
     (_wrap("v1", "ConfigMap", b"\x12\x05\x0a\x01a"), 400, "could not be decoded"),
 ])
 def test_bad_or_unsupported_bodies(body: bytes, code: int, text: str) -> None:
@@ -120,11 +161,11 @@ def test_server_stores_a_protobuf_configmap(api_only: EmulatedCluster) -> None:
 
 
 def test_a_kind_without_protobuf_support_is_415(api_only: EmulatedCluster) -> None:
-    pod = _wrap("v1", "Pod", length_field(1, length_field(1, b"p")))
-    status, body = http(api_only, "POST", "/api/v1/namespaces/default/pods", pod,
-                        content_type=PROTOBUF_TYPE)
+    daemonset = _wrap("apps/v1", "DaemonSet", length_field(1, length_field(1, b"d")))
+    status, body = http(api_only, "POST", "/apis/apps/v1/namespaces/default/daemonsets",
+                        daemonset, content_type=PROTOBUF_TYPE)
     assert status == 415 and body["reason"] == "UnsupportedMediaType"
-    assert api_only.store.get("pods", "p", "default") is None
+    assert api_only.store.get("daemonsets.apps", "d", "default") is None
 
 
 def test_protobuf_only_accept_is_406_and_json_second_choice_is_json(

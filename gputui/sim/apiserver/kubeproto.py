@@ -8,9 +8,9 @@ kind), ``raw`` (the object's own protobuf encoding), ``contentEncoding`` and ``c
 The object is turned into the dict its JSON form would give, so every handler keeps working
 on one shape. Field numbers and JSON names follow the upstream ``generated.proto`` files for
 the kinds below; a kind not listed is refused with 415 as a server refuses a media type it
-cannot read (``kubectl debug node/...`` sends a Pod, which is not read here). Fields not in a
-schema are skipped as protobuf readers skip unknown fields; for these kinds that is only what
-a server sets itself on create (managedFields, status).
+cannot read. A field outside a schema is skipped when it holds only zero values (Go writes
+every non-pointer field, set or not) and refused with 415 when it holds data, so nothing a
+client sent is ever stored without it.
 """
 
 from __future__ import annotations
@@ -19,6 +19,7 @@ import base64
 from datetime import UTC, datetime
 from typing import Any
 
+from gputui.sim.apiserver.kubeproto_pods import POD_MESSAGES
 from gputui.sim.apiserver.protowire import (
     LENGTH,
     VARINT,
@@ -35,7 +36,9 @@ MAGIC = b"k8s\x00"
 
 # Field types: "string", "bytes", "int"/"bool" (omitted when zero, as omitempty does),
 # "int*"/"bool*" (Go pointers: kept even when zero), "map" (string to string), "bytesmap",
-# "Time", "IntOrString", a message name, and "[]" before any of these for repeated fields.
+# "quantitymap" (string to Quantity), "Time", "IntOrString", "Quantity", a message name,
+# "inline:<message>" (merged into the parent, Go's json inline) and "[]" before any of these
+# for repeated fields.
 Schema = dict[int, tuple[str, str]]
 MESSAGES: dict[str, Schema] = {
     "ObjectMeta": {
@@ -94,6 +97,7 @@ MESSAGES: dict[str, Schema] = {
                                 2: ("selector", "LabelSelector"),
                                 3: ("maxUnavailable", "IntOrString"),
                                 4: ("unhealthyPodEvictionPolicy", "string")},
+    **POD_MESSAGES,
 }
 
 # (apiVersion, kind) a client may send as protobuf -> message; "*" = any group version
@@ -102,6 +106,7 @@ KINDS: dict[tuple[str, str], str] = {
     ("authorization.k8s.io/v1", "SelfSubjectAccessReview"): "SelfSubjectAccessReview",
     ("v1", "ConfigMap"): "ConfigMap",
     ("v1", "Namespace"): "Namespace",
+    ("v1", "Pod"): "Pod",
     ("policy/v1", "Eviction"): "Eviction",
     ("policy/v1", "PodDisruptionBudget"): "PodDisruptionBudget",
     ("*", "DeleteOptions"): "DeleteOptions",
@@ -142,13 +147,23 @@ def _int_or_string(value: int | bytes) -> int | str:
     return signed64(raw) if isinstance(raw, int) else 0
 
 
-def _map_entry(value: int | bytes, binary: bool) -> tuple[str, str]:
+def _quantity(value: int | bytes) -> str:
+    """``resource.Quantity``: a message whose field 1 is the canonical text ("1", "500Mi")."""
+    if not isinstance(value, bytes):
+        raise ProtoError("a Quantity field is not length-delimited")
+    return next((_text(v) for n, _, v in fields(value) if n == 1), "")
+
+
+def _map_entry(value: int | bytes, kind: str) -> tuple[str, str]:
+    """One entry of a ``map`` (string values), ``bytesmap`` or ``quantitymap`` field."""
     if not isinstance(value, bytes):
         raise ProtoError("a map entry is not length-delimited")
     parts = {n: v for n, _, v in fields(value)}
     key = _text(parts.get(1, b""))
     raw = parts.get(2, b"")
-    if binary:
+    if kind == "quantitymap":
+        return key, _quantity(raw)
+    if kind == "bytesmap":
         if not isinstance(raw, bytes):
             raise ProtoError("a bytes map value is not length-delimited")
         return key, base64.b64encode(raw).decode()
@@ -171,6 +186,8 @@ def _scalar(kind: str, wire: int, value: int | bytes) -> Any:
         return _time(value)
     if kind == "IntOrString":
         return _int_or_string(value)
+    if kind == "Quantity":
+        return _quantity(value) or None
     if not isinstance(value, bytes):
         raise ProtoError(f"a {kind} field is not length-delimited")
     return decode_message(kind, value)
@@ -185,17 +202,47 @@ def _omitted(kind: str, value: Any) -> bool:
     return kind in ("int", "bool") and not bool(value)
 
 
+def _holds_data(wire: int, value: int | bytes, depth: int = 0) -> bool:
+    """Whether a field carries anything but zero values (then skipping it would lose data).
+
+    Bytes are read as a nested message when they parse as one; its fields decide.
+    """
+    if wire != LENGTH or not isinstance(value, bytes):
+        return value != 0
+    if not value:
+        return False
+    try:
+        nested = list(fields(value))
+    except ProtoError:
+        return True
+    return depth > 16 or any(_holds_data(w, v, depth + 1) for _, w, v in nested)
+
+
+class UnreadField(ProtoError):
+    """A field this server does not read, holding data: the body is refused, not trimmed."""
+
+
 def decode_message(name: str, data: bytes) -> dict[str, Any]:
-    """The message ``name`` as the dict its JSON form gives; unknown fields are skipped."""
+    """The message ``name`` as the dict its JSON form gives.
+
+    Fields outside the schema are skipped when they hold only zero values, and raise
+    :class:`UnreadField` when they hold data.
+    """
     schema = MESSAGES[name]
     out: dict[str, Any] = {}
     for number, wire, value in fields(data):
         if number not in schema:
+            if _holds_data(wire, value):
+                raise UnreadField(f"field {number} of {name} is not read as protobuf here")
             continue
         key, kind = schema[number]
-        if kind in ("map", "bytesmap"):
-            entry_key, entry_value = _map_entry(value, kind == "bytesmap")
+        if kind.endswith("map"):
+            entry_key, entry_value = _map_entry(value, kind)
             out.setdefault(key, {})[entry_key] = entry_value
+        elif kind.startswith("inline:"):
+            if not isinstance(value, bytes):
+                raise ProtoError(f"an inline {kind[7:]} is not length-delimited")
+            out.update(decode_message(kind[7:], value))
         elif kind.startswith("[]"):
             out.setdefault(key, []).append(_scalar(kind[2:], wire, value))
         else:
@@ -244,6 +291,8 @@ def decode_body(body: bytes) -> dict[str, Any]:
         if message is None:
             raise unsupported_media_type()
         obj = decode_message(message, raw)
+    except UnreadField as error:
+        raise unsupported_media_type(f"application/json ({error})") from None
     except ProtoError as error:
         raise bad_request(f"the body of the request could not be decoded: {error}") from None
     return {"kind": kind, "apiVersion": api_version, **obj}
@@ -260,6 +309,8 @@ def _encode_value(kind: str, value: Any) -> tuple[int, bytes | int]:
     if kind == "Time":
         stamp = datetime.strptime(value, "%Y-%m-%dT%H:%M:%SZ").replace(tzinfo=UTC)
         return LENGTH, varint_field(1, int(stamp.timestamp()))
+    if kind == "Quantity":
+        return LENGTH, length_field(1, str(value).encode())
     if kind == "IntOrString":
         if isinstance(value, str):
             return LENGTH, varint_field(1, 1) + length_field(3, value.encode())
@@ -280,12 +331,15 @@ def encode_message(name: str, obj: dict[str, Any]) -> bytes:
     """``obj`` (its JSON form) as the protobuf message ``name``; keys not in the schema drop."""
     out = bytearray()
     for number, (key, kind) in sorted(MESSAGES[name].items()):
+        if kind.startswith("inline:"):
+            out += length_field(number, encode_message(kind[7:], obj))
+            continue
         if key not in obj or obj[key] is None:
             continue
         value = obj[key]
-        if kind in ("map", "bytesmap"):
+        if kind.endswith("map"):
+            inner = {"bytesmap": "bytes", "quantitymap": "Quantity"}.get(kind, "string")
             for entry_key, entry_value in value.items():
-                inner = "bytes" if kind == "bytesmap" else "string"
                 entry = _field(1, "string", entry_key) + _field(2, inner, entry_value)
                 out += length_field(number, entry)
         elif kind.startswith("[]"):
