@@ -1,7 +1,8 @@
 """Kubernetes protobuf bodies: the ``k8s\\0`` envelope and the kinds clients send that way.
 
 kubectl 1.35 sends some writes as ``application/vnd.kubernetes.protobuf`` (``auth can-i``'s
-SelfSubjectAccessReview, ``create configmap``/``namespace``/``poddisruptionbudget``). Such a
+SelfSubjectAccessReview, ``create configmap``/``namespace``/``poddisruptionbudget``, the pod of
+``debug node/NAME``). Such a
 body is the 4 bytes ``k8s\\0`` and a ``runtime.Unknown`` message: ``typeMeta`` (apiVersion,
 kind), ``raw`` (the object's own protobuf encoding), ``contentEncoding`` and ``contentType``.
 
