@@ -2,9 +2,9 @@
 
 kubectl 1.35 sends some writes as ``application/vnd.kubernetes.protobuf`` (``auth can-i``'s
 SelfSubjectAccessReview, ``create configmap``/``namespace``/``poddisruptionbudget``, the pod of
-``debug node/NAME``). Such a
-body is the 4 bytes ``k8s\\0`` and a ``runtime.Unknown`` message: ``typeMeta`` (apiVersion,
-kind), ``raw`` (the object's own protobuf encoding), ``contentEncoding`` and ``contentType``.
+``debug node/NAME``). Such a body is the 4 bytes ``k8s\\0`` and a ``runtime.Unknown``
+message: ``typeMeta`` (apiVersion, kind), ``raw`` (the object's own protobuf encoding),
+``contentEncoding`` and ``contentType``.
 
 The object is turned into the dict its JSON form would give, so every handler keeps working
 on one shape. Field numbers and JSON names follow the upstream ``generated.proto`` files for
