@@ -22,6 +22,8 @@ from dataclasses import dataclass, field
 from typing import Any, Protocol
 
 from gputui.domain.model import ClusterSnapshot
+# defined with the sources (which raise it and may not import actions), part of this vocabulary
+from gputui.sources.errors import WriteError as WriteError
 
 JsonObj = dict[str, Any]
 
@@ -184,23 +186,6 @@ class ParamSpec:
     choices: Callable[[ClusterSnapshot, Sequence[str]], tuple[str, ...]] | None = None
     validate: Callable[[str], str | None] | None = None
     default: Callable[[ClusterSnapshot, Sequence[str]], str] | None = None
-
-
-class WriteError(Exception):
-    """A write the server refused; ``status`` is the HTTP code, ``reason`` its one sentence.
-
-    ``status`` 0 means nothing reached a server: read-only mode refused it before sending, or
-    the server could not be reached.
-    """
-
-    def __init__(self, status: int, reason: str, retry_after: float | None = None,
-                 budget: str | None = None):
-        super().__init__(reason)
-        self.status = status
-        self.reason = reason
-        self.retry_after = retry_after
-        #: for a 429 eviction: the PodDisruptionBudget that refused it, when the server named it
-        self.budget = budget
 
 
 class ClusterWriter(Protocol):

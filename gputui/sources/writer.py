@@ -26,14 +26,51 @@ from __future__ import annotations
 import json
 import re
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Protocol
 
 import urllib3
 from kubernetes import client as k8s
 from kubernetes.client.exceptions import ApiException
 
-from gputui.actions.base import Change, JsonObj, Permission, WriteError
+from gputui.sources.errors import WriteError
 from gputui.sources.kubeconfig import KubeTarget
+
+JsonObj = dict[str, Any]
+
+
+class Change(Protocol):
+    """What the writer reads of an action's change (``gputui.actions.base.Change``; the
+    sources may not import the actions, so the shape is declared here)."""
+
+    @property
+    def verb(self) -> str: ...
+    @property
+    def kind(self) -> str: ...
+    @property
+    def name(self) -> str: ...
+    @property
+    def body(self) -> Any: ...
+    @property
+    def namespace(self) -> str | None: ...
+    @property
+    def patch_type(self) -> str: ...
+    @property
+    def resource_version(self) -> str | None: ...
+
+
+class Permission(Protocol):
+    """What the writer reads of an action's permission (``gputui.actions.base.Permission``)."""
+
+    @property
+    def verb(self) -> str: ...
+    @property
+    def resource(self) -> str: ...
+    @property
+    def group(self) -> str: ...
+    @property
+    def subresource(self) -> str: ...
+
+    def describe(self) -> str: ...
 
 #: the field manager every write records (managedFields show who changed a label)
 FIELD_MANAGER = "gputui"

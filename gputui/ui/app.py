@@ -17,7 +17,6 @@ from pathlib import Path
 from typing import Any
 
 from textual import work
-from textual.app import App
 from textual.css.query import NoMatches
 from textual.screen import Screen
 from textual.timer import Timer

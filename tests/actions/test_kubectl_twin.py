@@ -1,5 +1,6 @@
 """kubectl twin check: a node after gputui's cordon, label and drain equals its twin after
-``kubectl cordon``, ``kubectl label`` and ``kubectl drain --ignore-daemonsets`` (kubectl 1.20)."""
+``kubectl cordon``, ``kubectl label`` and ``kubectl drain --ignore-daemonsets`` (with each
+kubectl the suite runs: Debian's 1.20 and 1.35)."""
 
 from __future__ import annotations
 

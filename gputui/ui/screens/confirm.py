@@ -129,7 +129,9 @@ class ConfirmScreen(ModalScreen[bool | None]):
             with VerticalScroll(id="confirm-body"):
                 yield Static(plan_text(plan), id="confirm-plan")
                 yield Static(self._dry_run_text(), id="confirm-dry-run")
-                yield Static("", id="confirm-progress", classes="hidden")
+            # outside the scrolled plan: always on screen, even at 80x24
+            yield Static("", id="confirm-progress", classes="hidden")
+            yield Static(self._status_text(), id="confirm-status")
             if plan.risk is Risk.CLUSTER_WIDE and plan.confirm_text and not plan.blocked:
                 yield Input(placeholder=f"type {plan.confirm_text} to confirm",
                             id="confirm-typed")
@@ -156,12 +158,22 @@ class ConfirmScreen(ModalScreen[bool | None]):
         return True
 
     def _dry_run_text(self) -> Text:
+        """The dry run's details, in the scrolled plan."""
+        if self.plan.blocked or self.dry_run is None:
+            return Text("")
+        return _section("Dry run (dryRun=All)", self.dry_run.lines)
+
+    def _status_text(self) -> Text:
+        """One line above the buttons: why not, waiting, passed or refused."""
         if self.plan.blocked:
             return Text.assemble(("Not possible: ", "bold"), self.plan.blocked)
         if self.dry_run is None:
             return Text("Dry run: asking the server (dryRun=All)...", style="italic")
-        title = "Dry run: passed" if self.dry_run.ok else "Dry run: REFUSED (nothing applied)"
-        return _section(title, self.dry_run.lines)
+        if self.dry_run.ok:
+            return Text.assemble(("Dry run: passed", "bold"), f" ({len(self.dry_run.lines)} "
+                                 "checked); y applies")
+        return Text.assemble(("Dry run: REFUSED, nothing can be applied: ", "bold"),
+                             self.dry_run.refusal or "")
 
     def _refresh_buttons(self) -> None:
         self.query_one("#confirm-yes", Button).disabled = not self.ready
@@ -172,6 +184,7 @@ class ConfirmScreen(ModalScreen[bool | None]):
             return
         self.dry_run = message.dry_run
         self.query_one("#confirm-dry-run", Static).update(self._dry_run_text())
+        self.query_one("#confirm-status", Static).update(self._status_text())
         self._refresh_buttons()
         if self.ready and self.plan.risk is Risk.SAFE:
             self.query_one("#confirm-yes", Button).focus()
@@ -245,7 +258,7 @@ class ConfirmScreen(ModalScreen[bool | None]):
 class ParamPrompt(ModalScreen[str | None]):
     """Asks one value: a pick list of ``choices``, or text checked by ``spec.validate``."""
 
-    DEFAULT_CLASSES = "param-prompt"
+    DEFAULT_CLASSES = "confirm-screen param-prompt"  # styled in confirm.tcss
     BINDINGS = bindings_for("prompt")
 
     def __init__(self, title: str, spec: ParamSpec, choices: Sequence[str],
