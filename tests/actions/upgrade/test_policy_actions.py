@@ -14,6 +14,7 @@ from typing import Any
 import pytest
 
 from gputui.actions.base import Risk
+from gputui.actions.canary import CanaryUpgrade
 from gputui.actions.upgrade_limits import (
     SetDrain,
     SetMaxParallel,
@@ -21,6 +22,7 @@ from gputui.actions.upgrade_limits import (
     SetPodDeletion,
     SetWaitForCompletion,
 )
+from gputui.actions.upgrade_node import HoldNode, RequestUpgrade
 from gputui.actions.upgrade_policy import SetDriverVersion, ToggleAutoUpgrade
 from tests.actions.upgrade.helpers import STATE, Cluster, apply, plan_of
 
@@ -159,3 +161,29 @@ def test_autoupgrade_off_asks_for_the_context_and_clears_the_state_labels(
                          "state labels removed")
     back = plan_of(action, cluster)
     assert back.changes[0].body["spec"]["driver"]["upgradePolicy"]["autoUpgrade"] is True
+
+
+def test_dry_run_of_every_upgrade_plan_stores_nothing(cluster: Cluster) -> None:
+    nodes = cluster.sim.operator.world.pool_members["h100"]
+    plans = [
+        plan_of(SetDriverVersion(), cluster, params={"version": "580.82.07"}),
+        plan_of(ToggleAutoUpgrade(), cluster),
+        plan_of(SetMaxParallel(), cluster, params={"value": "3"}),
+        plan_of(SetMaxUnavailable(), cluster, params={"value": "1"}),
+        plan_of(SetDrain(), cluster, params={"enable": "true", "force": "false",
+                                             "podSelector": "", "deleteEmptyDir": "false",
+                                             "timeoutSeconds": "60"}),
+        plan_of(HoldNode(), cluster, nodes),
+        plan_of(RequestUpgrade(), cluster, nodes[:1]),
+        plan_of(CanaryUpgrade(), cluster, nodes[:1], {"version": "580.82.07"}),
+    ]
+    answers = [cluster.writer.patch(c, dry_run=True) for p in plans for c in p.changes]
+    assert len(answers) == sum(len(p.changes) for p in plans) >= 12
+    # the emulated controllers keep writing status, so the check is on what we sent
+    policy = cluster.policy()["spec"]["driver"]
+    assert policy["version"] == "570.172.08" and policy["upgradePolicy"]["autoUpgrade"] is True
+    for node in nodes:
+        labels = cluster.labels(node)
+        annotations = cluster.sim.core.read_node(node).metadata.annotations or {}
+        assert "nvidia.com/gpu-driver-upgrade.skip" not in labels
+        assert "nvidia.com/gpu-driver-upgrade-requested" not in annotations
