@@ -76,6 +76,8 @@ class SafePath:
         self.was_cordoned = was_cordoned
         self.snapshot = snapshot
         self.done: list[str] = []
+        #: the node is cordoned now (by this run or before it): said when a run stops
+        self.cordoned = was_cordoned
 
     def run(self, index: int = 0, of: int = 1) -> Result:
         """Every step in order; the first that does not finish ends the run."""
@@ -99,7 +101,7 @@ class SafePath:
 
     def _stop(self, summary: str, error: str | None = None, *,
               cancelled: bool = False) -> Result:
-        left = " (left cordoned)" if any("cordoned" in d for d in self.done) else ""
+        left = " (left cordoned)" if self.cordoned else ""
         return Result(ok=False, summary=summary + left, error=error, cancelled=cancelled,
                       details=tuple(self.done))
 
@@ -109,6 +111,7 @@ class SafePath:
             return None
         self._say(0, "cordon")
         self.writer.patch(cordon_change(self.node, True))
+        self.cordoned = True
         self.done.append(f"{self.node}: cordoned")
         return None
 

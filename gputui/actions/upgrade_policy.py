@@ -42,6 +42,10 @@ PERMISSIONS = (Permission("get", "clusterpolicies", "nvidia.com"),
                Permission("patch", "nvidiadrivers", "nvidia.com"))
 
 
+#: :attr:`Edit.path` of the driver version (not under ``upgradePolicy``)
+VERSION = ("version",)
+
+
 @dataclass(frozen=True)
 class Edit:
     """What one policy action changes: the patch value under the target, and its story."""
@@ -81,8 +85,8 @@ class PolicyAction:
             return Plan(self.id, self.title, blocked=target, params=dict(params),
                         basis=snapshot)
         edit = self.edit(snapshot, target, params)
-        path = (*target.policy_path, *edit.path) if edit.path[0] != "version" \
-            else target.version_path
+        # the version sits beside upgradePolicy, every other edit inside it
+        path = target.version_path if edit.path == VERSION else (*target.policy_path, *edit.path)
         change = target.change(path, edit.value, f"{target.describe()}: {edit.summary}")
         return Plan(self.id, f"{edit.title} on {target.describe()}", changes=(change,),
                     steps=(f"1. patch {target.describe()}: {edit.summary}",),
@@ -162,7 +166,7 @@ class SetDriverVersion(PolicyAction):
         policy = policy_of(target)
         impact = (rollout_line(snapshot, target, policy),
                   "to try one node first, use 'upgrade: canary' (holds every other node)")
-        return Edit(("version",), version, f"driver version {current} -> {version}",
+        return Edit(VERSION, version, f"driver version {current} -> {version}",
                     f"Set driver version {version}", version, impact,
                     held_and_failed(snapshot, target), blocked)
 
