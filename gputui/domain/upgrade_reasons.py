@@ -50,6 +50,17 @@ def wait_for_jobs_reason(node: NodeView, policy: UpgradePolicy, now: float) -> s
     return f"{len(running)} {noun} {selector} still running{oldest}, {timeout}"
 
 
+def expected_wait(node: NodeView, policy: UpgradePolicy) -> bool:
+    """The node waits in ``wait-for-jobs-required`` exactly as ``waitForCompletion`` says:
+    selected pods still run and no timeout has run out (timeout 0 = wait for the job).
+    (``k8s-operator-libs: pkg/upgrade/upgrade_state.go``, ``ProcessWaitForJobsRequiredNodes``.)"""
+    selector = policy.wait_for_completion_selector
+    if node.upgrade_state != L.STATE_WAIT_JOBS or not selector:
+        return False
+    match = parse_selector(selector)
+    return any(p.phase in ("Running", "Pending") and match(p.labels) for p in node.gpu_pods)
+
+
 def pod_restart_reason(node: NodeView) -> str:
     """Driver pod progress against the restartCount > 10 failure rule."""
     stage = node.pipeline.stage("driver")
