@@ -25,9 +25,9 @@ from gputui.domain.daemonsets import driver_generations, summarize_daemonsets
 from gputui.domain.findings_cluster import (
     cluster_policy_findings,
     daemonset_findings,
-    upgrade_blocked,
     xid_node_findings,
 )
+from gputui.domain.findings_upgrade import required_stalled, upgrade_blocked
 from gputui.domain.fleet import Fleet, finding_order
 from gputui.domain.inputs import ClusterObjects, JsonDict, XidEvent
 from gputui.domain.labels import MIG_CONFIG
@@ -39,6 +39,7 @@ from gputui.domain.model import (
     NodeView,
     UpgradeEvent,
     UpgradePolicy,
+    UpgradeView,
 )
 from gputui.domain.node_build import NodeInputs, build_node
 from gputui.domain.podindex import PodIndex, pod_node_name
@@ -156,14 +157,28 @@ class SnapshotBuilder:
         nodes = self._nodes(objects, now, todo, shared, events)
         upgrade = self._upgrades.view(upgrade_policy, policy.sandbox_workloads, daemonsets,
                                       events, now)
-        cluster = cluster_policy_findings(policy, objects.forbidden)
-        cluster += upgrade_blocked(upgrade) + daemonset_findings(daemonsets, nodes)
+        cluster = upgrade_blocked(upgrade) + daemonset_findings(daemonsets, nodes)
+        cluster += required_stalled(upgrade, dict(nodes), self._thresholds, now)
+        cluster += cluster_policy_findings(policy, objects.forbidden,
+                                           self._normal_life(upgrade, cluster))
         return ClusterSnapshot(
             context=objects.context, server=objects.server, generated_at=now,
             operator_namespace=namespace, cluster_policy=policy, nodes=nodes, upgrade=upgrade,
             mig=self._mig.view(policy.mig_strategy), findings=self._fleet.findings(cluster),
             daemonsets=daemonsets, counts=self._fleet.counts(upgrade.in_progress),
             forbidden=objects.forbidden)
+
+    def _normal_life(self, upgrade: UpgradeView, cluster: Sequence[Finding]) -> str:
+        """What explains a notReady ClusterPolicy when nothing fails, else ""."""
+        if any(f.severity.rank >= 2 for f in cluster) or self._fleet.nodes_with(3) or (
+                self._fleet.nodes_with(2)):
+            return ""
+        if upgrade.pending or upgrade.in_progress:
+            return (f"a driver upgrade rolls ({upgrade.pending} waiting, "
+                    f"{upgrade.in_progress} in progress)")
+        if self._fleet.nodes_with(1):
+            return f"{self._fleet.nodes_with(1)} node(s) come up within their grace periods"
+        return ""
 
     def _read_events(self, source: Sequence[JsonDict]) -> tuple[dict[str, UpgradeEvent],
                                                                  set[str]]:

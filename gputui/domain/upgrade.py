@@ -38,19 +38,18 @@ class Slots:
     available: int
 
 
-def resolve_max_unavailable(raw: str, total: int) -> int:
-    """``maxUnavailable`` as a node count: ``"25%"`` of ``total`` rounded up, or an int."""
+def resolve_max_unavailable(raw: str, total: int) -> int | None:
+    """``maxUnavailable`` as a node count: ``"25%"`` of ``total`` rounded up, or an int;
+    None when it is neither (the controller rejects it)."""
     text = raw.strip()
     if text.endswith("%"):
-        try:
-            percent = float(text[:-1])
-        except ValueError:
-            percent = 25.0
-        return math.ceil(total * percent / 100.0)
+        if not text[:-1].isdigit():
+            return None
+        return math.ceil(total * int(text[:-1]) / 100.0)
     try:
         return int(text)
     except ValueError:
-        return math.ceil(total * 0.25)
+        return None
 
 
 def compute_slots(states: Mapping[str, str], unavailable_nodes: Sequence[str],
@@ -78,13 +77,18 @@ def slots_from_counts(counts: Mapping[str, int], down: int, max_parallel: int,
     in_progress = total - idle
     required = counts.get(L.STATE_REQUIRED, 0)
     available = required if max_parallel == 0 else max_parallel - in_progress
-    max_unavailable = resolve_max_unavailable(max_unavailable_raw, total)
+    resolved = resolve_max_unavailable(max_unavailable_raw, total)
     unavailable = down + counts.get(L.STATE_CORDON, 0)
-    if unavailable >= max_unavailable:
-        available = 0
-    elif unavailable + available > max_unavailable:
-        available = max_unavailable - unavailable
-    return Slots(total, in_progress, max_unavailable, unavailable, max(available, 0))
+    if resolved is None:
+        return Slots(total, in_progress, 0, unavailable, 0)
+    # the cap applies only when maxUnavailable is below the managed node count
+    # (k8s-operator-libs pkg/upgrade/upgrade_inplace.go, ProcessUpgradeRequiredNodes)
+    if resolved < total:
+        if unavailable >= resolved:
+            available = 0
+        elif unavailable + available > resolved:
+            available = resolved - unavailable
+    return Slots(total, in_progress, resolved, unavailable, max(available, 0))
 
 
 def blocked_reason(daemonsets: Sequence[DaemonSetSummary]) -> str | None:
@@ -92,9 +96,9 @@ def blocked_reason(daemonsets: Sequence[DaemonSetSummary]) -> str | None:
     for ds in daemonsets:
         if ds.operand == "driver" and ds.unscheduled != 0:
             pods = ds.desired - ds.unscheduled
-            return (f"driver DaemonSet {ds.name} has {pods} pods for {ds.desired} desired "
-                    f"({ds.unscheduled} unscheduled): the upgrade controller moves no node "
-                    "until they match")
+            return (f"driver DaemonSet {ds.name} owns {pods} pods for {ds.desired} desired "
+                    "(BuildState: \"driver DaemonSet should not have unscheduled pods\"): the "
+                    "upgrade controller moves no node until they match")
     return None
 
 
@@ -167,8 +171,10 @@ def build_upgrade_view(nodes: Sequence[NodeView], policy: UpgradePolicy | None,
         pending=sum(1 for s in states.values() if s == L.STATE_REQUIRED),
         done=sum(1 for s in states.values() if s == L.STATE_DONE),
         max_parallel=policy.max_parallel_upgrades, max_unavailable=slots.max_unavailable,
-        unavailable=slots.unavailable, available_slots=slots.available,
-        lanes=_lanes(states), blocked=blocked_reason(daemonsets))
+        unavailable=slots.unavailable,
+            available_slots=0 if policy.max_unavailable_error else slots.available,
+        lanes=_lanes(states),
+        blocked=policy.max_unavailable_error or blocked_reason(daemonsets))
     statuses = {
         n.name: NodeUpgradeStatus(
             node=n.name, state=n.upgrade_state, since=state_since(n, events.get(n.name)),

@@ -88,8 +88,10 @@ class UpgradeTracker:
             in_progress=slots.in_progress, failed=counts.get(L.STATE_FAILED, 0),
             pending=counts.get(L.STATE_REQUIRED, 0), done=counts.get(L.STATE_DONE, 0),
             max_parallel=policy.max_parallel_upgrades, max_unavailable=slots.max_unavailable,
-            unavailable=slots.unavailable, available_slots=slots.available,
-            lanes=self._lanes_view(), blocked=blocked_reason(daemonsets))
+            unavailable=slots.unavailable,
+            available_slots=0 if policy.max_unavailable_error else slots.available,
+            lanes=self._lanes_view(),
+            blocked=policy.max_unavailable_error or blocked_reason(daemonsets))
         return replace(view, nodes=self._statuses_view(view, policy, events, now))
 
     def _lanes_view(self) -> Mapping[str, tuple[str, ...]]:
