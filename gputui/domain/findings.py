@@ -191,10 +191,46 @@ def mig_config_pending(ctx: NodeContext) -> list[Finding]:
         "mig")]
 
 
+def gpu_node_unmanaged(ctx: NodeContext) -> list[Finding]:
+    """NFD sees an NVIDIA GPU but the operator does not manage the node (§1.4, §1.5).
+
+    The operator keys everything off ``nvidia.com/gpu.present=true``, which its
+    NodeLabeling reconciler sets from the NFD PCI labels within seconds; a node without it
+    after the operand grace gets no driver and no device plugin, silently. A node opted out
+    with ``nvidia.com/gpu.deploy.operands=false`` is unmanaged by choice: info.
+    (gpu-operator ``controllers/state_manager.go``, ``hasGPULabels``, ``hasOperandsDisabled``.)
+    """
+    node = ctx.node
+    nfd = [key for key in L.NFD_GPU_LABELS if node.labels.get(key) == "true"]
+    opted_out = node.labels.get(L.DEPLOY_OPERANDS, "").lower() == "false"
+    if opted_out:
+        return [ctx.finding(
+            "gpu-node-unmanaged", Severity.INFO,
+            f"{node.name} is opted out ({L.DEPLOY_OPERANDS}=false): the operator deploys no "
+            "driver or operand there", "Remove the label to have the operator manage it.")]
+    if node.gpu_present or not nfd:
+        return []
+    label = nfd[0].rsplit("/", 1)[-1]
+    limit = ctx.thresholds.operand_not_ready_minutes
+    new = node.created is not None and not ctx.over(node.created, limit)
+    message = (f"NFD sees an NVIDIA GPU on {node.name} ({label}=true) but "
+               f"{L.GPU_PRESENT} is {node.labels.get(L.GPU_PRESENT) or 'unset'}: the operator "
+               "does not manage it")
+    if new:
+        return [ctx.finding("gpu-node-unmanaged", Severity.INFO,
+                            message + " yet (a new node; the operator labels it in seconds)",
+                            "Nothing to do yet.")]
+    return [ctx.finding(
+        "gpu-node-unmanaged", Severity.WARNING, message,
+        "Check that the gpu-operator Deployment runs (its node labeling sets gpu.present) and "
+        "its log; no driver or device plugin will reach this node until it does.")]
+
+
 #: causes before symptoms: at one severity, the first rule's finding leads the node's row
 NODE_RULES: tuple[Rule, ...] = (
     driver_pod_failing, operand_pod_failing, validator_stuck, upgrade_failed, upgrade_stalled,
-    mig_config_failed, mig_config_pending, operand_paused, node_not_ready, gpus_unavailable,
+    mig_config_failed, mig_config_pending, operand_paused, gpu_node_unmanaged, node_not_ready,
+    gpus_unavailable,
 )
 
 

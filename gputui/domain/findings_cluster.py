@@ -66,6 +66,25 @@ def cluster_policy_findings(policy: ClusterPolicyView, forbidden: frozenset[str]
     return found
 
 
+def no_gpu_nodes_seen(policy: ClusterPolicyView, nodes: Mapping[str, NodeView]) -> list[Finding]:
+    """The ClusterPolicy says it found no GPU node (reason ``NoGPUNodes`` or
+    ``NFDLabelsMissing``) while nodes carry NFD's NVIDIA labels: nothing gets managed
+    (gpu-operator ``internal/conditions``; ``controllers/state_manager.go``)."""
+    reason = next((c.reason for c in policy.conditions if c.type == "Ready"), "")
+    if reason not in ("NoGPUNodes", "NFDLabelsMissing"):
+        return []
+    seen = sorted(n.name for n in nodes.values()
+                  if any(n.labels.get(key) == "true" for key in L.NFD_GPU_LABELS))
+    if not seen:
+        return []
+    return [Finding(
+        "gpu-node-unmanaged", Severity.WARNING, None,
+        f"ClusterPolicy {policy.name} reports {reason} while NFD sees NVIDIA GPUs on "
+        f"{len(seen)} node(s) ({', '.join(seen[:3])}{', ...' if len(seen) > 3 else ''})",
+        "Check the NFD pods and the operator log: the operator manages no node until it sees "
+        "the NFD labels.", "nodes")]
+
+
 def _expects(node: NodeView, operand: str) -> bool:
     deploy = BY_NAME[operand].deploy
     value = node.labels.get(deploy, "")

@@ -25,6 +25,7 @@ from gputui.domain.daemonsets import driver_generations, summarize_daemonsets
 from gputui.domain.findings_cluster import (
     cluster_policy_findings,
     daemonset_findings,
+    no_gpu_nodes_seen,
     xid_node_findings,
 )
 from gputui.domain.findings_upgrade import required_stalled, upgrade_blocked
@@ -159,6 +160,7 @@ class SnapshotBuilder:
                                       events, now)
         cluster = upgrade_blocked(upgrade) + daemonset_findings(daemonsets, nodes)
         cluster += required_stalled(upgrade, dict(nodes), self._thresholds, now)
+        cluster += no_gpu_nodes_seen(policy, nodes)
         cluster += cluster_policy_findings(policy, objects.forbidden,
                                            self._normal_life(upgrade, cluster))
         return ClusterSnapshot(

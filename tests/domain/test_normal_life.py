@@ -160,3 +160,47 @@ def test_mig_paused_labels_without_a_change_are_a_warning() -> None:
     snap = build([f.node(labels=labels)], f.healthy_pods())
     (paused,) = of(snap, "operand-paused")
     assert paused.severity is Severity.WARNING and "no MIG change is running" in paused.message
+
+
+def _nfd_node(name: str, labels: dict[str, str], age: float) -> dict[str, Any]:
+    node = f.node(name, labels=labels)
+    for key in [k for k in node["metadata"]["labels"]
+                if k.startswith(("nvidia.com/", "feature.node.kubernetes.io/pci-"))]:
+        node["metadata"]["labels"].pop(key)
+    node["metadata"]["labels"].update(labels)
+    node["metadata"]["creationTimestamp"] = f.iso(f.T0 - age)
+    return node
+
+
+def test_gpu_node_not_managed_by_the_operator_is_reported() -> None:
+    """The operator sets nvidia.com/gpu.present from NFD's PCI labels (gpu-operator
+    ``controllers/state_manager.go``, ``gpuNodeLabels``): a GPU node without it for long
+    gets nothing from the operator."""
+    old = _nfd_node("nfd-old", {"feature.node.kubernetes.io/pci-0302_10de.present": "true",
+                                "nvidia.com/gpu.present": "false"}, age=3600)
+    new = _nfd_node("nfd-new", {"feature.node.kubernetes.io/pci-10de.present": "true"},
+                    age=30)
+    snap = build([old, new], [])
+    found = {x.node: x for x in of(snap, "gpu-node-unmanaged")}
+    assert found["nfd-old"].severity is Severity.WARNING
+    assert "pci-0302_10de.present=true" in found["nfd-old"].message
+    assert found["nfd-new"].severity is Severity.INFO
+
+
+def test_gpu_node_opted_out_is_info() -> None:
+    """``nvidia.com/gpu.deploy.operands=false`` removes every operand by choice
+    (gpu-operator ``controllers/state_manager.go``, ``hasOperandsDisabled``)."""
+    node = f.node(labels={"nvidia.com/gpu.deploy.operands": "false"})
+    snap = build([node], [])
+    (x,) = of(snap, "gpu-node-unmanaged")
+    assert x.severity is Severity.INFO and "opted out" in x.message
+
+
+def test_cluster_policy_seeing_no_gpu_node_while_nfd_does_is_reported() -> None:
+    """ClusterPolicy Ready reason NoGPUNodes (gpu-operator ``internal/conditions``)."""
+    cp = f.cluster_policy(status={"state": "ready", "conditions": [
+        {"type": "Ready", "status": "True", "reason": "NoGPUNodes", "message": ""}]})
+    node = _nfd_node("nfd-0", {"feature.node.kubernetes.io/pci-10de.present": "true"}, 30)
+    snap = build([node], [], policies=[cp])
+    assert any(x.node is None and x.severity is Severity.WARNING
+               for x in of(snap, "gpu-node-unmanaged"))
