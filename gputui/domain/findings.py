@@ -120,7 +120,7 @@ def upgrade_stalled(ctx: NodeContext) -> list[Finding]:
         return []
     since = state_since(ctx.node, ctx.event)
     reason = active_wait_reason(ctx.node, ctx.policy, ctx.now)
-    if expected_wait(ctx.node, ctx.policy):
+    if expected_wait(ctx.node, ctx.policy, ctx.now):
         age = f" for {duration(ctx.now - since)}" if since is not None else ""
         return [ctx.finding(
             "upgrade-stalled", Severity.INFO,

@@ -16,7 +16,6 @@ from gputui.domain.model import Finding, NodeUpgradeStatus, NodeView, Severity, 
 from gputui.domain.thresholds import SOURCES, ThresholdsLike
 from gputui.domain.timefmt import duration
 
-
 _IDLE = frozenset({L.STATE_UNKNOWN, L.STATE_DONE, L.STATE_REQUIRED, L.STATE_FAILED})
 
 

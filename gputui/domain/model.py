@@ -326,6 +326,8 @@ class NodeView:
     sharing_replicas: int = 1
     device_plugin_config: str | None = None
     gpu_pods: tuple[GpuPod, ...] = ()
+    #: live pods matching the upgrade policy's ``waitForCompletion.podSelector``, GPU or not
+    wait_pods: tuple[GpuPod, ...] = ()
     created: float | None = None
     join_to_allocatable_seconds: float | None = None
     pipeline: NodePipeline = NodePipeline()

@@ -14,9 +14,9 @@ from gputui.domain.labels import NFD_GPU_LABELS
 from gputui.sources.reduce import (
     JsonObj,
     LabelTimes,
+    gpu_pod_reducer,
     reduce_configmap,
     reduce_event,
-    reduce_gpu_pod,
     reduce_node,
     reduce_operator_pod,
     reduce_plain,
@@ -98,15 +98,17 @@ def cluster_feeds() -> list[Feed]:
     ]
 
 
-def namespace_feeds(namespace: str | None) -> list[Feed]:
+def namespace_feeds(namespace: str | None, wait: tuple[str, ...] = ()) -> list[Feed]:
     """Feeds that follow the operator namespace (restarted when it is found or moves).
 
     GPU workload pods are read cluster-wide but *outside* the operator namespace when it
     is known: the operand pods there (tens of thousands at 5,000 nodes) come through their
-    own feed, and reading them twice would double the biggest transfer.
+    own feed, and reading them twice would double the biggest transfer. Pods matching a
+    ``waitForCompletion`` selector (``wait``) are kept too, GPU or not: the upgrade
+    controller waits for every one of them.
     """
     phases = LIVE_PHASES + (f",metadata.namespace!={namespace}" if namespace else "")
-    feeds = [Feed("gpu-pods", "/api/v1/pods", reduce_gpu_pod, field_selector=phases,
+    feeds = [Feed("gpu-pods", "/api/v1/pods", gpu_pod_reducer(wait), field_selector=phases,
                   namespaced=True)]
     if not namespace:
         return feeds

@@ -278,3 +278,16 @@ def test_outdated_driver_pod_is_named() -> None:
     assert snap.nodes["a"].driver_outdated is True and snap.nodes["b"].driver_outdated is False
     assert snap.upgrade.nodes["a"].wait_reason.startswith("driver pod out of date")
     assert snap.upgrade.nodes["b"].wait_reason == ""
+
+
+def test_wait_for_jobs_counts_every_selected_pod_not_only_gpu_pods() -> None:
+    """``ProcessWaitForJobsRequiredNodes`` lists the node's pods by the podSelector alone
+    (k8s-operator-libs ``pkg/upgrade/upgrade_state.go``): a CPU-only pod holds the node."""
+    nodes = [_node("a", "wait-for-jobs-required", cordoned=True)]
+    etl = f.workload("etl-0", "a", labels={"app": "etl"})
+    etl["spec"]["containers"][0]["resources"] = {}
+    policy = f.upgrade_policy(autoUpgrade=True, waitForCompletion={"podSelector": "app=etl"})
+    snap = _build(nodes, pods=[etl], policy=policy)
+    assert snap.upgrade.nodes["a"].wait_reason.startswith("1 pod app=etl still running")
+    stalled = [x for x in snap.findings if x.code == "upgrade-stalled"]
+    assert stalled and stalled[0].severity.value == "info"

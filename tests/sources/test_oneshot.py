@@ -128,3 +128,19 @@ def test_unreachable_server_is_one_line(tmp_path: Path) -> None:
         read_objects(load_target(str(path)))
     assert str(caught.value) == (f"cannot reach the API server at http://127.0.0.1:{port}: "
                                  "connection refused")
+
+
+def test_pods_waitforcompletion_selects_are_kept_gpu_or_not(cluster: EmulatedCluster,
+                                                             kubeconfig: Path) -> None:
+    """The upgrade controller waits for every pod its waitForCompletion selector matches,
+    GPU or not (k8s-operator-libs ``pkg/upgrade/upgrade_state.go``): those are read too."""
+    store = cluster.store
+    store.create("nodes", node("gpu-0"))
+    policy = cluster_policy(NS)
+    policy["spec"]["driver"]["upgradePolicy"] = {
+        "autoUpgrade": True, "waitForCompletion": {"podSelector": "app=etl"}}
+    store.create("clusterpolicies.nvidia.com", policy)
+    store.create("pods", pod("ml", "etl-cpu", "gpu-0", labels={"app": "etl"}))
+    store.create("pods", pod("ml", "web", "gpu-0", labels={"app": "web"}))
+    objects = read_objects(load_target(str(kubeconfig)))
+    assert ("ml", "etl-cpu") in objects.pods and ("ml", "web") not in objects.pods

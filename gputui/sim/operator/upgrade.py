@@ -246,8 +246,8 @@ class Upgrader:
                 if daemon:
                     # gpuPodSpecFilter counts them, the drain helper skips them: the counts
                     # differ and the library gives up (pod_manager.go, SchedulePodEviction)
-                    errors = errors + [f"cannot delete GPU pods owned by a DaemonSet: "
-                                       f"{', '.join(daemon)}"]
+                    owned = ", ".join(daemon)
+                    errors = errors + [f"cannot delete GPU pods owned by a DaemonSet: {owned}"]
                 if errors:
                     self._deletion_failed(name, evictor.aggregate(errors))
                     continue
