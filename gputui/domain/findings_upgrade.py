@@ -15,6 +15,7 @@ from gputui.domain import labels as L
 from gputui.domain.model import Finding, NodeUpgradeStatus, NodeView, Severity, UpgradeView
 from gputui.domain.thresholds import SOURCES, ThresholdsLike
 from gputui.domain.timefmt import duration
+from gputui.domain.upgrade_groups import Groups, view_for
 
 _IDLE = frozenset({L.STATE_UNKNOWN, L.STATE_DONE, L.STATE_REQUIRED, L.STATE_FAILED})
 
@@ -42,15 +43,19 @@ def _cannot_proceed(view: UpgradeView, status: NodeUpgradeStatus,
 
 
 def required_stalled(view: UpgradeView, nodes: dict[str, NodeView] | None,
-                     thresholds: ThresholdsLike, now: float) -> list[Finding]:
-    """``upgrade-stalled`` for nodes held in ``upgrade-required`` that cannot proceed."""
+                     thresholds: ThresholdsLike, now: float,
+                     groups: Groups | None = None) -> list[Finding]:
+    """``upgrade-stalled`` for nodes held in ``upgrade-required`` that cannot proceed (judged
+    with the node's own NVIDIADriver figures when there are several)."""
     limit = thresholds.upgrade_stalled_minutes * 60.0
     found = []
     for name in view.lanes.get(L.STATE_REQUIRED, ()):
         status = view.nodes.get(name)
         if status is None or status.since is None or now - status.since < limit:
             continue
-        if not _cannot_proceed(view, status, nodes or {}):
+        node = (nodes or {}).get(name)
+        own = view_for(node, view, groups or {}) if node is not None else view
+        if not _cannot_proceed(own, status, nodes or {}):
             continue
         found.append(Finding(
             "upgrade-stalled", Severity.WARNING, name,

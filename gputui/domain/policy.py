@@ -144,3 +144,24 @@ def driver_policy(view: ClusterPolicyView, drivers: Sequence[JsonDict]) -> Upgra
     if view.state == "missing" or not view.driver_enabled:
         return None
     return view.upgrade_policy
+
+
+def driver_policies(view: ClusterPolicyView,
+                    drivers: Sequence[JsonDict]) -> dict[str, tuple[UpgradePolicy, JsonDict]]:
+    """NVIDIADriver name -> (its upgrade policy, its node selector) when the CRD drives the
+    driver and there are several CRs: each runs its own upgrade with its own slots (§3,
+    §4.3). Empty otherwise (one policy, :func:`driver_policy`, governs every node)."""
+    if not (view.use_nvidia_driver_crd or (view.state == "missing" and drivers)):
+        return {}
+    if len(drivers) < 2:
+        return {}
+    result: dict[str, tuple[UpgradePolicy, JsonDict]] = {}
+    for driver in drivers:
+        name = kube.name_of(driver)
+        spec = kube.sub(driver, "spec")
+        selector = {str(k): str(v) for k, v in (spec.get("nodeSelector") or {}).items()}
+        result[name] = (read_upgrade_policy(kube.sub(spec, "upgradePolicy"),
+                                            f"NVIDIADriver {name}", default_auto=True),
+                        {"default": kube.as_bool(spec.get("default"), False),
+                         "selector": selector})
+    return result

@@ -44,7 +44,7 @@ from gputui.domain.model import (
 )
 from gputui.domain.node_build import NodeInputs, build_node
 from gputui.domain.podindex import PodIndex, pod_node_name
-from gputui.domain.policy import driver_policy, read_cluster_policy
+from gputui.domain.policy import driver_policies, driver_policy, read_cluster_policy
 from gputui.domain.snapshot_mig import MigTracker, configmap_changes
 from gputui.domain.thresholds import DEFAULT_THRESHOLDS, ThresholdsLike
 from gputui.domain.upgrade_events import last_events
@@ -156,10 +156,11 @@ class SnapshotBuilder:
         todo = None if full else ({*(changed_nodes or ()), *touched, *event_nodes,
                                    *(mig_nodes or ())})
         nodes = self._nodes(objects, now, todo, shared, events)
+        groups = driver_policies(policy, objects.nvidia_drivers)
         upgrade = self._upgrades.view(upgrade_policy, policy.sandbox_workloads, daemonsets,
-                                      events, now)
+                                      events, now, groups)
         cluster = upgrade_blocked(upgrade) + daemonset_findings(daemonsets, nodes)
-        cluster += required_stalled(upgrade, dict(nodes), self._thresholds, now)
+        cluster += required_stalled(upgrade, dict(nodes), self._thresholds, now, groups)
         cluster += no_gpu_nodes_seen(policy, nodes)
         cluster += cluster_policy_findings(policy, objects.forbidden,
                                            self._normal_life(upgrade, cluster))

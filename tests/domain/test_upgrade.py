@@ -291,3 +291,32 @@ def test_wait_for_jobs_counts_every_selected_pod_not_only_gpu_pods() -> None:
     assert snap.upgrade.nodes["a"].wait_reason.startswith("1 pod app=etl still running")
     stalled = [x for x in snap.findings if x.code == "upgrade-stalled"]
     assert stalled and stalled[0].severity.value == "info"
+
+
+def _nvd(name: str, **policy: Any) -> dict[str, Any]:
+    return {"apiVersion": "nvidia.com/v1alpha1", "kind": "NVIDIADriver",
+            "metadata": {"name": name}, "spec": {"upgradePolicy": policy}}
+
+
+def test_slots_are_counted_per_nvidiadriver() -> None:
+    """gpu-operator v26.7 runs one upgrade per NVIDIADriver over the nodes it owns
+    (``internal/nvidiadriver/nvidiadriver.go`` AssignOwners, owner label), each with its own
+    maxParallelUpgrades: a node never waits for another CR's slot."""
+    owner = "nvidia.com/gpu-operator.driver.owner"
+    nodes = [f.node("a1", labels={"nvidia.com/gpu-driver-upgrade-state": "validation-required",
+                                  owner: "a"}, cordoned=True),
+             f.node("a2", labels={"nvidia.com/gpu-driver-upgrade-state": "upgrade-required",
+                                  owner: "a"}),
+             f.node("b1", labels={"nvidia.com/gpu-driver-upgrade-state": "upgrade-required",
+                                  owner: "b"})]
+    cp = f.cluster_policy(spec={"driver": {"useNvidiaDriverCRD": True}})
+    pods = [p for n in ("a1", "a2", "b1") for p in f.healthy_pods(n)]
+    drivers = [_nvd("a", maxParallelUpgrades=1, maxUnavailable="100%"),
+               _nvd("b", maxParallelUpgrades=1, maxUnavailable="100%")]
+    snap = SnapshotBuilder().build(f.objects(nodes, pods, policies=[cp],
+                                             nvidia_drivers=tuple(drivers)), f.T0)
+    view = snap.upgrade
+    assert set(view.groups) == {"a", "b"}
+    assert view.groups["a"].available_slots == 0 and view.groups["b"].available_slots == 1
+    assert view.nodes["a2"].wait_reason.startswith("no slot")
+    assert view.nodes["b1"].wait_reason.startswith("slot free")
