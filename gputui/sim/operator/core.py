@@ -42,6 +42,7 @@ class Operator:
                                    self._running_on)
         self.upgrader = Upgrader(self.world)
         self._upgrade_keys: dict[str, tuple[str | None, str | None]] = {}
+        self._policy_generation: int | None = None
         self.timeline = Timeline(self.world, self)
         self._tasks: list[asyncio.Task[Any]] = []
         self._watches: list[Any] = []
@@ -139,7 +140,14 @@ class Operator:
             self.world.mark(node if node in self.world.nodes else None, "sched")
 
     def _on_policy(self, event: WatchEvent) -> None:
-        self.world.mark(None, "policy-spec", "policy", "upgrade")
+        # the upgrade controller watches ClusterPolicy with a generation-changed predicate:
+        # its own status writes do not wake it, a spec change (a new driver version) does
+        generation = event.obj["metadata"].get("generation")
+        flags = ["policy-spec", "policy"]
+        if generation != self._policy_generation or event.type != "MODIFIED":
+            self._policy_generation = generation
+            flags.append("upgrade")
+        self.world.mark(None, *flags)
 
     def _on_configmap(self, event: WatchEvent) -> None:
         if event.obj["metadata"].get("namespace") == self.world.ns:
