@@ -185,7 +185,8 @@ def mig_config_pending(ctx: NodeContext) -> list[Finding]:
         "mig-config-pending", Severity.WARNING,
         f"MIG change to {node.mig_config} on {node.name} {node.mig_state} for "
         f"{duration(ctx.now - node.mig_since)}{labels_note}; "
-        f"{node.resources.allocatable} GPUs allocatable",
+        f"{node.resources.allocatable} GPUs allocatable (past "
+        f"{ctx.thresholds.mig_pending_minutes:g} min, {SOURCES['mig_pending_minutes']})",
         "mig-manager waits for GPU clients to stop: check the MIG manager log and for GPU "
         "pods still on the node. A wedged change leaves deploy labels paused (mig-parted #485).",
         "mig")]

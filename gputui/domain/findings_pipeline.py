@@ -158,9 +158,10 @@ def operand_pod_failing(ctx: NodeContext) -> list[Finding]:
         if stage.status is not StageStatus.FAILED and not late:
             continue
         age = f" for {duration(ctx.now - stage.since)}" if late and stage.since else ""
+        past = f" (not ready past {grace_source(stage.operand, ctx.thresholds)})" if late else ""
         found.append(ctx.finding(
             "operand-pod-failing", Severity.WARNING,
-            f"{stage.operand} pod {stage.pod} on {ctx.node.name}{age}: {stage.detail}",
+            f"{stage.operand} pod {stage.pod} on {ctx.node.name}{age}: {stage.detail}{past}",
             f"Open the log of container {stage.container or stage.operand} in pod {stage.pod}; "
             "what it waits on is healthy, so the fault is in this operand.",
             "pipeline", stage.operand))
@@ -193,7 +194,8 @@ def validator_stuck(ctx: NodeContext) -> list[Finding]:
         until = normal_until(pipeline, stage, ctx.pods, ctx.thresholds)
         if until is None or not ctx.over(until, 0.0):
             return []
-    state = f" ({stage.detail})" if current.failing else ""
+    state = (f" ({stage.detail})" if current.failing else
+             f" (past {grace_source('operator-validator', ctx.thresholds)})")
     return [ctx.finding("validator-stuck", Severity.WARNING,
                         f"validator on {ctx.node.name} stuck in {current.name}{age}{state}: "
                         f"{meaning}", hint, "pipeline", current.name)]
