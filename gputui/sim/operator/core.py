@@ -176,7 +176,9 @@ class Operator:
         dirty, flags = w.take_dirty()
         if "policy-spec" in flags:
             if daemonsets.reconcile(w):
-                flags.add("all-nodes")
+                # an operand DaemonSet's generation changed: the upgrade controller's
+                # DaemonSet watch (generation-changed predicate) wakes it
+                flags.update(("all-nodes", "upgrade"))
             flags.add("all-nodes")
         if "all-nodes" in flags:
             dirty.update(w.nodes)
