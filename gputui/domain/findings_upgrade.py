@@ -11,6 +11,8 @@ upgrades pane gives (``k8s-operator-libs: pkg/upgrade/upgrade_inplace.go``,
 
 from __future__ import annotations
 
+from collections.abc import Callable, Mapping
+
 from gputui.domain import labels as L
 from gputui.domain.model import Finding, NodeUpgradeStatus, NodeView, Severity, UpgradeView
 from gputui.domain.thresholds import SOURCES, ThresholdsLike
@@ -20,42 +22,48 @@ from gputui.domain.upgrade_groups import Groups, view_for
 _IDLE = frozenset({L.STATE_UNKNOWN, L.STATE_DONE, L.STATE_REQUIRED, L.STATE_FAILED})
 
 
-def _down_outside_upgrades(view: UpgradeView, nodes: dict[str, NodeView]) -> int:
+def _down_outside_upgrades(view: UpgradeView, nodes: Mapping[str, NodeView]) -> int:
     """Managed nodes cordoned or NotReady for reasons other than a running upgrade step."""
     return sum(1 for name, status in view.nodes.items() if status.state in _IDLE
                and (n := nodes.get(name)) is not None and (n.cordoned or not n.ready))
 
 
-def _cannot_proceed(view: UpgradeView, status: NodeUpgradeStatus,
-                    nodes: dict[str, NodeView]) -> bool:
+def _cannot_proceed(view: UpgradeView, status: NodeUpgradeStatus, node: NodeView | None,
+                    down_outside: Callable[[], int]) -> bool:
     """The node in ``upgrade-required`` will not start by itself."""
     if status.skip or view.blocked or not view.enabled:
         return True
-    node = nodes.get(status.node)
     if view.available_slots > 0 or (node is not None and node.cordoned):
         return False  # starts at the next pass (pre-cordoned nodes proceed without a slot)
     # no slot: a queue behind upgrading nodes is normal; slots held by failed nodes, or
     # maxUnavailable used up by nodes down for other reasons, do not free themselves
     if view.failed > 0:
         return True
-    return view.total > view.max_unavailable > 0 and (
-        _down_outside_upgrades(view, nodes) >= view.max_unavailable)
+    return view.total > view.max_unavailable > 0 and down_outside() >= view.max_unavailable
 
 
-def required_stalled(view: UpgradeView, nodes: dict[str, NodeView] | None,
+def required_stalled(view: UpgradeView, nodes: Mapping[str, NodeView],
                      thresholds: ThresholdsLike, now: float,
                      groups: Groups | None = None) -> list[Finding]:
     """``upgrade-stalled`` for nodes held in ``upgrade-required`` that cannot proceed (judged
-    with the node's own NVIDIADriver figures when there are several)."""
+    with the node's own NVIDIADriver figures when there are several). Only nodes held past
+    the threshold are judged, and the walk over all nodes happens at most once."""
     limit = thresholds.upgrade_stalled_minutes * 60.0
+    counted: list[int] = []
+
+    def down_outside() -> int:
+        if not counted:
+            counted.append(_down_outside_upgrades(view, nodes))
+        return counted[0]
+
     found = []
     for name in view.lanes.get(L.STATE_REQUIRED, ()):
         status = view.nodes.get(name)
         if status is None or status.since is None or now - status.since < limit:
             continue
-        node = (nodes or {}).get(name)
+        node = nodes.get(name)
         own = view_for(node, view, groups or {}) if node is not None else view
-        if not _cannot_proceed(own, status, nodes or {}):
+        if not _cannot_proceed(own, status, node, down_outside):
             continue
         found.append(Finding(
             "upgrade-stalled", Severity.WARNING, name,

@@ -160,7 +160,7 @@ class SnapshotBuilder:
         upgrade = self._upgrades.view(upgrade_policy, policy.sandbox_workloads, daemonsets,
                                       events, now, groups)
         cluster = upgrade_blocked(upgrade) + daemonset_findings(daemonsets, nodes)
-        cluster += required_stalled(upgrade, dict(nodes), self._thresholds, now, groups)
+        cluster += required_stalled(upgrade, nodes, self._thresholds, now, groups)
         cluster += no_gpu_nodes_seen(policy, nodes)
         cluster += cluster_policy_findings(policy, objects.forbidden,
                                            self._normal_life(upgrade, cluster))
