@@ -45,6 +45,7 @@ from gputui.domain.model import (
 from gputui.domain.node_build import NodeInputs, build_node
 from gputui.domain.podindex import PodIndex, pod_node_name
 from gputui.domain.policy import driver_policies, driver_policy, read_cluster_policy
+from gputui.domain.sharing import sharing_config_names
 from gputui.domain.snapshot_mig import MigTracker, configmap_changes
 from gputui.domain.thresholds import DEFAULT_THRESHOLDS, ThresholdsLike
 from gputui.domain.upgrade_events import last_events
@@ -105,8 +106,9 @@ class SnapshotBuilder:
     """Builds snapshots, remembering node views between builds.
 
     Args:
-        thresholds: any object with the four ``*_minutes`` attributes
-            (``gputui.settings.Thresholds`` fits); the domain defaults otherwise.
+        thresholds: any object with the ``*_minutes`` attributes of
+            :class:`~gputui.domain.thresholds.ThresholdsLike` (``gputui.settings.Thresholds``
+            is the domain's own class); the domain defaults otherwise.
     """
 
     def __init__(self, thresholds: ThresholdsLike = DEFAULT_THRESHOLDS) -> None:
@@ -169,7 +171,9 @@ class SnapshotBuilder:
             operator_namespace=namespace, cluster_policy=policy, nodes=nodes, upgrade=upgrade,
             mig=self._mig.view(policy.mig_strategy), findings=self._fleet.findings(cluster),
             daemonsets=daemonsets, counts=self._fleet.counts(upgrade.in_progress),
-            forbidden=objects.forbidden)
+            forbidden=objects.forbidden,
+            sharing_configs=sharing_config_names(objects.configmaps, namespace,
+                                                 policy.device_plugin_config))
 
     def _normal_life(self, upgrade: UpgradeView, cluster: Sequence[Finding]) -> str:
         """What explains a notReady ClusterPolicy when nothing fails, else ""."""

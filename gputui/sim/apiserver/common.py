@@ -16,6 +16,7 @@ from typing import Any
 from aiohttp import web
 
 from gputui.sim.apiserver.kubeproto import decode_body, is_protobuf
+from gputui.sim.apiserver.rbac import Denials
 from gputui.sim.errors import ApiError, bad_request
 from gputui.sim.nodeside import NodeSide
 from gputui.sim.store import Obj, Store
@@ -81,6 +82,8 @@ class ApiContext:
     bookmark_interval: float = 1.0
     watch_queues: set[asyncio.Queue[Any]] = field(default_factory=set)
     closing: bool = False
+    #: verbs refused as RBAC would (``gputui sim --deny``), also answered by access reviews
+    denials: Denials = field(default_factory=Denials)
 
     def __post_init__(self) -> None:
         self.cache = EncodeCache(self.store)

@@ -86,6 +86,9 @@ async def _dispatch(request: web.Request, group: str, version_name: str,
     if target.rtype.verbs == ("create",) and request.method != "POST":
         raise method_not_allowed(request.method)
     ctx = ctx_of(request)
+    ctx.denials.check(_verb(request, target, legacy_watch), target.rtype.plural,
+                      target.subresource or "", target.rtype.group, target.name,
+                      target.namespace)
     if target.subresource:
         return await _subresource(ctx, target, request)
     if legacy_watch and request.method == "GET":
@@ -93,6 +96,19 @@ async def _dispatch(request: web.Request, group: str, version_name: str,
     if target.name is None:
         return await _collection(ctx, target, request)
     return await _item(ctx, target, request)
+
+
+def _verb(request: web.Request, target: Target, legacy_watch: bool) -> str:
+    """The Kubernetes verb a request asks for (what RBAC rules name)."""
+    method = request.method
+    if method == "GET":
+        if legacy_watch or is_watch(request):
+            return "watch"
+        return "get" if target.name is not None else "list"
+    if method == "DELETE" and target.name is None:
+        return "deletecollection"
+    return {"POST": "create", "PUT": "update", "PATCH": "patch", "DELETE": "delete"}.get(
+        method, method.lower())
 
 
 async def _legacy_watch(ctx: ApiContext, target: Target,
