@@ -10,14 +10,12 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
+from gputui.sources.decode import reduce_gpu_pod, reduce_node, reduce_operator_pod
 from gputui.sources.reduce import (
     JsonObj,
     LabelTimes,
     reduce_configmap,
     reduce_event,
-    reduce_gpu_pod,
-    reduce_node,
-    reduce_operator_pod,
     reduce_plain,
 )
 

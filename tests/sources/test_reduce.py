@@ -2,14 +2,8 @@
 
 from __future__ import annotations
 
-from gputui.sources.reduce import (
-    gpu_request,
-    label_times,
-    parse_time,
-    reduce_gpu_pod,
-    reduce_node,
-    reduce_operator_pod,
-)
+from gputui.sources.decode import gpu_request, reduce_gpu_pod, reduce_node, reduce_operator_pod
+from gputui.sources.reduce import label_times, parse_time
 from tests.sources.helpers import node, pod
 
 MANAGED = [
