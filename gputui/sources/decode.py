@@ -49,6 +49,7 @@ Item = tuple[JsonObj, LabelTimes]
 #: turns one shaped object into what the cache keeps, or None to drop it
 Finish = Callable[[JsonObj], "Item | None"]
 _INTERN_MAX = 96
+T = TypeVar("T")
 
 # ------------------------------------------------------------------------ shapes
 # Every shape is total=False: a field the server leaves out stays out, as with json.loads.
@@ -178,6 +179,16 @@ class _Pod(TypedDict, total=False):
 # "continue" is a Python keyword: the functional form declares it
 _ListMetaFull = TypedDict("_ListMetaFull", {"resourceVersion": str, "continue": str},
                           total=False)
+
+
+class _ListPage(TypedDict, Generic[T], total=False):
+    metadata: _ListMetaFull
+    items: list[T]
+
+
+class _Event(TypedDict, Generic[T], total=False):
+    type: str
+    object: T
 
 
 # ------------------------------------------------------------------- finishing
@@ -371,9 +382,6 @@ class WatchEvent:
     item: Item | None
 
 
-T = TypeVar("T")
-
-
 class FeedDecoder(Generic[T]):
     """Decodes one feed's pages and events through a shape, then ``finish`` per object.
 
@@ -388,12 +396,8 @@ class FeedDecoder(Generic[T]):
             self._list: msgspec.json.Decoder[Any] = msgspec.json.Decoder()
             self._event: msgspec.json.Decoder[Any] = self._list
         else:
-            page = TypedDict("page", {"metadata": _ListMetaFull,  # type: ignore[misc]
-                                      "items": list[shape]}, total=False)  # type: ignore[valid-type]
-            event = TypedDict("event", {"type": str, "object": shape},  # type: ignore[misc]
-                              total=False)
-            self._list = msgspec.json.Decoder(page)
-            self._event = msgspec.json.Decoder(event)
+            self._list = msgspec.json.Decoder(_ListPage[shape])  # type: ignore[valid-type]
+            self._event = msgspec.json.Decoder(_Event[shape])  # type: ignore[valid-type]
         self._generic: msgspec.json.Decoder[Any] = msgspec.json.Decoder()
 
     def page(self, data: bytes) -> Page:

@@ -1,14 +1,16 @@
 """Read every feed once, no watches: what ``gputui check`` needs, as fast as the server allows.
 
-The feeds are listed one after the other and reduced page by page, into the same
-:class:`ObjectCache` the live source uses, so ``check`` and the TUI see the cluster through
-exactly the same reduction.
+The feeds are listed concurrently (nodes and pods at once), each page decoded straight into
+its reduced form (:mod:`gputui.sources.decode`) while the next page is on its way, into the
+same :class:`ObjectCache` the live source uses, so ``check`` and the TUI see the cluster
+through exactly the same reduction.
 """
 
 from __future__ import annotations
 
 import gc
 from collections.abc import Iterator
+from concurrent.futures import ThreadPoolExecutor
 from contextlib import contextmanager
 
 from gputui.domain.inputs import ClusterObjects
@@ -36,6 +38,15 @@ def gc_paused() -> Iterator[None]:
     finally:
         if enabled:
             gc.enable()
+
+
+#: lists read at once: the two big ones (operand pods, nodes) plus the small ones beside
+LIST_THREADS = 3
+
+
+def _heaviest_first(feed: Feed) -> int:
+    """Start the biggest lists first so the small ones fill the gaps."""
+    return {"pods": 0, "nodes": 1, "gpu-pods": 2}.get(feed.name, 3)
 
 
 def _read_feed(http: KubeHttp, feed: Feed, cache: ObjectCache) -> str | None:
@@ -70,11 +81,11 @@ def read_objects(target: KubeTarget, namespace: str | None = None,
         probe(client)
         found = discover_namespace(client, namespace)
         cache = ObjectCache()
-        # one list after the other: one decoded page in memory at a time (concurrent lists
-        # measured 10-15% more peak memory for no gain against a server that serialises)
-        with gc_paused():
-            results = [_read_feed(client, feed, cache)
-                       for feed in cluster_feeds() + namespace_feeds(found)]
+        # concurrent lists: decoding holds the GIL, but while one feed decodes a page the
+        # others' pages are in flight (the biggest feed, operand pods, sets the pace)
+        feeds = sorted(cluster_feeds() + namespace_feeds(found), key=_heaviest_first)
+        with gc_paused(), ThreadPoolExecutor(LIST_THREADS, "gputui-list") as pool:
+            results = list(pool.map(lambda feed: _read_feed(client, feed, cache), feeds))
         forbidden = {resource_of(name) for name in results if name}
         cache.apply_pending()  # this thread is the cache's only reader: no copy needed
         return cache.build_inputs(operator_namespace=found, context=target.context,
