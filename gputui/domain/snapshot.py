@@ -36,6 +36,7 @@ from gputui.domain.model import (
     ClusterSnapshot,
     DaemonSetSummary,
     Finding,
+    NodePipeline,
     NodeView,
     UpgradeEvent,
     UpgradePolicy,
@@ -56,6 +57,10 @@ class _Entry:
     event: UpgradeEvent | None
 
 
+#: lists without which a node's pipeline and findings cannot be told (its Node is not enough)
+_FINDING_INPUTS = frozenset({"pods", "daemonsets", "clusterpolicies", "nvidiadrivers"})
+
+
 @dataclass(frozen=True, slots=True)
 class _Shared:
     """Cluster-wide inputs that shape every node; a change rebuilds all nodes."""
@@ -67,6 +72,8 @@ class _Shared:
     namespace: str | None
     driver_generations: tuple[tuple[str, int], ...] = ()
     mig_config_name: str | None = None
+    #: pods, DaemonSets or the ClusterPolicy not listed yet: pipelines and findings unknown
+    loading: bool = False
 
 
 def sort_findings(findings: Sequence[Finding]) -> tuple[Finding, ...]:
@@ -144,7 +151,8 @@ class SnapshotBuilder:
         upgrade_policy = driver_policy(policy, objects.nvidia_drivers)
         shared = _Shared(policy.state != "missing", policy.disabled_operands,
                          frozenset(ds.operand for ds in daemonsets), upgrade_policy, namespace,
-                         driver_generations(objects.daemonsets), policy.mig_config_name)
+                         driver_generations(objects.daemonsets), policy.mig_config_name,
+                         bool(objects.loading & _FINDING_INPUTS))
         events, event_nodes = self._read_events(objects.events)
         mig_nodes = configmap_changes(self._configmaps, objects.configmaps, objects.nodes,
                                       shared.mig_config_name)
@@ -156,14 +164,15 @@ class SnapshotBuilder:
         nodes = self._nodes(objects, now, todo, shared, events)
         upgrade = self._upgrades.view(upgrade_policy, policy.sandbox_workloads, daemonsets,
                                       events, now)
-        cluster = cluster_policy_findings(policy, objects.forbidden)
-        cluster += upgrade_blocked(upgrade) + daemonset_findings(daemonsets, nodes)
+        cluster = [] if shared.loading else (
+            cluster_policy_findings(policy, objects.forbidden)
+            + upgrade_blocked(upgrade) + daemonset_findings(daemonsets, nodes))
         return ClusterSnapshot(
             context=objects.context, server=objects.server, generated_at=now,
             operator_namespace=namespace, cluster_policy=policy, nodes=nodes, upgrade=upgrade,
             mig=self._mig.view(policy.mig_strategy), findings=self._fleet.findings(cluster),
             daemonsets=daemonsets, counts=self._fleet.counts(upgrade.in_progress),
-            forbidden=objects.forbidden)
+            forbidden=objects.forbidden, loading=objects.loading)
 
     def _read_events(self, source: Sequence[JsonDict]) -> tuple[dict[str, UpgradeEvent],
                                                                  set[str]]:
@@ -239,6 +248,9 @@ class SnapshotBuilder:
             event=event, driver_generations=generations,
             mig_configs=self._mig_configs(objects, name, shared))
         view, recheck_at = build_node(inputs, self._thresholds, now)
+        if shared.loading:  # what the findings would say rests on lists not read yet
+            return _Entry(replace(view, findings=(), worst=None, pipeline=NodePipeline(),
+                                  loading=True), None, event)
         return _Entry(view, recheck_at, event)
 
     def _mig_configs(self, objects: ClusterObjects, name: str,

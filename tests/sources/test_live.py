@@ -65,6 +65,12 @@ def seed(cluster: EmulatedCluster, nodes: int = 3) -> None:
                                      labels={"app": "nvidia-driver-daemonset"}))
 
 
+def complete_build(builder: RecordingBuilder) -> tuple[Any, Any] | None:
+    """The first build made once every feed was listed (earlier ones show nodes only)."""
+    with builder.lock:
+        return next((call for call in builder.calls if not call[0].loading), None)
+
+
 def set_label(cluster: EmulatedCluster, name: str, key: str, value: str) -> None:
     cluster.store.mutate("nodes", name, None,
                          lambda n: n["metadata"]["labels"].update({key: value}))
@@ -79,9 +85,8 @@ def test_snapshot_after_sync_then_watch_updates(cluster: EmulatedCluster,
                                                 start_source: Callable[..., Started]) -> None:
     seed(cluster)
     source, builder, snapshots, _ = start_source()
-    wait_for(lambda: snapshots, what="first snapshot")
-    first, changed = builder.calls[0]
-    assert changed is None  # the first build is a full one
+    first, changed = wait_for(lambda: complete_build(builder), what="first complete snapshot")
+    assert changed is None  # the first complete build is a full one
     assert sorted(first.nodes) == ["gpu-0", "gpu-1", "gpu-2"]
     assert first.operator_namespace == NS and (NS, "nvidia-driver-daemonset-a") in first.pods
     assert source.status().connection is Connection.LIVE and source.status().last_update > 0
@@ -157,7 +162,7 @@ def test_forbidden_feed_is_reported_and_the_rest_works(
     seed(cluster)
     forbidden_paths.add("/api/v1/events")
     source, builder, snapshots, _ = start_source()
-    wait_for(lambda: snapshots)
+    wait_for(lambda: complete_build(builder))
     status = source.status()
     assert status.connection is Connection.LIVE and status.forbidden == ("events",)
     assert "forbidden: events" in status.message
@@ -232,10 +237,10 @@ def test_idle_source_builds_no_full_snapshot(cluster: EmulatedCluster,
     builder re-checks its own time thresholds), and bookmarks wake no build at all."""
     seed(cluster)
     _, builder, snapshots, _ = start_source(rebuild_every=0.2)
-    wait_for(lambda: snapshots)
+    wait_for(lambda: complete_build(builder))
     time.sleep(1.5)  # several idle ticks, and bookmarks on every watch each second
     with builder.lock:
-        changes = [changed for _, changed in builder.calls]
+        changes = [changed for objects, changed in builder.calls if not objects.loading]
     assert changes[0] is None and len(changes) >= 4
     assert all(changed == frozenset() for changed in changes[1:])
     assert len(changes) < 1.5 / 0.2 + 4  # ticks, not one build per bookmark
@@ -282,3 +287,40 @@ def test_gc_pause_ends_when_no_snapshot_comes(tmp_path: Path, monkeypatch: pytes
     wait_for(gc.isenabled, what="GC back on while the server stays unreachable")
     assert not snapshots
     source.stop()
+
+
+def test_nodes_are_shown_before_the_pods_are_listed(
+        cluster: EmulatedCluster, kubeconfig: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Progressive load: a snapshot of the nodes arrives while the operand pods are still
+    being listed; it says so (``loading``), claims no finding and no pipeline, and the
+    header's facts are not guessed (no "policy missing", no findings); once the pods are
+    in, a complete snapshot follows with the driver pod in the pipeline."""
+    seed(cluster)
+    release = threading.Event()
+    original = reflector_module.list_feed
+
+    def slow_pods(http: Any, feed: Any) -> Any:
+        if feed.name == "pods":
+            release.wait(30)
+        return original(http, feed)
+
+    monkeypatch.setattr(reflector_module, "list_feed", slow_pods)
+    source = KubeSource(load_target(str(kubeconfig)), coalesce=0.05, rebuild_every=60,
+                        watch_timeout=5, xid_every=0)
+    snapshots: list[Any] = []
+    source.start(snapshots.append, lambda _: None)
+    try:
+        early = wait_for(lambda: snapshots and snapshots[-1], what="a first snapshot")
+        assert sorted(early.nodes) == ["gpu-0", "gpu-1", "gpu-2"]
+        assert "pods" in early.loading and early.findings == ()
+        view = early.nodes["gpu-0"]
+        assert view.loading and view.findings == () and view.pipeline.stages == ()
+        release.set()
+        done = wait_for(lambda: not snapshots[-1].loading and snapshots[-1],
+                        what="the complete snapshot")
+        driver = done.nodes["gpu-0"].pipeline.stage("driver")
+        assert not done.nodes["gpu-0"].loading and driver is not None
+        assert done.cluster_policy.state != "missing"
+    finally:
+        release.set()
+        source.stop()
