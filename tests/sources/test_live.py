@@ -84,7 +84,7 @@ def label(builder: RecordingBuilder, name: str, key: str) -> str | None:
 def test_snapshot_after_sync_then_watch_updates(cluster: EmulatedCluster,
                                                 start_source: Callable[..., Started]) -> None:
     seed(cluster)
-    source, builder, snapshots, _ = start_source()
+    source, builder, _, _ = start_source()
     first, changed = wait_for(lambda: complete_build(builder), what="first complete snapshot")
     assert changed is None  # the first complete build is a full one
     assert sorted(first.nodes) == ["gpu-0", "gpu-1", "gpu-2"]
@@ -161,7 +161,7 @@ def test_forbidden_feed_is_reported_and_the_rest_works(
         start_source: Callable[..., Started]) -> None:
     seed(cluster)
     forbidden_paths.add("/api/v1/events")
-    source, builder, snapshots, _ = start_source()
+    source, builder, _, _ = start_source()
     wait_for(lambda: complete_build(builder))
     status = source.status()
     assert status.connection is Connection.LIVE and status.forbidden == ("events",)
@@ -236,7 +236,7 @@ def test_idle_source_builds_no_full_snapshot(cluster: EmulatedCluster,
     """Only the first build is full; idle ticks pass the empty change set (the domain
     builder re-checks its own time thresholds), and bookmarks wake no build at all."""
     seed(cluster)
-    _, builder, snapshots, _ = start_source(rebuild_every=0.2)
+    _, builder, _, _ = start_source(rebuild_every=0.2)
     wait_for(lambda: complete_build(builder))
     time.sleep(1.5)  # several idle ticks, and bookmarks on every watch each second
     with builder.lock:
