@@ -129,7 +129,7 @@ def record(args: argparse.Namespace) -> int:
         env = dict(os.environ, KUBECONFIG=str(kubeconfig), XDG_CONFIG_HOME=str(work),
                    PYTHONPATH=str(REPO))
         clients = [[sys.executable, "-m", "gputui", "check", "--json"]]
-        if args.kubectl and Path(args.kubectl).exists():
+        if args.kubectl and Path(args.kubectl).exists() and not args.no_kubectl:
             kubectl = [args.kubectl, "--cache-dir", str(work / "kube-cache"),
                        "--request-timeout=0"]
             clients += [kubectl + ["get", "nodes", "-o", "json"],
@@ -204,6 +204,9 @@ def main() -> int:
     rec.add_argument("--scenario", default="scale-5000")
     rec.add_argument("--out", required=True)
     rec.add_argument("--kubectl", default=str(REPO / ".tools/kubectl/usr/bin/kubectl"))
+    rec.add_argument("--no-kubectl", action="store_true",
+                     help="record gputui's requests only (kubectl's full pod list of a "
+                          "15,000-node cluster needs over 10 GB of memory)")
     srv = sub.add_parser("serve", help="answer from a recording")
     srv.add_argument("--dir", required=True)
     srv.add_argument("--port", type=int, default=0)
