@@ -36,7 +36,6 @@ from gputui.domain.model import (
     ClusterSnapshot,
     DaemonSetSummary,
     Finding,
-    NodePipeline,
     NodeView,
     UpgradeEvent,
     UpgradePolicy,
@@ -246,11 +245,8 @@ class SnapshotBuilder:
             policy_present=shared.policy_present, disabled=shared.disabled,
             with_daemonset=shared.with_daemonset, upgrade_policy=shared.upgrade_policy,
             event=event, driver_generations=generations,
-            mig_configs=self._mig_configs(objects, name, shared))
+            mig_configs=self._mig_configs(objects, name, shared), loading=shared.loading)
         view, recheck_at = build_node(inputs, self._thresholds, now)
-        if shared.loading:  # what the findings would say rests on lists not read yet
-            return _Entry(replace(view, findings=(), worst=None, pipeline=NodePipeline(),
-                                  loading=True), None, event)
         return _Entry(view, recheck_at, event)
 
     def _mig_configs(self, objects: ClusterObjects, name: str,
