@@ -24,16 +24,16 @@ import time
 
 LAUNCHED = time.perf_counter()  # before any heavy import: "launch" is the process start
 
-import argparse  # noqa: E402 - after the launch stamp on purpose
-import asyncio  # noqa: E402
-import json  # noqa: E402
-import os  # noqa: E402
-import resource  # noqa: E402
-import statistics  # noqa: E402
-import subprocess  # noqa: E402
-import sys  # noqa: E402
-import tempfile  # noqa: E402
-from pathlib import Path  # noqa: E402
+import argparse  # after the launch stamp on purpose
+import asyncio
+import json
+import os
+import resource
+import statistics
+import subprocess
+import sys
+import tempfile
+from pathlib import Path
 
 REPO = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO))
