@@ -3,8 +3,9 @@
 Why a typed decoder: at 5,000 nodes the pod list alone is over 200 MB of JSON, and building
 every Python object of it (``json.loads``/``orjson``) before :mod:`gputui.sources.reduce`
 walks it again to keep a fraction took most of ``gputui check``'s time. ``msgspec`` decodes
-straight into a declared shape and skips, in C and without allocating, every field the shape
-does not name: managedFields of pods, pod specs' env, probes, tolerations, node images.
+straight into a declared shape (:mod:`gputui.sources.shapes`) and skips, in C and without
+allocating, every field the shape does not name: managedFields of pods, pod specs' env,
+probes, tolerations, node images.
 
 Why ``TypedDict`` shapes rather than ``msgspec.Struct``: decoding into a TypedDict yields
 plain dicts, so the domain (which reads Kubernetes-shaped mappings), the cache's contract,
@@ -19,7 +20,8 @@ managedFields are decoded only for nodes, and only their ``time`` and the label 
 later parse because a Raw value keeps the whole page's buffer alive.
 
 A page or event that does not fit the shape (a server sending an unexpected type) is decoded
-generically and reduced item by item, so odd input costs speed, never the feed.
+generically and cut to the shape item by item: odd input costs speed, and only an object that
+cannot be cut is dropped (logged), never the page or the feed.
 """
 
 from __future__ import annotations
@@ -29,7 +31,7 @@ import sys
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from functools import lru_cache
-from typing import Any, Generic, TypedDict, TypeVar
+from typing import Any, Generic, TypeVar
 
 import msgspec
 
@@ -42,6 +44,7 @@ from gputui.sources.reduce import (
     share_flat,
     timed_label,
 )
+from gputui.sources.shapes import ListPage, Node, Pod, WatchLine
 
 log = logging.getLogger(__name__)
 
@@ -50,146 +53,6 @@ Item = tuple[JsonObj, LabelTimes]
 Finish = Callable[[JsonObj], "Item | None"]
 _INTERN_MAX = 96
 T = TypeVar("T")
-
-# ------------------------------------------------------------------------ shapes
-# Every shape is total=False: a field the server leaves out stays out, as with json.loads.
-_Labels = TypedDict("_Labels", {"f:labels": dict[str, Any]}, total=False)
-_FieldsV1 = TypedDict("_FieldsV1", {"f:metadata": _Labels}, total=False)
-
-
-class _ManagedEntry(TypedDict, total=False):
-    time: str
-    fieldsV1: _FieldsV1
-
-
-class _ObjectMeta(TypedDict, total=False):
-    name: str
-    namespace: str
-    resourceVersion: str
-    labels: dict[str, str]
-    annotations: dict[str, str]
-    creationTimestamp: str
-    deletionTimestamp: str
-
-
-class _NodeMeta(_ObjectMeta, total=False):
-    managedFields: list[_ManagedEntry]
-
-
-class _NodeCondition(TypedDict, total=False):
-    type: str
-    status: str
-    reason: str
-    message: str
-    lastTransitionTime: str
-
-
-class _NodeInfo(TypedDict, total=False):
-    kernelVersion: str
-    osImage: str
-    kubeletVersion: str
-    containerRuntimeVersion: str
-
-
-class _NodeSpec(TypedDict, total=False):
-    unschedulable: bool
-
-
-class _NodeStatus(TypedDict, total=False):
-    conditions: list[_NodeCondition]
-    capacity: dict[str, Any]
-    allocatable: dict[str, Any]
-    nodeInfo: _NodeInfo
-
-
-class _Node(TypedDict, total=False):
-    metadata: _NodeMeta
-    spec: _NodeSpec
-    status: _NodeStatus
-
-
-class _Owner(TypedDict, total=False):
-    kind: str
-    name: str
-
-
-class _PodMeta(TypedDict, total=False):
-    name: str
-    namespace: str
-    resourceVersion: str
-    labels: dict[str, str]
-    creationTimestamp: str
-    deletionTimestamp: str
-    ownerReferences: list[_Owner]
-
-
-class _Resources(TypedDict, total=False):
-    requests: dict[str, Any]
-    limits: dict[str, Any]
-
-
-class _Container(TypedDict, total=False):
-    name: str
-    resources: _Resources
-
-
-class _Volume(TypedDict, total=False):
-    name: str
-    emptyDir: dict[str, Any]
-
-
-class _PodSpec(TypedDict, total=False):
-    nodeName: str
-    initContainers: list[_Container]
-    containers: list[_Container]
-    volumes: list[_Volume]
-
-
-class _PodCondition(TypedDict, total=False):
-    type: str
-    status: str
-    reason: str
-    message: str
-
-
-class _ContainerStatus(TypedDict, total=False):
-    name: str
-    ready: bool
-    restartCount: int
-    state: dict[str, dict[str, Any]]
-    lastState: dict[str, dict[str, Any]]
-
-
-class _PodStatus(TypedDict, total=False):
-    phase: str
-    reason: str
-    message: str
-    startTime: str
-    conditions: list[_PodCondition]
-    initContainerStatuses: list[_ContainerStatus]
-    containerStatuses: list[_ContainerStatus]
-
-
-class _Pod(TypedDict, total=False):
-    metadata: _PodMeta
-    spec: _PodSpec
-    status: _PodStatus
-
-
-# "continue" is a Python keyword: the functional form declares it
-_ListMetaFull = TypedDict("_ListMetaFull", {"resourceVersion": str, "continue": str},
-                          total=False)
-
-
-class _ListPage(TypedDict, Generic[T], total=False):
-    metadata: _ListMetaFull
-    items: list[T]
-
-
-class _Event(TypedDict, Generic[T], total=False):
-    type: str
-    object: T
-
 
 # ------------------------------------------------------------------- finishing
 def _intern(value: Any) -> Any:
@@ -396,8 +259,8 @@ class FeedDecoder(Generic[T]):
             self._list: msgspec.json.Decoder[Any] = msgspec.json.Decoder()
             self._event: msgspec.json.Decoder[Any] = self._list
         else:
-            self._list = msgspec.json.Decoder(_ListPage[shape])  # type: ignore[valid-type]
-            self._event = msgspec.json.Decoder(_Event[shape])  # type: ignore[valid-type]
+            self._list = msgspec.json.Decoder(ListPage[shape])  # type: ignore[valid-type]
+            self._event = msgspec.json.Decoder(WatchLine[shape])  # type: ignore[valid-type]
         self._generic: msgspec.json.Decoder[Any] = msgspec.json.Decoder()
 
     def page(self, data: bytes) -> Page:
@@ -448,9 +311,9 @@ class FeedDecoder(Generic[T]):
             return {}
 
 
-NODES = FeedDecoder(_Node, finish_node)
-OPERATOR_PODS = FeedDecoder(_Pod, finish_operator_pod)
-GPU_PODS = FeedDecoder(_Pod, finish_gpu_pod)
+NODES = FeedDecoder(Node, finish_node)
+OPERATOR_PODS = FeedDecoder(Pod, finish_operator_pod)
+GPU_PODS = FeedDecoder(Pod, finish_gpu_pod)
 
 
 def reduce_with(decoder: FeedDecoder[Any], obj: Mapping[str, Any]) -> Item | None:
