@@ -174,7 +174,7 @@ def main() -> int:
         if server is not None:
             server.terminate()
             server.wait(30)
-    report(runs, args.scenario)
+    report(runs, args.kubeconfig or f"{args.scenario} ({args.frozen or 'recorded here'})")
     return 0
 
 

@@ -110,7 +110,7 @@ def main() -> int:
     finally:
         server.terminate()
         server.wait(30)
-    print(f"\nscenario {args.scenario}: min / median / max of {len(rounds)} rounds")
+    print(f"\nscenario {args.scenario} ({folder}): min / median / max of {len(rounds)} rounds")
     for key, label in (("first", "launch to first node rows, s"),
                        ("complete", "launch to complete table, s"), ("raw", "raw transfer, s"),
                        ("peak", "peak RSS, MB")):
