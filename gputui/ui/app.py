@@ -40,6 +40,7 @@ from gputui.ui.screens.findings import FindingsScreen
 from gputui.ui.screens.help import HelpScreen
 from gputui.ui.screens.mig import MigScreen
 from gputui.ui.screens.nodes import NodesScreen
+from gputui.ui.screens.pod_log import PodLogScreen
 from gputui.ui.screens.upgrades import UpgradesScreen
 from gputui.ui.theme import GPUTUI_THEME, gpu_variables
 from gputui.ui.widgets.status_header import INITIAL_STATUS, StatusHeader
@@ -309,11 +310,6 @@ class GpuTuiApp(App[int]):
     # ------------------------------------------------------------------ pod logs
     def open_pod_log(self, namespace: str, pod: str, container: str | None = None) -> None:
         """Show a pod container's log and events (read in a thread worker)."""
-        try:
-            from gputui.ui.screens.pod_log import PodLogScreen
-        except ImportError:
-            self.notify("the pod log view is not available in this build", severity="warning")
-            return
         screen: Screen[Any] = self.screen
         if not isinstance(screen, PodLogScreen):
             screen = PodLogScreen(namespace, pod, container)

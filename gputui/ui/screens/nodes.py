@@ -3,8 +3,6 @@
 The screen is glue: it forwards snapshots to the table and the detail widgets, drives the
 detail widgets' node from the table cursor (debounced, so holding an arrow key over 5,000
 rows does not re-render the detail pane 5,000 times), and hosts the ``/`` filter prompt.
-The detail widgets belong to the detail engineer and are imported lazily, so the shell runs
-(with an explanatory placeholder) while they are being built.
 """
 
 from __future__ import annotations
