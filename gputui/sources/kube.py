@@ -331,6 +331,8 @@ class KubeSource:
         self.snapshot = snapshot
         if not loading:  # the collector stays paused while the big lists are decoded
             self._resume_gc(freeze=True)
+        else:  # but not for ever when a list never arrives
+            self._end_gc_pause_if_overdue()
         self._deliver(snapshot)
 
     def _builder(self) -> SnapshotBuilderLike:
