@@ -33,7 +33,7 @@ from gputui.sources.http import KubeHttp
 from gputui.sources.kubeconfig import KubeTarget
 from gputui.sources.pods import read_pod_events, read_pod_log
 from gputui.sources.reflector import Backoff, FeedState, Reflector
-from gputui.sources.resources import Feed, cluster_feeds, namespace_feeds
+from gputui.sources.resources import Feed, cluster_feeds, namespace_feeds, resource_of
 from gputui.sources.status import StatusTracker
 from gputui.sources.xids import XidTracker
 
@@ -109,6 +109,7 @@ class KubeSource:
         self._domain_builder = builder
         self._gc_paused_at: float | None = None
         self._loading: frozenset[str] = frozenset()  # what the last build had not read
+        self._first_listed = threading.Event()  # the other feeds decode after FIRST_FEED
         self.xids = XidTracker(self.http, prometheus_url)
         self.xid_every = xid_every
 
@@ -215,7 +216,9 @@ class KubeSource:
             for feed in feeds:
                 reflector = Reflector(self.http, feed, self.cache, self,
                                       watch_timeout=self.watch_timeout,
-                                      backoff=Backoff(cap=self.backoff_cap))
+                                      backoff=Backoff(cap=self.backoff_cap),
+                                      gate=None if resource_of(feed.name) == FIRST_FEED
+                                      else self._first_listed)
                 self._reflectors[feed.name] = reflector
                 reflector.start()
 
@@ -255,6 +258,8 @@ class KubeSource:
     def feed_state(self, feed: str, state: FeedState, message: str) -> None:
         was_settled = self.tracker.settled
         self.tracker.feed(feed, state, message)
+        if feed == FIRST_FEED and state is not FeedState.SYNCING:
+            self._first_listed.set()  # listed, forbidden, absent or failing: stop waiting
         if state is not FeedState.DISCONNECTED:
             self.tracker.touch()
         if self.tracker.settled and not was_settled:
@@ -304,8 +309,10 @@ class KubeSource:
             self.cache.apply_pending()
             if self._follow_policy_namespace():
                 continue  # the new namespace's feeds are syncing: build once they are in
-            if self.snapshot is None or loading != self._loading:
-                self.cache.mark_full()  # a list arrived: what every node says may change
+            if self.snapshot is None or (self._loading and not loading):
+                # the first build, and the first with every list in (the domain compares
+                # the cluster-wide inputs that arrive in between itself)
+                self.cache.mark_full()
             self._loading = loading
             last_build = time.monotonic()
             self._build_and_deliver(loading)

@@ -49,9 +49,9 @@ def list_calls(monkeypatch: pytest.MonkeyPatch) -> list[str]:
     calls: list[str] = []
     original = reflector_module.list_feed
 
-    def counting(http: Any, feed: Any) -> Any:
+    def counting(http: Any, feed: Any, gate: Any = None) -> Any:
         calls.append(feed.name)
-        return original(http, feed)
+        return original(http, feed, gate)
 
     monkeypatch.setattr(reflector_module, "list_feed", counting)
     return calls
@@ -299,10 +299,10 @@ def test_nodes_are_shown_before_the_pods_are_listed(
     release = threading.Event()
     original = reflector_module.list_feed
 
-    def slow_pods(http: Any, feed: Any) -> Any:
+    def slow_pods(http: Any, feed: Any, gate: Any = None) -> Any:
         if feed.name == "pods":
             release.wait(30)
-        return original(http, feed)
+        return original(http, feed, gate)
 
     monkeypatch.setattr(reflector_module, "list_feed", slow_pods)
     source = KubeSource(load_target(str(kubeconfig)), coalesce=0.05, rebuild_every=60,
@@ -324,3 +324,40 @@ def test_nodes_are_shown_before_the_pods_are_listed(
     finally:
         release.set()
         source.stop()
+
+
+def test_a_gated_feed_decodes_after_the_gate_opens(
+        cluster: EmulatedCluster, kubeconfig: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The live source gates every feed but the GPU nodes: their pages are fetched at once,
+    decoded only once the nodes are listed (so the node rows show first)."""
+    from gputui.sources.decode import FeedDecoder
+    from gputui.sources.http import KubeHttp
+    from gputui.sources.resources import namespace_feeds
+
+    seed(cluster)
+    decoded: list[int] = []
+    original = FeedDecoder.page
+
+    def counting(self: FeedDecoder[Any], data: bytes) -> Any:
+        decoded.append(len(data))
+        return original(self, data)
+
+    monkeypatch.setattr(FeedDecoder, "page", counting)
+    http = KubeHttp(load_target(str(kubeconfig)).configuration)
+    gate = threading.Event()
+    pods = next(f for f in namespace_feeds(NS) if f.name == "pods")
+    result: list[Any] = []
+    worker = threading.Thread(target=lambda: result.append(
+        reflector_module.list_feed(http, pods, gate)))
+    worker.start()
+    try:
+        worker.join(0.5)
+        assert worker.is_alive() and decoded == []  # fetched, waiting for the gate
+        gate.set()
+        worker.join(10)
+        items, version = result[0]
+        assert [obj["metadata"]["name"] for obj, _ in items] == ["nvidia-driver-daemonset-a"]
+        assert version and len(decoded) == 1
+    finally:
+        gate.set()
+        http.close()

@@ -222,7 +222,10 @@ class NodeTable(StableTable):
             self._restore_cursor(cursor)
             if not self._slice_queued:
                 self._slice_queued = True
-                self.call_later(self._next_slice)
+                if self._filling and not had_rows:  # paint the first screenful, then go on
+                    self.call_after_refresh(self._next_slice)
+                else:
+                    self.call_later(self._next_slice)
             return
         self._finish_patch(cursor)
 
