@@ -85,9 +85,20 @@ def _when(text: str) -> float | None:
     return parse_time(text)
 
 
+def label_times(obj: Mapping[str, Any]) -> LabelTimes:
+    """Label key -> epoch seconds of the managedFields entry that owns it (latest wins),
+    for the labels :func:`~gputui.sources.reduce.timed_label` keeps.
+
+    A managedFields entry's ``time`` is when that manager last wrote the object, which for
+    a label it owns is when the label was last set by it: the best record a client has.
+    """
+    entries = (obj.get("metadata") or {}).get("managedFields")
+    return _label_times([e for e in entries if isinstance(e, dict)]) if entries else {}
+
+
 def _label_times(entries: list[JsonObj]) -> LabelTimes:
-    """:func:`~gputui.sources.reduce.label_times` over shaped managedFields entries, with
-    the per-key test and the timestamp parse cached (the same few repeat fleet-wide)."""
+    """:func:`label_times` over managedFields entries, with the per-key test and the
+    timestamp parse cached (the same few repeat fleet-wide)."""
     times: LabelTimes = {}
     for entry in entries:
         fields = entry.get("fieldsV1", {}).get("f:metadata", {}).get("f:labels")

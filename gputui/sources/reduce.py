@@ -1,8 +1,9 @@
 """Shrink Kubernetes objects on arrival to what gputui reads, keeping label-change times.
 
 The big feeds (nodes, pods) are decoded straight into their reduced form by
-:mod:`gputui.sources.decode`; this module holds what both paths share (label-change times,
-string interning, hash-consing) and the reducers of the small feeds.
+:mod:`gputui.sources.decode` (label-change times included); this module holds what both
+share (timestamps, which labels are timed, string interning, hash-consing) and the reducers
+of the small feeds.
 
 Why: at 5,000 nodes the raw lists are hundreds of megabytes, mostly ``managedFields``,
 ``status.images`` and pod spec detail gputui never shows. Each page is reduced before the
@@ -56,33 +57,6 @@ def timed_label(key: str) -> bool:
     (deploy, upgrade, MIG, device-plugin config, presence, driver owner), not the dozens of
     NFD and GFD facts whose age nobody asks about (that would triple the node cache)."""
     return key.startswith(TIMED_LABEL_PREFIXES)
-
-
-def label_times(obj: Mapping[str, Any]) -> LabelTimes:
-    """Label key -> epoch seconds of the managedFields entry that owns it (latest wins),
-    for the labels :func:`timed_label` keeps.
-
-    A managedFields entry's ``time`` is when that manager last wrote the object, which for
-    a label it owns is when the label was last set by it: the best record a client has.
-    """
-    times: LabelTimes = {}
-    for entry in (obj.get("metadata") or {}).get("managedFields") or ():
-        if not isinstance(entry, Mapping):
-            continue
-        when = parse_time(entry.get("time"))
-        fields = ((entry.get("fieldsV1") or {}).get("f:metadata") or {}).get("f:labels")
-        if when is None or not isinstance(fields, Mapping):
-            continue
-        for raw_key in fields:
-            if raw_key.startswith("f:") and timed_label(raw_key[2:]):
-                key = sys.intern(raw_key[2:])
-                if when > times.get(key, 0.0):
-                    times[key] = when
-    return times
-
-
-def _intern(value: Any) -> Any:
-    return sys.intern(value) if isinstance(value, str) and len(value) <= _INTERN_MAX else value
 
 
 def intern_strings(value: Any) -> Any:

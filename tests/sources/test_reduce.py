@@ -2,8 +2,14 @@
 
 from __future__ import annotations
 
-from gputui.sources.decode import gpu_request, reduce_gpu_pod, reduce_node, reduce_operator_pod
-from gputui.sources.reduce import label_times, parse_time
+from gputui.sources.decode import (
+    gpu_request,
+    label_times,
+    reduce_gpu_pod,
+    reduce_node,
+    reduce_operator_pod,
+)
+from gputui.sources.reduce import parse_time
 from tests.sources.helpers import node, pod
 
 MANAGED = [
