@@ -309,6 +309,12 @@ class KubeSource:
             self.cache.apply_pending()
             if self._follow_policy_namespace():
                 continue  # the new namespace's feeds are syncing: build once they are in
+            if loading and self.snapshot is not None and self.snapshot.loading and (
+                    not self.cache.nodes_changed()):
+                # a half-loaded screen shows the nodes only: a DaemonSet or policy list
+                # arriving changes nothing it shows, and a full rebuild of 15,000 nodes
+                # would only slow the pod lists still being decoded
+                continue
             if self.snapshot is None or (self._loading and not loading):
                 # the first build, and the first with every list in (the domain compares
                 # the cluster-wide inputs that arrive in between itself)
