@@ -329,6 +329,9 @@ class ClusterSnapshot:
     daemonsets: tuple[DaemonSetSummary, ...] = ()
     counts: SnapshotCounts = field(default_factory=SnapshotCounts)
     forbidden: frozenset[str] = frozenset()
+    #: keys of the device plugin's ConfigMap: the values ``nvidia.com/device-plugin.config``
+    #: may take (empty when sharing is not configured)
+    sharing_configs: tuple[str, ...] = ()
     #: resources not listed yet (see ``ClusterObjects.loading``): the UI says "loading"
     #: for what they feed instead of a value ("policy missing", "0 nodes")
     loading: frozenset[str] = frozenset()
