@@ -133,6 +133,7 @@ class KubeSource:
         self._resume_gc(freeze=False)
         self._stop.set()
         self._dirty.set()
+        self._first_listed.set()  # gated feeds stop waiting for the nodes
         with self._lock:
             reflectors = list(self._reflectors.values())
         for reflector in reflectors:

@@ -121,8 +121,8 @@ def test_restart_resumes_the_watch(cluster: EmulatedCluster, restart: Any,
                                    list_calls: list[str]) -> None:
     """API server gone mid-watch: stale + reconnecting, then resume from resourceVersion."""
     seed(cluster)
-    source, builder, snapshots, statuses = start_source()
-    wait_for(lambda: snapshots)
+    source, builder, _, statuses = start_source()
+    wait_for(lambda: complete_build(builder), what="every feed listed")
     lists_before = len(list_calls)
     cluster.stop()
     status = wait_for(lambda: source.status().connection is Connection.RECONNECTING
