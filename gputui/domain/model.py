@@ -336,6 +336,9 @@ class NodeView:
     pipeline: NodePipeline = NodePipeline()
     findings: tuple[Finding, ...] = ()
     worst: Severity | None = None
+    #: the operand pods (or other inputs of pipeline and findings) are still being listed:
+    #: ``findings`` and ``pipeline`` are not known yet, which is not the same as empty
+    loading: bool = False
 
     @property
     def paused_labels(self) -> tuple[DeployLabel, ...]:
@@ -366,7 +369,13 @@ class ClusterSnapshot:
     #: keys of the device plugin's ConfigMap: the values ``nvidia.com/device-plugin.config``
     #: may take (empty when sharing is not configured)
     sharing_configs: tuple[str, ...] = ()
+    #: resources not listed yet (see ``ClusterObjects.loading``): the UI says "loading"
+    #: for what they feed instead of a value ("policy missing", "0 nodes")
+    loading: frozenset[str] = frozenset()
 
 
-#: Start every UI from this, never from None.
-EMPTY_SNAPSHOT = ClusterSnapshot()
+#: what nothing has been read of: every part of the picture
+LOADING_ALL = frozenset({"nodes", "pods", "clusterpolicies", "daemonsets"})
+
+#: Start every UI from this, never from None: nothing is known yet.
+EMPTY_SNAPSHOT = ClusterSnapshot(loading=LOADING_ALL)

@@ -59,6 +59,10 @@ class _Entry:
     event: UpgradeEvent | None
 
 
+#: lists without which a node's pipeline and findings cannot be told (its Node is not enough)
+_FINDING_INPUTS = frozenset({"pods", "daemonsets", "clusterpolicies", "nvidiadrivers"})
+
+
 @dataclass(frozen=True, slots=True)
 class _Shared:
     """Cluster-wide inputs that shape every node; a change rebuilds all nodes."""
@@ -70,6 +74,8 @@ class _Shared:
     namespace: str | None
     driver_generations: tuple[tuple[str, int], ...] = ()
     mig_config_name: str | None = None
+    #: pods, DaemonSets or the ClusterPolicy not listed yet: pipelines and findings unknown
+    loading: bool = False
 
 
 def sort_findings(findings: Sequence[Finding]) -> tuple[Finding, ...]:
@@ -148,7 +154,8 @@ class SnapshotBuilder:
         upgrade_policy = driver_policy(policy, objects.nvidia_drivers)
         shared = _Shared(policy.state != "missing", policy.disabled_operands,
                          frozenset(ds.operand for ds in daemonsets), upgrade_policy, namespace,
-                         driver_generations(objects.daemonsets), policy.mig_config_name)
+                         driver_generations(objects.daemonsets), policy.mig_config_name,
+                         bool(objects.loading & _FINDING_INPUTS))
         events, event_nodes = self._read_events(objects.events)
         mig_nodes = configmap_changes(self._configmaps, objects.configmaps, objects.nodes,
                                       shared.mig_config_name)
@@ -161,17 +168,19 @@ class SnapshotBuilder:
         groups = driver_policies(policy, objects.nvidia_drivers)
         upgrade = self._upgrades.view(upgrade_policy, policy.sandbox_workloads, daemonsets,
                                       events, now, groups)
-        cluster = upgrade_blocked(upgrade) + daemonset_findings(daemonsets, nodes)
-        cluster += required_stalled(upgrade, nodes, self._thresholds, now, groups)
-        cluster += no_gpu_nodes_seen(policy, nodes)
-        cluster += cluster_policy_findings(policy, objects.forbidden,
-                                           self._normal_life(upgrade, cluster))
+        cluster: list[Finding] = []
+        if not shared.loading:
+            cluster = upgrade_blocked(upgrade) + daemonset_findings(daemonsets, nodes)
+            cluster += required_stalled(upgrade, nodes, self._thresholds, now, groups)
+            cluster += no_gpu_nodes_seen(policy, nodes)
+            cluster += cluster_policy_findings(policy, objects.forbidden,
+                                               self._normal_life(upgrade, cluster))
         return ClusterSnapshot(
             context=objects.context, server=objects.server, generated_at=now,
             operator_namespace=namespace, cluster_policy=policy, nodes=nodes, upgrade=upgrade,
             mig=self._mig.view(policy.mig_strategy), findings=self._fleet.findings(cluster),
             daemonsets=daemonsets, counts=self._fleet.counts(upgrade.in_progress),
-            forbidden=objects.forbidden,
+            forbidden=objects.forbidden, loading=objects.loading,
             sharing_configs=sharing_config_names(objects.configmaps, namespace,
                                                  policy.device_plugin_config))
 
@@ -259,7 +268,7 @@ class SnapshotBuilder:
             policy_present=shared.policy_present, disabled=shared.disabled,
             with_daemonset=shared.with_daemonset, upgrade_policy=shared.upgrade_policy,
             event=event, driver_generations=generations,
-            mig_configs=self._mig_configs(objects, name, shared))
+            mig_configs=self._mig_configs(objects, name, shared), loading=shared.loading)
         view, recheck_at = build_node(inputs, self._thresholds, now)
         return _Entry(view, recheck_at, event)
 

@@ -115,6 +115,11 @@ class ObjectCache:
                               None if event_type == "DELETED" else obj, times)
             return self._version != before
 
+    def nodes_changed(self) -> bool:
+        """Whether the next build has a node to rebuild (or is a full one)."""
+        with self._lock:
+            return self._full or bool(self._changed_nodes)
+
     def take_changes(self) -> frozenset[str] | None:
         """Node names changed since the last call, or ``None`` when a full build is due."""
         with self._lock:

@@ -11,14 +11,12 @@ from dataclasses import dataclass
 from typing import Any
 
 from gputui.domain.labels import NFD_GPU_LABELS
+from gputui.sources.decode import gpu_pod_reducer, reduce_node, reduce_operator_pod
 from gputui.sources.reduce import (
     JsonObj,
     LabelTimes,
-    gpu_pod_reducer,
     reduce_configmap,
     reduce_event,
-    reduce_node,
-    reduce_operator_pod,
     reduce_plain,
 )
 
