@@ -33,6 +33,9 @@ class Thresholds:
     operand_not_ready_minutes: float = 10.0
     #: validator init container running for longer is "stuck"
     validator_stuck_minutes: float = 5.0
+    #: an XID that appeared or changed within this window counts with its meaning's
+    #: severity; older ones (or of unknown age) are ``info``
+    xid_lookback_minutes: float = 60.0
 
 
 @dataclass(frozen=True)

@@ -1,4 +1,4 @@
-"""Finding thresholds: any object with these four attributes (``gputui.settings.Thresholds``
+"""Finding thresholds: any object with these attributes (``gputui.settings.Thresholds``
 fits) so the domain never imports settings."""
 
 from __future__ import annotations
@@ -22,6 +22,9 @@ class ThresholdsLike(Protocol):
     @property
     def validator_stuck_minutes(self) -> float: ...
 
+    @property
+    def xid_lookback_minutes(self) -> float: ...
+
 
 @dataclass(frozen=True, slots=True)
 class DomainThresholds:
@@ -31,6 +34,7 @@ class DomainThresholds:
     mig_pending_minutes: float = 10.0
     operand_not_ready_minutes: float = 10.0
     validator_stuck_minutes: float = 5.0
+    xid_lookback_minutes: float = 60.0
 
 
 DEFAULT_THRESHOLDS = DomainThresholds()
