@@ -121,7 +121,8 @@ class MetricsOrigin:
         kind: ``prometheus``, ``exporter``, ``nvml`` or ``none``.
         where: the URL, "API server pod proxy", or "local NVML".
         updated_at: epoch seconds of the last good read; 0 before the first.
-        fallback: why a preferred source is not used ("Prometheus unreachable since 14:02").
+        fallback: why a preferred source is not used ("Prometheus unreachable"), with
+            ``since`` the epoch seconds it has been so (0 when unknown).
         error: why the last read failed (the shown data is older), or "".
     """
 
@@ -129,6 +130,7 @@ class MetricsOrigin:
     where: str = ""
     updated_at: float = 0.0
     fallback: str = ""
+    since: float = 0.0
     error: str = ""
 
 

@@ -12,7 +12,7 @@ from concurrent.futures import ThreadPoolExecutor
 from urllib.parse import quote
 
 from gputui.domain.inputs import GpuHealth
-from gputui.domain.metrics import NODE_METRICS, ROW_REMAP_FAILURE, TEMP, NodeMetrics
+from gputui.domain.metrics import NODE_METRICS, ROW_REMAP_FAILURE, TEMP, XID, NodeMetrics
 from gputui.sources.errors import SourceError
 from gputui.sources.exposition import Sample, parse_samples
 from gputui.sources.history import History
@@ -52,6 +52,9 @@ class ExporterMetrics:
         self.workers = workers
         self.scrapes = 0
         self.bytes = 0
+        #: (node, GPU, XID) -> when gputui first saw it (0: already there at the first read)
+        self.xid_first_seen: dict[tuple[str, int, int], float] = {}
+        self._read: set[str] = set()
 
     def scrape(self, targets: Mapping[str, tuple[str, str]], now: float) -> dict[str, str]:
         """Scrape each node's exporter (node -> (namespace, pod)); node -> error for failures."""
@@ -67,6 +70,7 @@ class ExporterMetrics:
                 return
             self.scrapes += 1
             self.bytes += len(text)
+            self._note_xids(node, samples, now)
             self.history.add(node, now, (({"__name__": s.name, **s.labels}, s.value)
                                          for s in samples))
 
@@ -76,6 +80,18 @@ class ExporterMetrics:
                 list(pool.map(one, targets.items()))
         self.history.forget_except(list(targets), MAX_NODES)
         return errors
+
+    def _note_xids(self, node: str, samples: Sequence[Sample], now: float) -> None:
+        stamp = now if node in self._read else 0.0
+        self._read.add(node)
+        for sample in samples:
+            if sample.name == XID and sample.value > 0:
+                key = (node, int(sample.labels.get("gpu", "0") or 0), int(sample.value))
+                self.xid_first_seen.setdefault(key, stamp)
+
+    def xids_since(self, since: float) -> int:
+        """GPUs whose XID gputui saw appear after ``since`` (epoch seconds)."""
+        return sum(1 for when in list(self.xid_first_seen.values()) if when > since)
 
     def node(self, node: str) -> NodeMetrics:
         """The node's GPUs from the history kept so far."""

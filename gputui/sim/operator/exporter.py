@@ -145,7 +145,7 @@ def _power(model: Any, util: float, wave: float) -> float:
     """Board power: the model's idle figure at 0 %, rising with load, below the limit."""
     idle = electrical(model).idle_power_w
     peak = 0.9 * model.power_limit_w
-    return round(idle + (peak - idle) * util / 100 + 0.02 * (peak - idle) * wave, 3)
+    return float(round(idle + (peak - idle) * util / 100 + 0.02 * (peak - idle) * wave, 3))
 
 
 def _emit(series: dict[str, list[str]], gpu: Any, labels: dict[str, str],
