@@ -82,8 +82,13 @@ class Traffic:
     bytes: int = 0
 
 
+_REGEX_SPECIAL = re.compile(r"([.+*?()\[\]{}|^$\\])")
+
+
 def _selector_any(names: Iterable[str]) -> str:
-    return "|".join(re.escape(name) for name in names)
+    """An RE2 alternation matching exactly ``names``, written as a PromQL string body
+    (a regex backslash is itself escaped inside the double-quoted string)."""
+    return "|".join(_REGEX_SPECIAL.sub(r"\\\\\1", _quote(name)) for name in names)
 
 
 def _either(build: Callable[[str], str]) -> str:
