@@ -148,6 +148,36 @@ class MetricsReading:
 EMPTY_METRICS = MetricsReading()
 
 
+@dataclass(frozen=True, slots=True)
+class GpuSpec:
+    """A model's own limits, for fixed scales when the source does not report them."""
+
+    power_limit_w: float
+    sm_clock_max_mhz: float
+
+
+#: datasheet figures by a fragment of dcgm-exporter's ``modelName`` (first match wins)
+GPU_SPECS: tuple[tuple[str, GpuSpec], ...] = (
+    ("H100", GpuSpec(700.0, 1980.0)), ("H200", GpuSpec(700.0, 1980.0)),
+    ("A100", GpuSpec(400.0, 1410.0)), ("A30", GpuSpec(165.0, 1440.0)),
+    ("L40S", GpuSpec(350.0, 2520.0)), ("L4", GpuSpec(72.0, 2040.0)),
+    ("T4", GpuSpec(70.0, 1590.0)),
+)
+
+
+def gpu_spec(model: str) -> GpuSpec | None:
+    """The datasheet limits of ``model`` (``NVIDIA H100 80GB HBM3``), None when unlisted."""
+    for fragment, spec in GPU_SPECS:
+        if fragment in model:
+            return spec
+    return None
+
+
+def last_value(trace: Trace) -> float | None:
+    """The newest sample's value, None for an empty trace."""
+    return trace[-1][1] if trace else None
+
+
 def _trace(points: Sequence[tuple[float, float]]) -> Trace:
     return tuple((float(t), float(v)) for t, v in points)
 

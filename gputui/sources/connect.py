@@ -24,6 +24,7 @@ from gputui.sources.http import KubeHttp
 from gputui.sources.kube import KubeSource
 from gputui.sources.kubeconfig import KubeTarget, load_target
 from gputui.sources.oneshot import read_objects
+from gputui.sources.metrics import MetricsFeed
 from gputui.sources.prometheus import PrometheusOptions
 from gputui.sources.xids import XidReading, XidTracker, read_xids
 
@@ -169,3 +170,27 @@ def _xids(http: KubeHttp, objects: ClusterObjects, settings: Settings) -> XidRea
             fallback = read_xids(http, objects, WHEN_UNKNOWN)
             return replace(fallback, note=f"{error}; read from exporters")
     return read_xids(http, objects, WHEN_UNKNOWN)
+
+
+def open_metrics(settings: Settings, source: KubeSource | None) -> MetricsFeed:
+    """The metrics feed for the TUI: Prometheus, the exporters through ``source``'s API
+    server, and local NVML (``--local``, or as a last resort on a GPU node).
+
+    Nothing connects here: the feed's thread reads from its first refresh on.
+    """
+    from gputui.sources.metrics import MetricsFeed
+    from gputui.sources.nvml import NvmlMetrics, on_gpu_node
+    from gputui.sources.prometheus import PrometheusMetrics
+    from gputui.sources.scrape import ExporterMetrics
+
+    options = prometheus_options(settings)
+    prometheus = PrometheusMetrics(options) if options is not None and not settings.local \
+        else None
+    exporters = None
+    if source is not None and not settings.local:
+        exporters = ExporterMetrics(KubeHttp(source.target.configuration))
+    nvml = NvmlMetrics() if settings.local or on_gpu_node() else None
+    clock = source.clock if source is not None else time.time
+    return MetricsFeed(prometheus=prometheus, exporters=exporters, nvml=nvml,
+                       refresh=settings.refresh, clock=clock,
+                       lookback=lookback_seconds(settings), local=settings.local)

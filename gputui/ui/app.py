@@ -22,12 +22,16 @@ from textual.css.query import NoMatches
 from textual.screen import Screen
 from textual.timer import Timer
 
+from gputui.domain.metrics import EMPTY_METRICS, MetricsReading
 from gputui.domain.model import EMPTY_SNAPSHOT, ClusterSnapshot
 from gputui.settings import Settings
 from gputui.sources.base import ClusterSource, SourceStatus
+from gputui.sources.metrics import MetricsFeed
 from gputui.ui.commands import bindings_for, by_alias, command, command_for_action
 from gputui.ui.contracts import (
     JumpRequested,
+    MetricsUpdated,
+    MetricsWanted,
     PodLog,
     PodLogLoaded,
     PodLogRequested,
@@ -81,11 +85,14 @@ class GpuTuiApp(App[int]):
     DEFAULT_MODE = "nodes"
 
     def __init__(self, settings: Settings, source: ClusterSource,
-                 clock: Callable[[], float] = time.time) -> None:
+                 clock: Callable[[], float] = time.time,
+                 metrics: MetricsFeed | None = None) -> None:
         super().__init__()
         self.settings = settings
         self.source = source
         self.clock = clock
+        self.metrics_feed = metrics
+        self.metrics: MetricsReading = EMPTY_METRICS
         self.snapshot: ClusterSnapshot = EMPTY_SNAPSHOT
         self.status: SourceStatus = INITIAL_STATUS
         self.keymap: dict[str, str] = dict(settings.keymap)
@@ -114,9 +121,13 @@ class GpuTuiApp(App[int]):
         self.screen_change_signal.subscribe(self, self._screen_changed)
         self.set_interval(1.0, self._refresh_header, name="header-age")
         self.source.start(self._snapshot_from_source, self._status_from_source)
+        if self.metrics_feed is not None:
+            self.metrics_feed.start(self._metrics_from_feed)
 
     def on_unmount(self) -> None:
         self.source.stop()
+        if self.metrics_feed is not None:
+            self.metrics_feed.stop()
         if self._gc_thresholds is not None:
             gc.set_threshold(*self._gc_thresholds)
             self._gc_thresholds = None
@@ -127,6 +138,24 @@ class GpuTuiApp(App[int]):
 
     def _status_from_source(self, status: SourceStatus) -> None:
         self.post_message(SourceStatusChanged(status))
+
+    def _metrics_from_feed(self, reading: MetricsReading) -> None:
+        """Metrics thread -> message (never touch widgets here)."""
+        self.post_message(MetricsUpdated(reading))
+
+    def on_metrics_updated(self, message: MetricsUpdated) -> None:
+        """Keep the newest reading; the active screen and the header show it."""
+        self.metrics = message.reading
+        if self.screen_stack:
+            show = getattr(self.screen, "show_metrics", None)
+            if show is not None:
+                show(self.metrics, self.clock())
+        self._refresh_header()
+
+    def on_metrics_wanted(self, message: MetricsWanted) -> None:
+        """A screen says what is on screen: the feed reads that from its next refresh."""
+        if self.metrics_feed is not None:
+            self.metrics_feed.want(message.want)
 
     # ------------------------------------------------------------------ the refresh path
     def on_snapshot_updated(self, message: SnapshotUpdated) -> None:
@@ -209,13 +238,16 @@ class GpuTuiApp(App[int]):
             except NoMatches:  # not composed yet: the screen-change callback retries
                 self.call_after_refresh(self._deliver, screen)
                 return
+        show_metrics = getattr(screen, "show_metrics", None)
+        if show_metrics is not None and self.metrics is not EMPTY_METRICS:
+            show_metrics(self.metrics, self.clock())
         self._refresh_header()
 
     def _refresh_header(self) -> None:
         if not self.screen_stack:
             return
         for header in self.screen.query(StatusHeader):
-            header.update_state(self.snapshot, self.status, self.clock())
+            header.update_state(self.snapshot, self.status, self.clock(), self.metrics.fleet)
 
     # ------------------------------------------------------------------ navigation
     def jump_to(self, node: str | None, pane: str) -> None:
@@ -338,6 +370,10 @@ class GpuTuiApp(App[int]):
 
 
 def make_app(settings: Settings, source: ClusterSource, *,
-             clock: Callable[[], float] = time.time) -> GpuTuiApp:
-    """The app for ``settings`` reading ``source``; ``clock`` is "now" for every age shown."""
-    return GpuTuiApp(settings, source, clock=clock)
+             clock: Callable[[], float] = time.time,
+             metrics: MetricsFeed | None = None) -> GpuTuiApp:
+    """The app for ``settings`` reading ``source``; ``clock`` is "now" for every age shown.
+
+    ``metrics`` is the metrics feed (started and stopped with the app), None for none.
+    """
+    return GpuTuiApp(settings, source, clock=clock, metrics=metrics)

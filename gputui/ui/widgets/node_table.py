@@ -18,7 +18,16 @@ from textual.widgets import DataTable
 from textual.widgets.data_table import CellDoesNotExist, ColumnKey, RowDoesNotExist
 
 from gputui.domain.model import EMPTY_SNAPSHOT, ClusterSnapshot, NodeView
-from gputui.ui.node_rows import COLUMNS, SORTABLE, Cell, NodeFilter, node_cells, sort_value
+from gputui.ui.node_rows import (
+    COLUMNS,
+    NO_UTIL,
+    SORTABLE,
+    Cell,
+    NodeFilter,
+    node_cells,
+    sort_value,
+    util_cell,
+)
 from gputui.ui.theme import var_style
 from gputui.ui.widgets.stable_table import StableTable
 
@@ -54,6 +63,7 @@ class NodeTable(StableTable):
         self.sort_reverse = False
         self._views: dict[str, NodeView] = {}
         self._cells: dict[str, dict[str, Cell]] = {}
+        self._util: dict[str, Cell] = {}
         self._styles: dict[str, Style] = {}
         self._texts: dict[Cell, Text] = {}
         self._seen: dict[str, NodeView] = {}
@@ -126,6 +136,21 @@ class NodeTable(StableTable):
         if node == self.selected_node and self.cursor_row < self.row_count - 1:
             self.move_cursor(row=self.cursor_row + 1)
         self.post_message(self.ViewChanged())
+
+    def rows_on_screen(self) -> list[str]:
+        """The nodes of the rows currently scrolled into view (what metrics are read for)."""
+        top = int(self.scroll_y)
+        end = min(self.row_count, top + max(1, self.size.height))
+        keys = (self._row_locations.get_key(i) for i in range(top, end))
+        return [str(key.value) for key in keys if key is not None]
+
+    def show_util(self, util: Mapping[str, float]) -> None:
+        """Fill the utilisation column of the rows that have a reading (rows on screen)."""
+        for name, value in util.items():
+            cell = util_cell(value)
+            if name in self._views and self._util.get(name) != cell:
+                self._util[name] = cell
+                self.update_cell(name, "util", self._text(cell))
 
     def clear_marks(self) -> None:
         """Unmark every node."""
@@ -247,12 +272,15 @@ class NodeTable(StableTable):
         for name in names:
             del self._views[name]
             self._cells.pop(name, None)
+            self._util.pop(name, None)
 
     def _add(self, view: NodeView) -> None:
         cells = node_cells(view)
         self._views[view.name] = view
         self._cells[view.name] = cells
-        row = [self._mark_text(view.name)] + [self._text(cells[c.key]) for c in COLUMNS[1:]]
+        util = self._util.get(view.name, NO_UTIL)
+        row = [self._mark_text(view.name)] + [self._text(cells.get(c.key, util))
+                                              for c in COLUMNS[1:]]
         self.add_row(*row, key=view.name)
 
     def _patch(self, view: NodeView) -> bool:
@@ -354,4 +382,6 @@ class NodeTable(StableTable):
         for name, cells in self._cells.items():
             for key, cell in cells.items():
                 self.update_cell(name, key, self._text(cell))
+            if name in self._util:
+                self.update_cell(name, "util", self._text(self._util[name]))
             self._set_mark_cell(name)
