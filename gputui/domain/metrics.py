@@ -148,6 +148,22 @@ class MetricsReading:
 EMPTY_METRICS = MetricsReading()
 
 
+@dataclass(frozen=True)
+class MetricsWant:
+    """What is on screen: the selected node, the visible rows, and their exporter pods."""
+
+    selected: str | None = None
+    visible: tuple[str, ...] = ()
+    #: node -> (namespace, pod) of its running dcgm-exporter (for the exporter scrape)
+    exporters: Mapping[str, tuple[str, str]] = field(default_factory=dict)
+
+    @property
+    def nodes(self) -> tuple[str, ...]:
+        """Visible rows plus the selected node, without repeats."""
+        extra = (self.selected,) if self.selected and self.selected not in self.visible else ()
+        return self.visible + extra
+
+
 @dataclass(frozen=True, slots=True)
 class GpuSpec:
     """A model's own limits, for fixed scales when the source does not report them."""

@@ -23,8 +23,8 @@ from gputui.sources.errors import SourceError
 from gputui.sources.http import KubeHttp
 from gputui.sources.kube import KubeSource
 from gputui.sources.kubeconfig import KubeTarget, load_target
-from gputui.sources.oneshot import read_objects
 from gputui.sources.metrics import MetricsFeed
+from gputui.sources.oneshot import read_objects
 from gputui.sources.prometheus import PrometheusOptions
 from gputui.sources.xids import XidReading, XidTracker, read_xids
 

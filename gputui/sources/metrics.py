@@ -16,13 +16,14 @@ from __future__ import annotations
 import logging
 import threading
 import time
-from collections.abc import Callable, Mapping
-from dataclasses import dataclass, field, replace
+from collections.abc import Callable
+from dataclasses import replace
 
 from gputui.domain.metrics import (
     EMPTY_METRICS,
     MetricsOrigin,
     MetricsReading,
+    MetricsWant,
     NodeMetrics,
     average_util,
     fleet_from_nodes,
@@ -40,22 +41,6 @@ PROMETHEUS_RETRY = 15.0
 WINDOW_SAMPLES = 120
 
 ReadingCallback = Callable[[MetricsReading], None]
-
-
-@dataclass(frozen=True)
-class MetricsWant:
-    """What is on screen: the selected node, the visible rows, and their exporter pods."""
-
-    selected: str | None = None
-    visible: tuple[str, ...] = ()
-    #: node -> (namespace, pod) of its running dcgm-exporter (for the exporter scrape)
-    exporters: Mapping[str, tuple[str, str]] = field(default_factory=dict)
-
-    @property
-    def nodes(self) -> tuple[str, ...]:
-        """Visible rows plus the selected node, without repeats."""
-        extra = (self.selected,) if self.selected and self.selected not in self.visible else ()
-        return self.visible + extra
 
 
 class MetricsFeed:

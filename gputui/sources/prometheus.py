@@ -17,6 +17,7 @@ import re
 import threading
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
+from datetime import UTC
 from typing import Any
 
 import requests
@@ -26,12 +27,12 @@ from urllib3.util.retry import Retry
 
 from gputui.domain.inputs import GpuHealth, XidEvent
 from gputui.domain.metrics import (
+    BUSY_UTIL,
     GR_ACTIVE,
     NODE_METRICS,
     ROW_REMAP_FAILURE,
     TEMP,
     UTIL,
-    BUSY_UTIL,
     FleetMetrics,
     NodeMetrics,
     Series,
@@ -138,12 +139,12 @@ class PrometheusMetrics:
 
     def _query_range(self, promql: str, start: float, end: float,
                      step: float) -> list[dict[str, Any]]:
-        from datetime import datetime, timezone
+        from datetime import datetime
 
         try:
             result = self.client.custom_query_range(
-                promql, start_time=datetime.fromtimestamp(start, timezone.utc),
-                end_time=datetime.fromtimestamp(end, timezone.utc), step=f"{max(1, int(step))}s",
+                promql, start_time=datetime.fromtimestamp(start, UTC),
+                end_time=datetime.fromtimestamp(end, UTC), step=f"{max(1, int(step))}s",
                 timeout=self.options.timeout)
         except (requests.RequestException, PrometheusApiClientException, ValueError) as error:
             raise SourceError(f"Prometheus {self.options.url}: {_short(error)}") from None

@@ -12,6 +12,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field, replace
+
 from gputui.domain.inputs import WHEN_UNKNOWN, ClusterObjects, GpuHealth, XidEvent
 from gputui.sources.errors import SourceError
 from gputui.sources.exposition import parse_samples

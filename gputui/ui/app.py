@@ -14,7 +14,7 @@ import gc
 import time
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from textual import work
 from textual.app import App
@@ -26,7 +26,6 @@ from gputui.domain.metrics import EMPTY_METRICS, MetricsReading
 from gputui.domain.model import EMPTY_SNAPSHOT, ClusterSnapshot
 from gputui.settings import Settings
 from gputui.sources.base import ClusterSource, SourceStatus
-from gputui.sources.metrics import MetricsFeed
 from gputui.ui.commands import bindings_for, by_alias, command, command_for_action
 from gputui.ui.contracts import (
     JumpRequested,
@@ -47,6 +46,9 @@ from gputui.ui.screens.nodes import NodesScreen
 from gputui.ui.screens.upgrades import UpgradesScreen
 from gputui.ui.theme import GPUTUI_THEME, gpu_variables
 from gputui.ui.widgets.status_header import INITIAL_STATUS, StatusHeader
+
+if TYPE_CHECKING:  # the feed talks HTTP; the UI only starts, feeds and stops it
+    from gputui.sources.metrics import MetricsFeed
 
 
 def styles_dir() -> Path:

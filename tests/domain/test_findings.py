@@ -4,8 +4,6 @@ from __future__ import annotations
 
 from typing import Any
 
-import pytest
-
 from gputui.domain.model import ClusterSnapshot, Finding, Severity
 from gputui.domain.snapshot import SnapshotBuilder
 from tests.domain import factory as f

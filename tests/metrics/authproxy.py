@@ -11,7 +11,7 @@ import urllib.error
 import urllib.request
 from collections.abc import Mapping
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
-from typing import Any
+from typing import Any, Self
 
 
 class AuthProxy:
@@ -22,7 +22,7 @@ class AuthProxy:
         self.require = dict(require)
         self.server: ThreadingHTTPServer | None = None
 
-    def __enter__(self) -> AuthProxy:
+    def __enter__(self) -> Self:
         owner = self
 
         class Handler(BaseHTTPRequestHandler):
@@ -55,7 +55,7 @@ class AuthProxy:
         assert self.server is not None
         return f"http://127.0.0.1:{self.server.server_port}"
 
-    def __exit__(self, *exc: Any) -> None:
+    def __exit__(self, *exc: object) -> None:
         if self.server is not None:
             self.server.shutdown()
             self.server.server_close()

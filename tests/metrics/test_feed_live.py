@@ -11,10 +11,10 @@ from typing import Any
 
 import pytest
 
-from gputui.domain.metrics import MetricsReading
+from gputui.domain.metrics import MetricsReading, MetricsWant
 from gputui.sources.http import KubeHttp
 from gputui.sources.kubeconfig import load_target
-from gputui.sources.metrics import MetricsFeed, MetricsWant
+from gputui.sources.metrics import MetricsFeed
 from gputui.sources.prometheus import PrometheusMetrics, PrometheusOptions
 from gputui.sources.scrape import ExporterMetrics
 from tests.metrics.prom import free_port, start_prometheus

@@ -10,7 +10,6 @@ from __future__ import annotations
 import time
 from collections.abc import Iterator
 from pathlib import Path
-from typing import Any
 
 import pytest
 
@@ -23,13 +22,17 @@ from tests.metrics.prom import Backfill, Prometheus, start_prometheus
 
 pytestmark = pytest.mark.prometheus
 
-NOW = time.time()
 STEP = 60.0
-START = NOW - 26 * 3600  # yesterday
-END = NOW - 30  # the newest backfilled sample: within the 5 min staleness of "now"
+#: when the history was written (set by the fixture: collection may be minutes earlier,
+#: and the newest sample must be within Prometheus' 5 min staleness of the queries)
+CLOCK = {"now": time.time()}
 
 
-def _points(value: float, start: float = START, end: float = END) -> list[tuple[float, float]]:
+def _points(value: float, start: float | None = None,
+            end: float | None = None) -> list[tuple[float, float]]:
+    now = CLOCK["now"]
+    start = now - 26 * 3600 if start is None else start  # yesterday
+    end = now - 30 if end is None else end
     count = int((end - start) // STEP)
     return [(start + i * STEP, value) for i in range(count + 1)]
 
@@ -42,7 +45,7 @@ def _gpu(host_label: str, host: str, gpu: int, **extra: str) -> dict[str, str]:
 def history() -> list[Backfill]:
     a0, a1 = _gpu("Hostname", "node-a", 0), _gpu("Hostname", "node-a", 1)
     b0 = _gpu("hostname", "node-b", 0)
-    recent = NOW - 600
+    recent = CLOCK["now"] - 600
     busy = {"namespace": "ml", "pod": "trainer-0"}
     series: list[Backfill] = [
         ("DCGM_FI_DEV_XID_ERRORS", {**a0, "err_code": "48", "err_msg": "Double Bit ECC Error"},
@@ -71,6 +74,7 @@ def history() -> list[Backfill]:
 
 @pytest.fixture(scope="module")
 def prometheus(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Prometheus]:
+    CLOCK["now"] = time.time()
     server = start_prometheus(Path(tmp_path_factory.mktemp("prom")), backfill=history())
     yield server
     server.stop()
@@ -90,7 +94,7 @@ def test_xid_ages_come_from_history(source: PrometheusMetrics) -> None:
     old, recent = xids["node-a"]
     assert (old.gpu, old.xid, old.before) == (0, 48, True)
     assert (recent.gpu, recent.xid, recent.before) == (1, 79, False)
-    assert abs(recent.when - (NOW - 600)) <= STEP
+    assert abs(recent.when - (CLOCK["now"] - 600)) <= STEP
     findings = {f.subject: f for f in xid_node_findings("node-a", xids["node-a"], now, 3600.0)}
     assert findings["gpu0"].severity is Severity.INFO and "before" in findings["gpu0"].message
     assert findings["gpu1"].severity is Severity.CRITICAL

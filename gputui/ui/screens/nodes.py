@@ -16,7 +16,7 @@ from textual.timer import Timer
 from textual.widget import Widget
 from textual.widgets import Input, Static, TabbedContent, TabPane
 
-from gputui.domain.metrics import EMPTY_METRICS, MetricsReading
+from gputui.domain.metrics import EMPTY_METRICS, MetricsReading, MetricsWant
 from gputui.domain.model import (
     EMPTY_SNAPSHOT,
     ClusterPolicyView,
@@ -24,7 +24,6 @@ from gputui.domain.model import (
     NodeView,
     StageStatus,
 )
-from gputui.sources.metrics import MetricsWant
 from gputui.ui.commands import bindings_for
 from gputui.ui.contracts import MetricsWanted
 from gputui.ui.node_rows import COLUMNS, NodeFilter

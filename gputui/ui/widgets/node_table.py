@@ -20,6 +20,7 @@ from textual.widgets.data_table import CellDoesNotExist, ColumnKey, RowDoesNotEx
 from gputui.domain.model import EMPTY_SNAPSHOT, ClusterSnapshot, NodeView
 from gputui.ui.node_rows import (
     COLUMNS,
+    METRIC_COLUMNS,
     NO_UTIL,
     SORTABLE,
     Cell,
@@ -37,6 +38,8 @@ MARK = "●"
 #: rows patched per event-loop turn: about a millisecond of work, so a key press that
 #: arrives during a 250-row patch waits for one slice, not for the whole patch
 PATCH_SLICE = 48
+#: characters of the utilisation cell (``█  98%``)
+UTIL_WIDTH = 6
 #: distinct cell texts kept for sharing (names are unique, so the cache stops growing)
 TEXT_CACHE_SIZE = 4096
 
@@ -79,7 +82,10 @@ class NodeTable(StableTable):
 
     def on_mount(self) -> None:
         for column in COLUMNS:
-            self.add_column(self._header(column.key, column.label), key=column.key)
+            # metric columns fill after the rows exist: give them their width up front
+            width = UTIL_WIDTH if column.key in METRIC_COLUMNS else None
+            self.add_column(self._header(column.key, column.label), key=column.key,
+                            width=width)
         self._refresh_styles()
         self.watch(self.app, "theme", self._theme_changed, init=False)
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import io
 from dataclasses import replace
 
 from rich.console import Console
@@ -16,7 +17,7 @@ from tests.ui.panes.metrics_data import node_reading
 
 
 def text(renderable: object, width: int = 120) -> str:
-    console = Console(width=width, record=True, color_system=None, file=open("/dev/null", "w"))
+    console = Console(width=width, record=True, color_system=None, file=io.StringIO())
     console.print(renderable)
     return console.export_text()
 
