@@ -101,7 +101,7 @@ def start(tmp: Path, target: int, interval: float) -> Prometheus:
 
     config = tmp / "bench.yml"
     config.write_text(
-        f"global: {{scrape_interval: {interval}s, scrape_timeout: {interval}s}}\n"
+        f"global: {{scrape_interval: {int(interval)}s, scrape_timeout: {int(interval)}s}}\n"
         "scrape_configs:\n  - job_name: federate\n    honor_labels: true\n"
         f"    static_configs: [{{targets: ['127.0.0.1:{target}']}}]\n")
     port = free_port()
@@ -122,6 +122,8 @@ def start(tmp: Path, target: int, interval: float) -> Prometheus:
 async def one_run(snapshot: ClusterSnapshot, url: str, args: argparse.Namespace) -> dict[str, float]:
     prometheus = PrometheusMetrics(PrometheusOptions(url, timeout=10.0))
     feed = MetricsFeed(prometheus=prometheus, refresh=args.refresh, clock=time.time)
+    if args.no_metrics:  # the baseline: the same app and keys without a metrics feed
+        feed = MetricsFeed(refresh=3600.0)
     source = ReplaySource([], last_update=snapshot.generated_at)
     app = make_app(Settings(refresh=args.refresh), source, clock=lambda: snapshot.generated_at,
                    metrics=feed)
@@ -133,7 +135,7 @@ async def one_run(snapshot: ClusterSnapshot, url: str, args: argparse.Namespace)
         while table.row_count < len(snapshot.nodes):
             await pilot.pause(0.05)
         await pilot.press("m")
-        while feed.readings < 3:  # the tab, the fleet line and the util column are live
+        while feed.readings < (1 if args.no_metrics else 3):  # tab, fleet line, util column live
             await pilot.pause(0.1)
         traffic = prometheus.traffic
         queries0, bytes0, readings0 = traffic.queries, traffic.bytes, feed.readings
@@ -161,7 +163,9 @@ def main() -> int:
     parser.add_argument("--gap", type=float, default=0.02)
     parser.add_argument("--runs", type=int, default=3)
     parser.add_argument("--full-nodes", type=int, default=100)
-    parser.add_argument("--scrape", type=float, default=15.0, help="scrape interval (s)")
+    parser.add_argument("--no-metrics", action="store_true",
+                        help="baseline: the same keys without a metrics feed")
+    parser.add_argument("--scrape", type=int, default=15, help="scrape interval (s)")
     args = parser.parse_args()
     objects, now = read_scale(args.scenario, args.cache)
     snapshot = SnapshotBuilder().build(objects, now)

@@ -45,7 +45,7 @@ class MetricsPane(NodeScopedMixin, VerticalScroll):
         width = max(40, self.size.width - 2)
         self.query_one("#metrics-body", Static).update(render_metrics(
             self.node, self._snapshot.operator_namespace, self._reading, self._now,
-            widget_palette(self), width))
+            widget_palette(self), width), layout=False)
 
     def on_mount(self) -> None:
         self._redraw()
