@@ -92,7 +92,7 @@ def serve(body: bytes) -> ThreadingHTTPServer:
     return server
 
 
-def start(tmp: Path, target: int, interval: float) -> Prometheus:
+def start(tmp: Path, target: int, interval: float, nice: int) -> Prometheus:
     """Prometheus scraping the synthetic target (``start_prometheus`` writes its own config,
     so the scrape config is written here and the server restarted on it)."""
     import shutil
@@ -106,7 +106,7 @@ def start(tmp: Path, target: int, interval: float) -> Prometheus:
         f"    static_configs: [{{targets: ['127.0.0.1:{target}']}}]\n")
     port = free_port()
     proc = subprocess.Popen(
-        [str(shutil.which("prometheus")), f"--config.file={config}",
+        ["nice", "-n", str(nice), str(shutil.which("prometheus")), f"--config.file={config}",
          f"--web.listen-address=127.0.0.1:{port}", f"--storage.tsdb.path={tmp / 'tsdb'}"],
         stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     server = Prometheus(proc, port)
@@ -124,6 +124,10 @@ async def one_run(snapshot: ClusterSnapshot, url: str, args: argparse.Namespace)
     feed = MetricsFeed(prometheus=prometheus, refresh=args.refresh, clock=time.time)
     if args.no_metrics:  # the baseline: the same app and keys without a metrics feed
         feed = MetricsFeed(refresh=3600.0)
+    detached = None
+    if args.detached:  # the same queries, their readings dropped: the machine's share
+        detached, feed = feed, MetricsFeed(refresh=3600.0)
+        detached.start(lambda reading: None)
     source = ReplaySource([], last_update=snapshot.generated_at)
     app = make_app(Settings(refresh=args.refresh), source, clock=lambda: snapshot.generated_at,
                    metrics=feed)
@@ -135,19 +139,23 @@ async def one_run(snapshot: ClusterSnapshot, url: str, args: argparse.Namespace)
         while table.row_count < len(snapshot.nodes):
             await pilot.pause(0.05)
         await pilot.press("m")
-        while feed.readings < (1 if args.no_metrics else 3):  # tab, fleet line, util column live
-            await pilot.pause(0.1)
+        while feed.readings < (1 if args.no_metrics or args.detached else 3):
+            await pilot.pause(0.1)  # the tab, the fleet line and the util column are live
         traffic = prometheus.traffic
-        queries0, bytes0, readings0 = traffic.queries, traffic.bytes, feed.readings
+        counted = detached or feed
+        queries0, bytes0, readings0 = traffic.queries, traffic.bytes, counted.readings
         latencies = []
         for index in range(args.keys):
             key = "down" if (index // 20) % 2 == 0 else "up"
             latencies.append(await key_to_frame(app, table, key) * 1000)
             await asyncio.sleep(args.gap)
-        readings = max(1, feed.readings - readings0)
+        if detached is not None:
+            detached.stop()
+        readings = max(1, counted.readings - readings0)
         figures = {"queries": (traffic.queries - queries0) / readings,
                    "kib": (traffic.bytes - bytes0) / readings / 1024, "readings": readings,
-                   "origin_ok": float(feed.last.origin.kind == "prometheus")}
+                   "origin_ok": float(counted.last.origin.kind == "prometheus"
+                                      or args.no_metrics)}
     latencies.sort()
     figures["p50"] = statistics.median(latencies)
     figures["p99"] = latencies[min(len(latencies) - 1, int(len(latencies) * 0.99))]
@@ -165,6 +173,12 @@ def main() -> int:
     parser.add_argument("--full-nodes", type=int, default=100)
     parser.add_argument("--no-metrics", action="store_true",
                         help="baseline: the same keys without a metrics feed")
+    parser.add_argument("--detached", action="store_true",
+                        help="query Prometheus as usual but drop the readings (separates the "
+                             "UI's work from the load Prometheus puts on a shared machine)")
+    parser.add_argument("--nice", type=int, default=0,
+                        help="niceness of the Prometheus process (19 approximates a Prometheus "
+                             "on its own machine, as in production)")
     parser.add_argument("--scrape", type=int, default=15, help="scrape interval (s)")
     args = parser.parse_args()
     objects, now = read_scale(args.scenario, args.cache)
@@ -176,7 +190,7 @@ def main() -> int:
     print(f"synthetic target: {len(nodes)} nodes x {gpus} GPUs, {len(body) / 2**20:.1f} MiB gzip")
     target = serve(body)
     with tempfile.TemporaryDirectory(prefix="gputui-bench-prom-") as tmp:
-        server = start(Path(tmp), target.server_port, args.scrape)
+        server = start(Path(tmp), target.server_port, args.scrape, args.nice)
         try:
             for _ in range(600):  # wait for the first scrape to land
                 if server.query("count(DCGM_FI_DEV_GPU_UTIL)"):
