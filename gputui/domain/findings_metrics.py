@@ -83,7 +83,9 @@ def health_findings(view: NodeView, health: GpuHealth) -> list[Finding]:
     """``gpu-missing`` and ``row-remap-failure`` from what the node's metrics report."""
     found = []
     expected = view.gpu_count
-    if expected and health.gpus_reported < expected:
+    # while the MIG manager re-partitions, a GPU with no instance yet is legitimately unreported
+    reconfiguring = view.mig_state in ("pending", "rebooting")
+    if expected and health.gpus_reported < expected and not reconfiguring:
         found.append(Finding(
             "gpu-missing", Severity.CRITICAL, view.name,
             f"metrics report {health.gpus_reported} of the node's {expected} GPUs",

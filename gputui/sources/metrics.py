@@ -171,6 +171,13 @@ class MetricsFeed:
                                  exporters.xids_since(now - HOUR))
         node = nodes.get(want.selected or "") or (exporters.node(want.selected)
                                                   if want.selected else None)
+        if error and self.nvml is not None and want.selected == self.nvml.node:
+            # gputui runs on the selected GPU node: its own NVML is the last resort
+            local = self._from_nvml(now, f"dcgm-exporter: {error}", now)
+            if not local.origin.error:
+                return MetricsReading(local.origin, fleet_from_nodes(
+                    f"{len(nodes)} nodes on screen", nodes, now,
+                    exporters.xids_since(now - HOUR)), local.node, {**util, **local.node_util})
         updated = now if nodes else self.last.origin.updated_at
         origin = MetricsOrigin("exporter", "API server pod proxy", updated, fallback, since,
                                error)

@@ -110,6 +110,14 @@ def test_gpu_missing_when_metrics_report_fewer_gpus() -> None:
     assert not [y for y in build(gpu_health={f.NODE: GpuHealth(8)}).findings]
 
 
+def test_no_gpu_missing_while_mig_reconfigures() -> None:
+    node = f.node(labels={"nvidia.com/mig.config.state": "pending"})
+    builder = SnapshotBuilder(DomainThresholds())
+    snap = builder.build(f.objects([node], f.healthy_pods(),
+                                   gpu_health={f.NODE: GpuHealth(gpus_reported=6)}), f.T0)
+    assert "gpu-missing" not in {x.code for x in snap.findings}
+
+
 def test_row_remap_failure() -> None:
     x = only(build(gpu_health={f.NODE: GpuHealth(8, row_remap_failed=(2,))}),
              "row-remap-failure")

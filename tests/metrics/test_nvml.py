@@ -93,3 +93,21 @@ def test_reading_local_gpus_and_shutdown_on_exit(monkeypatch: pytest.MonkeyPatch
     assert second.node_util == {"gpu-node-1": pytest.approx(49.5)}
     feed.stop()
     assert fake.calls == ["init", "shutdown"]
+
+
+def test_on_the_selected_gpu_node_nvml_stands_in_for_a_missing_exporter(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    from gputui.domain.metrics import MetricsWant
+    from gputui.sources.scrape import ExporterMetrics
+
+    fake = FakeNvml()
+    fake.install(monkeypatch)
+    feed = MetricsFeed(exporters=ExporterMetrics(None),  # type: ignore[arg-type]
+                       nvml=NvmlMetrics(node="gpu-node-1"),
+                       clock=lambda: 500.0)
+    feed.want(MetricsWant("gpu-node-1", ("gpu-node-1",), {}))  # no exporter pod on it
+    reading = feed.read_once()
+    assert reading.origin.kind == "nvml" and reading.node is not None
+    assert "no running dcgm-exporter pod on gpu-node-1" in reading.origin.fallback
+    assert [g.gpu for g in reading.node.gpus] == [0, 1]
+    feed.stop()
