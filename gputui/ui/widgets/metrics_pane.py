@@ -25,6 +25,7 @@ class MetricsPane(NodeScopedMixin, VerticalScroll):
     def __init__(self, *args: Any, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
         self._reading: MetricsReading = EMPTY_METRICS
+        self._drawn_shape: tuple[Any, ...] | None = None
 
     def compose(self) -> ComposeResult:
         yield Static(id="metrics-body")
@@ -39,13 +40,29 @@ class MetricsPane(NodeScopedMixin, VerticalScroll):
         return (*super()._draw_key(), self._snapshot.operator_namespace, self._reading,
                 self.size.width)
 
+    def _shape(self, width: int) -> tuple[Any, ...]:
+        """What decides the body's height: a new value needs a relayout, the same one not.
+
+        A relayout of the screen is the expensive part of an update next to a 5,000-row
+        table, and a refresh every second mostly moves sparklines within the same lines.
+        """
+        reading, node = self._reading, self.node
+        gpus = reading.node.gpus if reading.node is not None else ()
+        return (self._node_name, width, node.findings if node is not None else (),
+                reading.node.node if reading.node is not None else None,
+                tuple((g.label, bool(g.util or g.temp or g.fb_used), g.xid) for g in gpus),
+                reading.origin.kind, reading.origin.fallback, reading.origin.error,
+                bool(reading.origin.updated_at))
+
     def _draw(self) -> None:
         if not self.is_mounted:
             return
         width = max(40, self.size.width - 2)
+        shape = self._shape(width)
+        relayout, self._drawn_shape = shape != self._drawn_shape, shape
         self.query_one("#metrics-body", Static).update(render_metrics(
             self.node, self._snapshot.operator_namespace, self._reading, self._now,
-            widget_palette(self), width), layout=False)
+            widget_palette(self), width), layout=relayout)
 
     def on_mount(self) -> None:
         self._redraw()
