@@ -59,8 +59,10 @@ def xid_finding(node: str, event: XidEvent, now: float, lookback_seconds: float)
                        f"gpu{event.gpu}")
     window = duration(lookback_seconds)
     message = f"GPU {event.gpu}: last XID {event.xid} ({info.meaning}), {when}"
-    hint = (f"Not within the {window} lookback, so not counted as current. If it was not "
-            f"dealt with then: {info.action}.")
+    why = ("Its time is unknown" if event.when <= 0
+           else f"It is not within the {window} lookback")
+    hint = (f"{why}, so it is not counted as current. If it was not dealt with: "
+            f"{info.action}.")
     return Finding("xid-error", Severity.INFO, node, message, hint, "metrics", f"gpu{event.gpu}")
 
 

@@ -105,7 +105,9 @@ def _watch_while_settling(demo: DemoCluster, target: KubeTarget, settings: Setti
                           span: float) -> XidTracker:
     """Settle the demo while reading its exporters, so XIDs get a first-seen time."""
     http = KubeHttp(target.configuration)
-    tracker = XidTracker(http, prometheus_options(settings), lookback_seconds(settings))
+    # gputui started this cluster: an XID seen at the first read is no older than it
+    tracker = XidTracker(http, prometheus_options(settings), lookback_seconds(settings),
+                         born=demo.started)
 
     def read() -> None:
         try:

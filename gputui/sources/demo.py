@@ -59,6 +59,11 @@ class DemoCluster:
         path = self.cluster.write_kubeconfig(self._dir / "kubeconfig")
         return load_target(str(path))
 
+    @property
+    def started(self) -> float:
+        """Emulated epoch seconds at which the cluster started (0 before)."""
+        return self._started
+
     def now(self) -> float:
         """The emulated clock: the domain's "now" for ages and timeouts in demo mode."""
         return float(self.cluster.clock.now()) if self.cluster is not None else time.time()

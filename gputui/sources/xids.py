@@ -152,8 +152,12 @@ class XidTracker:
     """
 
     def __init__(self, http: KubeHttp, prometheus: str | PrometheusOptions | None = None,
-                 lookback: float = 3600.0):
+                 lookback: float = 3600.0, born: float = WHEN_UNKNOWN):
+        """``born``: when the cluster came to exist, if gputui knows (it started the demo
+        cluster itself): XIDs already there at the first read happened after it, so they
+        are stamped with it instead of an unknown time."""
         self.http = http
+        self.born = born
         self.prometheus = prometheus
         self.lookback = lookback
         self.current: Mapping[str, tuple[XidEvent, ...]] = {}
@@ -169,7 +173,7 @@ class XidTracker:
                                          self.lookback)
         except SourceError:
             return False
-        stamp = now if self._read_once else WHEN_UNKNOWN
+        stamp = now if self._read_once else self.born
         self._read_once = True
         self.origin = reading.origin
         seen: dict[tuple[str, int, int], XidEvent] = {}

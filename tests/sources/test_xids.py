@@ -77,3 +77,14 @@ def test_live_tracker_stamps_first_read_unknown_then_first_seen(
     assert tracker.refresh(EMPTY_OBJECTS, 200.0)
     assert [(e.xid, e.when) for e in tracker.current["n1"]] == [(79, WHEN_UNKNOWN), (48, 200.0)]
     assert not tracker.refresh(EMPTY_OBJECTS, 300.0)
+
+
+def test_a_cluster_gputui_started_bounds_the_first_reads_xids(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    """The demo cluster is gputui's own: an XID at the first read is no older than it."""
+    from gputui.sources import xids
+
+    monkeypatch.setattr(xids, "read_with_fallback", lambda *args: _reading(79))
+    tracker = xids.XidTracker(None, born=50.0)  # type: ignore[arg-type]
+    tracker.refresh(EMPTY_OBJECTS, 100.0)
+    assert [e.when for e in tracker.current["n1"]] == [50.0]
