@@ -26,7 +26,7 @@ from gputui.sources.kubeconfig import KubeTarget, load_target
 from gputui.sources.metrics import MetricsFeed
 from gputui.sources.oneshot import read_objects
 from gputui.sources.prometheus import PrometheusOptions
-from gputui.sources.xids import XidReading, XidTracker, read_xids
+from gputui.sources.xids import EXPORTER_APP, XidReading, XidTracker, read_xids
 
 
 def prometheus_options(settings: Settings) -> PrometheusOptions | None:
@@ -111,16 +111,32 @@ def _watch_while_settling(demo: DemoCluster, target: KubeTarget, settings: Setti
 
     def read() -> None:
         try:
-            objects = read_objects(target, settings.namespace, http=http)
+            objects = _exporter_objects(http)
         except SourceError:
             return
         tracker.refresh(objects, demo.now())
 
     try:
-        demo.settle(span, tick=read)
+        demo.settle(span, tick=read, tick_every=0.5)
     finally:
         http.close()
     return tracker
+
+
+def _exporter_objects(http: KubeHttp) -> ClusterObjects:
+    """Just the running dcgm-exporter pods and their nodes: what an XID read needs.
+
+    One label-selected list instead of a full read, so watching the exporters while the
+    demo settles at 600x does not slow the emulated controllers it waits for.
+    """
+    found = http.get("/api/v1/pods", {"labelSelector": f"app={EXPORTER_APP}"})
+    pods = {}
+    for pod in found.get("items") or []:
+        meta = pod.get("metadata") or {}
+        pods[(str(meta.get("namespace", "")), str(meta.get("name", "")))] = pod
+    nodes: dict[str, dict[str, Any]] = {
+        str((pod.get("spec") or {}).get("nodeName")): {} for pod in pods.values()}
+    return ClusterObjects(nodes=nodes, pods=pods)
 
 
 def _read_once(target: KubeTarget, settings: Settings, clock: Callable[[], float],
