@@ -95,6 +95,8 @@ def build_parser() -> argparse.ArgumentParser:
     sim.add_argument("--exporters-port", type=_port, metavar="N",
                      help="also serve each node's dcgm-exporter on loopback ports from N")
     sim.add_argument("--faults", metavar="SPEC", help="extra faults to inject (see README)")
+    sim.add_argument("--deny", metavar="SPEC",
+                     help="refuse verbs as RBAC would, e.g. patch:nodes,create:pods/eviction")
 
     check = commands.add_parser("check", help="print findings and exit 0/1/2 (no TUI)",
                                 description="Connect, build one snapshot and report findings.")

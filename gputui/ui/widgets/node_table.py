@@ -29,11 +29,10 @@ from gputui.ui.node_rows import (
     sort_value,
     util_cell,
 )
+from gputui.ui.render.style import ROLES, role_variable
 from gputui.ui.theme import var_style
 from gputui.ui.widgets.stable_table import StableTable
 
-_ROLE_VAR = {"ok": "gpu-ok", "warn": "gpu-warn", "crit": "gpu-crit", "info": "gpu-info",
-             "paused": "gpu-paused", "progress": "gpu-progress", "muted": "gpu-muted"}
 MARK = "●"
 #: rows patched per event-loop turn: about a millisecond of work, so a key press that
 #: arrives during a 250-row patch waits for one slice, not for the whole patch
@@ -378,8 +377,8 @@ class NodeTable(StableTable):
 
     def _refresh_styles(self) -> None:
         variables: Mapping[str, str] = self.app.theme_variables or self.app.get_css_variables()
-        self._styles = {role: var_style(variables, name, bold=role == "crit")
-                        for role, name in _ROLE_VAR.items()}
+        self._styles = {role: var_style(variables, role_variable(role), bold=role == "crit")
+                        for role in ROLES}
 
     def _theme_changed(self) -> None:
         """Re-colour every shown cell from the new theme's variables."""
