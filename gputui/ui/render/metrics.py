@@ -37,6 +37,8 @@ from gputui.ui.render.style import PLAIN, STATUS_SYMBOL, Palette, severity_word
 EXPORTER_PORT = 9400
 #: finding codes this pane explains
 METRIC_CODES = ("xid-error", "gpu-missing", "row-remap-failure")
+#: seconds a GPU's series may lag the node's others before it counts as gone
+STALE_AFTER = 30.0
 LABEL_WIDTH = 7
 VALUE_WIDTH = 20
 GIB = 1024.0
@@ -96,6 +98,23 @@ def _number(value: float | None, unit: str, digits: int = 0) -> str:
     return "–" if value is None else f"{value:.{digits}f} {unit}"
 
 
+def _last_time(gpu: GpuMetrics) -> float:
+    return max((trace[-1][0] for trace in (gpu.util, gpu.temp, gpu.fb_used) if trace),
+               default=0.0)
+
+
+def gone_since(gpu: GpuMetrics, latest: float) -> float:
+    """When the GPU's series stopped while the node's others went on (0: they did not).
+
+    After XID 79 a GPU's series end and only its XID gauge stays; its history still
+    shows what it was doing, but its last value is not a current one.
+    """
+    last = _last_time(gpu)
+    samples = [t for t, _ in (gpu.util or gpu.temp)]
+    step = (samples[-1] - samples[0]) / (len(samples) - 1) if len(samples) > 1 else 0.0
+    return last if last and latest - last > max(3 * step, STALE_AFTER) else 0.0
+
+
 def gpu_rows(gpu: GpuMetrics, width: int) -> list[Text]:
     """The five sparklines of one GPU on their fixed scales."""
     spec = gpu_spec(gpu.model)
@@ -130,7 +149,7 @@ def _xid_line(gpu: GpuMetrics, findings: Sequence[Finding], palette: Palette) ->
 
 
 def gpu_block(gpu: GpuMetrics, findings: Sequence[Finding], width: int,
-              palette: Palette = PLAIN) -> RenderableType:
+              palette: Palette = PLAIN, latest: float = 0.0) -> RenderableType:
     """Title line (GPU, model, pods), the sparklines, and the last XID."""
     title = Text(gpu.label, style="bold", no_wrap=True, overflow="ellipsis")
     if gpu.model:
@@ -138,11 +157,15 @@ def gpu_block(gpu: GpuMetrics, findings: Sequence[Finding], width: int,
     title.append("  " + (", ".join(gpu.pods) if gpu.pods else "no pod"),
                  style="" if gpu.pods else palette.role("muted"))
     lines: list[RenderableType] = [title]
+    gone = gone_since(gpu, latest)
     if not (gpu.util or gpu.temp or gpu.fb_used):
         lines.append(Text("  no readings: the GPU reports only its XID series "
                           "(gone from DCGM's view)", style=palette.role("crit")))
     else:
         lines += [Padding(row, (0, 0, 0, 2)) for row in gpu_rows(gpu, width - 2)]
+        if gone:
+            lines.append(Text(f"  no readings since {_clock(gone)}: the values above are the "
+                              "last ones (gone from DCGM's view)", style=palette.role("crit")))
     xid = _xid_line(gpu, findings, palette)
     if xid is not None:
         lines.append(Padding(xid, (0, 0, 0, 2)))
@@ -182,7 +205,8 @@ def render_metrics(node: NodeView | None, namespace: str | None,
         if reading.origin.kind in ("exporter", "none"):
             body.append(exporter_line(node, namespace, palette))
     else:
+        latest = max((_last_time(g) for g in metrics.gpus), default=0.0)
         for gpu in metrics.gpus:
-            body.append(gpu_block(gpu, node.findings, width, palette))
+            body.append(gpu_block(gpu, node.findings, width, palette, latest))
     return Group(*head, Text(""), *body, Text(""), Text("Metrics findings", style="bold"),
                  Padding(findings_text(node, palette), (0, 0, 0, 2)))

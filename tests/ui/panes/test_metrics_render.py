@@ -75,3 +75,17 @@ def test_pane_without_readings_names_the_exporter_pod() -> None:
     assert "pod gpu-operator/nvidia-dcgm-exporter-h4k9s port 9400 /metrics" in out
     none = text(source_line(EMPTY_METRICS.origin, NOW))
     assert none.strip() == "no metrics source"
+
+
+def test_a_gpu_whose_series_stopped_says_since_when() -> None:
+    """Journey 4: GPU 3 fell off the bus; its history stays, its last value is not current."""
+    from gputui.domain.metrics import NodeMetrics
+    from tests.ui.panes.metrics_data import busy_gpu
+
+    gpu = busy_gpu(3)
+    fallen = replace(gpu, util=gpu.util[:60], temp=gpu.temp[:60], fb_used=gpu.fb_used[:60],
+                     power=gpu.power[:60], sm_clock=gpu.sm_clock[:60], xid=79)
+    reading = replace(node_reading(), node=NodeMetrics(BROKEN, (busy_gpu(0), fallen)))
+    out = text(render_metrics(broken_node(), "gpu-operator", reading, NOW), 160)
+    assert out.count("no readings since") == 1
+    assert "ml-training/trainer-llama-0" in out.split("GPU 3")[1]
