@@ -94,6 +94,8 @@ def _base_fields(inputs: NodeInputs, basics: N.NodeBasics,
         "sharing_strategy": strategy, "sharing_replicas": replicas,
         "device_plugin_config": labels.get(L.DEVICE_PLUGIN_CONFIG) or None,
         "gpu_pods": N.gpu_pods(pods), "created": basics.created,
+        "wait_pods": N.wait_pods(pods, inputs.upgrade_policy.wait_for_completion_selector
+                                 if inputs.upgrade_policy is not None else ""),
         "join_to_allocatable_seconds": join_to_allocatable(
             basics.created, pods, basics.resources.allocatable),
         "pipeline": build_pipeline(labels, pods, policy_present=inputs.policy_present,

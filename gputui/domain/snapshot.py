@@ -25,9 +25,10 @@ from gputui.domain.daemonsets import driver_generations, summarize_daemonsets
 from gputui.domain.findings_cluster import (
     cluster_policy_findings,
     daemonset_findings,
-    upgrade_blocked,
+    no_gpu_nodes_seen,
 )
 from gputui.domain.findings_metrics import metric_findings
+from gputui.domain.findings_upgrade import required_stalled, upgrade_blocked
 from gputui.domain.fleet import Fleet, finding_order
 from gputui.domain.inputs import ClusterObjects, GpuHealth, JsonDict, XidEvent
 from gputui.domain.labels import MIG_CONFIG
@@ -39,10 +40,11 @@ from gputui.domain.model import (
     NodeView,
     UpgradeEvent,
     UpgradePolicy,
+    UpgradeView,
 )
 from gputui.domain.node_build import NodeInputs, build_node
 from gputui.domain.podindex import PodIndex, pod_node_name
-from gputui.domain.policy import driver_policy, read_cluster_policy
+from gputui.domain.policy import driver_policies, driver_policy, read_cluster_policy
 from gputui.domain.sharing import sharing_config_names
 from gputui.domain.snapshot_mig import MigTracker, configmap_changes
 from gputui.domain.thresholds import DEFAULT_THRESHOLDS, ThresholdsLike
@@ -107,8 +109,9 @@ class SnapshotBuilder:
     """Builds snapshots, remembering node views between builds.
 
     Args:
-        thresholds: any object with the ``*_minutes`` attributes
-            (``gputui.settings.Thresholds`` fits); the domain defaults otherwise.
+        thresholds: any object with the ``*_minutes`` attributes of
+            :class:`~gputui.domain.thresholds.ThresholdsLike` (``gputui.settings.Thresholds``
+            is the domain's own class); the domain defaults otherwise.
     """
 
     def __init__(self, thresholds: ThresholdsLike = DEFAULT_THRESHOLDS) -> None:
@@ -158,10 +161,14 @@ class SnapshotBuilder:
         todo = None if full else ({*(changed_nodes or ()), *touched, *event_nodes,
                                    *(mig_nodes or ())})
         nodes = self._nodes(objects, now, todo, shared, events)
+        groups = driver_policies(policy, objects.nvidia_drivers)
         upgrade = self._upgrades.view(upgrade_policy, policy.sandbox_workloads, daemonsets,
-                                      events, now)
-        cluster = cluster_policy_findings(policy, objects.forbidden)
-        cluster += upgrade_blocked(upgrade) + daemonset_findings(daemonsets, nodes)
+                                      events, now, groups)
+        cluster = upgrade_blocked(upgrade) + daemonset_findings(daemonsets, nodes)
+        cluster += required_stalled(upgrade, nodes, self._thresholds, now, groups)
+        cluster += no_gpu_nodes_seen(policy, nodes)
+        cluster += cluster_policy_findings(policy, objects.forbidden,
+                                           self._normal_life(upgrade, cluster))
         return ClusterSnapshot(
             context=objects.context, server=objects.server, generated_at=now,
             operator_namespace=namespace, cluster_policy=policy, nodes=nodes, upgrade=upgrade,
@@ -170,6 +177,18 @@ class SnapshotBuilder:
             forbidden=objects.forbidden,
             sharing_configs=sharing_config_names(objects.configmaps, namespace,
                                                  policy.device_plugin_config))
+
+    def _normal_life(self, upgrade: UpgradeView, cluster: Sequence[Finding]) -> str:
+        """What explains a notReady ClusterPolicy when nothing fails, else ""."""
+        if any(f.severity.rank >= 2 for f in cluster) or self._fleet.nodes_with(3) or (
+                self._fleet.nodes_with(2)):
+            return ""
+        if upgrade.pending or upgrade.in_progress:
+            return (f"a driver upgrade rolls ({upgrade.pending} waiting, "
+                    f"{upgrade.in_progress} in progress)")
+        if self._fleet.nodes_with(1):
+            return f"{self._fleet.nodes_with(1)} node(s) come up within their grace periods"
+        return ""
 
     def _read_events(self, source: Sequence[JsonDict]) -> tuple[dict[str, UpgradeEvent],
                                                                  set[str]]:

@@ -33,6 +33,7 @@ from gputui.sources.http import KubeHttp
 from gputui.sources.kubeconfig import KubeTarget
 from gputui.sources.pods import read_pod_events, read_pod_log
 from gputui.sources.prometheus import PrometheusOptions
+from gputui.sources.reduce import wait_selectors
 from gputui.sources.reflector import Backoff, FeedState, Reflector
 from gputui.sources.resources import Feed, cluster_feeds, namespace_feeds
 from gputui.sources.status import StatusTracker
@@ -101,6 +102,8 @@ class KubeSource:
         self._on_snapshot: SnapshotCallback = _ignore_snapshot
         self._on_status: StatusCallback = _ignore_status
         self._reflectors: dict[str, Reflector] = {}
+        #: waitForCompletion selectors the GPU pod feed keeps pods for
+        self._wait: tuple[str, ...] = ()
         self._lock = threading.Lock()
         self._stop = threading.Event()
         self._dirty = threading.Event()
@@ -201,7 +204,7 @@ class KubeSource:
                 continue
             self.tracker.connected()
             self.namespace = namespace
-            self._start_feeds(cluster_feeds() + namespace_feeds(namespace))
+            self._start_feeds(cluster_feeds() + namespace_feeds(namespace, self._wait))
             self._report_status()
             return
 
@@ -227,18 +230,33 @@ class KubeSource:
         """
         if namespace == self.namespace:
             return
-        feeds = namespace_feeds(namespace)
+        feeds = namespace_feeds(namespace, self._wait)
+        self._restart(feeds)
+        self.namespace = namespace
+
+    def _restart(self, feeds: list[Feed]) -> None:
+        """Replace the running feeds of the same names with ``feeds`` (marked syncing first,
+        so the builder waits for them instead of publishing a snapshot without their part)."""
         for feed in feeds:
             self.tracker.feed(feed.name, FeedState.SYNCING, "")
-        for feed in namespace_feeds(self.namespace):
+        for feed in feeds:
             with self._lock:
                 reflector = self._reflectors.pop(feed.name, None)
             if reflector is not None:
                 reflector.stop()
                 self.cache.clear(feed.name)
-        self.namespace = namespace
         self.cache.mark_full()
         self._start_feeds(feeds)
+
+    def _follow_wait_selectors(self) -> bool:
+        """Restart the GPU pod feed when the ``waitForCompletion`` selectors change, so it
+        keeps the pods they select; True when it restarted."""
+        wait = wait_selectors(self.cache.slot("clusterpolicies"), self.cache.slot("nvidiadrivers"))
+        if wait == self._wait or "gpu-pods" not in self._reflectors:
+            return False
+        self._wait = wait
+        self._restart([f for f in namespace_feeds(self.namespace, wait) if f.name == "gpu-pods"])
+        return True
 
     def _follow_policy_namespace(self) -> bool:
         """Without an override, follow the ClusterPolicy's ``status.namespace``; True when
@@ -298,8 +316,8 @@ class KubeSource:
                 return
             self._dirty.clear()
             self.cache.apply_pending()
-            if self._follow_policy_namespace():
-                continue  # the new namespace's feeds are syncing: build once they are in
+            if self._follow_policy_namespace() or self._follow_wait_selectors():
+                continue  # restarted feeds are syncing: build once they are in
             if self.snapshot is None:
                 self.cache.mark_full()
             last_build = time.monotonic()

@@ -17,6 +17,7 @@ from gputui.sources.discovery import discover_namespace, probe
 from gputui.sources.errors import ApiStatusError
 from gputui.sources.http import KubeHttp
 from gputui.sources.kubeconfig import KubeTarget
+from gputui.sources.reduce import wait_selectors
 from gputui.sources.reflector import list_feed
 from gputui.sources.resources import Feed, cluster_feeds, namespace_feeds, resource_of
 
@@ -73,8 +74,12 @@ def read_objects(target: KubeTarget, namespace: str | None = None,
         # one list after the other: one decoded page in memory at a time (concurrent lists
         # measured 10-15% more peak memory for no gain against a server that serialises)
         with gc_paused():
-            results = [_read_feed(client, feed, cache)
-                       for feed in cluster_feeds() + namespace_feeds(found)]
+            results = [_read_feed(client, feed, cache) for feed in cluster_feeds()]
+            cache.apply_pending()
+            # the policies name the pods the upgrade controller waits for: keep those too
+            wait = wait_selectors(cache.slot("clusterpolicies"), cache.slot("nvidiadrivers"))
+            results += [_read_feed(client, feed, cache)
+                        for feed in namespace_feeds(found, wait)]
         forbidden = {resource_of(name) for name in results if name}
         cache.apply_pending()  # this thread is the cache's only reader: no copy needed
         return cache.build_inputs(operator_namespace=found, context=target.context,

@@ -15,9 +15,11 @@ from __future__ import annotations
 
 import sys
 import threading
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping, Sequence
 from datetime import datetime
 from typing import Any
+
+from gputui.domain.selectors import parse_selector
 
 JsonObj = dict[str, Any]
 LabelTimes = dict[str, float]
@@ -289,6 +291,38 @@ def reduce_gpu_pod(obj: Mapping[str, Any]) -> tuple[JsonObj, LabelTimes] | None:
     status = obj.get("status") or {}
     return ({"metadata": _pod_metadata(obj), "spec": _pod_spec(obj.get("spec") or {}),
              "status": {k: status[k] for k in _POD_STATUS_KEEP if k in status}}, {})
+
+
+def gpu_pod_reducer(selectors: tuple[str, ...] = ()) -> Callable[
+        [Mapping[str, Any]], tuple[JsonObj, LabelTimes] | None]:
+    """:func:`reduce_gpu_pod` that also keeps pods matching any of ``selectors``: the
+    upgrade controller's ``waitForCompletion.podSelector`` waits on every pod it selects,
+    GPU or not (k8s-operator-libs ``pkg/upgrade/upgrade_state.go``)."""
+    if not selectors:
+        return reduce_gpu_pod
+    matchers = [parse_selector(selector) for selector in selectors]
+
+    def reduce(obj: Mapping[str, Any]) -> tuple[JsonObj, LabelTimes] | None:
+        if not gpu_request(obj):
+            labels = (obj.get("metadata") or {}).get("labels") or {}
+            if not any(match(labels) for match in matchers):
+                return None
+        status = obj.get("status") or {}
+        return ({"metadata": _pod_metadata(obj), "spec": _pod_spec(obj.get("spec") or {}),
+                 "status": {k: status[k] for k in _POD_STATUS_KEEP if k in status}}, {})
+    return reduce
+
+
+def wait_selectors(policies: Sequence[Mapping[str, Any]],
+                   drivers: Sequence[Mapping[str, Any]]) -> tuple[str, ...]:
+    """Every ``waitForCompletion`` selector in force (ClusterPolicy and NVIDIADrivers)."""
+    from gputui.domain.policy import read_upgrade_policy
+
+    specs = [((p.get("spec") or {}).get("driver") or {}) for p in policies]
+    specs += [(d.get("spec") or {}) for d in drivers]
+    found = {read_upgrade_policy(spec.get("upgradePolicy") or {}, "").wait_for_completion_selector
+             for spec in specs}
+    return tuple(sorted(selector for selector in found if selector))
 
 
 def reduce_event(obj: Mapping[str, Any]) -> tuple[JsonObj, LabelTimes]:

@@ -32,9 +32,11 @@ class Column:
 
 
 COLUMNS: Final = (
-    # what an operator triages by comes first, so 80 columns show name, state and finding
+    # what an operator triages by comes first, so 80 columns show name, state and finding;
+    # the metrics column follows the finding (empty until a metrics source answers)
     Column("mark", " "), Column("name", "NAME"), Column("status", "STATUS"),
-    Column("gpus", "GPUS"), Column("util", "UTIL"), Column("finding", "FINDING"), Column("upgrade", "UPGRADE"),
+    Column("gpus", "GPUS"), Column("finding", "FINDING"), Column("util", "UTIL"),
+    Column("upgrade", "UPGRADE"),
     Column("driver", "DRIVER"), Column("product", "GPU"), Column("mig", "MIG"),
     Column("sharing", "SHARING"),
 )

@@ -282,3 +282,20 @@ def test_gc_pause_ends_when_no_snapshot_comes(tmp_path: Path, monkeypatch: pytes
     wait_for(gc.isenabled, what="GC back on while the server stays unreachable")
     assert not snapshots
     source.stop()
+
+
+def test_waitforcompletion_selector_set_later_brings_its_pods(
+        cluster: EmulatedCluster, start_source: Callable[..., Started]) -> None:
+    """When the policy starts waiting for ``app=etl`` pods, the GPU pod feed restarts and
+    keeps them, GPU or not (the upgrade controller waits for every one)."""
+    seed(cluster)
+    cluster.store.create("pods", pod("ml", "etl-cpu", "gpu-1", labels={"app": "etl"}))
+    _, builder, snapshots, _ = start_source()
+    wait_for(lambda: snapshots, what="first snapshot")
+    assert ("ml", "etl-cpu") not in builder.last.pods
+    cluster.store.mutate("clusterpolicies.nvidia.com", "cluster-policy", None,
+                         lambda p: p["spec"]["driver"].update(upgradePolicy={
+                             "autoUpgrade": True,
+                             "waitForCompletion": {"podSelector": "app=etl"}}))
+    wait_for(lambda: ("ml", "etl-cpu") in builder.last.pods, what="selected pod kept")
+    assert (NS, "nvidia-driver-daemonset-a") in builder.last.pods
