@@ -82,6 +82,8 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--audit-log", metavar="PATH", help="append applied actions here")
     parser.add_argument("--refresh", metavar="SECONDS", type=_positive_float,
                         help="metrics refresh interval (default 2)")
+    parser.add_argument("--local", action="store_true", default=None,
+                        help="show this machine's GPUs through NVML (run on a GPU node)")
     _demo_flags(parser)
     commands = parser.add_subparsers(dest="command", metavar="COMMAND", parser_class=_Parser)
 
@@ -111,7 +113,7 @@ def settings_from_args(args: argparse.Namespace) -> Settings:
     """Turn parsed flags into :class:`Settings` (file, then environment, then flags)."""
     flags: dict[str, Any] = {}
     for name in ("kubeconfig", "context", "namespace", "prometheus_url", "read_only",
-                 "audit_log", "refresh", "demo", "scenario", "speed"):
+                 "audit_log", "refresh", "demo", "scenario", "speed", "local"):
         flags[name] = getattr(args, name, None)
     return load_settings(getattr(args, "config", None), flags=flags)
 

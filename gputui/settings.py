@@ -44,6 +44,24 @@ class Settings:
     namespace: str | None = None
     #: Prometheus base URL for DCGM metrics; ``None`` means find it or scrape exporters
     prometheus_url: str | None = None
+    #: bearer token sent to Prometheus (``Authorization: Bearer``); config file or environment
+    prometheus_token: str | None = None
+    #: basic-auth user for Prometheus (with ``prometheus_password``)
+    prometheus_username: str | None = None
+    #: basic-auth password for Prometheus
+    prometheus_password: str | None = None
+    #: extra HTTP headers sent to Prometheus (e.g. ``X-Scope-OrgID`` for Mimir/Thanos)
+    prometheus_headers: Mapping[str, str] = field(default_factory=dict)
+    #: CA bundle (PEM) to verify Prometheus' TLS certificate with
+    prometheus_ca_cert: str | None = None
+    #: client certificate (PEM) for mutual TLS with Prometheus
+    prometheus_client_cert: str | None = None
+    #: the client certificate's key (PEM)
+    prometheus_client_key: str | None = None
+    #: do not verify Prometheus' TLS certificate (self-signed lab setups only)
+    prometheus_insecure: bool = False
+    #: read this machine's GPUs through NVML instead of the cluster's metrics
+    local: bool = False
     #: hide and refuse every action that changes the cluster
     read_only: bool = False
     #: where applied actions are appended, one JSON line each

@@ -1,11 +1,11 @@
-"""Cluster-wide findings: ClusterPolicy, DaemonSets, XIDs."""
+"""Cluster-wide findings: ClusterPolicy, DaemonSets (XIDs and other metrics findings are in
+:mod:`gputui.domain.findings_metrics`)."""
 
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 
 from gputui.domain import labels as L
-from gputui.domain.inputs import XidEvent
 from gputui.domain.model import (
     ClusterPolicyView,
     DaemonSetSummary,
@@ -14,7 +14,6 @@ from gputui.domain.model import (
     Severity,
 )
 from gputui.domain.operands import BY_NAME
-from gputui.domain.xid import xid_findings
 
 CLUSTER_POLICY_RESOURCE = "clusterpolicies"
 
@@ -114,18 +113,4 @@ def daemonset_findings(daemonsets: Sequence[DaemonSetSummary],
                 f"DaemonSet {ds.name}: {ds.unscheduled} of {ds.desired} pods not scheduled",
                 "Look for nodes that are NotReady, tainted without a matching toleration, or "
                 "out of resources.", "nodes", ds.name))
-    return found
-
-
-def xid_node_findings(node: str, events: Sequence[XidEvent], now: float) -> list[Finding]:
-    """One ``xid-error`` per GPU: its most recent XID (an XID of unknown time, ``when``
-    <= 0, counts as older than any timed one, and its message states no age)."""
-    latest: dict[int, XidEvent] = {}
-    for event in events:
-        if event.gpu not in latest or event.when >= latest[event.gpu].when:
-            latest[event.gpu] = event
-    found: list[Finding] = []
-    for gpu in sorted(latest):
-        event = latest[gpu]
-        found.extend(xid_findings(node, gpu, event.xid, event.when, now))
     return found

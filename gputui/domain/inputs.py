@@ -41,6 +41,22 @@ class XidEvent:
     xid: int
     when: float
     message: str = ""
+    #: True when ``when`` is only a bound: the XID was already there at ``when`` (the
+    #: start of the history the source holds), so it happened at some time before it
+    before: bool = False
+
+
+@dataclass(frozen=True, slots=True)
+class GpuHealth:
+    """What a node's metrics say about its GPUs beyond XIDs (``gpu-missing``, row remaps).
+
+    Attributes:
+        gpus_reported: distinct GPU indices the exporter (or NVML) reports on the node.
+        row_remap_failed: indices of GPUs whose ``DCGM_FI_DEV_ROW_REMAP_FAILURE`` is set.
+    """
+
+    gpus_reported: int
+    row_remap_failed: tuple[int, ...] = ()
 
 
 @dataclass(frozen=True, slots=True)
@@ -65,6 +81,7 @@ class ClusterObjects:
         xids: node -> XID events, fed by the metrics layer (empty when it has none).
         loading: resource names whose first list has not arrived yet (``pods``,
             ``clusterpolicies`` ...): what they would say is unknown, not absent.
+        gpu_health: node -> GPU facts from the metrics layer (nodes it read only).
     """
 
     nodes: Mapping[str, JsonDict] = field(default_factory=dict)
@@ -81,6 +98,7 @@ class ClusterObjects:
     forbidden: frozenset[str] = frozenset()
     xids: Mapping[str, Sequence[XidEvent]] = field(default_factory=dict)
     loading: frozenset[str] = frozenset()
+    gpu_health: Mapping[str, GpuHealth] = field(default_factory=dict)
 
 
 #: The empty input: a builder given this produces an empty but valid snapshot.

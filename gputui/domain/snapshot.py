@@ -26,11 +26,11 @@ from gputui.domain.findings_cluster import (
     cluster_policy_findings,
     daemonset_findings,
     no_gpu_nodes_seen,
-    xid_node_findings,
 )
+from gputui.domain.findings_metrics import metric_findings
 from gputui.domain.findings_upgrade import required_stalled, upgrade_blocked
 from gputui.domain.fleet import Fleet, finding_order
-from gputui.domain.inputs import ClusterObjects, JsonDict, XidEvent
+from gputui.domain.inputs import ClusterObjects, GpuHealth, JsonDict, XidEvent
 from gputui.domain.labels import MIG_CONFIG
 from gputui.domain.mig import config_source
 from gputui.domain.model import (
@@ -101,10 +101,13 @@ def _gc_paused() -> Iterator[None]:
         gc.enable()
 
 
-def _with_xids(view: NodeView, xids: Sequence[XidEvent], now: float) -> NodeView:
-    """``view`` plus its ``xid-error`` findings (fed by the metrics layer)."""
-    found = tuple(sorted(view.findings + tuple(xid_node_findings(view.name, xids, now)),
-                         key=lambda f: -f.severity.rank))
+def _with_metrics(view: NodeView, xids: Sequence[XidEvent], health: GpuHealth | None,
+                  now: float, lookback_seconds: float) -> NodeView:
+    """``view`` plus its metrics findings (XIDs, missing GPUs, row remaps)."""
+    extra = metric_findings(view, xids, health, now, lookback_seconds)
+    if not extra:
+        return view
+    found = tuple(sorted(view.findings + tuple(extra), key=lambda f: -f.severity.rank))
     return replace(view, findings=found, worst=found[0].severity)
 
 
@@ -224,6 +227,7 @@ class SnapshotBuilder:
                     self._forget(gone)
         generations = dict(shared.driver_generations)
         xids = {name for name, seen in objects.xids.items() if seen and name in objects.nodes}
+        xids |= {name for name in objects.gpu_health if name in objects.nodes}
         for name in sorted(n for n in todo if n in objects.nodes):
             entry = self._build_node(objects, name, shared, events.get(name), generations, now)
             self._entries[name] = entry
@@ -235,10 +239,16 @@ class SnapshotBuilder:
                 self._publish(name, entry.view)
         for name in sorted(xids | {n for n in self._xid_nodes if n in objects.nodes}):
             view = self._entries[name].view
-            self._publish(name, _with_xids(view, objects.xids[name], now) if name in xids
+            self._publish(name, self._metrics_view(objects, view, name, now) if name in xids
                           else view)
         self._xid_nodes = xids
         return self._fleet.nodes()
+
+    def _metrics_view(self, objects: ClusterObjects, view: NodeView, name: str,
+                      now: float) -> NodeView:
+        lookback = 60.0 * getattr(self._thresholds, "xid_lookback_minutes", 60.0)
+        return _with_metrics(view, objects.xids.get(name, ()), objects.gpu_health.get(name),
+                             now, lookback)
 
     def _publish(self, name: str, view: NodeView | None) -> None:
         self._fleet.put(name, view)

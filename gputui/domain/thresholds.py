@@ -80,6 +80,9 @@ class DomainThresholds:
     upgrade_stalled_minutes: float = 30.0
     #: ``nvidia.com/mig.config.state=pending`` for longer is a finding
     mig_pending_minutes: float = 2 * MIG_CLIENT_STOP_SECONDS / 60.0
+    #: an XID that appeared within this window has its meaning's severity; an older one, or
+    #: one of unknown age, is ``info`` (not an upstream limit: how far back "current" reaches)
+    xid_lookback_minutes: float = 60.0
 
 
 DEFAULT_THRESHOLDS = DomainThresholds()
@@ -92,4 +95,5 @@ SOURCES: dict[str, str] = {
     "node_not_ready_minutes": "Kubernetes' 300 s not-ready toleration",
     "upgrade_stalled_minutes": "past every upgrade step's own limit",
     "mig_pending_minutes": "mig-manager's 5 min wait for GPU clients, twice",
+    "xid_lookback_minutes": "gputui's XID lookback (a setting)",
 }

@@ -1,78 +1,89 @@
-"""XID codes (§7.4): what each means and how bad it is for the node.
+"""XID codes: what each means, how bad it is for the node, and what to do about it.
 
-The DCGM gauge keeps the *last* XID value, so the metrics layer reports changes as
-:class:`~gputui.domain.inputs.XidEvent`; this module only names and grades them.
+Facts from NVIDIA's XID catalogue (docs.nvidia.com/deploy/xid-errors), in gputui's own
+words. The DCGM gauge ``DCGM_FI_DEV_XID_ERRORS`` keeps the *last* XID a GPU raised, so the
+metrics layer reports XIDs with when they appeared (:class:`~gputui.domain.inputs.XidEvent`);
+this module only names and grades codes. Whether an XID is current is decided by its age in
+:mod:`gputui.domain.findings_metrics`.
 """
 
 from __future__ import annotations
 
-from gputui.domain.model import Finding, Severity
-from gputui.domain.timefmt import duration
+from dataclasses import dataclass
 
-XID_MEANINGS: dict[int, str] = {
-    13: "graphics engine exception",
-    31: "GPU memory page fault",
-    43: "GPU stopped processing",
-    45: "preemptive cleanup",
-    48: "double-bit ECC error",
-    61: "micro-controller breakpoint",
-    62: "micro-controller halt",
-    63: "ECC page retirement / row-remap recording",
-    64: "ECC page retirement / row-remap recording failure",
-    74: "NVLink error",
-    79: "GPU has fallen off the bus",
-    92: "high single-bit ECC error rate",
-    94: "contained ECC error",
-    95: "uncontained ECC error",
-    109: "context-switch timeout",
-    119: "GSP RPC timeout",
-    120: "GSP error",
-    140: "unrecovered ECC error",
-    143: "GPU initialization failure",
-    154: "GPU recovery action changed",
-}
-for _code in range(144, 151):
-    XID_MEANINGS[_code] = "NVLink error"
+from gputui.domain.model import Severity
 
-#: the GPU is gone or its memory cannot be trusted: drain and reset/replace
-CRITICAL_XIDS = frozenset({48, 62, 64, 79, 95, 119, 120, 140, 143})
-#: usually the application's own fault (bad kernel, OOB access), not the hardware
-APPLICATION_XIDS = frozenset({13, 31, 43, 45})
+DRAIN_RESET = "drain the node and reset the GPU (or reboot the node)"
+DRAIN_RESET_RMA = DRAIN_RESET + "; RMA the GPU if it repeats"
+CHECK_APP = "check the application that used this GPU (its pod and logs)"
+RESET_SOON = "drain and reset the GPU at the next convenient moment so the remap takes effect"
+WATCH_RMA = "watch for repeats; RMA the GPU if it keeps happening"
+
+
+@dataclass(frozen=True, slots=True)
+class XidInfo:
+    """One XID: meaning, severity while recent, and the operator's next step."""
+
+    code: int
+    meaning: str
+    severity: Severity
+    action: str
+
+
+def _info(code: int, meaning: str, severity: Severity, action: str) -> XidInfo:
+    return XidInfo(code, meaning, severity, action)
+
+
+_C, _W, _I = Severity.CRITICAL, Severity.WARNING, Severity.INFO
+XIDS: dict[int, XidInfo] = {x.code: x for x in (
+    _info(8, "GPU stopped responding to the driver: channel timeout", _W, CHECK_APP),
+    _info(13, "graphics engine exception, usually an out-of-range access by the program",
+          _I, CHECK_APP),
+    _info(31, "GPU memory page fault: the program touched an invalid address", _I, CHECK_APP),
+    _info(32, "corrupted command stream from the driver or application", _W, CHECK_APP),
+    _info(38, "driver firmware error", _W, WATCH_RMA),
+    _info(43, "GPU stopped processing the program's work: the program faulted", _I, CHECK_APP),
+    _info(45, "preemptive cleanup: work ended by the driver after an earlier error", _I,
+          CHECK_APP),
+    _info(48, "double-bit ECC error: GPU memory returned corrupt data", _C, DRAIN_RESET_RMA),
+    _info(61, "internal micro-controller breakpoint or warning", _W,
+          "reset the GPU if it repeats; " + WATCH_RMA),
+    _info(62, "internal micro-controller halted", _C, DRAIN_RESET_RMA),
+    _info(63, "ECC page retirement or row-remap recorded", _W, RESET_SOON),
+    _info(64, "ECC page retirement or row-remap recording failed", _C, DRAIN_RESET_RMA),
+    _info(68, "NVDEC video decoder exception", _W, CHECK_APP),
+    _info(69, "graphics engine class error", _W, CHECK_APP),
+    _info(74, "NVLink error", _C, DRAIN_RESET + "; check the NVLink fabric; RMA if it repeats"),
+    _info(79, "GPU has fallen off the bus", _C, "drain and reboot the node; RMA if it repeats"),
+    _info(92, "high single-bit ECC error rate", _W, WATCH_RMA),
+    _info(94, "contained ECC error: the affected program was stopped", _W, RESET_SOON),
+    _info(95, "uncontained ECC error: other programs may have read corrupt data", _C,
+          DRAIN_RESET_RMA),
+    _info(109, "context-switch timeout", _W, CHECK_APP + "; " + WATCH_RMA),
+    _info(119, "GSP firmware RPC timeout", _C, DRAIN_RESET_RMA),
+    _info(120, "GSP firmware error", _C, DRAIN_RESET_RMA),
+    _info(121, "C2C chip-to-chip link error", _W, WATCH_RMA),
+    _info(140, "unrecovered ECC error", _C, DRAIN_RESET_RMA),
+    _info(143, "GPU initialization failure", _C, DRAIN_RESET_RMA),
+    _info(154, "GPU recovery action changed: the driver asks for a reset or reboot", _C,
+          DRAIN_RESET),
+    *(_info(code, "NVLink error", _W, DRAIN_RESET + "; RMA if it repeats")
+      for code in range(144, 151)),
+)}
+
+UNLISTED = "unlisted XID (see NVIDIA's XID catalogue)"
+
+
+def xid_info(xid: int) -> XidInfo:
+    """The table entry for ``xid``; an unlisted code is a warning to look up."""
+    return XIDS.get(xid) or XidInfo(xid, UNLISTED, Severity.WARNING, WATCH_RMA)
 
 
 def xid_meaning(xid: int) -> str:
     """What an XID means, or "unlisted XID" for codes outside the table."""
-    return XID_MEANINGS.get(xid, "unlisted XID (see NVIDIA's XID catalogue)")
+    return xid_info(xid).meaning
 
 
 def xid_severity(xid: int) -> Severity:
-    """Critical when the GPU is lost or memory is corrupt, info for application faults."""
-    if xid in CRITICAL_XIDS:
-        return Severity.CRITICAL
-    if xid in APPLICATION_XIDS:
-        return Severity.INFO
-    return Severity.WARNING
-
-
-def _hint(xid: int) -> str:
-    if xid in CRITICAL_XIDS:
-        return ("Cordon and drain the node, then have the GPU reset or the node rebooted; "
-                "if it repeats, the GPU needs replacing. Check which pod used the GPU.")
-    if xid in APPLICATION_XIDS:
-        return "Usually the workload's fault: check the pod that used this GPU and its logs."
-    return "Watch the GPU's metrics for recurrence; if it repeats, cordon and drain the node."
-
-
-def xid_findings(node: str, gpu_index: int, xid: int, when: float | None,
-                 now: float | None = None) -> list[Finding]:
-    """The ``xid-error`` finding for one XID on one GPU (a list so callers can extend).
-
-    ``when`` None or <= 0 means unknown (the exporter's gauge has no time of its own): the
-    message then states no age rather than a made-up "0 s ago".
-    """
-    age = ""
-    if when is not None and when > 0 and now is not None:
-        age = f" {duration(now - when)} ago"
-    message = f"GPU {gpu_index}: XID {xid}: {xid_meaning(xid)}{age}"
-    return [Finding(code="xid-error", severity=xid_severity(xid), node=node, message=message,
-                    hint=_hint(xid), pane="metrics", subject=f"gpu{gpu_index}")]
+    """The severity of ``xid`` while it is recent (older ones are graded ``info``)."""
+    return xid_info(xid).severity

@@ -20,6 +20,7 @@ from gputui.sim.clock import SimClock
 from gputui.sim.nodeside import NodeSide
 from gputui.sim.store import Store
 
+
 DEFAULT_CONTEXT = "gputui-demo"
 
 _log = logging.getLogger(__name__)
@@ -155,9 +156,11 @@ class EmulatedCluster:
         from aiohttp import web
 
         from gputui.sim.apiserver import build_app
+        from gputui.sim.operator.exporter import SHUTDOWN_GRACE
 
         app = build_app(self.store, self.nodeside, deny=self.deny)
-        self._runner = web.AppRunner(app, access_log=None, handle_signals=False)
+        self._runner = web.AppRunner(app, access_log=None, handle_signals=False,
+                                       shutdown_timeout=SHUTDOWN_GRACE)
         await self._runner.setup()
         site = web.TCPSite(self._runner, self.host, self.port)
         await site.start()

@@ -23,8 +23,29 @@ from gputui.sources.errors import SourceError
 from gputui.sources.http import KubeHttp
 from gputui.sources.kube import KubeSource
 from gputui.sources.kubeconfig import KubeTarget, load_target
+from gputui.sources.metrics import MetricsFeed
 from gputui.sources.oneshot import read_objects
-from gputui.sources.xids import XidReading, read_xids
+from gputui.sources.prometheus import PrometheusOptions
+from gputui.sources.xids import EXPORTER_APP, XidReading, XidTracker, read_xids
+
+
+def prometheus_options(settings: Settings) -> PrometheusOptions | None:
+    """How to reach Prometheus from ``settings``; None when no URL is set."""
+    if not settings.prometheus_url:
+        return None
+    return PrometheusOptions(
+        settings.prometheus_url, token=settings.prometheus_token or "",
+        username=settings.prometheus_username or "",
+        password=settings.prometheus_password or "",
+        headers=dict(settings.prometheus_headers), ca_cert=settings.prometheus_ca_cert or "",
+        client_cert=settings.prometheus_client_cert or "",
+        client_key=settings.prometheus_client_key or "",
+        insecure=settings.prometheus_insecure)
+
+
+def lookback_seconds(settings: Settings) -> float:
+    """The XID lookback window in seconds."""
+    return 60.0 * settings.thresholds.xid_lookback_minutes
 
 
 def open_source(settings: Settings, **options: Any) -> KubeSource:
@@ -45,22 +66,24 @@ def open_source(settings: Settings, **options: Any) -> KubeSource:
         options.setdefault("xid_every", settings.refresh)
         return KubeSource(target, settings.thresholds, namespace=settings.namespace,
                           clock=demo.now, on_stop=demo.stop,
-                          prometheus_url=settings.prometheus_url, **options)
+                          prometheus=prometheus_options(settings), **options)
     target = load_target(settings.kubeconfig, settings.context)
     return KubeSource(target, settings.thresholds, namespace=settings.namespace,
-                      prometheus_url=settings.prometheus_url, **options)
+                      prometheus=prometheus_options(settings), **options)
 
 
 def read_snapshot(settings: Settings, notes: list[str] | None = None) -> ClusterSnapshot:
-    """Connect once, list everything, read XIDs, build one snapshot (``gputui check``).
+    """Connect once, list everything, read metrics, build one snapshot (``gputui check``).
 
     In demo mode the emulated clock runs fast until the scenario has planted its faults
-    (:func:`~gputui.sources.demo.settle_span`, a few seconds of real time).
+    (:func:`~gputui.sources.demo.settle_span`, a few seconds of real time), and the
+    exporters are watched while it does, the way a running gputui would: XIDs that appear
+    meanwhile get the time they were first seen.
 
     Args:
-        settings: connection, namespace, Prometheus URL and thresholds.
-        notes: when given, receives one-line remarks for the report's header (how XIDs
-            were read, or why they were not).
+        settings: connection, namespace, Prometheus and thresholds.
+        notes: when given, receives one-line remarks for the report's header (which metrics
+            source was read, or why none was).
 
     Raises:
         SourceError: the cluster could not be read (one line; ``check`` exits 2).
@@ -70,44 +93,122 @@ def read_snapshot(settings: Settings, notes: list[str] | None = None) -> Cluster
         demo = DemoCluster(settings.scenario, speed=settle_speed(span, settings.speed))
         target = demo.start()
         try:
-            demo.settle(span)
-            return _read_once(target, settings, demo.now, notes)
+            tracker = _watch_while_settling(demo, target, settings, span)
+            return _read_once(target, settings, demo.now, notes, tracker)
         finally:
             demo.stop()
     return _read_once(load_target(settings.kubeconfig, settings.context), settings, time.time,
                       notes)
 
 
+def _watch_while_settling(demo: DemoCluster, target: KubeTarget, settings: Settings,
+                          span: float) -> XidTracker:
+    """Settle the demo while reading its exporters, so XIDs get a first-seen time."""
+    http = KubeHttp(target.configuration)
+    # gputui started this cluster: an XID seen at the first read is no older than it
+    tracker = XidTracker(http, prometheus_options(settings), lookback_seconds(settings),
+                         born=demo.started)
+
+    def read() -> None:
+        try:
+            objects = _exporter_objects(http)
+        except SourceError:
+            return
+        tracker.refresh(objects, demo.now())
+
+    try:
+        demo.settle(span, tick=read, tick_every=0.5)
+    finally:
+        http.close()
+    return tracker
+
+
+def _exporter_objects(http: KubeHttp) -> ClusterObjects:
+    """Just the running dcgm-exporter pods and their nodes: what an XID read needs.
+
+    One label-selected list instead of a full read, so watching the exporters while the
+    demo settles at 600x does not slow the emulated controllers it waits for.
+    """
+    found = http.get("/api/v1/pods", {"labelSelector": f"app={EXPORTER_APP}"})
+    pods = {}
+    for pod in found.get("items") or []:
+        meta = pod.get("metadata") or {}
+        pods[(str(meta.get("namespace", "")), str(meta.get("name", "")))] = pod
+    nodes: dict[str, dict[str, Any]] = {
+        str((pod.get("spec") or {}).get("nodeName")): {} for pod in pods.values()}
+    return ClusterObjects(nodes=nodes, pods=pods)
+
+
 def _read_once(target: KubeTarget, settings: Settings, clock: Callable[[], float],
-               notes: list[str] | None) -> ClusterSnapshot:
+               notes: list[str] | None, tracker: XidTracker | None = None) -> ClusterSnapshot:
     from gputui.domain.snapshot import SnapshotBuilder
 
     http = KubeHttp(target.configuration)
     try:
         objects = read_objects(target, settings.namespace, http=http)
         now = clock()
-        reading = _xids(http, objects, settings.prometheus_url)
+        if tracker is not None:
+            tracker.http = http
+            tracker.refresh(objects, now)
+            reading = XidReading(tracker.current, tracker.origin or "exporters",
+                                 health=tracker.health)
+        else:
+            reading = _xids(http, objects, settings)
     finally:
         http.close()
     if notes is not None:
-        notes.append(f"xids: {reading.origin}" + (f" ({reading.note})" if reading.note else ""))
-    objects = replace(objects, xids=reading.xids)
+        notes.append(f"metrics: {_origin_words(reading, settings)}"
+                     + (f" ({reading.note})" if reading.note else ""))
+    objects = replace(objects, xids=reading.xids, gpu_health=reading.health)
     gc.freeze()  # the objects live until exit: later collections need not walk them
     snapshot: ClusterSnapshot = SnapshotBuilder(settings.thresholds).build(objects, now)
     return snapshot
 
 
-def _xids(http: KubeHttp, objects: ClusterObjects, prometheus_url: str | None) -> XidReading:
-    """Prometheus when configured; if it fails, the exporters, saying why.
+def _origin_words(reading: XidReading, settings: Settings) -> str:
+    if reading.origin == "prometheus":
+        return f"Prometheus {settings.prometheus_url}"
+    if reading.origin == "exporters":
+        return f"dcgm-exporter scrape of {len(reading.health)} node(s) via the pod proxy"
+    return "none"
 
-    A single read cannot tell when an XID happened (the gauge only holds the last code),
-    so every XID is stamped :data:`~gputui.domain.inputs.WHEN_UNKNOWN`, not "now": the
-    report would otherwise say "0 s ago" of an XID that may be days old.
+
+def _xids(http: KubeHttp, objects: ClusterObjects, settings: Settings) -> XidReading:
+    """Prometheus when configured (XID ages from its history); if it fails, the exporters.
+
+    From the exporters a single read cannot tell when an XID happened (the gauge only holds
+    the last code), so every XID is stamped :data:`~gputui.domain.inputs.WHEN_UNKNOWN`, not
+    "now": the report would otherwise say "0 s ago" of an XID that may be days old.
     """
-    if prometheus_url:
+    options = prometheus_options(settings)
+    if options is not None:
         try:
-            return read_xids(http, objects, WHEN_UNKNOWN, prometheus_url)
+            return read_xids(http, objects, time.time(), options, lookback_seconds(settings))
         except SourceError as error:
             fallback = read_xids(http, objects, WHEN_UNKNOWN)
             return replace(fallback, note=f"{error}; read from exporters")
     return read_xids(http, objects, WHEN_UNKNOWN)
+
+
+def open_metrics(settings: Settings, source: KubeSource | None) -> MetricsFeed:
+    """The metrics feed for the TUI: Prometheus, the exporters through ``source``'s API
+    server, and local NVML (``--local``, or as a last resort on a GPU node).
+
+    Nothing connects here: the feed's thread reads from its first refresh on.
+    """
+    from gputui.sources.metrics import MetricsFeed
+    from gputui.sources.nvml import NvmlMetrics, on_gpu_node
+    from gputui.sources.prometheus import PrometheusMetrics
+    from gputui.sources.scrape import ExporterMetrics
+
+    options = prometheus_options(settings)
+    prometheus = PrometheusMetrics(options) if options is not None and not settings.local \
+        else None
+    exporters = None
+    if source is not None and not settings.local:
+        exporters = ExporterMetrics(KubeHttp(source.target.configuration))
+    nvml = NvmlMetrics() if settings.local or on_gpu_node() else None
+    clock = source.clock if source is not None else time.time
+    return MetricsFeed(prometheus=prometheus, exporters=exporters, nvml=nvml,
+                       refresh=settings.refresh, clock=clock,
+                       lookback=lookback_seconds(settings), local=settings.local)

@@ -10,6 +10,7 @@ from __future__ import annotations
 import shutil
 import tempfile
 import time
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -58,26 +59,38 @@ class DemoCluster:
         path = self.cluster.write_kubeconfig(self._dir / "kubeconfig")
         return load_target(str(path))
 
+    @property
+    def started(self) -> float:
+        """Emulated epoch seconds at which the cluster started (0 before)."""
+        return self._started
+
     def now(self) -> float:
         """The emulated clock: the domain's "now" for ages and timeouts in demo mode."""
         return float(self.cluster.clock.now()) if self.cluster is not None else time.time()
 
-    def settle(self, span: float, timeout: float = 60.0) -> None:
+    def settle(self, span: float, timeout: float = 60.0,
+               tick: Callable[[], None] | None = None, tick_every: float = 0.2) -> None:
         """Wait until ``span`` emulated seconds have passed since the cluster started.
 
         The emulated operator may offer its own convergence signal (an async
         ``wait_settled(timeout)``); it is used when present. Start the cluster with a speed
         from :func:`settle_speed` so this takes a few seconds of real time: changing the
         clock's speed later would not shorten sleeps the controllers have already begun.
+        ``tick`` is called about every ``tick_every`` seconds of real time meanwhile (``check
+        --demo`` reads the exporters there, as a running gputui would).
         """
         operator = getattr(self.cluster, "operator", None)
         waiter = getattr(operator, "wait_settled", None)
-        if callable(waiter):
+        if callable(waiter) and tick is None:
             self.cluster.call(waiter(timeout), timeout=timeout + 5.0)
             return
         horizon = self._started + span
         deadline = time.monotonic() + timeout
+        next_tick = 0.0
         while self.cluster.clock.now() < horizon and time.monotonic() < deadline:
+            if tick is not None and time.monotonic() >= next_tick:
+                next_tick = time.monotonic() + tick_every
+                tick()
             time.sleep(0.05)
 
     def stop(self) -> None:

@@ -32,6 +32,7 @@ from gputui.sources.errors import SourceError
 from gputui.sources.http import KubeHttp
 from gputui.sources.kubeconfig import KubeTarget
 from gputui.sources.pods import read_pod_events, read_pod_log
+from gputui.sources.prometheus import PrometheusOptions
 from gputui.sources.reduce import wait_selectors
 from gputui.sources.reflector import Backoff, FeedState, Reflector
 from gputui.sources.resources import Feed, cluster_feeds, namespace_feeds, resource_of
@@ -75,7 +76,8 @@ class KubeSource:
         watch_timeout: ``timeoutSeconds`` asked of each watch (tests use a few seconds).
         builder: anything with ``build(objects, now, changed_nodes=...)``; default the
             domain's ``SnapshotBuilder(thresholds)`` (tests pass a recorder).
-        prometheus_url: where to query XIDs; ``None`` scrapes the exporters (small fleets).
+        prometheus: where to query XIDs (a URL or :class:`PrometheusOptions`); ``None``
+            scrapes the exporters (small fleets).
         xid_every: seconds between XID reads; 0 turns them off.
     """
 
@@ -84,7 +86,7 @@ class KubeSource:
                  on_stop: Callable[[], None] | None = None, coalesce: float = 0.15,
                  rebuild_every: float = 5.0, watch_timeout: int = 290,
                  backoff_cap: float = 30.0, builder: SnapshotBuilderLike | None = None,
-                 prometheus_url: str | None = None, xid_every: float = 30.0):
+                 prometheus: str | PrometheusOptions | None = None, xid_every: float = 30.0):
         self.target = target
         self.thresholds = thresholds or Thresholds()
         self.namespace_override = namespace
@@ -113,7 +115,8 @@ class KubeSource:
         self._gc_paused_at: float | None = None
         self._loading: frozenset[str] = frozenset()  # what the last build had not read
         self._first_listed = threading.Event()  # the other feeds decode after FIRST_FEED
-        self.xids = XidTracker(self.http, prometheus_url)
+        lookback = 60.0 * getattr(self.thresholds, "xid_lookback_minutes", 60.0)
+        self.xids = XidTracker(self.http, prometheus, lookback)
         self.xid_every = xid_every
 
     # ---------------------------------------------------------------- protocol
@@ -353,7 +356,7 @@ class KubeSource:
         objects = self.cache.build_inputs(
             operator_namespace=self.namespace, context=self.target.context,
             server=self.target.server, forbidden=frozenset(self.tracker.forbidden()),
-            xids=self.xids.current, loading=loading)
+            xids=self.xids.current, gpu_health=self.xids.health, loading=loading)
         try:
             snapshot = self._builder().build(objects, self.clock(), changed_nodes=changes)
         except Exception:

@@ -9,25 +9,22 @@ API server's pod proxy, which is fine for a few hundred nodes and too much for t
 
 from __future__ import annotations
 
-import re
 from collections.abc import Iterable, Mapping
 from concurrent.futures import ThreadPoolExecutor
-from dataclasses import dataclass, field
-from typing import Any
-from urllib.parse import quote
+from dataclasses import dataclass, field, replace
 
-import urllib3
-
-from gputui.domain.inputs import WHEN_UNKNOWN, ClusterObjects, XidEvent
+from gputui.domain.inputs import WHEN_UNKNOWN, ClusterObjects, GpuHealth, XidEvent
 from gputui.sources.errors import SourceError
+from gputui.sources.exposition import parse_samples
 from gputui.sources.http import KubeHttp
+from gputui.sources.prometheus import PrometheusMetrics, PrometheusOptions
+from gputui.sources.scrape import KEPT, health_of, scrape_text
 
 METRIC = "DCGM_FI_DEV_XID_ERRORS"
 EXPORTER_APP = "nvidia-dcgm-exporter"
 EXPORTER_PORT = 9400
 #: above this many exporter pods, scraping each one is skipped (use Prometheus)
 MAX_EXPORTER_SCRAPES = 256
-_LABEL = re.compile(r'([A-Za-z_][A-Za-z0-9_]*)="((?:[^"\\]|\\.)*)"')
 
 
 @dataclass(frozen=True)
@@ -37,26 +34,20 @@ class XidReading:
     xids: Mapping[str, tuple[XidEvent, ...]] = field(default_factory=dict)
     origin: str = "exporters"
     note: str = ""
+    #: node -> GPUs reported and failed row remaps (the nodes that were read)
+    health: Mapping[str, GpuHealth] = field(default_factory=dict)
 
 
 def parse_exposition(text: str) -> list[dict[str, str]]:
-    """Label sets (plus ``value``) of the non-zero XID series in a ``/metrics`` body."""
-    found = []
-    for line in text.splitlines():
-        if not line.startswith(METRIC + "{"):
-            continue
-        labels_text, _, value = line.rpartition("}")
-        labels = {k: v.replace('\\"', '"').replace("\\\\", "\\")
-                  for k, v in _LABEL.findall(labels_text)}
-        labels["value"] = value.strip().split(" ")[0]
-        found.append(labels)
-    return found
+    """Label sets (plus ``value``) of the XID series in a ``/metrics`` body."""
+    return [{**sample.labels, "value": repr(sample.value)}
+            for sample in parse_samples(text, (METRIC,))]
 
 
 def _event(labels: Mapping[str, str], when: float) -> XidEvent | None:
     """One series as an :class:`XidEvent`; ``None`` when it carries no XID (value 0)."""
     try:
-        code = int(float(labels.get("err_code") or labels.get("value") or 0))
+        code = int(float(labels.get("err_code") or 0) or float(labels.get("value") or 0))
         gpu = int(labels.get("gpu") or 0)
     except ValueError:
         return None
@@ -92,91 +83,118 @@ def scrape_exporters(http: KubeHttp, objects: ClusterObjects, now: float,
         return XidReading(origin="skipped", note=f"{len(pods)} exporters: not scraped, "
                                                  "pass --prometheus-url")
 
-    def scrape(target: tuple[str, str, str]) -> list[tuple[str, XidEvent]]:
+    def scrape(target: tuple[str, str, str]) -> tuple[str, list[XidEvent], GpuHealth | None]:
         namespace, name, node = target
-        path = (f"/api/v1/namespaces/{quote(namespace)}/pods/"
-                f"{quote(name)}:{EXPORTER_PORT}/proxy/metrics")
         try:
-            text = http.get_text(path)
+            samples = parse_samples(scrape_text(http, namespace, name), KEPT)
         except SourceError:
-            return []
-        events = (_event(labels, now) for labels in parse_exposition(text))
-        return [(node, event) for event in events if event is not None]
+            return node, [], None
+        events = (_event({**s.labels, "value": repr(s.value)}, now)
+                  for s in samples if s.name == METRIC)
+        return node, [e for e in events if e is not None], health_of(samples)
 
     with ThreadPoolExecutor(max_workers=workers, thread_name_prefix="gputui-xid") as pool:
         results = list(pool.map(scrape, pods))
-    return XidReading(_group(pair for result in results for pair in result), "exporters")
+    health = {node: found for node, _, found in results if found is not None}
+    return XidReading(_group((node, e) for node, events, _ in results for e in events),
+                      "exporters", health=health)
 
 
-def query_prometheus(url: str, now: float, timeout: float = 10.0) -> XidReading:
-    """One instant query for every non-zero XID series in the fleet.
+def query_prometheus(url: str | PrometheusOptions, now: float, timeout: float = 10.0,
+                     lookback: float = 3600.0) -> XidReading:
+    """XIDs with their ages from the series' history, plus GPU health, in two queries.
 
     Raises:
         SourceError: Prometheus unreachable or answering an error.
     """
-    endpoint = url.rstrip("/") + "/api/v1/query"
+    options = url if isinstance(url, PrometheusOptions) else PrometheusOptions(url,
+                                                                                timeout=timeout)
+    prometheus = PrometheusMetrics(options)
     try:
-        response = urllib3.PoolManager().request(
-            "GET", endpoint, fields={"query": f"{METRIC} != 0"}, timeout=timeout, retries=False)
-        document: Any = response.json()
-    except (urllib3.exceptions.HTTPError, ValueError) as error:
-        raise SourceError(f"cannot query Prometheus at {url}: {error}") from None
-    if response.status != 200 or document.get("status") != "success":
-        raise SourceError(f"Prometheus at {url} answered {response.status}: "
-                          f"{document.get('error', 'error') if isinstance(document, dict) else ''}")
-    pairs = []
-    for series in (document.get("data") or {}).get("result") or []:
-        labels = dict(series.get("metric") or {})
-        labels["value"] = str((series.get("value") or [0, "0"])[1])
-        node = labels.get("Hostname") or labels.get("hostname") or labels.get("node")
-        event = _event(labels, now)
-        if node and event is not None:
-            pairs.append((node, event))
-    return XidReading(_group(pairs), "prometheus")
+        xids = prometheus.xids(now, lookback)
+        health = prometheus.health(now)
+    finally:
+        prometheus.close()
+    return XidReading(xids, "prometheus", health=health)
 
 
 def read_xids(http: KubeHttp, objects: ClusterObjects, now: float,
-              prometheus_url: str | None = None) -> XidReading:
-    """XIDs by node, from Prometheus when a URL is set, else from the exporters."""
-    if prometheus_url:
-        return query_prometheus(prometheus_url, now)
+              prometheus: str | PrometheusOptions | None = None,
+              lookback: float = 3600.0) -> XidReading:
+    """XIDs by node, from Prometheus when configured, else from the exporters."""
+    if prometheus:
+        return query_prometheus(prometheus, now, lookback=lookback)
+    return scrape_exporters(http, objects, now)
+
+
+def read_with_fallback(http: KubeHttp, objects: ClusterObjects, now: float,
+                       prometheus: str | PrometheusOptions | None,
+                       lookback: float = 3600.0) -> XidReading:
+    """Prometheus when configured; if it fails, the exporters, saying why."""
+    if prometheus:
+        try:
+            return read_xids(http, objects, now, prometheus, lookback)
+        except SourceError as error:
+            fallback = scrape_exporters(http, objects, now)
+            return replace(fallback, note=f"{error}; read from exporters")
     return scrape_exporters(http, objects, now)
 
 
 class XidTracker:
-    """XIDs for the live source: re-read periodically, each stamped when first seen.
+    """XIDs and GPU health for the live source, re-read periodically.
 
-    The gauge only says "the last XID on this GPU was N", so the first read that shows a
+    From Prometheus an XID's time comes from the series' history. From the exporters the
+    gauge only says "the last XID on this GPU was N", so the first read that shows a
     (node, GPU, XID) is as close as gputui gets to when it happened; later reads keep that
     time. XIDs already there at the first successful read happened at some unknown time
     before gputui started: they keep :data:`~gputui.domain.inputs.WHEN_UNKNOWN`. Read
     failures keep the previous answer (metrics are an extra, not the stream).
     """
 
-    def __init__(self, http: KubeHttp, prometheus_url: str | None = None):
+    def __init__(self, http: KubeHttp, prometheus: str | PrometheusOptions | None = None,
+                 lookback: float = 3600.0, born: float = WHEN_UNKNOWN):
+        """``born``: when the cluster came to exist, if gputui knows (it started the demo
+        cluster itself): XIDs already there at the first read happened after it, so they
+        are stamped with it instead of an unknown time."""
         self.http = http
-        self.prometheus_url = prometheus_url
+        self.born = born
+        self.prometheus = prometheus
+        self.lookback = lookback
         self.current: Mapping[str, tuple[XidEvent, ...]] = {}
-        self._first_seen: dict[tuple[str, int, int], float] = {}
+        self.health: Mapping[str, GpuHealth] = {}
+        self.origin = ""
+        self._seen: dict[tuple[str, int, int], XidEvent] = {}
         self._read_once = False
 
     def refresh(self, objects: ClusterObjects, now: float) -> bool:
-        """Read again; True when the set of XIDs changed."""
+        """Read again; True when the XIDs or the GPU health changed."""
         try:
-            reading = read_xids(self.http, objects, now, self.prometheus_url)
+            reading = read_with_fallback(self.http, objects, now, self.prometheus,
+                                         self.lookback)
         except SourceError:
             return False
-        stamp = now if self._read_once else WHEN_UNKNOWN
+        stamp = now if self._read_once else self.born
         self._read_once = True
-        seen: dict[tuple[str, int, int], float] = {}
-        pairs = []
+        self.origin = reading.origin
+        seen: dict[tuple[str, int, int], XidEvent] = {}
         for node, events in reading.xids.items():
             for event in events:
                 key = (node, event.gpu, event.xid)
-                seen[key] = self._first_seen.get(key, stamp)
-                pairs.append((node, XidEvent(event.gpu, event.xid, seen[key], event.message)))
-        changed = set(seen) != set(self._first_seen)
-        self._first_seen = seen
+                seen[key] = self._stamped(key, event, stamp, reading.origin == "prometheus")
+        changed = seen != self._seen or dict(reading.health) != dict(self.health)
+        self._seen = seen
+        self.health = dict(reading.health)
         if changed:
-            self.current = _group(pairs)
+            self.current = _group((key[0], event) for key, event in seen.items())
         return changed
+
+    def _stamped(self, key: tuple[str, int, int], event: XidEvent, stamp: float,
+                 timed: bool) -> XidEvent:
+        """The event with the time it is shown with; stable between reads."""
+        known = self._seen.get(key)
+        if timed:
+            # "before <window start>" keeps its first bound instead of moving every read
+            return known if known is not None and known.before and event.before else event
+        if known is not None:
+            return known
+        return XidEvent(event.gpu, event.xid, stamp, event.message)

@@ -14,23 +14,26 @@ import gc
 import time
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from textual import work
 from textual.css.query import NoMatches
 from textual.screen import Screen
 from textual.timer import Timer
 
-from gputui.domain.model import EMPTY_SNAPSHOT, ClusterSnapshot
-from gputui.settings import Settings
-from gputui.sources.base import ClusterSource, SourceStatus
 from gputui.actions.audit import AuditLog
 from gputui.actions.base import ClusterWriter
 from gputui.actions.runner import Runner
+from gputui.domain.metrics import EMPTY_METRICS, MetricsReading
+from gputui.domain.model import EMPTY_SNAPSHOT, ClusterSnapshot
+from gputui.settings import Settings
+from gputui.sources.base import ClusterSource, SourceStatus
 from gputui.ui.action_flow import ActionFlow
 from gputui.ui.commands import binding_scope, bindings_for, by_alias, command, command_for_action
 from gputui.ui.contracts import (
     JumpRequested,
+    MetricsUpdated,
+    MetricsWanted,
     PodLog,
     PodLogLoaded,
     PodLogRequested,
@@ -47,6 +50,9 @@ from gputui.ui.screens.pod_log import PodLogScreen
 from gputui.ui.screens.upgrades import UpgradesScreen
 from gputui.ui.theme import GPUTUI_THEME, gpu_variables
 from gputui.ui.widgets.status_header import INITIAL_STATUS, StatusHeader
+
+if TYPE_CHECKING:  # the feed talks HTTP; the UI only starts, feeds and stops it
+    from gputui.sources.metrics import MetricsFeed
 
 
 def styles_dir() -> Path:
@@ -87,13 +93,16 @@ class GpuTuiApp(ActionFlow):
 
     def __init__(self, settings: Settings, source: ClusterSource,
                  clock: Callable[[], float] = time.time,
-                 writer: ClusterWriter | None = None) -> None:
+                 writer: ClusterWriter | None = None,
+                 metrics: MetricsFeed | None = None) -> None:
         super().__init__()
         self.settings = settings
         self.source = source
         #: carries out actions; None when the source has no cluster to write to (replays)
         self.runner = Runner(writer, AuditLog(settings.audit_log)) if writer else None
         self.clock = clock
+        self.metrics_feed = metrics
+        self.metrics: MetricsReading = EMPTY_METRICS
         self.snapshot: ClusterSnapshot = EMPTY_SNAPSHOT
         self.status: SourceStatus = INITIAL_STATUS
         self.keymap: dict[str, str] = dict(settings.keymap)
@@ -123,9 +132,13 @@ class GpuTuiApp(ActionFlow):
         self.set_interval(1.0, self._refresh_header, name="header-age")
         self.check_permissions()
         self.source.start(self._snapshot_from_source, self._status_from_source)
+        if self.metrics_feed is not None:
+            self.metrics_feed.start(self._metrics_from_feed)
 
     def on_unmount(self) -> None:
         self.source.stop()
+        if self.metrics_feed is not None:
+            self.metrics_feed.stop()
         if self._gc_thresholds is not None:
             gc.set_threshold(*self._gc_thresholds)
             self._gc_thresholds = None
@@ -136,6 +149,24 @@ class GpuTuiApp(ActionFlow):
 
     def _status_from_source(self, status: SourceStatus) -> None:
         self.post_message(SourceStatusChanged(status))
+
+    def _metrics_from_feed(self, reading: MetricsReading) -> None:
+        """Metrics thread -> message (never touch widgets here)."""
+        self.post_message(MetricsUpdated(reading))
+
+    def on_metrics_updated(self, message: MetricsUpdated) -> None:
+        """Keep the newest reading; the active screen and the header show it."""
+        self.metrics = message.reading
+        if self.screen_stack:
+            show = getattr(self.screen, "show_metrics", None)
+            if show is not None:
+                show(self.metrics, self.clock())
+        self._refresh_header()
+
+    def on_metrics_wanted(self, message: MetricsWanted) -> None:
+        """A screen says what is on screen: the feed reads that from its next refresh."""
+        if self.metrics_feed is not None:
+            self.metrics_feed.want(message.want)
 
     # ------------------------------------------------------------------ the refresh path
     def on_snapshot_updated(self, message: SnapshotUpdated) -> None:
@@ -220,13 +251,16 @@ class GpuTuiApp(ActionFlow):
             except NoMatches:  # not composed yet: the screen-change callback retries
                 self.call_after_refresh(self._deliver, screen)
                 return
+        show_metrics = getattr(screen, "show_metrics", None)
+        if show_metrics is not None and self.metrics is not EMPTY_METRICS:
+            show_metrics(self.metrics, self.clock())
         self._refresh_header()
 
     def _refresh_header(self) -> None:
         if not self.screen_stack:
             return
         for header in self.screen.query(StatusHeader):
-            header.update_state(self.snapshot, self.status, self.clock())
+            header.update_state(self.snapshot, self.status, self.clock(), self.metrics.fleet)
 
     # ------------------------------------------------------------------ navigation
     def jump_to(self, node: str | None, pane: str) -> None:
@@ -347,10 +381,12 @@ class GpuTuiApp(ActionFlow):
 
 def make_app(settings: Settings, source: ClusterSource, *,
              clock: Callable[[], float] = time.time,
-             writer: ClusterWriter | None = None) -> GpuTuiApp:
+             writer: ClusterWriter | None = None,
+             metrics: MetricsFeed | None = None) -> GpuTuiApp:
     """The app for ``settings`` reading ``source``; ``clock`` is "now" for every age shown.
 
     ``writer`` carries out actions (``gputui.sources.writer.KubeWriter`` on the source's
-    cluster); without one every action is greyed.
+    cluster); without one every action is greyed. ``metrics`` is the metrics feed (started
+    and stopped with the app), None for none.
     """
-    return GpuTuiApp(settings, source, clock=clock, writer=writer)
+    return GpuTuiApp(settings, source, clock=clock, writer=writer, metrics=metrics)

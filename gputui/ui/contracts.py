@@ -136,6 +136,33 @@ class SourceStatusChanged(Message):
         return isinstance(message, SourceStatusChanged)
 
 
+class MetricsUpdated(Message):
+    """A metrics reading arrived (``gputui.domain.metrics.MetricsReading``, posted from the
+    metrics feed's thread); a newer one replaces an unprocessed older one."""
+
+    def __init__(self, reading: Any) -> None:
+        super().__init__()
+        self.reading = reading
+
+    def can_replace(self, message: Message) -> bool:
+        return isinstance(message, MetricsUpdated)
+
+
+class MetricsWanted(Message):
+    """What is on screen changed: the app tells the metrics feed (never blocks).
+
+    ``want`` is a ``gputui.sources.metrics.MetricsWant`` (selected node, visible rows,
+    their exporter pods); only the newest matters.
+    """
+
+    def __init__(self, want: Any) -> None:
+        super().__init__()
+        self.want = want
+
+    def can_replace(self, message: Message) -> bool:
+        return isinstance(message, MetricsWanted)
+
+
 class JumpRequested(Message):
     """Go to ``node`` (or none) and show ``pane`` (one of :data:`PANES`)."""
 
@@ -180,6 +207,8 @@ class PodLogLoaded(Message):
 __all__ = [
     "PANES",
     "JumpRequested",
+    "MetricsUpdated",
+    "MetricsWanted",
     "NodeScoped",
     "PodLog",
     "PodLogLoaded",

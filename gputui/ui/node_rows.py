@@ -32,13 +32,19 @@ class Column:
 
 
 COLUMNS: Final = (
-    # what an operator triages by comes first, so 80 columns show name, state and finding
+    # what an operator triages by comes first, so 80 columns show name, state and finding;
+    # the metrics column follows the finding (empty until a metrics source answers)
     Column("mark", " "), Column("name", "NAME"), Column("status", "STATUS"),
-    Column("gpus", "GPUS"), Column("finding", "FINDING"), Column("upgrade", "UPGRADE"),
+    Column("gpus", "GPUS"), Column("finding", "FINDING"), Column("util", "UTIL"),
+    Column("upgrade", "UPGRADE"),
     Column("driver", "DRIVER"), Column("product", "GPU"), Column("mig", "MIG"),
     Column("sharing", "SHARING"),
 )
-SORTABLE: Final = tuple(c.key for c in COLUMNS if c.key != "mark")
+#: columns filled from metrics, not from the snapshot (and so not sortable)
+METRIC_COLUMNS: Final = ("util",)
+SORTABLE: Final = tuple(c.key for c in COLUMNS if c.key not in ("mark", *METRIC_COLUMNS))
+#: a row's utilisation cell before (or without) a metrics reading
+NO_UTIL: Final = ("", "muted")
 
 #: A cell: text and a colour role ("" for none).
 Cell = tuple[str, str]
@@ -117,6 +123,15 @@ CELLS: Final[Mapping[str, Callable[[NodeView], Cell]]] = {
     "sharing": _sharing,
     "finding": _finding,
 }
+
+
+def util_cell(util: float | None) -> Cell:
+    """The node list's utilisation cell: a one-character bar and the percentage."""
+    if util is None:
+        return NO_UTIL
+    from gputui.ui.render.sparkline import bar
+
+    return f"{bar(util, 0.0, 100.0) or ' '}{util:4.0f}%", ("muted" if util < 5 else "")
 
 
 def node_cells(view: NodeView) -> dict[str, Cell]:

@@ -27,7 +27,7 @@ def _stop_quietly(stop: Callable[[], None]) -> None:
 
 def run_tui(settings: Settings) -> int:
     """Open the source for ``settings``, run the TUI until quit, stop everything; exit code."""
-    from gputui.sources.connect import open_source
+    from gputui.sources.connect import open_metrics, open_source
     from gputui.sources.errors import SourceError
 
     try:
@@ -41,7 +41,8 @@ def run_tui(settings: Settings) -> int:
     clock: Callable[[], float] = getattr(source, "clock", time.time)
     writer = writer_for_source(source, read_only=settings.read_only)
     try:
-        app = make_app(settings, source, clock=clock, writer=writer)
+        app = make_app(settings, source, clock=clock, writer=writer,
+                       metrics=open_metrics(settings, source))
         app.run()
     except KeyboardInterrupt:
         return 130

@@ -4,12 +4,8 @@ from __future__ import annotations
 
 from typing import Any
 
-import pytest
-
-from gputui.domain.inputs import WHEN_UNKNOWN, XidEvent
 from gputui.domain.model import ClusterSnapshot, Finding, Severity
 from gputui.domain.snapshot import SnapshotBuilder
-from gputui.domain.xid import xid_findings, xid_meaning
 from tests.domain import factory as f
 
 
@@ -249,38 +245,6 @@ def test_mig_pending_recently_is_quiet() -> None:
     labels = {"nvidia.com/mig.config": "all-1g.10gb", "nvidia.com/mig.config.state": "pending"}
     times = {f.NODE: {"nvidia.com/mig.config.state": f.T0 - 60}}
     assert "mig-config-pending" not in codes(build([f.node(labels=labels)], label_times=times))
-
-
-def test_xid_error_from_metrics_input() -> None:
-    xids = {f.NODE: [XidEvent(gpu=3, xid=79, when=f.T0 - 300)]}
-    snap = build(xids=xids)
-    x = only(snap, "xid-error")
-    assert x.message == "GPU 3: XID 79: GPU has fallen off the bus 5 min ago"
-    assert x.severity is Severity.CRITICAL and x.pane == "metrics"
-    assert snap.nodes[f.NODE].worst is Severity.CRITICAL
-
-
-@pytest.mark.parametrize("when", [WHEN_UNKNOWN, -1.0])
-def test_xid_of_unknown_time_states_no_age(when: float) -> None:
-    """The exporter's gauge carries no time: a one-shot read must not say "0 s ago"."""
-    x = only(build(xids={f.NODE: [XidEvent(gpu=3, xid=79, when=when)]}), "xid-error")
-    assert x.message == "GPU 3: XID 79: GPU has fallen off the bus"
-    [y] = xid_findings("n1", 3, 79, None, f.T0)
-    assert y.message == x.message
-
-
-def test_xid_of_known_time_wins_over_unknown_on_one_gpu() -> None:
-    xids = {f.NODE: [XidEvent(gpu=3, xid=79, when=f.T0 - 300),
-                     XidEvent(gpu=3, xid=48, when=WHEN_UNKNOWN)]}
-    assert only(build(xids=xids), "xid-error").message == \
-        "GPU 3: XID 79: GPU has fallen off the bus 5 min ago"
-
-
-def test_xid_helper_and_table() -> None:
-    [x] = xid_findings("n1", 0, 13, None)
-    assert x.severity is Severity.INFO and "graphics engine exception" in x.message
-    assert xid_meaning(147) == "NVLink error"
-    assert "unlisted" in xid_meaning(9999)
 
 
 def test_daemonset_selecting_no_node() -> None:

@@ -166,3 +166,35 @@ def test_single_strategy_maps_gpu_requests_to_instances(start_sim: Any, tmp_path
     _, samples = parse(scrape_via_proxy(sim, node))
     used = [s for s in samples if s.name == "DCGM_FI_PROF_GR_ENGINE_ACTIVE" and "pod" in s.labels]
     assert len(used) == 2 and {s.labels["GPU_I_PROFILE"] for s in used} == {"1g.10gb"}
+
+
+def test_xid_series_always_labelled_and_power_below_limit_for_every_model() -> None:
+    """Upstream labels every XID series (``"0"``/``"No Error"`` when none); every model's
+    power starts from an idle figure below its limit and rises with load; clocks and the
+    NVLink counter follow the model."""
+    from gputui.sim.operator.exporter import _values
+    from gputui.sim.operator.hardware import MODELS, electrical
+    from gputui.sim.operator.runtime import Gpu
+
+    for key, model in MODELS.items():
+        gpu = Gpu(index=0, uuid="GPU-x")
+        idle = _values(gpu, model, 0.0, 0, 0.0, False)
+        busy = _values(gpu, model, 100.0, 0, 1.0, True)
+        limit = model.power_limit_w
+        assert 0 < idle["DCGM_FI_DEV_POWER_USAGE"] < busy["DCGM_FI_DEV_POWER_USAGE"] < limit, key
+        assert idle["DCGM_FI_DEV_POWER_USAGE"] < 0.3 * limit, key
+        assert busy["DCGM_FI_DEV_SM_CLOCK"] > idle["DCGM_FI_DEV_SM_CLOCK"]
+        assert busy["DCGM_FI_DEV_MEM_CLOCK"] == electrical(model).mem_clock_mhz
+    assert electrical(MODELS["H100-80GB"]).nvlink_links == 18
+    assert electrical(MODELS["T4"]).nvlink_links == 0
+
+
+def test_xid_series_of_a_healthy_gpu_says_no_error(start_sim: Any) -> None:
+    sim = start_sim("healthy", speed=20)
+    node = next(iter(sim.operator.world.pool_members["a100"]))
+    _, samples = parse(scrape_via_proxy(sim, node))
+    xids = [s for s in samples if s.name == "DCGM_FI_DEV_XID_ERRORS"]
+    assert xids and all(s.labels["err_code"] == "0" and s.labels["err_msg"] == "No Error"
+                        and s.value == 0 for s in xids)
+    nvlink = [s for s in samples if s.name == "DCGM_FI_DEV_NVLINK_BANDWIDTH_TOTAL"]
+    assert nvlink and all(s.value >= 0 for s in nvlink)

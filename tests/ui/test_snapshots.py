@@ -55,3 +55,23 @@ def test_help_view(snap_compare: Any, frozen_app: FrozenApp, size: tuple[int, in
         await _settle(pilot)
 
     assert snap_compare(frozen_app("healthy"), terminal_size=size, run_before=run_before)
+
+
+@pytest.mark.parametrize("size", SIZES, ids=lambda s: f"{s[0]}x{s[1]}")
+def test_nodes_with_metrics(snap_compare: Any, frozen_app: FrozenApp,
+                            size: tuple[int, int]) -> None:
+    """Fixed metrics: the utilisation column of the rows on screen and the fleet line."""
+    from gputui.domain.metrics import FleetMetrics, MetricsOrigin, MetricsReading
+    from gputui.ui.contracts import MetricsUpdated
+
+    async def run_before(pilot: Any) -> None:
+        await _settle(pilot)
+        app = pilot.app
+        names = app.screen.table.rows_on_screen()
+        util = {name: float((i * 37) % 101) for i, name in enumerate(names)}
+        fleet = FleetMetrics("fleet", 56, 41, 67.0, (names[0], 3, 86.0), 2)
+        origin = MetricsOrigin("prometheus", "http://prometheus:9090", app.clock() - 2)
+        app.post_message(MetricsUpdated(MetricsReading(origin, fleet, None, util)))
+        await _settle(pilot)
+
+    assert snap_compare(frozen_app("driver-crashloop"), terminal_size=size, run_before=run_before)

@@ -21,6 +21,10 @@ What the series say, as the real exporter (``--devices f``, pod mapping on) woul
   clocks, temperatures, power and energy repeat the parent GPU's values on every instance;
   ``DCGM_FI_DEV_{GPU,MEM_COPY,ENC,DEC}_UTIL`` are absent, as NVML does not report them for
   MIG (dcgm-exporter #105, #430). MIG enabled with no instances leaves the GPU unreported.
+* The XID series always carries ``err_code``/``err_msg`` (``"0"``/``"No Error"`` on a GPU
+  that raised none), as upstream does. Power starts from the model's idle figure and rises
+  with load to under its limit; SM and memory clocks and the NVLink counter follow the
+  model (:data:`~gputui.sim.operator.hardware.ELECTRICAL`; PCIe-only parts count no NVLink).
 * XID 79 (fallen off the bus): the GPU is gone from DCGM's view, so every series of it
   stops except ``DCGM_FI_DEV_XID_ERRORS``. That one stays because DCGM takes XIDs from the
   driver's kernel messages, not from the dead GPU, and it is what tells an operator (and
@@ -36,9 +40,13 @@ import json
 import math
 from typing import Any
 
-from gputui.sim.operator.hardware import profile_memory_mib
+from gputui.sim.operator.hardware import electrical, profile_memory_mib
 from gputui.sim.operator.miginstances import Assignments, Instance, instances
 from gputui.sim.operator.world import World
+
+#: seconds a stopping server waits for requests in flight (a watch, a proxied scrape)
+#: before it cancels them: nobody waits for an emulator that is going away
+SHUTDOWN_GRACE = 2.0
 
 XID_MEANING = {13: "Graphics Engine Exception", 31: "GPU memory page fault",
                43: "GPU stopped processing", 45: "Preemptive cleanup, due to previous errors",
@@ -106,7 +114,7 @@ def render(w: World, node_name: str, users: dict[int, Any],
         present = instances(run.model, gpu)
         held = [(mig_users or {}).get(inst) for inst in present]
         load = _parent_util(run.model, present, held)
-        _accrue(gpu, load)
+        _accrue(gpu, run.model, load)
         for inst, user in zip(present, held):
             inst_labels = {**labels, "GPU_I_PROFILE": inst.profile, "GPU_I_ID": str(inst.gi), **tail}
             _instance(series, (w.clock.now(), load), run.model, gpu, inst,
@@ -129,10 +137,19 @@ def _wave(now: float, gpu: Any, gi: int = 0) -> float:
     return 0.5 + 0.5 * math.sin(now / 37.0 + gpu.index + 0.7 * gi)
 
 
-def _accrue(gpu: Any, util: float) -> None:
-    """Energy keeps counting while the GPU is on the bus."""
+def _accrue(gpu: Any, model: Any, util: float) -> None:
+    """Energy and NVLink traffic keep counting while the GPU is on the bus."""
     if not gpu.fallen:
-        gpu.energy_mj += (70 + 5.5 * util) * 1000 * 5
+        gpu.energy_mj += _power(model, util, 0.5) * 1000 * 5
+        spec = electrical(model)
+        gpu.nvlink_total += spec.nvlink_links * spec.nvlink_gbps_per_link * util / 100 * 5e3
+
+
+def _power(model: Any, util: float, wave: float) -> float:
+    """Board power: the model's idle figure at 0 %, rising with load, below the limit."""
+    idle = electrical(model).idle_power_w
+    peak = 0.9 * model.power_limit_w
+    return float(round(idle + (peak - idle) * util / 100 + 0.02 * (peak - idle) * wave, 3))
 
 
 def _emit(series: dict[str, list[str]], gpu: Any, labels: dict[str, str],
@@ -141,9 +158,10 @@ def _emit(series: dict[str, list[str]], gpu: Any, labels: dict[str, str],
     for name, value in values.items():
         if gpu.fallen and name != "DCGM_FI_DEV_XID_ERRORS":
             continue
-        if name == "DCGM_FI_DEV_XID_ERRORS" and gpu.xid:
-            xid_labels = {**labels, "err_code": str(gpu.xid),
-                          "err_msg": XID_MEANING.get(gpu.xid, "Unknown")}
+        if name == "DCGM_FI_DEV_XID_ERRORS":
+            # upstream always labels the XID series; a GPU without one says "0"/"No Error"
+            message = XID_MEANING.get(gpu.xid, "Unknown") if gpu.xid else "No Error"
+            xid_labels = {**labels, "err_code": str(gpu.xid), "err_msg": message}
             series[name].append(_line(name, xid_labels, gpu.xid))
         else:
             series[name].append(_line(name, labels, value))
@@ -155,7 +173,7 @@ def _whole_gpu(series: dict[str, list[str]], now: float, model: Any, gpu: Any,
     wave = _wave(now, gpu)
     util = 0.0 if not busy else round(88 + 10 * wave)
     fb_used = 0 if not busy else int(model.memory_mib * (0.72 + 0.2 * wave))
-    _accrue(gpu, util)
+    _accrue(gpu, model, util)
     _emit(series, gpu, _with_pod(labels, user), _values(gpu, model, util, fb_used, wave, busy))
 
 
@@ -189,15 +207,17 @@ def _instance(series: dict[str, list[str]], when_load: tuple[float, float], mode
 def _values(gpu: Any, model: Any, util: float, fb_used: int, wave: float,
             busy: bool) -> dict[str, float]:
     """One GPU's sample values: clocks, temperatures and power follow utilisation."""
+    spec = electrical(model)
     return {
-        "DCGM_FI_DEV_SM_CLOCK": 1980 if busy else 345, "DCGM_FI_DEV_MEM_CLOCK": 2619,
+        "DCGM_FI_DEV_SM_CLOCK": spec.sm_clock_max if busy else spec.sm_clock_idle,
+        "DCGM_FI_DEV_MEM_CLOCK": spec.mem_clock_mhz,
         "DCGM_FI_DEV_MEMORY_TEMP": 38 + (22 * util / 100), "DCGM_FI_DEV_GPU_TEMP": 31 + (40 * util / 100),
-        "DCGM_FI_DEV_POWER_USAGE": round(70 + (model.power_limit_w - 90) * util / 100 + 3 * wave, 3),
+        "DCGM_FI_DEV_POWER_USAGE": _power(model, util, wave),
         "DCGM_FI_DEV_TOTAL_ENERGY_CONSUMPTION": int(gpu.energy_mj), "DCGM_FI_DEV_PCIE_REPLAY_COUNTER": 0,
         "DCGM_FI_DEV_GPU_UTIL": util, "DCGM_FI_DEV_MEM_COPY_UTIL": round(util * 0.45),
         "DCGM_FI_DEV_ENC_UTIL": 0, "DCGM_FI_DEV_DEC_UTIL": 0, "DCGM_FI_DEV_XID_ERRORS": gpu.xid,
         "DCGM_FI_DEV_FB_FREE": model.memory_mib - fb_used - 512, "DCGM_FI_DEV_FB_USED": fb_used,
-        "DCGM_FI_DEV_FB_RESERVED": 512, "DCGM_FI_DEV_NVLINK_BANDWIDTH_TOTAL": int(gpu.energy_mj / 7),
+        "DCGM_FI_DEV_FB_RESERVED": 512, "DCGM_FI_DEV_NVLINK_BANDWIDTH_TOTAL": int(gpu.nvlink_total),
         "DCGM_FI_DEV_VGPU_LICENSE_STATUS": 0, "DCGM_FI_DEV_UNCORRECTABLE_REMAPPED_ROWS": 0,
         "DCGM_FI_DEV_CORRECTABLE_REMAPPED_ROWS": 0, "DCGM_FI_DEV_ROW_REMAP_FAILURE": 0,
         "DCGM_FI_PROF_GR_ENGINE_ACTIVE": round(util / 100 * 0.97, 6),
@@ -277,7 +297,8 @@ class Exporters:
         app.router.add_get("/sd", self._sd)
         app.router.add_get("/metrics/{node}", self._http)
         app.router.add_get("/health/{node}", self._http)
-        self._runner = web.AppRunner(app, access_log=None, handle_signals=False)
+        self._runner = web.AppRunner(app, access_log=None, handle_signals=False,
+                                       shutdown_timeout=SHUTDOWN_GRACE)
         await self._runner.setup()
         await web.TCPSite(self._runner, "127.0.0.1", self.port).start()
 

@@ -62,6 +62,41 @@ MODELS: dict[str, GpuModel] = {m.key: m for m in (
 )}
 
 
+@dataclass(frozen=True)
+class Electrical:
+    """What a model's DCGM series move between: idle and peak (vendor datasheet figures).
+
+    Attributes:
+        idle_power_w: board power with nothing running (well below the limit).
+        sm_clock_idle / sm_clock_max: SM clock at idle and at full load, MHz.
+        mem_clock_mhz: memory clock (HBM parts run a fixed clock; GDDR parts too at load).
+        nvlink_links: NVLink links (0 for PCIe-only parts: the counter stays 0).
+        nvlink_gbps_per_link: GB/s per link and direction.
+    """
+
+    idle_power_w: float
+    sm_clock_idle: int
+    sm_clock_max: int
+    mem_clock_mhz: int
+    nvlink_links: int = 0
+    nvlink_gbps_per_link: float = 25.0
+
+
+ELECTRICAL: dict[str, Electrical] = {
+    "H100-80GB": Electrical(70.0, 345, 1980, 2619, 18),
+    "A100-80GB": Electrical(58.0, 210, 1410, 1593, 12),
+    "A100-40GB": Electrical(54.0, 210, 1410, 1215, 12),
+    "A30": Electrical(31.0, 210, 1440, 1215, 4),
+    "L4": Electrical(16.0, 210, 2040, 6251),
+    "T4": Electrical(10.0, 300, 1590, 5000),
+}
+
+
+def electrical(model_: GpuModel) -> Electrical:
+    """The model's idle/peak figures (a conservative default for unlisted models)."""
+    return ELECTRICAL.get(model_.key) or Electrical(0.1 * model_.power_limit_w, 300, 1500, 1500)
+
+
 def model(key: str) -> GpuModel:
     return MODELS[key]
 

@@ -70,6 +70,7 @@ class Gpu:
     fallen: bool = False                  # XID 79: off the bus
     energy_mj: float = 0.0
     util: float = 0.0
+    nvlink_total: float = 0.0             # DCGM_FI_DEV_NVLINK_BANDWIDTH_TOTAL (counter)
 
 
 @dataclass

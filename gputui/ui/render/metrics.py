@@ -1,28 +1,73 @@
-"""The metrics pane before metrics exist: where they will come from, and nothing fake.
+"""The metrics pane: where the numbers come from, then each GPU's fixed-scale sparklines.
 
-DCGM sparklines arrive with the metrics feature. Until then an honest pane is worth more
-than a pretty one: it names the source gputui will use for this node (Prometheus when
-configured or found, else this node's dcgm-exporter pod through the API server's pod proxy,
-else local NVML) and lists the node's XID findings, which the domain already knows.
+First line: the source, how fresh, and any fallback ("exporter scrape via the API server's
+pod proxy, 2 s ago · Prometheus unreachable since 14:02:11"). Then per GPU (per MIG
+instance, labelled by profile): utilisation (0-100 %), framebuffer (0-total), temperature
+(0-100 °C), power (0-limit) and SM clock (0-the model's maximum), each a braille sparkline
+with the current value beside it, the pods the exporter maps to the GPU, and its last XID
+with meaning and age (from the node's ``xid-error`` findings, so the pane and ``check``
+agree). Last, the node's metrics findings with their hints.
 """
 
 from __future__ import annotations
+
+import time
+from collections.abc import Sequence
 
 from rich.console import Group, RenderableType
 from rich.padding import Padding
 from rich.text import Text
 
-from gputui.domain.model import NodeView, StageStatus
+from gputui.domain.metrics import (
+    EMPTY_METRICS,
+    GpuMetrics,
+    MetricsOrigin,
+    MetricsReading,
+    Trace,
+    gpu_spec,
+    last_value,
+)
+from gputui.domain.model import Finding, NodeView, StageStatus
+from gputui.domain.timefmt import duration
+from gputui.domain.xid import xid_meaning
+from gputui.ui.render.sparkline import braille_line
 from gputui.ui.render.style import PLAIN, STATUS_SYMBOL, Palette, severity_word
 
 #: dcgm-exporter's metrics port (``/metrics``), reached through the pod proxy
 EXPORTER_PORT = 9400
+#: finding codes this pane explains
+METRIC_CODES = ("xid-error", "gpu-missing", "row-remap-failure")
+#: seconds a GPU's series may lag the node's others before it counts as gone
+STALE_AFTER = 30.0
+LABEL_WIDTH = 7
+VALUE_WIDTH = 20
+GIB = 1024.0
+
+
+def _clock(epoch: float) -> str:
+    return time.strftime("%H:%M:%S", time.localtime(epoch))
+
+
+def source_line(origin: MetricsOrigin, now: float, palette: Palette = PLAIN) -> Text:
+    """Which source, how fresh, and the fallback taken."""
+    names = {"prometheus": f"Prometheus {origin.where}",
+             "exporter": "exporter scrape via the API server's pod proxy",
+             "nvml": origin.where or "local NVML", "none": "no metrics source"}
+    text = Text(names.get(origin.kind, origin.kind), style="bold")
+    if origin.updated_at:
+        text.append(f", {duration(now - origin.updated_at)} ago")
+    elif origin.kind != "none":
+        text.append(", waiting for the first reading", style=palette.role("muted"))
+    if origin.fallback:
+        since = f" since {_clock(origin.since)}" if origin.since else ""
+        text.append(f" · {origin.fallback}{since}", style=palette.role("warn"))
+    return text
 
 
 def exporter_line(node: NodeView, namespace: str | None, palette: Palette = PLAIN) -> Text:
     """The node's dcgm-exporter pod, named from the pipeline stage, with its state."""
     stage = node.pipeline.stage("dcgm-exporter")
-    text = Text("2. else this node's dcgm-exporter through the API server's pod proxy: ")
+    text = Text("dcgm-exporter: ")
     if stage is None or not stage.pod:
         why = stage.detail if stage is not None and stage.detail else "no dcgm-exporter pod"
         text.append(f"none on this node ({why})", style=palette.role("warn"))
@@ -37,27 +82,104 @@ def exporter_line(node: NodeView, namespace: str | None, palette: Palette = PLAI
     return text
 
 
-def sources_text(node: NodeView, namespace: str | None, prometheus_url: str | None,
-                 palette: Palette = PLAIN) -> Group:
-    """The three sources in the order gputui will try them."""
-    prom = Text("1. Prometheus: ")
-    if prometheus_url:
-        prom.append(prometheus_url, style="bold")
-        prom.append(" (--prometheus-url)")
+def _values(trace: Trace) -> list[float]:
+    return [v for _, v in trace]
+
+
+def _row(label: str, trace: Trace, high: float, value: str, width: int) -> Text:
+    spark = max(4, width - LABEL_WIDTH - VALUE_WIDTH - 1)
+    line = Text(f"{label:<{LABEL_WIDTH}}", no_wrap=True)
+    line.append(braille_line(_values(trace), 0.0, high, spark))
+    line.append(f" {value}")
+    return line
+
+
+def _number(value: float | None, unit: str, digits: int = 0) -> str:
+    return "–" if value is None else f"{value:.{digits}f} {unit}"
+
+
+def _last_time(gpu: GpuMetrics) -> float:
+    return max((trace[-1][0] for trace in (gpu.util, gpu.temp, gpu.fb_used) if trace),
+               default=0.0)
+
+
+def gone_since(gpu: GpuMetrics, latest: float) -> float:
+    """When the GPU's series stopped while the node's others went on (0: they did not).
+
+    After XID 79 a GPU's series end and only its XID gauge stays; its history still
+    shows what it was doing, but its last value is not a current one.
+    """
+    last = _last_time(gpu)
+    samples = [t for t, _ in (gpu.util or gpu.temp)]
+    step = (samples[-1] - samples[0]) / (len(samples) - 1) if len(samples) > 1 else 0.0
+    return last if last and latest - last > max(3 * step, STALE_AFTER) else 0.0
+
+
+def gpu_rows(gpu: GpuMetrics, width: int) -> list[Text]:
+    """The five sparklines of one GPU on their fixed scales."""
+    spec = gpu_spec(gpu.model)
+    limit = gpu.power_limit or (spec.power_limit_w if spec else 0.0)
+    power_high = limit or max(_values(gpu.power) or [1.0])
+    sm_high = max([spec.sm_clock_max_mhz if spec else 0.0] + _values(gpu.sm_clock) + [1.0])
+    used, total = last_value(gpu.fb_used), gpu.fb_total
+    memory = "–" if used is None else f"{used / GIB:.1f} / {total / GIB:.1f} GiB"
+    power = last_value(gpu.power)
+    power_text = _number(power, "W") if not limit or power is None else \
+        f"{power:.0f} / {limit:.0f} W"
+    return [
+        _row("util", gpu.util, 100.0, _number(last_value(gpu.util), "%"), width),
+        _row("mem", gpu.fb_used, total or 1.0, memory, width),
+        _row("temp", gpu.temp, 100.0, _number(last_value(gpu.temp), "°C"), width),
+        _row("power", gpu.power, power_high, power_text, width),
+        _row("sm", gpu.sm_clock, sm_high, _number(last_value(gpu.sm_clock), "MHz"), width),
+    ]
+
+
+def _xid_line(gpu: GpuMetrics, findings: Sequence[Finding], palette: Palette) -> Text | None:
+    finding = next((f for f in findings if f.code == "xid-error"
+                    and f.subject == f"gpu{gpu.gpu}"), None)
+    if finding is not None:
+        line = Text(f"{severity_word(finding.severity)}  ",
+                    style=palette.severity(finding.severity))
+        line.append(finding.message.split(": ", 1)[-1])
+        return line
+    if gpu.xid:
+        return Text(f"last XID {gpu.xid} ({xid_meaning(gpu.xid)})", style=palette.role("warn"))
+    return None
+
+
+def gpu_block(gpu: GpuMetrics, findings: Sequence[Finding], width: int,
+              palette: Palette = PLAIN, latest: float = 0.0) -> RenderableType:
+    """Title line (GPU, model, pods), the sparklines, and the last XID."""
+    title = Text(gpu.label, style="bold", no_wrap=True, overflow="ellipsis")
+    if gpu.model:
+        title.append(f"  {gpu.model.removeprefix('NVIDIA ')}", style=palette.role("muted"))
+    title.append("  " + (", ".join(gpu.pods) if gpu.pods else "no pod"),
+                 style="" if gpu.pods else palette.role("muted"))
+    lines: list[RenderableType] = [title]
+    gone = gone_since(gpu, latest)
+    if not (gpu.util or gpu.temp or gpu.fb_used):
+        lines.append(Text("  no readings: the GPU reports only its XID series "
+                          "(gone from DCGM's view)", style=palette.role("crit")))
     else:
-        prom.append("--prometheus-url not set; gputui will look for one in the cluster",
+        lines += [Padding(row, (0, 0, 0, 2)) for row in gpu_rows(gpu, width - 2)]
+        if gone:
+            lines.append(Text(f"  no readings since {_clock(gone)}: the values above are the "
+                              "last ones (gone from DCGM's view)", style=palette.role("crit")))
+    xid = _xid_line(gpu, findings, palette)
+    if xid is not None:
+        lines.append(Padding(xid, (0, 0, 0, 2)))
+    return Group(*lines)
+
+
+def findings_text(node: NodeView, palette: Palette = PLAIN) -> RenderableType:
+    """The node's metrics findings with their hints, or a line saying there are none."""
+    found = [f for f in node.findings if f.code in METRIC_CODES]
+    if not found:
+        return Text("no XID, missing GPU or row-remap finding for this node",
                     style=palette.role("muted"))
-    nvml = Text("3. else local NVML, when gputui itself runs on this GPU node")
-    return Group(prom, exporter_line(node, namespace, palette), nvml)
-
-
-def xid_text(node: NodeView, palette: Palette = PLAIN) -> RenderableType:
-    """The node's ``xid-error`` findings with their hints, or a line saying there are none."""
-    xids = [f for f in node.findings if f.code == "xid-error"]
-    if not xids:
-        return Text("no XID errors reported for this node", style=palette.role("muted"))
     lines: list[RenderableType] = []
-    for finding in xids:
+    for finding in found:
         line = Text(f"{severity_word(finding.severity)}  ", style=palette.severity(finding.severity))
         line.append(finding.message, style="")
         lines.append(line)
@@ -66,20 +188,25 @@ def xid_text(node: NodeView, palette: Palette = PLAIN) -> RenderableType:
     return Group(*lines)
 
 
-def render_metrics(node: NodeView | None, namespace: str | None, prometheus_url: str | None,
-                   palette: Palette = PLAIN) -> RenderableType:
-    """The whole pane body for ``node``."""
+def render_metrics(node: NodeView | None, namespace: str | None,
+                   reading: MetricsReading = EMPTY_METRICS, now: float = 0.0,
+                   palette: Palette = PLAIN, width: int = 80) -> RenderableType:
+    """The whole pane body for ``node`` from ``reading`` (``width``: the pane's columns)."""
+    head: list[RenderableType] = [source_line(reading.origin, now, palette)]
+    if reading.origin.error:
+        head.append(Text(f"last read failed: {reading.origin.error}", style=palette.role("warn")))
     if node is None:
-        return Text("no node selected", style=palette.role("muted"))
-    return Group(
-        Text.assemble((node.name, "bold"), f"  {node.gpu_count or '?'} GPUs  {node.product}"),
-        Text("No GPU metrics yet: utilisation, memory, temperature and power sparklines "
-             "come with the metrics feature. Nothing here is estimated.",
-             style=palette.role("info")),
-        Text(""),
-        Text("Where they will come from", style="bold"),
-        Padding(sources_text(node, namespace, prometheus_url, palette), (0, 0, 0, 2)),
-        Text(""),
-        Text("XID errors", style="bold"),
-        Padding(xid_text(node, palette), (0, 0, 0, 2)),
-    )
+        return Group(*head, Text("no node selected", style=palette.role("muted")))
+    head.append(Text.assemble((node.name, "bold"), f"  {node.gpu_count or '?'} GPUs  {node.product}"))
+    metrics = reading.node if reading.node is not None and reading.node.node == node.name else None
+    body: list[RenderableType] = []
+    if metrics is None or not metrics.gpus:
+        body.append(Text("no GPU readings for this node yet", style=palette.role("muted")))
+        if reading.origin.kind in ("exporter", "none"):
+            body.append(exporter_line(node, namespace, palette))
+    else:
+        latest = max((_last_time(g) for g in metrics.gpus), default=0.0)
+        for gpu in metrics.gpus:
+            body.append(gpu_block(gpu, node.findings, width, palette, latest))
+    return Group(*head, Text(""), *body, Text(""), Text("Metrics findings", style="bold"),
+                 Padding(findings_text(node, palette), (0, 0, 0, 2)))

@@ -14,9 +14,17 @@ from textual.timer import Timer
 from textual.widget import Widget
 from textual.widgets import Input, Static, TabbedContent, TabPane
 
-from gputui.domain.model import EMPTY_SNAPSHOT, ClusterPolicyView, ClusterSnapshot, NodeView
+from gputui.domain.metrics import EMPTY_METRICS, MetricsReading, MetricsWant
+from gputui.domain.model import (
+    EMPTY_SNAPSHOT,
+    ClusterPolicyView,
+    ClusterSnapshot,
+    NodeView,
+    StageStatus,
+)
 from gputui.ui.action_flow import ActionRequested
 from gputui.ui.commands import bindings_for
+from gputui.ui.contracts import MetricsWanted
 from gputui.ui.node_rows import COLUMNS, NodeFilter
 from gputui.ui.screens.base import GpuScreen
 from gputui.ui.widgets.metrics_pane import MetricsPane
@@ -54,6 +62,8 @@ class NodesScreen(GpuScreen):
         self._detail_fed: tuple[NodeView | None, float] = (None, 0.0)
         self._detail_policy: ClusterPolicyView | None = None
         self._detail_snapshot: ClusterSnapshot | None = None
+        self.metrics: MetricsReading = EMPTY_METRICS
+        self._want: MetricsWant | None = None
         #: action id -> why greyed; set by the app (attributes down)
         self.blocked_actions: Mapping[str, str] = {}
 
@@ -99,6 +109,39 @@ class NodesScreen(GpuScreen):
             if hasattr(widget, "show_node"):
                 widget.show_node(self.selected)
         self._feed_detail(force=True)
+        self._feed_metrics()
+        self._ask_metrics()
+
+    # ------------------------------------------------------------------ metrics
+    def show_metrics(self, reading: MetricsReading, now: float) -> None:
+        """A metrics reading: the utilisation column, the metrics tab when shown."""
+        self.metrics, self.now = reading, max(self.now, now)
+        self.table.show_util(reading.node_util)
+        self._feed_metrics()
+        self._ask_metrics()  # rows scrolled since the last reading are read next time
+
+    def _feed_metrics(self) -> None:
+        for widget in self.detail_widgets():
+            show = getattr(widget, "show_metrics", None)
+            if show is not None:
+                show(self.metrics, self.now)
+
+    def _ask_metrics(self) -> None:
+        """Tell the app what is on screen (the feed reads only that); only on change."""
+        tabs = self.query_one("#node-detail-tabs", TabbedContent)
+        selected = self.selected if tabs.active == "metrics" else None
+        visible = tuple(self.table.rows_on_screen())
+        exporters: dict[str, tuple[str, str]] = {}
+        for name in (*visible, selected or ""):
+            view = self.snapshot.nodes.get(name)
+            stage = view.pipeline.stage("dcgm-exporter") if view is not None else None
+            if stage is not None and stage.pod and stage.status is StageStatus.READY:
+                exporters[name] = (stage.namespace or self.snapshot.operator_namespace or "",
+                                   stage.pod)
+        want = MetricsWant(selected, visible, exporters)
+        if want != self._want:
+            self._want = want
+            self.post_message(MetricsWanted(want))
 
     # ------------------------------------------------------------------ the contract
     def show_snapshot(self, snapshot: ClusterSnapshot, now: float) -> None:
@@ -171,6 +214,7 @@ class NodesScreen(GpuScreen):
                 show(node)
         self._detail_fed = (self.snapshot.nodes.get(node or ""), self.now)
         self._update_view_line()
+        self._ask_metrics()
 
     @on(NodeTable.RowSelected, "#node-table")
     def _row_chosen(self, event: NodeTable.RowSelected) -> None:

@@ -11,24 +11,32 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 
-from rich.style import Style
 from rich.text import Text
 from textual.message import Message
 from textual.widgets import DataTable
 from textual.widgets.data_table import CellDoesNotExist, ColumnKey, RowDoesNotExist
 
 from gputui.domain.model import EMPTY_SNAPSHOT, ClusterSnapshot, NodeView
-from gputui.ui.node_rows import COLUMNS, SORTABLE, Cell, NodeFilter, node_cells, sort_value
-from gputui.ui.render.style import ROLES, role_variable
-from gputui.ui.theme import var_style
+from gputui.ui.node_rows import (
+    COLUMNS,
+    METRIC_COLUMNS,
+    NO_UTIL,
+    SORTABLE,
+    Cell,
+    NodeFilter,
+    node_cells,
+    sort_value,
+    util_cell,
+)
+from gputui.ui.widgets.cell_texts import CellTexts
 from gputui.ui.widgets.stable_table import StableTable
 
 MARK = "●"
 #: rows patched per event-loop turn: about a millisecond of work, so a key press that
 #: arrives during a 250-row patch waits for one slice, not for the whole patch
 PATCH_SLICE = 48
-#: distinct cell texts kept for sharing (names are unique, so the cache stops growing)
-TEXT_CACHE_SIZE = 4096
+#: characters of the utilisation cell (``█  98%``)
+UTIL_WIDTH = 6
 
 
 class NodeTable(StableTable):
@@ -53,8 +61,8 @@ class NodeTable(StableTable):
         self.sort_reverse = False
         self._views: dict[str, NodeView] = {}
         self._cells: dict[str, dict[str, Cell]] = {}
-        self._styles: dict[str, Style] = {}
-        self._texts: dict[Cell, Text] = {}
+        self._util: dict[str, Cell] = {}
+        self._cell_texts = CellTexts()
         self._seen: dict[str, NodeView] = {}
         self._at_top = True
         self._last_selected: str | None = None
@@ -69,7 +77,10 @@ class NodeTable(StableTable):
 
     def on_mount(self) -> None:
         for column in COLUMNS:
-            self.add_column(self._header(column.key, column.label), key=column.key)
+            # metric columns fill after the rows exist: give them their width up front
+            width = UTIL_WIDTH if column.key in METRIC_COLUMNS else None
+            self.add_column(self._header(column.key, column.label), key=column.key,
+                            width=width)
         self._refresh_styles()
         self.watch(self.app, "theme", self._theme_changed, init=False)
 
@@ -126,6 +137,21 @@ class NodeTable(StableTable):
         if node == self.selected_node and self.cursor_row < self.row_count - 1:
             self.move_cursor(row=self.cursor_row + 1)
         self.post_message(self.ViewChanged())
+
+    def rows_on_screen(self) -> list[str]:
+        """The nodes of the rows currently scrolled into view (what metrics are read for)."""
+        top = int(self.scroll_y)
+        end = min(self.row_count, top + max(1, self.size.height))
+        keys = (self._row_locations.get_key(i) for i in range(top, end))
+        return [str(key.value) for key in keys if key is not None]
+
+    def show_util(self, util: Mapping[str, float]) -> None:
+        """Fill the utilisation column of the rows that have a reading (rows on screen)."""
+        for name, value in util.items():
+            cell = util_cell(value)
+            if name in self._views and self._util.get(name) != cell:
+                self._util[name] = cell
+                self.update_cell(name, "util", self._text(cell))
 
     def clear_marks(self) -> None:
         """Unmark every node."""
@@ -265,12 +291,15 @@ class NodeTable(StableTable):
         for name in names:
             del self._views[name]
             self._cells.pop(name, None)
+            self._util.pop(name, None)
 
     def _add(self, view: NodeView) -> None:
         cells = node_cells(view)
         self._views[view.name] = view
         self._cells[view.name] = cells
-        row = [self._mark_text(view.name)] + [self._text(cells[c.key]) for c in COLUMNS[1:]]
+        util = self._util.get(view.name, NO_UTIL)
+        row = [self._mark_text(view.name)] + [self._text(cells.get(c.key, util))
+                                              for c in COLUMNS[1:]]
         self.add_row(*row, key=view.name)
 
     def _patch(self, view: NodeView) -> bool:
@@ -328,20 +357,10 @@ class NodeTable(StableTable):
 
     # ------------------------------------------------------------------ cells and styles
     def _text(self, cell: Cell) -> Text:
-        """The styled text of a cell, shared between equal cells (``Ready``, ``✔ ok``...).
-
-        Sharing is safe because DataTable never mutates a cell's renderable, and it saves
-        most of the allocation when 5,000 rows arrive at once.
-        """
-        text = self._texts.get(cell)
-        if text is None:
-            text = Text(cell[0], style=self._styles.get(cell[1], ""), no_wrap=True, end="")
-            if len(self._texts) < TEXT_CACHE_SIZE:
-                self._texts[cell] = text
-        return text
+        return self._cell_texts.text(cell)
 
     def _mark_text(self, node: str) -> Text:
-        return Text(MARK if node in self.marks else " ", style=self._styles.get("info", ""))
+        return Text(MARK if node in self.marks else " ", style=self._cell_texts.style("info"))
 
     def _set_mark_cell(self, node: str) -> None:
         if node in self._views:
@@ -362,14 +381,14 @@ class NodeTable(StableTable):
 
     def _refresh_styles(self) -> None:
         variables: Mapping[str, str] = self.app.theme_variables or self.app.get_css_variables()
-        self._styles = {role: var_style(variables, role_variable(role), bold=role == "crit")
-                        for role in ROLES}
+        self._cell_texts.restyle(variables)
 
     def _theme_changed(self) -> None:
         """Re-colour every shown cell from the new theme's variables."""
         self._refresh_styles()
-        self._texts.clear()
         for name, cells in self._cells.items():
             for key, cell in cells.items():
                 self.update_cell(name, key, self._text(cell))
+            if name in self._util:
+                self.update_cell(name, "util", self._text(self._util[name]))
             self._set_mark_cell(name)

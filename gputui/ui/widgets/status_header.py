@@ -16,9 +16,11 @@ from dataclasses import dataclass
 from rich.text import Text
 from textual.widgets import Static
 
+from gputui.domain.metrics import FleetMetrics
 from gputui.domain.model import EMPTY_SNAPSHOT, ClusterSnapshot
 from gputui.domain.timefmt import duration
 from gputui.sources.base import Connection, SourceStatus
+from gputui.ui.render.fleet import fleet_line
 from gputui.ui.theme import var_style
 
 INITIAL_STATUS = SourceStatus(Connection.CONNECTING)
@@ -36,6 +38,8 @@ class HeaderState:
     snapshot: ClusterSnapshot = EMPTY_SNAPSHOT
     status: SourceStatus = INITIAL_STATUS
     now: float = 0.0
+    #: the metrics fleet line's figures; None until a metrics source answers (no line)
+    fleet: FleetMetrics | None = None
 
 
 def connection_part(state: HeaderState) -> tuple[str, str]:
@@ -126,7 +130,10 @@ def render_header(state: HeaderState, width: int, variables: Mapping[str, str]) 
     line1.append(conn, style=var_style(variables, conn_var, bold=conn_var == "gpu-crit"))
     line1.truncate(width, overflow="ellipsis")
     line2 = counts_line(snapshot, width, variables)
-    return Text("\n").join([line1, line2])
+    lines = [line1, line2]
+    if state.fleet is not None:
+        lines.append(fleet_line(state.fleet, width, variables))
+    return Text("\n").join(lines)
 
 
 class StatusHeader(Static):
@@ -137,15 +144,17 @@ class StatusHeader(Static):
         self.state = HeaderState()
         self._drawn: Text | None = None
 
-    def update_state(self, snapshot: ClusterSnapshot, status: SourceStatus, now: float) -> None:
+    def update_state(self, snapshot: ClusterSnapshot, status: SourceStatus, now: float,
+                     fleet: FleetMetrics | None = None) -> None:
         """Re-render from the app's latest snapshot, status and clock, if the text changed.
 
         The app calls this on every applied snapshot and every second; most calls change
         nothing an operator can see, and a repaint is work stolen from the next key press.
         """
-        self.state = HeaderState(snapshot, status, now)
-        if self._drawn is None or self._text() != self._drawn:
-            self.refresh(layout=False)
+        grows = (fleet is None) != (self.state.fleet is None)  # the fleet line comes or goes
+        self.state = HeaderState(snapshot, status, now, fleet)
+        if grows or self._drawn is None or self._text() != self._drawn:
+            self.refresh(layout=grows)
 
     def _text(self) -> Text:
         variables = self.app.theme_variables or self.app.get_css_variables()

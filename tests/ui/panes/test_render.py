@@ -8,8 +8,7 @@ from types import MappingProxyType
 
 from rich.console import Console, RenderableType
 
-from gputui.domain.model import Finding, MigGpu, MigInstance, Severity
-from gputui.ui.render.metrics import render_metrics
+from gputui.domain.model import MigGpu, MigInstance
 from gputui.ui.render.mig import gpu_groups, node_card, profile_slices, render_mig, slice_bar
 from gputui.ui.render.node_detail import render_node_detail
 from gputui.ui.render.pipeline import render_pipeline
@@ -185,23 +184,6 @@ def test_node_detail_highlights_paused_deploy_labels() -> None:
         DeployLabel("device-plugin", "paused-for-mig-change", True)))
     out = text(render_node_detail(node, NOW), width=120)
     assert "‖ device-plugin=paused-for-mig-change" in out and "‖ driver" not in out
-
-
-def test_metrics_pane_names_the_exporter_pod_and_shows_no_numbers() -> None:
-    out = text(render_metrics(broken_node(), "gpu-operator", None), width=160)
-    assert "pod gpu-operator/nvidia-dcgm-exporter-h4k9s port 9400 /metrics" in out
-    assert "--prometheus-url not set" in out and "local NVML" in out
-    assert "%" not in out and "°C" not in out and " W " not in out
-    with_url = text(render_metrics(healthy_node(), "gpu-operator", "http://prom:9090"), width=160)
-    assert "1. Prometheus: http://prom:9090 (--prometheus-url)" in with_url
-
-
-def test_metrics_pane_lists_xid_findings() -> None:
-    xid = Finding("xid-error", Severity.CRITICAL, BROKEN, "GPU 3: XID 79: GPU has fallen off "
-                  "the bus 2 h ago", "Cordon and drain the node.", pane="metrics", subject="gpu3")
-    node = replace(broken_node(), findings=(xid,))
-    out = text(render_metrics(node, "gpu-operator", None), width=120)
-    assert "✖ critical  GPU 3: XID 79: GPU has fallen off the bus 2 h ago" in out
 
 
 def test_events_table_marks_warnings_in_words() -> None:

@@ -77,9 +77,21 @@ def test_node_detail(snap_compare: SnapCompare) -> None:
     assert snap_compare(app, terminal_size=(160, 48), run_before=_settle)
 
 
-def test_metrics_placeholder(snap_compare: SnapCompare) -> None:
-    app = HostApp(pipeline_snapshot(), widget=MetricsPane(id="detail-metrics"), node=BROKEN)
-    assert snap_compare(app, terminal_size=(80, 24), run_before=_settle)
+@pytest.mark.parametrize("size", SIZES, ids=["80x24", "160x48"])
+def test_metrics_pane(snap_compare: SnapCompare, size: tuple[int, int]) -> None:
+    """Fixed readings: a pinned GPU, an idle one, a MIG instance and one off the bus."""
+    from tests.ui.panes.data import NOW
+    from tests.ui.panes.metrics_data import node_reading
+
+    pane = MetricsPane(id="detail-metrics")
+
+    async def feed(pilot: Pilot[Any]) -> None:
+        await _settle(pilot)
+        pane.show_metrics(node_reading(kind="exporter" if size[0] < 100 else "prometheus"), NOW)
+        await _settle(pilot)
+
+    app = HostApp(pipeline_snapshot(), widget=pane, node=BROKEN)
+    assert snap_compare(app, terminal_size=size, run_before=feed)
 
 
 def test_pod_log(snap_compare: SnapCompare) -> None:

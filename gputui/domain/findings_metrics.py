@@ -1,0 +1,109 @@
+"""Findings that come from GPU metrics: ``xid-error``, ``gpu-missing``, ``row-remap-failure``.
+
+An XID is judged by its meaning *and* its age. ``DCGM_FI_DEV_XID_ERRORS`` holds the last XID a
+GPU raised for as long as the exporter runs, so a week-old XID 48 is still in every scrape;
+treating it as current would fail ``gputui check`` forever. An XID that appeared within the
+lookback window (a threshold, default 1 h) carries its meaning's severity; one older than
+that, or whose time cannot be known, is ``info`` and says what is known.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Sequence
+
+from gputui.domain.inputs import GpuHealth, XidEvent
+from gputui.domain.model import Finding, NodeView, Severity
+from gputui.domain.timefmt import duration
+from gputui.domain.xid import xid_info
+
+GPU_MISSING_HINT = ("A GPU gone from DCGM's view has usually fallen off the bus (XID 79): "
+                    "cordon and drain the node, then reboot it; RMA the GPU if it repeats.")
+ROW_REMAP_HINT = ("The GPU could not remap a failing memory row: its memory cannot be "
+                  "trusted. Drain the node and have the GPU replaced (RMA).")
+
+
+def clock_phrase(when: float, now: float) -> str:
+    """``12:00``, ``12:00 yesterday`` or ``2026-11-21 12:00`` (local time) for ``when``."""
+    then, today = time.localtime(when), time.localtime(now)
+    stamp = time.strftime("%H:%M", then)
+    days = (time.mktime(today[:3] + (0, 0, 0) + today[6:]) -
+            time.mktime(then[:3] + (0, 0, 0) + then[6:])) / 86400
+    if round(days) == 0:
+        return stamp
+    if round(days) == 1:
+        return f"{stamp} yesterday"
+    return time.strftime("%Y-%m-%d %H:%M", then)
+
+
+def _age_words(event: XidEvent, now: float, lookback: float) -> tuple[str, bool]:
+    """(what is known of the XID's time, whether it counts as recent)."""
+    if event.when <= 0:
+        return "time unknown (already there when gputui first read the GPU)", False
+    if event.before:
+        return f"before {clock_phrase(event.when, now)}", False
+    age = now - event.when
+    if age > lookback:
+        return f"{duration(age)} ago (at {clock_phrase(event.when, now)})", False
+    return f"{duration(age)} ago", True
+
+
+def xid_finding(node: str, event: XidEvent, now: float, lookback_seconds: float) -> Finding:
+    """The ``xid-error`` finding of one GPU's last XID, graded by meaning and age."""
+    info = xid_info(event.xid)
+    when, recent = _age_words(event, now, lookback_seconds)
+    if recent:
+        message = f"GPU {event.gpu}: XID {event.xid} ({info.meaning}) {when}"
+        return Finding("xid-error", info.severity, node, message,
+                       info.action[0].upper() + info.action[1:] + ".", "metrics",
+                       f"gpu{event.gpu}")
+    window = duration(lookback_seconds)
+    message = f"GPU {event.gpu}: last XID {event.xid} ({info.meaning}), {when}"
+    why = ("Its time is unknown" if event.when <= 0
+           else f"It is not within the {window} lookback")
+    hint = (f"{why}, so it is not counted as current. If it was not dealt with: "
+            f"{info.action}.")
+    return Finding("xid-error", Severity.INFO, node, message, hint, "metrics", f"gpu{event.gpu}")
+
+
+def latest_per_gpu(events: Sequence[XidEvent]) -> list[XidEvent]:
+    """Each GPU's most recent XID (one of unknown time counts as older than a timed one)."""
+    latest: dict[int, XidEvent] = {}
+    for event in events:
+        if event.gpu not in latest or event.when >= latest[event.gpu].when:
+            latest[event.gpu] = event
+    return [latest[gpu] for gpu in sorted(latest)]
+
+
+def xid_node_findings(node: str, events: Sequence[XidEvent], now: float,
+                      lookback_seconds: float = 3600.0) -> list[Finding]:
+    """One ``xid-error`` per GPU that raised one: its most recent XID."""
+    return [xid_finding(node, event, now, lookback_seconds) for event in latest_per_gpu(events)]
+
+
+def health_findings(view: NodeView, health: GpuHealth) -> list[Finding]:
+    """``gpu-missing`` and ``row-remap-failure`` from what the node's metrics report."""
+    found = []
+    expected = view.gpu_count
+    # while the MIG manager re-partitions, a GPU with no instance yet is legitimately unreported
+    reconfiguring = view.mig_state in ("pending", "rebooting")
+    if expected and health.gpus_reported < expected and not reconfiguring:
+        found.append(Finding(
+            "gpu-missing", Severity.CRITICAL, view.name,
+            f"metrics report {health.gpus_reported} of the node's {expected} GPUs",
+            GPU_MISSING_HINT, "metrics"))
+    for gpu in health.row_remap_failed:
+        found.append(Finding(
+            "row-remap-failure", Severity.CRITICAL, view.name,
+            f"GPU {gpu}: row remapping failed (DCGM_FI_DEV_ROW_REMAP_FAILURE)",
+            ROW_REMAP_HINT, "metrics", f"gpu{gpu}"))
+    return found
+
+
+def metric_findings(view: NodeView, xids: Sequence[XidEvent], health: GpuHealth | None,
+                    now: float, lookback_seconds: float) -> list[Finding]:
+    """Every metrics finding of one node."""
+    found = xid_node_findings(view.name, xids, now, lookback_seconds)
+    if health is not None:
+        found.extend(health_findings(view, health))
+    return found

@@ -1,0 +1,36 @@
+"""The header's fleet line: average utilisation, GPUs busy/idle, hottest GPU, recent XIDs.
+
+Shown under the two status lines once a metrics source has answered; it says what the
+figures cover (the whole fleet from Prometheus, or only the nodes on screen when the
+exporters are scraped directly), so a partial view is never read as the fleet.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+
+from rich.text import Text
+
+from gputui.domain.metrics import FleetMetrics
+from gputui.ui.theme import var_style
+
+#: a GPU at or above this temperature (°C) is shown in the warning colour
+HOT_C = 85.0
+
+
+def fleet_line(fleet: FleetMetrics, width: int, variables: Mapping[str, str]) -> Text:
+    """One line, truncated to ``width``."""
+    line = Text(no_wrap=True)
+    line.append(f"{fleet.scope}: ", style="bold")
+    line.append(f"util {fleet.avg_util:.0f}% │ GPUs {fleet.busy} busy / {fleet.idle} idle")
+    if fleet.hottest is not None:
+        node, gpu, temp = fleet.hottest
+        style = var_style(variables, "gpu-warn") if temp >= HOT_C else ""
+        line.append(" │ hottest ")
+        line.append(f"{temp:.0f}°C", style=style)
+        line.append(f" {node}/gpu{gpu}")
+    line.append(" │ ")
+    xids = f"{fleet.xids_last_hour} XID{'s' if fleet.xids_last_hour != 1 else ''} in 1 h"
+    line.append(xids, style=var_style(variables, "gpu-crit" if fleet.xids_last_hour else "gpu-ok"))
+    line.truncate(width, overflow="ellipsis")
+    return line

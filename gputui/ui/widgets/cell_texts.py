@@ -1,0 +1,47 @@
+"""``CellTexts``: styled Rich texts for table cells given as ``(text, role)``, shared by content.
+
+Why shared: when 5,000 rows arrive at once most cells repeat (``Ready``, ``✔ ok``, ``8/8``);
+one ``Text`` per distinct cell saves most of the allocation, and it is safe because DataTable
+never mutates a cell's renderable. Roles get their colour from the active theme
+(:mod:`gputui.ui.render.style` decides the role, :mod:`gputui.ui.theme` resolves it).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+
+from rich.style import Style
+from rich.text import Text
+
+from gputui.ui.render.style import ROLES, role_variable
+from gputui.ui.theme import var_style
+
+#: distinct cell texts kept for sharing (names are unique, so the cache stops growing)
+TEXT_CACHE_SIZE = 4096
+
+
+class CellTexts:
+    """Role styles from one theme plus the shared texts made with them."""
+
+    def __init__(self) -> None:
+        self._styles: dict[str, Style] = {}
+        self._texts: dict[tuple[str, str], Text] = {}
+
+    def restyle(self, variables: Mapping[str, str]) -> None:
+        """Take the styles of a (new) theme; texts made with the old ones are dropped."""
+        self._styles = {role: var_style(variables, role_variable(role), bold=role == "crit")
+                        for role in ROLES}
+        self._texts.clear()
+
+    def style(self, role: str) -> Style | str:
+        """The style of ``role`` (``""`` for no role)."""
+        return self._styles.get(role, "")
+
+    def text(self, cell: tuple[str, str]) -> Text:
+        """The styled text of ``(text, role)``, the same object for equal cells."""
+        text = self._texts.get(cell)
+        if text is None:
+            text = Text(cell[0], style=self.style(cell[1]), no_wrap=True, end="")
+            if len(self._texts) < TEXT_CACHE_SIZE:
+                self._texts[cell] = text
+        return text

@@ -1,0 +1,124 @@
+"""Metrics findings: XIDs graded by meaning and age, missing GPUs, failed row remaps."""
+
+from __future__ import annotations
+
+import os
+import time
+from collections.abc import Iterator
+from typing import Any
+
+import pytest
+
+from gputui.domain.findings_metrics import clock_phrase, xid_node_findings
+from gputui.domain.inputs import WHEN_UNKNOWN, GpuHealth, XidEvent
+from gputui.domain.model import ClusterSnapshot, Finding, Severity
+from gputui.domain.snapshot import SnapshotBuilder
+from gputui.domain.thresholds import DomainThresholds
+from gputui.domain.xid import XIDS, xid_info, xid_meaning
+from tests.domain import factory as f
+
+
+@pytest.fixture(autouse=True)
+def utc() -> Iterator[None]:
+    old = os.environ.get("TZ")
+    os.environ["TZ"] = "UTC"
+    time.tzset()
+    yield
+    if old is None:
+        os.environ.pop("TZ", None)
+    else:
+        os.environ["TZ"] = old
+    time.tzset()
+
+
+def build(lookback: float = 60.0, **kw: Any) -> ClusterSnapshot:
+    builder = SnapshotBuilder(DomainThresholds(xid_lookback_minutes=lookback))
+    return builder.build(f.objects([f.node()], f.healthy_pods(), **kw), f.T0)
+
+
+def only(snap: ClusterSnapshot, code: str) -> Finding:
+    found = [x for x in snap.findings if x.code == code]
+    assert len(found) == 1, [(x.code, x.message) for x in snap.findings]
+    return found[0]
+
+
+def test_recent_xid_has_its_meanings_severity_and_action() -> None:
+    snap = build(xids={f.NODE: [XidEvent(gpu=3, xid=79, when=f.T0 - 300)]})
+    x = only(snap, "xid-error")
+    assert x.message == "GPU 3: XID 79 (GPU has fallen off the bus) 5 min ago"
+    assert x.severity is Severity.CRITICAL and x.pane == "metrics" and x.subject == "gpu3"
+    assert "reboot" in x.hint and "RMA" in x.hint
+    assert snap.nodes[f.NODE].worst is Severity.CRITICAL
+
+
+def test_xid_older_than_the_lookback_is_info() -> None:
+    """A week-old XID 48 is still in every scrape; it must not fail ``check`` forever."""
+    x = only(build(xids={f.NODE: [XidEvent(gpu=0, xid=48, when=f.T0 - 7200)]}), "xid-error")
+    assert x.severity is Severity.INFO
+    assert x.message.startswith(f"GPU 0: last XID 48 ({xid_meaning(48)}), 2 h ago")
+    assert "60 min lookback" in x.hint and "not counted as current" in x.hint
+    # a wider lookback makes the same XID current again
+    wide = only(build(lookback=180, xids={f.NODE: [XidEvent(0, 48, f.T0 - 7200)]}), "xid-error")
+    assert wide.severity is Severity.CRITICAL
+
+
+def test_xid_known_only_to_predate_the_history() -> None:
+    event = XidEvent(gpu=1, xid=48, when=f.T0 - 3600, before=True)
+    x = only(build(xids={f.NODE: [event]}), "xid-error")
+    assert x.severity is Severity.INFO
+    assert x.message == (f"GPU 1: last XID 48 ({xid_meaning(48)}), "
+                         f"before {clock_phrase(f.T0 - 3600, f.T0)}")
+
+
+@pytest.mark.parametrize("when", [WHEN_UNKNOWN, -1.0])
+def test_xid_of_unknown_time_is_info_and_says_so(when: float) -> None:
+    x = only(build(xids={f.NODE: [XidEvent(gpu=3, xid=79, when=when)]}), "xid-error")
+    assert x.severity is Severity.INFO and "time unknown" in x.message and " ago" not in x.message
+
+
+def test_xid_of_known_time_wins_over_unknown_on_one_gpu() -> None:
+    xids = {f.NODE: [XidEvent(gpu=3, xid=79, when=f.T0 - 300),
+                     XidEvent(gpu=3, xid=48, when=WHEN_UNKNOWN)]}
+    assert "XID 79" in only(build(xids=xids), "xid-error").message
+
+
+def test_application_xids_are_info_even_when_recent() -> None:
+    [x] = xid_node_findings("n1", [XidEvent(0, 13, f.T0 - 10)], f.T0)
+    assert x.severity is Severity.INFO and "check the application" in x.hint.lower()
+
+
+def test_xid_table_covers_the_catalogue_codes_asked_for() -> None:
+    for code in (13, 31, 43, 45, 48, 61, 62, 63, 64, 68, 69, 74, 79, 92, 94, 95, 109, 119, 120):
+        info = XIDS[code]
+        assert info.meaning and info.action
+    assert xid_info(48).severity is Severity.CRITICAL and "RMA" in xid_info(48).action
+    assert xid_info(63).severity is Severity.WARNING
+    assert xid_meaning(147) == "NVLink error"
+    assert "unlisted" in xid_meaning(9999)
+
+
+def test_clock_phrase() -> None:
+    now = 1_764_504_000.0  # 2025-11-30 12:00 UTC
+    assert clock_phrase(now - 3600, now) == "11:00"
+    assert clock_phrase(now - 86400, now) == "12:00 yesterday"
+    assert clock_phrase(now - 5 * 86400, now) == "2025-11-25 12:00"
+
+
+def test_gpu_missing_when_metrics_report_fewer_gpus() -> None:
+    x = only(build(gpu_health={f.NODE: GpuHealth(gpus_reported=7)}), "gpu-missing")
+    assert x.severity is Severity.CRITICAL and "7 of the node's 8 GPUs" in x.message
+    assert not [y for y in build(gpu_health={f.NODE: GpuHealth(8)}).findings]
+
+
+def test_no_gpu_missing_while_mig_reconfigures() -> None:
+    node = f.node(labels={"nvidia.com/mig.config.state": "pending"})
+    builder = SnapshotBuilder(DomainThresholds())
+    snap = builder.build(f.objects([node], f.healthy_pods(),
+                                   gpu_health={f.NODE: GpuHealth(gpus_reported=6)}), f.T0)
+    assert "gpu-missing" not in {x.code for x in snap.findings}
+
+
+def test_row_remap_failure() -> None:
+    x = only(build(gpu_health={f.NODE: GpuHealth(8, row_remap_failed=(2,))}),
+             "row-remap-failure")
+    assert x.severity is Severity.CRITICAL and x.subject == "gpu2" and "RMA" in x.hint
