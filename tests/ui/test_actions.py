@@ -317,12 +317,9 @@ async def test_journey_4_xid_node_cordoned_and_drained_budget_refusal_reported(
     notes: list[str] = []
 
     def xid_node() -> str | None:
-        """An XID node running a trainer (the emulator places the trainers on the pool's
-        nodes by its own order, not always on the XID 79 one)."""
-        nodes = app.snapshot.nodes
-        return next((f.node for f in app.snapshot.findings if f.code == "xid-error"
-                     and f.node in nodes and any(p.phase == "Running"
-                                                 for p in nodes[f.node].gpu_pods)), None)
+        """The node whose GPU threw XID 79 (the scenario puts it under a running trainer)."""
+        return next((f.node for f in app.snapshot.findings
+                     if f.code == "xid-error" and "XID 79" in f.message), None)
 
     try:
         async with app.run_test(size=(160, 48)) as pilot:
