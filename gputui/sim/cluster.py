@@ -20,7 +20,6 @@ from gputui.sim.clock import SimClock
 from gputui.sim.nodeside import NodeSide
 from gputui.sim.store import Store
 
-
 DEFAULT_CONTEXT = "gputui-demo"
 
 _log = logging.getLogger(__name__)

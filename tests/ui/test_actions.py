@@ -204,6 +204,9 @@ async def test_drain_prompts_then_opens_on_cancel_and_reports_the_budget(
         await until(pilot, lambda: dialog.dry_run is not None)
         assert dialog.dry_run is not None and any(
             "trainer-pdb" in line for line in dialog.dry_run.lines)
+        # "passed" must not read as "the pods will go": the budget's refusal is on the line
+        assert len(dialog.dry_run.held) == 1 and "refused now" in dialog.dry_run.summary()
+        assert "refused now by a budget" in str(dialog._status_text())
         await pilot.press("y")
         await until(pilot, lambda: not isinstance(app.screen, ConfirmScreen), timeout=20)
         assert dialog.result is not None and not dialog.result.ok
