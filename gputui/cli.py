@@ -59,6 +59,8 @@ def _connection_flags(parser: argparse.ArgumentParser) -> None:
                         help="GPU Operator namespace (default: discovered)")
     parser.add_argument("--prometheus-url", metavar="URL", help="Prometheus base URL for DCGM metrics")
     parser.add_argument("--config", metavar="PATH", help="gputui config file")
+    parser.add_argument("--log-file", metavar="PATH",
+                        help="write a debug log here (requests, retries, errors; no secrets)")
 
 
 def _demo_flags(parser: argparse.ArgumentParser, with_demo: bool = True) -> None:
@@ -109,7 +111,7 @@ def settings_from_args(args: argparse.Namespace) -> Settings:
     """Turn parsed flags into :class:`Settings` (file, then environment, then flags)."""
     flags: dict[str, Any] = {}
     for name in ("kubeconfig", "context", "namespace", "prometheus_url", "read_only",
-                 "audit_log", "refresh", "demo", "scenario", "speed"):
+                 "audit_log", "refresh", "demo", "scenario", "speed", "log_file"):
         flags[name] = getattr(args, name, None)
     return load_settings(getattr(args, "config", None), flags=flags)
 
@@ -126,6 +128,7 @@ def _run(args: argparse.Namespace) -> int:
 
         return run_sim(args)
     settings = settings_from_args(args)
+    _start_log(settings.log_file)
     if args.command == "check":
         from gputui.check import run_check
 
@@ -133,6 +136,16 @@ def _run(args: argparse.Namespace) -> int:
     from gputui.ui.run import run_tui
 
     return run_tui(settings)
+
+
+def _start_log(path: str | None) -> None:
+    """Open the debug log before anything connects; an unwritable path is one line, exit 2."""
+    from gputui.logsetup import configure_logging
+
+    try:
+        configure_logging(path)
+    except OSError as error:
+        raise CliError(f"cannot write the log file {path}: {error.strerror or error}") from None
 
 
 def main(argv: Sequence[str] | None = None) -> int:
