@@ -31,10 +31,11 @@ class ApiStatusError(SourceError):
 class UnreachableError(SourceError):
     """The API server could not be reached at all (refused, timed out, TLS failure)."""
 
-    def __init__(self, message: str, refused: bool = False):
+    def __init__(self, message: str, no_answer: bool = False):
         super().__init__(message)
-        #: nobody listens there (the server is down): retrying at once will not help
-        self.refused = refused
+        #: no answer at all (refused, dropped, timed out): the server is down or cut off, and
+        #: retrying for long would only delay saying so
+        self.no_answer = no_answer
 
 
 def _one_line(message: str) -> str:

@@ -96,7 +96,7 @@ class KubeHttp:
             reason = _reason(error)
             log.debug("GET %s failed: %s", url, reason)
             raise UnreachableError(f"cannot reach the API server at {self.host}: {reason}",
-                                   refused=reason == "connection refused") from None
+                                   no_answer=True) from None
         log.debug("GET %s -> %d (%.0f ms)", url, response.status,
                   (time.monotonic() - started) * 1000)
         if response.status >= 300:

@@ -13,7 +13,7 @@ does, for GETs (every request :class:`~gputui.sources.http.KubeHttp` makes is a 
   capped exponential back-off and jitter, waiting at least the server's ``Retry-After``;
 - each attempt, wait and give-up is written to the debug log (``--log-file``).
 
-A refused connection is retried only briefly: a server that is down is reported quickly and
+A request that got no answer at all (refused, dropped) is retried only briefly: a server that is down is reported quickly and
 the reflectors' own back-off takes over, as kubectl reports it at once.
 """
 
@@ -43,8 +43,8 @@ class RetryPolicy:
 
     #: attempts per request, the first included (client-go: 10 retries after a 429)
     max_attempts: int = 11
-    #: attempts when the connection is refused (the server is down: say so soon)
-    refused_attempts: int = 3
+    #: attempts when no answer came at all (refused, dropped: the server is down, say so soon)
+    no_answer_attempts: int = 3
     #: first back-off in seconds; doubles per attempt up to ``cap``
     initial: float = 0.25
     cap: float = 8.0
@@ -103,7 +103,7 @@ def _retryable(error: SourceError, attempt: int, policy: RetryPolicy) -> bool:
     if isinstance(error, ApiStatusError):
         return error.code in RETRY_STATUS and attempt < policy.max_attempts
     if isinstance(error, UnreachableError):
-        limit = policy.refused_attempts if error.refused else policy.max_attempts
+        limit = policy.no_answer_attempts if error.no_answer else policy.max_attempts
         return attempt < limit
     return False
 

@@ -9,7 +9,7 @@ from __future__ import annotations
 from aiohttp import web
 
 from gputui.sim.apiserver.common import CTX_KEY, ApiContext
-from gputui.sim.apiserver.faults import FAULTS_KEY, FaultInjector, inject_faults
+from gputui.sim.apiserver.faults import FAULTS_KEY, FaultInjector, inject_faults, register
 from gputui.sim.apiserver.routes import add_routes, status_errors
 from gputui.sim.apiserver.watch import end_all_watches
 from gputui.sim.nodeside import NodeSide
@@ -33,7 +33,7 @@ def build_app(store: Store, nodeside: NodeSide | None = None, *,
     app = web.Application(middlewares=[inject_faults, status_errors],
                           client_max_size=64 * 1024 * 1024)
     if faults is not None:
-        app[FAULTS_KEY] = faults
+        register(app, faults)
     ctx = ApiContext(store=store, nodeside=nodeside or NodeSide(),
                      bookmark_interval=bookmark_interval)
     app[CTX_KEY] = ctx

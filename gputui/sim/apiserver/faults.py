@@ -168,6 +168,8 @@ class FaultInjector:
         self.injected: Counter[str] = Counter()
         #: requests received, by whole second since the start (requests per second)
         self.per_second: Counter[int] = Counter()
+        self._watches: dict[int, web.Request] = {}
+        self._monitor: asyncio.Future[None] | None = None
 
     def elapsed(self) -> float:
         return self._clock() - self.started
@@ -228,8 +230,8 @@ class FaultInjector:
             answer = await self._answer(fault, request, handler)
             if answer is not None:
                 return answer
-        if _is_watch(request) and any(f.kind == "down" for f in self.faults):
-            return await self._guarded_watch(request, handler)
+        if _is_watch(request):
+            return await self._watch(request, handler)
         return await handler(request)
 
     async def _answer(self, fault: ApiFault, request: web.Request,
@@ -272,7 +274,7 @@ class FaultInjector:
             task = asyncio.get_running_loop().call_later(
                 self.random.uniform(0.1, 1.0), _abort, request)
             try:
-                return await self._guarded_watch(request, handler)
+                return await self._watch(request, handler)
             finally:
                 task.cancel()
         response = await handler(request)
@@ -285,18 +287,25 @@ class FaultInjector:
         await partial.write(body[: len(body) // 2])
         return _drop(request)
 
-    async def _guarded_watch(self, request: web.Request,
-                             handler: Handler) -> web.StreamResponse:
-        """Serve a watch, cutting it when the server goes down meanwhile."""
-        serving = asyncio.ensure_future(handler(request))
-        while not serving.done():
-            await asyncio.wait({serving}, timeout=0.25)
-            if not serving.done() and self.down_now():
-                self.injected["down"] += 1
-                _abort(request)
-                serving.cancel()
-                return _drop(request)
-        return serving.result()
+    async def _watch(self, request: web.Request, handler: Handler) -> web.StreamResponse:
+        """Serve a watch, known to the monitor that cuts watches when the server goes down."""
+        if self._monitor is None or self._monitor.done():
+            self._monitor = asyncio.ensure_future(self._cut_watches_when_down())
+        self._watches[id(request)] = request
+        try:
+            return await handler(request)
+        finally:
+            self._watches.pop(id(request), None)
+
+    async def _cut_watches_when_down(self) -> None:
+        """A server going down drops its open watches too, not only new requests."""
+        while True:
+            await asyncio.sleep(0.2)
+            if self._watches and self.down_now():
+                for request in list(self._watches.values()):
+                    self.injected["down"] += 1
+                    _abort(request)
+                self._watches.clear()
 
 
 def _abort(request: web.Request) -> None:
@@ -329,6 +338,17 @@ async def _expired_watch(request: web.Request) -> web.StreamResponse:
 
 
 FAULTS_KEY: web.AppKey[FaultInjector] = web.AppKey("gputui_faults", FaultInjector)
+
+
+def register(app: web.Application, injector: FaultInjector) -> None:
+    """Serve ``injector``'s faults on ``app`` (the middleware must be in its chain)."""
+    app[FAULTS_KEY] = injector
+
+    async def stop_monitor(_: web.Application) -> None:
+        if injector._monitor is not None:
+            injector._monitor.cancel()
+
+    app.on_shutdown.append(stop_monitor)
 
 
 @web.middleware
