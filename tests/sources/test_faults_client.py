@@ -146,3 +146,39 @@ def test_server_down_is_reported_quickly_by_a_one_shot_read(cluster: EmulatedClu
     cluster.inject("down")
     with pytest.raises(SourceError, match="connection closed|reset|disconnected|reading"):
         read_objects(load_target(str(kubeconfig)))
+
+
+class FailingBuilder(RecordingBuilder):
+    """A domain bug on demand: builds raise while ``failing`` is set."""
+
+    failing = False
+
+    def build(self, objects: ClusterObjects, now: float,
+              changed_nodes: frozenset[str] | None = None) -> Any:
+        if self.failing:
+            raise KeyError("capacity")
+        return super().build(objects, now, changed_nodes)
+
+
+def test_a_failed_build_is_shown_as_stale_then_recovers(cluster: EmulatedCluster,
+                                                         kubeconfig: Path) -> None:
+    _seed(cluster)
+    builder = FailingBuilder()
+    source = KubeSource(load_target(str(kubeconfig)), builder=builder, coalesce=0.05,
+                        rebuild_every=0.5, watch_timeout=5, xid_every=0)
+    snapshots: list[Any] = []
+    source.start(snapshots.append, lambda _: None)
+    try:
+        wait_for(lambda: snapshots, what="first snapshot")
+        assert source.status().connection is Connection.LIVE
+        builder.failing = True
+        cluster.store.create("nodes", node("gpu-new"))
+        status = wait_for(lambda: source.status().stale_since and source.status(),
+                          what="stale after a failed build")
+        assert status.message == "snapshot build failed: KeyError: 'capacity'"
+        builder.failing = False
+        wait_for(lambda: "gpu-new" in builder.last.nodes, what="recovered build")
+        wait_for(lambda: source.status().stale_since == 0 and not source.status().message)
+        assert builder.calls[-1][1] is None or "gpu-new" in builder.last.nodes
+    finally:
+        source.stop()
