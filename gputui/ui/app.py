@@ -16,7 +16,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from textual import work
+from textual import events, work
 from textual.app import App
 from textual.css.query import NoMatches
 from textual.screen import Screen
@@ -42,6 +42,7 @@ from gputui.ui.screens.mig import MigScreen
 from gputui.ui.screens.nodes import NodesScreen
 from gputui.ui.screens.upgrades import UpgradesScreen
 from gputui.ui.theme import GPUTUI_THEME, gpu_variables
+from gputui.ui.typeahead import TypeAhead
 from gputui.ui.widgets.status_header import INITIAL_STATUS, StatusHeader
 
 
@@ -97,6 +98,8 @@ class GpuTuiApp(App[int]):
         self._last_apply = 0.0
         self._frozen_at_nodes = 0
         self._gc_thresholds: tuple[int, int, int] | None = None
+        #: keys typed ahead wait for what the key before them started (see typeahead.py)
+        self.typeahead = TypeAhead(self, super().on_event)
         self.register_theme(GPUTUI_THEME)
         self.theme = settings.theme if settings.theme in self.available_themes else "gputui"
 
@@ -115,7 +118,15 @@ class GpuTuiApp(App[int]):
         self.set_interval(1.0, self._refresh_header, name="header-age")
         self.source.start(self._snapshot_from_source, self._status_from_source)
 
+    async def on_event(self, event: events.Event) -> None:
+        """Keys from the terminal go through :class:`TypeAhead`; everything else as usual."""
+        if isinstance(event, events.Key) and not event.is_forwarded:
+            await self.typeahead.key(event)
+            return
+        await super().on_event(event)
+
     def on_unmount(self) -> None:
+        self.typeahead.cancel()
         self.source.stop()
         if self._gc_thresholds is not None:
             gc.set_threshold(*self._gc_thresholds)
@@ -278,9 +289,16 @@ class GpuTuiApp(App[int]):
         if cmd is None:
             self.notify(f"unknown command :{word} (try :help)", severity="warning")
             return
+        self.typeahead.begin()  # keys typed after Enter belong to the view it opens
         self.call_later(self._run_then, cmd.id, rest.strip())
 
     async def _run_then(self, command_id: str, argument: str) -> None:
+        try:
+            await self._run_command_line(command_id, argument)
+        finally:
+            self.typeahead.end()
+
+    async def _run_command_line(self, command_id: str, argument: str) -> None:
         await self.run_command(command_id)
         if argument and command_id == "view_nodes" and isinstance(self.screen, NodesScreen):
             from gputui.ui.node_rows import NodeFilter
