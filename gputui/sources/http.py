@@ -131,9 +131,18 @@ class KubeHttp:
             raise UnreachableError(f"{self.host}{path}: answer is not a JSON object")
         return document
 
-    def get_text(self, path: str, query: Mapping[str, Any] | None = None) -> str:
-        """A plain-text answer (pod logs)."""
-        return self._fetch(path, query, accept="*/*").decode("utf-8", errors="replace")
+    def get_text(self, path: str, query: Mapping[str, Any] | None = None, *,
+                 timeout: float = READ_TIMEOUT, patient: bool = True) -> str:
+        """A plain-text answer (pod logs, exporter scrapes through the pod proxy).
+
+        ``patient=False`` makes one attempt within ``timeout``: a hung exporter among many
+        should cost one timeout, not the whole retry budget.
+        """
+        policy = self.policy if patient else RetryPolicy(max_attempts=1, no_answer_attempts=1)
+        data = with_retries(
+            lambda: _read_all(self._open_once(path, query, timeout, "*/*")),
+            f"GET {path}", policy, self._closing)
+        return data.decode("utf-8", errors="replace")
 
     def list_pages(self, path: str, query: Mapping[str, Any] | None = None,
                    limit: int = PAGE_LIMIT) -> Iterator[tuple[list[JsonObj], str]]:

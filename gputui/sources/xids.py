@@ -84,6 +84,10 @@ def exporter_pods(objects: ClusterObjects) -> list[tuple[str, str, str]]:
     return pods
 
 
+#: seconds one exporter scrape may take: a hung exporter must not hold the XID read
+SCRAPE_TIMEOUT = 10.0
+
+
 def scrape_exporters(http: KubeHttp, objects: ClusterObjects, now: float,
                      workers: int = 16) -> XidReading:
     """Scrape each exporter through the pod proxy (unreachable exporters are skipped)."""
@@ -97,7 +101,7 @@ def scrape_exporters(http: KubeHttp, objects: ClusterObjects, now: float,
         path = (f"/api/v1/namespaces/{quote(namespace)}/pods/"
                 f"{quote(name)}:{EXPORTER_PORT}/proxy/metrics")
         try:
-            text = http.get_text(path)
+            text = http.get_text(path, timeout=SCRAPE_TIMEOUT, patient=False)
         except SourceError:
             return []
         events = (_event(labels, now) for labels in parse_exposition(text))

@@ -182,3 +182,48 @@ def test_a_failed_build_is_shown_as_stale_then_recovers(cluster: EmulatedCluster
         assert builder.calls[-1][1] is None or "gpu-new" in builder.last.nodes
     finally:
         source.stop()
+
+
+@pytest.mark.parametrize("fault", ["exporter-garbage", "exporter-hang"])
+def test_exporters_hanging_or_answering_garbage(fault: str, start_sim_cluster: Any,
+                                                monkeypatch: pytest.MonkeyPatch) -> None:
+    """XIDs are read through the pod proxy: a bad exporter costs its XIDs, nothing more."""
+    import gputui.sources.xids as xids
+
+    monkeypatch.setattr(xids, "SCRAPE_TIMEOUT", 1.0)
+    cluster, kubeconfig = start_sim_cluster("xid-storm")
+    target = load_target(str(kubeconfig))
+    from gputui.sources.http import KubeHttp
+
+    http = KubeHttp(target.configuration)
+    objects = read_objects(target)
+
+    def xids_seen() -> bool:
+        nonlocal objects
+        objects = read_objects(target)
+        return bool(xids.scrape_exporters(http, objects, 0.0).xids)
+
+    try:
+        wait_for(xids_seen, timeout=60, what="XIDs before the fault")
+        cluster.inject(fault)
+        reading = xids.scrape_exporters(http, objects, 0.0)
+        assert reading.origin == "exporters" and reading.xids == {}
+        assert cluster.injector.injected[fault] >= len(xids.exporter_pods(objects))
+        cluster.heal()
+        wait_for(lambda: xids.scrape_exporters(http, objects, 0.0).xids, what="XIDs again")
+    finally:
+        http.close()
+
+
+@pytest.fixture
+def start_sim_cluster(tmp_path: Path) -> Iterator[Callable[[str], tuple[EmulatedCluster, Path]]]:
+    started: list[EmulatedCluster] = []
+
+    def start(scenario: str) -> tuple[EmulatedCluster, Path]:
+        cluster = EmulatedCluster(scenario, speed=100).start()
+        started.append(cluster)
+        return cluster, cluster.write_kubeconfig(tmp_path / f"{scenario}.kubeconfig")
+
+    yield start
+    for cluster in started:
+        cluster.stop()
