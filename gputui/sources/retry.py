@@ -55,11 +55,10 @@ class RetryPolicy:
 
     def delay(self, attempt: int, retry_after: float | None) -> float:
         """Seconds before attempt ``attempt + 1``: jittered back-off, at least Retry-After."""
-        backoff = min(self.cap, self.initial * (2 ** max(0, attempt - 1)))
-        jittered = backoff * random.uniform(0.5, 1.5)
-        if retry_after is not None:
+        backoff = min(self.cap, self.initial * 2.0 ** max(0, attempt - 1))
+        if retry_after is not None:  # what the server asked, plus a little spread
             return min(self.max_retry_after, retry_after) + random.uniform(0.0, 0.25 * backoff)
-        return jittered
+        return backoff * random.uniform(0.5, 1.5)
 
 
 class RateLimiter:

@@ -58,7 +58,7 @@ def _event(labels: Mapping[str, str], when: float) -> XidEvent | None:
     try:
         code = int(float(labels.get("err_code") or labels.get("value") or 0))
         gpu = int(labels.get("gpu") or 0)
-    except ValueError:
+    except (ValueError, OverflowError):  # garbage, NaN, or +Inf (valid exposition text)
         return None
     if code <= 0:
         return None
@@ -125,18 +125,29 @@ def query_prometheus(url: str, now: float, timeout: float = 10.0) -> XidReading:
         document: Any = response.json()
     except (urllib3.exceptions.HTTPError, ValueError) as error:
         raise SourceError(f"cannot query Prometheus at {url}: {error}") from None
-    if response.status != 200 or document.get("status") != "success":
-        raise SourceError(f"Prometheus at {url} answered {response.status}: "
-                          f"{document.get('error', 'error') if isinstance(document, dict) else ''}")
+    if response.status != 200 or not isinstance(document, dict) or \
+            document.get("status") != "success":
+        said = document.get("error", "error") if isinstance(document, dict) else "not JSON"
+        raise SourceError(f"Prometheus at {url} answered {response.status}: {said}")
+    return XidReading(_group(prometheus_pairs(document, now)), "prometheus")
+
+
+def prometheus_pairs(document: Mapping[str, Any], now: float) -> list[tuple[str, XidEvent]]:
+    """(node, XID) of each series in a query answer; malformed series are skipped."""
+    data = document.get("data")
+    result = data.get("result") if isinstance(data, dict) else None
     pairs = []
-    for series in (document.get("data") or {}).get("result") or []:
-        labels = dict(series.get("metric") or {})
-        labels["value"] = str((series.get("value") or [0, "0"])[1])
+    for series in result if isinstance(result, list) else []:
+        if not isinstance(series, dict) or not isinstance(series.get("metric"), dict):
+            continue
+        labels = {str(k): str(v) for k, v in series["metric"].items()}
+        value = series.get("value")
+        labels["value"] = str(value[1]) if isinstance(value, list) and len(value) > 1 else "0"
         node = labels.get("Hostname") or labels.get("hostname") or labels.get("node")
         event = _event(labels, now)
         if node and event is not None:
             pairs.append((node, event))
-    return XidReading(_group(pairs), "prometheus")
+    return pairs
 
 
 def read_xids(http: KubeHttp, objects: ClusterObjects, now: float,

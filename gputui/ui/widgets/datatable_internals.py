@@ -104,7 +104,7 @@ def drop_rows(table: DataTable[Any], rows: set[RowKey]) -> None:
 
 
 def cell_cache_key(table: DataTable[Any], row: RowKey | None, column: ColumnKey,
-                   base_style: Style, cursor: bool, hover: bool) -> tuple[object, ...]:
+                   base_style: Style, cursor: bool, hover: bool) -> Any:
     """The key under which Textual's ``_render_cell`` stores a cell (header: ``row=None``)."""
     return (row if row is not None else table._header_row_key, column, base_style, cursor,
             hover, table._show_hover_cursor, table._update_count, table._pseudo_class_state)
@@ -116,7 +116,7 @@ def look(table: DataTable[Any]) -> tuple[object, object]:
     return table._show_hover_cursor, table._pseudo_class_state
 
 
-def forget_textual_cell(table: DataTable[Any], key: tuple[object, ...]) -> None:
+def forget_textual_cell(table: DataTable[Any], key: Any) -> None:
     table._cell_render_cache.discard(key)
 
 
