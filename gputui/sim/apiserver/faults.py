@@ -60,6 +60,8 @@ KINDS: dict[str, tuple[str, str]] = {
 _ITEM = re.compile(r"^(?P<kind>[a-z0-9-]+)(?::(?P<arg>[^%@+]+))?(?:%(?P<pct>\d+(?:\.\d+)?))?"
                    r"(?:@(?P<start>[0-9.]+[smh]?))?(?:\+(?P<dur>[0-9.]+[smh]?))?$")
 _UNITS = {"": 1.0, "s": 1.0, "m": 60.0, "h": 3600.0}
+#: the emulator's own endpoint with :meth:`FaultInjector.stats` (``gputui sim`` runs apart)
+STATS_PATH = "/gputui-sim/faults"
 GARBAGE = b"\x00\xff<html>502 Bad Gateway</html>\nDCGM_FI_DEV_GPU_UTIL{gpu=0 42 not-a-number\n"
 
 
@@ -218,8 +220,16 @@ class FaultInjector:
         now = self.elapsed()
         return any(f.kind == "down" and f.active(now) for f in self.faults)
 
+    def stats(self) -> dict[str, object]:
+        """What was injected and how many requests came, per second (soak figures)."""
+        return {"faults": [fault.text() for fault in self.faults],
+                "injected": dict(self.injected), "elapsed": self.elapsed(),
+                "per_second": {str(k): v for k, v in sorted(self.per_second.items())}}
+
     async def handle(self, request: web.Request, handler: Handler) -> web.StreamResponse:
         """The middleware body: apply the first fault that answers, else serve normally."""
+        if request.path == STATS_PATH:  # not the Kubernetes API: never faulted, not counted
+            return web.json_response(self.stats())
         self.per_second[int(self.elapsed())] += 1
         picked = self._pick(request)
         for fault in picked:
