@@ -23,6 +23,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import logging
 import random
 import subprocess
 import sys
@@ -139,6 +140,7 @@ def start_sim(args: argparse.Namespace, workdir: Path, faults: list[str]
 
 
 def main() -> None:
+    logging.getLogger("gputui").addHandler(logging.NullHandler())  # figures only on stdout
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--minutes", type=float, default=3.0)
     parser.add_argument("--quiet", type=float, default=30.0, help="fault-free seconds at the end")

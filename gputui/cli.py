@@ -73,6 +73,18 @@ def _demo_flags(parser: argparse.ArgumentParser, with_demo: bool = True) -> None
                         help="emulated clock speed factor (default 1)")
 
 
+_FAULTS_HELP = """faults (gputui sim --faults SPEC, or a scenario file's 'faults:' list):
+  scenario events   xid:NODE:GPU:CODE, crashloop:POOL|NODE, driver-in-use:POOL|NODE,
+                    kernel:POOL:VERSION, validator-stuck:POOL|NODE, mig:POOL|NODE:CONFIG,
+                    mig-fail:POOL|NODE, driver:VERSION, join:POOL:COUNT, cordon:NODE,
+                    driver-unscheduled:NODE; @TIME in emulated time (30s, 5m)
+  API faults        KIND[:ARG][%PERCENT][@START][+DURATION], wall-clock seconds:
+                    latency:MS, 429[:RETRY_AFTER], 500, 503[:RETRY_AFTER], reset,
+                    watch-close, watch-410, down, forbid:RESOURCE, evict-refuse,
+                    exporter-hang, exporter-garbage; seed:N seeds the random draws
+  example           gputui sim --faults '429:1%50,down@30s+20s,xid:h100/0:3:79@1m'"""
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = _Parser(prog="gputui", description=(
         "Terminal UI for on-call operators of Kubernetes GPU clusters run by the NVIDIA GPU "
@@ -94,7 +106,11 @@ def build_parser() -> argparse.ArgumentParser:
     sim.add_argument("--kubeconfig-out", metavar="PATH", help="write a kubeconfig for it here")
     sim.add_argument("--exporters-port", type=_port, metavar="N",
                      help="also serve each node's dcgm-exporter on loopback ports from N")
-    sim.add_argument("--faults", metavar="SPEC", help="extra faults to inject (see README)")
+    sim.add_argument("--faults", metavar="SPEC",
+                     help="extra faults: scenario events (xid:NODE:GPU:CODE@30s ...) and API "
+                          "faults KIND[:ARG][%%PERCENT][@START][+DURATION] (429, 500, 503, "
+                          "latency, reset, watch-close, watch-410, down, forbid, evict-refuse, "
+                          "exporter-hang, exporter-garbage; seed:N); see README")
 
     check = commands.add_parser("check", help="print findings and exit 0/1/2 (no TUI)",
                                 description="Connect, build one snapshot and report findings.")
@@ -103,7 +119,8 @@ def build_parser() -> argparse.ArgumentParser:
     _demo_flags(check)
 
     commands.add_parser("scenarios", help="list the emulated scenarios",
-                        description="List the emulated cluster's scenarios.")
+                        description="List the emulated cluster's scenarios.",
+                        epilog=_FAULTS_HELP, formatter_class=argparse.RawDescriptionHelpFormatter)
     return parser
 
 
