@@ -3,9 +3,10 @@
 
 Steps:
 1. ``gputui sim --scenario upgrade-rolling`` runs in a child process with a fault schedule
-   drawn from ``--seed``: every 15-30 s one API-level fault (429 with Retry-After, 500, 503,
+   drawn from ``--seed``: every 10-30 s one API-level fault (429 with Retry-After, 500, 503,
    resets mid-body, latency, watches closed early or expired, the server down, events
-   forbidden) for 5-15 s; the last ``--quiet`` seconds are fault-free.
+   forbidden) for 5-15 s, with half the watches closed early meanwhile (so the clients meet
+   the fault when they come back); the last ``--quiet`` seconds are fault-free.
 2. This process runs what the TUI runs to get its data (``open_source``: the list+watch
    source and the domain's snapshot builder, no terminal) for ``--minutes`` minutes, and
    records every status change and snapshot.
@@ -55,7 +56,10 @@ def schedule(seconds: float, quiet: float, seed: int) -> list[str]:
         duration = rng.uniform(5, 15)
         if at + duration > seconds - quiet:
             return items
-        items.append(f"{rng.choice(MIX)}@{at:.0f}s+{duration:.0f}s")
+        window = f"@{at:.0f}s+{duration:.0f}s"
+        # a struggling server also ends watches early, so clients meet the fault on their
+        # way back; faults only touch new requests otherwise (except down and reset)
+        items += [rng.choice(MIX) + window, "watch-close%50" + window]
         at += duration + rng.uniform(5, 15)
 
 
@@ -180,8 +184,9 @@ def report(args: argparse.Namespace, faults: list[str], recorder: Recorder,
     episodes = recorder.stale_episodes + ([time.monotonic() - still] if still else [])
     injected = stats["injected"]
     print(f"soak: scenario {args.scenario}, speed {args.speed:g}, {args.minutes:g} min, "
-          f"seed {args.seed}, {len(faults)} fault windows")
-    print(f"faults scheduled  : {', '.join(faults)}")
+          f"seed {args.seed}, {len(faults) // 2} fault windows")
+    print(f"faults scheduled  : {', '.join(f for f in faults if 'watch-close%50' not in f)}"
+          " (each with watch-close%50)")
     print(f"faults injected   : {sum(injected.values())} "
           f"({', '.join(f'{k} {v}' for k, v in sorted(injected.items()))})")
     print(f"recoveries        : {recorder.recoveries} (states shown: "

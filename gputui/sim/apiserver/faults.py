@@ -21,9 +21,10 @@ Grammar (one item of ``gputui sim --faults``, a scenario's ``faults:`` list, or
 ``429[:SECONDS]``   ``429 TooManyRequests`` with ``Retry-After: SECONDS`` (default 1)
 ``500``             ``500 InternalError``
 ``503[:SECONDS]``   ``503 ServiceUnavailable`` with ``Retry-After`` (default 1)
-``reset``           headers and half the body, then the connection is cut (watches: cut
-                    after a moment)
-``watch-close``     watches end after 0-2 s, cleanly, as a server's timeout would
+``reset``           headers and half the body, then the connection is cut (new watches: cut
+                    after a moment; open watches: each cut with the same chance)
+``watch-close``     watches end after 0-2 s, cleanly, as a server's timeout would (open
+                    watches: each ended with the fault's chance)
 ``watch-410``       watches answer an ``ERROR`` event ``410 Expired``: the client must relist
 ``down``            the server is down: every connection closed without an answer
 ``forbid:RESOURCE`` ``403 Forbidden`` for one resource (``events``, ``pods``, ``nodes`` ...)
@@ -170,7 +171,7 @@ class FaultInjector:
         self.injected: Counter[str] = Counter()
         #: requests received, by whole second since the start (requests per second)
         self.per_second: Counter[int] = Counter()
-        self._watches: dict[int, web.Request] = {}
+        self._watches: dict[int, tuple[web.Request, asyncio.Future[web.StreamResponse]]] = {}
         self._monitor: asyncio.Future[None] | None = None
 
     def elapsed(self) -> float:
@@ -298,24 +299,41 @@ class FaultInjector:
         return _drop(request)
 
     async def _watch(self, request: web.Request, handler: Handler) -> web.StreamResponse:
-        """Serve a watch, known to the monitor that cuts watches when the server goes down."""
+        """Serve a watch, known to the monitor that applies faults to open watches."""
         if self._monitor is None or self._monitor.done():
-            self._monitor = asyncio.ensure_future(self._cut_watches_when_down())
-        self._watches[id(request)] = request
+            self._monitor = asyncio.ensure_future(self._fault_open_watches())
+        serving = asyncio.ensure_future(handler(request))
+        self._watches[id(request)] = (request, serving)
         try:
-            return await handler(request)
+            return await serving  # a cancelled watch still ends its stream cleanly
         finally:
             self._watches.pop(id(request), None)
 
-    async def _cut_watches_when_down(self) -> None:
-        """A server going down drops its open watches too, not only new requests."""
+    async def _fault_open_watches(self) -> None:
+        """Faults reach open watches too: a server going down drops them all; ``reset`` cuts
+        and ``watch-close`` ends (cleanly) each open watch with the fault's percent chance,
+        rolled once per fault and watch."""
+        rolled: set[tuple[int, int]] = set()
         while True:
             await asyncio.sleep(0.2)
-            if self._watches and self.down_now():
-                for request in list(self._watches.values()):
-                    self.injected["down"] += 1
-                    _abort(request)
-                self._watches.clear()
+            if not self._watches:
+                continue
+            now = self.elapsed()
+            active = [f for f in self.faults
+                      if f.kind in ("down", "reset", "watch-close") and f.active(now)]
+            for key, (request, serving) in list(self._watches.items()):
+                for fault in active:
+                    if fault.kind != "down" and (id(fault), key) in rolled:
+                        continue
+                    rolled.add((id(fault), key))
+                    if fault.kind == "down" or self._roll(fault):
+                        self.injected[fault.kind] += 1
+                        self._watches.pop(key, None)
+                        if fault.kind == "watch-close":
+                            serving.cancel()
+                        else:
+                            _abort(request)
+                        break
 
 
 def _abort(request: web.Request) -> None:
