@@ -20,9 +20,9 @@ REPO = Path(__file__).resolve().parents[2]
 
 
 def _gputui_command() -> str:
-    """The installed console script, or the module through this interpreter."""
-    found = shutil.which("gputui")
-    return found if found else f"{sys.executable} -m gputui"
+    """This checkout's code through this interpreter (the ``gputui`` on PATH may be another
+    checkout's: an editable install points at wherever it was installed from)."""
+    return f"cd {REPO} && {sys.executable} -m gputui"
 
 
 class Tmux:
