@@ -38,11 +38,11 @@ from typing import Any
 REPO = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO))
 
-from gputui.domain.snapshot import SnapshotBuilder  # noqa: E402
-from gputui.sources.base import Connection, SourceStatus  # noqa: E402
-from gputui.sources.kube import KubeSource  # noqa: E402
-from gputui.sources.kubeconfig import load_target  # noqa: E402
-from gputui.sources.oneshot import read_objects  # noqa: E402
+from gputui.domain.snapshot import SnapshotBuilder
+from gputui.sources.base import Connection, SourceStatus
+from gputui.sources.kube import KubeSource
+from gputui.sources.kubeconfig import load_target
+from gputui.sources.oneshot import read_objects
 
 MIX = ["429:1%50", "500%30", "503:1%30", "reset%20", "latency:400", "watch-close",
        "watch-410", "down", "forbid:events"]

@@ -311,8 +311,8 @@ class KubeSource:
             xids=self.xids.current)
         try:
             snapshot = self._builder().build(objects, self.clock(), changed_nodes=changes)
-        except Exception as error:  # noqa: BLE001 - any domain bug: keep the last snapshot,
-            # say so in the header (stale since now), and try a full build next time
+        except Exception as error:  # any domain bug: keep the last snapshot, say so in the
+            # header (stale since now), and try a full build next time
             log.exception("snapshot build failed")
             self.cache.mark_full()
             text = str(error).splitlines()[0] if str(error) else ""

@@ -24,8 +24,10 @@ from __future__ import annotations
 import asyncio
 from collections import deque
 from collections.abc import Awaitable, Callable
+from typing import Any
 
 from textual import events
+from textual.app import App
 from textual.message_pump import MessagePump
 
 #: seconds one hop may take before the next key goes anyway
@@ -43,7 +45,7 @@ async def hop(pump: MessagePump, timeout: float = HOP_TIMEOUT) -> None:
         return  # closed or closing: nothing more will land there
     try:
         await asyncio.wait_for(done.wait(), timeout)
-    except asyncio.TimeoutError:
+    except TimeoutError:
         pass
 
 
@@ -55,7 +57,7 @@ class TypeAhead:
         dispatch: Textual's own key handling (``App.on_event``), called for each key.
     """
 
-    def __init__(self, app: MessagePump, dispatch: Dispatch) -> None:
+    def __init__(self, app: App[Any], dispatch: Dispatch) -> None:
         self.app = app
         self._dispatch = dispatch
         self.held: deque[events.Key] = deque()
@@ -101,15 +103,15 @@ class TypeAhead:
 
     async def _settle(self) -> None:
         app = self.app
-        target: MessagePump = getattr(app, "focused", None) or getattr(app, "screen")
-        for pump in (target, target, getattr(app, "screen"), app):
+        target: MessagePump = app.focused or app.screen
+        for pump in (target, target, app.screen, app):
             await hop(pump)
         for _ in range(MOUNT_HOPS):  # a pushed screen or a new mode: wait for its mount
-            screen = getattr(app, "screen")
+            screen = app.screen
             if screen.is_mounted:
                 break
             await hop(screen)
-        await hop(getattr(app, "screen"))
+        await hop(app.screen)
         await hop(app)  # the focus changes the mount asked for
         if self.held and not self._holds:
             app.call_later(self._release)

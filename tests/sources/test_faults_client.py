@@ -188,7 +188,7 @@ def test_a_failed_build_is_shown_as_stale_then_recovers(cluster: EmulatedCluster
 def test_exporters_hanging_or_answering_garbage(fault: str, start_sim_cluster: Any,
                                                 monkeypatch: pytest.MonkeyPatch) -> None:
     """XIDs are read through the pod proxy: a bad exporter costs its XIDs, nothing more."""
-    import gputui.sources.xids as xids
+    from gputui.sources import xids
 
     monkeypatch.setattr(xids, "SCRAPE_TIMEOUT", 1.0)
     cluster, kubeconfig = start_sim_cluster("xid-storm")

@@ -7,7 +7,7 @@ from collections.abc import Callable
 
 import pytest
 
-import gputui.sources.retry as retry
+from gputui.sources import retry
 from gputui.sources.errors import ApiStatusError, SourceError, UnreachableError
 from gputui.sources.retry import RateLimiter, RetryPolicy, with_retries
 

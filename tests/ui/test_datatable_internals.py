@@ -75,7 +75,7 @@ async def test_another_textual_falls_back_to_plain_datatable(
 
 
 def test_no_other_module_names_the_internals() -> None:
-    pattern = re.compile(r"\.(%s)\b" % "|".join(map(re.escape, dt.ATTRIBUTES)))
+    pattern = re.compile(r"\.({})\b".format("|".join(map(re.escape, dt.ATTRIBUTES))))
     offenders = [str(path.relative_to(PACKAGE)) for path in PACKAGE.rglob("*.py")
                  if path.name != "datatable_internals.py" and pattern.search(path.read_text())]
     assert offenders == []

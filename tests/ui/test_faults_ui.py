@@ -50,7 +50,7 @@ async def wait(pilot: Any, predicate: Any, seconds: float = 20.0) -> bool:
 async def test_keys_work_and_the_header_tells_during_a_fault(
         seeded: tuple[EmulatedCluster, Path], fault: str,
         monkeypatch: pytest.MonkeyPatch) -> None:
-    import gputui.sources.reflector as reflector
+    from gputui.sources import reflector
 
     monkeypatch.setattr(reflector.Reflector, "RECHECK_SECONDS", 1.0)
     cluster, kubeconfig = seeded
