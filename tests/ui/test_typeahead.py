@@ -84,3 +84,15 @@ async def test_help_burst_opens_and_closes(frozen_app: FrozenApp) -> None:
         burst(app, "?\x1b2")
         assert await wait_until(pilot, lambda: app.current_mode == "upgrades"
                                 and len(app.screen_stack) == 1)
+
+
+async def test_palette_burst_keeps_every_character(frozen_app: FrozenApp) -> None:
+    from textual.command import CommandInput, CommandPalette
+
+    app = frozen_app("upgrade-rolling")
+    async with app.run_test(size=(120, 40)) as pilot:
+        await settle(pilot)
+        app.post_message(events.Key("ctrl+p", None))
+        burst(app, "upgrades")
+        assert await wait_until(pilot, lambda: isinstance(app.screen, CommandPalette)
+                                and app.screen.query_one(CommandInput).value == "upgrades")
