@@ -23,7 +23,7 @@ Grammar (one item of ``gputui sim --faults``, a scenario's ``faults:`` list, or
 ``503[:SECONDS]``   ``503 ServiceUnavailable`` with ``Retry-After`` (default 1)
 ``reset``           headers and half the body, then the connection is cut (new watches: cut
                     after a moment; open watches: each cut with the same chance)
-``watch-close``     watches end after 0-2 s, cleanly, as a server's timeout would (open
+``watch-close``     watches end after 1-2 s, cleanly, as a server's timeout would (open
                     watches: each ended with the fault's chance)
 ``watch-410``       watches answer an ``ERROR`` event ``410 Expired``: the client must relist
 ``down``            the server is down: every connection closed without an answer
@@ -135,6 +135,18 @@ def _status(code: int, reason: str, message: str, retry_after: str = "") -> web.
     return web.json_response({"kind": "Status", "apiVersion": "v1", "metadata": {},
                               "status": "Failure", "message": message, "reason": reason,
                               "code": code}, status=code, headers=headers)
+
+
+#: fault kind -> the Status it answers with (``{resource}`` and ``{verb}`` filled in)
+_STATUS_ANSWERS = {
+    "429": (429, "TooManyRequests", "Too many requests, please try again later."),
+    "500": (500, "InternalError", "Internal error occurred: injected fault"),
+    "503": (503, "ServiceUnavailable", "the server is currently unable to handle the request"),
+    "forbid": (403, "Forbidden",
+               '{resource} is forbidden: User "operator" cannot {verb} resource "{resource}"'),
+    "evict-refuse": (429, "TooManyRequests",
+                     "Cannot evict pod as it would violate the pod's disruption budget."),
+}
 
 
 def _is_watch(request: web.Request) -> bool:
@@ -250,20 +262,11 @@ class FaultInjector:
         kind = fault.kind
         if kind == "down":
             return _drop(request)
-        if kind == "429":
-            return _status(429, "TooManyRequests", "Too many requests, please try again "
-                           "later.", fault.arg)
-        if kind == "500":
-            return _status(500, "InternalError", "Internal error occurred: injected fault")
-        if kind == "503":
-            return _status(503, "ServiceUnavailable", "the server is currently unable to "
-                           "handle the request", fault.arg)
-        if kind == "forbid":
-            return _status(403, "Forbidden", f'{fault.arg} is forbidden: User "operator" '
-                           f'cannot {request.method.lower()} resource "{fault.arg}"')
-        if kind == "evict-refuse":
-            return _status(429, "TooManyRequests", "Cannot evict pod as it would violate the "
-                           "pod's disruption budget.")
+        if kind in _STATUS_ANSWERS:
+            code, reason, message = _STATUS_ANSWERS[kind]
+            return _status(code, reason, message.format(resource=fault.arg,
+                                                        verb=request.method.lower()),
+                           fault.arg if kind in ("429", "503") else "")
         if kind == "exporter-hang":
             await asyncio.sleep(3600)
         if kind == "exporter-garbage":
@@ -271,7 +274,7 @@ class FaultInjector:
         if kind == "watch-410":
             return await _expired_watch(request)
         if kind == "watch-close":
-            seconds = str(self.random.randint(0, 2))
+            seconds = str(self.random.randint(1, 2))  # 0 would mean no timeout at all
             query = request.rel_url.query.copy()
             query["timeoutSeconds"] = seconds
             return await handler(request.clone(rel_url=request.rel_url.with_query(query)))
