@@ -46,11 +46,11 @@ CONNECT_TIMEOUT = 5.0
 #: seconds to wait for a list page or a log (a 500-item page is far quicker than this)
 READ_TIMEOUT = 60.0
 PAGE_LIMIT = 500
-#: one quiet retry: a pooled keep-alive connection may be dead after a server restart, and
-#: every request here is a GET (retries apply only before the response starts). Status
-#: answers (429 with Retry-After included) come back to :mod:`gputui.sources.retry`.
-_RETRY = urllib3.Retry(total=1, connect=1, read=1, redirect=0, status=0, other=0,
-                       respect_retry_after_header=False)
+#: no retries inside urllib3: every attempt, a dead pooled connection after a server restart
+#: included, goes through :mod:`gputui.sources.retry`, so each one takes a token from the
+#: rate limiter and is logged (urllib3's own retry doubled the requests of a down server)
+_RETRY = urllib3.Retry(total=0, redirect=0, status=0, other=0,
+                       respect_retry_after_header=False, raise_on_status=False)
 
 
 class KubeHttp:
@@ -221,14 +221,19 @@ class WatchStream:
         self._closed = False
 
     def __iter__(self) -> Iterator[JsonObj]:
+        finished = False
         try:
             if not self._closed:
                 yield from _events(self._response, self._owner.host)
+                finished = True
         except UnreachableError:
             if not self._closed:
                 raise
         finally:
             self._owner._forget(self)
+            if not finished:  # left mid-stream (an ERROR event): the connection is dirty
+                with contextlib.suppress(Exception):
+                    self._response.close()
             self._response.release_conn()
 
     def close(self) -> None:

@@ -94,6 +94,7 @@ class Reflector:
         self.watch_timeout = watch_timeout
         self.backoff = backoff or Backoff()
         self.resource_version = ""
+        self._events_since_list = 1  # the first expiry relists at once
         self._stream: WatchStream | None = None
         self._stop = threading.Event()
         self._thread = threading.Thread(target=self._run, name=f"gputui-feed-{feed.name}",
@@ -122,6 +123,8 @@ class Reflector:
                 self._watch()
             except Expired:
                 self.resource_version = ""
+                if self._expired_again():  # a server expiring every watch: no tight relist loop
+                    self._stop.wait(self.backoff.next())
             except ApiStatusError as error:
                 self._on_status_error(error)
             except SourceError as error:
@@ -129,6 +132,12 @@ class Reflector:
                     return
                 self.listener.feed_state(self.feed.name, FeedState.DISCONNECTED, str(error))
                 self._stop.wait(self.backoff.next())
+
+    def _expired_again(self) -> bool:
+        """True when this watch expired before any event came since the last list."""
+        again = self._events_since_list == 0
+        self._events_since_list = 0
+        return again
 
     def _list(self) -> None:
         items, version = list_feed(self.http, self.feed)
@@ -169,6 +178,7 @@ class Reflector:
         version = (obj.get("metadata") or {}).get("resourceVersion")
         if version:
             self.resource_version = str(version)
+            self._events_since_list += 1
         if kind == "BOOKMARK":
             self.listener.feed_alive()
             return
