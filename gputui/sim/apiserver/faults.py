@@ -360,11 +360,14 @@ class _Dropped(web.HTTPException):
 async def _expired_watch(request: web.Request) -> web.StreamResponse:
     """A watch answered 200 with one ``ERROR`` event (410 Expired), as after compaction."""
     response = web.StreamResponse(status=200, headers={"Content-Type": "application/json"})
-    await response.prepare(request)
-    await response.write(b'{"type":"ERROR","object":{"kind":"Status","apiVersion":"v1",'
-                         b'"metadata":{},"status":"Failure","message":"too old resource '
-                         b'version (injected fault)","reason":"Expired","code":410}}\n')
-    await response.write_eof()
+    try:
+        await response.prepare(request)
+        await response.write(b'{"type":"ERROR","object":{"kind":"Status","apiVersion":"v1",'
+                             b'"metadata":{},"status":"Failure","message":"too old resource '
+                             b'version (injected fault)","reason":"Expired","code":410}}\n')
+        await response.write_eof()
+    except ConnectionError:  # the client left already: nothing to tell it
+        pass
     return response
 
 
