@@ -19,6 +19,7 @@ import urllib.request
 from typing import Any
 
 from gputui.sim.cluster import EmulatedCluster
+from gputui.sim.version import GIT_VERSION
 
 CONTINUE_RE = re.compile(rb'"continue":"([^"]+)"')
 PRODUCTS = ("NVIDIA-H100-80GB-HBM3", "NVIDIA-A100-SXM4-80GB", "NVIDIA-L40S")
@@ -93,7 +94,7 @@ def _managed(time_stamp: str) -> list[dict[str, Any]]:
 
 
 def make_node(index: int) -> dict[str, Any]:
-    """One GPU node as a real 1.29 cluster with the GPU Operator would store it."""
+    """One GPU node as a real cluster with the GPU Operator would store it."""
     name = f"gpu-node-{index:05d}"
     stamp = "2024-05-20T10:00:00Z"
     resources = {"cpu": "192", "memory": "2113412548Ki", "ephemeral-storage": "3750000000Ki",
@@ -121,7 +122,7 @@ def make_node(index: int) -> dict[str, Any]:
                    "nodeInfo": {"architecture": "amd64", "bootID": f"boot-{index}",
                                 "containerRuntimeVersion": "containerd://1.7.13",
                                 "kernelVersion": "5.15.0-105-generic",
-                                "kubeProxyVersion": "v1.29.4", "kubeletVersion": "v1.29.4",
+                                "kubeProxyVersion": GIT_VERSION, "kubeletVersion": GIT_VERSION,
                                 "machineID": f"m{index:031x}", "operatingSystem": "linux",
                                 "osImage": "Ubuntu 22.04.4 LTS", "systemUUID": f"u{index:035x}"}},
     }

@@ -111,6 +111,8 @@ def build_parser() -> argparse.ArgumentParser:
                           "faults KIND[:ARG][%%PERCENT][@START][+DURATION] (429, 500, 503, "
                           "latency, reset, watch-close, watch-410, down, forbid, evict-refuse, "
                           "exporter-hang, exporter-garbage; seed:N); see README")
+    sim.add_argument("--deny", metavar="SPEC",
+                     help="refuse verbs as RBAC would, e.g. patch:nodes,create:pods/eviction")
 
     check = commands.add_parser("check", help="print findings and exit 0/1/2 (no TUI)",
                                 description="Connect, build one snapshot and report findings.")

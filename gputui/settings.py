@@ -50,7 +50,7 @@ class Settings:
     #: hide and refuse every action that changes the cluster
     read_only: bool = False
     #: where applied actions are appended, one JSON line each
-    audit_log: str = field(default_factory=lambda: str(_state_dir() / "audit.log"))
+    audit_log: str = field(default_factory=lambda: str(_state_dir() / "audit.jsonl"))
     #: seconds between metric refreshes (the cluster itself streams through watches)
     refresh: float = 2.0
     #: run on the emulated cluster instead of a real one

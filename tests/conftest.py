@@ -6,7 +6,6 @@ Area-specific fixtures live next to their tests (``tests/<area>/conftest.py``).
 from __future__ import annotations
 
 import os
-import shutil
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -19,16 +18,32 @@ REPO = Path(__file__).resolve().parent.parent
 
 def _tool(env: str, local: Path, name: str) -> str:
     """A real tool's path; fail (not skip) when missing so CI can never pass without it."""
-    candidate = os.environ.get(env) or (str(local) if local.exists() else shutil.which(name))
+    candidate = os.environ.get(env) or (str(local) if local.exists() else None)
     if not candidate or not Path(candidate).exists():
         pytest.fail(f"{name} not found: run ./scripts/test.sh, which installs it")
     return candidate
 
 
+# kubectl versions every kubectl test runs with: Debian's 1.20 (old clients must keep working)
+# and 1.35 (what operators run today: protobuf bodies, watch-list, OpenAPI v3), both put in
+# .tools/ by scripts/test.sh.
+KUBECTLS: dict[str, tuple[str, Path]] = {
+    "1.20": ("KUBECTL_FOR_TESTS", REPO / ".tools/kubectl/usr/bin/kubectl"),
+    "1.35": ("KUBECTL_1_35_FOR_TESTS", REPO / ".tools/kubectl-1.35/kubectl"),
+}
+
+
+@pytest.fixture(scope="session", params=sorted(KUBECTLS))
+def kubectl_version(request: pytest.FixtureRequest) -> str:
+    """The kubectl minor version a kubectl test runs with (each test runs with both)."""
+    return str(request.param)
+
+
 @pytest.fixture(scope="session")
-def kubectl_bin() -> str:
-    """Debian's kubectl 1.20 extracted by scripts/test.sh (not the image's own kubectl)."""
-    return _tool("KUBECTL_FOR_TESTS", REPO / ".tools/kubectl/usr/bin/kubectl", "kubectl")
+def kubectl_bin(kubectl_version: str) -> str:
+    """The kubectl binary of ``kubectl_version`` (never the image's own kubectl)."""
+    env, local = KUBECTLS[kubectl_version]
+    return _tool(env, local, f"kubectl {kubectl_version}")
 
 
 @pytest.fixture

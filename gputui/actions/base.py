@@ -22,6 +22,8 @@ from dataclasses import dataclass, field
 from typing import Any, Protocol
 
 from gputui.domain.model import ClusterSnapshot
+# defined with the sources (which raise it and may not import actions), part of this vocabulary
+from gputui.sources.errors import WriteError as WriteError
 
 JsonObj = dict[str, Any]
 
@@ -155,6 +157,9 @@ class Result:
     details: tuple[str, ...] = ()
     #: True when the operator stopped it (escape) before the end
     cancelled: bool = False
+    #: True when the server answered 409 (an object changed since the plan): the UI
+    #: re-reads, re-plans and asks again
+    conflict: bool = False
 
 
 ProgressCallback = Callable[[Progress], None]
@@ -175,16 +180,6 @@ class ParamSpec:
     choices: Callable[[ClusterSnapshot, Sequence[str]], tuple[str, ...]] | None = None
     validate: Callable[[str], str | None] | None = None
     default: Callable[[ClusterSnapshot, Sequence[str]], str] | None = None
-
-
-class WriteError(Exception):
-    """A write the server refused; ``status`` is the HTTP code, ``reason`` its one sentence."""
-
-    def __init__(self, status: int, reason: str, retry_after: float | None = None):
-        super().__init__(reason)
-        self.status = status
-        self.reason = reason
-        self.retry_after = retry_after
 
 
 class ClusterWriter(Protocol):

@@ -9,9 +9,10 @@ from __future__ import annotations
 
 from typing import Final
 
-from gputui.actions.base import Action
+from gputui.actions import drain, labels, node
+from gputui.actions.base import Action, Permission
 
-ACTIONS: Final[tuple[Action, ...]] = ()
+ACTIONS: Final[tuple[Action, ...]] = (*node.ACTIONS, *drain.ACTIONS, *labels.ACTIONS)
 
 _BY_ID: Final = {action.id: action for action in ACTIONS}
 
@@ -19,3 +20,8 @@ _BY_ID: Final = {action.id: action for action in ACTIONS}
 def action(action_id: str) -> Action:
     """The action with ``action_id`` (KeyError if none: a typo is a bug)."""
     return _BY_ID[action_id]
+
+
+def all_permissions(actions: tuple[Action, ...] = ACTIONS) -> tuple[Permission, ...]:
+    """Every permission the registered actions declare, once each, in a stable order."""
+    return tuple(dict.fromkeys(p for a in actions for p in a.permissions))

@@ -326,6 +326,9 @@ class ClusterSnapshot:
     daemonsets: tuple[DaemonSetSummary, ...] = ()
     counts: SnapshotCounts = field(default_factory=SnapshotCounts)
     forbidden: frozenset[str] = frozenset()
+    #: keys of the device plugin's ConfigMap: the values ``nvidia.com/device-plugin.config``
+    #: may take (empty when sharing is not configured)
+    sharing_configs: tuple[str, ...] = ()
 
 
 #: Start every UI from this, never from None.

@@ -2,7 +2,13 @@
 
 The upgrade policy's ``waitForCompletion.podSelector`` and ``drain.podSelector`` are selector
 *strings* (k8s-operator-libs), so the domain matches them itself to say which pods a node is
-waiting for.
+waiting for; the node list's ``/`` filter uses the same grammar for its label terms
+(:func:`filter_terms`, :func:`requirement`).
+
+Lenient on purpose: a malformed term never raises (a policy written by hand or a half-typed
+filter must not break a view). The emulated API server has the strict twin
+(``gputui.sim.selectors``, 400 on a malformed selector); ``tests/domain/test_selector_grammar.py``
+runs one table of cases through both.
 """
 
 from __future__ import annotations
@@ -28,6 +34,25 @@ def _split(selector: str) -> list[str]:
             current += char
     parts.append(current)
     return [part.strip() for part in parts if part.strip()]
+
+
+#: one filter term: a set requirement (``pool in (a, b)``, spaces allowed) or a run of text
+_FILTER_TERM = re.compile(r"[^\s,()!=]+\s+(?:in|notin)\s*\([^)]*\)|[^\s,]+")
+
+
+def filter_terms(text: str) -> list[str]:
+    """Split a typed filter into terms on whitespace and commas, keeping ``k in (a, b)`` whole."""
+    return _FILTER_TERM.findall(text)
+
+
+def is_requirement(term: str) -> bool:
+    """Whether ``term`` is selector syntax (an operator, a set, or ``!key``), not free text."""
+    return bool(_SET.match(term)) or "=" in term or (term.startswith("!") and len(term) > 1)
+
+
+def requirement(text: str) -> Requirement:
+    """The predicate of one selector term (``k=v``, ``k!=v``, ``k in (a,b)``, ``!k``, ``k``)."""
+    return _requirement(text)
 
 
 def _requirement(text: str) -> Requirement:

@@ -23,6 +23,16 @@ def sharing_of(labels: Mapping[str, str]) -> tuple[str, int]:
     return strategy, max(replicas, 1)
 
 
+def sharing_config_names(configmaps: Mapping[tuple[str, str], Mapping[str, object]],
+                         namespace: str | None, configmap: str | None) -> tuple[str, ...]:
+    """The config names a node may ask for with ``nvidia.com/device-plugin.config``: the
+    keys of the device plugin's ConfigMap (ClusterPolicy ``devicePlugin.config.name``)."""
+    if not namespace or not configmap:
+        return ()
+    data = (configmaps.get((namespace, configmap)) or {}).get("data")
+    return tuple(sorted(str(key) for key in data)) if isinstance(data, Mapping) else ()
+
+
 def expected_units(gpu_count: int, replicas: int) -> int:
     """Schedulable units a healthy node advertises for ``gpu_count`` GPUs."""
     return gpu_count * max(replicas, 1)

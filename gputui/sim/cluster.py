@@ -36,12 +36,14 @@ class EmulatedCluster:
             ports starting here (so a real Prometheus can scrape them).
         faults: extra fault spec (``gputui sim --faults``), passed to the scenario loader.
         run_controllers: False serves only the API over an empty store (API tests).
+        deny: verbs the API server refuses as RBAC would (``gputui sim --deny``, see
+            :mod:`gputui.sim.apiserver.rbac`); checked here so a bad SPEC fails at once.
     """
 
     def __init__(self, scenario: str = "healthy", *, speed: float = 1.0, port: int = 0,
                  host: str = "127.0.0.1", exporters_port: int | None = None,
                  faults: str | None = None, run_controllers: bool = True,
-                 clock: SimClock | None = None):
+                 clock: SimClock | None = None, deny: str | None = None):
         self.scenario_name = scenario
         self.speed = speed
         self.host = host
@@ -49,6 +51,10 @@ class EmulatedCluster:
         self.exporters_port = exporters_port
         self.faults = faults
         self.run_controllers = run_controllers
+        from gputui.sim.apiserver.rbac import parse_deny
+
+        parse_deny(deny)
+        self.deny = deny
         self.clock = clock or SimClock(speed=speed)
         self.store = Store(self.clock)
         self.nodeside = NodeSide()
@@ -103,6 +109,16 @@ class EmulatedCluster:
         """Run a coroutine on the cluster's loop from another thread and return its result."""
         assert self.loop is not None
         return asyncio.run_coroutine_threadsafe(coro, self.loop).result(timeout)
+
+    def set_deny(self, spec: str | None) -> None:
+        """Replace the denied verbs while the server runs (drills, tests)."""
+        from gputui.sim.apiserver import CTX_KEY
+        from gputui.sim.apiserver.rbac import parse_deny
+
+        rules = parse_deny(spec)
+        self.deny = spec
+        if self._runner is not None:
+            self._runner.app[CTX_KEY].denials.rules = rules
 
     def kubeconfig(self, context: str = DEFAULT_CONTEXT) -> dict[str, Any]:
         """A kubeconfig that points kubectl and the ``kubernetes`` client at this cluster."""
@@ -161,7 +177,7 @@ class EmulatedCluster:
             items = api_fault_items(self.faults or "")
         self.injector = FaultInjector()
         self.injector.add(",".join(items))
-        app = build_app(self.store, self.nodeside, faults=self.injector)
+        app = build_app(self.store, self.nodeside, deny=self.deny, faults=self.injector)
         self._runner = web.AppRunner(app, access_log=None, handle_signals=False)
         await self._runner.setup()
         site = web.TCPSite(self._runner, self.host, self.port)

@@ -23,6 +23,7 @@ def _start(args: argparse.Namespace) -> EmulatedCluster:
         port=getattr(args, "port", None) or 0,
         exporters_port=getattr(args, "exporters_port", None),
         faults=getattr(args, "faults", None),
+        deny=getattr(args, "deny", None),
     )
     return cluster.start()
 

@@ -38,6 +38,26 @@ class UnreachableError(SourceError):
         self.no_answer = no_answer
 
 
+class WriteError(Exception):
+    """A write the server refused; ``status`` is the HTTP code, ``reason`` its one sentence.
+
+    Raised by :mod:`gputui.sources.writer`, caught by the actions (re-exported by
+    :mod:`gputui.actions.base`, the actions' vocabulary).
+
+    ``status`` 0 means nothing reached a server: read-only mode refused it before sending, or
+    the server could not be reached.
+    """
+
+    def __init__(self, status: int, reason: str, retry_after: float | None = None,
+                 budget: str | None = None):
+        super().__init__(reason)
+        self.status = status
+        self.reason = reason
+        self.retry_after = retry_after
+        #: for a 429 eviction: the PodDisruptionBudget that refused it, when the server named it
+        self.budget = budget
+
+
 def _one_line(message: str) -> str:
     """Collapse a multi-line library message into its first meaningful line."""
     for line in str(message).splitlines():

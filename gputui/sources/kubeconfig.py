@@ -33,6 +33,8 @@ class KubeTarget:
     configuration: Configuration
     context: str
     server: str
+    #: the kubeconfig user entry the context names (the audit log's "user"); never a secret
+    user: str = ""
 
 
 def load_target(kubeconfig: str | None = None, context: str | None = None,
@@ -117,7 +119,10 @@ def _from_files(paths: list[Path], context: str | None) -> KubeTarget:
         loader.load_and_set(configuration)
     except (ConfigException, KeyError, TypeError, ValueError, OSError) as error:
         raise SourceError(f"kubeconfig context {chosen!r}: {error}") from None
-    return KubeTarget(configuration, chosen, str(configuration.host))
+    user = next((str((c.get("context") or {}).get("user") or "") for d in documents
+                 for c in (d.get("contexts") or [])
+                 if isinstance(c, dict) and c.get("name") == chosen), "")
+    return KubeTarget(configuration, chosen, str(configuration.host), user)
 
 
 def _in_cluster() -> KubeTarget:
@@ -128,4 +133,5 @@ def _in_cluster() -> KubeTarget:
         lib.load_incluster_config(client_configuration=configuration)
     except ConfigException as error:
         raise SourceError(f"in-cluster config: {error}") from None
-    return KubeTarget(configuration, IN_CLUSTER_CONTEXT, str(configuration.host))
+    return KubeTarget(configuration, IN_CLUSTER_CONTEXT, str(configuration.host),
+                      "serviceaccount")

@@ -20,7 +20,6 @@ from pathlib import Path
 from typing import Any
 
 from textual import events, work
-from textual.app import App
 from textual.css.query import NoMatches
 from textual.screen import Screen
 from textual.timer import Timer
@@ -28,7 +27,11 @@ from textual.timer import Timer
 from gputui.domain.model import EMPTY_SNAPSHOT, ClusterSnapshot
 from gputui.settings import Settings
 from gputui.sources.base import ClusterSource, SourceStatus
-from gputui.ui.commands import bindings_for, by_alias, command, command_for_action
+from gputui.actions.audit import AuditLog
+from gputui.actions.base import ClusterWriter
+from gputui.actions.runner import Runner
+from gputui.ui.action_flow import ActionFlow
+from gputui.ui.commands import binding_scope, bindings_for, by_alias, command, command_for_action
 from gputui.ui.contracts import (
     JumpRequested,
     PodLog,
@@ -43,6 +46,7 @@ from gputui.ui.screens.findings import FindingsScreen
 from gputui.ui.screens.help import HelpScreen
 from gputui.ui.screens.mig import MigScreen
 from gputui.ui.screens.nodes import NodesScreen
+from gputui.ui.screens.pod_log import PodLogScreen
 from gputui.ui.screens.upgrades import UpgradesScreen
 from gputui.ui.theme import GPUTUI_THEME, gpu_variables
 from gputui.ui.typeahead import TypeAhead
@@ -57,7 +61,8 @@ def styles_dir() -> Path:
 
 
 #: one stylesheet per screen family (styles/), all shipped in the wheel
-STYLESHEETS = ("app", "nodes", "findings", "help", "detail", "upgrades", "mig", "pod_log")
+STYLESHEETS = ("app", "nodes", "findings", "help", "detail", "upgrades", "mig", "pod_log",
+               "confirm")
 #: Finding.pane -> (view, detail tab or None)
 PANE_TARGETS = {"nodes": ("nodes", None), "pipeline": ("nodes", "pipeline"),
                 "node": ("nodes", "node"), "metrics": ("nodes", "metrics"),
@@ -75,7 +80,7 @@ SIGNAL_EXITS = {signal.SIGHUP: 129, signal.SIGTERM: 143}
 SCOPE_VIEWS = {"nodes": "nodes", "findings": "findings"}
 
 
-class GpuTuiApp(App[int]):
+class GpuTuiApp(ActionFlow):
     """The gputui terminal UI; build it with :func:`make_app`."""
 
     TITLE = "gputui"
@@ -87,10 +92,13 @@ class GpuTuiApp(App[int]):
     DEFAULT_MODE = "nodes"
 
     def __init__(self, settings: Settings, source: ClusterSource,
-                 clock: Callable[[], float] = time.time) -> None:
+                 clock: Callable[[], float] = time.time,
+                 writer: ClusterWriter | None = None) -> None:
         super().__init__()
         self.settings = settings
         self.source = source
+        #: carries out actions; None when the source has no cluster to write to (replays)
+        self.runner = Runner(writer, AuditLog(settings.audit_log)) if writer else None
         self.clock = clock
         self.snapshot: ClusterSnapshot = EMPTY_SNAPSHOT
         self.status: SourceStatus = INITIAL_STATUS
@@ -122,6 +130,7 @@ class GpuTuiApp(App[int]):
         self.screen_change_signal.subscribe(self, self._screen_changed)
         self.set_interval(1.0, self._refresh_header, name="header-age")
         self._catch_signals()
+        self.check_permissions()
         self.source.start(self._snapshot_from_source, self._status_from_source)
 
     def _catch_signals(self) -> None:
@@ -242,6 +251,8 @@ class GpuTuiApp(App[int]):
     def _deliver(self, screen: Screen[Any]) -> None:
         if screen is not self.screen or not screen.is_mounted:
             return
+        if isinstance(screen, NodesScreen):
+            screen.blocked_actions = self.action_blocks()
         show = getattr(screen, "show_snapshot", None)
         if show is not None:
             try:
@@ -339,7 +350,7 @@ class GpuTuiApp(App[int]):
     async def run_command(self, command_id: str) -> None:
         """Run a registry command by id (palette, ``:`` line), in the view it belongs to."""
         cmd = command(command_id)
-        view = SCOPE_VIEWS.get(cmd.scope)
+        view = SCOPE_VIEWS.get(binding_scope(cmd))
         if view is None:
             await self.run_action(cmd.action)
             return
@@ -351,16 +362,13 @@ class GpuTuiApp(App[int]):
         cmd = command_for_action(action)
         if cmd is not None and action == "switch_view" and parameters:
             return None if parameters[0] == self.current_mode else True
+        if action == "act" and parameters and str(parameters[0]) in self.action_blocks():
+            return None  # greyed: help and the palette say why
         return True
 
     # ------------------------------------------------------------------ pod logs
     def open_pod_log(self, namespace: str, pod: str, container: str | None = None) -> None:
         """Show a pod container's log and events (read in a thread worker)."""
-        try:
-            from gputui.ui.screens.pod_log import PodLogScreen
-        except ImportError:
-            self.notify("the pod log view is not available in this build", severity="warning")
-            return
         screen: Screen[Any] = self.screen
         if not isinstance(screen, PodLogScreen):
             screen = PodLogScreen(namespace, pod, container)
@@ -385,6 +393,11 @@ class GpuTuiApp(App[int]):
 
 
 def make_app(settings: Settings, source: ClusterSource, *,
-             clock: Callable[[], float] = time.time) -> GpuTuiApp:
-    """The app for ``settings`` reading ``source``; ``clock`` is "now" for every age shown."""
-    return GpuTuiApp(settings, source, clock=clock)
+             clock: Callable[[], float] = time.time,
+             writer: ClusterWriter | None = None) -> GpuTuiApp:
+    """The app for ``settings`` reading ``source``; ``clock`` is "now" for every age shown.
+
+    ``writer`` carries out actions (``gputui.sources.writer.KubeWriter`` on the source's
+    cluster); without one every action is greyed.
+    """
+    return GpuTuiApp(settings, source, clock=clock, writer=writer)

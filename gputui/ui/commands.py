@@ -8,8 +8,11 @@ their ``BINDINGS`` from :func:`bindings_for`, the palette provider and the help 
 :data:`COMMANDS`, and ``check_action`` asks :func:`command_for_action`. What is not in the
 registry does not exist (STYLE.md rule 5).
 
-Cluster-changing actions (cordon, drain...) arrive later through the action layer; they will
-be added here with a risk level and go through the confirmation dialog.
+Cluster-changing actions (cordon, drain, labels...) are not typed here: they come from the
+action registry (:data:`gputui.actions.registry.ACTIONS`), each one a command whose Textual
+action is ``act('<id>')``; node actions live in the node list, cluster-wide ones everywhere.
+Every one of them goes through the one confirmation dialog (``screens/confirm.py``), whose
+own keys (``y``, ``n``, ``esc``) are registry commands too.
 """
 
 from __future__ import annotations
@@ -20,9 +23,18 @@ from typing import Final
 
 from textual.binding import Binding, BindingType
 
+from gputui.actions.base import Scope
+from gputui.actions.registry import ACTIONS
+
 #: scopes, in the order help lists them
-SCOPES: Final = ("global", "nodes", "findings")
-SCOPE_TITLES: Final = {"global": "Everywhere", "nodes": "Node list", "findings": "Findings"}
+SCOPES: Final = ("global", "nodes", "actions", "pipeline", "findings", "upgrades", "mig",
+                  "pod_log", "confirm", "prompt", "command_line", "help")
+SCOPE_TITLES: Final = {"global": "Everywhere", "nodes": "Node list",
+                       "actions": "Actions",
+                       "pipeline": "Pipeline pane", "findings": "Findings",
+                       "upgrades": "Upgrade lanes", "mig": "MIG", "pod_log": "Pod log",
+                       "confirm": "Confirmation dialog", "prompt": "Action prompts",
+                       "command_line": "Command line (:)", "help": "Help"}
 
 
 @dataclass(frozen=True)
@@ -109,7 +121,61 @@ COMMANDS: Final[tuple[Command, ...]] = (
        "nodes", "open_log", ("logs", "log")),
     _c("jump", "enter", "Go to", "Jump to the finding's node and pane.", "findings", "jump",
        palette=False),
+    _c("pipeline.cursor_up", "up,k", "Prev stage", "Move to the previous stage.", "pipeline",
+       "cursor_up", palette=False),
+    _c("pipeline.cursor_down", "down,j", "Next stage", "Move to the next stage.", "pipeline",
+       "cursor_down", palette=False),
+    _c("pipeline.log", "l,enter", "Log", "Open the stage pod's recent log lines and events.",
+       "pipeline", "open_log", show=True, palette=False),
+    _c("pipeline.events", "e", "Events", "Open the stage pod's events (with its log).",
+       "pipeline", "open_events", show=True, palette=False),
+    _c("upgrades.open_node", "enter", "Pipeline", "Open the selected node's operand pipeline.",
+       "upgrades", "select_cursor", show=True, palette=False),
+    _c("mig.cursor_up", "up,k", "Prev node", "Select the previous node.", "mig", "cursor_up",
+       palette=False),
+    _c("mig.cursor_down", "down,j", "Next node", "Select the next node.", "mig",
+       "cursor_down", palette=False),
+    _c("mig.open_node", "enter", "Pipeline", "Open the selected node's operand pipeline.",
+       "mig", "open_node", show=True, palette=False),
+    _c("mig.log", "l", "MIG manager log", "Open the selected node's mig-manager pod log.",
+       "mig", "open_log", show=True, palette=False),
+    _c("pod_log.close", "escape,q", "Close", "Close the pod log.", "pod_log", "close",
+       show=True, palette=False),
+    _c("pod_log.reload", "r", "Reload", "Read the log and events again.", "pod_log", "reload",
+       show=True, palette=False),
+    _c("pod_log.container", "c", "Container", "Show the next container of this pod.",
+       "pod_log", "next_container", show=True, palette=False),
+    _c("command_line.cancel", "escape", "Cancel", "Close the prompt.", "command_line",
+       "cancel", palette=False),
+    _c("help.close", "escape,q,question_mark", "Close", "Close help.", "help", "dismiss_help",
+       show=True, palette=False),
+    _c("confirm_yes", "y", "Confirm", "Apply the plan shown (only after a clean dry run).",
+       "confirm", "confirm", show=True, palette=False),
+    _c("confirm_no", "n,escape", "Cancel", "Close without changing anything; while a drain "
+       "runs, stop further evictions.", "confirm", "cancel", show=True, palette=False),
+    _c("prompt_cancel", "escape", "Cancel", "Stop asking; nothing is planned or sent.",
+       "prompt", "cancel", show=True, palette=False),
 )
+
+
+def _action_commands() -> tuple[Command, ...]:
+    """One command per registered action: node actions in the node list, others global.
+
+    Their scope in help is "actions" but their bindings live where their targets are:
+    ``bindings_for("nodes")`` includes node actions, ``bindings_for("global")`` the
+    cluster-wide ones.
+    """
+    # not in the footer: at 80 columns it would push out "? Help" (help and the palette
+    # list every action, greyed ones with the reason)
+    return tuple(Command(act.id, act.keys, act.title, act.tooltip, "actions",
+                         f"act('{act.id}')", act.aliases) for act in ACTIONS)
+
+
+ACTION_COMMANDS: Final = _action_commands()
+#: action id -> the screen scope its binding lives in
+ACTION_SCOPES: Final = {act.id: "nodes" if act.scope is Scope.NODES else "global"
+                        for act in ACTIONS}
+COMMANDS = COMMANDS + ACTION_COMMANDS  # type: ignore[misc]  # one table: typed + generated
 
 _BY_ID: Final = {command.id: command for command in COMMANDS}
 
@@ -128,7 +194,12 @@ def bindings_for(scope: str) -> list[BindingType]:
     """Textual bindings of one scope; ids let ``App.set_keymap`` remap them."""
     return [Binding(cmd.keys, cmd.action, cmd.title, show=cmd.show, id=cmd.id,
                     tooltip=cmd.tooltip, priority=cmd.priority)
-            for cmd in COMMANDS if cmd.scope == scope and cmd.keys]
+            for cmd in COMMANDS if binding_scope(cmd) == scope and cmd.keys]
+
+
+def binding_scope(cmd: Command) -> str:
+    """Where ``cmd``'s key is bound: its scope, or for an action where its targets are."""
+    return ACTION_SCOPES.get(cmd.id, cmd.scope) if cmd.scope == "actions" else cmd.scope
 
 
 def by_alias(name: str) -> Command | None:
@@ -162,8 +233,12 @@ def key_label(keys: str) -> str:
     return " ".join(_KEY_NAMES.get(k.strip(), k.strip()) for k in keys.split(",") if k.strip())
 
 
-def key_table(keymap: Mapping[str, str] | None = None) -> list[tuple[str, str, str, str]]:
-    """(scope title, keys, title, tooltip) for every command: the help screen and README."""
+def key_table(keymap: Mapping[str, str] | None = None,
+              blocked: Mapping[str, str] | None = None) -> list[tuple[str, str, str, str]]:
+    """(scope title, keys, title, tooltip) for every command: the help screen and README.
+
+    ``blocked`` (action id -> why) marks greyed actions with their reason.
+    """
     rows = []
     for scope in SCOPES:
         for cmd in COMMANDS:
@@ -171,7 +246,10 @@ def key_table(keymap: Mapping[str, str] | None = None) -> list[tuple[str, str, s
                 keys = key_label(effective_keys(cmd, keymap))
                 if cmd.aliases and not keys:
                     keys = f":{cmd.aliases[0]}"
-                rows.append((SCOPE_TITLES[scope], keys, cmd.title, cmd.tooltip))
+                tooltip = cmd.tooltip
+                if blocked and cmd.id in blocked:
+                    tooltip += f" (unavailable: {blocked[cmd.id]})"
+                rows.append((SCOPE_TITLES[scope], keys, cmd.title, tooltip))
     return rows
 
 
@@ -179,6 +257,8 @@ __all__ = [
     "COMMANDS",
     "SCOPES",
     "Command",
+    "ACTION_COMMANDS",
+    "binding_scope",
     "bindings_for",
     "by_alias",
     "command",

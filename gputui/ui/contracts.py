@@ -1,11 +1,9 @@
-"""The contract between the TUI shell (app, node list, findings, help) and the detail panes.
+"""The messages between the app and its screens and panes, and the rules they follow.
 
-Two engineers build ``gputui.ui`` in parallel. The shell owns the app, the refresh path, the
-key/command registry, the main screen layout and navigation; the detail engineer owns
-``widgets/{pipeline,upgrade_lanes,mig_layout,metrics_pane,node_detail}.py``,
-``screens/{upgrades,mig,pod_log}.py``, ``render/`` and ``styles/{upgrades,mig,pod_log,detail}
-.tcss``. This module is the only thing both sides import from each other's work besides the
-class names listed below. Keep it small and additive.
+The app owns the refresh path, the key/command registry and navigation; screens and panes
+(``widgets/``, ``screens/``, pure renderables in ``render/``) receive data and post intents.
+This module holds the messages that cross between them and the protocols a screen or pane
+implements, so a new pane starts here. Keep it small and additive.
 
 Refresh path (one, owned by the app)
 ------------------------------------
@@ -33,8 +31,8 @@ Widgets and screens that show one node implement ``show_node(node_name | None)``
 screen the NodeTable cursor drives it (debounced); ``app.jump_to(node, pane)`` drives it on
 other screens (the upgrades and MIG screens select that node's row/card).
 
-Class names the shell imports (lazily, so a missing file never breaks the shell)
--------------------------------------------------------------------------------
+Where the app finds each view
+-----------------------------
 * ``gputui.ui.widgets.pipeline.PipelinePane``   -> main screen tab ``pipeline``
 * ``gputui.ui.widgets.node_detail.NodeDetail``  -> main screen tab ``node``
 * ``gputui.ui.widgets.metrics_pane.MetricsPane`` -> main screen tab ``metrics``
@@ -52,7 +50,8 @@ fine too. All of them take no required constructor arguments (except PodLogScree
 class named after themselves (``upgrades-screen``, ``mig-screen``, ``pod-log-screen``) and
 their stylesheet rules are prefixed with it. Colours come from theme variables only:
 ``$gpu-ok $gpu-warn $gpu-crit $gpu-info $gpu-paused $gpu-muted $gpu-progress``. For Rich
-``Text`` (DataTable cells, renderables) use :func:`gputui.ui.theme.severity_style` /
+``Text`` (DataTable cells, renderables) take symbols, words and roles from
+:mod:`gputui.ui.render.style` and styles from :func:`gputui.ui.theme.severity_style` /
 :func:`gputui.ui.theme.status_style`, which read the active theme's variables.
 
 Asking the app for things (messages up, never direct calls into sources)

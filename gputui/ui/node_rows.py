@@ -4,11 +4,12 @@ Kept apart from the widget (no textual import) so it is cheap to test and so the
 patches a DataTable. Cells are plain strings plus a colour *role* (``crit``, ``warn``...);
 the widget turns roles into theme styles.
 
-Filter syntax (``/``): whitespace-separated terms, all must match.
-``key=value`` / ``key==value``: label equals; ``key!=value``: label differs or is absent;
-``!key``: label absent; a term with a ``/`` or ``.`` and no ``=`` that names an existing label
-key matches nodes carrying that key; any other term is free text, matched (case-insensitive)
-against the name, the GPU product and every ``key=value`` label.
+Filter syntax (``/``): terms separated by spaces or commas, all must match. Label terms use
+the domain's selector grammar (:mod:`gputui.domain.selectors`): ``key=value``,
+``key==value``, ``key!=value``, ``key in (a, b)``, ``key notin (a, b)``, ``!key``; a term with a
+``/`` or ``.`` that names an existing label key matches nodes carrying that key; any other
+term is free text, matched (case-insensitive) against the name, the GPU product and every
+``key=value`` label.
 """
 
 from __future__ import annotations
@@ -17,11 +18,9 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Final
 
-from gputui.domain.model import NodeView, Severity
-
-SEVERITY_SYMBOL: Final = {Severity.CRITICAL: "✖", Severity.WARNING: "▲", Severity.INFO: "●"}
-SEVERITY_WORD: Final = {Severity.CRITICAL: "crit", Severity.WARNING: "warn", Severity.INFO: "info"}
-SEVERITY_ROLE: Final = {Severity.CRITICAL: "crit", Severity.WARNING: "warn", Severity.INFO: "info"}
+from gputui.domain.model import NodeView
+from gputui.domain.selectors import filter_terms, is_requirement, requirement
+from gputui.ui.render.style import MIG_STATE_ROLE, SEVERITY_ROLE, SEVERITY_SHORT, SEVERITY_SYMBOL
 
 
 @dataclass(frozen=True)
@@ -74,7 +73,7 @@ def _mig(view: NodeView) -> Cell:
         return "-", "muted"
     config = view.mig_config or "?"
     state = view.mig_state or ""
-    role = {"failed": "crit", "pending": "progress", "rebooting": "progress"}.get(state, "")
+    role = "" if state == "success" else MIG_STATE_ROLE.get(state, "")
     return (f"{config} {state}" if state and state != "success" else config), role
 
 
@@ -93,7 +92,7 @@ def _finding(view: NodeView) -> Cell:
             worst = finding
     extra = f" +{len(view.findings) - 1}" if len(view.findings) > 1 else ""
     sev = worst.severity
-    return f"{SEVERITY_SYMBOL[sev]} {SEVERITY_WORD[sev]} {worst.code}{extra}", SEVERITY_ROLE[sev]
+    return f"{SEVERITY_SYMBOL[sev]} {SEVERITY_SHORT[sev]} {worst.code}{extra}", SEVERITY_ROLE[sev]
 
 
 def _upgrade(view: NodeView) -> Cell:
@@ -162,18 +161,12 @@ def _text_term(term: str) -> Predicate:
 
 
 def _term(term: str) -> Predicate:
-    if "!=" in term:
-        key, value = term.split("!=", 1)
-        return lambda v: v.labels.get(key) != value
-    if "=" in term:
-        key, value = term.replace("==", "=").split("=", 1)
-        return lambda v: v.labels.get(key) == value
-    if term.startswith("!") and len(term) > 1:
-        key = term[1:]
-        return lambda v: key not in v.labels
+    if is_requirement(term):
+        matches = requirement(term)
+        return lambda view: matches(view.labels)
     text = _text_term(term)
     if "/" in term or "." in term:
-        return lambda v: term in v.labels or text(v)
+        return lambda view: term in view.labels or text(view)
     return text
 
 
@@ -191,7 +184,7 @@ class NodeFilter:
 
     def predicate(self) -> Predicate:
         """A function telling whether a node passes."""
-        terms = [_term(t) for t in self.text.split() if t]
+        terms = [_term(t) for t in filter_terms(self.text)]
         only = self.findings_only
 
         def keep(view: NodeView) -> bool:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from functools import partial
 
 from textual.command import DiscoveryHit, Hit, Hits, Provider
@@ -15,8 +16,11 @@ class GpuCommands(Provider):
 
     def _help(self, cmd: Command) -> str:
         keys = key_label(effective_keys(cmd, getattr(self.app, "keymap", {})))
+        blocks: Mapping[str, str] = getattr(self.app, "action_blocks", dict)()
+        tooltip = f"{cmd.tooltip}  (unavailable: {blocks[cmd.id]})" if cmd.id in blocks \
+            else cmd.tooltip
         # help text is markup: a key such as "/" or "[" must not be read as a tag
-        return escape(f"{cmd.tooltip}  (key: {keys})" if keys else cmd.tooltip)
+        return escape(f"{tooltip}  (key: {keys})" if keys else tooltip)
 
     def _run(self, cmd: Command) -> None:
         self.app.call_later(self.app.run_command, cmd.id)  # type: ignore[attr-defined]

@@ -35,14 +35,18 @@ def run_tui(settings: Settings) -> int:
     except SourceError as error:
         print(f"gputui: {error}", file=sys.stderr)
         return 2
+    from gputui.sources.writer import writer_for_source
     from gputui.ui.app import make_app
 
     clock: Callable[[], float] = getattr(source, "clock", time.time)
+    writer = writer_for_source(source, read_only=settings.read_only)
     try:
-        app = make_app(settings, source, clock=clock)
+        app = make_app(settings, source, clock=clock, writer=writer)
         app.run()
     except KeyboardInterrupt:
         return 130
     finally:
         _stop_quietly(source.stop)
+        if writer is not None:
+            _stop_quietly(writer.close)
     return int(app.return_code or 0)

@@ -1,8 +1,9 @@
-"""The ``gputui`` theme and the one mapping from domain severity/status to colours and symbols.
+"""The ``gputui`` theme, and Rich styles resolved from the active theme's variables.
 
-Why here: severity is a domain enum; the UI maps it to a CSS class (``sev-critical``...) for
-stylesheets and, for Rich ``Text`` inside DataTables and renderables (which cannot read CSS
-variables), to a Rich style resolved from the *active* theme's variables. Built-in Textual
+Why here: stylesheets read ``$gpu-*`` variables and severity CSS classes (``sev-critical``...);
+Rich ``Text`` inside DataTables and renderables cannot read CSS variables, so this module
+resolves a variable of the *active* theme to a Rich style. Which role a severity or status
+has is decided once, in :mod:`gputui.ui.render.style`. Built-in Textual
 themes do not define ``$gpu-*`` variables, so :func:`gpu_variables` derives them from each
 theme's own success/warning/error colours; the ``gputui`` theme sets them explicitly.
 Colours are named colours, never hex literals (STYLE.md rule 8).
@@ -21,7 +22,7 @@ from textual.color import Color
 from textual.theme import Theme
 
 from gputui.domain.model import Severity, StageStatus
-from gputui.ui.node_rows import SEVERITY_SYMBOL, SEVERITY_WORD
+from gputui.ui.render.style import SEVERITY_ROLE, STATUS_ROLE, role_variable
 
 GPUTUI_THEME: Final = Theme(
     name="gputui",
@@ -54,14 +55,6 @@ _FALLBACKS: Final = {
     "gpu-paused": "secondary", "gpu-progress": "accent", "gpu-muted": "foreground-muted",
 }
 
-SEVERITY_VAR: Final = {Severity.CRITICAL: "gpu-crit", Severity.WARNING: "gpu-warn",
-                       Severity.INFO: "gpu-info"}
-STATUS_VAR: Final = {
-    StageStatus.READY: "gpu-ok", StageStatus.PROGRESSING: "gpu-progress",
-    StageStatus.FAILED: "gpu-crit", StageStatus.PAUSED: "gpu-paused",
-    StageStatus.DISABLED: "gpu-muted", StageStatus.ABSENT: "gpu-muted",
-}
-
 
 def severity_class(severity: Severity | None) -> str:
     """CSS class for a severity: ``sev-critical``, ``sev-warning``, ``sev-info``, ``sev-none``."""
@@ -92,12 +85,14 @@ def severity_style(variables: Mapping[str, str], severity: Severity | None) -> S
     """Rich style for a severity from the active theme (``app.theme_variables``)."""
     if severity is None:
         return Style()
-    return _style(variables, SEVERITY_VAR[severity], bold=severity is Severity.CRITICAL)
+    return _style(variables, role_variable(SEVERITY_ROLE[severity]),
+                  bold=severity is Severity.CRITICAL)
 
 
 def status_style(variables: Mapping[str, str], status: StageStatus) -> Style:
     """Rich style for a pipeline stage status from the active theme."""
-    return _style(variables, STATUS_VAR[status], bold=status is StageStatus.FAILED)
+    return _style(variables, role_variable(STATUS_ROLE[status]),
+                  bold=status is StageStatus.FAILED)
 
 
 def var_style(variables: Mapping[str, str], name: str, bold: bool = False) -> Style:
@@ -106,6 +101,6 @@ def var_style(variables: Mapping[str, str], name: str, bold: bool = False) -> St
 
 
 __all__ = [
-    "GPUTUI_THEME", "SEVERITY_SYMBOL", "SEVERITY_WORD", "gpu_variables", "severity_class",
+    "GPUTUI_THEME", "gpu_variables", "severity_class",
     "severity_style", "status_style", "var_style",
 ]

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import json
 import subprocess
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -13,6 +13,7 @@ from kubernetes import client as k8s
 
 from gputui.sim.cluster import EmulatedCluster
 from gputui.sim.store import Store
+from gputui.sim.version import GIT_VERSION
 
 
 @pytest.fixture
@@ -35,24 +36,32 @@ def custom(api: k8s.ApiClient) -> k8s.CustomObjectsApi:
     return k8s.CustomObjectsApi(api)
 
 
-KubectlRun = Callable[..., subprocess.CompletedProcess[str]]
+class Kubectl:
+    """A kubectl of one version run against the emulated cluster, with a private cache."""
 
+    def __init__(self, binary: str, version: str, kubeconfig: Path, cache: Path) -> None:
+        self.binary = binary
+        self.version = tuple(int(part) for part in version.split("."))
+        self._base = [binary, "--kubeconfig", str(kubeconfig), "--cache-dir", str(cache)]
 
-@pytest.fixture
-def kubectl(api_only: EmulatedCluster, kubectl_bin: str, tmp_path: Path) -> KubectlRun:
-    """Run Debian's kubectl 1.20 against the emulated cluster with a private discovery cache."""
-    config = api_only.write_kubeconfig(tmp_path / "kubeconfig")
-
-    def run(*args: str, check: bool = True, timeout: float = 30) -> subprocess.CompletedProcess[str]:
-        command = [kubectl_bin, "--kubeconfig", str(config), "--cache-dir",
-                   str(tmp_path / "kube-cache"), *args]
-        result = subprocess.run(command, capture_output=True, text=True, timeout=timeout,
-                                check=False)
+    def __call__(self, *args: str, check: bool = True,
+                 timeout: float = 30) -> subprocess.CompletedProcess[str]:
+        result = subprocess.run([*self._base, *args], capture_output=True, text=True,
+                                timeout=timeout, check=False)
         if check and result.returncode != 0:
             raise AssertionError(f"kubectl {' '.join(args)} failed: {result.stderr}")
         return result
 
-    return run
+
+KubectlRun = Kubectl
+
+
+@pytest.fixture
+def kubectl(api_only: EmulatedCluster, kubectl_bin: str, kubectl_version: str,
+            tmp_path: Path) -> Kubectl:
+    """kubectl (each test runs with 1.20 and with 1.35) against the emulated cluster."""
+    config = api_only.write_kubeconfig(tmp_path / "kubeconfig")
+    return Kubectl(kubectl_bin, kubectl_version, config, tmp_path / "kube-cache")
 
 
 def node(name: str, labels: dict[str, str] | None = None, ready: bool = True) -> dict[str, Any]:
@@ -63,7 +72,7 @@ def node(name: str, labels: dict[str, str] | None = None, ready: bool = True) ->
                    "nodeInfo": {
                        "architecture": "amd64", "bootID": "b", "containerRuntimeVersion":
                        "containerd://1.7.13", "kernelVersion": "5.15.0-105-generic",
-                       "kubeProxyVersion": "v1.29.4", "kubeletVersion": "v1.29.4",
+                       "kubeProxyVersion": GIT_VERSION, "kubeletVersion": GIT_VERSION,
                        "machineID": "m", "operatingSystem": "linux",
                        "osImage": "Ubuntu 22.04.4 LTS", "systemUUID": "s"},
                    "addresses": [{"type": "InternalIP", "address": "10.0.0.1"}]},

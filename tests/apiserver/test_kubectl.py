@@ -1,4 +1,4 @@
-"""kubectl 1.20 against the emulated API server, checked against the stored objects."""
+"""kubectl (1.20 and 1.35) against the emulated API server, checked against the stored objects."""
 
 from __future__ import annotations
 

@@ -105,6 +105,9 @@ def test_filter_terms_are_label_selectors_or_text() -> None:
     assert NodeFilter("A100 pool=a").predicate()(view)
     assert not NodeFilter("h100").predicate()(view)
     assert not NodeFilter(findings_only=True).predicate()(view)
+    assert NodeFilter("pool in (a, b)").predicate()(view)
+    assert not NodeFilter("pool notin (a,b) A100").predicate()(view)
+    assert NodeFilter("pool=a,nvidia.com/mig.capable=true").predicate()(view)
 
 
 async def test_sort_cycles_and_flips(frozen_app: FrozenApp) -> None:

@@ -76,3 +76,47 @@ def test_demo_shows_nodes_help_and_quits(tmux: Tmux) -> None:
     assert _poll(lambda: "WHAT IT DOES" not in tmux.screen()), tmux.screen()
     tmux.run("send-keys", "q")
     assert _poll(lambda: "gputui exited with 0" in tmux.screen(), timeout=60), tmux.screen()
+
+
+@pytest.fixture
+def sim(tmp_path: Path) -> Iterator[Path]:
+    """``gputui sim`` as its own process; yields the kubeconfig it wrote."""
+    config = tmp_path / "kubeconfig"
+    process = subprocess.Popen(
+        [sys.executable, "-m", "gputui", "sim", "--speed", "20", "--kubeconfig-out",
+         str(config)], cwd=REPO, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+    try:
+        assert _poll(config.exists, timeout=60), "gputui sim did not start"
+        yield config
+    finally:
+        process.terminate()
+        process.wait(timeout=30)
+
+
+def test_cordon_with_c_y_reaches_the_api_and_the_audit_log(tmux: Tmux, sim: Path,
+                                                           tmp_path: Path) -> None:
+    import json
+
+    from kubernetes import client as k8s
+    from kubernetes import config as k8s_config
+
+    audit = tmp_path / "audit.jsonl"
+    command = (f"env TERM=xterm-256color PYTHONPATH={REPO} {_gputui_command()} --kubeconfig "
+               f"{sim} --audit-log {audit}; echo \"gputui exited with $?\"; sleep 120")
+    started = tmux.run("new-session", "-d", "-x", "120", "-y", "40", command)
+    assert started.returncode == 0, started.stderr
+    assert _poll(lambda: "gke-" in tmux.screen() and "NAME" in tmux.screen()), tmux.screen()
+    tmux.run("send-keys", "c")
+    assert _poll(lambda: "kubectl cordon" in tmux.screen()), tmux.screen()
+    assert _poll(lambda: "Dry run: passed" in tmux.screen()), tmux.screen()
+    tmux.run("send-keys", "y")
+    assert _poll(audit.exists, timeout=30), tmux.screen()
+    entry = json.loads(audit.read_text().splitlines()[0])
+    assert entry["action"] == "cordon" and entry["result"].startswith("ok: ")
+    (node,) = entry["targets"]
+    api = k8s.CoreV1Api(k8s_config.new_client_from_config(str(sim)))
+    assert api.read_node(node).spec.unschedulable is True
+    cordoned = [n.metadata.name for n in api.list_node().items if n.spec.unschedulable]
+    assert cordoned == [node]
+    tmux.run("send-keys", "q")
+    assert _poll(lambda: "gputui exited with 0" in tmux.screen(), timeout=60), tmux.screen()

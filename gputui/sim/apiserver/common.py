@@ -15,6 +15,8 @@ from typing import Any
 
 from aiohttp import web
 
+from gputui.sim.apiserver.kubeproto import decode_body, is_protobuf
+from gputui.sim.apiserver.rbac import Denials
 from gputui.sim.errors import ApiError, bad_request
 from gputui.sim.nodeside import NodeSide
 from gputui.sim.store import Obj, Store
@@ -80,6 +82,8 @@ class ApiContext:
     bookmark_interval: float = 1.0
     watch_queues: set[asyncio.Queue[Any]] = field(default_factory=set)
     closing: bool = False
+    #: verbs refused as RBAC would (``gputui sim --deny``), also answered by access reviews
+    denials: Denials = field(default_factory=Denials)
 
     def __post_init__(self) -> None:
         self.cache = EncodeCache(self.store)
@@ -137,10 +141,16 @@ def manager_of(request: web.Request) -> str:
 
 
 async def read_json(request: web.Request) -> Any:
-    """The request body as JSON; a malformed body is a 400 as on a real server."""
+    """The request body as its JSON value; a malformed body is a 400 as on a real server.
+
+    A protobuf body (kubectl 1.35 sends some that way) is decoded to the same dict the JSON
+    body would give, so handlers never see the difference.
+    """
     raw = await request.read()
     if not raw.strip():
         raise bad_request("the request body is empty")
+    if is_protobuf(request.headers.get("Content-Type", "")):
+        return decode_body(raw)
     try:
         return json.loads(raw)
     except ValueError as error:

@@ -22,6 +22,7 @@ from gputui.sim.apiserver.common import (
 )
 from gputui.sim.apiserver.lists import select, single_table, write_chunked
 from gputui.sim.apiserver.patch import apply_patch
+from gputui.sim.apiserver.rbac import review_status
 from gputui.sim.apiserver.paths import Target
 from gputui.sim.apiserver.tables import wants_table
 from gputui.sim.apiserver.validation import check_target_matches, validate_object
@@ -46,20 +47,26 @@ def get_object(ctx: ApiContext, target: Target, request: web.Request) -> web.Res
     return json_bytes_response(ctx.cache.encode(target.resource, obj))
 
 
-def _self_review(body: Any) -> web.Response:
-    """SelfSubjectAccessReview: the emulated cluster's operator may do anything."""
+def _self_review(ctx: ApiContext, body: Any) -> web.Response:
+    """SelfSubjectAccessReview: allowed unless ``--deny`` refuses it (see ``rbac``)."""
     review = dict(body) if isinstance(body, dict) else {}
     review.setdefault("apiVersion", "authorization.k8s.io/v1")
     review.setdefault("kind", "SelfSubjectAccessReview")
     review.setdefault("metadata", {})
-    review["status"] = {"allowed": True, "reason": "gputui emulated cluster allows everything"}
+    spec = review.get("spec") if isinstance(review.get("spec"), dict) else {}
+    attributes = (spec or {}).get("resourceAttributes")
+    if not isinstance(attributes, dict):
+        review["status"] = {"allowed": True,
+                            "reason": "gputui emulated cluster allows every non-resource URL"}
+    else:
+        review["status"] = review_status(ctx.denials, attributes)
     return json_response(review, 201)
 
 
 async def create_object(ctx: ApiContext, target: Target, request: web.Request) -> web.Response:
     body = await read_json(request)
     if target.resource == "selfsubjectaccessreviews.authorization.k8s.io":
-        return _self_review(body)
+        return _self_review(ctx, body)
     validate_object(target.rtype, body)
     check_target_matches(body, None, target.namespace)
     dry_run = is_dry_run(request)

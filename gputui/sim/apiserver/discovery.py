@@ -9,12 +9,10 @@ from __future__ import annotations
 from typing import Any
 
 from gputui.sim.resources import RESOURCE_TYPES, ResourceType
+from gputui.sim.version import VERSION_INFO
 
-VERSION_INFO: dict[str, str] = {
-    "major": "1", "minor": "29", "gitVersion": "v1.29.4", "gitCommit": "gputui-sim",
-    "gitTreeState": "clean", "buildDate": "2024-04-16T00:00:00Z", "goVersion": "go1.21.9",
-    "compiler": "gc", "platform": "linux/amd64",
-}
+__all__ = ["VERSION_INFO", "api_group", "core_versions", "group_list", "resource_list"]
+
 
 # Subresource name -> (kind, verbs, group, version); group/version None = the parent's.
 _SUBRESOURCES: dict[str, tuple[str | None, tuple[str, ...], str | None, str | None]] = {

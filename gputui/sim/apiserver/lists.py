@@ -18,6 +18,7 @@ from gputui.sim.apiserver.common import ApiContext, dumps, int_param
 from gputui.sim.apiserver.fields import check_field_selector
 from gputui.sim.apiserver.paths import Target
 from gputui.sim.apiserver.tables import table_head, table_row, wants_table
+from gputui.sim.apiserver.watchlist import check_list_options
 from gputui.sim.errors import ApiError, bad_request
 from gputui.sim.store import Obj
 
@@ -82,6 +83,7 @@ def _head(target: Target, metadata: dict[str, Any]) -> bytes:
 async def list_response(ctx: ApiContext, target: Target,
                         request: web.Request) -> web.StreamResponse:
     """Answer a list (plain or as a Table) for a collection URL."""
+    check_list_options(request)
     items, rv = select(ctx, target, request)
     items, metadata = page(items, rv, request)
     accept = request.headers.get("Accept", "")

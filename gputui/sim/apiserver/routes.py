@@ -21,6 +21,7 @@ from gputui.sim.apiserver.common import (
     read_json,
 )
 from gputui.sim.apiserver.lists import list_response, raise_for_collection_write
+from gputui.sim.apiserver.negotiation import require_json_acceptable
 from gputui.sim.apiserver.paths import Target, parse
 from gputui.sim.apiserver.watch import is_watch, watch_response
 from gputui.sim.errors import ApiError
@@ -80,9 +81,14 @@ async def _dispatch(request: web.Request, group: str, version_name: str,
     if legacy_watch:
         segments = segments[1:]
     target = parse(group, version_name, segments, request.path)
+    if target.subresource not in ("log", "proxy"):  # these answer in their own media types
+        require_json_acceptable(request)
     if target.rtype.verbs == ("create",) and request.method != "POST":
         raise method_not_allowed(request.method)
     ctx = ctx_of(request)
+    ctx.denials.check(_verb(request, target, legacy_watch), target.rtype.plural,
+                      target.subresource or "", target.rtype.group, target.name,
+                      target.namespace)
     if target.subresource:
         return await _subresource(ctx, target, request)
     if legacy_watch and request.method == "GET":
@@ -90,6 +96,19 @@ async def _dispatch(request: web.Request, group: str, version_name: str,
     if target.name is None:
         return await _collection(ctx, target, request)
     return await _item(ctx, target, request)
+
+
+def _verb(request: web.Request, target: Target, legacy_watch: bool) -> str:
+    """The Kubernetes verb a request asks for (what RBAC rules name)."""
+    method = request.method
+    if method == "GET":
+        if legacy_watch or is_watch(request):
+            return "watch"
+        return "get" if target.name is not None else "list"
+    if method == "DELETE" and target.name is None:
+        return "deletecollection"
+    return {"POST": "create", "PUT": "update", "PATCH": "patch", "DELETE": "delete"}.get(
+        method, method.lower())
 
 
 async def _legacy_watch(ctx: ApiContext, target: Target,
@@ -170,7 +189,7 @@ async def status_errors(request: web.Request, handler: Handler) -> web.StreamRes
 
 
 def add_routes(app: web.Application) -> None:
-    from gputui.sim.apiserver.openapi import openapi_v2
+    from gputui.sim.apiserver.openapi import add_openapi_v3_routes, openapi_v2
 
     app.router.add_get("/version", version)
     app.router.add_get("/version/", version)
@@ -179,6 +198,7 @@ def add_routes(app: web.Application) -> None:
     app.router.add_get("/apis", group_list)
     app.router.add_get("/apis/", group_list)
     app.router.add_get("/openapi/v2", openapi_v2)
+    add_openapi_v3_routes(app)
     for probe in ("/healthz", "/livez", "/readyz"):
         app.router.add_get(probe, health)
     app.router.add_route("*", "/api/v1{tail:(/.*)?}", core_api)

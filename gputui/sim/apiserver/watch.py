@@ -20,6 +20,7 @@ from gputui.sim.apiserver.common import ApiContext, dumps, int_param
 from gputui.sim.apiserver.fields import check_field_selector
 from gputui.sim.apiserver.paths import Target
 from gputui.sim.apiserver.tables import table_head, table_row, wants_table
+from gputui.sim.apiserver.watchlist import INITIAL_EVENTS_END, watch_options
 from gputui.sim.errors import ApiError, bad_request
 from gputui.sim.selectors import field_predicate, label_predicate
 from gputui.sim.store import Obj, Watch, WatchCallback, WatchEvent
@@ -79,6 +80,7 @@ class WatchStream:
         self.target = target
         self.request = request
         self.filter = WatchFilter(target, request)
+        self.options = watch_options(request)  # a 422 here, before the stream starts
         self.queue: asyncio.Queue[Any] = asyncio.Queue()
         self.last_rv = 0
         timeout = int_param(request, "timeoutSeconds")
@@ -104,20 +106,21 @@ class WatchStream:
         raw = self.request.query.get("resourceVersion")
         callback = _callback(asyncio.get_running_loop(), self.queue)
         store = self.ctx.store
-        lines: list[bytes] = []
-        if raw in (None, "", "0"):
+        send_initial = self.options.send_initial
+        if send_initial or (send_initial is None and raw in (None, "", "0")):
+            # the store is always at least as new as any version a client saw, so every
+            # NotOlderThan request is served from the current state
             items, rv = store.list(self.target.resource, self.target.namespace)
             lines = [self._line("ADDED", o) for o in items if self.filter.matches(o)]
+            if self.options.streams_list and self.bookmarks:
+                lines.append(self._bookmark(rv, initial_events_end=True))
             self.handle, backlog = store.watch(self.target.resource, callback, since=rv)
             self.last_rv = rv
-        else:
-            try:
-                since = int(raw)
-            except ValueError:
-                raise bad_request(f"invalid resourceVersion {raw!r}") from None
-            self.handle, backlog = store.watch(self.target.resource, callback, since=since)
-            self.last_rv = since
-        return lines + [line for line in map(self._render, backlog) if line]
+            return lines + [line for line in map(self._render, backlog) if line]
+        since = store.resource_version if raw in (None, "", "0") else _parse_rv(raw)
+        self.handle, backlog = store.watch(self.target.resource, callback, since=since)
+        self.last_rv = since
+        return [line for line in map(self._render, backlog) if line]
 
     def _render(self, event: WatchEvent) -> bytes | None:
         if event.resource_version <= self.last_rv:
@@ -126,10 +129,12 @@ class WatchStream:
         kind = self.filter.translate(event)
         return self._line(kind, event.obj) if kind else None
 
-    def _bookmark(self, rv: int) -> bytes:
+    def _bookmark(self, rv: int, initial_events_end: bool = False) -> bytes:
         rtype = self.target.rtype
-        obj = {"kind": rtype.kind, "apiVersion": rtype.api_version,
-               "metadata": {"resourceVersion": str(rv)}}
+        metadata: dict[str, Any] = {"resourceVersion": str(rv)}
+        if initial_events_end:
+            metadata["annotations"] = {INITIAL_EVENTS_END: "true"}
+        obj = {"kind": rtype.kind, "apiVersion": rtype.api_version, "metadata": metadata}
         return b'{"type":"BOOKMARK","object":' + dumps(obj) + b"}\n"
 
     async def run(self) -> web.StreamResponse:
@@ -214,6 +219,13 @@ def end_all_watches(ctx: ApiContext) -> None:
     ctx.closing = True
     for queue in list(ctx.watch_queues):
         queue.put_nowait(_END)
+
+
+def _parse_rv(raw: str) -> int:
+    try:
+        return int(raw)
+    except ValueError:
+        raise bad_request(f"invalid resourceVersion {raw!r}") from None
 
 
 def is_watch(request: web.Request) -> bool:

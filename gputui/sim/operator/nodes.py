@@ -8,9 +8,10 @@ from gputui.sim.operator import keys as K
 from gputui.sim.operator.hardware import cuda_runtime_for, profile_memory_mib
 from gputui.sim.operator.runtime import NodeRun
 from gputui.sim.operator.sharing import Sharing
+from gputui.sim.version import GIT_VERSION
 
 Obj = dict[str, Any]
-KUBELET_VERSION = "v1.31.6-gke.1020000"
+KUBELET_VERSION = GIT_VERSION  # kubelets run the server's version (never newer)
 RUNTIME_VERSION = "containerd://1.7.27"
 _IMAGES = [
     ("gke.gcr.io/gke-metrics-agent@sha256:4b1e", 96_240_113),

@@ -16,6 +16,7 @@ from gputui.sim.operator import keys as K
 from gputui.sim.operator.hardware import node_suffix
 from gputui.sim.operator.world import World
 from gputui.sim.scenario import Workload
+from gputui.sim.version import GIT_VERSION
 
 Obj = dict[str, Any]
 SYSTEM_NODE = "gke-prod-system-pool-5c2e-r8wd"
@@ -255,9 +256,9 @@ def _system_node(w: World) -> Obj:
                    "addresses": [{"type": "InternalIP", "address": "10.128.0.3"},
                                  {"type": "Hostname", "address": SYSTEM_NODE}],
                    "nodeInfo": {"kernelVersion": "5.15.0-1071-gke", "osImage": "Ubuntu 22.04.5 LTS",
-                                "kubeletVersion": "v1.31.6-gke.1020000",
+                                "kubeletVersion": GIT_VERSION,
                                 "containerRuntimeVersion": "containerd://1.7.27",
                                 "operatingSystem": "linux", "architecture": "amd64",
-                                "kubeProxyVersion": "v1.31.6-gke.1020000", "bootID": "3f1c0e52",
+                                "kubeProxyVersion": GIT_VERSION, "bootID": "3f1c0e52",
                                 "machineID": "7c2a9e5d41f84b0c9a1e2f3d4c5b6a79",
                                 "systemUUID": "7c2a9e5d-41f8-4b0c-9a1e-2f3d4c5b6a79"}}}

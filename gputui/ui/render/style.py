@@ -1,4 +1,7 @@
-"""Symbols, words and colour roles shared by every detail renderer.
+"""The one mapping from domain severity and status to symbols, words and colour roles.
+
+Every view (node list, findings, detail panes, MIG cards) reads it from here; ``theme.py``
+only turns a role's theme variable into a Rich style.
 
 Status and severity are always shown as a symbol *and* a word, so a ``NO_COLOR`` or
 16-colour terminal over a slow SSH link reads the same facts as a true-colour one; colour
@@ -47,6 +50,14 @@ SEVERITY_ROLE: Mapping[Severity, str] = MappingProxyType({
     Severity.CRITICAL: "crit", Severity.WARNING: "warn", Severity.INFO: "info",
 })
 
+#: the short word where a column is narrow (node list, findings table)
+SEVERITY_SHORT: Mapping[Severity, str] = SEVERITY_ROLE
+
+
+def role_variable(role: str) -> str:
+    """The theme variable that colours a role: ``crit`` -> ``gpu-crit``."""
+    return f"gpu-{role}"
+
 #: MIG manager state label values → role
 MIG_STATE_ROLE: Mapping[str, str] = MappingProxyType({
     "success": "ok", "pending": "progress", "rebooting": "progress", "failed": "crit",
@@ -85,7 +96,7 @@ class Palette:
         """
         from gputui.ui.theme import var_style
 
-        styles = {role: var_style(variables, f"gpu-{role}") for role in ROLES}
+        styles = {role: var_style(variables, role_variable(role)) for role in ROLES}
         return cls(MappingProxyType(styles))
 
 

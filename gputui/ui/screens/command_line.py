@@ -10,21 +10,19 @@ from __future__ import annotations
 from collections.abc import Iterable
 
 from textual import on
-from textual.binding import Binding
 from textual.screen import ModalScreen
 from textual.suggester import SuggestFromList
 from textual.widget import Widget
 from textual.widgets import Input
 
-from gputui.ui.commands import COMMANDS
+from gputui.ui.commands import COMMANDS, bindings_for
 
 
 class CommandLine(ModalScreen[str | None]):
     """The ``:`` prompt; dismisses with the text, or None on ``esc``."""
 
     DEFAULT_CLASSES = "command-line-screen"
-    BINDINGS = [Binding("escape", "cancel", "Cancel", id="command_line.cancel",  # noqa: RUF012
-                        tooltip="Close the prompt")]
+    BINDINGS = bindings_for("command_line")
 
     def compose(self) -> Iterable[Widget]:
         names = sorted({alias for cmd in COMMANDS for alias in cmd.aliases})

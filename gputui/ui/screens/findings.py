@@ -17,7 +17,7 @@ from textual.widgets.data_table import CellDoesNotExist
 
 from gputui.domain.model import EMPTY_SNAPSHOT, ClusterSnapshot, Finding
 from gputui.ui.commands import bindings_for
-from gputui.ui.node_rows import SEVERITY_SYMBOL, SEVERITY_WORD
+from gputui.ui.render.style import SEVERITY_SHORT, SEVERITY_SYMBOL
 from gputui.ui.screens.base import GpuScreen
 from gputui.ui.theme import severity_style
 
@@ -33,7 +33,7 @@ def finding_cells(finding: Finding, variables: Mapping[str, str]) -> dict[str, T
     """The row of one finding; severity as symbol AND word AND colour."""
     sev = finding.severity
     return {
-        "severity": Text(f"{SEVERITY_SYMBOL[sev]} {SEVERITY_WORD[sev]}",
+        "severity": Text(f"{SEVERITY_SYMBOL[sev]} {SEVERITY_SHORT[sev]}",
                          style=severity_style(variables, sev)),
         "code": Text(finding.code),
         "node": Text(finding.node or "(cluster)"),
@@ -86,7 +86,7 @@ class FindingsTable(DataTable[Text]):
             self.move_cursor(row=self.get_row_index(finding_key(current)), scroll=False)
 
 
-_RANK = {word: sev.rank for sev, word in SEVERITY_WORD.items()}
+_RANK = {word: sev.rank for sev, word in SEVERITY_SHORT.items()}
 
 
 def _snapshot_order(values: tuple[Text, Text, Text]) -> tuple[int, bool, str, str]:
@@ -124,10 +124,10 @@ class FindingsScreen(GpuScreen):
         self.snapshot = snapshot
         variables = self.app.theme_variables or self.app.get_css_variables()
         self.table.show_findings(snapshot.findings, variables)
-        counts = {sev: 0 for sev in SEVERITY_WORD}
+        counts = {sev: 0 for sev in SEVERITY_SHORT}
         for finding in snapshot.findings:
             counts[finding.severity] += 1
-        summary = "  ".join(f"{SEVERITY_SYMBOL[s]} {n} {SEVERITY_WORD[s]}"
+        summary = "  ".join(f"{SEVERITY_SYMBOL[s]} {n} {SEVERITY_SHORT[s]}"
                             for s, n in counts.items())
         self.query_one("#findings-summary", Static).update(
             f"{len(snapshot.findings)} findings  {summary}   enter: go to node and pane")

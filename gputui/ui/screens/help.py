@@ -1,8 +1,9 @@
 """``HelpScreen`` (``?``, ``:help``): every key and command, generated from the registry.
 
-Nothing here is typed by hand: the global and per-view commands come from
-:mod:`gputui.ui.commands` (with the user's remaps applied), and the keys of the detail panes
-come from those widgets' own ``BINDINGS``, so help can never drift from what the keys do.
+Nothing here is typed by hand: every binding in the app, the detail panes' and dialogs'
+included, is a command of :mod:`gputui.ui.commands` (with the user's remaps applied), and
+the actions come from the action registry through it, greyed with the reason when they
+cannot run (read-only mode, denied by RBAC). Help can never drift from what the keys do.
 """
 
 from __future__ import annotations
@@ -11,48 +12,18 @@ from collections.abc import Iterable, Mapping
 
 from rich.table import Table
 from rich.text import Text
-from textual.binding import Binding
 from textual.containers import VerticalScroll
 from textual.screen import ModalScreen
 from textual.widget import Widget
 from textual.widgets import Static
 
-from gputui.ui.commands import COMMANDS, key_label, key_table
-from gputui.ui.screens.mig import MigScreen
-from gputui.ui.screens.pod_log import PodLogScreen
-from gputui.ui.screens.upgrades import UpgradesScreen
-from gputui.ui.widgets.metrics_pane import MetricsPane
-from gputui.ui.widgets.node_detail import NodeDetail
-from gputui.ui.widgets.pipeline import PipelinePane
-from gputui.ui.widgets.upgrade_lanes import UpgradeLanes
-
-#: (title, class) of widgets/screens whose own bindings help also lists
-PANE_BINDINGS: tuple[tuple[str, type[object]], ...] = (
-    ("Pipeline pane", PipelinePane),
-    ("Describe pane", NodeDetail),
-    ("Metrics pane", MetricsPane),
-    ("Upgrades", UpgradesScreen),
-    ("Upgrade lanes", UpgradeLanes),
-    ("MIG", MigScreen),
-    ("Pod log", PodLogScreen),
-)
+from gputui.ui.commands import COMMANDS, bindings_for, key_table
 
 
-def pane_rows(keymap: Mapping[str, str]) -> list[tuple[str, str, str, str]]:
-    """(section, keys, title, tooltip) of the detail widgets' own bindings that exist."""
-    rows = []
-    for section, cls in PANE_BINDINGS:
-        for binding in getattr(cls, "BINDINGS", ()):
-            if isinstance(binding, Binding) and binding.description:
-                keys = keymap.get(binding.id or "", binding.key)
-                rows.append((section, key_label(keys), binding.description,
-                             binding.tooltip or ""))
-    return rows
-
-
-def help_rows(keymap: Mapping[str, str]) -> list[tuple[str, str, str, str]]:
-    """(section, keys, title, tooltip): the registry's commands, then the panes' own keys."""
-    return key_table(keymap) + pane_rows(keymap)
+def help_rows(keymap: Mapping[str, str],
+              blocked: Mapping[str, str] | None = None) -> list[tuple[str, str, str, str]]:
+    """(section, keys, title, tooltip) of every command; greyed actions say why."""
+    return key_table(keymap, blocked)
 
 
 def help_table(rows: list[tuple[str, str, str, str]]) -> Table:
@@ -78,15 +49,15 @@ class HelpScreen(ModalScreen[None]):
     """Keys and commands; ``esc``, ``q`` or ``?`` closes it."""
 
     DEFAULT_CLASSES = "help-screen"
-    BINDINGS = [Binding("escape,q,question_mark", "dismiss_help", "Close", show=True,  # noqa: RUF012
-                        id="help.close", tooltip="Close help")]
+    BINDINGS = bindings_for("help")
 
     def __init__(self) -> None:
         super().__init__()
         self.rows: list[tuple[str, str, str, str]] = []
 
     def compose(self) -> Iterable[Widget]:
-        self.rows = help_rows(getattr(self.app, "keymap", {}))
+        blocks = getattr(self.app, "action_blocks", dict)()
+        self.rows = help_rows(getattr(self.app, "keymap", {}), blocks)
         with VerticalScroll(id="help-body"):
             yield Static("gputui keys — everything here is also in the palette (ctrl+p)",
                          id="help-title")

@@ -3,13 +3,11 @@
 The screen is glue: it forwards snapshots to the table and the detail widgets, drives the
 detail widgets' node from the table cursor (debounced, so holding an arrow key over 5,000
 rows does not re-render the detail pane 5,000 times), and hosts the ``/`` filter prompt.
-The detail widgets belong to the detail engineer and are imported lazily, so the shell runs
-(with an explanatory placeholder) while they are being built.
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 
 from textual import on
 from textual.timer import Timer
@@ -17,6 +15,7 @@ from textual.widget import Widget
 from textual.widgets import Input, Static, TabbedContent, TabPane
 
 from gputui.domain.model import EMPTY_SNAPSHOT, ClusterPolicyView, ClusterSnapshot, NodeView
+from gputui.ui.action_flow import ActionRequested
 from gputui.ui.commands import bindings_for
 from gputui.ui.node_rows import COLUMNS, NodeFilter
 from gputui.ui.screens.base import GpuScreen
@@ -55,6 +54,8 @@ class NodesScreen(GpuScreen):
         self._detail_fed: tuple[NodeView | None, float] = (None, 0.0)
         self._detail_policy: ClusterPolicyView | None = None
         self._detail_snapshot: ClusterSnapshot | None = None
+        #: action id -> why greyed; set by the app (attributes down)
+        self.blocked_actions: Mapping[str, str] = {}
 
     def compose_body(self) -> Iterable[Widget]:
         yield Input(placeholder="filter: text  key=value  key!=value  !key   (esc clears)",
@@ -65,6 +66,13 @@ class NodesScreen(GpuScreen):
             for tab, widget_class, title in DETAIL_TABS:
                 with TabPane(title, id=tab):
                     yield widget_class(id=f"detail-{tab}")
+
+    def action_act(self, action_id: str) -> None:
+        """An action key: on the marked nodes when any are marked, else the cursor's node."""
+        table = self.table
+        targets = sorted(table.marks) if table.marks else \
+            [n for n in (table.selected_node,) if n]
+        self.post_message(ActionRequested(action_id, targets))
 
     def on_mount(self) -> None:
         self.table.focus()
@@ -257,7 +265,10 @@ class NodesScreen(GpuScreen):
         self.app.open_pod_log(stage.namespace, stage.pod, stage.container)  # type: ignore[attr-defined]
 
     def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
-        """Node actions need a node under the cursor (greyed out in the footer otherwise)."""
+        """Node keys need a node under the cursor (greyed out in the footer otherwise);
+        action keys are greyed while read-only or denied (what the app was told)."""
         if action in ("mark", "open_detail", "open_log"):
             return self.table.selected_node is not None or None
+        if action == "act" and parameters and str(parameters[0]) in self.blocked_actions:
+            return None
         return True

@@ -12,12 +12,13 @@ from __future__ import annotations
 from typing import ClassVar
 
 from textual.app import ComposeResult
-from textual.binding import Binding, BindingType
+from textual.binding import BindingType
 from textual.containers import Vertical, VerticalScroll
 from textual.screen import ModalScreen
 from textual.widgets import Log, Static
 
 from gputui.domain.model import EMPTY_SNAPSHOT, ClusterSnapshot
+from gputui.ui.commands import bindings_for
 from gputui.ui.contracts import PodLog, PodLogLoaded, PodLogRequested
 from gputui.ui.render.pod_log import heading, render_events, status_line
 from gputui.ui.widgets.palette_mixin import widget_palette
@@ -44,13 +45,7 @@ class PodLogScreen(ModalScreen[None]):
 
     DEFAULT_CLASSES = "pod-log-screen"
 
-    BINDINGS: ClassVar[list[BindingType]] = [
-        Binding("escape,q", "close", "Close", id="pod_log.close", tooltip="Close the pod log"),
-        Binding("r", "reload", "Reload", id="pod_log.reload",
-                tooltip="Read the log and events again"),
-        Binding("c", "next_container", "Container", id="pod_log.container",
-                tooltip="Show the next container of this pod"),
-    ]
+    BINDINGS: ClassVar[list[BindingType]] = bindings_for("pod_log")
 
     def __init__(self, namespace: str, pod: str, container: str | None = None) -> None:
         super().__init__()

@@ -9,12 +9,13 @@ from __future__ import annotations
 
 from typing import ClassVar
 
-from textual.binding import Binding, BindingType
+from textual.binding import BindingType
 from textual.containers import VerticalScroll
 from textual.reactive import reactive
 from textual.widgets import Static
 
 from gputui.domain.model import EMPTY_SNAPSHOT, ClusterSnapshot, NodeMigView
+from gputui.ui.commands import bindings_for
 from gputui.ui.contracts import JumpRequested, PodLogRequested
 from gputui.ui.render.mig import node_card
 from gputui.ui.widgets.palette_mixin import widget_palette
@@ -30,16 +31,7 @@ class MigCard(Static):
 class MigLayout(VerticalScroll, can_focus=True):
     """MIG layouts of every MIG-capable node; up/down choose a node."""
 
-    BINDINGS: ClassVar[list[BindingType]] = [
-        Binding("up,k", "cursor_up", "Prev node", show=False, id="mig.cursor_up",
-                tooltip="Select the previous node"),
-        Binding("down,j", "cursor_down", "Next node", show=False, id="mig.cursor_down",
-                tooltip="Select the next node"),
-        Binding("enter", "open_node", "Pipeline", id="mig.open_node",
-                tooltip="Open the selected node's operand pipeline"),
-        Binding("l", "open_log", "MIG manager log", id="mig.log",
-                tooltip="Open the selected node's mig-manager pod log"),
-    ]
+    BINDINGS: ClassVar[list[BindingType]] = bindings_for("mig")
 
     cursor: reactive[str | None] = reactive(None, init=False)
 

@@ -19,11 +19,10 @@ from textual.widgets.data_table import CellDoesNotExist, ColumnKey, RowDoesNotEx
 
 from gputui.domain.model import EMPTY_SNAPSHOT, ClusterSnapshot, NodeView
 from gputui.ui.node_rows import COLUMNS, SORTABLE, Cell, NodeFilter, node_cells, sort_value
+from gputui.ui.render.style import ROLES, role_variable
 from gputui.ui.theme import var_style
 from gputui.ui.widgets.stable_table import StableTable
 
-_ROLE_VAR = {"ok": "gpu-ok", "warn": "gpu-warn", "crit": "gpu-crit", "info": "gpu-info",
-             "paused": "gpu-paused", "progress": "gpu-progress", "muted": "gpu-muted"}
 MARK = "●"
 #: rows patched per event-loop turn: about a millisecond of work, so a key press that
 #: arrives during a 250-row patch waits for one slice, not for the whole patch
@@ -342,8 +341,8 @@ class NodeTable(StableTable):
 
     def _refresh_styles(self) -> None:
         variables: Mapping[str, str] = self.app.theme_variables or self.app.get_css_variables()
-        self._styles = {role: var_style(variables, name, bold=role == "crit")
-                        for role, name in _ROLE_VAR.items()}
+        self._styles = {role: var_style(variables, role_variable(role), bold=role == "crit")
+                        for role in ROLES}
 
     def _theme_changed(self) -> None:
         """Re-colour every shown cell from the new theme's variables."""

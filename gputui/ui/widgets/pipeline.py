@@ -11,13 +11,14 @@ from __future__ import annotations
 from typing import Any, ClassVar
 
 from textual.app import ComposeResult
-from textual.binding import Binding, BindingType
+from textual.binding import BindingType
 from textual.containers import Vertical, VerticalScroll
 from textual.geometry import Region
 from textual.reactive import reactive
 from textual.widgets import Static
 
 from gputui.domain.model import PipelineStage
+from gputui.ui.commands import bindings_for
 from gputui.ui.contracts import PodLogRequested
 from gputui.ui.render.pipeline import render_pipeline, stage_names
 from gputui.ui.widgets.node_scoped import NodeScopedMixin
@@ -34,16 +35,7 @@ class PipelinePane(NodeScopedMixin, Vertical, can_focus=True):
     table scrolls, so in a short pane the break is still the first thing in sight.
     """
 
-    BINDINGS: ClassVar[list[BindingType]] = [
-        Binding("up,k", "cursor_up", "Prev stage", show=False, id="pipeline.cursor_up",
-                tooltip="Move to the previous stage"),
-        Binding("down,j", "cursor_down", "Next stage", show=False, id="pipeline.cursor_down",
-                tooltip="Move to the next stage"),
-        Binding("l,enter", "open_log", "Log", id="pipeline.log",
-                tooltip="Open the stage pod's recent log lines and events"),
-        Binding("e", "open_events", "Events", id="pipeline.events",
-                tooltip="Open the stage pod's events (with its log)"),
-    ]
+    BINDINGS: ClassVar[list[BindingType]] = bindings_for("pipeline")
 
     cursor: reactive[str | None] = reactive(None, init=False)
 

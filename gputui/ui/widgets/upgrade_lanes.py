@@ -12,12 +12,13 @@ from typing import ClassVar
 
 from rich.style import Style
 from rich.text import Text
-from textual.binding import Binding, BindingType
+from textual.binding import BindingType
 from textual.message import Message
 from textual.widgets import DataTable
 from textual.widgets.data_table import RowKey
 
 from gputui.domain.model import UpgradeView
+from gputui.ui.commands import bindings_for
 from gputui.ui.contracts import JumpRequested
 from gputui.ui.render.style import Palette
 from gputui.ui.render.upgrades import LaneRow, lane_role, lane_rows
@@ -30,10 +31,7 @@ COLUMNS = (("node", "node"), ("for", "for"), ("why", "why it waits"))
 class UpgradeLanes(DataTable[Text]):
     """Upgrade lanes in state-machine order, one row per node."""
 
-    BINDINGS: ClassVar[list[BindingType]] = [
-        Binding("enter", "select_cursor", "Pipeline", id="upgrades.open_node",
-                tooltip="Open the selected node's operand pipeline"),
-    ]
+    BINDINGS: ClassVar[list[BindingType]] = bindings_for("upgrades")
 
     class NodeHighlighted(Message):
         """The cursor moved onto ``node`` (None on a lane heading)."""

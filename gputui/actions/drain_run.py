@@ -1,0 +1,134 @@
+"""The eviction loop of a drain: evict, retry what a budget refuses, wait until pods are gone.
+
+Like ``kubectl drain``: each pod gets a policy/v1 Eviction; a 429 (a PodDisruptionBudget
+has no disruption left) is retried with backoff until the drain's timeout and is never
+turned into a delete; an evicted pod counts only once the server no longer has it (or has
+a new pod of that name, another uid). Progress after every round says how many pods are
+left and which are blocked by which budget; escape (``cancel``) stops further evictions
+and the result says what was already evicted.
+"""
+
+from __future__ import annotations
+
+import threading
+import time
+from collections.abc import Callable
+from dataclasses import dataclass
+
+from gputui.actions.base import ClusterWriter, Progress, ProgressCallback, Result, WriteError
+from gputui.actions.drain_rules import PodRef
+
+#: first and longest wait between two rounds of evictions (kubectl waits 5 s after a 429)
+BACKOFF_START = 0.5
+BACKOFF_MAX = 5.0
+
+
+@dataclass
+class _Pod:
+    ref: PodRef
+    evicted: bool = False
+    gone: bool = False
+    tries: int = 0
+    budget: str | None = None
+    refusal: str = ""
+    error: str | None = None
+
+    def line(self) -> str:
+        if self.error:
+            return f"{self.ref}: failed: {self.error}"
+        if self.budget or self.refusal:
+            by = f"PodDisruptionBudget {self.budget}" if self.budget else self.refusal
+            return f"{self.ref}: refused by {by} ({self.tries} tr{'ies' if self.tries != 1 else 'y'})"
+        if self.evicted and not self.gone:
+            return f"{self.ref}: evicted, still terminating"
+        return f"{self.ref}: evicted"
+
+
+class EvictionLoop:
+    """Evict ``pods`` until all are gone, the timeout passes, or ``cancel`` is set."""
+
+    def __init__(self, writer: ClusterWriter, pods: list[PodRef], progress: ProgressCallback,
+                 cancel: threading.Event, timeout: float, label: str,
+                 clock: Callable[[], float] = time.monotonic):
+        self.writer = writer
+        self.pods = [_Pod(ref) for ref in pods]
+        self.progress = progress
+        self.cancel = cancel
+        self.timeout = timeout
+        self.label = label
+        self.clock = clock
+
+    def run(self) -> Result:
+        deadline = self.clock() + self.timeout
+        delay = BACKOFF_START
+        while True:
+            self._round()
+            self._check_gone()
+            self._report()
+            if all(p.gone or p.error for p in self.pods) or self.cancel.is_set():
+                break
+            if self.clock() + delay > deadline:
+                break
+            if self.cancel.wait(delay):
+                break
+            delay = min(delay * 2, BACKOFF_MAX)
+        return self._result()
+
+    def _round(self) -> None:
+        for pod in self.pods:
+            if pod.evicted or pod.error:
+                continue
+            if self.cancel.is_set():
+                return
+            pod.tries += 1
+            try:
+                self.writer.evict(pod.ref.namespace, pod.ref.name)
+            except WriteError as error:
+                if error.status == 404:
+                    pod.evicted = pod.gone = True
+                elif error.status == 429:
+                    pod.budget, pod.refusal = error.budget, error.reason
+                else:
+                    pod.error = error.reason
+                continue
+            pod.evicted, pod.budget, pod.refusal = True, None, ""
+
+    def _check_gone(self) -> None:
+        for pod in self.pods:
+            if not pod.evicted or pod.gone:
+                continue
+            try:
+                current = self.writer.get("Pod", pod.ref.name, pod.ref.namespace)
+            except WriteError as error:
+                if error.status == 404:
+                    pod.gone = True
+                continue
+            uid = str((current.get("metadata") or {}).get("uid") or "")
+            pod.gone = bool(pod.ref.uid) and uid != pod.ref.uid
+
+    def _report(self) -> None:
+        left = [p for p in self.pods if not p.gone]
+        blocked = tuple(p.line() for p in left if p.budget or p.refusal)
+        gone = len(self.pods) - len(left)
+        self.progress(Progress(f"draining {self.label}: {len(left)} pod"
+                               f"{'s' if len(left) != 1 else ''} left", gone,
+                               len(self.pods), blocked))
+
+    def _result(self) -> Result:
+        evicted = [str(p.ref) for p in self.pods if p.evicted]
+        left = [p for p in self.pods if not p.gone]
+        details = tuple(p.line() for p in self.pods)
+        if self.cancel.is_set():
+            return Result(False, f"drain of {self.label} stopped: evicted "
+                                 f"{', '.join(evicted) or 'nothing'}; "
+                                 f"{len(left)} pod{'s' if len(left) != 1 else ''} left",
+                          details=details, cancelled=True)
+        if not left:
+            return Result(True, f"drained {self.label}: {len(self.pods)} pod"
+                                f"{'s' if len(self.pods) != 1 else ''} evicted and gone",
+                          details=details)
+        first = next((p for p in left if p.error or p.budget or p.refusal), left[0])
+        error = first.line()
+        return Result(False, f"{self.label} not drained: {len(left)} pod"
+                             f"{'s' if len(left) != 1 else ''} still there after "
+                             f"{self.timeout:g} s", error=error, details=details)

@@ -1,0 +1,183 @@
+"""The app's side of an action: prompts, plan, dialog, dry run and apply in workers.
+
+A key press (or palette entry, or ``:`` name) becomes :class:`ActionRequested` with the
+targets (the node list sends the marked nodes, else the cursor's node). Then, in order:
+refuse at once when the action is greyed (read-only, denied, no cluster connection); ask
+each :class:`~gputui.actions.base.ParamSpec` with :class:`ParamPrompt`; plan from the
+latest snapshot; open :class:`ConfirmScreen`; dry-run in a thread worker; on ``y`` apply in
+a thread worker whose progress and result go to the dialog as messages; notify the result.
+The table then shows the change when the watch delivers it, like any other change.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import time
+from collections.abc import Mapping, Sequence
+from dataclasses import replace
+from typing import Any
+
+from textual import work
+from textual.app import App
+from textual.message import Message
+
+from gputui.actions.base import Action, Progress, Result, Scope
+from gputui.actions.registry import ACTIONS, action
+from gputui.actions.runner import Runner
+from gputui.domain.model import ClusterSnapshot
+from gputui.ui.screens.confirm import (
+    ActionCompleted,
+    ActionProgressed,
+    ApplyRequested,
+    ConfirmScreen,
+    DryRunFinished,
+    ParamPrompt,
+)
+
+NO_RUNNER = "no cluster connection for actions in this session"
+#: how often a plan that met a 409 is re-made before giving up
+MAX_REPLANS = 3
+#: seconds to wait for the watch to bring the newer object before re-planning
+REPLAN_WAIT = 5.0
+REPLANNED = "re-planned: the cluster changed since the first plan (409); check it again"
+
+
+class ActionRequested(Message):
+    """A screen asks for action ``action_id`` on ``targets`` (node names)."""
+
+    def __init__(self, action_id: str, targets: Sequence[str]) -> None:
+        super().__init__()
+        self.action_id = action_id
+        self.targets = tuple(targets)
+
+
+class ActionFlow(App[int]):
+    """Mixed into the app: everything between a key press and the audit line."""
+
+    runner: Runner | None = None
+    snapshot: ClusterSnapshot
+
+    def action_blocks(self) -> Mapping[str, str]:
+        """action id -> why it is greyed, for every greyed action (help, palette, footer)."""
+        if self.runner is None:
+            return {act.id: NO_RUNNER for act in ACTIONS}
+        return {act.id: why for act in ACTIONS if (why := self.runner.blocked(act))}
+
+    @work(thread=True, exclusive=True, group="permissions")
+    def check_permissions(self) -> None:
+        """SelfSubjectAccessReview for every permission, once, off the UI thread."""
+        if self.runner is not None:
+            self.runner.check_permissions()
+            self.call_from_thread(self.permissions_known)
+
+    def permissions_known(self) -> None:
+        """Tell the screens which actions are greyed (attributes down) and redraw keys."""
+        blocks = self.action_blocks()
+        for screen in self.screen_stack:
+            if hasattr(screen, "blocked_actions"):
+                screen.blocked_actions = blocks
+        self.refresh_bindings()
+
+    def on_action_requested(self, message: ActionRequested) -> None:
+        self.start_action(message.action_id, message.targets)
+
+    def action_act(self, action_id: str) -> None:
+        """Cluster-wide actions (global keys): no node targets."""
+        self.start_action(action_id, ())
+
+    def start_action(self, action_id: str, targets: Sequence[str]) -> None:
+        """Refuse greyed actions with the reason; otherwise prompt, plan and confirm."""
+        act = action(action_id)
+        why = self.action_blocks().get(act.id)
+        if why:
+            self.notify(f"{act.title} is not available: {why}", severity="warning")
+            return
+        if act.scope is Scope.NODES and not targets:
+            self.notify(f"{act.title}: no node selected", severity="warning")
+            return
+        self._action_flow(act, tuple(targets))
+
+    @work(exclusive=True, group="action-flow")
+    async def _action_flow(self, act: Action, targets: tuple[str, ...]) -> None:
+        """Prompts, then plan and dialog; a 409 re-plans from a newer snapshot and asks
+        again (at most :data:`MAX_REPLANS` times)."""
+        assert self.runner is not None
+        params = await self._ask_params(act, targets)
+        if params is None:
+            return
+        for attempt in range(MAX_REPLANS + 1):
+            plan = self.runner.plan(act, self.snapshot, targets, params)
+            if attempt:
+                plan = replace(plan, warnings=(REPLANNED, *plan.warnings))
+            dialog = ConfirmScreen(plan, act)
+            outcome = self.push_screen(dialog, wait_for_dismiss=True)
+            if not plan.blocked:
+                self._dry_run(dialog)
+            if await outcome is not None:
+                return
+            self.notify(f"{plan.title}: the cluster changed since the plan (409); "
+                        "re-planning from the latest state", severity="warning")
+            await self._newer_snapshot()
+        self.notify(f"{act.title}: still conflicting after {MAX_REPLANS} re-plans; "
+                    "nothing applied", severity="error")
+
+    async def _ask_params(self, act: Action, targets: tuple[str, ...]
+                          ) -> dict[str, Any] | None:
+        """Each ParamSpec in order; None when the operator cancels one."""
+        params: dict[str, Any] = {}
+        snapshot = self.snapshot
+        for spec in act.params:
+            choices = spec.choices(snapshot, targets) if spec.choices else ()
+            default = spec.default(snapshot, targets) if spec.default else ""
+            value = await self.push_screen_wait(ParamPrompt(act.title, spec, choices, default))
+            if value is None:
+                return None
+            params[spec.name] = value
+        return params
+
+    async def _newer_snapshot(self, timeout: float = REPLAN_WAIT) -> None:
+        """Wait (briefly) for the watch to deliver the change that made the plan stale."""
+        seen = self.snapshot
+        deadline = time.monotonic() + timeout
+        while self.snapshot is seen and time.monotonic() < deadline:
+            await asyncio.sleep(0.05)
+
+    @work(thread=True, group="dry-run")
+    def _dry_run(self, dialog: ConfirmScreen) -> None:
+        assert self.runner is not None
+        dialog.post_message(DryRunFinished(self.runner.dry_run(dialog.plan)))
+
+    def on_apply_requested(self, message: ApplyRequested) -> None:
+        if self.runner is None:  # a dialog opened without a cluster (tests, replays)
+            message.dialog.post_message(ActionCompleted(Result(False, "not applied",
+                                                               error=NO_RUNNER)))
+            return
+        self._apply(message)
+
+    @work(thread=True, group="apply")
+    def _apply(self, request: ApplyRequested) -> None:
+        """The blocking apply; progress and the result go to the dialog as messages."""
+        assert self.runner is not None
+        dialog = request.dialog
+
+        def progress(report: Progress) -> None:
+            dialog.post_message(ActionProgressed(report))
+
+        act = request.action or action(request.plan.action_id)
+        result = self.runner.apply(act, request.plan, request.dry_run, progress,
+                                   request.cancel)
+        dialog.post_message(ActionCompleted(result))
+        self.call_from_thread(self._notify_result, result)
+
+    def _notify_result(self, result: Result) -> None:
+        if result.conflict:
+            return  # the flow re-plans and says so
+        if result.ok:
+            self.notify(result.summary, title="Done")
+        elif result.cancelled:
+            self.notify(result.summary, title="Stopped", severity="warning")
+        else:
+            detail = f"\n{result.error}" if result.error else ""
+            self.notify(result.summary + detail, title="Failed", severity="error",
+                        timeout=15)
+

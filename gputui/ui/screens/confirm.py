@@ -1,0 +1,310 @@
+"""The one confirmation dialog every action goes through, and the prompt for its values.
+
+:class:`ConfirmScreen` shows a :class:`~gputui.actions.base.Plan` (targets, the exact change,
+the kubectl equivalent, steps, impact, warnings), then the server-side dry run's answer when
+it arrives. ``y`` confirms only once the dry run passed (and, for a cluster-wide change, once
+the operator typed ``plan.confirm_text``); ``n``/``esc`` cancel. Destructive plans open with
+focus on Cancel. After ``y`` the dialog stays open as the progress panel (pods left, which
+are blocked and by which budget); ``esc`` then stops further steps. Nothing here talks to
+the cluster: the app runs the dry run and the apply in workers and posts the answers here.
+
+:class:`ParamPrompt` asks one :class:`~gputui.actions.base.ParamSpec` value (a pick list
+when the cluster offers choices, else validated text) before anything is planned.
+"""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Iterable, Sequence
+from typing import Any
+
+from rich.text import Text
+from textual import on
+from textual.containers import Horizontal, Vertical, VerticalScroll
+from textual.message import Message
+from textual.screen import ModalScreen
+from textual.widget import Widget
+from textual.widgets import Button, Input, OptionList, Static
+from textual.widgets.option_list import Option
+
+from gputui.actions.base import ParamSpec, Plan, Progress, Result, Risk
+from gputui.actions.runner import DryRun
+from gputui.ui.commands import bindings_for
+
+#: lines of a long list (changes, kubectl) shown before "... and N more"
+LIST_LIMIT = 12
+
+
+class ApplyRequested(Message):
+    """The operator confirmed ``plan`` (after a clean dry run); ``cancel`` stops it later."""
+
+    def __init__(self, plan: Plan, dry_run: DryRun, cancel: threading.Event,
+                 dialog: ConfirmScreen) -> None:
+        super().__init__()
+        self.action = dialog.action
+        self.plan = plan
+        self.dry_run = dry_run
+        self.cancel = cancel
+        self.dialog = dialog
+
+
+class DryRunFinished(Message):
+    """The server's answer to the plan sent with ``dryRun=All``."""
+
+    def __init__(self, dry_run: DryRun) -> None:
+        super().__init__()
+        self.dry_run = dry_run
+
+
+class ActionProgressed(Message):
+    """A running apply's latest progress (a newer one replaces an unprocessed older one)."""
+
+    def __init__(self, progress: Progress) -> None:
+        super().__init__()
+        self.progress = progress
+
+    def can_replace(self, message: Message) -> bool:
+        return isinstance(message, ActionProgressed)
+
+
+class ActionCompleted(Message):
+    """The apply ended (done, failed or stopped)."""
+
+    def __init__(self, result: Result) -> None:
+        super().__init__()
+        self.result = result
+
+
+def _section(title: str, lines: Sequence[str], style: str = "") -> Text:
+    text = Text(title, style="bold")
+    shown = list(lines[:LIST_LIMIT])
+    if len(lines) > LIST_LIMIT:
+        shown.append(f"... and {len(lines) - LIST_LIMIT} more")
+    for line in shown:
+        text.append("\n  ")
+        text.append(line, style=style)
+    return text
+
+
+def plan_text(plan: Plan) -> Text:
+    """Everything the plan says, as one renderable (a test can call it without an app)."""
+    parts = [Text.assemble(("Targets: ", "bold"), ", ".join(plan.targets) or "the cluster")]
+    if plan.changes:
+        parts.append(_section("Change", [f"{c.kind} {c.name}: {c.summary}"
+                                         for c in plan.changes]))
+        parts.append(_section("kubectl", list(dict.fromkeys(plan.kubectl))))
+    if plan.steps:
+        parts.append(_section("Steps", plan.steps))
+    if plan.impact:
+        parts.append(_section("Impact", plan.impact))
+    if plan.warnings:
+        parts.append(_section("Warnings", plan.warnings, "bold"))
+    return Text("\n").join(parts)
+
+
+class ConfirmScreen(ModalScreen[bool | None]):
+    """Shows a plan, its dry run, then its progress.
+
+    Dismisses True when applied, False when cancelled or failed, None when the server
+    answered 409 (an object changed since the plan): the app then re-plans and asks again.
+    ``action`` is the action that made the plan (handed back with the confirmation).
+    """
+
+    DEFAULT_CLASSES = "confirm-screen"
+    BINDINGS = bindings_for("confirm")
+
+    def __init__(self, plan: Plan, action: Any = None) -> None:
+        super().__init__()
+        self.plan = plan
+        self.action = action
+        self.dry_run: DryRun | None = None
+        self.cancel = threading.Event()
+        self.applying = False
+        self.result: Result | None = None
+
+    def compose(self) -> Iterable[Widget]:
+        plan = self.plan
+        with Vertical(id="confirm-dialog"):
+            yield Static(Text(plan.title, style="bold"), id="confirm-title")
+            with VerticalScroll(id="confirm-body"):
+                yield Static(plan_text(plan), id="confirm-plan")
+                yield Static(self._dry_run_text(), id="confirm-dry-run")
+            # outside the scrolled plan: always on screen, even at 80x24
+            yield Static("", id="confirm-progress", classes="hidden")
+            yield Static(self._status_text(), id="confirm-status")
+            if plan.risk is Risk.CLUSTER_WIDE and plan.confirm_text and not plan.blocked:
+                yield Input(placeholder=f"type {plan.confirm_text} to confirm",
+                            id="confirm-typed")
+            with Horizontal(id="confirm-buttons"):
+                yield Button("Confirm (y)", id="confirm-yes", variant="error"
+                             if plan.risk is not Risk.SAFE else "primary", disabled=True)
+                yield Button("Cancel (n)", id="confirm-no")
+
+    def on_mount(self) -> None:
+        if self.plan.risk is Risk.CLUSTER_WIDE and not self.plan.blocked and \
+                self.plan.confirm_text:
+            self.query_one("#confirm-typed", Input).focus()
+        else:  # a safe plan's Confirm gets focus once the dry run has enabled it
+            self.query_one("#confirm-no", Button).focus()
+
+    # ------------------------------------------------------------------ state
+    @property
+    def ready(self) -> bool:
+        """Confirmable now: not blocked, dry run passed, typed text matches."""
+        if self.plan.blocked or self.dry_run is None or not self.dry_run.ok or self.applying:
+            return False
+        if self.plan.risk is Risk.CLUSTER_WIDE and self.plan.confirm_text:
+            return self.query_one("#confirm-typed", Input).value == self.plan.confirm_text
+        return True
+
+    def _dry_run_text(self) -> Text:
+        """The dry run's details, in the scrolled plan."""
+        if self.plan.blocked or self.dry_run is None:
+            return Text("")
+        return _section("Dry run (dryRun=All)", self.dry_run.lines)
+
+    def _status_text(self) -> Text:
+        """One line above the buttons: why not, waiting, passed or refused."""
+        if self.plan.blocked:
+            return Text.assemble(("Not possible: ", "bold"), self.plan.blocked)
+        if self.dry_run is None:
+            return Text("Dry run: asking the server (dryRun=All)...", style="italic")
+        if self.dry_run.ok:
+            return Text.assemble(("Dry run: passed", "bold"), f" ({len(self.dry_run.lines)} "
+                                 "checked); y applies")
+        return Text.assemble(("Dry run: REFUSED, nothing can be applied: ", "bold"),
+                             self.dry_run.refusal or "")
+
+    def _refresh_buttons(self) -> None:
+        self.query_one("#confirm-yes", Button).disabled = not self.ready
+
+    def on_dry_run_finished(self, message: DryRunFinished) -> None:
+        if message.dry_run.conflict:
+            self.dismiss(None)  # stale plan: the app re-plans from the latest state
+            return
+        self.dry_run = message.dry_run
+        self.query_one("#confirm-dry-run", Static).update(self._dry_run_text())
+        self.query_one("#confirm-status", Static).update(self._status_text())
+        self._refresh_buttons()
+        if self.ready and self.plan.risk is Risk.SAFE:
+            self.query_one("#confirm-yes", Button).focus()
+
+    @on(Input.Changed, "#confirm-typed")
+    def _typed(self) -> None:
+        self._refresh_buttons()
+
+    @on(Input.Submitted, "#confirm-typed")
+    def _typed_enter(self) -> None:
+        self.action_confirm()
+
+    # ------------------------------------------------------------------ keys
+    def action_confirm(self) -> None:
+        """``y``: apply, if the plan may be applied now; otherwise say why not."""
+        if not self.ready:
+            if not self.applying:
+                self.notify(self._not_ready_reason(), severity="warning")
+            return
+        self.applying = True
+        self._refresh_buttons()
+        progress = self.query_one("#confirm-progress", Static)
+        progress.remove_class("hidden")
+        progress.update(Text("Applying...", style="bold"))
+        self.query_one("#confirm-no", Button).label = "Stop (esc)"
+        self.post_message(ApplyRequested(self.plan, self.dry_run or DryRun(), self.cancel,
+                                         self))
+
+    def _not_ready_reason(self) -> str:
+        if self.plan.blocked:
+            return f"not possible: {self.plan.blocked}"
+        if self.dry_run is None:
+            return "waiting for the server's dry run"
+        if not self.dry_run.ok:
+            return "the server refused the dry run: nothing can be applied"
+        return f"type {self.plan.confirm_text} to confirm"
+
+    def action_cancel(self) -> None:
+        """``n``/``esc``: close; while applying, stop further steps (the result follows)."""
+        if self.applying:
+            self.cancel.set()
+            self.query_one("#confirm-progress", Static).update(
+                Text("Stopping: no further evictions or steps...", style="bold"))
+            return
+        self.dismiss(False)
+
+    @on(Button.Pressed, "#confirm-yes")
+    def _yes(self) -> None:
+        self.action_confirm()
+
+    @on(Button.Pressed, "#confirm-no")
+    def _no(self) -> None:
+        self.action_cancel()
+
+    # ------------------------------------------------------------------ progress
+    def on_action_progressed(self, message: ActionProgressed) -> None:
+        progress = message.progress
+        text = Text(progress.message, style="bold")
+        if progress.total:
+            text.append(f"  ({progress.done} of {progress.total} done)")
+        for line in progress.blocked:
+            text.append("\n  blocked: ")
+            text.append(line)
+        self.query_one("#confirm-progress", Static).update(text)
+
+    def on_action_completed(self, message: ActionCompleted) -> None:
+        self.result = message.result
+        self.dismiss(None if message.result.conflict else message.result.ok)
+
+
+class ParamPrompt(ModalScreen[str | None]):
+    """Asks one value: a pick list of ``choices``, or text checked by ``spec.validate``."""
+
+    DEFAULT_CLASSES = "confirm-screen param-prompt"  # styled in confirm.tcss
+    BINDINGS = bindings_for("prompt")
+
+    def __init__(self, title: str, spec: ParamSpec, choices: Sequence[str],
+                 default: str = "") -> None:
+        super().__init__()
+        self.title_text = title
+        self.spec = spec
+        self.choices = tuple(choices)
+        self.default = default
+
+    def compose(self) -> Iterable[Widget]:
+        with VerticalScroll(id="prompt-body"):
+            yield Static(Text(f"{self.title_text}: {self.spec.prompt}", style="bold"),
+                         id="prompt-title")
+            if self.choices:
+                yield OptionList(*(Option(choice, id=str(i))
+                                   for i, choice in enumerate(self.choices)),
+                                 id="prompt-choices")
+            else:
+                yield Input(value=self.default, placeholder=self.spec.prompt,
+                            id="prompt-input")
+            yield Static("", id="prompt-error")
+
+    def on_mount(self) -> None:
+        if self.choices:
+            options = self.query_one(OptionList)
+            if self.default in self.choices:
+                options.highlighted = self.choices.index(self.default)
+            options.focus()
+        else:
+            self.query_one(Input).focus()
+
+    @on(OptionList.OptionSelected)
+    def _picked(self, event: OptionList.OptionSelected) -> None:
+        self._offer(self.choices[event.option_index])
+
+    @on(Input.Submitted, "#prompt-input")
+    def _typed(self, event: Input.Submitted) -> None:
+        self._offer(event.value.strip())
+
+    def _offer(self, value: str) -> None:
+        error = self.spec.validate(value) if self.spec.validate else None
+        if error:
+            self.query_one("#prompt-error", Static).update(Text(error, style="bold"))
+            return
+        self.dismiss(value)
+
+    def action_cancel(self) -> None:
+        self.dismiss(None)

@@ -1,0 +1,497 @@
+"""Actions through the app (Pilot): the confirmation dialog, read-only, denied permissions and
+journey 4, against the emulated cluster over HTTP with the real source and writer."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import time
+from collections.abc import Awaitable, Callable, Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+from aiohttp import web
+from textual.message import Message
+from textual.widgets import Button, Input
+
+from gputui.actions.base import Change, Plan, Risk, Scope
+from gputui.actions.patches import apply_patches
+from gputui.actions.runner import DryRun
+from gputui.settings import Settings
+from gputui.sim import apiserver
+from gputui.sim.cluster import EmulatedCluster
+from gputui.sources.connect import open_source
+from gputui.sources.writer import writer_for_source
+from gputui.ui.app import GpuTuiApp, make_app
+from gputui.ui.screens.confirm import (
+    ApplyRequested,
+    ConfirmScreen,
+    DryRunFinished,
+    ParamPrompt,
+)
+from gputui.ui.screens.nodes import NodesScreen
+from tests.actions.conftest import budget, gpu_node, gpu_pod
+from tests.apiserver.conftest import seed_cluster_policy
+
+LiveApp = Callable[..., GpuTuiApp]
+
+
+@pytest.fixture
+def requests_seen(monkeypatch: pytest.MonkeyPatch) -> list[tuple[str, str]]:
+    """(method, path) of every request the emulated server receives."""
+    seen: list[tuple[str, str]] = []
+    original = apiserver.build_app
+
+    def build_app(*args: object, **kwargs: object) -> web.Application:
+        app = original(*args, **kwargs)  # type: ignore[arg-type]
+
+        @web.middleware
+        async def record(request: web.Request,
+                         handler: Callable[[web.Request], Awaitable[web.StreamResponse]]
+                         ) -> web.StreamResponse:
+            seen.append((request.method, request.path))
+            return await handler(request)
+
+        app.middlewares.insert(0, record)
+        return app
+
+    monkeypatch.setattr(apiserver, "build_app", build_app)
+    return seen
+
+
+@pytest.fixture
+def cluster(requests_seen: list[tuple[str, str]]) -> Iterator[EmulatedCluster]:
+    """An API-only emulated cluster with three GPU nodes and a budget-protected trainer."""
+    made = EmulatedCluster(run_controllers=False).start()
+    store = made.store
+    for name in ("gpu-1", "gpu-2", "gpu-3"):
+        store.create("nodes", gpu_node(name))
+    store.create("pods", gpu_pod("train-0", "gpu-1"))
+    store.create("poddisruptionbudgets.policy", budget("trainer-pdb"))
+    try:
+        yield made
+    finally:
+        made.stop()
+
+
+@pytest.fixture
+def live_app(cluster: EmulatedCluster, tmp_path: Path) -> Iterator[LiveApp]:
+    """``live_app(read_only=False)``: the app on the cluster, with an audit log in tmp."""
+    made: list[Any] = []
+
+    def build(read_only: bool = False) -> GpuTuiApp:
+        config = cluster.write_kubeconfig(tmp_path / "kubeconfig")
+        settings = Settings(kubeconfig=str(config), namespace="gpu-operator",
+                            read_only=read_only, audit_log=str(tmp_path / "audit.jsonl"))
+        source = open_source(settings, watch_timeout=5)
+        writer = writer_for_source(source, read_only=read_only)
+        made.append(writer)
+        app = make_app(settings, source, writer=writer)
+        app.min_snapshot_interval = 0.0
+        return app
+
+    yield build
+    for writer in made:
+        if writer is not None:
+            writer.close()
+
+
+async def until(pilot: Any, check: Callable[[], bool], timeout: float = 15.0) -> None:
+    """Pause the pilot until ``check()`` holds (real HTTP and threads take real time)."""
+    deadline = time.monotonic() + timeout
+    while not check():
+        if time.monotonic() > deadline:
+            raise AssertionError("condition not reached in time")
+        await pilot.pause(0.05)
+
+
+async def _ready(pilot: Any, app: GpuTuiApp, nodes: int = 3) -> NodesScreen:
+    await until(pilot, lambda: len(app.snapshot.nodes) == nodes)
+    await until(pilot, lambda: app.runner is not None and not app.runner.permissions.pending)
+    screen = app.screen
+    assert isinstance(screen, NodesScreen)
+    await until(pilot, lambda: screen.table.row_count == nodes)
+    screen.table.focus()
+    return screen
+
+
+async def test_cordon_confirmed_with_y_reaches_the_cluster_table_and_audit(
+        live_app: LiveApp, cluster: EmulatedCluster, tmp_path: Path) -> None:
+    app = live_app()
+    async with app.run_test(size=(120, 40)) as pilot:
+        screen = await _ready(pilot, app)
+        node = screen.table.selected_node
+        assert node == "gpu-1"
+        await pilot.press("c")
+        await until(pilot, lambda: isinstance(app.screen, ConfirmScreen))
+        dialog = app.screen
+        assert isinstance(dialog, ConfirmScreen)
+        assert dialog.plan.kubectl == ("kubectl cordon gpu-1",)
+        await until(pilot, lambda: dialog.dry_run is not None)
+        assert dialog.dry_run is not None and dialog.dry_run.ok
+        await pilot.pause()
+        assert dialog.focused is dialog.query_one("#confirm-yes", Button)  # safe action
+        await pilot.press("y")
+        await until(pilot, lambda: not isinstance(app.screen, ConfirmScreen))
+        assert cluster.store.get("nodes", "gpu-1", None)["spec"]["unschedulable"] is True
+        await until(pilot, lambda: app.snapshot.nodes["gpu-1"].cordoned)  # via the watch
+        line = json.loads((tmp_path / "audit.jsonl").read_text().splitlines()[-1])
+        assert line["action"] == "cordon" and line["targets"] == ["gpu-1"]
+        assert line["result"].startswith("ok: cordoned gpu-1")
+
+
+@pytest.mark.parametrize("key", ["n", "escape"])
+async def test_cancel_changes_nothing(live_app: LiveApp, cluster: EmulatedCluster,
+                                      requests_seen: list[tuple[str, str]],
+                                      tmp_path: Path, key: str) -> None:
+    app = live_app()
+    async with app.run_test(size=(120, 40)) as pilot:
+        await _ready(pilot, app)
+        await pilot.press("c")
+        await until(pilot, lambda: isinstance(app.screen, ConfirmScreen))
+        dialog = app.screen
+        await until(pilot, lambda: getattr(dialog, "dry_run", None) is not None)
+        await pilot.press(key)
+        await until(pilot, lambda: isinstance(app.screen, NodesScreen))
+        await pilot.pause(0.2)
+    assert "unschedulable" not in cluster.store.get("nodes", "gpu-1", None)["spec"]
+    assert not (tmp_path / "audit.jsonl").exists()
+    patches = [path for method, path in requests_seen if method == "PATCH"]
+    assert patches == ["/api/v1/nodes/gpu-1"]  # the dry run only (dryRun=All)
+
+
+async def test_marked_nodes_are_the_targets(live_app: LiveApp, cluster: EmulatedCluster) -> None:
+    app = live_app()
+    async with app.run_test(size=(120, 40)) as pilot:
+        screen = await _ready(pilot, app)
+        await pilot.press("space", "down", "down", "space")
+        assert screen.table.marks == {"gpu-1", "gpu-3"}
+        await pilot.press("c")
+        await until(pilot, lambda: isinstance(app.screen, ConfirmScreen))
+        dialog = app.screen
+        assert isinstance(dialog, ConfirmScreen)
+        assert dialog.plan.targets == ("gpu-1", "gpu-3")
+        await until(pilot, lambda: dialog.dry_run is not None)
+        await pilot.press("y")
+        await until(pilot, lambda: app.snapshot.nodes["gpu-3"].cordoned)
+    assert "unschedulable" not in cluster.store.get("nodes", "gpu-2", None)["spec"]
+
+
+async def test_drain_prompts_then_opens_on_cancel_and_reports_the_budget(
+        live_app: LiveApp, cluster: EmulatedCluster) -> None:
+    app = live_app()
+    notes: list[str] = []
+    async with app.run_test(size=(120, 40)) as pilot:
+        await _ready(pilot, app)
+        app.notify = lambda message, **kw: notes.append(str(message))  # type: ignore[method-assign]
+        await pilot.press("r")
+        await until(pilot, lambda: isinstance(app.screen, ParamPrompt))
+        await pilot.press("enter")  # skip DaemonSet pods only
+        await until(pilot, lambda: isinstance(app.screen, ParamPrompt)
+                    and app.screen.spec.name == "timeout")
+        prompt = app.screen
+        prompt.query_one(Input).value = "soon"
+        await pilot.press("enter")
+        assert isinstance(app.screen, ParamPrompt)  # refused: not a number
+        prompt.query_one(Input).value = "1"
+        await pilot.press("enter")
+        await until(pilot, lambda: isinstance(app.screen, ConfirmScreen))
+        dialog = app.screen
+        assert isinstance(dialog, ConfirmScreen)
+        assert dialog.plan.risk is Risk.DESTRUCTIVE
+        assert dialog.focused is dialog.query_one("#confirm-no", Button)
+        await until(pilot, lambda: dialog.dry_run is not None)
+        assert dialog.dry_run is not None and any(
+            "trainer-pdb" in line for line in dialog.dry_run.lines)
+        await pilot.press("y")
+        await until(pilot, lambda: not isinstance(app.screen, ConfirmScreen), timeout=20)
+        assert dialog.result is not None and not dialog.result.ok
+        assert any("not drained" in n and "refused by PodDisruptionBudget trainer-pdb" in n
+                   for n in notes)
+    assert cluster.store.get("pods", "train-0", "ml") is not None
+
+
+async def test_typed_confirmation_for_cluster_wide_plans(frozen_app: Any) -> None:
+    app = frozen_app("upgrade-rolling")
+    plan = Plan("driver_version", "Set the driver version to 570.86.15", (),
+                (Change("patch", "ClusterPolicy", "cluster-policy",
+                        {"spec": {"driver": {"version": "570.86.15"}}}, "kubectl patch ...",
+                        "driver.version: 550.54.15 -> 570.86.15"),),
+                risk=Risk.CLUSTER_WIDE, confirm_text="570.86.15")
+    seen: list[Message] = []
+    async with app.run_test(size=(120, 40), message_hook=seen.append) as pilot:
+        dialog = ConfirmScreen(plan)
+        await app.push_screen(dialog)
+        await pilot.pause()
+        typed = dialog.query_one("#confirm-typed", Input)
+        assert dialog.focused is typed
+        dialog.post_message(DryRunFinished(DryRun(("accepted",))))
+        await pilot.pause()
+        await pilot.press("enter")
+        assert not any(isinstance(m, ApplyRequested) for m in seen)
+        await pilot.press(*"570.86.1")
+        await pilot.press("enter")
+        assert not any(isinstance(m, ApplyRequested) for m in seen)
+        await pilot.press("5", "enter")
+        await pilot.pause()
+        assert any(isinstance(m, ApplyRequested) for m in seen)
+        app.workers.cancel_all()
+
+
+async def test_refused_dry_run_cannot_be_confirmed(live_app: LiveApp,
+                                                   cluster: EmulatedCluster,
+                                                   tmp_path: Path) -> None:
+    app = live_app()
+    async with app.run_test(size=(120, 40)) as pilot:
+        await _ready(pilot, app)
+        cluster.set_deny("patch:nodes")  # after the up-front check: the dry run meets it
+        await pilot.press("c")
+        await until(pilot, lambda: isinstance(app.screen, ConfirmScreen))
+        dialog = app.screen
+        assert isinstance(dialog, ConfirmScreen)
+        await until(pilot, lambda: dialog.dry_run is not None)
+        assert dialog.dry_run is not None and not dialog.dry_run.ok
+        assert dialog.query_one("#confirm-yes", Button).disabled
+        await pilot.press("y")
+        await pilot.pause(0.2)
+        assert app.screen is dialog and not dialog.applying
+    assert "unschedulable" not in cluster.store.get("nodes", "gpu-1", None)["spec"]
+
+
+async def test_denied_action_is_greyed_with_the_reason(live_app: LiveApp,
+                                                       cluster: EmulatedCluster) -> None:
+    cluster.set_deny("create:pods/eviction")
+    app = live_app()
+    notes: list[str] = []
+    async with app.run_test(size=(120, 40)) as pilot:
+        screen = await _ready(pilot, app)
+        app.notify = lambda message, **kw: notes.append(str(message))  # type: ignore[method-assign]
+        await until(pilot, lambda: "drain" in screen.blocked_actions)
+        assert screen.check_action("act", ("drain",)) is None
+        assert screen.check_action("act", ("cordon",)) is True
+        await pilot.press("r")  # a greyed key does nothing
+        await pilot.pause(0.2)
+        assert isinstance(app.screen, NodesScreen)
+        app.start_action("drain", ["gpu-1"])  # what the palette and ":drain" call
+        await pilot.pause(0.2)
+        assert isinstance(app.screen, NodesScreen)
+        assert notes and notes[-1].startswith("Drain is not available: denied: create "
+                                              "pods/eviction")
+
+
+async def test_read_only_greys_actions_and_sends_only_gets(
+        live_app: LiveApp, cluster: EmulatedCluster,
+        requests_seen: list[tuple[str, str]]) -> None:
+    app = live_app(read_only=True)
+    notes: list[str] = []
+    async with app.run_test(size=(120, 40)) as pilot:
+        screen = await _ready(pilot, app)
+        app.notify = lambda message, **kw: notes.append(str(message))  # type: ignore[method-assign]
+        for key in ("c", "u", "r"):
+            await pilot.press(key)
+            await pilot.pause(0.1)
+            assert isinstance(app.screen, NodesScreen)
+        assert screen.check_action("act", ("cordon",)) is None
+        for action_id in ("cordon", "drain", "operands_off"):
+            app.start_action(action_id, ["gpu-1"])
+            await pilot.pause(0.1)
+            assert isinstance(app.screen, NodesScreen)
+        assert len(notes) == 3 and all("read-only mode" in n for n in notes)
+        await asyncio.sleep(0.3)
+    assert requests_seen and {method for method, _ in requests_seen} == {"GET"}
+    assert "unschedulable" not in cluster.store.get("nodes", "gpu-1", None)["spec"]
+
+
+async def test_journey_4_xid_node_cordoned_and_drained_budget_refusal_reported(
+        tmp_path: Path) -> None:
+    """JOURNEYS.md 4: the XID node is cordoned (c, y) then drained (r): DaemonSet pods
+    stay, the budget-protected trainer is reported refused, never forced."""
+    settings = Settings(demo=True, scenario="xid-storm", speed=30.0,
+                        audit_log=str(tmp_path / "audit.jsonl"))
+    source = open_source(settings)
+    writer = writer_for_source(source, read_only=False)
+    assert writer is not None
+    app = make_app(settings, source, clock=source.clock, writer=writer)
+    app.min_snapshot_interval = 0.0
+    notes: list[str] = []
+
+    def xid_node() -> str | None:
+        """An XID node running a trainer (the emulator places the trainers on the pool's
+        nodes by its own order, not always on the XID 79 one)."""
+        nodes = app.snapshot.nodes
+        return next((f.node for f in app.snapshot.findings if f.code == "xid-error"
+                     and f.node in nodes and any(p.phase == "Running"
+                                                 for p in nodes[f.node].gpu_pods)), None)
+
+    try:
+        async with app.run_test(size=(160, 48)) as pilot:
+            await until(pilot, lambda: xid_node() is not None
+                        and app.runner is not None and not app.runner.permissions.pending,
+                        timeout=60)
+            node = xid_node()
+            assert node is not None
+            screen = app.screen
+            assert isinstance(screen, NodesScreen)
+            screen.show_node(node)
+            await until(pilot, lambda: screen.table.selected_node == node)
+            app.notify = lambda message, **kw: notes.append(str(message))  # type: ignore[method-assign]
+            trainers = [p for p in app.snapshot.nodes[node].gpu_pods]
+            assert trainers, "the XID node runs a trainer"
+            await pilot.press("c")
+            await until(pilot, lambda: isinstance(app.screen, ConfirmScreen)
+                        and app.screen.dry_run is not None)
+            await pilot.press("y")
+            await until(pilot, lambda: app.snapshot.nodes[node].cordoned, timeout=30)
+            await pilot.press("r")
+            await until(pilot, lambda: isinstance(app.screen, ParamPrompt))
+            await pilot.press("enter")
+            await until(pilot, lambda: isinstance(app.screen, ParamPrompt)
+                        and app.screen.spec.name == "timeout")
+            app.screen.query_one(Input).value = "2"
+            await pilot.press("enter")
+            await until(pilot, lambda: isinstance(app.screen, ConfirmScreen)
+                        and app.screen.dry_run is not None)
+            dialog = app.screen
+            assert isinstance(dialog, ConfirmScreen)
+            assert any(trainers[0].name in line and "PodDisruptionBudget" in line
+                       for line in dialog.dry_run.lines)  # type: ignore[union-attr]
+            await pilot.press("y")
+            await until(pilot, lambda: dialog.result is not None, timeout=30)
+            result = dialog.result
+            assert result is not None and not result.ok and not result.cancelled
+            assert result.error is not None and "refused by PodDisruptionBudget" in result.error
+            assert "DaemonSet or mirror pods skipped" in result.summary
+            assert any("not drained" in n for n in notes)
+            left = {p["metadata"]["name"] for p in writer.list_pods_on_node(node)}
+            assert trainers[0].name in left  # refused, never deleted
+            assert any(name.startswith("nvidia-") for name in left)  # DaemonSet pods stay
+        audit = [json.loads(line) for line in
+                 (tmp_path / "audit.jsonl").read_text().splitlines()]
+        assert [entry["action"] for entry in audit] == ["cordon", "drain"]
+    finally:
+        writer.close()
+
+
+class _AnnotatePolicy:
+    """A test action with a resourceVersion precondition (part 2's ClusterPolicy writes
+    carry one): its first plan uses a stale one and meets the server's 409, later plans
+    read the current one (as a re-plan from a newer snapshot would)."""
+
+    id = "test_annotate_policy"
+    title = "Annotate the ClusterPolicy"
+    tooltip = "test only"
+    keys = ""
+    aliases: tuple[str, ...] = ()
+    scope = Scope.CLUSTER
+    risk = Risk.SAFE
+    permissions: tuple[Any, ...] = ()
+    params: tuple[Any, ...] = ()
+
+    def __init__(self, current: Callable[[], str]) -> None:
+        self.current = current
+        self.plans = 0
+
+    def plan(self, snapshot: Any, targets: Any, params: Any) -> Plan:
+        self.plans += 1
+        rv = "1" if self.plans == 1 else self.current()
+        return Plan(self.id, self.title, (), (Change(
+            "patch", "ClusterPolicy", "cluster-policy",
+            {"metadata": {"annotations": {"example.com/touched": "yes"}}},
+            "kubectl annotate clusterpolicy cluster-policy example.com/touched=yes",
+            "annotation example.com/touched: (unset) -> yes", resource_version=rv),))
+
+    def apply(self, plan: Plan, writer: Any, progress: Any, cancel: Any) -> Any:
+        return apply_patches(plan, writer, progress, cancel, "annotated")
+
+
+async def test_a_409_re_plans_and_asks_again(live_app: LiveApp, cluster: EmulatedCluster) -> None:
+    seed_cluster_policy(cluster.store)
+    act = _AnnotatePolicy(lambda: cluster.store.get(
+        "clusterpolicies.nvidia.com", "cluster-policy", None)["metadata"]["resourceVersion"])
+    app = live_app()
+    notes: list[str] = []
+    async with app.run_test(size=(120, 40)) as pilot:
+        await _ready(pilot, app)
+        app.notify = lambda message, **kw: notes.append(str(message))  # type: ignore[method-assign]
+        app._action_flow(act, ())  # type: ignore[arg-type]
+        await until(pilot, lambda: act.plans == 2 and isinstance(app.screen, ConfirmScreen)
+                    and app.screen.dry_run is not None)
+        dialog = app.screen
+        assert isinstance(dialog, ConfirmScreen)
+        assert dialog.plan.warnings[0].startswith("re-planned: the cluster changed")
+        assert dialog.dry_run is not None and dialog.dry_run.ok
+        assert any("changed since the plan (409)" in n for n in notes)
+        await pilot.press("y")
+        await until(pilot, lambda: not isinstance(app.screen, ConfirmScreen))
+    stored = cluster.store.get("clusterpolicies.nvidia.com", "cluster-policy", None)
+    assert stored["metadata"]["annotations"]["example.com/touched"] == "yes"
+
+
+async def test_label_action_from_the_command_line_with_pick_lists(
+        live_app: LiveApp, cluster: EmulatedCluster) -> None:
+    app = live_app()
+    async with app.run_test(size=(120, 40)) as pilot:
+        await _ready(pilot, app)
+        await pilot.press("colon", *"deploy", "enter")
+        await until(pilot, lambda: isinstance(app.screen, ParamPrompt))
+        assert app.screen.choices[5] == "dcgm-exporter"
+        await pilot.press(*["down"] * 5, "enter")
+        await until(pilot, lambda: isinstance(app.screen, ParamPrompt)
+                    and app.screen.spec.name == "value")
+        await pilot.press("enter")  # false
+        await until(pilot, lambda: isinstance(app.screen, ConfirmScreen)
+                    and app.screen.dry_run is not None)
+        dialog = app.screen
+        assert isinstance(dialog, ConfirmScreen)
+        assert dialog.plan.kubectl == (
+            "kubectl label node gpu-1 nvidia.com/gpu.deploy.dcgm-exporter=false --overwrite",)
+        await pilot.press("y")
+        await until(pilot, lambda: not isinstance(app.screen, ConfirmScreen))
+        labels = cluster.store.get("nodes", "gpu-1", None)["metadata"]["labels"]
+        assert labels["nvidia.com/gpu.deploy.dcgm-exporter"] == "false"
+        await pilot.press("colon", *"deploy", "enter")
+        await until(pilot, lambda: isinstance(app.screen, ParamPrompt))
+        await pilot.press(*["down"] * 5, "enter")
+        await until(pilot, lambda: isinstance(app.screen, ParamPrompt)
+                    and app.screen.spec.name == "value")
+        await pilot.press("down", "down", "enter")  # (unset): remove the label
+        await until(pilot, lambda: isinstance(app.screen, ConfirmScreen)
+                    and app.screen.dry_run is not None)
+        await pilot.press("y")
+        await until(pilot, lambda: not isinstance(app.screen, ConfirmScreen))
+    labels = cluster.store.get("nodes", "gpu-1", None)["metadata"]["labels"]
+    assert "nvidia.com/gpu.deploy.dcgm-exporter" not in labels
+
+
+async def test_escape_stops_a_running_drain_and_says_what_was_evicted(
+        live_app: LiveApp, cluster: EmulatedCluster) -> None:
+    cluster.store.create("pods", gpu_pod("infer-0", "gpu-1", owner=("ReplicaSet", "infer"),
+                                         labels={"app": "infer"}, gpus=1))
+    app = live_app()
+    notes: list[str] = []
+    async with app.run_test(size=(120, 40)) as pilot:
+        await _ready(pilot, app)
+        app.notify = lambda message, **kw: notes.append(str(message))  # type: ignore[method-assign]
+        await pilot.press("r")
+        await until(pilot, lambda: isinstance(app.screen, ParamPrompt))
+        await pilot.press("enter")
+        await until(pilot, lambda: isinstance(app.screen, ParamPrompt)
+                    and app.screen.spec.name == "timeout")
+        await pilot.press("enter")  # the default, 300 s
+        await until(pilot, lambda: isinstance(app.screen, ConfirmScreen)
+                    and app.screen.dry_run is not None)
+        dialog = app.screen
+        assert isinstance(dialog, ConfirmScreen)
+        await pilot.press("y")
+        progress = dialog.query_one("#confirm-progress")
+        await until(pilot, lambda: "blocked: ml/train-0: refused by PodDisruptionBudget "
+                    "trainer-pdb" in str(progress.render()))
+        assert "1 pod left" in str(progress.render())
+        await pilot.press("escape")
+        await until(pilot, lambda: dialog.result is not None)
+        assert dialog.result is not None and dialog.result.cancelled
+        assert any(n.startswith("drain of gpu-1 stopped: evicted ml/infer-0; 1 pod left")
+                   for n in notes)
+    assert cluster.store.get("pods", "train-0", "ml") is not None
+    assert cluster.store.get("pods", "infer-0", "ml") is None
