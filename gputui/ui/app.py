@@ -24,12 +24,12 @@ from textual.css.query import NoMatches
 from textual.screen import Screen
 from textual.timer import Timer
 
-from gputui.domain.model import EMPTY_SNAPSHOT, ClusterSnapshot
-from gputui.settings import Settings
-from gputui.sources.base import ClusterSource, SourceStatus
 from gputui.actions.audit import AuditLog
 from gputui.actions.base import ClusterWriter
 from gputui.actions.runner import Runner
+from gputui.domain.model import EMPTY_SNAPSHOT, ClusterSnapshot
+from gputui.settings import Settings
+from gputui.sources.base import ClusterSource, SourceStatus
 from gputui.ui.action_flow import ActionFlow
 from gputui.ui.commands import binding_scope, bindings_for, by_alias, command, command_for_action
 from gputui.ui.contracts import (
