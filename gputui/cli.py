@@ -78,7 +78,7 @@ _FAULTS_HELP = """faults (gputui sim --faults SPEC, or a scenario file's 'faults
                     kernel:POOL:VERSION, validator-stuck:POOL|NODE, mig:POOL|NODE:CONFIG,
                     mig-fail:POOL|NODE, driver:VERSION, join:POOL:COUNT, cordon:NODE,
                     driver-unscheduled:NODE; @TIME in emulated time (30s, 5m)
-  API faults        KIND[:ARG][%PERCENT][@START][+DURATION], wall-clock seconds:
+  API faults        KIND[:ARG][~PATH][%PERCENT][@START][+DURATION], wall-clock seconds:
                     latency:MS, 429[:RETRY_AFTER], 500, 503[:RETRY_AFTER], reset,
                     watch-close, watch-410, down, forbid:RESOURCE, evict-refuse,
                     exporter-hang, exporter-garbage; seed:N seeds the random draws
@@ -108,7 +108,7 @@ def build_parser() -> argparse.ArgumentParser:
                      help="also serve each node's dcgm-exporter on loopback ports from N")
     sim.add_argument("--faults", metavar="SPEC",
                      help="extra faults: scenario events (xid:NODE:GPU:CODE@30s ...) and API "
-                          "faults KIND[:ARG][%%PERCENT][@START][+DURATION] (429, 500, 503, "
+                          "faults KIND[:ARG][~PATH][%%PERCENT][@START][+DURATION] (429, 500, 503, "
                           "latency, reset, watch-close, watch-410, down, forbid, evict-refuse, "
                           "exporter-hang, exporter-garbage; seed:N); see README")
     sim.add_argument("--deny", metavar="SPEC",

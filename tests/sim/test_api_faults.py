@@ -31,6 +31,7 @@ REPO = Path(__file__).resolve().parents[2]
     ("latency:250%10@1m", ApiFault("latency", "250", 10.0, 60.0)),
     ("forbid:events", ApiFault("forbid", "events")),
     ("watch-410%30+5m", ApiFault("watch-410", "", 30.0, 0.0, 300.0)),
+    ("503:0~/eviction+2s", ApiFault("503", "0", 100.0, 0.0, 2.0, "/eviction")),
 ])
 def test_items_parse(item: str, fault: ApiFault) -> None:
     assert parse_api_fault(item) == fault

@@ -10,11 +10,12 @@ pod proxy hanging or answering garbage.
 Grammar (one item of ``gputui sim --faults``, a scenario's ``faults:`` list, or
 :meth:`FaultInjector.add`)::
 
-    KIND[:ARG][%PERCENT][@START][+DURATION]      seed:N sets the random seed (default 0)
+    KIND[:ARG][~PATH][%PERCENT][@START][+DURATION]   seed:N sets the random seed (default 0)
 
 ``START`` and ``DURATION`` are wall-clock seconds since the server started (``30``, ``30s``,
 ``5m``): the network misbehaves in real time, whatever the emulated clock's speed.
-``PERCENT`` (default 100) is the share of matching requests that get the fault.
+``PERCENT`` (default 100) is the share of matching requests that get the fault; ``~PATH``
+narrows it to requests whose path contains PATH (``500~/eviction``: evictions fail).
 
 ==================  ===========================================================================
 ``latency:MS``      every matching request waits MS milliseconds first
@@ -58,8 +59,9 @@ KINDS: dict[str, tuple[str, str]] = {
     "forbid": ("RESOURCE", ""), "evict-refuse": ("", ""), "exporter-hang": ("", ""),
     "exporter-garbage": ("", ""),
 }
-_ITEM = re.compile(r"^(?P<kind>[a-z0-9-]+)(?::(?P<arg>[^%@+]+))?(?:%(?P<pct>\d+(?:\.\d+)?))?"
-                   r"(?:@(?P<start>[0-9.]+[smh]?))?(?:\+(?P<dur>[0-9.]+[smh]?))?$")
+_ITEM = re.compile(r"^(?P<kind>[a-z0-9-]+)(?::(?P<arg>[^%@+~]+))?(?:~(?P<path>[^%@+]+))?"
+                   r"(?:%(?P<pct>\d+(?:\.\d+)?))?(?:@(?P<start>[0-9.]+[smh]?))?"
+                   r"(?:\+(?P<dur>[0-9.]+[smh]?))?$")
 _UNITS = {"": 1.0, "s": 1.0, "m": 60.0, "h": 3600.0}
 #: the emulator's own endpoint with :meth:`FaultInjector.stats` (``gputui sim`` runs apart)
 STATS_PATH = "/gputui-sim/faults"
@@ -79,6 +81,8 @@ class ApiFault:
     percent: float = 100.0
     start: float = 0.0
     duration: float | None = None
+    #: only requests whose path contains this (``/eviction``, ``/nodes``); "" = every request
+    path: str = ""
 
     def active(self, elapsed: float) -> bool:
         end = None if self.duration is None else self.start + self.duration
@@ -87,6 +91,7 @@ class ApiFault:
     def text(self) -> str:
         """The item back in the grammar (logs, soak reports)."""
         out = self.kind + (f":{self.arg}" if self.arg else "")
+        out += f"~{self.path}" if self.path else ""
         out += f"%{self.percent:g}" if self.percent < 100 else ""
         out += f"@{self.start:g}s" if self.start else ""
         return out + (f"+{self.duration:g}s" if self.duration is not None else "")
@@ -121,12 +126,12 @@ def parse_api_fault(item: str) -> ApiFault:
     if not 0 <= percent <= 100:
         raise FaultSpecError(f"fault {item!r}: percent must be 0-100")
     return ApiFault(kind, arg, percent, _seconds(match.group("start"), item) or 0.0,
-                    _seconds(match.group("dur"), item))
+                    _seconds(match.group("dur"), item), match.group("path") or "")
 
 
 def is_api_fault(item: str) -> bool:
     """True when ``item`` belongs to this grammar (rather than the scenario timeline's)."""
-    head = re.split(r"[:%@+]", item.strip(), maxsplit=1)[0]
+    head = re.split(r"[:%@+~]", item.strip(), maxsplit=1)[0]
     return head in KINDS or head == "seed"
 
 
@@ -199,7 +204,7 @@ class FaultInjector:
                 continue
             fault = parse_api_fault(item)
             added.append(ApiFault(fault.kind, fault.arg, fault.percent,
-                                  fault.start + now, fault.duration))
+                                  fault.start + now, fault.duration, fault.path))
         self.faults = self.faults + tuple(added)
 
     def clear(self) -> None:
@@ -217,6 +222,8 @@ class FaultInjector:
             if not fault.active(now):
                 continue
             kind = fault.kind
+            if fault.path and fault.path not in request.path:
+                continue
             if kind.startswith("watch-") and not watch:
                 continue
             if kind == "forbid" and _resource(request) != fault.arg:
