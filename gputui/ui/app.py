@@ -10,10 +10,7 @@ read in a thread worker and come back as :class:`PodLogLoaded` messages.
 
 from __future__ import annotations
 
-import asyncio
-import contextlib
 import gc
-import signal
 import time
 from collections.abc import Callable
 from pathlib import Path
@@ -40,6 +37,7 @@ from gputui.ui.contracts import (
     SnapshotUpdated,
     SourceStatusChanged,
 )
+from gputui.ui.exit_signals import catch_exit_signals, release_exit_signals
 from gputui.ui.palette import GpuCommands
 from gputui.ui.screens.command_line import CommandLine
 from gputui.ui.screens.findings import FindingsScreen
@@ -74,8 +72,6 @@ MIN_SNAPSHOT_INTERVAL = 0.25
 FREEZE_HEAP_AT_NODES = 500
 #: gen-1 collections between two full collections once a big cluster is loaded (default 10)
 FULL_COLLECTION_THRESHOLD = 100
-#: exit codes for a closed terminal (SSH gone) and a polite kill: 128 + the signal number
-SIGNAL_EXITS = {signal.SIGHUP: 129, signal.SIGTERM: 143}
 #: registry scope -> the view its actions live in
 SCOPE_VIEWS = {"nodes": "nodes", "findings": "findings"}
 
@@ -129,31 +125,12 @@ class GpuTuiApp(ActionFlow):
             self.set_keymap(self.keymap)
         self.screen_change_signal.subscribe(self, self._screen_changed)
         self.set_interval(1.0, self._refresh_header, name="header-age")
-        self._catch_signals()
+        catch_exit_signals(self._signalled)
         self.check_permissions()
         self.source.start(self._snapshot_from_source, self._status_from_source)
 
-    def _catch_signals(self) -> None:
-        """A closed SSH session (SIGHUP) or a kill (SIGTERM) ends the app the normal way.
-
-        Why: the default action kills the process on the spot, leaving the terminal in raw
-        mode on the alternate screen and the emulated cluster's threads mid-request. Exiting
-        through Textual restores the terminal (where there still is one) and ``on_unmount``
-        stops the source. Only possible from the main thread (tests in other threads skip).
-        """
-        loop = asyncio.get_running_loop()
-        for signum, code in SIGNAL_EXITS.items():
-            with contextlib.suppress(ValueError, RuntimeError, NotImplementedError):
-                loop.add_signal_handler(signum, self._signalled, code)
-
     def _signalled(self, code: int) -> None:
         self.exit(return_code=code)
-
-    def _release_signals(self) -> None:
-        loop = asyncio.get_running_loop()
-        for signum in SIGNAL_EXITS:
-            with contextlib.suppress(ValueError, RuntimeError, NotImplementedError):
-                loop.remove_signal_handler(signum)
 
     async def on_event(self, event: events.Event) -> None:
         """Keys from the terminal go through :class:`TypeAhead`; everything else as usual."""
@@ -163,7 +140,7 @@ class GpuTuiApp(ActionFlow):
         await super().on_event(event)
 
     def on_unmount(self) -> None:
-        self._release_signals()
+        release_exit_signals()
         self.typeahead.cancel()
         self.source.stop()
         if self._gc_thresholds is not None:
