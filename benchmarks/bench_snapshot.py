@@ -155,6 +155,7 @@ async def _capture(name: str) -> tuple[ClusterObjects, float]:
     from gputui.sim.operator import Operator
     from gputui.sim.scenario import load_scenario
     from gputui.sim.store import Store
+    from gputui.sources import decode as D
     from gputui.sources import reduce as R
     from gputui.sources.cache import ObjectCache
 
@@ -164,11 +165,11 @@ async def _capture(name: str) -> tuple[ClusterObjects, float]:
     await operator.start()
     ns = f.NS
     cache = ObjectCache()
-    cache.replace("nodes", [R.reduce_node(n) for n in store.list("nodes")[0]])
+    cache.replace("nodes", [D.reduce_node(n) for n in store.list("nodes")[0]])
     pods = store.list("pods")[0]
-    cache.replace("pods", [R.reduce_operator_pod(p) for p in pods
+    cache.replace("pods", [D.reduce_operator_pod(p) for p in pods
                            if p["metadata"].get("namespace") == ns])
-    cache.replace("gpu-pods", [r for r in (R.reduce_gpu_pod(p) for p in pods
+    cache.replace("gpu-pods", [r for r in (D.reduce_gpu_pod(p) for p in pods
                                            if p["metadata"].get("namespace") != ns) if r])
     for slot, resource in (("daemonsets", "daemonsets.apps"),
                            ("clusterpolicies", "clusterpolicies.nvidia.com")):

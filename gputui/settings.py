@@ -16,23 +16,20 @@ from typing import Any
 
 import yaml
 
+from gputui.domain.thresholds import DomainThresholds
+
 
 class SettingsError(ValueError):
     """A bad config file or value; the message is one line meant for the operator."""
 
 
-@dataclass(frozen=True)
-class Thresholds:
-    """How long a state may last before it becomes a finding (minutes, emulated or real)."""
+Thresholds = DomainThresholds
+"""How long a state may last before it becomes a finding (minutes, emulated or real).
 
-    #: a node in an upgrade state other than required/done/failed for longer is "stalled"
-    upgrade_stalled_minutes: float = 30.0
-    #: ``nvidia.com/mig.config.state=pending`` for longer is a finding
-    mig_pending_minutes: float = 10.0
-    #: an operand pod not ready for longer is reported as failing (crash loops report at once)
-    operand_not_ready_minutes: float = 10.0
-    #: validator init container running for longer is "stuck"
-    validator_stuck_minutes: float = 5.0
+The fields and their defaults live in :mod:`gputui.domain.thresholds`, each derived from an
+upstream timeout or probe; settings only let a user override them (``thresholds:`` in the
+config file, e.g. ``driver_startup_minutes: 30`` for slow driver builds).
+"""
 
 
 @dataclass(frozen=True)

@@ -126,6 +126,9 @@ class Plan:
     confirm_text: str | None = None
     blocked: str | None = None
     params: Mapping[str, Any] = field(default_factory=dict)
+    #: the snapshot the plan was made from, so that an apply refused with 409 (the object
+    #: changed since) can re-plan against the re-read object; never shown or logged
+    basis: ClusterSnapshot | None = field(default=None, repr=False, compare=False)
 
     @property
     def kubectl(self) -> tuple[str, ...]:
@@ -160,6 +163,9 @@ class Result:
     #: True when the server answered 409 (an object changed since the plan): the UI
     #: re-reads, re-plans and asks again
     conflict: bool = False
+    #: the plan re-made from the re-read object when the action could do that itself
+    #: (the UI shows this one instead of re-planning from its snapshot)
+    replan: Plan | None = None
 
 
 ProgressCallback = Callable[[Progress], None]

@@ -9,10 +9,11 @@ from __future__ import annotations
 
 from typing import Final
 
-from gputui.actions import drain, labels, node
+from gputui.actions import canary, drain, labels, mig, node, upgrade
 from gputui.actions.base import Action, Permission
 
-ACTIONS: Final[tuple[Action, ...]] = (*node.ACTIONS, *drain.ACTIONS, *labels.ACTIONS)
+ACTIONS: Final[tuple[Action, ...]] = (*node.ACTIONS, *drain.ACTIONS, *labels.ACTIONS,
+                                      *mig.ACTIONS, *upgrade.ACTIONS, *canary.ACTIONS)
 
 _BY_ID: Final = {action.id: action for action in ACTIONS}
 

@@ -1,217 +1,97 @@
 """Node findings: one small function per rule, each saying what is wrong and what next.
 
 Rules read a :class:`NodeContext`. Time-based rules register the moment they would start to
-fire (``ctx.due``) so the builder knows when to re-evaluate a node nobody touched.
+fire (``ctx.deadlines``) so the builder knows when to re-evaluate a node nobody touched. The
+pipeline rules (NotReady, GPUs unavailable, driver/operand/validator pods) live in
+:mod:`gputui.domain.findings_pipeline`; this module holds labels, upgrades and MIG, and the
+rule order: causes before symptoms, so a node's first finding names the cause.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass, field
-
 from gputui.domain import labels as L
-from gputui.domain.hints import driver_hint, validator_layer
-from gputui.domain.model import (
-    Finding,
-    NodeView,
-    PipelineStage,
-    Severity,
-    StageStatus,
-    UpgradeEvent,
-    UpgradePolicy,
+from gputui.domain.findings_base import NodeContext, Rule
+from gputui.domain.findings_pipeline import (
+    ACTIVE_UPGRADE_STATES,
+    driver_pod_failing,
+    gpus_unavailable,
+    node_not_ready,
+    operand_pod_failing,
+    validator_stuck,
 )
-from gputui.domain.pods import PodInfo
-from gputui.domain.thresholds import ThresholdsLike
+from gputui.domain.grace import clock, grace_source, normal_until
+from gputui.domain.model import DeployLabel, Finding, Severity, StageStatus
+from gputui.domain.thresholds import SOURCES
 from gputui.domain.timefmt import duration
 from gputui.domain.upgrade_events import failure_summary
-from gputui.domain.upgrade_reasons import active_wait_reason, state_since
+from gputui.domain.upgrade_reasons import active_wait_reason, expected_wait, state_since
 
-ACTIVE_UPGRADE_STATES = frozenset(L.UPGRADE_STATES) - {
-    L.STATE_UNKNOWN, L.STATE_REQUIRED, L.STATE_DONE, L.STATE_FAILED}
-
-
-@dataclass
-class NodeContext:
-    """What node rules may read; ``deadlines`` collects future re-evaluation times."""
-
-    node: NodeView
-    pods: Sequence[PodInfo]
-    thresholds: ThresholdsLike
-    now: float
-    label_times: Mapping[str, float] = field(default_factory=dict)
-    policy: UpgradePolicy | None = None
-    event: UpgradeEvent | None = None
-    ready_reason: str = ""
-    ready_since: float | None = None
-    mig_configs: tuple[str, tuple[str, ...]] | None = None
-    deadlines: list[float] = field(default_factory=list)
-
-    def over(self, since: float | None, minutes: float) -> bool:
-        """``since`` is more than ``minutes`` ago; otherwise remember when it will be."""
-        if since is None:
-            return False
-        due = since + minutes * 60.0
-        if due <= self.now:
-            return True
-        self.deadlines.append(due)
-        return False
-
-    def finding(self, code: str, severity: Severity, message: str, hint: str,
-                pane: str = "nodes", subject: str = "") -> Finding:
-        """A finding about this node."""
-        return Finding(code, severity, self.node.name, message, hint, pane, subject)
+__all__ = ["ACTIVE_UPGRADE_STATES", "NODE_RULES", "NodeContext", "Rule", "node_findings"]
 
 
-Rule = Callable[[NodeContext], list[Finding]]
+def _paused_since(ctx: NodeContext, paused: list[DeployLabel]) -> float | None:
+    times = [ctx.label_times.get(L.DEPLOY_PREFIX + d.operand) for d in paused]
+    known = [t for t in times if t is not None]
+    return min(known) if known else None
 
 
-def node_not_ready(ctx: NodeContext) -> list[Finding]:
-    """The node's Ready condition is not True: nothing on it runs."""
-    if ctx.node.ready:
-        return []
-    age = f" for {duration(ctx.now - ctx.ready_since)}" if ctx.ready_since else ""
-    return [ctx.finding("node-not-ready", Severity.WARNING,
-                        f"{ctx.node.name} is NotReady{age}: {ctx.ready_reason}",
-                        "Check the kubelet and the machine (console, cloud status); its GPU "
-                        "pods are not running. Cordon it if it flaps.")]
-
-
-#: operands whose failure takes GPUs out of allocatable
-_GPU_PATH = frozenset({"driver", "container-toolkit", "device-plugin"})
-
-
-def _unavailable_numbers(node: NodeView) -> tuple[int, int, int]:
-    """(capacity, allocatable, units expected from the GPUs the node has)."""
-    expected = node.gpu_count * max(node.sharing_replicas, 1)
-    migged = "-MIG-" in node.product or any(
-        e.name.startswith(L.RESOURCE_MIG_PREFIX) for e in node.resources.entries)
-    return node.resources.capacity, node.resources.allocatable, 0 if migged else expected
-
-
-def gpus_unavailable(ctx: NodeContext) -> list[Finding]:
-    """Allocatable below capacity, or capacity below what the node's GPUs should give."""
+def _mig_paused(ctx: NodeContext, paused: list[DeployLabel]) -> Finding | None:
+    """Labels paused by mig-manager: info while its change runs within the MIG grace."""
     node = ctx.node
-    capacity, allocatable, expected = _unavailable_numbers(node)
-    if allocatable >= capacity >= expected:
-        return []
-    have = max(capacity, expected)
-    planned = node.upgrade_state in ACTIVE_UPGRADE_STATES or node.mig_state == L.MIG_STATE_PENDING
-    severity = Severity.CRITICAL if allocatable == 0 and not planned else Severity.WARNING
-    message = f"{allocatable} of {have} GPUs allocatable on {node.name}"
-    if capacity < expected:
-        message += f" (capacity {capacity} below the {expected} the node's GPUs give)"
-    if planned:
-        message += " during a planned driver upgrade or MIG change"
-    broken = node.pipeline.first_broken()
-    if broken is not None and broken.operand in _GPU_PATH and (
-            broken.status is not StageStatus.PAUSED):
-        hint = (f"The {broken.operand} stage is {broken.status.value}: {broken.detail}. "
-                "Fix it first.")
-    else:
-        hint = ("The device plugin counts only healthy GPUs: look for XIDs on the metrics pane "
-                "and read the device-plugin log on this node.")
-    return [ctx.finding("gpus-unavailable", severity, message, hint, "pipeline")]
+    names = ", ".join(f"{d.operand}={d.value}" for d in paused)
+    busy = node.mig_state in (L.MIG_STATE_PENDING, L.MIG_STATE_REBOOTING)
+    limit = ctx.thresholds.mig_pending_minutes
+    if busy and node.mig_since is not None and not ctx.over(node.mig_since, limit):
+        return ctx.finding(
+            "operand-paused", Severity.INFO,
+            f"operands paused on {node.name} by the MIG change to {node.mig_config} "
+            f"({node.mig_state}): {names}; normal until {clock(node.mig_since + limit * 60)} "
+            f"({limit:g} min, {SOURCES['mig_pending_minutes']})",
+            "mig-manager restores them to true when the change finishes.", "pipeline")
+    why = (f"the MIG change to {node.mig_config} is {node.mig_state} for "
+           f"{duration(ctx.now - node.mig_since)}" if busy and node.mig_since is not None
+           else f"no MIG change is running (mig.config.state={node.mig_state or 'unset'})")
+    return ctx.finding(
+        "operand-paused", Severity.WARNING,
+        f"operands paused on {node.name}: {names}; {why}",
+        "A wedged MIG change leaves these paused (mig-parted #485): read the mig-manager log; "
+        "once no change is running, set the labels back to true.", "pipeline")
+
+
+def _driver_paused(ctx: NodeContext, paused: list[DeployLabel]) -> Finding:
+    """Labels paused by k8s-driver-manager: info while the driver pod restarts in grace."""
+    node = ctx.node
+    names = ", ".join(f"{d.operand}={d.value}" for d in paused)
+    since = _paused_since(ctx, paused)
+    age = f" for {duration(ctx.now - since)}" if since is not None else ""
+    driver = node.pipeline.stage("driver")
+    until = (normal_until(node.pipeline, driver, ctx.pods, ctx.thresholds)
+             if driver is not None and driver.status is StageStatus.PROGRESSING else None)
+    if until is not None and not ctx.over(until, 0.0):
+        return ctx.finding(
+            "operand-paused", Severity.INFO,
+            f"operands paused on {node.name}{age} while the driver reloads: {names}; normal "
+            f"until {clock(until)} ({grace_source('driver', ctx.thresholds)})",
+            "k8s-driver-manager restores them to true once the new driver is loaded.",
+            "pipeline")
+    return ctx.finding(
+        "operand-paused", Severity.WARNING, f"operands paused on {node.name}{age}: {names}",
+        "k8s-driver-manager restores these after the driver reloads; the driver pod is not "
+        "reloading now, so fix it or set the labels back to true.", "pipeline")
 
 
 def operand_paused(ctx: NodeContext) -> list[Finding]:
-    """Deploy labels left at a paused value: those operands are absent from the node."""
-    node = ctx.node
-    mig_busy = node.mig_state in (L.MIG_STATE_PENDING, L.MIG_STATE_REBOOTING)
-    paused = [d for d in node.paused_labels
-              if not (mig_busy and d.value.endswith(L.PAUSED_FOR_MIG_CHANGE))]
-    if not paused:
-        return []
-    times = [ctx.label_times.get(L.DEPLOY_PREFIX + d.operand) for d in paused]
-    known = [t for t in times if t is not None]
-    since = min(known) if known else None
-    driver = node.pipeline.stage("driver")
-    driver_busy = driver is not None and driver.status is StageStatus.PROGRESSING
-    long = ctx.over(since, ctx.thresholds.operand_not_ready_minutes)
-    severity = Severity.WARNING if long or (since is None and not driver_busy) else Severity.INFO
-    names = ", ".join(f"{d.operand}={d.value}" for d in paused)
-    age = f" for {duration(ctx.now - since)}" if since is not None else ""
-    hint = ("k8s-driver-manager restores these after the driver reloads; if the driver pod is "
-            "gone or stuck, fix it, or set the labels back to true."
-            if any(L.PAUSED_FOR_DRIVER_UPGRADE in d.value for d in paused) else
-            "mig-manager restores these after a MIG change; if it is not running one, set the "
-            "labels back to true.")
-    return [ctx.finding("operand-paused", severity,
-                        f"operands paused on {node.name}{age}: {names}", hint, "pipeline")]
+    """Deploy labels left at a paused value: those operands are absent from the node.
 
-
-def driver_pod_failing(ctx: NodeContext) -> list[Finding]:
-    """The driver pod crash-loops, or has not become ready for too long."""
-    stage = ctx.node.pipeline.stage("driver")
-    if stage is None or stage.pod is None:
-        return []
-    pod = next((p for p in ctx.pods if p.name == stage.pod), None)
-    if stage.status is StageStatus.FAILED:
-        severity = Severity.CRITICAL
-    elif stage.status is StageStatus.PROGRESSING and ctx.over(
-            stage.since, ctx.thresholds.operand_not_ready_minutes):
-        severity = Severity.WARNING
-    else:
-        return []
-    message = f"driver pod {stage.pod} on {ctx.node.name}: {stage.detail}"
-    return [ctx.finding("driver-pod-failing", severity, message,
-                        driver_hint(ctx.node, stage, pod), "pipeline", "driver")]
-
-
-def operand_pod_failing(ctx: NodeContext) -> list[Finding]:
-    """Other operands crash-looping, or the first broken one not ready for too long."""
-    found = []
-    first = ctx.node.pipeline.first_broken()
-    for stage in ctx.node.pipeline.stages:
-        if stage.operand in ("driver", "operator-validator") or stage.pod is None:
-            continue
-        stuck = (stage is first and stage.status is StageStatus.PROGRESSING
-                 and ctx.over(stage.since, ctx.thresholds.operand_not_ready_minutes))
-        if stage.status is not StageStatus.FAILED and not stuck:
-            continue
-        age = f" for {duration(ctx.now - stage.since)}" if stuck and stage.since else ""
-        found.append(ctx.finding(
-            "operand-pod-failing", Severity.WARNING,
-            f"{stage.operand} pod {stage.pod} on {ctx.node.name}{age}: {stage.detail}",
-            f"Open the log of container {stage.container or stage.operand} in pod {stage.pod}; "
-            "earlier stages are healthy, so the fault is in this operand.",
-            "pipeline", stage.operand))
-    return found
-
-
-def validator_stuck(ctx: NodeContext) -> list[Finding]:
-    """The validator sits in one init container: that names the broken layer (§8.4)."""
-    stage = ctx.node.pipeline.stage("operator-validator")
-    pod = next((p for p in ctx.pods if stage is not None and p.name == stage.pod), None)
-    current = pod.current_init() if pod is not None else None
-    if stage is None or pod is None or current is None:
-        return []
-    since = current.started_at or pod.start_time or pod.created
-    if not current.failing and not ctx.over(since, ctx.thresholds.validator_stuck_minutes):
-        return []
-    meaning, hint = validator_layer(current.name, ctx.pods)
-    age = f" for {duration(ctx.now - since)}" if since is not None else ""
-    state = f" ({stage.detail})" if current.failing else ""
-    message = f"validator on {ctx.node.name} stuck in {current.name}{age}{state}: {meaning}"
-    cause = _failed_before(ctx.node, "operator-validator")
-    if cause is not None:
-        # the validator only waits for the broken stage: point the operator's eye there
-        return [ctx.finding(
-            "validator-stuck", Severity.INFO,
-            f"{message} (waiting on the failed {cause.operand} stage)",
-            f"Fix the {cause.operand} stage first ({cause.detail}); the validator follows.",
-            "pipeline", current.name)]
-    return [ctx.finding("validator-stuck", Severity.WARNING, message, hint, "pipeline",
-                        current.name)]
-
-
-def _failed_before(node: NodeView, operand: str) -> PipelineStage | None:
-    """The first failed stage ahead of ``operand`` in the chain (driver, toolkit), if any."""
-    for stage in node.pipeline.stages:
-        if stage.operand == operand:
-            return None
-        if stage.status is StageStatus.FAILED:
-            return stage
-    return None
+    Always reported (the contract); ``info`` while the driver reload or MIG change that
+    paused them runs within its grace, ``warning`` once it is late or nothing runs.
+    """
+    paused = list(ctx.node.paused_labels)
+    mig = [d for d in paused if d.value.endswith(L.PAUSED_FOR_MIG_CHANGE)]
+    driver = [d for d in paused if d not in mig]
+    found = [_driver_paused(ctx, driver)] if driver else []
+    mig_finding = _mig_paused(ctx, mig) if mig else None
+    return found + ([mig_finding] if mig_finding is not None else [])
 
 
 def upgrade_failed(ctx: NodeContext) -> list[Finding]:
@@ -228,20 +108,33 @@ def upgrade_failed(ctx: NodeContext) -> list[Finding]:
 
 
 def upgrade_stalled(ctx: NodeContext) -> list[Finding]:
-    """An active upgrade state held longer than the threshold."""
+    """An active upgrade step held longer than the threshold.
+
+    A node in ``wait-for-jobs-required`` whose selected pods still run, with
+    ``waitForCompletion.timeoutSeconds`` 0, waits exactly as configured: ``info``.
+    (``upgrade-required`` nodes that cannot proceed are judged with the cluster's slot
+    figures, in :mod:`gputui.domain.findings_upgrade`.)
+    """
     state = ctx.node.upgrade_state
     if state not in ACTIVE_UPGRADE_STATES or ctx.policy is None:
         return []
     since = state_since(ctx.node, ctx.event)
-    if not ctx.over(since, ctx.thresholds.upgrade_stalled_minutes) or since is None:
-        return []
     reason = active_wait_reason(ctx.node, ctx.policy, ctx.now)
+    if expected_wait(ctx.node, ctx.policy, ctx.now):
+        age = f" for {duration(ctx.now - since)}" if since is not None else ""
+        return [ctx.finding(
+            "upgrade-stalled", Severity.INFO,
+            f"{ctx.node.name} in {state}{age}: {reason} (as waitForCompletion configures)",
+            "Expected: the upgrade continues when the job ends. Hold the node with "
+            f"{L.UPGRADE_SKIP}=true instead if the job runs for days.", "upgrade")]
+    if since is None or not ctx.over(since, ctx.thresholds.upgrade_stalled_minutes):
+        return []
     return [ctx.finding(
         "upgrade-stalled", Severity.WARNING,
-        f"{ctx.node.name} in {state} for {duration(ctx.now - since)}: {reason}",
-        "Open the upgrades pane: wait-for-jobs waits for the selected pods (hold the node with "
-        "the skip label if a job runs for days); pod-restart/validation follow the driver and "
-        "validator pods.", "upgrade")]
+        f"{ctx.node.name} in {state} for {duration(ctx.now - since)}: {reason} (past "
+        f"{ctx.thresholds.upgrade_stalled_minutes:g} min, {SOURCES['upgrade_stalled_minutes']})",
+        "Open the upgrades pane: pod-restart/validation follow the driver and validator pods; "
+        "pod deletion and drain follow their timeouts.", "upgrade")]
 
 
 def _unknown(ctx: NodeContext) -> str:
@@ -265,8 +158,10 @@ def mig_config_failed(ctx: NodeContext) -> list[Finding]:
             "mig-config-failed", Severity.WARNING,
             f"MIG config {node.mig_config or '(none)'} failed on {node.name}{_unknown(ctx)}",
             f"Read the MIG manager log ({where} on this node): the config may not exist for "
-            "this GPU, or GPU processes blocked the change. Setting nvidia.com/mig.config "
-            "again retries.", "mig")]
+            "this GPU, or GPU processes blocked the change. mig-manager acts only when "
+            "nvidia.com/mig.config changes, so setting the same value again does nothing: fix "
+            "the cause, then set the label to another config (e.g. all-disabled) and back, or "
+            "delete the mig-manager pod so it applies the label when it starts.", "mig")]
     if node.product.endswith("-MIG-INVALID"):
         return [ctx.finding(
             "mig-config-failed", Severity.WARNING,
@@ -290,19 +185,57 @@ def mig_config_pending(ctx: NodeContext) -> list[Finding]:
         "mig-config-pending", Severity.WARNING,
         f"MIG change to {node.mig_config} on {node.name} {node.mig_state} for "
         f"{duration(ctx.now - node.mig_since)}{labels_note}; "
-        f"{node.resources.allocatable} GPUs allocatable",
+        f"{node.resources.allocatable} GPUs allocatable (past "
+        f"{ctx.thresholds.mig_pending_minutes:g} min, {SOURCES['mig_pending_minutes']})",
         "mig-manager waits for GPU clients to stop: check the MIG manager log and for GPU "
         "pods still on the node. A wedged change leaves deploy labels paused (mig-parted #485).",
         "mig")]
 
 
+def gpu_node_unmanaged(ctx: NodeContext) -> list[Finding]:
+    """NFD sees an NVIDIA GPU but the operator does not manage the node (§1.4, §1.5).
+
+    The operator keys everything off ``nvidia.com/gpu.present=true``, which its
+    NodeLabeling reconciler sets from the NFD PCI labels within seconds; a node without it
+    after the operand grace gets no driver and no device plugin, silently. A node opted out
+    with ``nvidia.com/gpu.deploy.operands=false`` is unmanaged by choice: info.
+    (gpu-operator ``controllers/state_manager.go``, ``hasGPULabels``, ``hasOperandsDisabled``.)
+    """
+    node = ctx.node
+    nfd = [key for key in L.NFD_GPU_LABELS if node.labels.get(key) == "true"]
+    opted_out = node.labels.get(L.DEPLOY_OPERANDS, "").lower() == "false"
+    if opted_out:
+        return [ctx.finding(
+            "gpu-node-unmanaged", Severity.INFO,
+            f"{node.name} is opted out ({L.DEPLOY_OPERANDS}=false): the operator deploys no "
+            "driver or operand there", "Remove the label to have the operator manage it.")]
+    if node.gpu_present or not nfd:
+        return []
+    label = nfd[0].rsplit("/", 1)[-1]
+    limit = ctx.thresholds.operand_not_ready_minutes
+    new = node.created is not None and not ctx.over(node.created, limit)
+    message = (f"NFD sees an NVIDIA GPU on {node.name} ({label}=true) but "
+               f"{L.GPU_PRESENT} is {node.labels.get(L.GPU_PRESENT) or 'unset'}: the operator "
+               "does not manage it")
+    if new:
+        return [ctx.finding("gpu-node-unmanaged", Severity.INFO,
+                            message + " yet (a new node; the operator labels it in seconds)",
+                            "Nothing to do yet.")]
+    return [ctx.finding(
+        "gpu-node-unmanaged", Severity.WARNING, message,
+        "Check that the gpu-operator Deployment runs (its node labeling sets gpu.present) and "
+        "its log; no driver or device plugin will reach this node until it does.")]
+
+
+#: causes before symptoms: at one severity, the first rule's finding leads the node's row
 NODE_RULES: tuple[Rule, ...] = (
-    node_not_ready, gpus_unavailable, driver_pod_failing, operand_pod_failing, validator_stuck,
-    operand_paused, upgrade_failed, upgrade_stalled, mig_config_failed, mig_config_pending,
+    driver_pod_failing, operand_pod_failing, validator_stuck, upgrade_failed, upgrade_stalled,
+    mig_config_failed, mig_config_pending, operand_paused, gpu_node_unmanaged, node_not_ready,
+    gpus_unavailable,
 )
 
 
 def node_findings(ctx: NodeContext) -> list[Finding]:
-    """Every node rule's findings, most severe first."""
+    """Every node rule's findings, most severe first, causes before symptoms."""
     found = [finding for rule in NODE_RULES for finding in rule(ctx)]
-    return sorted(found, key=lambda f: -f.severity.rank)
+    return sorted(found, key=lambda f: -f.severity.rank)  # stable: rule order within a rank

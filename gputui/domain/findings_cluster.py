@@ -1,4 +1,4 @@
-"""Cluster-wide findings: ClusterPolicy, blocked upgrades, DaemonSets, XIDs."""
+"""Cluster-wide findings: ClusterPolicy, DaemonSets, XIDs."""
 
 from __future__ import annotations
 
@@ -12,7 +12,6 @@ from gputui.domain.model import (
     Finding,
     NodeView,
     Severity,
-    UpgradeView,
 )
 from gputui.domain.operands import BY_NAME
 from gputui.domain.xid import xid_findings
@@ -20,9 +19,15 @@ from gputui.domain.xid import xid_findings
 CLUSTER_POLICY_RESOURCE = "clusterpolicies"
 
 
-def cluster_policy_findings(policy: ClusterPolicyView,
-                            forbidden: frozenset[str]) -> list[Finding]:
-    """Missing, notReady and ignored ClusterPolicies."""
+def cluster_policy_findings(policy: ClusterPolicyView, forbidden: frozenset[str],
+                            normal_life: str = "") -> list[Finding]:
+    """Missing, notReady and ignored ClusterPolicies.
+
+    ``normal_life`` names what explains a notReady state when nothing is actually failing
+    (nodes upgrading within the policy, nodes coming up within their grace): the operator
+    keeps ``state-driver`` notReady while any driver pod is out of date or not ready
+    (``controllers/object_controls.go``, ``isDaemonSetReady``), so this is expected: info.
+    """
     if policy.state == "missing":
         if CLUSTER_POLICY_RESOURCE in forbidden or "clusterpolicies.nvidia.com" in forbidden:
             return [Finding("cluster-policy-missing", Severity.WARNING, None,
@@ -45,6 +50,14 @@ def cluster_policy_findings(policy: ClusterPolicyView,
                      None)
         states = ", ".join(policy.not_ready_states) or "unknown states"
         detail = f" ({error.reason}: {error.message})" if error and error.message else ""
+        if normal_life:
+            found.append(Finding(
+                "cluster-policy-not-ready", Severity.INFO, None,
+                f"ClusterPolicy {policy.name} notReady: {states}, expected while "
+                f"{normal_life}{detail}",
+                "Nothing to do: the operator re-checks every 5 s and reports ready when the "
+                "nodes settle.", "pipeline"))
+            return found
         found.append(Finding(
             "cluster-policy-not-ready", Severity.WARNING, None,
             f"ClusterPolicy {policy.name} notReady: {states}{detail}",
@@ -53,14 +66,23 @@ def cluster_policy_findings(policy: ClusterPolicyView,
     return found
 
 
-def upgrade_blocked(view: UpgradeView) -> list[Finding]:
-    """A driver DaemonSet with unscheduled pods stops every upgrade in the cluster."""
-    if view.blocked is None or not view.enabled:
+def no_gpu_nodes_seen(policy: ClusterPolicyView, nodes: Mapping[str, NodeView]) -> list[Finding]:
+    """The ClusterPolicy says it found no GPU node (reason ``NoGPUNodes`` or
+    ``NFDLabelsMissing``) while nodes carry NFD's NVIDIA labels: nothing gets managed
+    (gpu-operator ``internal/conditions``; ``controllers/state_manager.go``)."""
+    reason = next((c.reason for c in policy.conditions if c.type == "Ready"), "")
+    if reason not in ("NoGPUNodes", "NFDLabelsMissing"):
         return []
-    return [Finding("upgrade-blocked", Severity.CRITICAL, None, view.blocked,
-                    "Find the node the driver pod cannot land on (NotReady, taints, resources) "
-                    "and fix or remove it; the skip label does not help (gpu-operator #688).",
-                    "upgrade")]
+    seen = sorted(n.name for n in nodes.values()
+                  if any(n.labels.get(key) == "true" for key in L.NFD_GPU_LABELS))
+    if not seen:
+        return []
+    return [Finding(
+        "gpu-node-unmanaged", Severity.WARNING, None,
+        f"ClusterPolicy {policy.name} reports {reason} while NFD sees NVIDIA GPUs on "
+        f"{len(seen)} node(s) ({', '.join(seen[:3])}{', ...' if len(seen) > 3 else ''})",
+        "Check the NFD pods and the operator log: the operator manages no node until it sees "
+        "the NFD labels.", "nodes")]
 
 
 def _expects(node: NodeView, operand: str) -> bool:

@@ -99,6 +99,10 @@ class Fleet:
             gpus_total=total, gpus_allocatable=allocatable,
             nodes_with_findings=with_findings, upgrades_in_progress=upgrades_in_progress)
 
+    def nodes_with(self, rank: int) -> int:
+        """How many nodes have a finding of severity ``rank`` (3 critical .. 1 info)."""
+        return len(self._names[rank])
+
     def findings(self, cluster: Sequence[Finding]) -> tuple[Finding, ...]:
         """Every finding in snapshot order: node findings merged with ``cluster`` ones."""
         ordered = tuple(sorted(cluster, key=finding_order))

@@ -63,6 +63,8 @@ class ClusterObjects:
         server: API server URL.
         forbidden: resource names that answered 403 (so the UI can say what it cannot see).
         xids: node -> XID events, fed by the metrics layer (empty when it has none).
+        loading: resource names whose first list has not arrived yet (``pods``,
+            ``clusterpolicies`` ...): what they would say is unknown, not absent.
     """
 
     nodes: Mapping[str, JsonDict] = field(default_factory=dict)
@@ -78,6 +80,7 @@ class ClusterObjects:
     server: str = ""
     forbidden: frozenset[str] = frozenset()
     xids: Mapping[str, Sequence[XidEvent]] = field(default_factory=dict)
+    loading: frozenset[str] = frozenset()
 
 
 #: The empty input: a builder given this produces an empty but valid snapshot.

@@ -179,6 +179,16 @@ class PipelineStage:
     deploy_label: str | None = None
 
 
+#: init container -> the operand whose readiness it waits for (gpu-operator
+#: ``assets/*/0500_daemonset.yaml`` init containers and the marker files of §1.3):
+#: ``driver-validation`` waits for ``.driver-ctr-ready`` (the driver's startup probe),
+#: ``toolkit-validation`` for ``toolkit-ready`` (needs the toolkit), ``plugin-validation`` for
+#: node capacity (the device plugin's registration).
+WAITS_ON: Mapping[str, str] = MappingProxyType({
+    "driver-validation": "driver", "toolkit-validation": "container-toolkit",
+    "plugin-validation": "device-plugin"})
+
+
 @dataclass(frozen=True, slots=True)
 class NodePipeline:
     """A node's operands in the order the readiness chain runs (§1.2/§1.3)."""
@@ -186,11 +196,33 @@ class NodePipeline:
     stages: tuple[PipelineStage, ...] = ()
 
     def first_broken(self) -> PipelineStage | None:
-        """The first stage that is neither ready nor disabled: where the chain breaks."""
-        for stage in self.stages:
-            if stage.status not in (StageStatus.READY, StageStatus.DISABLED):
+        """Where readiness breaks: the stage whose own failure holds the chain up.
+
+        Starts at the first stage (in chain order) that is neither ready nor disabled and,
+        while that stage only waits in an init container for another stage's marker file
+        (``WAITS_ON``), follows the dependency: a validator sitting in ``plugin-validation``
+        because the device plugin crash-loops blames the device plugin, not the validator.
+        """
+        stage = next((s for s in self.stages
+                      if s.status not in (StageStatus.READY, StageStatus.DISABLED)), None)
+        seen: set[str] = set()
+        while stage is not None and stage.operand not in seen:
+            seen.add(stage.operand)
+            dependency = self.waits_on(stage)
+            if dependency is None:
                 return stage
-        return None
+            stage = dependency
+        return stage
+
+    def waits_on(self, stage: PipelineStage) -> PipelineStage | None:
+        """The not-ready stage that ``stage``'s current init container waits for, if any."""
+        current = next((s for s in stage.substages
+                        if s.status in (StageStatus.PROGRESSING, StageStatus.FAILED)), None)
+        operand = WAITS_ON.get(current.name) if current is not None else None
+        dependency = self.stage(operand) if operand and operand != stage.operand else None
+        if dependency is None or dependency.status in (StageStatus.READY, StageStatus.DISABLED):
+            return None
+        return dependency
 
     def stage(self, operand: str) -> PipelineStage | None:
         """The stage for ``operand``, or None when the node has none."""
@@ -244,6 +276,9 @@ class GpuPod:
     start_time: float | None = None
     labels: Mapping[str, str] = field(default_factory=lambda: MappingProxyType({}))
     resources: tuple[str, ...] = ()
+    #: the controlling owner (``Job``/``ReplicaSet``/``StatefulSet``...), "" when unmanaged
+    owner_kind: str = ""
+    owner_name: str = ""
 
 
 @dataclass(frozen=True, slots=True)
@@ -294,11 +329,16 @@ class NodeView:
     sharing_replicas: int = 1
     device_plugin_config: str | None = None
     gpu_pods: tuple[GpuPod, ...] = ()
+    #: live pods matching the upgrade policy's ``waitForCompletion.podSelector``, GPU or not
+    wait_pods: tuple[GpuPod, ...] = ()
     created: float | None = None
     join_to_allocatable_seconds: float | None = None
     pipeline: NodePipeline = NodePipeline()
     findings: tuple[Finding, ...] = ()
     worst: Severity | None = None
+    #: the operand pods (or other inputs of pipeline and findings) are still being listed:
+    #: ``findings`` and ``pipeline`` are not known yet, which is not the same as empty
+    loading: bool = False
 
     @property
     def paused_labels(self) -> tuple[DeployLabel, ...]:
@@ -329,7 +369,13 @@ class ClusterSnapshot:
     #: keys of the device plugin's ConfigMap: the values ``nvidia.com/device-plugin.config``
     #: may take (empty when sharing is not configured)
     sharing_configs: tuple[str, ...] = ()
+    #: resources not listed yet (see ``ClusterObjects.loading``): the UI says "loading"
+    #: for what they feed instead of a value ("policy missing", "0 nodes")
+    loading: frozenset[str] = frozenset()
 
 
-#: Start every UI from this, never from None.
-EMPTY_SNAPSHOT = ClusterSnapshot()
+#: what nothing has been read of: every part of the picture
+LOADING_ALL = frozenset({"nodes", "pods", "clusterpolicies", "daemonsets"})
+
+#: Start every UI from this, never from None: nothing is known yet.
+EMPTY_SNAPSHOT = ClusterSnapshot(loading=LOADING_ALL)

@@ -12,7 +12,7 @@ from gputui.domain import nodes as N
 from gputui.domain.fastinit import maker
 from gputui.domain.findings import NodeContext, node_findings
 from gputui.domain.inputs import JsonDict
-from gputui.domain.model import NodeView, UpgradeEvent, UpgradePolicy
+from gputui.domain.model import NodePipeline, NodeView, UpgradeEvent, UpgradePolicy
 from gputui.domain.pipeline import build_pipeline
 from gputui.domain.pods import PodInfo, read_pod
 from gputui.domain.thresholds import ThresholdsLike
@@ -35,6 +35,8 @@ class NodeInputs:
     driver_generations: Mapping[str, int] = field(default_factory=dict)
     #: (ConfigMap name, config names it offers) when the node asks for a MIG config
     mig_configs: tuple[str, tuple[str, ...]] | None = None
+    #: the pod lists (or policy, DaemonSets) are not read yet: no pipeline, no findings
+    loading: bool = False
 
 
 def join_to_allocatable(created: float | None, pods: Sequence[PodInfo],
@@ -94,11 +96,13 @@ def _base_fields(inputs: NodeInputs, basics: N.NodeBasics,
         "sharing_strategy": strategy, "sharing_replicas": replicas,
         "device_plugin_config": labels.get(L.DEVICE_PLUGIN_CONFIG) or None,
         "gpu_pods": N.gpu_pods(pods), "created": basics.created,
+        "wait_pods": N.wait_pods(pods, inputs.upgrade_policy.wait_for_completion_selector
+                                 if inputs.upgrade_policy is not None else ""),
         "join_to_allocatable_seconds": join_to_allocatable(
             basics.created, pods, basics.resources.allocatable),
-        "pipeline": build_pipeline(labels, pods, policy_present=inputs.policy_present,
-                                disabled=inputs.disabled, with_daemonset=inputs.with_daemonset,
-                                mig_capable=capable)}
+        "pipeline": NodePipeline() if inputs.loading else build_pipeline(
+            labels, pods, policy_present=inputs.policy_present, disabled=inputs.disabled,
+            with_daemonset=inputs.with_daemonset, mig_capable=capable)}
 
 
 def build_node(inputs: NodeInputs, thresholds: ThresholdsLike,
@@ -107,6 +111,8 @@ def build_node(inputs: NodeInputs, thresholds: ThresholdsLike,
     pods = [read_pod(pod) for pod in inputs.pods]
     basics = N.read_basics(inputs.node)
     fields = _base_fields(inputs, basics, pods)
+    if inputs.loading:  # findings would rest on lists not read yet (see NodeView.loading)
+        return _node_view(**fields, loading=True), None
     view = _node_view(**fields)
     ctx = NodeContext(node=view, pods=pods, thresholds=thresholds, now=now,
                       label_times=MappingProxyType(dict(inputs.label_times)),

@@ -22,6 +22,7 @@ from gputui.domain.model import (
     ResourceCount,
 )
 from gputui.domain.pods import PodInfo
+from gputui.domain.selectors import parse_selector
 from gputui.domain.sharing import sharing_of
 
 _deploy_label = maker(DeployLabel)
@@ -118,7 +119,23 @@ def gpu_pods(pods: Sequence[PodInfo]) -> tuple[GpuPod, ...]:
     holders.sort(key=lambda p: (p.start_time or p.created or 0.0, p.namespace, p.name))
     return tuple(GpuPod(name=p.name, namespace=p.namespace, phase=p.phase, gpus=p.gpus,
                         start_time=p.start_time or p.created, labels=p.labels,
-                        resources=tuple(sorted(p.gpu_requests))) for p in holders)
+                        resources=tuple(sorted(p.gpu_requests)), owner_kind=p.owner_kind,
+                        owner_name=p.owner_name) for p in holders)
+
+
+def wait_pods(pods: Sequence[PodInfo], selector: str) -> tuple[GpuPod, ...]:
+    """The live pods ``waitForCompletion`` waits for: every one its selector matches, GPU or
+    not (k8s-operator-libs ``pkg/upgrade/upgrade_state.go``,
+    ``ProcessWaitForJobsRequiredNodes``), oldest first."""
+    if not selector:
+        return ()
+    match = parse_selector(selector)
+    chosen = [p for p in pods if p.phase in ("Running", "Pending") and not p.deleting
+              and match(p.labels)]
+    chosen.sort(key=lambda p: (p.start_time or p.created or 0.0, p.namespace, p.name))
+    return tuple(GpuPod(name=p.name, namespace=p.namespace, phase=p.phase, gpus=p.gpus,
+                        start_time=p.start_time or p.created, labels=p.labels,
+                        resources=tuple(sorted(p.gpu_requests))) for p in chosen)
 
 
 def upgrade_annotations(annotations: Mapping[str, str]) -> Mapping[str, str]:

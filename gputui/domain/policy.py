@@ -49,6 +49,12 @@ def read_upgrade_policy(spec: Mapping[str, Any], source: str,
     deletion = kube.sub(spec, "podDeletion") or kube.sub(spec, "gpuPodDeletion")
     drain = kube.sub(spec, "drain")
     raw_unavailable = spec.get("maxUnavailable", "25%")
+    # an IntOrString: a string must be a percentage, "2" in quotes is rejected upstream
+    # (k8s.io/apimachinery intstr.GetScaledValueFromIntOrPercent, called by k8s-operator-libs)
+    bad = (isinstance(raw_unavailable, str) and not raw_unavailable.strip().endswith("%")) or (
+        isinstance(raw_unavailable, str) and not _percent_ok(raw_unavailable))
+    error = (f"maxUnavailable {raw_unavailable!r} is neither an integer nor a percentage: the "
+             "upgrade controller stops with an error every cycle" if bad else "")
     return UpgradePolicy(
         auto_upgrade=kube.as_bool(spec.get("autoUpgrade"), default_auto),
         max_parallel_upgrades=kube.to_int(spec.get("maxParallelUpgrades", 1), 1),
@@ -63,7 +69,13 @@ def read_upgrade_policy(spec: Mapping[str, Any], source: str,
         drain_selector=selector_from_label_selector(drain.get("podSelector")),
         drain_timeout=kube.to_int(drain.get("timeoutSeconds", 300), 300),
         drain_delete_empty_dir=kube.as_bool(drain.get("deleteEmptyDir"), False),
-        source=source)
+        source=source, max_unavailable_error=error)
+
+
+def _percent_ok(raw: str) -> bool:
+    """``"25%"``-style: digits then a percent sign."""
+    text = raw.strip()
+    return text.endswith("%") and text[:-1].isdigit()
 
 
 def _disabled_operands(spec: Mapping[str, Any]) -> tuple[str, ...]:
@@ -113,7 +125,8 @@ def read_cluster_policy(policies: Sequence[JsonDict]) -> ClusterPolicyView:
         device_plugin_config=str(kube.sub(spec, "devicePlugin", "config").get("name") or "")
         or None,
         sandbox_workloads=kube.as_bool(kube.sub(spec, "sandboxWorkloads").get("enabled"), False),
-        disabled_operands=_disabled_operands(spec), ignored=ignored)
+        disabled_operands=_disabled_operands(spec), ignored=ignored,
+        resource_version=str(kube.sub(active, "metadata").get("resourceVersion") or ""))
 
 
 def driver_policy(view: ClusterPolicyView, drivers: Sequence[JsonDict]) -> UpgradePolicy | None:
@@ -132,3 +145,24 @@ def driver_policy(view: ClusterPolicyView, drivers: Sequence[JsonDict]) -> Upgra
     if view.state == "missing" or not view.driver_enabled:
         return None
     return view.upgrade_policy
+
+
+def driver_policies(view: ClusterPolicyView,
+                    drivers: Sequence[JsonDict]) -> dict[str, tuple[UpgradePolicy, JsonDict]]:
+    """NVIDIADriver name -> (its upgrade policy, its node selector) when the CRD drives the
+    driver and there are several CRs: each runs its own upgrade with its own slots (§3,
+    §4.3). Empty otherwise (one policy, :func:`driver_policy`, governs every node)."""
+    if not (view.use_nvidia_driver_crd or (view.state == "missing" and drivers)):
+        return {}
+    if len(drivers) < 2:
+        return {}
+    result: dict[str, tuple[UpgradePolicy, JsonDict]] = {}
+    for driver in drivers:
+        name = kube.name_of(driver)
+        spec = kube.sub(driver, "spec")
+        selector = {str(k): str(v) for k, v in (spec.get("nodeSelector") or {}).items()}
+        result[name] = (read_upgrade_policy(kube.sub(spec, "upgradePolicy"),
+                                            f"NVIDIADriver {name}", default_auto=True),
+                        {"default": kube.as_bool(spec.get("default"), False),
+                         "selector": selector})
+    return result

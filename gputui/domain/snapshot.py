@@ -25,9 +25,10 @@ from gputui.domain.daemonsets import driver_generations, summarize_daemonsets
 from gputui.domain.findings_cluster import (
     cluster_policy_findings,
     daemonset_findings,
-    upgrade_blocked,
+    no_gpu_nodes_seen,
     xid_node_findings,
 )
+from gputui.domain.findings_upgrade import required_stalled, upgrade_blocked
 from gputui.domain.fleet import Fleet, finding_order
 from gputui.domain.inputs import ClusterObjects, JsonDict, XidEvent
 from gputui.domain.labels import MIG_CONFIG
@@ -39,10 +40,11 @@ from gputui.domain.model import (
     NodeView,
     UpgradeEvent,
     UpgradePolicy,
+    UpgradeView,
 )
 from gputui.domain.node_build import NodeInputs, build_node
 from gputui.domain.podindex import PodIndex, pod_node_name
-from gputui.domain.policy import driver_policy, read_cluster_policy
+from gputui.domain.policy import driver_policies, driver_policy, read_cluster_policy
 from gputui.domain.sharing import sharing_config_names
 from gputui.domain.snapshot_mig import MigTracker, configmap_changes
 from gputui.domain.thresholds import DEFAULT_THRESHOLDS, ThresholdsLike
@@ -57,6 +59,10 @@ class _Entry:
     event: UpgradeEvent | None
 
 
+#: lists without which a node's pipeline and findings cannot be told (its Node is not enough)
+_FINDING_INPUTS = frozenset({"pods", "daemonsets", "clusterpolicies", "nvidiadrivers"})
+
+
 @dataclass(frozen=True, slots=True)
 class _Shared:
     """Cluster-wide inputs that shape every node; a change rebuilds all nodes."""
@@ -68,6 +74,8 @@ class _Shared:
     namespace: str | None
     driver_generations: tuple[tuple[str, int], ...] = ()
     mig_config_name: str | None = None
+    #: pods, DaemonSets or the ClusterPolicy not listed yet: pipelines and findings unknown
+    loading: bool = False
 
 
 def sort_findings(findings: Sequence[Finding]) -> tuple[Finding, ...]:
@@ -104,8 +112,9 @@ class SnapshotBuilder:
     """Builds snapshots, remembering node views between builds.
 
     Args:
-        thresholds: any object with the four ``*_minutes`` attributes
-            (``gputui.settings.Thresholds`` fits); the domain defaults otherwise.
+        thresholds: any object with the ``*_minutes`` attributes of
+            :class:`~gputui.domain.thresholds.ThresholdsLike` (``gputui.settings.Thresholds``
+            is the domain's own class); the domain defaults otherwise.
     """
 
     def __init__(self, thresholds: ThresholdsLike = DEFAULT_THRESHOLDS) -> None:
@@ -145,7 +154,8 @@ class SnapshotBuilder:
         upgrade_policy = driver_policy(policy, objects.nvidia_drivers)
         shared = _Shared(policy.state != "missing", policy.disabled_operands,
                          frozenset(ds.operand for ds in daemonsets), upgrade_policy, namespace,
-                         driver_generations(objects.daemonsets), policy.mig_config_name)
+                         driver_generations(objects.daemonsets), policy.mig_config_name,
+                         bool(objects.loading & _FINDING_INPUTS))
         events, event_nodes = self._read_events(objects.events)
         mig_nodes = configmap_changes(self._configmaps, objects.configmaps, objects.nodes,
                                       shared.mig_config_name)
@@ -155,18 +165,36 @@ class SnapshotBuilder:
         todo = None if full else ({*(changed_nodes or ()), *touched, *event_nodes,
                                    *(mig_nodes or ())})
         nodes = self._nodes(objects, now, todo, shared, events)
+        groups = driver_policies(policy, objects.nvidia_drivers)
         upgrade = self._upgrades.view(upgrade_policy, policy.sandbox_workloads, daemonsets,
-                                      events, now)
-        cluster = cluster_policy_findings(policy, objects.forbidden)
-        cluster += upgrade_blocked(upgrade) + daemonset_findings(daemonsets, nodes)
+                                      events, now, groups)
+        cluster: list[Finding] = []
+        if not shared.loading:
+            cluster = upgrade_blocked(upgrade) + daemonset_findings(daemonsets, nodes)
+            cluster += required_stalled(upgrade, nodes, self._thresholds, now, groups)
+            cluster += no_gpu_nodes_seen(policy, nodes)
+            cluster += cluster_policy_findings(policy, objects.forbidden,
+                                               self._normal_life(upgrade, cluster))
         return ClusterSnapshot(
             context=objects.context, server=objects.server, generated_at=now,
             operator_namespace=namespace, cluster_policy=policy, nodes=nodes, upgrade=upgrade,
             mig=self._mig.view(policy.mig_strategy), findings=self._fleet.findings(cluster),
             daemonsets=daemonsets, counts=self._fleet.counts(upgrade.in_progress),
-            forbidden=objects.forbidden,
+            forbidden=objects.forbidden, loading=objects.loading,
             sharing_configs=sharing_config_names(objects.configmaps, namespace,
                                                  policy.device_plugin_config))
+
+    def _normal_life(self, upgrade: UpgradeView, cluster: Sequence[Finding]) -> str:
+        """What explains a notReady ClusterPolicy when nothing fails, else ""."""
+        if any(f.severity.rank >= 2 for f in cluster) or self._fleet.nodes_with(3) or (
+                self._fleet.nodes_with(2)):
+            return ""
+        if upgrade.pending or upgrade.in_progress:
+            return (f"a driver upgrade rolls ({upgrade.pending} waiting, "
+                    f"{upgrade.in_progress} in progress)")
+        if self._fleet.nodes_with(1):
+            return f"{self._fleet.nodes_with(1)} node(s) come up within their grace periods"
+        return ""
 
     def _read_events(self, source: Sequence[JsonDict]) -> tuple[dict[str, UpgradeEvent],
                                                                  set[str]]:
@@ -240,7 +268,7 @@ class SnapshotBuilder:
             policy_present=shared.policy_present, disabled=shared.disabled,
             with_daemonset=shared.with_daemonset, upgrade_policy=shared.upgrade_policy,
             event=event, driver_generations=generations,
-            mig_configs=self._mig_configs(objects, name, shared))
+            mig_configs=self._mig_configs(objects, name, shared), loading=shared.loading)
         view, recheck_at = build_node(inputs, self._thresholds, now)
         return _Entry(view, recheck_at, event)
 

@@ -1,14 +1,61 @@
-"""Finding thresholds: any object with these four attributes (``gputui.settings.Thresholds``
-fits) so the domain never imports settings."""
+"""Grace periods: how long a normal stage may last before it becomes a finding.
+
+This module is the ONE place these numbers live. Each default is derived from a timeout or a
+probe that upstream itself uses, named beside it, so a finding can quote where its limit comes
+from ("normal up to 21 min: the driver container's startup probe"). ``gputui.settings`` takes
+its ``Thresholds`` from here (users may override each field); the domain never imports
+settings and accepts any object with these attributes (:class:`ThresholdsLike`).
+
+Upstream sources (read at the commits the project's domain reference lists, gpu-operator.md §0):
+
+* ``gpu-operator: assets/state-driver/0500_daemonset.yaml``: ``nvidia-driver-ctr``
+  startupProbe ``initialDelaySeconds: 60``, ``periodSeconds: 10``, ``failureThreshold: 120``:
+  the kubelet gives the driver 60 + 120 x 10 = 1260 s (21 min) to build and load before it
+  restarts the container. Until then a compiling driver is normal.
+* ``gpu-operator: cmd/nvidia-validator/main.go``: ``cuda-validation`` waits 60 x 5 s (5 min)
+  for its pod; ``plugin-validation`` retries 30 x 5 s for node capacity. The longer, 5 min,
+  is the validator's own budget once what it waits on is ready.
+* Kubernetes ``DefaultNotReadyTolerationSeconds`` (300 s): pods tolerate a NotReady node for
+  5 minutes before eviction; a reboot shorter than that is routine.
+* ``k8s-operator-libs: pkg/upgrade`` step limits (validation 600 s, podDeletion/drain 300 s by
+  default, the driver's 21 min startup budget in ``pod-restart-required``) and the upgrade
+  controller's 2-minute requeue (``gpu-operator: controllers/upgrade_controller.go``): a node
+  past 30 min in one step is past every one of them.
+* ``mig-parted: pkg/mig/reconfigure``: mig-manager gives GPU clients 5 min to stop, then
+  applies the layout; 10 min covers both.
+"""
 
 from __future__ import annotations
 
 from dataclasses import dataclass
 from typing import Protocol
 
+#: the driver container's startup probe budget: 60 s delay + 120 failures x 10 s
+DRIVER_STARTUP_PROBE_SECONDS = 60 + 120 * 10
+#: cuda-validation's wait for its pod: 60 tries x 5 s
+VALIDATOR_BUDGET_SECONDS = 60 * 5
+#: Kubernetes' default NoExecute toleration of node.kubernetes.io/not-ready
+NOT_READY_TOLERATION_SECONDS = 300
+#: the upgrade controller's periodic requeue (``plannedRequeueInterval``)
+UPGRADE_REQUEUE_SECONDS = 120
+#: mig-manager's wait for GPU clients to stop before it reconfigures
+MIG_CLIENT_STOP_SECONDS = 300
+
 
 class ThresholdsLike(Protocol):
     """How long a state may last before it becomes a finding, in minutes."""
+
+    @property
+    def driver_startup_minutes(self) -> float: ...
+
+    @property
+    def validator_stuck_minutes(self) -> float: ...
+
+    @property
+    def operand_not_ready_minutes(self) -> float: ...
+
+    @property
+    def node_not_ready_minutes(self) -> float: ...
 
     @property
     def upgrade_stalled_minutes(self) -> float: ...
@@ -16,21 +63,33 @@ class ThresholdsLike(Protocol):
     @property
     def mig_pending_minutes(self) -> float: ...
 
-    @property
-    def operand_not_ready_minutes(self) -> float: ...
-
-    @property
-    def validator_stuck_minutes(self) -> float: ...
-
 
 @dataclass(frozen=True, slots=True)
 class DomainThresholds:
-    """The domain's defaults (the same values as ``gputui.settings.Thresholds``)."""
+    """The defaults, each from the upstream limit named in the module docstring."""
 
+    #: driver pod not ready (building, loading) for longer is ``driver-pod-failing``
+    driver_startup_minutes: float = DRIVER_STARTUP_PROBE_SECONDS / 60.0
+    #: validator in one init container longer than this past its dependency's own grace
+    validator_stuck_minutes: float = VALIDATOR_BUDGET_SECONDS / 60.0
+    #: another operand not ready for longer, once what it waits on is not the cause
+    operand_not_ready_minutes: float = 2 * VALIDATOR_BUDGET_SECONDS / 60.0
+    #: a NotReady node is routine (a reboot) this long, then a warning
+    node_not_ready_minutes: float = NOT_READY_TOLERATION_SECONDS / 60.0
+    #: an upgrade step, or ``upgrade-required`` that cannot proceed, held longer is stalled
     upgrade_stalled_minutes: float = 30.0
-    mig_pending_minutes: float = 10.0
-    operand_not_ready_minutes: float = 10.0
-    validator_stuck_minutes: float = 5.0
+    #: ``nvidia.com/mig.config.state=pending`` for longer is a finding
+    mig_pending_minutes: float = 2 * MIG_CLIENT_STOP_SECONDS / 60.0
 
 
 DEFAULT_THRESHOLDS = DomainThresholds()
+
+#: where each grace period comes from, quoted in findings' messages
+SOURCES: dict[str, str] = {
+    "driver_startup_minutes": "the driver container's startup probe",
+    "validator_stuck_minutes": "the validator's 60 x 5 s budget",
+    "operand_not_ready_minutes": "twice the validator's budget",
+    "node_not_ready_minutes": "Kubernetes' 300 s not-ready toleration",
+    "upgrade_stalled_minutes": "past every upgrade step's own limit",
+    "mig_pending_minutes": "mig-manager's 5 min wait for GPU clients, twice",
+}

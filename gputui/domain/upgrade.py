@@ -2,15 +2,14 @@
 
 The controller's arithmetic (§4.5) is easy to get subtly wrong, and it is what operators
 argue about at 3 a.m. ("why is nothing moving?"), so it lives in small pure functions with
-the library's exact rules: failed nodes hold slots, cordoned/NotReady nodes and nodes in
-``cordon-required`` count as unavailable, percentages round up against the managed total.
+the library's exact rules (:mod:`gputui.domain.upgrade_slots`), per NVIDIADriver when there
+are several (:mod:`gputui.domain.upgrade_groups`).
 """
 
 from __future__ import annotations
 
-import math
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, replace
+from dataclasses import replace
 from types import MappingProxyType
 
 from gputui.domain import labels as L
@@ -24,67 +23,17 @@ from gputui.domain.model import (
     UpgradeView,
 )
 from gputui.domain.upgrade_events import failure_summary
+from gputui.domain.upgrade_groups import Groups, group_views, view_for
 from gputui.domain.upgrade_reasons import active_wait_reason, state_since
+from gputui.domain.upgrade_slots import (
+    Slots,
+    compute_slots,
+    resolve_max_unavailable,
+    slots_from_counts,
+)
 
-
-@dataclass(frozen=True, slots=True)
-class Slots:
-    """The §4.5 figures for one cycle."""
-
-    total: int
-    in_progress: int
-    max_unavailable: int
-    unavailable: int
-    available: int
-
-
-def resolve_max_unavailable(raw: str, total: int) -> int:
-    """``maxUnavailable`` as a node count: ``"25%"`` of ``total`` rounded up, or an int."""
-    text = raw.strip()
-    if text.endswith("%"):
-        try:
-            percent = float(text[:-1])
-        except ValueError:
-            percent = 25.0
-        return math.ceil(total * percent / 100.0)
-    try:
-        return int(text)
-    except ValueError:
-        return math.ceil(total * 0.25)
-
-
-def compute_slots(states: Mapping[str, str], unavailable_nodes: Sequence[str],
-                  max_parallel: int, max_unavailable_raw: str) -> Slots:
-    """Slots per §4.5.
-
-    Args:
-        states: managed node -> upgrade state label ("" when absent).
-        unavailable_nodes: managed nodes that are cordoned or not Ready.
-        max_parallel: ``maxParallelUpgrades`` (0 = unlimited).
-        max_unavailable_raw: ``maxUnavailable`` as written (``"25%"`` or ``"2"``).
-    """
-    counts: dict[str, int] = {}
-    for state in states.values():
-        counts[state] = counts.get(state, 0) + 1
-    return slots_from_counts(counts, len(unavailable_nodes), max_parallel, max_unavailable_raw)
-
-
-def slots_from_counts(counts: Mapping[str, int], down: int, max_parallel: int,
-                      max_unavailable_raw: str) -> Slots:
-    """:func:`compute_slots` from managed nodes per state and the count of down nodes, so
-    an incremental view need not walk every node."""
-    total = sum(counts.values())
-    idle = sum(counts.get(state, 0) for state in L.UPGRADE_IDLE_STATES)
-    in_progress = total - idle
-    required = counts.get(L.STATE_REQUIRED, 0)
-    available = required if max_parallel == 0 else max_parallel - in_progress
-    max_unavailable = resolve_max_unavailable(max_unavailable_raw, total)
-    unavailable = down + counts.get(L.STATE_CORDON, 0)
-    if unavailable >= max_unavailable:
-        available = 0
-    elif unavailable + available > max_unavailable:
-        available = max_unavailable - unavailable
-    return Slots(total, in_progress, max_unavailable, unavailable, max(available, 0))
+__all__ = ["Slots", "blocked_reason", "build_upgrade_view", "compute_slots", "is_managed",
+           "resolve_max_unavailable", "slots_from_counts", "status_reason"]
 
 
 def blocked_reason(daemonsets: Sequence[DaemonSetSummary]) -> str | None:
@@ -92,9 +41,9 @@ def blocked_reason(daemonsets: Sequence[DaemonSetSummary]) -> str | None:
     for ds in daemonsets:
         if ds.operand == "driver" and ds.unscheduled != 0:
             pods = ds.desired - ds.unscheduled
-            return (f"driver DaemonSet {ds.name} has {pods} pods for {ds.desired} desired "
-                    f"({ds.unscheduled} unscheduled): the upgrade controller moves no node "
-                    "until they match")
+            return (f"driver DaemonSet {ds.name} owns {pods} pods for {ds.desired} desired "
+                    "(BuildState: \"driver DaemonSet should not have unscheduled pods\"): the "
+                    "upgrade controller moves no node until they match")
     return None
 
 
@@ -152,30 +101,37 @@ def is_managed(node: NodeView) -> bool:
 
 def build_upgrade_view(nodes: Sequence[NodeView], policy: UpgradePolicy | None,
                        sandbox: bool, daemonsets: Sequence[DaemonSetSummary],
-                       events: Mapping[str, UpgradeEvent], now: float) -> UpgradeView:
-    """The upgrade view over every managed node."""
+                       events: Mapping[str, UpgradeEvent], now: float,
+                       groups: Groups | None = None) -> UpgradeView:
+    """The upgrade view over every managed node (``groups``: one upgrade per NVIDIADriver)."""
     managed = [n for n in nodes if is_managed(n)]
     if policy is None:
         return UpgradeView()
     states = {n.name: n.upgrade_state for n in managed}
     down = [n.name for n in managed if n.cordoned or not n.ready]
     slots = compute_slots(states, down, policy.max_parallel_upgrades, policy.max_unavailable)
+    blocked = policy.max_unavailable_error or blocked_reason(daemonsets)
+    enabled = policy.auto_upgrade and not sandbox
     view = UpgradeView(
-        policy=policy, enabled=policy.auto_upgrade and not sandbox, total=slots.total,
+        policy=policy, enabled=enabled, total=slots.total,
         in_progress=slots.in_progress,
         failed=sum(1 for s in states.values() if s == L.STATE_FAILED),
         pending=sum(1 for s in states.values() if s == L.STATE_REQUIRED),
         done=sum(1 for s in states.values() if s == L.STATE_DONE),
         max_parallel=policy.max_parallel_upgrades, max_unavailable=slots.max_unavailable,
-        unavailable=slots.unavailable, available_slots=slots.available,
-        lanes=_lanes(states), blocked=blocked_reason(daemonsets))
-    statuses = {
-        n.name: NodeUpgradeStatus(
+        unavailable=slots.unavailable,
+        available_slots=0 if policy.max_unavailable_error else slots.available,
+        lanes=_lanes(states), blocked=blocked,
+        groups=group_views(managed, groups or {}, not sandbox, blocked_reason(daemonsets)))
+    statuses = {}
+    for n in sorted(managed, key=lambda n: n.name):
+        own = view_for(n, view, groups or {})
+        own_policy = own.policy or policy
+        statuses[n.name] = NodeUpgradeStatus(
             node=n.name, state=n.upgrade_state, since=state_since(n, events.get(n.name)),
             skip=n.upgrade_skip,
-            wait_reason=status_reason(n, view, policy, events.get(n.name), now),
+            wait_reason=status_reason(n, own, own_policy, events.get(n.name), now),
             last_event=events.get(n.name))
-        for n in sorted(managed, key=lambda n: n.name)}
     return _with_nodes(view, statuses)
 
 

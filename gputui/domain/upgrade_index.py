@@ -26,10 +26,11 @@ from gputui.domain.model import (
 from gputui.domain.upgrade import (
     blocked_reason,
     is_managed,
-    slots_from_counts,
     status_reason,
 )
+from gputui.domain.upgrade_groups import Groups, group_views, view_for
 from gputui.domain.upgrade_reasons import state_since
+from gputui.domain.upgrade_slots import slots_from_counts
 
 #: states whose wait reason never quotes the clock (the rest are recomputed every build)
 _TIMELESS = frozenset({L.STATE_REQUIRED, L.STATE_FAILED, L.STATE_DONE, L.STATE_UNKNOWN})
@@ -52,6 +53,7 @@ class UpgradeTracker:
         self._status_view: Mapping[str, NodeUpgradeStatus] | None = None
         self._dirty: set[str] = set()
         self._figures: tuple[object, ...] | None = None
+        self._groups: Groups = {}
 
     def put(self, name: str, view: NodeView | None) -> None:
         """Node ``name`` now looks like ``view`` (None: it is gone)."""
@@ -75,8 +77,9 @@ class UpgradeTracker:
 
     def view(self, policy: UpgradePolicy | None, sandbox: bool,
              daemonsets: Sequence[DaemonSetSummary], events: Mapping[str, UpgradeEvent],
-             now: float) -> UpgradeView:
-        """The upgrade view for the nodes put so far."""
+             now: float, groups: Groups | None = None) -> UpgradeView:
+        """The upgrade view for the nodes put so far (``groups``: one per NVIDIADriver;
+        their figures need a walk over the managed nodes, done only when there are some)."""
         if policy is None:
             self._figures = None
             return UpgradeView()
@@ -88,8 +91,13 @@ class UpgradeTracker:
             in_progress=slots.in_progress, failed=counts.get(L.STATE_FAILED, 0),
             pending=counts.get(L.STATE_REQUIRED, 0), done=counts.get(L.STATE_DONE, 0),
             max_parallel=policy.max_parallel_upgrades, max_unavailable=slots.max_unavailable,
-            unavailable=slots.unavailable, available_slots=slots.available,
-            lanes=self._lanes_view(), blocked=blocked_reason(daemonsets))
+            unavailable=slots.unavailable,
+            available_slots=0 if policy.max_unavailable_error else slots.available,
+            lanes=self._lanes_view(),
+            blocked=policy.max_unavailable_error or blocked_reason(daemonsets),
+            groups=group_views(self._nodes.values(), groups or {}, not sandbox,
+                               blocked_reason(daemonsets)))
+        self._groups = groups or {}
         return replace(view, nodes=self._statuses_view(view, policy, events, now))
 
     def _lanes_view(self) -> Mapping[str, tuple[str, ...]]:
@@ -109,7 +117,7 @@ class UpgradeTracker:
             if state not in _TIMELESS:
                 names.update(lane)
         figures = (policy, view.blocked, view.enabled, view.available_slots, view.pending,
-                   view.unavailable, view.max_unavailable, view.slot_line)
+                   view.unavailable, view.max_unavailable, view.slot_line, view.groups)
         if figures != self._figures:
             self._figures = figures
             names.update(self._lanes.get(L.STATE_REQUIRED, ()))
@@ -121,10 +129,11 @@ class UpgradeTracker:
         changed = False
         for name in self._to_recompute(view, policy):
             node, event = self._nodes[name], events.get(name)
+            own = view_for(node, view, self._groups)
+            reason = status_reason(node, own, own.policy or policy, event, now)
             status = NodeUpgradeStatus(
                 node=name, state=node.upgrade_state, since=state_since(node, event),
-                skip=node.upgrade_skip, wait_reason=status_reason(node, view, policy, event, now),
-                last_event=event)
+                skip=node.upgrade_skip, wait_reason=reason, last_event=event)
             if self._statuses.get(name) != status:
                 self._statuses[name] = status
                 changed = True

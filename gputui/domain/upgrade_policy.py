@@ -27,6 +27,8 @@ class UpgradePolicy:
     drain_timeout: int = 300
     drain_delete_empty_dir: bool = False
     source: str = ""
+    #: why ``maxUnavailable`` is unusable (a string that is not a percentage), else ""
+    max_unavailable_error: str = ""
 
     def describe(self) -> str:
         """The policy line of the upgrades pane, e.g.

@@ -10,7 +10,6 @@ from __future__ import annotations
 from gputui.domain import labels as L
 from gputui.domain.kube import parse_epoch
 from gputui.domain.model import NodeView, StageStatus, UpgradeEvent, UpgradePolicy
-from gputui.domain.selectors import parse_selector
 from gputui.domain.timefmt import duration
 
 
@@ -34,12 +33,15 @@ def _timeout(start: float | None, limit: int, now: float) -> str:
 
 
 def wait_for_jobs_reason(node: NodeView, policy: UpgradePolicy, now: float) -> str:
-    """E.g. "2 pods app=trainer still running (oldest 31 h), timeout: never"."""
+    """E.g. "2 pods app=trainer still running (oldest 31 h), timeout: never".
+
+    Counts every live pod on the node that the selector matches, GPU or not, as the
+    controller does (``node.wait_pods``).
+    """
     selector = policy.wait_for_completion_selector
     if not selector:
         return "no waitForCompletion selector: moves to pod deletion next cycle"
-    match = parse_selector(selector)
-    running = [p for p in node.gpu_pods if p.phase in ("Running", "Pending") and match(p.labels)]
+    running = node.wait_pods
     start = parse_epoch(node.upgrade_annotations.get(L.UPGRADE_WAIT_START))
     timeout = _timeout(start, policy.wait_for_completion_timeout, now)
     if not running:
@@ -48,6 +50,19 @@ def wait_for_jobs_reason(node: NodeView, policy: UpgradePolicy, now: float) -> s
     oldest = f" (oldest {duration(now - min(starts))})" if starts else ""
     noun = "pod" if len(running) == 1 else "pods"
     return f"{len(running)} {noun} {selector} still running{oldest}, {timeout}"
+
+
+def expected_wait(node: NodeView, policy: UpgradePolicy, now: float) -> bool:
+    """The node waits in ``wait-for-jobs-required`` exactly as ``waitForCompletion`` says:
+    selected pods still run and no timeout has run out (timeout 0 = wait for the job).
+    (``k8s-operator-libs: pkg/upgrade/upgrade_state.go``, ``ProcessWaitForJobsRequiredNodes``.)"""
+    if node.upgrade_state != L.STATE_WAIT_JOBS or not policy.wait_for_completion_selector:
+        return False
+    if not node.wait_pods:
+        return False
+    start = parse_epoch(node.upgrade_annotations.get(L.UPGRADE_WAIT_START))
+    timeout = policy.wait_for_completion_timeout
+    return timeout <= 0 or start is None or now < start + timeout
 
 
 def pod_restart_reason(node: NodeView) -> str:

@@ -62,6 +62,9 @@ class UpgradeView:
         lanes: state -> node names, states in state-machine order, empty lanes omitted.
         nodes: per-node status incl. ``wait_reason``.
         blocked: why the controller does nothing at all this cycle, or None.
+        groups: with several NVIDIADriver CRs, each CR's own figures and policy (the
+            controller runs one state machine per CR over the nodes it owns); empty when
+            one policy governs every node. Node statuses and lanes stay on the parent.
     """
 
     policy: UpgradePolicy | None = None
@@ -78,6 +81,7 @@ class UpgradeView:
     lanes: Mapping[str, tuple[str, ...]] = field(default_factory=lambda: MappingProxyType({}))
     nodes: Mapping[str, NodeUpgradeStatus] = field(default_factory=lambda: MappingProxyType({}))
     blocked: str | None = None
+    groups: Mapping[str, UpgradeView] = field(default_factory=lambda: MappingProxyType({}))
 
     @property
     def slot_line(self) -> str:
@@ -163,6 +167,9 @@ class ClusterPolicyView:
     sandbox_workloads: bool = False
     disabled_operands: tuple[str, ...] = ()
     ignored: tuple[str, ...] = ()
+    #: ``metadata.resourceVersion``: a write planned from this view sends it as a
+    #: precondition, so a policy changed since the plan answers 409 instead of being overwritten
+    resource_version: str = ""
 
 
 @dataclass(frozen=True, slots=True)

@@ -14,7 +14,7 @@ A scenario file (``gputui/sim/scenarios/<name>.yaml``, shipped in the wheel) has
                  drainSkip}]
     timeline: [{at: 30s, action: ACTION, ...fields}]
 
-Timeline actions (fields): ``kernel-update`` (pool, kernel, breaksDriver), ``crashloop``
+Timeline actions (fields): ``kernel-update`` (pool or node, kernel, breaksDriver), ``crashloop``
 (pool|node, reason: kernel-headers|driver-in-use, nextStart), ``validator-stuck`` (pool|node),
 ``xid`` (node, gpu, code), ``mig-config`` (pool|node, config), ``mig-fail`` (pool|node),
 ``driver-version`` (version), ``join`` (pool, count), ``cordon`` (node),
@@ -120,7 +120,7 @@ class Scenario:
 
 
 ACTIONS: dict[str, set[str]] = {
-    "kernel-update": {"pool", "kernel", "breaksDriver"},
+    "kernel-update": {"pool", "node", "kernel", "breaksDriver"},
     "crashloop": {"pool", "node", "reason", "nextStart"},
     "validator-stuck": {"pool", "node"},
     "xid": {"node", "gpu", "code"},

@@ -28,7 +28,7 @@ from gputui.domain.podindex import pod_node_name
 from gputui.sources.reduce import JsonObj, LabelTimes
 from gputui.sources.resources import Key, object_key
 
-NODE_SLOTS = ("nodes", "nodes-nfd")  # earlier slots win for a node in both
+NODE_SLOTS = ("nodes", "nodes-nfd", "nodes-nfd-0302", "nodes-nfd-0300")  # earlier slots win
 GPU_PODS, OPERAND_PODS = "gpu-pods", "pods"  # operand pods win: they keep their full form
 POD_SLOTS = (GPU_PODS, OPERAND_PODS)
 MIG_CONFIG_SUFFIX = "-mig-config"
@@ -114,6 +114,11 @@ class ObjectCache:
                     self._put(slot, object_key(obj),
                               None if event_type == "DELETED" else obj, times)
             return self._version != before
+
+    def nodes_changed(self) -> bool:
+        """Whether the next build has a node to rebuild (or is a full one)."""
+        with self._lock:
+            return self._full or bool(self._changed_nodes)
 
     def take_changes(self) -> frozenset[str] | None:
         """Node names changed since the last call, or ``None`` when a full build is due."""

@@ -16,9 +16,9 @@ import logging
 import re
 import threading
 import time
-from collections.abc import Iterator, Mapping
+from collections.abc import Callable, Iterator, Mapping
 from concurrent.futures import Future, ThreadPoolExecutor
-from typing import Any
+from typing import Any, Generic, Protocol, TypeVar
 from urllib.parse import urlencode
 
 import urllib3
@@ -41,6 +41,17 @@ except ImportError:  # pragma: no cover - the standard library is enough, only s
 
 JsonObj = dict[str, Any]
 
+
+class DecodedPage(Protocol):
+    """What :meth:`KubeHttp.list_pages` needs of a decoded page: where the list goes on."""
+
+    @property
+    def continue_token(self) -> str: ...
+
+
+P = TypeVar("P", bound=DecodedPage)
+E = TypeVar("E")
+
 #: seconds to open a connection; a silent server should fail fast, not hang the header
 CONNECT_TIMEOUT = 5.0
 #: seconds to wait for a list page or a log (a 500-item page is far quicker than this)
@@ -62,7 +73,7 @@ class KubeHttp:
         self.host = str(configuration.host).rstrip("/")
         self._pool: urllib3.PoolManager = RESTClientObject(configuration).pool_manager
         self._lock = threading.Lock()
-        self._streams: set[WatchStream] = set()
+        self._streams: set[WatchStream[Any]] = set()
         self._closed = False
         #: every request of every thread takes a token: a bounded rate whatever fails
         self.limiter = limiter or RateLimiter()
@@ -144,16 +155,16 @@ class KubeHttp:
             f"GET {path}", policy, self._closing)
         return data.decode("utf-8", errors="replace")
 
-    def list_pages(self, path: str, query: Mapping[str, Any] | None = None,
-                   limit: int = PAGE_LIMIT) -> Iterator[tuple[list[JsonObj], str]]:
-        """Yield ``(items, resourceVersion)`` page by page, following ``continue``.
+    def list_pages(self, path: str, decode: Callable[[bytes], P],
+                   query: Mapping[str, Any] | None = None, limit: int = PAGE_LIMIT
+                   ) -> Iterator[P]:
+        """Yield each page of a list decoded by ``decode``, following ``continue``.
 
-        The caller reduces each page before the next is decoded, so one page of full
-        objects is in memory at a time. The next page's bytes are fetched meanwhile: the
-        ``continue`` token sits in the list's metadata, before the items, so it is read from
-        the raw bytes and the server serialises page N+1 while gputui decodes page N
-        (server and client alternate otherwise, and each waits for the other). The last
-        page's resourceVersion is the list's.
+        The caller keeps what it needs of each page before the next is decoded, so one
+        page's bytes are in memory at a time. The next page's bytes are fetched meanwhile:
+        the ``continue`` token sits in the list's metadata, before the items, so it is read
+        from the raw bytes and the server serialises and sends page N+1 while gputui decodes
+        page N (server and client alternate otherwise, and each waits for the other).
         """
         params: dict[str, Any] = dict(query or {}, limit=limit)
         with ThreadPoolExecutor(max_workers=1, thread_name_prefix="gputui-page") as pool:
@@ -164,23 +175,23 @@ class KubeHttp:
                 pending = None
                 if guess:
                     pending = pool.submit(self._fetch, path, dict(params, **{"continue": guess}))
-                page = self._parse(path, data)
+                try:
+                    page = decode(data)
+                except ValueError:
+                    raise UnreachableError(f"{self.host}{path}: answer is not a JSON list"
+                                           ) from None
                 del data
-                metadata = page.get("metadata") or {}
-                token = str(metadata.get("continue") or "")
+                token = page.continue_token
                 if token != guess:  # the peek missed (unusual layout): follow the real token
                     if pending is not None:
                         pending.cancel()
                     pending = pool.submit(self._fetch, path, dict(params, **{
                         "continue": token})) if token else None
-                items = list(page.get("items") or [])
-                version = str(metadata.get("resourceVersion") or "")
-                del page
-                yield items, version
+                yield page
 
-    def watch(self, path: str, query: Mapping[str, Any], timeout_seconds: int
-              ) -> WatchStream:
-        """Open a watch and return its stream of events (``{"type", "object"}``).
+    def watch(self, path: str, query: Mapping[str, Any], timeout_seconds: int,
+              decode: Callable[[bytes], E]) -> WatchStream[E]:
+        """Open a watch and return its stream of events, each line decoded by ``decode``.
 
         The request is made now, so an error status or an unreachable server raises here;
         iterating then raises :class:`UnreachableError` if the connection drops mid-stream,
@@ -189,7 +200,7 @@ class KubeHttp:
         params = dict(query)
         params.update(watch="true", timeoutSeconds=timeout_seconds, allowWatchBookmarks="true")
         response = self._open(path, params, read_timeout=timeout_seconds + 30.0)
-        stream = WatchStream(self, response)
+        stream = WatchStream(self, response, decode)
         with self._lock:
             if self._closed:
                 stream.close()
@@ -197,7 +208,7 @@ class KubeHttp:
                 self._streams.add(stream)
         return stream
 
-    def _forget(self, stream: WatchStream) -> None:
+    def _forget(self, stream: WatchStream[Any]) -> None:
         with self._lock:
             self._streams.discard(stream)
 
@@ -212,19 +223,21 @@ class KubeHttp:
         self._pool.clear()
 
 
-class WatchStream:
+class WatchStream(Generic[E]):
     """One open watch: iterate for events; :meth:`close` (any thread) ends the iteration."""
 
-    def __init__(self, owner: KubeHttp, response: urllib3.BaseHTTPResponse):
+    def __init__(self, owner: KubeHttp, response: urllib3.BaseHTTPResponse,
+                 decode: Callable[[bytes], E]):
         self._owner = owner
         self._response = response
+        self._decode = decode
         self._closed = False
 
-    def __iter__(self) -> Iterator[JsonObj]:
+    def __iter__(self) -> Iterator[E]:
         finished = False
         try:
             if not self._closed:
-                yield from _events(self._response, self._owner.host)
+                yield from _events(self._response, self._owner.host, self._decode)
                 finished = True
         except UnreachableError:
             if not self._closed:
@@ -243,8 +256,9 @@ class WatchStream:
             self._response.shutdown()
 
 
-def _events(response: urllib3.BaseHTTPResponse, host: str) -> Iterator[JsonObj]:
-    """Newline-delimited JSON events from a streaming response."""
+def _events(response: urllib3.BaseHTTPResponse, host: str, decode: Callable[[bytes], E]
+            ) -> Iterator[E]:
+    """Newline-delimited JSON events from a streaming response, each decoded."""
     buffer = b""
     try:
         while True:
@@ -255,12 +269,12 @@ def _events(response: urllib3.BaseHTTPResponse, host: str) -> Iterator[JsonObj]:
             while b"\n" in buffer:
                 line, buffer = buffer.split(b"\n", 1)
                 if line.strip():
-                    yield _loads(line)
+                    yield decode(line)
     except (urllib3.exceptions.HTTPError, OSError, ValueError) as error:
         raise UnreachableError(f"watch on {host} broke: {_reason(error)}") from None
     if buffer.strip():
         try:
-            yield _loads(buffer)
+            yield decode(buffer)
         except ValueError:
             pass
 

@@ -32,15 +32,18 @@ from gputui.sources.errors import SourceError
 from gputui.sources.http import KubeHttp
 from gputui.sources.kubeconfig import KubeTarget
 from gputui.sources.pods import read_pod_events, read_pod_log
+from gputui.sources.reduce import wait_selectors
 from gputui.sources.reflector import Backoff, FeedState, Reflector
-from gputui.sources.resources import Feed, cluster_feeds, namespace_feeds
+from gputui.sources.resources import Feed, cluster_feeds, namespace_feeds, resource_of
 from gputui.sources.status import StatusTracker
 from gputui.sources.xids import XidTracker
 
 log = logging.getLogger(__name__)
 
-#: seconds the collector may stay paused waiting for the first snapshot
+#: seconds the collector may stay paused waiting for the first complete snapshot
 GC_PAUSE_LIMIT = 120.0
+#: the feed whose list is enough for a first (partial) snapshot: the GPU nodes
+FIRST_FEED = "nodes"
 
 
 class SnapshotBuilderLike(Protocol):
@@ -99,6 +102,8 @@ class KubeSource:
         self._on_snapshot: SnapshotCallback = _ignore_snapshot
         self._on_status: StatusCallback = _ignore_status
         self._reflectors: dict[str, Reflector] = {}
+        #: waitForCompletion selectors the GPU pod feed keeps pods for
+        self._wait: tuple[str, ...] = ()
         self._lock = threading.Lock()
         self._stop = threading.Event()
         self._dirty = threading.Event()
@@ -106,6 +111,8 @@ class KubeSource:
         self._last_status: SourceStatus | None = None
         self._domain_builder = builder
         self._gc_paused_at: float | None = None
+        self._loading: frozenset[str] = frozenset()  # what the last build had not read
+        self._first_listed = threading.Event()  # the other feeds decode after FIRST_FEED
         self.xids = XidTracker(self.http, prometheus_url)
         self.xid_every = xid_every
 
@@ -129,6 +136,7 @@ class KubeSource:
         self._resume_gc(freeze=False)
         self._stop.set()
         self._dirty.set()
+        self._first_listed.set()  # gated feeds stop waiting for the nodes
         with self._lock:
             reflectors = list(self._reflectors.values())
         for reflector in reflectors:
@@ -198,7 +206,7 @@ class KubeSource:
                 continue
             self.tracker.connected()
             self.namespace = namespace
-            self._start_feeds(cluster_feeds() + namespace_feeds(namespace))
+            self._start_feeds(cluster_feeds() + namespace_feeds(namespace, self._wait))
             self._report_status()
             return
 
@@ -212,7 +220,9 @@ class KubeSource:
             for feed in feeds:
                 reflector = Reflector(self.http, feed, self.cache, self,
                                       watch_timeout=self.watch_timeout,
-                                      backoff=Backoff(cap=self.backoff_cap))
+                                      backoff=Backoff(cap=self.backoff_cap),
+                                      gate=None if resource_of(feed.name) == FIRST_FEED
+                                      else self._first_listed)
                 self._reflectors[feed.name] = reflector
                 reflector.start()
 
@@ -224,18 +234,33 @@ class KubeSource:
         """
         if namespace == self.namespace:
             return
-        feeds = namespace_feeds(namespace)
+        feeds = namespace_feeds(namespace, self._wait)
+        self._restart(feeds)
+        self.namespace = namespace
+
+    def _restart(self, feeds: list[Feed]) -> None:
+        """Replace the running feeds of the same names with ``feeds`` (marked syncing first,
+        so the builder waits for them instead of publishing a snapshot without their part)."""
         for feed in feeds:
             self.tracker.feed(feed.name, FeedState.SYNCING, "")
-        for feed in namespace_feeds(self.namespace):
+        for feed in feeds:
             with self._lock:
                 reflector = self._reflectors.pop(feed.name, None)
             if reflector is not None:
                 reflector.stop()
                 self.cache.clear(feed.name)
-        self.namespace = namespace
         self.cache.mark_full()
         self._start_feeds(feeds)
+
+    def _follow_wait_selectors(self) -> bool:
+        """Restart the GPU pod feed when the ``waitForCompletion`` selectors change, so it
+        keeps the pods they select; True when it restarted."""
+        wait = wait_selectors(self.cache.slot("clusterpolicies"), self.cache.slot("nvidiadrivers"))
+        if wait == self._wait or "gpu-pods" not in self._reflectors:
+            return False
+        self._wait = wait
+        self._restart([f for f in namespace_feeds(self.namespace, wait) if f.name == "gpu-pods"])
+        return True
 
     def _follow_policy_namespace(self) -> bool:
         """Without an override, follow the ClusterPolicy's ``status.namespace``; True when
@@ -252,6 +277,8 @@ class KubeSource:
     def feed_state(self, feed: str, state: FeedState, message: str) -> None:
         was_settled = self.tracker.settled
         self.tracker.feed(feed, state, message)
+        if feed == FIRST_FEED and state is not FeedState.SYNCING:
+            self._first_listed.set()  # listed, forbidden, absent or failing: stop waiting
         if state is not FeedState.DISCONNECTED:
             self.tracker.touch()
         if self.tracker.settled and not was_settled:
@@ -269,7 +296,7 @@ class KubeSource:
 
     def _xid_loop(self) -> None:
         """Read XIDs once the first snapshot is out, then every ``xid_every`` seconds."""
-        while self.snapshot is None:
+        while self.snapshot is None or self.snapshot.loading:  # exporters come with pods
             if self._stop.wait(0.2):
                 return
         while not self._stop.is_set():
@@ -286,7 +313,7 @@ class KubeSource:
             self._dirty.wait(self.rebuild_every)
             if self._stop.is_set():
                 return
-            if not self.tracker.settled:
+            if not self.tracker.listed(FIRST_FEED):
                 self._dirty.clear()
                 self._end_gc_pause_if_overdue()
                 continue
@@ -294,21 +321,39 @@ class KubeSource:
             if pause > 0 and self._stop.wait(pause):
                 return
             self._dirty.clear()
+            # what is still loading is read before the cache takes the feeds' changes: a
+            # feed reports "listed" only after submitting its list, so nothing counted as
+            # known here can be missing from the cache
+            loading = self.tracker.loading()
             self.cache.apply_pending()
-            if self._follow_policy_namespace():
-                continue  # the new namespace's feeds are syncing: build once they are in
-            if self.snapshot is None:
+            if self._follow_policy_namespace() or self._follow_wait_selectors():
+                continue  # restarted feeds are syncing: build once they are in
+            if loading and self.snapshot is not None and self.snapshot.loading and (
+                    not self.cache.nodes_changed()):
+                # a half-loaded screen shows the nodes only: a DaemonSet or policy list
+                # arriving changes nothing it shows, and a full rebuild of 15,000 nodes
+                # would only slow the pod lists still being decoded
+                continue
+            if self.snapshot is None or (self._loading and not loading):
+                # the first build, and the first with every list in (the domain compares
+                # the cluster-wide inputs that arrive in between itself)
                 self.cache.mark_full()
+            self._loading = loading
             last_build = time.monotonic()
-            self._build_and_deliver()
+            self._build_and_deliver(loading)
 
-    def _build_and_deliver(self) -> None:
-        """One build from the cache's live content (this thread is its only writer)."""
+    def _build_and_deliver(self, loading: frozenset[str]) -> None:
+        """One build from the cache's live content (this thread is its only writer).
+
+        Builds start once the GPU nodes are listed, before the (much bigger) pod lists:
+        the snapshot says what is still ``loading`` and the domain leaves pipelines and
+        findings unknown until then, so the operator sees the nodes seconds earlier.
+        """
         changes = self.cache.take_changes()
         objects = self.cache.build_inputs(
             operator_namespace=self.namespace, context=self.target.context,
             server=self.target.server, forbidden=frozenset(self.tracker.forbidden()),
-            xids=self.xids.current)
+            xids=self.xids.current, loading=loading)
         try:
             snapshot = self._builder().build(objects, self.clock(), changed_nodes=changes)
         except Exception as error:  # any domain bug: keep the last snapshot, say so in the
@@ -321,7 +366,10 @@ class KubeSource:
             return
         self.tracker.build_succeeded()
         self.snapshot = snapshot
-        self._resume_gc(freeze=True)
+        if not loading:  # the collector stays paused while the big lists are decoded
+            self._resume_gc(freeze=True)
+        else:  # but not for ever when a list never arrives
+            self._end_gc_pause_if_overdue()
         self._deliver(snapshot)
 
     def _builder(self) -> SnapshotBuilderLike:

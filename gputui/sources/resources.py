@@ -10,14 +10,13 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
+from gputui.domain.labels import NFD_GPU_LABELS
+from gputui.sources.decode import gpu_pod_reducer, reduce_node, reduce_operator_pod
 from gputui.sources.reduce import (
     JsonObj,
     LabelTimes,
     reduce_configmap,
     reduce_event,
-    reduce_gpu_pod,
-    reduce_node,
-    reduce_operator_pod,
     reduce_plain,
 )
 
@@ -25,8 +24,16 @@ Key = tuple[str, str]  # (namespace or "", name)
 Reducer = Callable[[Mapping[str, Any]], "tuple[JsonObj, LabelTimes] | None"]
 
 GPU_PRESENT = "nvidia.com/gpu.present=true"
-#: nodes NFD saw a GPU on that the operator has not labelled (yet): operator down or new
-NFD_ONLY = "feature.node.kubernetes.io/pci-10de.present=true,nvidia.com/gpu.present!=true"
+#: nodes NFD saw an NVIDIA GPU on that the operator has not labelled: operator down, a new
+#: node, or NFD labels it does not act on. One feed per NFD label the operator reads (§1.4):
+#: a label selector cannot OR, and each of these returns only the unmanaged GPU nodes (none,
+#: usually), so at 5,000 nodes the managed ones are never sent twice and the cluster's CPU
+#: nodes are never sent at all, unlike a watch on every node.
+NFD_FEEDS = tuple(
+    (f"nodes-nfd{suffix}", f"{label}=true,nvidia.com/gpu.present!=true")
+    for suffix, label in (("", NFD_GPU_LABELS[0]), ("-0302", NFD_GPU_LABELS[1]),
+                          ("-0300", NFD_GPU_LABELS[2])))
+NFD_ONLY = NFD_FEEDS[0][1]
 LIVE_PHASES = "status.phase!=Succeeded,status.phase!=Failed"
 UPGRADE_EVENTS = "involvedObject.kind=Node,reason=GPUDriverUpgrade"
 
@@ -62,7 +69,7 @@ class Feed:
 
 
 #: feeds that read the same resource as another are reported under the resource's name
-_RESOURCE_OF_FEED = {"nodes-nfd": "nodes", "gpu-pods": "pods"}
+_RESOURCE_OF_FEED = {**{name: "nodes" for name, _ in NFD_FEEDS}, "gpu-pods": "pods"}
 
 
 def resource_of(feed_name: str) -> str:
@@ -79,7 +86,8 @@ def cluster_feeds() -> list[Feed]:
     """Feeds that do not depend on the operator namespace: GPU nodes, CRs, upgrade events."""
     return [
         Feed("nodes", "/api/v1/nodes", reduce_node, label_selector=GPU_PRESENT),
-        Feed("nodes-nfd", "/api/v1/nodes", reduce_node, label_selector=NFD_ONLY),
+        *(Feed(name, "/api/v1/nodes", reduce_node, label_selector=selector)
+          for name, selector in NFD_FEEDS),
         Feed("clusterpolicies", "/apis/nvidia.com/v1/clusterpolicies", reduce_plain,
              optional=True),
         Feed("nvidiadrivers", "/apis/nvidia.com/v1alpha1/nvidiadrivers", reduce_plain,
@@ -88,15 +96,17 @@ def cluster_feeds() -> list[Feed]:
     ]
 
 
-def namespace_feeds(namespace: str | None) -> list[Feed]:
+def namespace_feeds(namespace: str | None, wait: tuple[str, ...] = ()) -> list[Feed]:
     """Feeds that follow the operator namespace (restarted when it is found or moves).
 
     GPU workload pods are read cluster-wide but *outside* the operator namespace when it
     is known: the operand pods there (tens of thousands at 5,000 nodes) come through their
-    own feed, and reading them twice would double the biggest transfer.
+    own feed, and reading them twice would double the biggest transfer. Pods matching a
+    ``waitForCompletion`` selector (``wait``) are kept too, GPU or not: the upgrade
+    controller waits for every one of them.
     """
     phases = LIVE_PHASES + (f",metadata.namespace!={namespace}" if namespace else "")
-    feeds = [Feed("gpu-pods", "/api/v1/pods", reduce_gpu_pod, field_selector=phases,
+    feeds = [Feed("gpu-pods", "/api/v1/pods", gpu_pod_reducer(wait), field_selector=phases,
                   namespaced=True)]
     if not namespace:
         return feeds

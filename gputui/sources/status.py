@@ -26,6 +26,7 @@ class StatusTracker:
         self._lock = threading.Lock()
         self._clock = clock
         self._states: dict[str, tuple[FeedState, str]] = {}
+        self._listed: set[str] = set()  # feeds whose current run has answered once
         self._context = context
         self._server = server
         self._last_update = 0.0
@@ -37,11 +38,16 @@ class StatusTracker:
     def feed(self, name: str, state: FeedState, message: str) -> None:
         with self._lock:
             self._states[name] = (state, message)
+            if state is FeedState.SYNCING:
+                self._listed.discard(name)
+            elif state in _SETTLED:
+                self._listed.add(name)
             self._refresh_stale()
 
     def forget(self, name: str) -> None:
         with self._lock:
             self._states.pop(name, None)
+            self._listed.discard(name)
             self._refresh_stale()
 
     def touch(self) -> None:
@@ -89,6 +95,16 @@ class StatusTracker:
         with self._lock:
             return bool(self._states) and all(
                 s in _SETTLED for s, _ in self._states.values()) and not self._failure
+
+    def listed(self, name: str) -> bool:
+        """The feed has answered since it (re)started: its content is known."""
+        with self._lock:
+            return name in self._listed
+
+    def loading(self) -> frozenset[str]:
+        """Resources some feed of which has not answered yet (``pods``, ``nodes`` ...)."""
+        with self._lock:
+            return frozenset(resource_of(n) for n in self._states if n not in self._listed)
 
     def forbidden(self) -> tuple[str, ...]:
         with self._lock:

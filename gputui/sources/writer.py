@@ -190,6 +190,21 @@ class KubeWriter:
             _request_timeout=REQUEST_TIMEOUT))
         return [item for item in answer.get("items") or [] if isinstance(item, dict)]
 
+    def read_log(self, namespace: str, pod: str, container: str | None = None,
+                 tail_lines: int = 200) -> list[str]:
+        """The last ``tail_lines`` lines of a container's log (a GET; the MIG safe path
+        quotes the MIG manager's when a change fails)."""
+        try:
+            text = self._core.read_namespaced_pod_log(
+                pod, namespace, container=container, tail_lines=tail_lines,
+                _request_timeout=REQUEST_TIMEOUT)
+        except ApiException as error:
+            raise api_error(error.status or 0, error.body, error.headers) from None
+        except urllib3.exceptions.HTTPError as error:
+            raise WriteError(0, f"cannot reach the API server at {self.server}: "
+                                f"{_first_line(error)}") from None
+        return str(text or "").splitlines()
+
     def can_i(self, permission: Permission) -> tuple[bool, str]:
         """Ask the server (SelfSubjectAccessReview) whether this user may do ``permission``.
 

@@ -21,7 +21,7 @@ from textual import work
 from textual.app import App
 from textual.message import Message
 
-from gputui.actions.base import Action, Progress, Result, Scope
+from gputui.actions.base import Action, Plan, Progress, Result, Scope
 from gputui.actions.registry import ACTIONS, action
 from gputui.actions.runner import Runner
 from gputui.domain.model import ClusterSnapshot
@@ -105,8 +105,10 @@ class ActionFlow(App[int]):
         params = await self._ask_params(act, targets)
         if params is None:
             return
+        replan: Plan | None = None
         for attempt in range(MAX_REPLANS + 1):
-            plan = self.runner.plan(act, self.snapshot, targets, params)
+            # an action that re-read the changed object re-planned already (Result.replan)
+            plan = replan or self.runner.plan(act, self.snapshot, targets, params)
             if attempt:
                 plan = replace(plan, warnings=(REPLANNED, *plan.warnings))
             dialog = ConfirmScreen(plan, act)
@@ -117,7 +119,9 @@ class ActionFlow(App[int]):
                 return
             self.notify(f"{plan.title}: the cluster changed since the plan (409); "
                         "re-planning from the latest state", severity="warning")
-            await self._newer_snapshot()
+            replan = dialog.result.replan if dialog.result is not None else None
+            if replan is None:
+                await self._newer_snapshot()
         self.notify(f"{act.title}: still conflicting after {MAX_REPLANS} re-plans; "
                     "nothing applied", severity="error")
 

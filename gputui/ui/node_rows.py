@@ -84,6 +84,8 @@ def _sharing(view: NodeView) -> Cell:
 
 
 def _finding(view: NodeView) -> Cell:
+    if view.loading:  # pods still being listed: "ok" would be a guess
+        return "… loading", "progress"
     if not view.findings or view.worst is None:
         return "✔ ok", "ok"
     worst = view.findings[0]

@@ -84,9 +84,29 @@ def test_upgrade_failed(gputui: Run) -> None:
     assert any(n["upgrade_state"] == "upgrade-failed" for n in report["nodes"])
 
 
-def test_upgrade_rolling_is_visible(gputui: Run) -> None:
-    _, report = check(gputui, "upgrade-rolling")
-    assert any(n["upgrade_state"] in IN_PROGRESS for n in report["nodes"])
+def test_upgrade_rolling_rolls_within_policy_and_exits_0(gputui: Run) -> None:
+    """A roll within its policy is normal life: nodes finish, others are under way, exit 0."""
+    rc, report = check(gputui, "upgrade-rolling")
+    states = [n["upgrade_state"] for n in report["nodes"]]
+    assert any(s in IN_PROGRESS for s in states) and "upgrade-done" in states
+    assert rc == 0 and codes(report, "warning") == set() and codes(report, "critical") == set()
+
+
+def test_upgrade_slots_held_completes_nothing(gputui: Run) -> None:
+    rc, report = check(gputui, "upgrade-slots-held")
+    states = [n["upgrade_state"] for n in report["nodes"]]
+    assert rc == 1 and "upgrade-failed" in states
+    assert "wait-for-jobs-required" in states
+
+
+def test_normal_life_exits_0(gputui: Run) -> None:
+    """A node joining, a reboot, an upgrade in progress and a job holding a node as
+    waitForCompletion configures: info findings at most (ARCHITECTURE.md, check contract)."""
+    rc, report = check(gputui, "normal-life")
+    assert rc == 0, [(f["code"], f["severity"], f["message"]) for f in report["findings"]]
+    assert {f["severity"] for f in report["findings"]} <= {"info"}
+    assert "wait-for-jobs-required" in [n["upgrade_state"] for n in report["nodes"]]
+    assert len(report["nodes"]) == 5
 
 
 def test_xid_storm(gputui: Run) -> None:

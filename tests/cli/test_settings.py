@@ -49,3 +49,19 @@ def test_bad_config_file_is_named(tmp_path: Path) -> None:
     assert str(config) in str(error.value)
     with pytest.raises(SettingsError, match="config file not found"):
         load_settings(tmp_path / "missing.yaml", environ={}, flags={})
+
+
+def test_grace_periods_can_be_overridden_and_feed_the_findings(tmp_path: Path) -> None:
+    """The defaults live in gputui/domain/thresholds.py; a slow driver build can be given
+    more time from the config file, and the rest keep the domain's upstream-derived values."""
+    from gputui.domain.thresholds import DEFAULT_THRESHOLDS
+
+    config = tmp_path / "config.yaml"
+    config.write_text("thresholds: {driver_startup_minutes: 40}\n")
+    settings = load_settings(config, environ={}, flags={})
+    assert settings.thresholds.driver_startup_minutes == 40.0
+    assert settings.thresholds.node_not_ready_minutes == DEFAULT_THRESHOLDS.node_not_ready_minutes
+    with pytest.raises(SettingsError, match="unknown threshold"):
+        bad = tmp_path / "bad.yaml"
+        bad.write_text("thresholds: {driver_minutes: 40}\n")
+        load_settings(bad, environ={}, flags={})

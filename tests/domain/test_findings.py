@@ -118,9 +118,12 @@ def test_operand_paused_recent_during_driver_restart_is_info() -> None:
     pods = without("device-plugin")
     for pod in pods:
         if pod["metadata"]["labels"]["app"] == "nvidia-driver-daemonset":
-            pod["status"]["containerStatuses"][0]["ready"] = False
+            # k8s-driver-manager paused the operands and the driver container restarted
+            pod["status"]["containerStatuses"][0].update(
+                ready=False, state={"running": {"startedAt": f.iso(f.T0 - 120)}})
     x = only(build([f.node(labels=labels)], pods, label_times=times), "operand-paused")
     assert x.severity is Severity.INFO
+    assert "normal until 10:19 UTC" in x.message and "startup probe" in x.message
 
 
 def test_driver_pod_failing_driver_in_use_hint() -> None:
@@ -196,10 +199,16 @@ def test_upgrade_stalled_after_threshold() -> None:
     policy = f.cluster_policy(**f.upgrade_policy(waitForCompletion={"podSelector": "app=trainer"}))
     times = {f.NODE: {"nvidia.com/gpu-driver-upgrade-state": f.T0 - 2 * 3600}}
     pods = f.healthy_pods() + [f.workload("trainer-0")]
+    # the trainer still runs and timeoutSeconds is 0: waiting is what the policy says
     x = only(build([node], pods, policies=[policy], label_times=times), "upgrade-stalled")
     assert "wait-for-jobs-required for 2 h" in x.message and "app=trainer" in x.message
+    assert x.severity is Severity.INFO and "as waitForCompletion configures" in x.message
+    # nothing selected runs any more, yet the node has sat there for 2 h: stalled
+    x = only(build([node], f.healthy_pods(), policies=[policy], label_times=times),
+             "upgrade-stalled")
+    assert x.severity is Severity.WARNING and "past 30 min" in x.message
     times = {f.NODE: {"nvidia.com/gpu-driver-upgrade-state": f.T0 - 60}}
-    assert "upgrade-stalled" not in codes(build([node], pods, policies=[policy],
+    assert "upgrade-stalled" not in codes(build([node], f.healthy_pods(), policies=[policy],
                                                 label_times=times))
 
 
@@ -228,8 +237,12 @@ def test_mig_config_pending_past_threshold() -> None:
                  label_times=times)
     x = only(snap, "mig-config-pending")
     assert "pending for 50 min" in x.message and "device-plugin paused-for-mig-change" in x.message
-    assert "operand-paused" not in codes(snap)  # the MIG finding covers the paused labels
-    assert only(snap, "gpus-unavailable").severity is Severity.WARNING  # planned change
+    # still reported (the contract), saying the MIG change explains it, late past the grace
+    paused = only(snap, "operand-paused")
+    assert paused.severity is Severity.WARNING
+    assert "the MIG change to all-1g.10gb is pending for 50 min" in paused.message
+    # the GPUs are away because of the change: mig-config-pending carries the warning
+    assert only(snap, "gpus-unavailable").severity is Severity.INFO
 
 
 def test_mig_pending_recently_is_quiet() -> None:

@@ -89,6 +89,8 @@ class SettingsLikeThresholds:
     mig_pending_minutes: float = 1.0
     operand_not_ready_minutes: float = 10.0
     validator_stuck_minutes: float = 5.0
+    driver_startup_minutes: float = 21.0
+    node_not_ready_minutes: float = 5.0
 
 
 def test_thresholds_from_any_object() -> None:

@@ -163,13 +163,86 @@ def test_pod_restart_reason_counts_toward_ten() -> None:
     assert "4 restarts, fails after 10" in reason
 
 
-def test_blocked_by_unscheduled_driver_pods() -> None:
+def test_blocked_when_the_driver_daemonset_owns_fewer_pods_than_desired() -> None:
+    """k8s-operator-libs ``pkg/upgrade/upgrade_state.go`` BuildState: desiredNumberScheduled
+    is compared with every pod the DaemonSet owns; fewer stops the whole cycle."""
     nodes = [_node("a", "upgrade-required"), _node("b", "upgrade-done")]
     ds = f.daemonset("nvidia-driver-daemonset", desired=3, current=2,
                      operand_component="nvidia-driver")
-    view = _build(nodes, daemonsets=[ds]).upgrade
-    assert view.blocked is not None and "1 unscheduled" in view.blocked
+    snap = _build(nodes, daemonsets=[ds])
+    view = snap.upgrade
+    assert view.blocked is not None and "owns 2 pods for 3 desired" in view.blocked
     assert view.nodes["a"].wait_reason.startswith("blocked: driver DaemonSet")
+    assert any(x.code == "upgrade-blocked" for x in snap.findings)
+
+
+def test_pending_driver_pod_without_a_node_counts_as_owned() -> None:
+    """BuildState counts a Pending pod with no node as owned, then skips it: a NotReady
+    node whose driver pod cannot land does not block the others (gpu-operator #688 fixed)."""
+    nodes = [_node("a", "upgrade-required"), _node("b", "upgrade-done")]
+    ds = f.daemonset("nvidia-driver-daemonset", desired=3, current=2,
+                     operand_component="nvidia-driver")
+    pending = f.operand_pod("driver", "c", suffix="pend")
+    pending["spec"].pop("nodeName")
+    pending["status"] = {"phase": "Pending"}
+    snap = _build(nodes, pods=[pending], daemonsets=[ds])
+    assert snap.upgrade.blocked is None
+    assert not any(x.code == "upgrade-blocked" for x in snap.findings)
+
+
+def test_max_unavailable_string_that_is_not_a_percentage_is_rejected() -> None:
+    """intstr.GetScaledValueFromIntOrPercent (used by k8s-operator-libs) rejects "2" as a
+    string: the controller errors every cycle, nothing moves."""
+    nodes = [_node("a", "upgrade-required"), _node("b", "upgrade-done")]
+    snap = _build(nodes, policy=f.upgrade_policy(autoUpgrade=True, maxUnavailable="2"))
+    assert snap.upgrade.blocked is not None and "'2'" in snap.upgrade.blocked
+    assert snap.upgrade.available_slots == 0
+    ok = _build(nodes, policy=f.upgrade_policy(autoUpgrade=True, maxUnavailable=2))
+    assert ok.upgrade.blocked is None
+
+
+def test_max_unavailable_caps_only_below_the_node_count() -> None:
+    """k8s-operator-libs ``upgrade_inplace.go``: the maxUnavailable cap applies only when it
+    is below the managed node count."""
+    states = {"a": "upgrade-required", "b": "upgrade-required"}
+    slots = compute_slots(states, ["a", "b"], max_parallel=2, max_unavailable_raw="2")
+    assert slots.available == 2
+    assert compute_slots(states | {"c": "upgrade-done"}, ["a", "b"], 2, "2").available == 0
+
+
+def _stalled(snap: Any) -> list[Any]:
+    return [x for x in snap.findings if x.code == "upgrade-stalled"]
+
+
+def _long(nodes: list[dict[str, Any]]) -> dict[str, dict[str, float]]:
+    return {n["metadata"]["name"]: {"nvidia.com/gpu-driver-upgrade-state": f.T0 - 3 * 3600}
+            for n in nodes}
+
+
+def test_required_held_by_a_skip_label_left_behind_is_reported() -> None:
+    """``ProcessUpgradeRequiredNodes`` skips nodes labelled gpu-driver-upgrade.skip=true."""
+    nodes = [f.node("a", labels={"nvidia.com/gpu-driver-upgrade-state": "upgrade-required",
+                                 "nvidia.com/gpu-driver-upgrade.skip": "true"})]
+    snap = _build(nodes, policy=f.upgrade_policy(autoUpgrade=True), label_times=_long(nodes))
+    (x,) = _stalled(snap)
+    assert x.node == "a" and x.severity.value == "warning" and "held" in x.message
+
+
+def test_required_behind_a_failed_node_holding_the_slot_is_reported() -> None:
+    """``GetUpgradesInProgress`` counts upgrade-failed nodes: they hold slots."""
+    nodes = [_node("a", "upgrade-failed", cordoned=True), _node("b", "upgrade-required")]
+    snap = _build(nodes, policy=f.upgrade_policy(autoUpgrade=True, maxParallelUpgrades=1),
+                  label_times=_long(nodes))
+    assert [x.node for x in _stalled(snap)] == ["b"]
+
+
+def test_required_queued_behind_a_progressing_node_is_normal() -> None:
+    """A queue behind nodes upgrading within maxParallelUpgrades is a roll's normal life."""
+    nodes = [_node("a", "validation-required", cordoned=True), _node("b", "upgrade-required")]
+    times = _long([nodes[1]]) | {"a": {"nvidia.com/gpu-driver-upgrade-state": f.T0 - 60}}
+    snap = _build(nodes, policy=f.upgrade_policy(autoUpgrade=True, maxParallelUpgrades=1),
+                  label_times=times)
+    assert _stalled(snap) == []
 
 
 def test_no_driver_no_upgrade_view() -> None:
@@ -205,3 +278,45 @@ def test_outdated_driver_pod_is_named() -> None:
     assert snap.nodes["a"].driver_outdated is True and snap.nodes["b"].driver_outdated is False
     assert snap.upgrade.nodes["a"].wait_reason.startswith("driver pod out of date")
     assert snap.upgrade.nodes["b"].wait_reason == ""
+
+
+def test_wait_for_jobs_counts_every_selected_pod_not_only_gpu_pods() -> None:
+    """``ProcessWaitForJobsRequiredNodes`` lists the node's pods by the podSelector alone
+    (k8s-operator-libs ``pkg/upgrade/upgrade_state.go``): a CPU-only pod holds the node."""
+    nodes = [_node("a", "wait-for-jobs-required", cordoned=True)]
+    etl = f.workload("etl-0", "a", labels={"app": "etl"})
+    etl["spec"]["containers"][0]["resources"] = {}
+    policy = f.upgrade_policy(autoUpgrade=True, waitForCompletion={"podSelector": "app=etl"})
+    snap = _build(nodes, pods=[etl], policy=policy)
+    assert snap.upgrade.nodes["a"].wait_reason.startswith("1 pod app=etl still running")
+    stalled = [x for x in snap.findings if x.code == "upgrade-stalled"]
+    assert stalled and stalled[0].severity.value == "info"
+
+
+def _nvd(name: str, **policy: Any) -> dict[str, Any]:
+    return {"apiVersion": "nvidia.com/v1alpha1", "kind": "NVIDIADriver",
+            "metadata": {"name": name}, "spec": {"upgradePolicy": policy}}
+
+
+def test_slots_are_counted_per_nvidiadriver() -> None:
+    """gpu-operator v26.7 runs one upgrade per NVIDIADriver over the nodes it owns
+    (``internal/nvidiadriver/nvidiadriver.go`` AssignOwners, owner label), each with its own
+    maxParallelUpgrades: a node never waits for another CR's slot."""
+    owner = "nvidia.com/gpu-operator.driver.owner"
+    nodes = [f.node("a1", labels={"nvidia.com/gpu-driver-upgrade-state": "validation-required",
+                                  owner: "a"}, cordoned=True),
+             f.node("a2", labels={"nvidia.com/gpu-driver-upgrade-state": "upgrade-required",
+                                  owner: "a"}),
+             f.node("b1", labels={"nvidia.com/gpu-driver-upgrade-state": "upgrade-required",
+                                  owner: "b"})]
+    cp = f.cluster_policy(spec={"driver": {"useNvidiaDriverCRD": True}})
+    pods = [p for n in ("a1", "a2", "b1") for p in f.healthy_pods(n)]
+    drivers = [_nvd("a", maxParallelUpgrades=1, maxUnavailable="100%"),
+               _nvd("b", maxParallelUpgrades=1, maxUnavailable="100%")]
+    snap = SnapshotBuilder().build(f.objects(nodes, pods, policies=[cp],
+                                             nvidia_drivers=tuple(drivers)), f.T0)
+    view = snap.upgrade
+    assert set(view.groups) == {"a", "b"}
+    assert view.groups["a"].available_slots == 0 and view.groups["b"].available_slots == 1
+    assert view.nodes["a2"].wait_reason.startswith("no slot")
+    assert view.nodes["b1"].wait_reason.startswith("slot free")

@@ -69,7 +69,7 @@ class RecordingBuilder:
         with self.lock:
             self.calls.append((objects, changed_nodes))
         return replace(EMPTY_SNAPSHOT, generated_at=now, context=objects.context,
-                       forbidden=objects.forbidden)
+                       forbidden=objects.forbidden, loading=objects.loading)
 
     @property
     def last(self) -> ClusterObjects:

@@ -21,7 +21,8 @@ def test_demo_source_streams_the_emulated_cluster() -> None:
     source.start(snapshots.append, statuses.append)
     try:
         snapshot = wait_for(lambda: snapshots and len(snapshots[-1].nodes) == 7
-                            and snapshots[-1], timeout=60, what="7 demo nodes")
+                            and not snapshots[-1].loading and snapshots[-1], timeout=60,
+                            what="7 demo nodes")
         assert snapshot.context == "gputui-demo"
         assert snapshot.operator_namespace == "gpu-operator"
         assert snapshot.cluster_policy.state == "ready"

@@ -49,9 +49,9 @@ def list_calls(monkeypatch: pytest.MonkeyPatch) -> list[str]:
     calls: list[str] = []
     original = reflector_module.list_feed
 
-    def counting(http: Any, feed: Any) -> Any:
+    def counting(http: Any, feed: Any, gate: Any = None) -> Any:
         calls.append(feed.name)
-        return original(http, feed)
+        return original(http, feed, gate)
 
     monkeypatch.setattr(reflector_module, "list_feed", counting)
     return calls
@@ -63,6 +63,12 @@ def seed(cluster: EmulatedCluster, nodes: int = 3) -> None:
     cluster.store.create("clusterpolicies.nvidia.com", cluster_policy(NS))
     cluster.store.create("pods", pod(NS, "nvidia-driver-daemonset-a", "gpu-0",
                                      labels={"app": "nvidia-driver-daemonset"}))
+
+
+def complete_build(builder: RecordingBuilder) -> tuple[Any, Any] | None:
+    """The first build made once every feed was listed (earlier ones show nodes only)."""
+    with builder.lock:
+        return next((call for call in builder.calls if not call[0].loading), None)
 
 
 def set_label(cluster: EmulatedCluster, name: str, key: str, value: str) -> None:
@@ -78,10 +84,9 @@ def label(builder: RecordingBuilder, name: str, key: str) -> str | None:
 def test_snapshot_after_sync_then_watch_updates(cluster: EmulatedCluster,
                                                 start_source: Callable[..., Started]) -> None:
     seed(cluster)
-    source, builder, snapshots, _ = start_source()
-    wait_for(lambda: snapshots, what="first snapshot")
-    first, changed = builder.calls[0]
-    assert changed is None  # the first build is a full one
+    source, builder, _, _ = start_source()
+    first, changed = wait_for(lambda: complete_build(builder), what="first complete snapshot")
+    assert changed is None  # the first complete build is a full one
     assert sorted(first.nodes) == ["gpu-0", "gpu-1", "gpu-2"]
     assert first.operator_namespace == NS and (NS, "nvidia-driver-daemonset-a") in first.pods
     assert source.status().connection is Connection.LIVE and source.status().last_update > 0
@@ -116,8 +121,8 @@ def test_restart_resumes_the_watch(cluster: EmulatedCluster, restart: Any,
                                    list_calls: list[str]) -> None:
     """API server gone mid-watch: stale + reconnecting, then resume from resourceVersion."""
     seed(cluster)
-    source, builder, snapshots, statuses = start_source()
-    wait_for(lambda: snapshots)
+    source, builder, _, statuses = start_source()
+    wait_for(lambda: complete_build(builder), what="every feed listed")
     lists_before = len(list_calls)
     cluster.stop()
     status = wait_for(lambda: source.status().connection is Connection.RECONNECTING
@@ -156,8 +161,8 @@ def test_forbidden_feed_is_reported_and_the_rest_works(
         start_source: Callable[..., Started]) -> None:
     seed(cluster)
     forbidden_paths.add("/api/v1/events")
-    source, builder, snapshots, _ = start_source()
-    wait_for(lambda: snapshots)
+    source, builder, _, _ = start_source()
+    wait_for(lambda: complete_build(builder))
     status = source.status()
     assert status.connection is Connection.LIVE and status.forbidden == ("events",)
     assert "forbidden: events" in status.message
@@ -231,11 +236,11 @@ def test_idle_source_builds_no_full_snapshot(cluster: EmulatedCluster,
     """Only the first build is full; idle ticks pass the empty change set (the domain
     builder re-checks its own time thresholds), and bookmarks wake no build at all."""
     seed(cluster)
-    _, builder, snapshots, _ = start_source(rebuild_every=0.2)
-    wait_for(lambda: snapshots)
+    _, builder, _, _ = start_source(rebuild_every=0.2)
+    wait_for(lambda: complete_build(builder))
     time.sleep(1.5)  # several idle ticks, and bookmarks on every watch each second
     with builder.lock:
-        changes = [changed for _, changed in builder.calls]
+        changes = [changed for objects, changed in builder.calls if not objects.loading]
     assert changes[0] is None and len(changes) >= 4
     assert all(changed == frozenset() for changed in changes[1:])
     assert len(changes) < 1.5 / 0.2 + 4  # ticks, not one build per bookmark
@@ -282,3 +287,94 @@ def test_gc_pause_ends_when_no_snapshot_comes(tmp_path: Path, monkeypatch: pytes
     wait_for(gc.isenabled, what="GC back on while the server stays unreachable")
     assert not snapshots
     source.stop()
+
+
+def test_waitforcompletion_selector_set_later_brings_its_pods(
+        cluster: EmulatedCluster, start_source: Callable[..., Started]) -> None:
+    """When the policy starts waiting for ``app=etl`` pods, the GPU pod feed restarts and
+    keeps them, GPU or not (the upgrade controller waits for every one)."""
+    seed(cluster)
+    cluster.store.create("pods", pod("ml", "etl-cpu", "gpu-1", labels={"app": "etl"}))
+    _, builder, snapshots, _ = start_source()
+    wait_for(lambda: snapshots, what="first snapshot")
+    assert ("ml", "etl-cpu") not in builder.last.pods
+    cluster.store.mutate("clusterpolicies.nvidia.com", "cluster-policy", None,
+                         lambda p: p["spec"]["driver"].update(upgradePolicy={
+                             "autoUpgrade": True,
+                             "waitForCompletion": {"podSelector": "app=etl"}}))
+    wait_for(lambda: ("ml", "etl-cpu") in builder.last.pods, what="selected pod kept")
+    assert (NS, "nvidia-driver-daemonset-a") in builder.last.pods
+
+
+def test_nodes_are_shown_before_the_pods_are_listed(
+        cluster: EmulatedCluster, kubeconfig: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Progressive load: a snapshot of the nodes arrives while the operand pods are still
+    being listed; it says so (``loading``), claims no finding and no pipeline, and the
+    header's facts are not guessed (no "policy missing", no findings); once the pods are
+    in, a complete snapshot follows with the driver pod in the pipeline."""
+    seed(cluster)
+    release = threading.Event()
+    original = reflector_module.list_feed
+
+    def slow_pods(http: Any, feed: Any, gate: Any = None) -> Any:
+        if feed.name == "pods":
+            release.wait(30)
+        return original(http, feed, gate)
+
+    monkeypatch.setattr(reflector_module, "list_feed", slow_pods)
+    source = KubeSource(load_target(str(kubeconfig)), coalesce=0.05, rebuild_every=60,
+                        watch_timeout=5, xid_every=0)
+    snapshots: list[Any] = []
+    source.start(snapshots.append, lambda _: None)
+    try:
+        early = wait_for(lambda: snapshots and snapshots[-1], what="a first snapshot")
+        assert sorted(early.nodes) == ["gpu-0", "gpu-1", "gpu-2"]
+        assert "pods" in early.loading and early.findings == ()
+        view = early.nodes["gpu-0"]
+        assert view.loading and view.findings == () and view.pipeline.stages == ()
+        release.set()
+        done = wait_for(lambda: not snapshots[-1].loading and snapshots[-1],
+                        what="the complete snapshot")
+        driver = done.nodes["gpu-0"].pipeline.stage("driver")
+        assert not done.nodes["gpu-0"].loading and driver is not None
+        assert done.cluster_policy.state != "missing"
+    finally:
+        release.set()
+        source.stop()
+
+
+def test_a_gated_feed_decodes_after_the_gate_opens(
+        cluster: EmulatedCluster, kubeconfig: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The live source gates every feed but the GPU nodes: their pages are fetched at once,
+    decoded only once the nodes are listed (so the node rows show first)."""
+    from gputui.sources.decode import FeedDecoder
+    from gputui.sources.http import KubeHttp
+    from gputui.sources.resources import namespace_feeds
+
+    seed(cluster)
+    decoded: list[int] = []
+    original = FeedDecoder.page
+
+    def counting(self: FeedDecoder[Any], data: bytes) -> Any:
+        decoded.append(len(data))
+        return original(self, data)
+
+    monkeypatch.setattr(FeedDecoder, "page", counting)
+    http = KubeHttp(load_target(str(kubeconfig)).configuration)
+    gate = threading.Event()
+    pods = next(f for f in namespace_feeds(NS) if f.name == "pods")
+    result: list[Any] = []
+    worker = threading.Thread(target=lambda: result.append(
+        reflector_module.list_feed(http, pods, gate)))
+    worker.start()
+    try:
+        worker.join(0.5)
+        assert worker.is_alive() and decoded == []  # fetched, waiting for the gate
+        gate.set()
+        worker.join(10)
+        items, version = result[0]
+        assert [obj["metadata"]["name"] for obj, _ in items] == ["nvidia-driver-daemonset-a"]
+        assert version and len(decoded) == 1
+    finally:
+        gate.set()
+        http.close()

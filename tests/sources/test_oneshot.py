@@ -9,8 +9,8 @@ from typing import Any
 import pytest
 
 from gputui.sim.cluster import EmulatedCluster
+from gputui.sources.decode import NODES, FeedDecoder, Page
 from gputui.sources.errors import UnreachableError
-from gputui.sources.http import KubeHttp
 from gputui.sources.kubeconfig import load_target
 from gputui.sources.oneshot import read_objects
 from tests.sources.helpers import cluster_policy, node, pod, upgrade_event
@@ -25,6 +25,12 @@ def seed_cluster(cluster: EmulatedCluster, nodes: int = 3) -> None:
     store.create("nodes", node("cpu-0", labels={"kubernetes.io/os": "linux"}))
     store.create("nodes", node("nfd-0", labels={
         "feature.node.kubernetes.io/pci-10de.present": "true"}))
+    # NFD's class-specific label alone (3D controller), and a VGA one, with gpu.present false
+    store.create("nodes", node("nfd-1", labels={
+        "feature.node.kubernetes.io/pci-0302_10de.present": "true",
+        "nvidia.com/gpu.present": "false"}))
+    store.create("nodes", node("nfd-2", labels={
+        "feature.node.kubernetes.io/pci-0300_10de.present": "true"}))
     store.create("clusterpolicies.nvidia.com", cluster_policy(NS))
     store.create("pods", pod(NS, "nvidia-driver-daemonset-a", "gpu-0000",
                              labels={"app": "nvidia-driver-daemonset"}))
@@ -48,7 +54,9 @@ def test_reads_what_gputui_needs(cluster: EmulatedCluster, kubeconfig: Path) -> 
     objects = read_objects(load_target(str(kubeconfig)))
     assert objects.operator_namespace == NS
     assert objects.context == "gputui-demo" and objects.server == cluster.url
-    assert sorted(objects.nodes) == ["gpu-0000", "gpu-0001", "gpu-0002", "nfd-0"]
+    # the CPU node is never read; every NFD NVIDIA label the operator reads (§1.4) is
+    assert sorted(objects.nodes) == ["gpu-0000", "gpu-0001", "gpu-0002", "nfd-0", "nfd-1",
+                                     "nfd-2"]
     assert sorted(objects.pods) == [("ml", "train"), (NS, "nvidia-driver-daemonset-a")]
     assert list(objects.daemonsets) == ["nvidia-driver-daemonset"]
     assert list(objects.configmaps) == [(NS, "default-mig-parted-config")]
@@ -66,18 +74,19 @@ def test_pages_are_read_and_reduced(cluster: EmulatedCluster, kubeconfig: Path,
     cluster.store.mutate("nodes", "gpu-0007", None, lambda n: n["metadata"]["labels"].update(
         {"nvidia.com/mig.config.state": "pending"}), manager="nvidia-mig-manager")
     pages: list[int] = []
-    original = KubeHttp._parse
+    original = FeedDecoder.page
 
-    def counting_parse(self: KubeHttp, path: str, data: bytes) -> dict[str, Any]:
-        document = original(self, path, data)
-        if path == "/api/v1/nodes" and b"nvidia.com/gpu.present" in data:
-            pages.append(len(document.get("items") or []))
-        return document
+    def counting_page(self: FeedDecoder[Any], data: bytes) -> Page:
+        page = original(self, data)
+        if self is NODES:
+            pages.append(len(page.items))
+        return page
 
-    monkeypatch.setattr(KubeHttp, "_parse", counting_parse)
+    monkeypatch.setattr(FeedDecoder, "page", counting_page)
     objects = read_objects(load_target(str(kubeconfig)))
-    assert pages == [500, 500, 203]
-    assert len(objects.nodes) == 1204
+    # GPU nodes in three pages (feeds are listed concurrently), then the NFD-only feeds
+    assert sorted(size for size in pages if size > 1) == [203, 500, 500]
+    assert len(objects.nodes) == 1206
     reduced = objects.nodes["gpu-0007"]
     assert "managedFields" not in reduced["metadata"] and "images" not in reduced["status"]
     times = objects.label_times["gpu-0007"]
@@ -107,7 +116,7 @@ def test_forbidden_resource_is_named_and_rest_works(
     forbidden_paths.add("/daemonsets")
     objects = read_objects(load_target(str(kubeconfig)))
     assert objects.forbidden == frozenset({"events", "daemonsets"})
-    assert objects.events == () and len(objects.nodes) == 4 and objects.pods
+    assert objects.events == () and len(objects.nodes) == 6 and objects.pods
 
 
 def test_unreachable_server_is_one_line(tmp_path: Path) -> None:
@@ -120,3 +129,19 @@ def test_unreachable_server_is_one_line(tmp_path: Path) -> None:
         read_objects(load_target(str(path)))
     assert str(caught.value) == (f"cannot reach the API server at http://127.0.0.1:{port}: "
                                  "connection refused")
+
+
+def test_pods_waitforcompletion_selects_are_kept_gpu_or_not(cluster: EmulatedCluster,
+                                                             kubeconfig: Path) -> None:
+    """The upgrade controller waits for every pod its waitForCompletion selector matches,
+    GPU or not (k8s-operator-libs ``pkg/upgrade/upgrade_state.go``): those are read too."""
+    store = cluster.store
+    store.create("nodes", node("gpu-0"))
+    policy = cluster_policy(NS)
+    policy["spec"]["driver"]["upgradePolicy"] = {
+        "autoUpgrade": True, "waitForCompletion": {"podSelector": "app=etl"}}
+    store.create("clusterpolicies.nvidia.com", policy)
+    store.create("pods", pod("ml", "etl-cpu", "gpu-0", labels={"app": "etl"}))
+    store.create("pods", pod("ml", "web", "gpu-0", labels={"app": "web"}))
+    objects = read_objects(load_target(str(kubeconfig)))
+    assert ("ml", "etl-cpu") in objects.pods and ("ml", "web") not in objects.pods

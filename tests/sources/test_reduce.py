@@ -2,14 +2,14 @@
 
 from __future__ import annotations
 
-from gputui.sources.reduce import (
+from gputui.sources.decode import (
     gpu_request,
     label_times,
-    parse_time,
     reduce_gpu_pod,
     reduce_node,
     reduce_operator_pod,
 )
+from gputui.sources.reduce import parse_time
 from tests.sources.helpers import node, pod
 
 MANAGED = [

@@ -24,7 +24,8 @@ async def test_one_row_per_node_with_explicit_column_keys(frozen_app: FrozenApp)
         assert table.shown_nodes[-1] == A100_OK
         assert table.selected_node == table.shown_nodes[0]
         assert table.get_cell(H100, "gpus").plain == "0/8"
-        assert table.get_cell(H100, "finding").plain.startswith("✖ crit gpus-unavailable")
+        # the row leads with the cause (the crash-looping driver), not the symptom
+        assert table.get_cell(H100, "finding").plain.startswith("✖ crit driver-pod-failing")
 
 
 async def test_refresh_patches_rows_and_keeps_cursor_and_marks(frozen_app: FrozenApp) -> None:
@@ -173,6 +174,6 @@ async def test_cursor_drives_detail_node(frozen_app: FrozenApp) -> None:
 def test_cells_show_symbol_and_word_not_only_colour() -> None:
     snapshot = load_recording("driver-crashloop").snapshot()
     cells = node_cells(snapshot.nodes[H100])
-    assert cells["finding"] == ("✖ crit gpus-unavailable +2", "crit")
+    assert cells["finding"] == ("✖ crit driver-pod-failing +2", "crit")  # cause first
     assert cells["gpus"] == ("0/8", "crit")
     assert node_cells(snapshot.nodes[A100_OK])["finding"] == ("✔ ok", "ok")

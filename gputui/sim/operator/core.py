@@ -41,6 +41,8 @@ class Operator:
         self.exporters = Exporters(self.world, exporters_port, self.workloads.gpu_users,
                                    self._running_on)
         self.upgrader = Upgrader(self.world)
+        self._upgrade_keys: dict[str, tuple[str | None, str | None]] = {}
+        self._policy_generation: int | None = None
         self.timeline = Timeline(self.world, self)
         self._tasks: list[asyncio.Task[Any]] = []
         self._watches: list[Any] = []
@@ -63,6 +65,7 @@ class Operator:
             gc.freeze()  # the converged objects live for the whole run; stop rescanning them
         for resource, handler in (("nodes", self._on_node), ("pods", self._on_pod),
                                   ("clusterpolicies.nvidia.com", self._on_policy),
+                                  ("nvidiadrivers.nvidia.com", self._on_policy),
                                   ("configmaps", self._on_configmap)):
             self._watches.append(w.store.watch(resource, handler)[0])
         await self.exporters.start()
@@ -118,7 +121,14 @@ class Operator:
     # ----------------------------------------------------------------- watch
     def _on_node(self, event: WatchEvent) -> None:
         name = event.obj["metadata"]["name"]
-        self.world.mark(name if name in self.world.nodes else None, "ds", "policy", "sched", "upgrade")
+        labels = event.obj["metadata"].get("labels") or {}
+        # the upgrade controller's node predicate: only its state or skip label wakes it
+        keys = (labels.get(K.UPGRADE_STATE), labels.get(K.UPGRADE_SKIP))
+        flags = ["ds", "policy", "sched"]
+        if self._upgrade_keys.get(name) != keys or event.type == "DELETED":
+            self._upgrade_keys[name] = keys
+            flags.append("upgrade")
+        self.world.mark(name if name in self.world.nodes else None, *flags)
 
     def _on_pod(self, event: WatchEvent) -> None:
         meta = event.obj["metadata"]
@@ -127,10 +137,18 @@ class Operator:
             self.world.mark(owner[0], "ds")
         node = (event.obj.get("spec") or {}).get("nodeName")
         if event.type == "DELETED" or owner is None:
-            self.world.mark(node if node in self.world.nodes else None, "sched", "upgrade")
+            # pods do not wake the upgrade controller (it notices them at its requeue)
+            self.world.mark(node if node in self.world.nodes else None, "sched")
 
     def _on_policy(self, event: WatchEvent) -> None:
-        self.world.mark(None, "policy-spec", "policy", "upgrade")
+        # the upgrade controller watches ClusterPolicy with a generation-changed predicate:
+        # its own status writes do not wake it, a spec change (a new driver version) does
+        generation = event.obj["metadata"].get("generation")
+        flags = ["policy-spec", "policy"]
+        if generation != self._policy_generation or event.type != "MODIFIED":
+            self._policy_generation = generation
+            flags.append("upgrade")
+        self.world.mark(None, *flags)
 
     def _on_configmap(self, event: WatchEvent) -> None:
         if event.obj["metadata"].get("namespace") == self.world.ns:
@@ -159,7 +177,9 @@ class Operator:
         dirty, flags = w.take_dirty()
         if "policy-spec" in flags:
             if daemonsets.reconcile(w):
-                flags.add("all-nodes")
+                # an operand DaemonSet's generation changed: the upgrade controller's
+                # DaemonSet watch (generation-changed predicate) wakes it
+                flags.update(("all-nodes", "upgrade"))
             flags.add("all-nodes")
         if "all-nodes" in flags:
             dirty.update(w.nodes)

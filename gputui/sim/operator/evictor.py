@@ -97,6 +97,14 @@ def pods_for_deletion(w: World, node: str, keep: Callable[[Obj], bool], *, force
     return chosen, [f"{message}: {', '.join(refs)}" for message, refs in refused.items()]
 
 
+def daemonset_gpu_pods(w: World, node: str) -> list[str]:
+    """``namespace/name`` of live DaemonSet pods on ``node`` that request GPUs: the
+    operator's ``gpuPodSpecFilter`` counts them although the drain helper never evicts them."""
+    return [f"{p['metadata']['namespace']}/{p['metadata']['name']}"
+            for p in w.store.list("pods", field_selector=f"spec.nodeName={node}")[0]
+            if _owned_by_daemonset(p) and gpu_pod(p)]
+
+
 def aggregate(errors: list[str]) -> str:
     """``utilerrors.NewAggregate(...).Error()``: one message as is, several in brackets."""
     return errors[0] if len(errors) == 1 else "[" + ", ".join(errors) + "]"

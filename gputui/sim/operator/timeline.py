@@ -28,7 +28,9 @@ class Timeline:
                 self.apply(event.action, event.args)
             except Exception:
                 log.exception("timeline action %s failed", event.action)
-            self.w.mark(None, "all-nodes", "ds", "policy", "upgrade")
+            # no "upgrade": the upgrade controller wakes on what the action changes (the
+            # ClusterPolicy's generation, a node's state label), as upstream's watches do
+            self.w.mark(None, "all-nodes", "ds", "policy")
 
     def apply(self, action: str, args: dict[str, Any]) -> None:
         getattr(self, "do_" + action.replace("-", "_"))(args)

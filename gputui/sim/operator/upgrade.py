@@ -1,12 +1,19 @@
 """The driver upgrade controller (§4): the in-place state machine of k8s-operator-libs.
 
-Each cycle (every 2 emulated minutes, every 5 s while a pod deletion or drain is retrying,
-and on node/pod/ClusterPolicy events) builds the state of the nodes running a driver pod and
-applies the transitions in the library's order, with ``maxParallelUpgrades``/``maxUnavailable``
+Each cycle runs when upstream's controller would (``controllers/upgrade_controller.go``): on
+a change of a node's state or skip label, of the ClusterPolicy or the driver DaemonSet, at
+the 2-minute requeue, and every 5 s while a pod deletion or drain is retrying; pod changes do
+not wake it, so a driver pod turning Ready is noticed at the next of these. Like
+``BuildState``/``ApplyState`` it groups the nodes by the state they had when the cycle began
+and each step handles its own group, so one node moves one state per cycle (each move is a
+label change, which wakes the next cycle). It applies the transitions in the library's order, with ``maxParallelUpgrades``/``maxUnavailable``
 slots (§4.5), ``waitForCompletion``, the 600 s validation budget and the restartCount > 10
 rule. Every label change emits a ``GPUDriverUpgrade`` Event on the Node (namespace
-``default``). A driver DaemonSet with unscheduled pods stops the whole cycle, as the real
-``BuildState`` does.
+``default``). A driver DaemonSet that owns fewer pods than ``desiredNumberScheduled`` stops
+the whole cycle, as the real ``BuildState`` does; a Pending driver pod with no node counts as
+owned and is skipped. ``validation-required`` with no validator pod on the node waits
+without starting its clock. GPU-requesting DaemonSet pods on a node make pod deletion fail,
+as the counts of gpu-operator's ``gpuPodSpecFilter`` and the drain helper then differ.
 
 Pod deletion and drain (§4.4 steps 5-6) go through :mod:`gputui.sim.operator.evictor`, the
 emulated kubectl drain helper: ``podDeletion.force``/``deleteEmptyDir``/``timeoutSeconds`` and
@@ -84,16 +91,22 @@ class Upgrader:
         pods = w.store.list("pods", w.ns, "app=nvidia-driver-daemonset")[0]
         if ds is None:
             return
-        scheduled = [p for p in pods if p["spec"].get("nodeName")]  # Pending, no node: skipped
-        if ds["status"].get("desiredNumberScheduled", 0) != len(scheduled):
-            log.info("driver DaemonSet should not have Unscheduled pods")
+        # BuildState: every pod the DaemonSet owns counts, a Pending one with no node too
+        owned = [p for p in pods if any(o.get("kind") == "DaemonSet" and o.get("name") == ds[
+            "metadata"]["name"] for o in p["metadata"].get("ownerReferences") or [])]
+        if ds["status"].get("desiredNumberScheduled", 0) != len(owned):
+            log.info("driver DaemonSet should not have unscheduled pods")
             return
-        driver = {p["spec"].get("nodeName"): p for p in pods if p["spec"].get("nodeName")}
+        # ... and then skips the Pending pods that have no node
+        driver = {p["spec"]["nodeName"]: p for p in pods if p["spec"].get("nodeName")}
         self.rev = w.revisions.get("driver", ("", 0))[0]
         self.policy = policy
         self.nodes = {n: nodes[n] for n in driver if n in nodes}
         self.driver = driver
         self.now = w.clock.now()
+        # the state of every node as this pass found it: each ProcessXxx step reads this
+        # snapshot, so a node moves at most one state per pass (cordon-required is seen)
+        self.found = {n: self.state(n) for n in self.nodes}
         for step in (self._from_done, self._required, self._cordon, self._wait_jobs,
                      self._pod_deletion, self._drain, self._pod_restart, self._failed,
                      self._validation, self._uncordon):
@@ -104,7 +117,8 @@ class Upgrader:
         return str((self.nodes[name]["metadata"].get("labels") or {}).get(K.UPGRADE_STATE, ""))
 
     def in_state(self, state: str) -> list[str]:
-        return sorted(n for n in self.nodes if self.state(n) == state)
+        """Nodes that were in ``state`` when this pass began (``BuildState``'s grouping)."""
+        return sorted(n for n in self.nodes if self.found.get(n) == state)
 
     def move(self, name: str, state: str, annotations: dict[str, str | None] | None = None) -> None:
         def change(obj: Obj) -> None:
@@ -162,31 +176,37 @@ class Upgrader:
                 self.move(name, K.S_DONE)
 
     def slots(self) -> int:
-        states = [self.state(n) for n in self.nodes]
+        states = [self.found.get(n, "") for n in self.nodes]
         total = len(states)
         in_progress = sum(1 for s in states if s not in (K.S_UNKNOWN, K.S_DONE, K.S_REQUIRED))
         max_par = int(self.policy.get("maxParallelUpgrades", 1) or 0)
         available = (max_par - in_progress) if max_par else states.count(K.S_REQUIRED)
-        raw = str(self.policy.get("maxUnavailable", "25%"))
-        max_unav = math.ceil(total * float(raw[:-1]) / 100) if raw.endswith("%") else int(raw)
+        max_unav = _scaled(self.policy.get("maxUnavailable", "25%"), total)
+        if max_unav is None:
+            log.error("invalid maxUnavailable %r", self.policy.get("maxUnavailable"))
+            return -1
+        if max_unav >= total:  # the cap applies only below the node count
+            return max(0, available)
         unavailable = sum(1 for n in self.nodes if self.cordoned(n) or not _ready(self.nodes[n])
-                          or self.state(n) == K.S_CORDON)
+                          or self.found.get(n) == K.S_CORDON)
         if unavailable >= max_unav:
             return 0
         return max(0, min(available, max_unav - unavailable))
 
     def _required(self) -> None:
         slots = self.slots()
+        if slots < 0:
+            return  # maxUnavailable rejected: the controller errors out of this pass
         for name in self.in_state(K.S_REQUIRED):
             if self.ann(name, K.UPGRADE_REQUESTED_ANN):
                 self.annotate(name, K.UPGRADE_REQUESTED_ANN, None)
             labels = self.nodes[name]["metadata"].get("labels") or {}
             if labels.get(K.UPGRADE_SKIP) == "true":
                 continue
-            if self.cordoned(name):
+            if slots > 0:
+                slots -= 1  # a pre-cordoned node uses a slot too when there is one
                 self.move(name, K.S_CORDON)
-            elif slots > 0:
-                slots -= 1
+            elif self.cordoned(name):
                 self.move(name, K.S_CORDON)
 
     def _cordon(self) -> None:
@@ -222,6 +242,12 @@ class Upgrader:
                 self.w, name, evictor.gpu_pod, force=bool(cfg.get("force")),
                 delete_empty_dir=bool(cfg.get("deleteEmptyDir")))
             if name not in self.deleting:
+                daemon = evictor.daemonset_gpu_pods(self.w, name)
+                if daemon:
+                    # gpuPodSpecFilter counts them, the drain helper skips them: the counts
+                    # differ and the library gives up (pod_manager.go, SchedulePodEviction)
+                    owned = ", ".join(daemon)
+                    errors = errors + [f"cannot delete GPU pods owned by a DaemonSet: {owned}"]
                 if errors:
                     self._deletion_failed(name, evictor.aggregate(errors))
                     continue
@@ -318,7 +344,9 @@ class Upgrader:
         for name in self.in_state(K.S_VALIDATION):
             pods = [p for p in self.w.store.list("pods", self.w.ns, "app=nvidia-operator-validator")[0]
                     if p["spec"].get("nodeName") == name]
-            if pods and all(self.pod_ready(p) for p in pods):
+            if not pods:
+                continue  # no validator pod on the node: not done, and no clock started
+            if all(self.pod_ready(p) for p in pods):
                 self._after_success(name)
                 continue
             start = self.ann(name, K.VALIDATION_START_ANN)
@@ -333,6 +361,17 @@ class Upgrader:
         for name in self.in_state(K.S_UNCORDON):
             self.set_unschedulable(name, False)
             self.move(name, K.S_DONE, {K.INITIAL_UNSCHEDULABLE_ANN: None})
+
+
+def _scaled(raw: Any, total: int) -> int | None:
+    """``intstr.GetScaledValueFromIntOrPercent`` rounding up: an int, or a "N%" string;
+    any other string is an error (None)."""
+    if isinstance(raw, int):
+        return raw
+    text = str(raw).strip()
+    if text.endswith("%") and text[:-1].isdigit():
+        return math.ceil(total * int(text[:-1]) / 100)
+    return None
 
 
 def _ready(node: Obj) -> bool:

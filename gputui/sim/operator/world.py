@@ -16,6 +16,7 @@ from typing import Any
 from gputui.sim.clock import SimClock
 from gputui.sim.nodeside import NodeSide
 from gputui.sim.operator import keys as K
+from gputui.sim.operator import nvidiadriver
 from gputui.sim.operator.objects import node_event
 from gputui.sim.operator.runtime import NodeRun
 from gputui.sim.scenario import Pool, Scenario
@@ -96,6 +97,7 @@ class World:
         self.operator_pod = ""
         self._policy_cache: tuple[Obj | None, Obj] | None = None
         store.watch("clusterpolicies.nvidia.com", self._forget_policy)
+        store.watch(nvidiadriver.RESOURCE, self._forget_policy)
 
     def _forget_policy(self, _event: Any) -> None:
         self._policy_cache = None
@@ -135,6 +137,7 @@ class World:
             active = min(items, key=lambda p: (p["metadata"].get("creationTimestamp", ""),
                                                p["metadata"]["name"])) if items else None
             spec = deep_merge(DEFAULT_POLICY_SPEC, active.get("spec") or {}) if active else {}
+            spec = nvidiadriver.overlay(self.store, spec) if spec else spec
             cached = self._policy_cache = (active, spec)
         return cached
 

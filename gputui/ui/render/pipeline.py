@@ -87,6 +87,9 @@ def stage_reason(stage: PipelineStage, broken: PipelineStage | None, after_break
 def banner(node: NodeView, palette: Palette = PLAIN) -> Text:
     """The first line the eye lands on: where the chain breaks, or that it is whole."""
     stages = node.pipeline.stages
+    if node.loading:
+        return Text("… loading: the operand pods are still being listed\n",
+                    style=palette.role("progress"), no_wrap=True, overflow="ellipsis")
     if not stages:
         return Text("no operand pods known on this node\n", style=palette.role("muted"),
                     no_wrap=True, overflow="ellipsis")

@@ -64,6 +64,7 @@ class NodeTable(StableTable):
         self._queue: list[str] = []
         self._slice_queued = False
         self._reorder = False
+        self._filling = False  # a first fill is being appended in sort order, slice by slice
         self._counted_rows = 0
 
     def on_mount(self) -> None:
@@ -163,6 +164,10 @@ class NodeTable(StableTable):
         queue += [name for name, view in nodes.items() if seen.get(name) is not view]
         if len(seen) > len(nodes):
             self._seen = {name: view for name, view in seen.items() if name in nodes}
+        self._filling = False
+        if not force_order and not self._views and len(queue) > self.patch_slice:
+            self._first_fill(queue)
+            return
         if force_order or not self._views or len(queue) <= self.patch_slice:
             self._queue = queue  # a newer snapshot wins: a partial patch is superseded
             self._patch_slice(len(queue))
@@ -170,6 +175,16 @@ class NodeTable(StableTable):
         shown = self.shown_row_keys()
         self._queue = sorted(queue, key=lambda name: name not in shown)  # stable: on-screen first
         self._patch_slice(self.patch_slice)
+
+    def _first_fill(self, queue: list[str]) -> None:
+        """Into an empty table: sorted once, then appended top-down in slices, the first a
+        screenful, so the first rows show at once instead of after all 5,000 (no re-sort:
+        appending in sort order keeps the order)."""
+        nodes, column = self.snapshot.nodes, self.sort_column
+        queue.sort(key=lambda n: sort_value(column, nodes[n]),  # type: ignore[arg-type,return-value]
+                   reverse=self.sort_reverse)
+        self._queue, self._filling = queue, True
+        self._patch_slice(max(self.patch_slice, self.size.height))
 
     def _patch_slice(self, limit: int) -> None:
         """Patch the next ``limit`` queued rows; queue the rest for the next event-loop turn.
@@ -200,13 +215,16 @@ class NodeTable(StableTable):
             elif view is not self._views[name]:
                 self._reorder |= self._patch(view)
         self._drop_all(drops)
-        self._add_all(new, in_order=not had_rows)
-        self._reorder |= bool(new and had_rows)
+        self._add_all(new, in_order=not had_rows and not self._filling)
+        self._reorder |= bool(new and had_rows and not self._filling)
         if self._queue:
             self._restore_cursor(cursor)
             if not self._slice_queued:
                 self._slice_queued = True
-                self.call_later(self._next_slice)
+                if self._filling and not had_rows:  # paint the first screenful, then go on
+                    self.call_after_refresh(self._next_slice)
+                else:
+                    self.call_later(self._next_slice)
             return
         self._finish_patch(cursor)
 
@@ -217,6 +235,7 @@ class NodeTable(StableTable):
 
     def _finish_patch(self, cursor: str | None) -> None:
         """The last slice ran: re-sort if a sort value changed or rows came, settle the cursor."""
+        self._filling = False
         if self._reorder:
             self._reorder = False
             self._resort(cursor)

@@ -64,6 +64,8 @@ def connection_part(state: HeaderState) -> tuple[str, str]:
 def policy_part(snapshot: ClusterSnapshot) -> tuple[str, str]:
     """(text, colour variable) of the ClusterPolicy part; ``state-`` prefixes dropped."""
     policy = snapshot.cluster_policy
+    if "clusterpolicies" in snapshot.loading:
+        return "policy loading…", "gpu-progress"
     if policy.state == "ready":
         return "policy ready", "gpu-ok"
     if policy.state == "notReady":
@@ -77,8 +79,29 @@ def counts_line(snapshot: ClusterSnapshot, width: int, variables: Mapping[str, s
     """Line 2: the counts always fit; the policy part gets what is left (then an ellipsis)."""
     counts = snapshot.counts
     gpu_var = "gpu-crit" if counts.gpus_allocatable < counts.gpus_total else "gpu-ok"
-    findings_var = "gpu-warn" if counts.nodes_with_findings else "gpu-ok"
     tail = Text(no_wrap=True)
+    if "nodes" in snapshot.loading:  # nothing is known yet: no count is better than 0
+        tail.append(" │ loading nodes…", style=var_style(variables, "gpu-progress"))
+    elif snapshot.loading:  # nodes known, pipelines and findings not yet
+        tail.append(f" │ {counts.gpu_nodes} nodes │ GPUs ")
+        tail.append(f"{counts.gpus_allocatable}/{counts.gpus_total}",
+                    style=var_style(variables, gpu_var))
+        tail.append(" │ findings loading…", style=var_style(variables, "gpu-progress"))
+    else:
+        _append_counts(tail, snapshot, variables)
+    policy, policy_var = policy_part(snapshot)
+    head = Text(policy, style=var_style(variables, policy_var), no_wrap=True)
+    head.truncate(max(12, width - tail.cell_len), overflow="ellipsis")
+    line = head + tail
+    line.truncate(width, overflow="ellipsis")
+    return line
+
+
+def _append_counts(tail: Text, snapshot: ClusterSnapshot, variables: Mapping[str, str]) -> None:
+    """Nodes, GPUs allocatable/total, nodes with findings, upgrades (all lists read)."""
+    counts = snapshot.counts
+    gpu_var = "gpu-crit" if counts.gpus_allocatable < counts.gpus_total else "gpu-ok"
+    findings_var = "gpu-warn" if counts.nodes_with_findings else "gpu-ok"
     tail.append(f" │ {counts.gpu_nodes} nodes │ GPUs ")
     tail.append(f"{counts.gpus_allocatable}/{counts.gpus_total}",
                 style=var_style(variables, gpu_var))
@@ -86,12 +109,6 @@ def counts_line(snapshot: ClusterSnapshot, width: int, variables: Mapping[str, s
     tail.append(f"{counts.nodes_with_findings} with findings",
                 style=var_style(variables, findings_var))
     tail.append(f" │ {counts.upgrades_in_progress} upgrading")
-    policy, policy_var = policy_part(snapshot)
-    head = Text(policy, style=var_style(variables, policy_var), no_wrap=True)
-    head.truncate(max(12, width - tail.cell_len), overflow="ellipsis")
-    line = head + tail
-    line.truncate(width, overflow="ellipsis")
-    return line
 
 
 def render_header(state: HeaderState, width: int, variables: Mapping[str, str]) -> Text:

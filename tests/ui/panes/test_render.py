@@ -248,3 +248,20 @@ def test_wide_side_panel_lists_the_pods_that_hold_the_node() -> None:
     assert "ml/trainer-n00-0  Running  4 GPU  31 h  app=trainer" in out
     failed = text(node_side_text(snapshot.nodes[upgrade_node(3)], NOW), width=60)
     assert "driver: ✖ failed · 11 restarts" in failed
+
+
+def test_pipeline_blames_the_crash_looping_device_plugin_not_the_validator() -> None:
+    """The validator's plugin-validation waits for the device plugin (gpu-operator
+    ``cmd/nvidia-validator/main.go``): the banner names the plugin, the stage that fails."""
+    from gputui.domain.snapshot import SnapshotBuilder
+    from tests.domain import factory as f
+
+    pods = [p for p in f.healthy_pods() if p["metadata"]["labels"]["app"] not in (
+        "nvidia-device-plugin-daemonset", "nvidia-operator-validator")]
+    pods.append(f.operand_pod("device-plugin", crash_in="nvidia-device-plugin", restarts=7,
+                              suffix="dp"))
+    pods.append(f.operand_pod("operator-validator", crash_in="plugin-validation", restarts=4,
+                              suffix="va"))
+    node = SnapshotBuilder().build(f.objects([f.node(allocatable=0)], pods), f.T0).nodes[f.NODE]
+    out = text(render_pipeline(node, f.T0, None).renderable, width=120)
+    assert "chain breaks at device-plugin: failed" in out.splitlines()[1]

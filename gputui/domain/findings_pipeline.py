@@ -1,0 +1,201 @@
+"""Node findings about the operand pipeline and the node itself: NotReady, GPUs missing from
+allocatable, driver/operand/validator pods that fail or stay not ready too long.
+
+Each rule separates a healthy cluster's normal life from a fault. A node joining (the driver
+compiles for many minutes while everything else waits behind it) and a reboot are normal
+within the grace periods of :mod:`gputui.domain.grace`; they give one ``info`` saying what is
+happening and until when that is normal. Past the grace, or when a stage actually fails
+(CrashLoopBackOff, an error state), the finding fires at full severity and names the stage
+whose own failure holds the chain up (``NodePipeline.first_broken``), not a stage waiting on it.
+"""
+
+from __future__ import annotations
+
+from gputui.domain import labels as L
+from gputui.domain.findings_base import NodeContext
+from gputui.domain.grace import clock, grace_source, normal_until
+from gputui.domain.hints import driver_hint, validator_layer
+from gputui.domain.model import Finding, NodeView, PipelineStage, Severity, StageStatus
+from gputui.domain.thresholds import SOURCES
+from gputui.domain.timefmt import duration
+
+#: upgrade states in which the controller has taken the node's GPUs away on purpose
+ACTIVE_UPGRADE_STATES = frozenset(L.UPGRADE_STATES) - {
+    L.STATE_UNKNOWN, L.STATE_REQUIRED, L.STATE_DONE, L.STATE_FAILED}
+#: operands whose failure takes GPUs out of allocatable
+_GPU_PATH = frozenset({"driver", "container-toolkit", "device-plugin", "operator-validator"})
+
+
+def node_not_ready(ctx: NodeContext) -> list[Finding]:
+    """The node's Ready condition is not True: routine for a reboot, a fault when it lasts."""
+    if ctx.node.ready:
+        return []
+    age = f" for {duration(ctx.now - ctx.ready_since)}" if ctx.ready_since else ""
+    limit = ctx.thresholds.node_not_ready_minutes
+    if ctx.ready_since is not None and not ctx.over(ctx.ready_since, limit):
+        until = clock(ctx.ready_since + limit * 60.0)
+        return [ctx.finding(
+            "node-not-ready", Severity.INFO,
+            f"{ctx.node.name} is NotReady{age}: {ctx.ready_reason}; normal for a reboot until "
+            f"{until} ({limit:g} min, {SOURCES['node_not_ready_minutes']})",
+            "Nothing to do yet: a rebooting node comes back Ready and its GPU pipeline restarts.")]
+    return [ctx.finding("node-not-ready", Severity.WARNING,
+                        f"{ctx.node.name} is NotReady{age}: {ctx.ready_reason}",
+                        "Check the kubelet and the machine (console, cloud status); its GPU "
+                        "pods are not running. Cordon it if it flaps.")]
+
+
+def _unavailable_numbers(node: NodeView) -> tuple[int, int, int]:
+    """(capacity, allocatable, units expected from the GPUs the node has)."""
+    expected = node.gpu_count * max(node.sharing_replicas, 1)
+    migged = "-MIG-" in node.product or any(
+        e.name.startswith(L.RESOURCE_MIG_PREFIX) for e in node.resources.entries)
+    return node.resources.capacity, node.resources.allocatable, 0 if migged else expected
+
+
+def coming_up(ctx: NodeContext) -> tuple[PipelineStage, float] | None:
+    """(the stage holding the pipeline up, until when that is normal) while a node's GPU
+    pipeline is still inside its grace; None when it is failing, late or not coming up."""
+    broken = ctx.node.pipeline.first_broken()
+    if broken is None or broken.operand not in _GPU_PATH:
+        return None
+    if broken.status not in (StageStatus.PROGRESSING, StageStatus.ABSENT, StageStatus.PAUSED):
+        return None
+    until = normal_until(ctx.node.pipeline, broken, ctx.pods, ctx.thresholds)
+    if until is None and broken.status is not StageStatus.PROGRESSING:
+        start = max(filter(None, (ctx.node.created, ctx.ready_since)), default=None)
+        until = start + 60.0 * ctx.thresholds.driver_startup_minutes if start else None
+    if until is None or until <= ctx.now:
+        return None
+    ctx.deadlines.append(until)
+    return broken, until
+
+
+def gpus_unavailable(ctx: NodeContext) -> list[Finding]:
+    """Allocatable below capacity, or capacity below what the node's GPUs should give."""
+    node = ctx.node
+    capacity, allocatable, expected = _unavailable_numbers(node)
+    if allocatable >= capacity >= expected:
+        return []
+    have = max(capacity, expected)
+    message = f"{allocatable} of {have} GPUs allocatable on {node.name}"
+    if capacity < expected:
+        message += f" (capacity {capacity} below the {expected} the node's GPUs give)"
+    planned = _planned(node)
+    if planned:
+        return [ctx.finding("gpus-unavailable", Severity.INFO, f"{message} {planned}",
+                            "Expected: the GPUs come back when the change finishes.", "pipeline")]
+    if not node.ready:
+        return [ctx.finding("gpus-unavailable", Severity.INFO,
+                            f"{message} while the node is NotReady",
+                            "See node-not-ready: the GPUs follow the node.", "pipeline")]
+    rising = coming_up(ctx)
+    if rising is not None:
+        stage, until = rising
+        return [ctx.finding(
+            "gpus-unavailable", Severity.INFO,
+            f"{message} while the {stage.operand} stage comes up ({stage.detail or 'starting'}); "
+            f"normal until {clock(until)} ({grace_source(stage.operand, ctx.thresholds)})",
+            "Nothing to do yet: the chain driver -> toolkit -> device plugin is starting.",
+            "pipeline")]
+    broken = node.pipeline.first_broken()
+    if broken is not None and broken.operand in _GPU_PATH and broken.status is not StageStatus.PAUSED:
+        # the symptom of a stage that has its own finding: that finding leads the node's row
+        return [ctx.finding(
+            "gpus-unavailable", Severity.WARNING, message,
+            f"The {broken.operand} stage is {broken.status.value}: {broken.detail}. Fix it "
+            "first.", "pipeline")]
+    severity = Severity.CRITICAL if allocatable == 0 else Severity.WARNING
+    return [ctx.finding(
+        "gpus-unavailable", severity, message,
+        "The device plugin counts only healthy GPUs: look for XIDs on the metrics pane and "
+        "read the device-plugin log on this node.", "pipeline")]
+
+
+def _planned(node: NodeView) -> str:
+    """Why the GPUs are away on purpose (a driver upgrade step or a MIG change), or ""."""
+    if node.upgrade_state in ACTIVE_UPGRADE_STATES:
+        return f"during the driver upgrade ({node.upgrade_state})"
+    if node.mig_state in (L.MIG_STATE_PENDING, L.MIG_STATE_REBOOTING):
+        return f"during the MIG change to {node.mig_config}"
+    return ""
+
+
+def driver_pod_failing(ctx: NodeContext) -> list[Finding]:
+    """The driver pod crash-loops, or stays not ready past its startup probe budget."""
+    stage = ctx.node.pipeline.stage("driver")
+    if stage is None or stage.pod is None:
+        return []
+    pod = next((p for p in ctx.pods if p.name == stage.pod), None)
+    message = f"driver pod {stage.pod} on {ctx.node.name}: {stage.detail}"
+    if stage.status is StageStatus.FAILED:
+        severity = Severity.CRITICAL
+    elif stage.status is StageStatus.PROGRESSING and stage.detail != "terminating":
+        until = normal_until(ctx.node.pipeline, stage, ctx.pods, ctx.thresholds)
+        if until is None or until > ctx.now:
+            if until is not None:
+                ctx.deadlines.append(until)
+            return []
+        severity = Severity.WARNING
+        message += f"; not ready past {grace_source('driver', ctx.thresholds)}"
+    else:
+        return []
+    return [ctx.finding("driver-pod-failing", severity, message,
+                        driver_hint(ctx.node, stage, pod), "pipeline", "driver")]
+
+
+def operand_pod_failing(ctx: NodeContext) -> list[Finding]:
+    """Other operands crash-looping, or the one holding the chain up not ready past grace."""
+    found = []
+    cause = ctx.node.pipeline.first_broken()
+    for stage in ctx.node.pipeline.stages:
+        if stage.operand in ("driver", "operator-validator") or stage.pod is None:
+            continue
+        late = False
+        if stage is cause and stage.status is StageStatus.PROGRESSING:
+            until = normal_until(ctx.node.pipeline, stage, ctx.pods, ctx.thresholds)
+            late = until is not None and ctx.over(until, 0.0)
+        if stage.status is not StageStatus.FAILED and not late:
+            continue
+        age = f" for {duration(ctx.now - stage.since)}" if late and stage.since else ""
+        past = f" (not ready past {grace_source(stage.operand, ctx.thresholds)})" if late else ""
+        found.append(ctx.finding(
+            "operand-pod-failing", Severity.WARNING,
+            f"{stage.operand} pod {stage.pod} on {ctx.node.name}{age}: {stage.detail}{past}",
+            f"Open the log of container {stage.container or stage.operand} in pod {stage.pod}; "
+            "what it waits on is healthy, so the fault is in this operand.",
+            "pipeline", stage.operand))
+    return found
+
+
+def validator_stuck(ctx: NodeContext) -> list[Finding]:
+    """The validator sits in one init container: that names the layer (§8.4). Blame goes to
+    the stage that init container waits on when that stage is the one failing."""
+    pipeline = ctx.node.pipeline
+    stage = pipeline.stage("operator-validator")
+    pod = next((p for p in ctx.pods if stage is not None and p.name == stage.pod), None)
+    current = pod.current_init() if pod is not None else None
+    if stage is None or pod is None or current is None:
+        return []
+    since = current.started_at or pod.start_time or pod.created
+    age = f" for {duration(ctx.now - since)}" if since is not None else ""
+    meaning, hint = validator_layer(current.name, ctx.pods)
+    message = f"validator on {ctx.node.name} stuck in {current.name}{age}: {meaning}"
+    cause = pipeline.first_broken()
+    if cause is not None and cause is not stage and pipeline.waits_on(stage) is not None:
+        if cause.status is not StageStatus.FAILED:
+            return []  # waiting behind a stage still inside its grace: coming up, not stuck
+        return [ctx.finding(
+            "validator-stuck", Severity.INFO,
+            f"{message} (waiting on the failed {cause.operand} stage: {cause.detail})",
+            f"Fix the {cause.operand} stage first; the validator follows.",
+            "pipeline", current.name)]
+    if not current.failing:
+        until = normal_until(pipeline, stage, ctx.pods, ctx.thresholds)
+        if until is None or not ctx.over(until, 0.0):
+            return []
+    state = (f" ({stage.detail})" if current.failing else
+             f" (past {grace_source('operator-validator', ctx.thresholds)})")
+    return [ctx.finding("validator-stuck", Severity.WARNING,
+                        f"validator on {ctx.node.name} stuck in {current.name}{age}{state}: "
+                        f"{meaning}", hint, "pipeline", current.name)]

@@ -1,0 +1,76 @@
+"""The controller's slot arithmetic (§4.5): failed nodes hold slots, cordoned/NotReady nodes
+and nodes in ``cordon-required`` count as unavailable, percentages round up against the
+managed total, and the ``maxUnavailable`` cap applies only below the node count
+(k8s-operator-libs ``pkg/upgrade/common_manager.go``, ``upgrade_inplace.go``)."""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+
+from gputui.domain import labels as L
+
+
+@dataclass(frozen=True, slots=True)
+class Slots:
+    """The §4.5 figures for one cycle."""
+
+    total: int
+    in_progress: int
+    max_unavailable: int
+    unavailable: int
+    available: int
+
+
+def resolve_max_unavailable(raw: str, total: int) -> int | None:
+    """``maxUnavailable`` as a node count: ``"25%"`` of ``total`` rounded up, or an int;
+    None when it is neither (the controller rejects it)."""
+    text = raw.strip()
+    if text.endswith("%"):
+        if not text[:-1].isdigit():
+            return None
+        return math.ceil(total * int(text[:-1]) / 100.0)
+    try:
+        return int(text)
+    except ValueError:
+        return None
+
+
+def compute_slots(states: Mapping[str, str], unavailable_nodes: Sequence[str],
+                  max_parallel: int, max_unavailable_raw: str) -> Slots:
+    """Slots per §4.5.
+
+    Args:
+        states: managed node -> upgrade state label ("" when absent).
+        unavailable_nodes: managed nodes that are cordoned or not Ready.
+        max_parallel: ``maxParallelUpgrades`` (0 = unlimited).
+        max_unavailable_raw: ``maxUnavailable`` as written (``"25%"`` or ``"2"``).
+    """
+    counts: dict[str, int] = {}
+    for state in states.values():
+        counts[state] = counts.get(state, 0) + 1
+    return slots_from_counts(counts, len(unavailable_nodes), max_parallel, max_unavailable_raw)
+
+
+def slots_from_counts(counts: Mapping[str, int], down: int, max_parallel: int,
+                      max_unavailable_raw: str) -> Slots:
+    """:func:`compute_slots` from managed nodes per state and the count of down nodes, so
+    an incremental view need not walk every node."""
+    total = sum(counts.values())
+    idle = sum(counts.get(state, 0) for state in L.UPGRADE_IDLE_STATES)
+    in_progress = total - idle
+    required = counts.get(L.STATE_REQUIRED, 0)
+    available = required if max_parallel == 0 else max_parallel - in_progress
+    resolved = resolve_max_unavailable(max_unavailable_raw, total)
+    unavailable = down + counts.get(L.STATE_CORDON, 0)
+    if resolved is None:
+        return Slots(total, in_progress, 0, unavailable, 0)
+    # the cap applies only when maxUnavailable is below the managed node count
+    # (k8s-operator-libs pkg/upgrade/upgrade_inplace.go, ProcessUpgradeRequiredNodes)
+    if resolved < total:
+        if unavailable >= resolved:
+            available = 0
+        elif unavailable + available > resolved:
+            available = resolved - unavailable
+    return Slots(total, in_progress, resolved, unavailable, max(available, 0))

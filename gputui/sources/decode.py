@@ -1,0 +1,403 @@
+"""Decode list pages and watch events in one pass into the reduced objects the cache keeps.
+
+Why a typed decoder: at 5,000 nodes the pod list alone is over 200 MB of JSON, and building
+every Python object of it (``json.loads``/``orjson``) before :mod:`gputui.sources.reduce`
+walks it again to keep a fraction took most of ``gputui check``'s time. ``msgspec`` decodes
+straight into a declared shape (:mod:`gputui.sources.shapes`) and skips, in C and without
+allocating, every field the shape does not name: managedFields of pods, pod specs' env,
+probes, tolerations, node images.
+
+Why ``TypedDict`` shapes rather than ``msgspec.Struct``: decoding into a TypedDict yields
+plain dicts, so the domain (which reads Kubernetes-shaped mappings), the cache's contract,
+the replay source and the recorded fixtures stay as they are; Structs would decode a little
+faster but every reader of the cache would change with them. The same shapes are applied to
+already-decoded objects with ``msgspec.convert`` (:func:`reduce_with`), so the fast path and
+the dict path (fixtures, tests) keep exactly the same fields by construction.
+
+managedFields are decoded only for nodes, and only their ``time`` and the label keys under
+``fieldsV1.f:metadata.f:labels`` (the rest of each entry is skipped unread): that is all
+:func:`~gputui.sources.reduce.label_times` needs. They are not kept as ``msgspec.Raw`` for a
+later parse because a Raw value keeps the whole page's buffer alive.
+
+A page or event that does not fit the shape (a server sending an unexpected type) is decoded
+generically and cut to the shape item by item: odd input costs speed, and only an object that
+cannot be cut is dropped (logged), never the page or the feed.
+"""
+
+from __future__ import annotations
+
+import logging
+import sys
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
+from functools import lru_cache
+from typing import Any, Generic, TypeVar
+
+import msgspec
+
+from gputui.domain.selectors import parse_selector
+from gputui.sources.reduce import (
+    GPU_RESOURCE_PREFIXES,
+    JsonObj,
+    LabelTimes,
+    parse_time,
+    share,
+    share_flat,
+    timed_label,
+)
+from gputui.sources.shapes import ListPage, Node, Pod, WatchLine
+
+log = logging.getLogger(__name__)
+
+Item = tuple[JsonObj, LabelTimes]
+#: turns one shaped object into what the cache keeps, or None to drop it
+Finish = Callable[[JsonObj], "Item | None"]
+_INTERN_MAX = 96
+T = TypeVar("T")
+
+# ------------------------------------------------------------------- finishing
+def _intern(value: Any) -> Any:
+    return sys.intern(value) if isinstance(value, str) and len(value) <= _INTERN_MAX else value
+
+
+def _intern_values(mapping: dict[str, Any]) -> dict[str, Any]:
+    for key, value in mapping.items():
+        if isinstance(value, str) and len(value) <= _INTERN_MAX:
+            mapping[key] = sys.intern(value)
+    return mapping
+
+
+def _interned(strings: dict[str, str]) -> dict[str, str]:
+    """A string map with keys and values interned, in C (``map``): node labels and
+    annotations are ~90 per node and nearly all repeat across the fleet."""
+    return dict(zip(map(sys.intern, strings), map(sys.intern, strings.values())))
+
+
+@lru_cache(maxsize=4096)
+def _timed_key(field: str) -> str | None:
+    """``f:<label>`` to the interned label key when its change time is kept, else None."""
+    if field.startswith("f:") and timed_label(field[2:]):
+        return sys.intern(field[2:])
+    return None
+
+
+@lru_cache(maxsize=4096)
+def _when(text: str) -> float | None:
+    return parse_time(text)
+
+
+def label_times(obj: Mapping[str, Any]) -> LabelTimes:
+    """Label key -> epoch seconds of the managedFields entry that owns it (latest wins),
+    for the labels :func:`~gputui.sources.reduce.timed_label` keeps.
+
+    A managedFields entry's ``time`` is when that manager last wrote the object, which for
+    a label it owns is when the label was last set by it: the best record a client has.
+    """
+    entries = (obj.get("metadata") or {}).get("managedFields")
+    return _label_times([e for e in entries if isinstance(e, dict)]) if entries else {}
+
+
+def _label_times(entries: list[JsonObj]) -> LabelTimes:
+    """:func:`label_times` over managedFields entries, with the per-key test and the
+    timestamp parse cached (the same few repeat fleet-wide)."""
+    times: LabelTimes = {}
+    for entry in entries:
+        fields = entry.get("fieldsV1", {}).get("f:metadata", {}).get("f:labels")
+        when = _when(entry.get("time", ""))
+        if not fields or when is None:
+            continue
+        for key in filter(None, map(_timed_key, fields)):
+            if when > times.get(key, 0.0):
+                times[key] = when
+    return times
+
+
+def finish_node(node: JsonObj) -> Item:
+    """A shaped node: label-change times taken out of managedFields, repeated parts shared."""
+    metadata = node.get("metadata") or {}
+    entries = metadata.pop("managedFields", None)
+    times = _label_times(entries) if entries else {}
+    for key in ("labels", "annotations"):
+        if key in metadata:
+            metadata[key] = _interned(metadata[key])
+    status = node.get("status")
+    if status:
+        if status.get("conditions"):
+            status["conditions"] = [share_flat(c) for c in status["conditions"]]
+        for key in ("capacity", "allocatable", "nodeInfo"):
+            if status.get(key):
+                status[key] = share_flat(status[key])
+    return node, times
+
+
+def _pod_metadata(metadata: JsonObj) -> JsonObj:
+    if "creationTimestamp" in metadata:
+        metadata["creationTimestamp"] = _intern(metadata["creationTimestamp"])
+    if metadata.get("labels"):
+        metadata["labels"] = share(metadata["labels"])
+    elif "labels" in metadata:
+        del metadata["labels"]
+    owners = metadata.get("ownerReferences")
+    if owners:
+        metadata["ownerReferences"] = share(owners)
+    elif owners is not None:
+        del metadata["ownerReferences"]
+    return metadata
+
+
+def _gpu_only(container: JsonObj) -> JsonObj:
+    """A container's name plus only its GPU and MIG requests and limits."""
+    out: JsonObj = {}
+    for section, values in (container.get("resources") or {}).items():
+        picked = {k: v for k, v in values.items() if k.startswith(GPU_RESOURCE_PREFIXES)}
+        if picked:
+            out[section] = picked
+    return {"name": container.get("name"), "resources": out} if out else {
+        "name": container.get("name")}
+
+
+def _pod_spec(spec: JsonObj) -> JsonObj:
+    kept: JsonObj = {"nodeName": _intern(spec.get("nodeName"))}
+    for key in ("initContainers", "containers"):
+        if spec.get(key):
+            kept[key] = share([_gpu_only(c) for c in spec[key]])
+    volumes = [v for v in spec.get("volumes") or () if "emptyDir" in v]
+    if volumes:
+        kept["volumes"] = volumes
+    return kept
+
+
+def _container_status(status: JsonObj) -> JsonObj:
+    status["name"] = _intern(status.get("name"))
+    for key in ("state", "lastState"):
+        value = status.get(key)
+        if value:
+            for detail in value.values():
+                _intern_values(detail)
+        elif value is not None:
+            del status[key]
+    return status
+
+
+def _pod_status(status: JsonObj, full: bool) -> JsonObj:
+    for key in ("phase", "reason", "message", "startTime"):
+        if key in status:
+            status[key] = _intern(status[key])
+    if not full:
+        for key in ("conditions", "initContainerStatuses", "containerStatuses"):
+            status.pop(key, None)
+        return status
+    conditions = [c for c in status.get("conditions") or () if c.get("status") != "True"]
+    if conditions:
+        status["conditions"] = conditions
+    else:
+        status.pop("conditions", None)
+    for key in ("initContainerStatuses", "containerStatuses"):
+        if status.get(key):
+            status[key] = [_container_status(c) for c in status[key]]
+        else:
+            status.pop(key, None)
+    return status
+
+
+def finish_operator_pod(pod: JsonObj) -> Item:
+    """An operand pod: containers in order with their states, conditions, labels, owner."""
+    return ({"metadata": _pod_metadata(pod.get("metadata") or {}),
+             "spec": _pod_spec(pod.get("spec") or {}),
+             "status": _pod_status(pod.get("status") or {}, full=True)}, {})
+
+
+def gpu_request(obj: Mapping[str, Any]) -> bool:
+    """Whether any container of a pod requests or limits a GPU or MIG resource."""
+    return _requests_gpu(obj.get("spec") or {})
+
+
+def _requests_gpu(spec: Mapping[str, Any]) -> bool:
+    for key in ("containers", "initContainers"):
+        for container in spec.get(key) or ():
+            for section in (container.get("resources") or {}).values():
+                for name in section:
+                    if name.startswith(GPU_RESOURCE_PREFIXES):
+                        return True
+    return False
+
+
+def finish_gpu_pod(pod: JsonObj) -> Item | None:
+    """A workload pod that requests a GPU, reduced; ``None`` for every other pod."""
+    spec = pod.get("spec") or {}
+    if not _requests_gpu(spec):
+        return None
+    return _workload_pod(pod, spec)
+
+
+def _workload_pod(pod: JsonObj, spec: JsonObj) -> Item:
+    return ({"metadata": _pod_metadata(pod.get("metadata") or {}), "spec": _pod_spec(spec),
+             "status": _pod_status(pod.get("status") or {}, full=False)}, {})
+
+
+def _finish_gpu_or_selected(selectors: tuple[str, ...]) -> Callable[[JsonObj], Item | None]:
+    """:func:`finish_gpu_pod` that also keeps pods matching any of ``selectors``."""
+    matchers = [parse_selector(selector) for selector in selectors]
+
+    def finish(pod: JsonObj) -> Item | None:
+        spec = pod.get("spec") or {}
+        if not _requests_gpu(spec):
+            labels = (pod.get("metadata") or {}).get("labels") or {}
+            if not any(match(labels) for match in matchers):
+                return None
+        return _workload_pod(pod, spec)
+    return finish
+
+
+# --------------------------------------------------------------- page and event
+@dataclass(frozen=True, slots=True)
+class Page:
+    """One decoded list page: what the cache keeps, the list's version and continue token."""
+
+    items: list[Item]
+    resource_version: str
+    continue_token: str
+
+
+@dataclass(frozen=True, slots=True)
+class WatchEvent:
+    """One decoded watch event.
+
+    Attributes:
+        type: ``ADDED``, ``MODIFIED``, ``DELETED``, ``BOOKMARK`` or ``ERROR``.
+        object: the event's object as shaped (enough for its key and resourceVersion), or
+            the whole ``Status`` of an ERROR event.
+        item: what the cache keeps, ``None`` when the feed drops this object.
+    """
+
+    type: str
+    object: JsonObj
+    item: Item | None
+
+
+class FeedDecoder(Generic[T]):
+    """Decodes one feed's pages and events through a shape, then ``finish`` per object.
+
+    Without a shape (small feeds: DaemonSets, ConfigMaps, policies, events) objects are
+    decoded generically and ``finish`` is the feed's reducer.
+    """
+
+    def __init__(self, shape: type[T] | None, finish: Callable[[JsonObj], Item | None]):
+        self.shape = shape
+        self.finish = finish
+        if shape is None:
+            self._list: msgspec.json.Decoder[Any] = msgspec.json.Decoder()
+            self._event: msgspec.json.Decoder[Any] = self._list
+        else:
+            self._list = msgspec.json.Decoder(ListPage[shape])  # type: ignore[valid-type]
+            self._event = msgspec.json.Decoder(WatchLine[shape])  # type: ignore[valid-type]
+        self._generic: msgspec.json.Decoder[Any] = msgspec.json.Decoder()
+
+    def page(self, data: bytes) -> Page:
+        """One list page (raises ``ValueError`` when it is not a JSON list object)."""
+        try:
+            document = self._list.decode(data)
+        except msgspec.ValidationError:
+            document = self._generic.decode(data)
+            shaped = (self.shaped(obj) for obj in document.get("items") or ())
+            document["items"] = [obj for obj in shaped if obj]
+        except msgspec.DecodeError as error:
+            raise ValueError(str(error)) from None
+        if not isinstance(document, dict):
+            raise ValueError("a list page is not a JSON object")  # noqa: TRY004 - callers treat
+            # every undecodable answer alike
+        metadata = document.get("metadata") or {}
+        items = [kept for kept in map(self.finish, document.get("items") or ())
+                 if kept is not None]
+        return Page(items, str(metadata.get("resourceVersion") or ""),
+                    str(metadata.get("continue") or ""))
+
+    def event(self, line: bytes) -> WatchEvent:
+        """One watch event line (raises ``ValueError`` when it is not JSON)."""
+        try:
+            event = self._event.decode(line)
+        except msgspec.ValidationError:  # an ERROR's Status, or an odd object
+            event = self._generic.decode(line)
+            if event.get("type") != "ERROR":
+                event["object"] = self.shaped(event.get("object"))
+        except msgspec.DecodeError as error:
+            raise ValueError(str(error)) from None
+        kind = str(event.get("type") or "")
+        obj = event.get("object")
+        if not isinstance(obj, dict):
+            obj = {}
+        item = self.finish(obj) if kind in ("ADDED", "MODIFIED", "DELETED") else None
+        return WatchEvent(kind, obj, item)
+
+    def shaped(self, obj: Any) -> JsonObj:
+        """An already-decoded object cut to the shape (the dict path: fixtures, tests)."""
+        if self.shape is None:
+            return obj if isinstance(obj, dict) else {}
+        try:
+            return msgspec.convert(obj, self.shape, strict=False)  # type: ignore[no-any-return]
+        except msgspec.ValidationError as error:
+            log.warning("object dropped: does not fit the %s shape: %s",
+                        self.shape.__name__, error)
+            return {}
+
+
+NODES = FeedDecoder(Node, finish_node)
+OPERATOR_PODS = FeedDecoder(Pod, finish_operator_pod)
+GPU_PODS = FeedDecoder(Pod, finish_gpu_pod)
+
+
+def reduce_with(decoder: FeedDecoder[Any], obj: Mapping[str, Any]) -> Item | None:
+    """The dict path of a typed feed: the same shape and finish as its page decoder.
+
+    ``msgspec.convert`` builds new containers, so ``obj`` is left untouched.
+    """
+    shaped = decoder.shaped(obj)
+    return decoder.finish(shaped) if shaped else None
+
+
+def reduce_node(obj: Mapping[str, Any]) -> Item:
+    """A node as the cache keeps it (metadata without managedFields, readiness, GPU
+    capacity, kernel), plus its label-change times."""
+    return reduce_with(NODES, obj) or ({}, {})
+
+
+def reduce_operator_pod(obj: Mapping[str, Any]) -> Item:
+    """An operand pod as the pipeline reads it (see :func:`finish_operator_pod`)."""
+    return reduce_with(OPERATOR_PODS, obj) or ({}, {})
+
+
+def reduce_gpu_pod(obj: Mapping[str, Any]) -> Item | None:
+    """A GPU-requesting workload pod reduced; ``None`` for every other pod."""
+    return reduce_with(GPU_PODS, obj)
+
+
+_TYPED: dict[Callable[..., Any], FeedDecoder[Any]] = {
+    reduce_node: NODES, reduce_operator_pod: OPERATOR_PODS, reduce_gpu_pod: GPU_PODS}
+_GENERIC: dict[Callable[..., Any], FeedDecoder[Any]] = {}
+
+
+@lru_cache(maxsize=16)
+def gpu_pod_reducer(selectors: tuple[str, ...] = ()) -> Callable[[Mapping[str, Any]],
+                                                                 Item | None]:
+    """The GPU pod feed's reducer, keeping also the pods any of ``selectors`` match: the
+    upgrade controller's ``waitForCompletion.podSelector`` waits on every pod it selects,
+    GPU or not (k8s-operator-libs ``pkg/upgrade/upgrade_state.go``). Typed like
+    :func:`reduce_gpu_pod`; the same selectors give the same function (feeds compare).
+    """
+    if not selectors:
+        return reduce_gpu_pod
+    decoder = FeedDecoder(Pod, _finish_gpu_or_selected(selectors))
+
+    def reduce(obj: Mapping[str, Any]) -> Item | None:
+        return reduce_with(decoder, obj)
+    _TYPED[reduce] = decoder
+    return reduce
+
+
+def decoder_for(reduce: Callable[[Mapping[str, Any]], Item | None]) -> FeedDecoder[Any]:
+    """The decoder of a feed, chosen by its reducer: typed for the big feeds (nodes,
+    pods), generic then the reducer for the small ones."""
+    found = _TYPED.get(reduce) or _GENERIC.get(reduce)
+    if found is None:
+        found = _GENERIC[reduce] = FeedDecoder(None, reduce)
+    return found

@@ -1,0 +1,113 @@
+"""One-pass decoding: list pages and watch events straight into what the cache keeps."""
+
+from __future__ import annotations
+
+import copy
+import json
+from typing import Any
+
+import pytest
+
+from gputui.sources.decode import (
+    GPU_PODS,
+    NODES,
+    OPERATOR_PODS,
+    decoder_for,
+    reduce_gpu_pod,
+    reduce_node,
+    reduce_operator_pod,
+)
+from gputui.sources.reduce import reduce_plain
+from tests.sources.helpers import node, pod
+from tests.sources.test_reduce import MANAGED
+
+
+def page(items: list[dict[str, Any]], token: str = "") -> bytes:
+    metadata = {"resourceVersion": "42", **({"continue": token} if token else {})}
+    return json.dumps({"kind": "List", "apiVersion": "v1", "metadata": metadata,
+                       "items": items}).encode()
+
+
+def operand_pod(name: str, node_name: str) -> dict[str, Any]:
+    raw = pod("gpu-operator", name, node_name, labels={"app": "nvidia-driver-daemonset"})
+    raw["metadata"]["managedFields"] = copy.deepcopy(MANAGED)
+    raw["metadata"]["ownerReferences"] = [{"apiVersion": "apps/v1", "kind": "DaemonSet",
+                                           "name": "nvidia-driver-daemonset", "uid": "u"}]
+    raw["spec"]["volumes"] = [{"name": "run", "emptyDir": {}},
+                              {"name": "host", "hostPath": {"path": "/run"}}]
+    raw["status"]["containerStatuses"] = [{"name": "main", "ready": False, "restartCount": 3,
+                                           "imageID": "sha256:x",
+                                           "state": {"waiting": {"reason": "CrashLoopBackOff"}},
+                                           "lastState": {}}]
+    raw["status"]["conditions"] = [{"type": "Ready", "status": "True"},
+                                   {"type": "PodScheduled", "status": "False",
+                                    "reason": "Unschedulable", "lastProbeTime": None}]
+    return raw
+
+
+def test_a_page_decodes_to_exactly_what_the_dict_path_keeps() -> None:
+    """Typed page decoding and the dict path (fixtures, replay) keep the same fields, by
+    construction (one shape each); non-GPU workload pods are dropped on the way."""
+    nodes = [node(f"n{i}") for i in range(3)]
+    for raw in nodes:
+        raw["metadata"]["managedFields"] = copy.deepcopy(MANAGED)
+        raw["status"]["images"] = [{"names": ["driver:550"], "sizeBytes": 1}]
+    decoded = NODES.page(page(nodes, token="next"))
+    assert decoded.continue_token == "next" and decoded.resource_version == "42"
+    assert decoded.items == [reduce_node(raw) for raw in nodes]
+    kept, times = decoded.items[0]
+    assert "managedFields" not in kept["metadata"] and "images" not in kept["status"]
+    assert set(times) == {"nvidia.com/mig.config.state", "nvidia.com/gpu.present"}
+
+    operands = [operand_pod(f"d{i}", f"n{i}") for i in range(2)]
+    assert OPERATOR_PODS.page(page(operands)).items == [reduce_operator_pod(p) for p in operands]
+    spec = OPERATOR_PODS.page(page(operands)).items[0][0]["spec"]
+    assert spec["volumes"] == [{"name": "run", "emptyDir": {}}]
+
+    workloads = [pod("ml", "train", "n1", gpus=2), pod("ml", "web", "n2")]
+    decoded_gpu = GPU_PODS.page(page(workloads)).items
+    assert decoded_gpu == [reduce_gpu_pod(workloads[0])]
+    assert reduce_gpu_pod(workloads[1]) is None
+
+
+def test_watch_events_decode_objects_errors_and_bookmarks() -> None:
+    raw = node("n1")
+    raw["metadata"]["managedFields"] = copy.deepcopy(MANAGED)
+    event = NODES.event(json.dumps({"type": "MODIFIED", "object": raw}).encode())
+    assert event.type == "MODIFIED" and event.item == reduce_node(raw)
+    assert event.object["metadata"]["name"] == "n1"
+
+    gone = GPU_PODS.event(json.dumps({"type": "DELETED",
+                                      "object": pod("ml", "web", "n2")}).encode())
+    assert gone.item is None and gone.object["metadata"]["name"] == "web"  # key kept
+
+    status = {"kind": "Status", "apiVersion": "v1", "status": "Failure", "code": 410,
+              "reason": "Expired", "message": "too old resource version"}
+    error = NODES.event(json.dumps({"type": "ERROR", "object": status}).encode())
+    assert error.type == "ERROR" and error.object["code"] == 410 and error.item is None
+
+    bookmark = NODES.event(b'{"type":"BOOKMARK","object":{"kind":"Node",'
+                           b'"metadata":{"resourceVersion":"77"}}}')
+    assert bookmark.object["metadata"]["resourceVersion"] == "77" and bookmark.item is None
+
+
+def test_an_odd_object_costs_speed_not_the_page() -> None:
+    """An object that does not fit the shape (a label value that is not a string) is
+    dropped alone; the rest of the page decodes."""
+    odd = node("odd")
+    odd["metadata"]["labels"]["weird"] = 7
+    good = node("good")
+    items = NODES.page(page([odd, good])).items
+    assert [kept["metadata"]["name"] for kept, _ in items] == ["good"]
+
+
+def test_garbage_is_a_value_error_and_small_feeds_use_their_reducer() -> None:
+    with pytest.raises(ValueError):
+        NODES.page(b"<html>proxy error</html>")
+    with pytest.raises(ValueError):
+        NODES.event(b"{not json")
+    policy = {"metadata": {"name": "cluster-policy", "managedFields": [{"manager": "x"}]},
+              "spec": {"driver": {"enabled": True}}}
+    decoded = decoder_for(reduce_plain).page(page([policy])).items
+    assert decoded == [reduce_plain(policy)]
+    assert "managedFields" not in decoded[0][0]["metadata"]
