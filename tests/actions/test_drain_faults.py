@@ -54,7 +54,7 @@ def test_a_drain_resumes_when_the_fault_ends(server: EmulatedCluster, writer: Ku
 def test_an_eviction_refused_forever_stops_at_the_timeout(
         server: EmulatedCluster, writer: KubeWriter, tmp_path: Path) -> None:
     _seed(server)
-    result, seen = _drain(server, writer, tmp_path, "evict-refuse", timeout=2)
+    result, _ = _drain(server, writer, tmp_path, "evict-refuse", timeout=2)
     assert not result.ok and not result.cancelled  # type: ignore[attr-defined]
     assert result.summary.startswith(  # type: ignore[attr-defined]
         "gpu-1 not drained: 2 pods still there after 2 s")
