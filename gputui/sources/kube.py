@@ -359,10 +359,15 @@ class KubeSource:
             xids=self.xids.current, gpu_health=self.xids.health, loading=loading)
         try:
             snapshot = self._builder().build(objects, self.clock(), changed_nodes=changes)
-        except Exception:
+        except Exception as error:  # any domain bug: keep the last snapshot, say so in the
+            # header (stale since now), and try a full build next time
             log.exception("snapshot build failed")
             self.cache.mark_full()
+            text = str(error).splitlines()[0] if str(error) else ""
+            self.tracker.build_failed(f"{type(error).__name__}: {text}".rstrip(": "))
+            self._report_status()
             return
+        self.tracker.build_succeeded()
         self.snapshot = snapshot
         if not loading:  # the collector stays paused while the big lists are decoded
             self._resume_gc(freeze=True)
