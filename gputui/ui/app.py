@@ -31,6 +31,7 @@ from gputui.sources.base import ClusterSource, SourceStatus
 from gputui.ui.action_flow import ActionFlow
 from gputui.ui.commands import binding_scope, bindings_for, by_alias, command, command_for_action
 from gputui.ui.contracts import (
+    CommandRequested,
     JumpRequested,
     MetricsUpdated,
     MetricsWanted,
@@ -40,6 +41,7 @@ from gputui.ui.contracts import (
 from gputui.ui.exit_signals import catch_exit_signals, release_exit_signals
 from gputui.ui.palette import GpuCommands
 from gputui.ui.pod_logs import PodLogFlow
+from gputui.ui.screens.base import GpuScreen
 from gputui.ui.screens.command_line import CommandLine
 from gputui.ui.screens.findings import FindingsScreen
 from gputui.ui.screens.help import HelpScreen
@@ -297,6 +299,9 @@ class GpuTuiApp(PodLogFlow, ActionFlow):
     def on_jump_requested(self, message: JumpRequested) -> None:
         self.jump_to(message.node, message.pane)
 
+    def on_command_requested(self, message: CommandRequested) -> None:
+        self.call_later(self.run_command, message.command_id)
+
     async def action_switch_view(self, view: str) -> None:
         """Number keys and ``:`` names: switch to a view (closing pushed screens)."""
         while len(self.screen_stack) > 1:
@@ -309,22 +314,15 @@ class GpuTuiApp(PodLogFlow, ActionFlow):
         if len(self.screen_stack) > 1:
             self.pop_screen()
             return
+        screen = self.screen
+        if isinstance(screen, GpuScreen) and screen.go_back():
+            return
         if self.current_mode != "nodes":
             await self.switch_mode("nodes")
-            return
-        screen = self.screen
-        if isinstance(screen, NodesScreen):
-            table = screen.table
-            if screen.close_filter(clear=True):
-                return
-            if table.node_filter.findings_only:
-                screen.action_findings_only()
-            elif table.marks:
-                table.clear_marks()
 
     def action_help(self) -> None:
         if not isinstance(self.screen, HelpScreen):
-            self.push_screen(HelpScreen())
+            self.push_screen(HelpScreen(self.keymap, self.action_blocks()))
 
     def action_command_line(self) -> None:
         self.push_screen(CommandLine(), callback=self._command_typed)
@@ -349,9 +347,7 @@ class GpuTuiApp(PodLogFlow, ActionFlow):
     async def _run_command_line(self, command_id: str, argument: str) -> None:
         await self.run_command(command_id)
         if argument and command_id == "view_nodes" and isinstance(self.screen, NodesScreen):
-            from gputui.ui.node_rows import NodeFilter
-
-            self.screen.table.set_filter(NodeFilter(argument))
+            self.screen.apply_filter(argument)
         elif argument and command_id == "theme" and argument in self.available_themes:
             self.theme = argument
 

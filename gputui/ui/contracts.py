@@ -60,6 +60,10 @@ Asking the app for things (messages up, never direct calls into sources)
   Enter on a pipeline stage). The app calls ``open_pod_log``.
 * ``self.post_message(JumpRequested(node, pane))`` — go to a node and pane; ``pane`` is one of
   :data:`PANES` (``Finding.pane`` gives it).
+* ``self.app.post_message(CommandRequested(command_id))`` — run a registry command (the
+  palette). Screens and widgets never call app methods and never read app attributes: what
+  they show is pushed to them (``show_snapshot``, ``show_metrics``, constructor arguments),
+  and what they want is a message. "Back" is a screen's own ``go_back()``.
 
 Frozen data for tests and screenshots
 -------------------------------------
@@ -83,6 +87,7 @@ and a Pilot/snapshot test::
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any, Final, Protocol, runtime_checkable
 
@@ -170,6 +175,26 @@ class JumpRequested(Message):
         super().__init__()
         self.node = node
         self.pane = pane
+
+
+class CommandRequested(Message):
+    """Run a registry command by id (the palette picked it)."""
+
+    def __init__(self, command_id: str) -> None:
+        super().__init__()
+        self.command_id = command_id
+
+
+@runtime_checkable
+class CommandHost(Protocol):
+    """What the palette reads from the app: the user's key remaps and the greyed actions
+    with their reasons (Textual hands a palette provider only the app)."""
+
+    keymap: dict[str, str]
+
+    def action_blocks(self) -> Mapping[str, str]:
+        """action id -> why it is greyed."""
+        ...
 
 
 class PodLogRequested(Message):

@@ -9,21 +9,23 @@ from textual.command import DiscoveryHit, Hit, Hits, Provider
 from textual.markup import escape
 
 from gputui.ui.commands import Command, effective_keys, key_label, palette_commands
+from gputui.ui.contracts import CommandHost, CommandRequested
 
 
 class GpuCommands(Provider):
     """Lists :data:`gputui.ui.commands.COMMANDS` (those marked for the palette)."""
 
     def _help(self, cmd: Command) -> str:
-        keys = key_label(effective_keys(cmd, getattr(self.app, "keymap", {})))
-        blocks: Mapping[str, str] = getattr(self.app, "action_blocks", dict)()
+        host = self.app if isinstance(self.app, CommandHost) else None
+        keys = key_label(effective_keys(cmd, host.keymap if host else {}))
+        blocks: Mapping[str, str] = host.action_blocks() if host else {}
         tooltip = f"{cmd.tooltip}  (unavailable: {blocks[cmd.id]})" if cmd.id in blocks \
             else cmd.tooltip
         # help text is markup: a key such as "/" or "[" must not be read as a tag
         return escape(f"{tooltip}  (key: {keys})" if keys else tooltip)
 
     def _run(self, cmd: Command) -> None:
-        self.app.call_later(self.app.run_command, cmd.id)  # type: ignore[attr-defined]
+        self.app.post_message(CommandRequested(cmd.id))
 
     async def discover(self) -> Hits:
         for cmd in palette_commands():

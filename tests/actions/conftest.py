@@ -13,9 +13,9 @@ from typing import Any
 import pytest
 from aiohttp import web
 
-from gputui.sim import apiserver
 from gputui.domain.model import ClusterSnapshot
 from gputui.settings import Settings
+from gputui.sim import apiserver
 from gputui.sim.cluster import EmulatedCluster
 from gputui.sources.connect import read_snapshot
 from gputui.sources.kubeconfig import load_target

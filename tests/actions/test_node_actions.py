@@ -212,8 +212,8 @@ def test_label_actions_validate_and_patch(server: EmulatedCluster, writer: KubeW
     labels = server.store.get("nodes", "gpu-2", None)["metadata"]["labels"]
     assert "nvidia.com/gpu.deploy.operands" not in labels
     plan = action("driver_off").plan(snapshot_of(server, tmp_path), ["gpu-1"], {})
-    assert plan.kubectl == ("kubectl label node gpu-1 nvidia.com/gpu.deploy.driver=false "
-                            "--overwrite",)
+    assert plan.kubectl == (
+        "kubectl label node gpu-1 nvidia.com/gpu.deploy.driver=false --overwrite",)
     assert any("ml/train-0" in line for line in plan.impact)
     bad = action("deploy_label").plan(snapshot_of(server, tmp_path), ["gpu-1"],
                                       {"operand": "dcgm exporter", "value": "false"})

@@ -37,10 +37,12 @@ def test_drain_dialog(snap_compare: Any, frozen_app: FrozenApp, size: tuple[int,
         dialog = ConfirmScreen(plan)
         await app.push_screen(dialog)
         await _settle(pilot)
-        dialog.post_message(DryRunFinished(DryRun((
-            f"{node}: spec.unschedulable: false -> true: accepted",
-            f"evict {pod.namespace}/{pod.name}: refused now by PodDisruptionBudget "
-            f"{pod.labels.get('app', 'trainer')}-pdb; the drain retries it until its timeout"))))
+        refused = (f"evict {pod.namespace}/{pod.name}: refused now by PodDisruptionBudget "
+                   f"{pod.labels.get('app', 'trainer')}-pdb; the drain retries it until its "
+                   "timeout")
+        dialog.post_message(DryRunFinished(DryRun(
+            (f"{node}: spec.unschedulable: false -> true: accepted", refused),
+            held=(refused,))))
         await _settle(pilot)
 
     assert snap_compare(app, terminal_size=size, run_before=run_before)

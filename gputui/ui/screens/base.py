@@ -43,13 +43,8 @@ class GpuScreen(Screen[None]):
     def show_node(self, node_name: str | None) -> None:
         """Select ``node_name`` (a jump from another view); override where meaningful."""
 
-    def show_latest(self) -> None:
-        """Render the app's latest snapshot now (a screen mounted between two updates).
+    def go_back(self) -> bool:
+        """``esc`` on this screen: undo its own state (a filter, marks); True if it did.
 
-        ``now`` is the app's injected clock (frozen in tests), else the snapshot's own time.
-        """
-        snapshot = getattr(self.app, "snapshot", None)
-        if snapshot is None:
-            return
-        clock = getattr(self.app, "clock", None)
-        self.show_snapshot(snapshot, float(clock()) if callable(clock) else snapshot.generated_at)
+        The app asks before leaving the view, so each screen owns what "back" means."""
+        return False

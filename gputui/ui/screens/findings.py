@@ -17,6 +17,7 @@ from textual.widgets.data_table import CellDoesNotExist
 
 from gputui.domain.model import EMPTY_SNAPSHOT, ClusterSnapshot, Finding
 from gputui.ui.commands import bindings_for
+from gputui.ui.contracts import JumpRequested
 from gputui.ui.render.style import SEVERITY_SHORT, SEVERITY_SYMBOL
 from gputui.ui.screens.base import GpuScreen
 from gputui.ui.theme import severity_style
@@ -146,7 +147,7 @@ class FindingsScreen(GpuScreen):
     def action_jump(self) -> None:
         finding = self.table.selected
         if finding is not None:
-            self.app.jump_to(finding.node, finding.pane)  # type: ignore[attr-defined]
+            self.post_message(JumpRequested(finding.node, finding.pane))
 
     @on(DataTable.RowSelected, "#findings-table")
     def _row_selected(self, event: DataTable.RowSelected) -> None:

@@ -51,13 +51,13 @@ class HelpScreen(ModalScreen[None]):
     DEFAULT_CLASSES = "help-screen"
     BINDINGS = bindings_for("help")
 
-    def __init__(self) -> None:
+    def __init__(self, keymap: Mapping[str, str] | None = None,
+                 blocked: Mapping[str, str] | None = None) -> None:
+        """``keymap``: the user's remaps; ``blocked``: action id -> why it is greyed."""
         super().__init__()
-        self.rows: list[tuple[str, str, str, str]] = []
+        self.rows: list[tuple[str, str, str, str]] = help_rows(keymap or {}, blocked or {})
 
     def compose(self) -> Iterable[Widget]:
-        blocks: dict[str, str] = getattr(self.app, "action_blocks", dict)()
-        self.rows = help_rows(getattr(self.app, "keymap", {}), blocks)
         with VerticalScroll(id="help-body"):
             yield Static("gputui keys — everything here is also in the palette (ctrl+p)",
                          id="help-title")

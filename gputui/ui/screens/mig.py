@@ -36,8 +36,6 @@ class MigScreen(GpuScreen):
         yield MigLayout(id="mig-layout")
 
     def on_mount(self) -> None:
-        if getattr(self.app, "snapshot", None) is not self._snapshot:
-            self.show_latest()
         self.layout_widget.focus()
 
     @property

@@ -24,7 +24,7 @@ from gputui.domain.model import (
 )
 from gputui.ui.action_flow import ActionRequested
 from gputui.ui.commands import bindings_for
-from gputui.ui.contracts import MetricsWanted
+from gputui.ui.contracts import MetricsWanted, PodLogRequested
 from gputui.ui.node_rows import COLUMNS, NodeFilter
 from gputui.ui.screens.base import GpuScreen
 from gputui.ui.widgets.metrics_pane import MetricsPane
@@ -274,6 +274,22 @@ class NodesScreen(GpuScreen):
         prompt.remove_class("hidden")
         prompt.focus()
 
+    def go_back(self) -> bool:
+        """``esc``: close or clear the filter, then faults-only, then the marks."""
+        if self.close_filter(clear=True):
+            return True
+        if self.table.node_filter.findings_only:
+            self.action_findings_only()
+            return True
+        if self.table.marks:
+            self.table.clear_marks()
+            return True
+        return False
+
+    def apply_filter(self, text: str) -> None:
+        """Show only the nodes ``text`` matches (``:nodes h100``), faults-only off."""
+        self._set_filter(NodeFilter(text))
+
     def action_findings_only(self) -> None:
         current = self.table.node_filter
         self._set_filter(NodeFilter(current.text, not current.findings_only))
@@ -306,7 +322,7 @@ class NodesScreen(GpuScreen):
         if stage is None or not (stage.pod and stage.namespace):
             self.notify(f"{node.name}: no operand pod to read", severity="warning")
             return
-        self.app.open_pod_log(stage.namespace, stage.pod, stage.container)  # type: ignore[attr-defined]
+        self.post_message(PodLogRequested(stage.namespace, stage.pod, stage.container))
 
     def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
         """Node keys need a node under the cursor (greyed out in the footer otherwise);

@@ -17,7 +17,7 @@ from textual.containers import Vertical, VerticalScroll
 from textual.screen import ModalScreen
 from textual.widgets import Log, Static
 
-from gputui.domain.model import EMPTY_SNAPSHOT, ClusterSnapshot
+from gputui.domain.model import ClusterSnapshot
 from gputui.ui.commands import bindings_for
 from gputui.ui.contracts import PodLog, PodLogLoaded, PodLogRequested
 from gputui.ui.render.pod_log import heading, render_events, status_line
@@ -67,10 +67,6 @@ class PodLogScreen(ModalScreen[None]):
                 yield Static(id="pod-log-events-body")
 
     def on_mount(self) -> None:
-        app_snapshot = getattr(self.app, "snapshot", EMPTY_SNAPSHOT)
-        clock = getattr(self.app, "clock", None)
-        self.show_snapshot(app_snapshot, float(clock()) if callable(clock)
-                           else app_snapshot.generated_at)
         self.query_one("#pod-log-lines", Log).focus()
 
     # --- the contract -------------------------------------------------------------------

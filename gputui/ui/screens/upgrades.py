@@ -57,8 +57,6 @@ class UpgradesScreen(GpuScreen):
             yield Static(id="upgrades-selected")
 
     def on_mount(self) -> None:
-        if getattr(self.app, "snapshot", None) is not self._snapshot:
-            self.show_latest()
         self.query_one(UpgradeLanes).focus()
 
     @property

@@ -29,6 +29,7 @@ from gputui.ui.node_rows import (
     util_cell,
 )
 from gputui.ui.widgets.cell_texts import CellTexts
+from gputui.ui.widgets.datatable_internals import row_key_at
 from gputui.ui.widgets.stable_table import StableTable
 
 MARK = "●"
@@ -142,7 +143,7 @@ class NodeTable(StableTable):
         """The nodes of the rows currently scrolled into view (what metrics are read for)."""
         top = int(self.scroll_y)
         end = min(self.row_count, top + max(1, self.size.height))
-        keys = (self._row_locations.get_key(i) for i in range(top, end))
+        keys = (row_key_at(self, i) for i in range(top, end))
         return [str(key.value) for key in keys if key is not None]
 
     def show_util(self, util: Mapping[str, float]) -> None:

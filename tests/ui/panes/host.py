@@ -79,6 +79,9 @@ class HostApp(App[None]):
         return {**variables, **gpu_variables(variables)}
 
     def on_mount(self) -> None:
+        # as the shell does: a screen that becomes active is given the latest snapshot
+        self.screen_change_signal.subscribe(
+            self, lambda _: self.call_after_refresh(self.deliver, self.snapshot))
         if self._screen is not None:
             self.push_screen(self._screen)
         self.call_after_refresh(self.deliver, self.snapshot)
