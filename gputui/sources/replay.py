@@ -20,6 +20,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from gputui import gctuning
 from gputui.domain.inputs import ClusterObjects, JsonDict, XidEvent
 from gputui.domain.model import EMPTY_SNAPSHOT, ClusterSnapshot
 from gputui.sources.base import Connection, SnapshotCallback, SourceStatus, StatusCallback
@@ -100,7 +101,9 @@ class Recording:
         from gputui.domain.snapshot import SnapshotBuilder
 
         builder = SnapshotBuilder(thresholds) if thresholds is not None else SnapshotBuilder()
-        snapshot: ClusterSnapshot = builder.build(self.objects, self.now if now is None else now)
+        with gctuning.paused():  # as every caller of a build does (gctuning's rule)
+            snapshot: ClusterSnapshot = builder.build(self.objects,
+                                                      self.now if now is None else now)
         return snapshot
 
     def to_json(self) -> dict[str, Any]:

@@ -10,11 +10,11 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import gc
 import heapq
 import logging
 from typing import Any
 
+from gputui import gctuning
 from gputui.sim.clock import SimClock
 from gputui.sim.nodeside import NodeSide
 from gputui.sim.operator import daemonsets, mig, nodectl, policy
@@ -57,12 +57,10 @@ class Operator:
         w = self.world
         w.loop = asyncio.get_running_loop()
         w.wake = asyncio.Event()
-        gc.disable()  # tens of thousands of fresh dicts: collections would make set-up quadratic
-        try:
+        # tens of thousands of fresh dicts: collections would make set-up quadratic; the
+        # converged objects then live for the whole run: frozen, they are not rescanned
+        with gctuning.paused(freeze_after=True):
             self.bootstrap()
-        finally:
-            gc.enable()
-            gc.freeze()  # the converged objects live for the whole run; stop rescanning them
         for resource, handler in (("nodes", self._on_node), ("pods", self._on_pod),
                                   ("clusterpolicies.nvidia.com", self._on_policy),
                                   ("nvidiadrivers.nvidia.com", self._on_policy),
