@@ -342,7 +342,7 @@ class KubeSource:
             # measured a third to a half of the build (gctuning's rule)
             with gctuning.paused():
                 snapshot = self._builder().build(objects, self.clock(), changed_nodes=changes)
-        except Exception:
+        except Exception:  # broad: a domain bug on odd input is logged; the next build is full
             log.exception("snapshot build failed")
             self.cache.mark_full()
             return
@@ -365,7 +365,7 @@ class KubeSource:
     def _deliver(self, snapshot: ClusterSnapshot) -> None:
         try:
             self._on_snapshot(snapshot)
-        except Exception:
+        except Exception:  # broad: the caller's bug must not end the builder thread
             log.exception("on_snapshot callback failed")
         self._report_status(force=True)
 
@@ -376,5 +376,5 @@ class KubeSource:
         self._last_status = current
         try:
             self._on_status(current)
-        except Exception:
+        except Exception:  # broad: the caller's bug must not end the source's threads
             log.exception("on_status callback failed")

@@ -83,6 +83,7 @@ class Operator:
         for task in self._tasks:
             task.cancel()
         for task in self._tasks:
+            # broad: stopping must finish, whatever a controller task died of
             with contextlib.suppress(asyncio.CancelledError, Exception):
                 await task
         await self.exporters.stop()
@@ -168,7 +169,7 @@ class Operator:
         while True:
             try:
                 self._pass()
-            except Exception:
+            except Exception:  # broad: a bug in one controller must not stop the emulator
                 log.exception("emulated operator pass failed")
             now = world.clock.now()
             nxt = self._due[0][0] if self._due else now + MAX_SLEEP

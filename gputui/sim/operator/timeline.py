@@ -33,7 +33,7 @@ class Timeline:
                 await self.world.clock.sleep(delay)
             try:
                 self.apply(event.action, event.args)
-            except Exception:  # any bug in one fault is logged; the scenario plays on
+            except Exception:  # broad: a bug in one fault is logged; the scenario plays on
                 log.exception("timeline action %s failed", event.action)
             # no "upgrade": the upgrade controller wakes on what the action changes (the
             # ClusterPolicy's generation, a node's state label), as upstream's watches do

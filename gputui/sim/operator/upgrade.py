@@ -71,7 +71,7 @@ class Upgrader:
             self._kick.clear()
             try:
                 self.cycle()
-            except Exception:
+            except Exception:  # broad: a bug in one cycle is logged, the next one retries
                 log.exception("upgrade cycle failed")
 
     # ----------------------------------------------------------------- cycle
