@@ -22,6 +22,7 @@ from dataclasses import dataclass, field
 from typing import Any, Protocol
 
 from gputui.domain.model import ClusterSnapshot
+
 # defined with the sources (which raise it and may not import actions), part of this vocabulary
 from gputui.sources.errors import WriteError as WriteError
 
@@ -66,6 +67,10 @@ class Permission:
         if self.group:
             name += f".{self.group}"
         return f"{self.verb} {name}"
+
+
+#: what every node-level change needs (labels, cordon, MIG configs)
+PATCH_NODES = Permission("patch", "nodes")
 
 
 @dataclass(frozen=True)
@@ -252,3 +257,16 @@ class Action(Protocol):
         Stops between steps when ``cancel`` is set and says what was already done.
         """
         ...
+
+
+class ActionDefaults:
+    """Empty defaults for the :class:`Action` fields that a family of actions leaves to each
+    member (ids, titles, keys, names, parameters); a family base inherits it and states its
+    own ``scope``, ``risk`` and ``permissions``, each member its ``id``, ``title``..."""
+
+    id: str = ""
+    title: str = ""
+    tooltip: str = ""
+    keys: str = ""
+    aliases: tuple[str, ...] = ()
+    params: tuple[ParamSpec, ...] = ()
