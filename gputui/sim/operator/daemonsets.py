@@ -97,7 +97,7 @@ def reconcile(world: World) -> bool:
 def _add_revision(world: World, op: Operand, ds: Obj, template: Obj, rev_hash: str, number: int) -> None:
     if world.store.get("controllerrevisions.apps", f"{op.ds}-{rev_hash}", world.ns) is None:
         world.store.create("controllerrevisions.apps",
-                       controller_revision(ds, template, rev_hash, number), manager=K.M_KCM)
+                           controller_revision(ds, template, rev_hash, number), manager=K.M_KCM)
     world.revisions[op.key] = (rev_hash, number)
 
 

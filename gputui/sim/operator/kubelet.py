@@ -55,7 +55,7 @@ def step_generic(world: World, node: NodeRun, run: PodRun, c: ContainerRun, now:
     elif gate and gate not in node.markers:
         if c.name == "driver-validation" and run.operand == "validator":
             world.log(run.name, c.name, "waiting for the driver container to be ready "
-                  "(/run/nvidia/validations/.driver-ctr-ready)")
+                      "(/run/nvidia/validations/.driver-ctr-ready)")
         return ("wait", now + POLL)
     return _elapsed(c, now, c.name)
 

@@ -66,8 +66,8 @@ def publish_config(world: World, run: NodeRun) -> None:
         meta["ownerReferences"] = [{"apiVersion": "v1", "kind": "Pod", "name": owner["metadata"]["name"],
                                     "uid": owner["metadata"]["uid"], "controller": True}]
     world.store.create("configmaps", {"apiVersion": "v1", "kind": "ConfigMap", "metadata": meta,
-                                  "data": {"config.yaml": generated_config_yaml(run.model)}},
-                   manager=K.M_MIG, adopt=True)
+                                      "data": {"config.yaml": generated_config_yaml(run.model)}},
+                       manager=K.M_MIG, adopt=True)
 
 
 def _pause(world: World, node: str, paused: bool) -> None:
@@ -113,7 +113,7 @@ def _start(world: World, run: NodeRun, wanted: str, now: float) -> float | None:
     world.nodeside.log(world.ns, name, "nvidia-mig-manager", f"Updating to MIG config: {wanted}")
     if wanted not in configs:
         world.nodeside.log(world.ns, name, "nvidia-mig-manager",
-                       f'Error validating MIG config: error parsing selected config "{wanted}": not found in config file')
+                           f'Error validating MIG config: error parsing selected config "{wanted}": not found in config file')
         _state(world, run.name, "failed")
         return None
     if all(g.mig == configs[wanted] for g in run.gpus):
@@ -142,8 +142,8 @@ def _continue(world: World, run: NodeRun, now: float) -> float | None:
     if run.mig_fail_next:
         run.mig_fail_next = False
         world.nodeside.log(world.ns, (run.pods.get("mig-manager") or run).name, "nvidia-mig-manager",
-                       "Error applying MIG configuration with hooks: error setting MIG mode: "
-                       "In use by another client")
+                           "Error applying MIG configuration with hooks: error setting MIG mode: "
+                           "In use by another client")
         _pause(world, run.name, False)
         _state(world, run.name, "failed")
         return now + 1

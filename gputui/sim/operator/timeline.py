@@ -149,13 +149,13 @@ class Timeline:
         def change(obj: dict[str, Any]) -> None:
             obj["spec"].setdefault("driver", {})["version"] = str(args["version"])
         self.world.store.mutate("clusterpolicies.nvidia.com", K.CLUSTER_POLICY_NAME, None, change,
-                            manager="kubectl-patch")
+                                manager="kubectl-patch")
 
     def do_upgrade_policy(self, args: dict[str, Any]) -> None:
         def change(obj: dict[str, Any]) -> None:
             obj["spec"].setdefault("driver", {}).setdefault("upgradePolicy", {}).update(args["policy"])
         self.world.store.mutate("clusterpolicies.nvidia.com", K.CLUSTER_POLICY_NAME, None, change,
-                            manager="kubectl-patch")
+                                manager="kubectl-patch")
 
     def do_join(self, args: dict[str, Any]) -> None:
         self.operator.add_nodes(str(args["pool"]), int(args.get("count", 1)))

@@ -260,12 +260,12 @@ class Upgrader:
     def _deleted(self, name: str) -> None:
         self.move(name, K.S_POD_RESTART)
         self.world.event(name, K.UPGRADE_EVENT_REASON,
-                     "Deleted workload pods on the node for the driver upgrade")
+                         "Deleted workload pods on the node for the driver upgrade")
 
     def _deletion_failed(self, name: str, why: str) -> None:
         self.world.event(name, K.UPGRADE_EVENT_REASON,
-                     f"Failed to delete workload pods on the node for the driver upgrade, {why}",
-                     "Warning")
+                         f"Failed to delete workload pods on the node for the driver upgrade, {why}",
+                         "Warning")
         drain = bool((self.policy.get("drain") or {}).get("enable"))
         self.move(name, K.S_DRAIN if drain else K.S_FAILED)
 
@@ -354,7 +354,7 @@ class Upgrader:
                 self.annotate(name, K.VALIDATION_START_ANN, str(int(self.now)))
             elif self.now - int(start) > K.VALIDATION_TIMEOUT_S:
                 self.world.event(name, K.UPGRADE_EVENT_REASON,
-                             "Failed to validate driver upgrade: validation timeout exceeded", "Warning")
+                                 "Failed to validate driver upgrade: validation timeout exceeded", "Warning")
                 self.move(name, K.S_FAILED, {K.VALIDATION_START_ANN: None})
 
     def _uncordon(self) -> None:

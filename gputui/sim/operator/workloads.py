@@ -222,7 +222,7 @@ class Workloads:
                 def change(obj: Obj, status: Obj = status) -> None:
                     obj["status"] = status
                 self.world.store.mutate("poddisruptionbudgets.policy", pdb["metadata"]["name"],
-                                    pdb["metadata"]["namespace"], change, manager="disruption-controller")
+                                        pdb["metadata"]["namespace"], change, manager="disruption-controller")
 
     def gpu_users(self, node: str) -> dict[int, Tracked]:
         """GPU index → the running pod using it (dcgm-exporter's pod mapping)."""
