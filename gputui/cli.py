@@ -59,6 +59,8 @@ def _connection_flags(parser: argparse.ArgumentParser) -> None:
                         help="GPU Operator namespace (default: discovered)")
     parser.add_argument("--prometheus-url", metavar="URL", help="Prometheus base URL for DCGM metrics")
     parser.add_argument("--config", metavar="PATH", help="gputui config file")
+    parser.add_argument("--log-file", metavar="PATH",
+                        help="write a debug log here (requests, retries, errors; no secrets)")
 
 
 def _demo_flags(parser: argparse.ArgumentParser, with_demo: bool = True) -> None:
@@ -69,6 +71,18 @@ def _demo_flags(parser: argparse.ArgumentParser, with_demo: bool = True) -> None
                         help="emulated scenario (see 'gputui scenarios'; default healthy)")
     parser.add_argument("--speed", metavar="X", type=_positive_float,
                         help="emulated clock speed factor (default 1)")
+
+
+_FAULTS_HELP = """faults (gputui sim --faults SPEC, or a scenario file's 'faults:' list):
+  scenario events   xid:NODE:GPU:CODE, crashloop:POOL|NODE, driver-in-use:POOL|NODE,
+                    kernel:POOL:VERSION, validator-stuck:POOL|NODE, mig:POOL|NODE:CONFIG,
+                    mig-fail:POOL|NODE, driver:VERSION, join:POOL:COUNT, cordon:NODE,
+                    driver-unscheduled:NODE; @TIME in emulated time (30s, 5m)
+  API faults        KIND[:ARG][~PATH][%PERCENT][@START][+DURATION], wall-clock seconds:
+                    latency:MS, 429[:RETRY_AFTER], 500, 503[:RETRY_AFTER], reset,
+                    watch-close, watch-410, down, forbid:RESOURCE, evict-refuse,
+                    exporter-hang, exporter-garbage; seed:N seeds the random draws
+  example           gputui sim --faults '429:1%50,down@30s+20s,xid:h100/0:3:79@1m'"""
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -94,7 +108,11 @@ def build_parser() -> argparse.ArgumentParser:
     sim.add_argument("--kubeconfig-out", metavar="PATH", help="write a kubeconfig for it here")
     sim.add_argument("--exporters-port", type=_port, metavar="N",
                      help="also serve each node's dcgm-exporter on loopback ports from N")
-    sim.add_argument("--faults", metavar="SPEC", help="extra faults to inject (see README)")
+    sim.add_argument("--faults", metavar="SPEC",
+                     help="extra faults: scenario events (xid:NODE:GPU:CODE@30s ...) and API "
+                          "faults KIND[:ARG][~PATH][%%PERCENT][@START][+DURATION] (429, 500, 503, "
+                          "latency, reset, watch-close, watch-410, down, forbid, evict-refuse, "
+                          "exporter-hang, exporter-garbage; seed:N); see README")
     sim.add_argument("--deny", metavar="SPEC",
                      help="refuse verbs as RBAC would, e.g. patch:nodes,create:pods/eviction")
 
@@ -105,7 +123,8 @@ def build_parser() -> argparse.ArgumentParser:
     _demo_flags(check)
 
     commands.add_parser("scenarios", help="list the emulated scenarios",
-                        description="List the emulated cluster's scenarios.")
+                        description="List the emulated cluster's scenarios.",
+                        epilog=_FAULTS_HELP, formatter_class=argparse.RawDescriptionHelpFormatter)
     return parser
 
 
@@ -113,7 +132,7 @@ def settings_from_args(args: argparse.Namespace) -> Settings:
     """Turn parsed flags into :class:`Settings` (file, then environment, then flags)."""
     flags: dict[str, Any] = {}
     for name in ("kubeconfig", "context", "namespace", "prometheus_url", "read_only",
-                 "audit_log", "refresh", "demo", "scenario", "speed", "local"):
+                 "audit_log", "refresh", "demo", "scenario", "speed", "local", "log_file"):
         flags[name] = getattr(args, name, None)
     return load_settings(getattr(args, "config", None), flags=flags)
 
@@ -130,6 +149,7 @@ def _run(args: argparse.Namespace) -> int:
 
         return run_sim(args)
     settings = settings_from_args(args)
+    _start_log(settings.log_file)
     if args.command == "check":
         from gputui.check import run_check
 
@@ -137,6 +157,16 @@ def _run(args: argparse.Namespace) -> int:
     from gputui.ui.run import run_tui
 
     return run_tui(settings)
+
+
+def _start_log(path: str | None) -> None:
+    """Open the debug log before anything connects; an unwritable path is one line, exit 2."""
+    from gputui.logsetup import configure_logging
+
+    try:
+        configure_logging(path)
+    except OSError as error:
+        raise CliError(f"cannot write the log file {path}: {error.strerror or error}") from None
 
 
 def main(argv: Sequence[str] | None = None) -> int:

@@ -80,6 +80,8 @@ class Settings:
     keymap: Mapping[str, str] = field(default_factory=dict)
     #: finding thresholds
     thresholds: Thresholds = field(default_factory=Thresholds)
+    #: debug log (requests, retries, fallbacks, errors; never a credential); None: no log
+    log_file: str | None = None
 
 
 def _state_dir() -> Path:

@@ -12,6 +12,7 @@ need_apt=()
 command -v prometheus >/dev/null 2>&1 || need_apt+=(prometheus)
 command -v promtool >/dev/null 2>&1 || need_apt+=(prometheus)
 command -v tmux >/dev/null 2>&1 || need_apt+=(tmux)
+command -v pgrep >/dev/null 2>&1 || need_apt+=(procps)  # tmux tests find gputui's pid
 if [ ${#need_apt[@]} -gt 0 ] || [ ! -x .tools/kubectl/usr/bin/kubectl ]; then
   export DEBIAN_FRONTEND=noninteractive
   apt-get update -qq

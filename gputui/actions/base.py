@@ -24,7 +24,10 @@ from typing import Any, Protocol
 from gputui.domain.model import ClusterSnapshot
 
 # defined with the sources (which raise it and may not import actions), part of this vocabulary
-from gputui.sources.errors import WriteError as WriteError
+from gputui.sources.errors import WriteError
+
+__all__ = ["Action", "Change", "ClusterWriter", "ParamSpec", "Permission", "Plan", "Progress",
+           "ProgressCallback", "Result", "Risk", "Scope", "WriteError"]
 
 JsonObj = dict[str, Any]
 

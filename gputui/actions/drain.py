@@ -125,8 +125,8 @@ class DrainAction:
         line = unavailable_line(snapshot, names)
         impact = ([line] if line else []) + list(gpu_pod_lines(snapshot, names, "evicted"))
         impact.append("every other pod is evicted too, except DaemonSet and mirror pods")
-        steps = ("1. cordon", "2. list the node's pods; skip DaemonSet and mirror pods; refuse "
-                 "unmanaged or emptyDir pods unless ticked",
+        steps = ("1. cordon", ("2. list the node's pods; skip DaemonSet and mirror pods; "
+                               "refuse unmanaged or emptyDir pods unless ticked"),
                  f"3. evict each pod; retry evictions a budget refuses for {timeout:g} s",
                  "4. drained when every evicted pod is gone")
         return Plan(self.id, title, tuple(names), tuple(changes), steps, tuple(impact),

@@ -23,6 +23,17 @@ BACKOFF_START = 0.5
 BACKOFF_MAX = 5.0
 
 
+def _transient(error: WriteError) -> bool:
+    """A failure worth the next round: the server failing for a moment (5xx) or out of reach.
+
+    An eviction is safe to send again: one that did land makes the pod go, and evicting a pod
+    that is gone answers 404, which counts as gone. So a drain interrupted by a fault resumes
+    when the server is back, or stops at its timeout naming each pod left and why.
+    """
+    unreachable = error.status == 0 and error.reason.startswith("cannot reach")
+    return error.status in (500, 502, 503, 504) or unreachable
+
+
 @dataclass
 class _Pod:
     ref: PodRef
@@ -86,8 +97,8 @@ class EvictionLoop:
             except WriteError as error:
                 if error.status == 404:
                     pod.evicted = pod.gone = True
-                elif error.status == 429:
-                    pod.budget, pod.refusal = error.budget, error.reason
+                elif error.status == 429 or _transient(error):
+                    pod.budget, pod.refusal = error.budget, error.reason  # next round again
                 else:
                     pod.error = error.reason
                 continue

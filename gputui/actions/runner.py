@@ -47,6 +47,9 @@ class DryRun:
     lines: tuple[str, ...] = ()
     refusal: str | None = None
     conflict: bool = False
+    #: evictions a budget refuses right now: the plan may run (the drain retries them until
+    #: its timeout), but the operator must not read "passed" as "the pods will go"
+    held: tuple[str, ...] = ()
 
     @property
     def ok(self) -> bool:
@@ -56,7 +59,10 @@ class DryRun:
         """One line for the audit log."""
         if self.refusal:
             return f"refused: {self.refusal}"
-        return "passed" + (f" ({len(self.lines)} checked)" if self.lines else "")
+        text = "passed" + (f" ({len(self.lines)} checked)" if self.lines else "")
+        if self.held:
+            text += f"; {len(self.held)} eviction(s) refused now by a budget: {self.held[0]}"
+        return text
 
 
 NOT_RUN = DryRun(("not run",))
@@ -95,21 +101,26 @@ class Runner:
         if plan.blocked or not plan.changes:
             return NOT_RUN
         lines: list[str] = []
+        held: list[str] = []
         for change in plan.changes[:DRY_RUN_LIMIT]:
             try:
-                lines.append(self._dry_run_one(change))
+                line, refused_now = self._dry_run_one(change)
             except WriteError as error:
                 refusal = f"{change.summary} on {change.name}: {error.reason}"
                 return DryRun((*lines, refusal), refusal, conflict=error.status == 409)
+            lines.append(line)
+            if refused_now:
+                held.append(line)
         if len(plan.changes) > DRY_RUN_LIMIT:
             lines.append(f"checked the first {DRY_RUN_LIMIT} of {len(plan.changes)} changes")
-        return DryRun(tuple(lines))
+        return DryRun(tuple(lines), held=tuple(held))
 
-    def _dry_run_one(self, change: Change) -> str:
-        """One change with ``dryRun=All``; a budget's 429 is news, not a refusal."""
+    def _dry_run_one(self, change: Change) -> tuple[str, bool]:
+        """One change with ``dryRun=All``: its line, and whether a budget refuses it now
+        (a 429 is news for the dialog, not a refusal of the plan)."""
         if change.verb == "patch":
             self.writer.patch(change, dry_run=True)
-            return f"{change.name}: {change.summary}: accepted"
+            return f"{change.name}: {change.summary}: accepted", False
         if change.verb == "create" and change.kind == "Pod":
             target = f"{change.namespace}/{change.name}"
             try:
@@ -118,12 +129,13 @@ class Runner:
                 if error.status == 429:
                     by = f"PodDisruptionBudget {error.budget}" if error.budget else error.reason
                     return (f"evict {target}: refused now by {by}; the drain retries it "
-                            "until its timeout")
+                            "until its timeout"), True
                 if error.status == 404:
-                    return f"evict {target}: already gone"
+                    return f"evict {target}: already gone", False
                 raise
-            return f"evict {target}: allowed now"
-        return f"{change.name}: {change.summary}: not checked (no dry run for {change.verb})"
+            return f"evict {target}: allowed now", False
+        return (f"{change.name}: {change.summary}: not checked (no dry run for {change.verb})",
+                False)
 
     def apply(self, action: Action, plan: Plan, dry_run: DryRun,
               progress: ProgressCallback, cancel: threading.Event) -> Result:

@@ -117,6 +117,10 @@ def rollout_line(snapshot: ClusterSnapshot, target: U.DriverTarget,
                 f"the {len(nodes)} nodes is upgraded until its driver pod is deleted by hand "
                 "(or autoUpgrade is turned on)")
     cap = resolve_max_unavailable(policy.max_unavailable, len(nodes))
+    if cap is None:
+        return (f"maxUnavailable {policy.max_unavailable!r} is neither a number nor a "
+                "percentage: the upgrade controller rejects it and no node will roll until "
+                "it is fixed")
     per = policy.max_parallel_upgrades or len(nodes)
     at_once = max(1, min(per, cap)) if nodes else 0
     waves = math.ceil(len(nodes) / at_once) if at_once else 0

@@ -112,7 +112,7 @@ def to_int(value: Any, default: int = 0) -> int:
             return int(text[: -len(suffix)]) * factor
     try:
         return int(float(text))
-    except ValueError:
+    except (ValueError, OverflowError):  # "eight", or "inf" / "1e999" (no integer)
         return default
 
 

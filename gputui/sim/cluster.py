@@ -20,7 +20,6 @@ from gputui.sim.clock import SimClock
 from gputui.sim.nodeside import NodeSide
 from gputui.sim.store import Store
 
-
 DEFAULT_CONTEXT = "gputui-demo"
 
 _log = logging.getLogger(__name__)
@@ -66,6 +65,8 @@ class EmulatedCluster:
         self._stopped = threading.Event()
         self._error: BaseException | None = None
         self._runner: Any = None
+        #: the API-level faults in force (tests and the soak add and clear them live)
+        self.injector: Any = None
 
     # ---------------------------------------------------------------- public
     @property
@@ -93,6 +94,16 @@ class EmulatedCluster:
             _log.warning("emulated cluster did not shut down cleanly", exc_info=True)
         self.loop.call_soon_threadsafe(self.loop.stop)
         self._thread.join(timeout)
+
+    def inject(self, spec: str) -> None:
+        """Add API-level faults now (grammar in :mod:`gputui.sim.apiserver.faults`)."""
+        from gputui.sim.scenario import api_fault_items
+
+        self.injector.add(",".join(api_fault_items(spec)))
+
+    def heal(self) -> None:
+        """End every API-level fault: the network and the server are healthy again."""
+        self.injector.clear()
 
     def call(self, coro: Any, timeout: float = 30.0) -> Any:
         """Run a coroutine on the cluster's loop from another thread and return its result."""
@@ -155,10 +166,19 @@ class EmulatedCluster:
     async def _startup(self) -> None:
         from aiohttp import web
 
-        from gputui.sim.apiserver import build_app
+        from gputui.sim.apiserver import FaultInjector, build_app
         from gputui.sim.operator.exporter import SHUTDOWN_GRACE
+        from gputui.sim.scenario import api_fault_items, load_scenario
 
-        app = build_app(self.store, self.nodeside, deny=self.deny)
+        scenario = None
+        if self.run_controllers:
+            scenario = load_scenario(self.scenario_name, faults=self.faults)
+            items = scenario.api_faults
+        else:
+            items = api_fault_items(self.faults or "")
+        self.injector = FaultInjector()
+        self.injector.add(",".join(items))
+        app = build_app(self.store, self.nodeside, deny=self.deny, faults=self.injector)
         self._runner = web.AppRunner(app, access_log=None, handle_signals=False,
                                        shutdown_timeout=SHUTDOWN_GRACE)
         await self._runner.setup()
@@ -167,11 +187,9 @@ class EmulatedCluster:
         sockets = getattr(site._server, "sockets", None) or []
         if sockets:
             self.port = sockets[0].getsockname()[1]
-        if self.run_controllers:
+        if scenario is not None:
             from gputui.sim.operator import Operator
-            from gputui.sim.scenario import load_scenario
 
-            scenario = load_scenario(self.scenario_name, faults=self.faults)
             self.operator = Operator(self.store, self.clock, self.nodeside, scenario,
                                      exporters_port=self.exporters_port)
             await self.operator.start()

@@ -37,6 +37,12 @@ optional, default now)::
     join:POOL:COUNT            COUNT new nodes join pool POOL
     cordon:NODE                someone else cordons the node
     driver-unscheduled:NODE    node NotReady, its driver pod left unscheduled (blocks upgrades)
+
+API-level faults (latency, 429, 500/503, resets, watches closed or expired, the server down,
+a resource forbidden, evictions refused, exporters hanging or answering garbage) use their
+own grammar, ``KIND[:ARG][%PERCENT][@START][+DURATION]`` plus ``seed:N``, documented in
+:mod:`gputui.sim.apiserver.faults`; they may be mixed into the same SPEC, or listed in a
+scenario file under ``faults:`` (a list of items).
 """
 
 from __future__ import annotations
@@ -109,6 +115,8 @@ class Scenario:
     workloads: tuple[Workload, ...] = ()
     timeline: tuple[TimelineEvent, ...] = ()
     settle_seconds: float | None = None
+    #: API-level fault items (:mod:`gputui.sim.apiserver.faults` grammar), in order
+    api_faults: tuple[str, ...] = ()
 
 
 ACTIONS: dict[str, set[str]] = {
@@ -125,7 +133,7 @@ ACTIONS: dict[str, set[str]] = {
     "upgrade-policy": {"policy"},
 }
 TOP_KEYS = {"summary", "settleSeconds", "namespace", "clusterPolicy", "extraClusterPolicies",
-            "devicePluginConfig", "nodePools", "workloads", "timeline"}
+            "devicePluginConfig", "nodePools", "workloads", "timeline", "faults"}
 POOL_KEYS = {"name": "name", "prefix": "prefix", "count": "count", "gpu": "gpu",
              "gpusPerNode": "gpus_per_node", "migConfig": "mig_config", "driver": "driver",
              "deviceConfig": "device_config", "kernel": "kernel", "converged": "converged",
@@ -179,8 +187,30 @@ def load_scenario(name: str, faults: str | None = None) -> Scenario:
     if faults:
         extra = parse_faults(faults)
         merged = sorted(scenario.timeline + tuple(extra), key=lambda e: e.at)
-        scenario = Scenario(**{**scenario.__dict__, "timeline": tuple(merged)})
+        scenario = Scenario(**{**scenario.__dict__, "timeline": tuple(merged),
+                               "api_faults": scenario.api_faults + api_fault_items(faults)})
     return scenario
+
+
+def api_fault_items(spec: str | list[Any]) -> tuple[str, ...]:
+    """The API-level items of a SPEC (or a scenario's ``faults:`` list), each validated."""
+    from gputui.sim.apiserver.faults import FaultSpecError, is_api_fault, parse_api_fault
+
+    items = spec.split(",") if isinstance(spec, str) else [str(i) for i in spec]
+    found = []
+    for item in filter(None, (part.strip() for part in items)):
+        if not is_api_fault(item):
+            continue
+        try:
+            if item.startswith("seed:"):
+                int(item[5:])
+            else:
+                parse_api_fault(item)
+        except (FaultSpecError, ValueError) as error:
+            raise ScenarioError(str(error) if isinstance(error, FaultSpecError)
+                                else f"fault {item!r}: seed must be a number") from None
+        found.append(item)
+    return tuple(found)
 
 
 def _check_keys(data: Any, allowed: set[str] | dict[str, Any], where: str) -> dict[str, Any]:
@@ -208,6 +238,9 @@ def parse_scenario(name: str, data: Any) -> Scenario:
     timeline = tuple(sorted((_event(e, f"{where}: timeline[{i}]")
                              for i, e in enumerate(data.get("timeline") or [])),
                             key=lambda e: e.at))
+    faults = data.get("faults") or []
+    if not isinstance(faults, list):
+        raise ScenarioError(f"{where}: faults: expected a list of fault items")
     dp = data.get("devicePluginConfig")
     if dp is not None:
         _check_keys(dp, {"name", "default", "data"}, f"{where}: devicePluginConfig")
@@ -218,6 +251,7 @@ def parse_scenario(name: str, data: Any) -> Scenario:
         cluster_policy_spec=dict(policy.get("spec") or {}),
         extra_cluster_policies=tuple(data.get("extraClusterPolicies") or ()),
         device_plugin_config=dp, pools=pools, workloads=workloads, timeline=timeline,
+        api_faults=api_fault_items(faults),
         settle_seconds=(parse_duration(data["settleSeconds"], f"{where}: settleSeconds")
                         if data.get("settleSeconds") is not None else None))
 
@@ -298,12 +332,19 @@ _FAULTS: dict[str, tuple[str, tuple[str, ...]]] = {
 
 def parse_faults(spec: str) -> list[TimelineEvent]:
     """Parse a ``--faults`` SPEC (grammar in the module docstring) into timeline events."""
+    from gputui.sim.apiserver.faults import is_api_fault
+
     events = []
     for item in filter(None, (part.strip() for part in spec.split(","))):
+        if is_api_fault(item):
+            continue  # an API-level fault: see api_fault_items
         body, _, when = item.partition("@")
         kind, *values = body.split(":")
         if kind not in _FAULTS:
-            raise ScenarioError(f"fault {item!r}: unknown kind {kind!r} (known: {', '.join(_FAULTS)})")
+            from gputui.sim.apiserver.faults import KINDS
+
+            known = ", ".join([*_FAULTS, *KINDS])
+            raise ScenarioError(f"fault {item!r}: unknown kind {kind!r} (known: {known})")
         action, names = _FAULTS[kind]
         if len(values) != len(names):
             raise ScenarioError(f"fault {item!r}: expected {kind}:{':'.join(n.upper() for n in names)}")

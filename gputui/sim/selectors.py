@@ -97,6 +97,13 @@ def field_value(obj: Mapping[str, Any], path: str) -> str:
 _FIELD_RE = re.compile(r"^\s*([A-Za-z0-9_.]+)\s*(==|=|!=)\s*(.*?)\s*$")
 
 
+def _field_check(path: str, value: str, negate: bool) -> Predicate:
+    """One ``path=value`` (or ``!=``) requirement."""
+    if negate:
+        return lambda obj: field_value(obj, path) != value
+    return lambda obj: field_value(obj, path) == value
+
+
 def field_predicate(selector: str | None, allowed: frozenset[str] | None = None) -> Predicate:
     """A predicate over an object for a field selector.
 
@@ -114,8 +121,5 @@ def field_predicate(selector: str | None, allowed: frozenset[str] | None = None)
         path, op, value = match.group(1), match.group(2), match.group(3)
         if allowed is not None and path not in allowed:
             raise bad_request(f'field label not supported: {path}')
-        if op == "!=":
-            checks.append(lambda obj, p=path, v=value: field_value(obj, p) != v)
-        else:
-            checks.append(lambda obj, p=path, v=value: field_value(obj, p) == v)
+        checks.append(_field_check(path, value, negate=op == "!="))
     return lambda obj: all(check(obj) for check in checks)

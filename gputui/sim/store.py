@@ -17,6 +17,7 @@ a node label, and gputui reads them.
 
 from __future__ import annotations
 
+import builtins
 import copy
 import logging
 import threading
@@ -69,7 +70,8 @@ class Watch:
 
 
 def meta(obj: Obj) -> dict[str, Any]:
-    return obj.setdefault("metadata", {})
+    found: dict[str, Any] = obj.setdefault("metadata", {})
+    return found
 
 
 def obj_key(rtype: ResourceType, obj: Obj) -> ObjKey:
@@ -251,7 +253,7 @@ class Store:
 
     # ----------------------------------------------------------------- watch
     def watch(self, resource: str, callback: WatchCallback,
-              since: int | None = None) -> tuple[Watch, list[WatchEvent]]:
+              since: int | None = None) -> tuple[Watch, builtins.list[WatchEvent]]:
         """Register ``callback`` for future events of ``resource``.
 
         Returns the watch and the logged events after ``since`` (to replay first), atomically,

@@ -18,15 +18,24 @@ class SourceError(ConnectionError):
 class ApiStatusError(SourceError):
     """The API server answered with an error ``Status`` (403, 404, 410, 5xx ...)."""
 
-    def __init__(self, code: int, reason: str, message: str):
+    def __init__(self, code: int, reason: str, message: str,
+                 retry_after: float | None = None):
         super().__init__(f"{code} {reason}: {message}" if reason else f"{code}: {message}")
         self.code = code
         self.reason = reason
         self.detail = message
+        #: seconds the server asked us to wait (``Retry-After``), None when it did not say
+        self.retry_after = retry_after
 
 
 class UnreachableError(SourceError):
     """The API server could not be reached at all (refused, timed out, TLS failure)."""
+
+    def __init__(self, message: str, no_answer: bool = False):
+        super().__init__(message)
+        #: no answer at all (refused, dropped, timed out): the server is down or cut off, and
+        #: retrying for long would only delay saying so
+        self.no_answer = no_answer
 
 
 class WriteError(Exception):

@@ -12,8 +12,10 @@ from __future__ import annotations
 
 import contextlib
 import json
+import logging
 import re
 import threading
+import time
 from collections.abc import Callable, Iterator, Mapping
 from concurrent.futures import Future, ThreadPoolExecutor
 from typing import Any, Generic, Protocol, TypeVar
@@ -24,6 +26,9 @@ from kubernetes.client import Configuration
 from kubernetes.client.rest import RESTClientObject
 
 from gputui.sources.errors import ApiStatusError, UnreachableError
+from gputui.sources.retry import RateLimiter, RetryPolicy, parse_retry_after, with_retries
+
+log = logging.getLogger("gputui.sources.http")
 
 try:  # orjson parses big lists about twice as fast and shares equal short keys
     import orjson
@@ -52,21 +57,28 @@ CONNECT_TIMEOUT = 5.0
 #: seconds to wait for a list page or a log (a 500-item page is far quicker than this)
 READ_TIMEOUT = 60.0
 PAGE_LIMIT = 500
-#: one quiet retry: a pooled keep-alive connection may be dead after a server restart, and
-#: every request here is a GET (retries apply only before the response starts)
-_RETRY = urllib3.Retry(total=1, connect=1, read=1, redirect=0, status=0, other=0)
+#: no retries inside urllib3: every attempt, a dead pooled connection after a server restart
+#: included, goes through :mod:`gputui.sources.retry`, so each one takes a token from the
+#: rate limiter and is logged (urllib3's own retry doubled the requests of a down server)
+_RETRY = urllib3.Retry(total=0, redirect=0, status=0, other=0,
+                       respect_retry_after_header=False, raise_on_status=False)
 
 
 class KubeHttp:
     """A thread-safe GET-only client; :meth:`close` aborts watches blocked on a read."""
 
-    def __init__(self, configuration: Configuration):
+    def __init__(self, configuration: Configuration, *, limiter: RateLimiter | None = None,
+                 policy: RetryPolicy | None = None):
         self.configuration = configuration
         self.host = str(configuration.host).rstrip("/")
         self._pool: urllib3.PoolManager = RESTClientObject(configuration).pool_manager
         self._lock = threading.Lock()
         self._streams: set[WatchStream[Any]] = set()
         self._closed = False
+        #: every request of every thread takes a token: a bounded rate whatever fails
+        self.limiter = limiter or RateLimiter()
+        self.policy = policy or RetryPolicy()
+        self._closing = threading.Event()
 
     # ------------------------------------------------------------------ requests
     def _headers(self, accept: str = "application/json") -> dict[str, str]:
@@ -78,30 +90,48 @@ class KubeHttp:
                 headers[str(setting["key"])] = str(setting["value"])
         return headers
 
-    def _open(self, path: str, query: Mapping[str, Any] | None, read_timeout: float,
-              accept: str = "application/json") -> urllib3.BaseHTTPResponse:
+    def _open_once(self, path: str, query: Mapping[str, Any] | None, read_timeout: float,
+                   accept: str = "application/json") -> urllib3.BaseHTTPResponse:
+        """One attempt: a token from the limiter, the request, a logged outcome."""
         url = self.host + path
         if query:
             url += "?" + urlencode({k: v for k, v in query.items() if v is not None})
+        self.limiter.acquire()
+        started = time.monotonic()
         try:
             response = self._pool.request(
                 "GET", url, headers=self._headers(accept), preload_content=False,
                 retries=_RETRY,
                 timeout=urllib3.Timeout(connect=CONNECT_TIMEOUT, read=read_timeout))
         except urllib3.exceptions.HTTPError as error:
-            raise UnreachableError(f"cannot reach the API server at {self.host}: "
-                                   f"{_reason(error)}") from None
+            reason = _reason(error)
+            log.debug("GET %s failed: %s", url, reason)
+            raise UnreachableError(f"cannot reach the API server at {self.host}: {reason}",
+                                   no_answer=True) from None
+        log.debug("GET %s -> %d (%.0f ms)", url, response.status,
+                  (time.monotonic() - started) * 1000)
         if response.status >= 300:
             body = _read_all(response)
-            raise _status_error(response.status, body)
+            raise _status_error(response.status, body,
+                                parse_retry_after(response.headers.get("Retry-After")))
         return response
+
+    def _open(self, path: str, query: Mapping[str, Any] | None, read_timeout: float,
+              accept: str = "application/json") -> urllib3.BaseHTTPResponse:
+        """Open a response, retrying what :mod:`gputui.sources.retry` says is worth it."""
+        return with_retries(lambda: self._open_once(path, query, read_timeout, accept),
+                            f"GET {path}", self.policy, self._closing)
 
     def get(self, path: str, query: Mapping[str, Any] | None = None) -> JsonObj:
         """One JSON document (an object or a list page)."""
         return self._parse(path, self._fetch(path, query))
 
-    def _fetch(self, path: str, query: Mapping[str, Any] | None) -> bytes:
-        return _read_all(self._open(path, query, READ_TIMEOUT))
+    def _fetch(self, path: str, query: Mapping[str, Any] | None,
+               accept: str = "application/json") -> bytes:
+        """The whole body; a connection reset mid-body is retried like a failed request."""
+        return with_retries(
+            lambda: _read_all(self._open_once(path, query, READ_TIMEOUT, accept)),
+            f"GET {path}", self.policy, self._closing)
 
     def _parse(self, path: str, data: bytes) -> JsonObj:
         try:
@@ -112,10 +142,18 @@ class KubeHttp:
             raise UnreachableError(f"{self.host}{path}: answer is not a JSON object")
         return document
 
-    def get_text(self, path: str, query: Mapping[str, Any] | None = None) -> str:
-        """A plain-text answer (pod logs)."""
-        response = self._open(path, query, READ_TIMEOUT, accept="*/*")
-        return _read_all(response).decode("utf-8", errors="replace")
+    def get_text(self, path: str, query: Mapping[str, Any] | None = None, *,
+                 timeout: float = READ_TIMEOUT, patient: bool = True) -> str:
+        """A plain-text answer (pod logs, exporter scrapes through the pod proxy).
+
+        ``patient=False`` makes one attempt within ``timeout``: a hung exporter among many
+        should cost one timeout, not the whole retry budget.
+        """
+        policy = self.policy if patient else RetryPolicy(max_attempts=1, no_answer_attempts=1)
+        data = with_retries(
+            lambda: _read_all(self._open_once(path, query, timeout, "*/*")),
+            f"GET {path}", policy, self._closing)
+        return data.decode("utf-8", errors="replace")
 
     def list_pages(self, path: str, decode: Callable[[bytes], P],
                    query: Mapping[str, Any] | None = None, limit: int = PAGE_LIMIT
@@ -176,6 +214,7 @@ class KubeHttp:
 
     def close(self) -> None:
         """Abort open watch streams (unblocking their threads) and drop pooled connections."""
+        self._closing.set()
         with self._lock:
             self._closed = True
             streams = list(self._streams)
@@ -195,14 +234,19 @@ class WatchStream(Generic[E]):
         self._closed = False
 
     def __iter__(self) -> Iterator[E]:
+        finished = False
         try:
             if not self._closed:
                 yield from _events(self._response, self._owner.host, self._decode)
+                finished = True
         except UnreachableError:
             if not self._closed:
                 raise
         finally:
             self._owner._forget(self)
+            if not finished:  # left mid-stream (an ERROR event): the connection is dirty
+                with contextlib.suppress(Exception):
+                    self._response.close()
             self._response.release_conn()
 
     def close(self) -> None:
@@ -255,7 +299,7 @@ def _read_all(response: urllib3.BaseHTTPResponse) -> bytes:
         response.release_conn()
 
 
-def _status_error(code: int, body: bytes) -> ApiStatusError:
+def _status_error(code: int, body: bytes, retry_after: float | None = None) -> ApiStatusError:
     """A Kubernetes ``Status`` answer (or any error body) as one exception."""
     reason, message = "", body.decode("utf-8", errors="replace").strip()[:200]
     try:
@@ -265,7 +309,7 @@ def _status_error(code: int, body: bytes) -> ApiStatusError:
             message = str(status.get("message") or message)
     except ValueError:
         pass
-    return ApiStatusError(code, reason, message or "no message")
+    return ApiStatusError(code, reason, message or "no message", retry_after)
 
 
 def _reason(error: BaseException) -> str:

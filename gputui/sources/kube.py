@@ -342,10 +342,15 @@ class KubeSource:
             # measured a third to a half of the build (gctuning's rule)
             with gctuning.paused():
                 snapshot = self._builder().build(objects, self.clock(), changed_nodes=changes)
-        except Exception:  # broad: a domain bug on odd input is logged; the next build is full
+        except Exception as error:  # any domain bug: keep the last snapshot, say so in the
+            # header (stale since now), and try a full build next time
             log.exception("snapshot build failed")
             self.cache.mark_full()
+            text = str(error).splitlines()[0] if str(error) else ""
+            self.tracker.build_failed(f"{type(error).__name__}: {text}".rstrip(": "))
+            self._report_status()
             return
+        self.tracker.build_succeeded()
         self.snapshot = snapshot
         if not loading:  # the collector stays paused while the big lists are decoded, then
             # what is cached now is frozen first: later passes need not walk it again

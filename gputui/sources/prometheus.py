@@ -14,6 +14,7 @@ window's start happened "before" it (:attr:`XidEvent.before`).
 
 from __future__ import annotations
 
+import math
 import re
 import threading
 from collections.abc import Callable, Iterable, Mapping, Sequence
@@ -230,26 +231,14 @@ class PrometheusMetrics:
         The history subquery reads only the nodes that carry an XID now: evaluated over the
         whole fleet it walks every GPU's series at every step (40,000 x 60 at 5,000 nodes).
         """
-        rows = {_series_key(row.get("metric", {})): row for row in current}
-        hosts = sorted({host_of(row.get("metric", {})) for row in rows.values()} - {""})
+        rows = {_series_key(_labels(row)): row for row in current if isinstance(row, dict)}
+        hosts = sorted({host_of(_labels(row)) for row in rows.values()} - {""})
         if not hosts:
             return {}
         names, span = _selector_any(hosts), f"{int(window)}s:{XID_STEP}s"
         history = self._query(_either(
             lambda h: f'min_over_time(timestamp({XID}{{{h}=~"{names}"}} != 0)[{span}])'), now)
-        firsts = {_series_key(row.get("metric", {})): float(row["value"][1]) for row in history}
-        events: dict[str, list[XidEvent]] = {}
-        for key, row in rows.items():
-            labels: Mapping[str, str] = row.get("metric", {})
-            code = int(float(labels.get("err_code") or row["value"][1] or 0))
-            node, first = host_of(labels), firsts.get(key, now)
-            if code <= 0 or not node:
-                continue
-            before = first <= now - window + XID_STEP
-            when = now - window if before else first
-            events.setdefault(node, []).append(XidEvent(
-                int(labels.get("gpu", "0") or 0), code, when, labels.get("err_msg", ""), before))
-        return {node: tuple(sorted(found, key=lambda e: e.gpu)) for node, found in events.items()}
+        return xid_events(rows.values(), history, now, window)
 
     def health(self, now: float) -> dict[str, GpuHealth]:
         """GPUs reported per node and the GPUs with a failed row remap (one query)."""
@@ -268,6 +257,53 @@ class PrometheusMetrics:
                 remaps.setdefault(node, set()).add(int(metric.get("gpu", "0") or 0))
         return {node: GpuHealth(counts.get(node, 0), tuple(sorted(remaps.get(node, ()))))
                 for node in counts.keys() | remaps.keys() if node}
+
+
+def xid_events(current: Iterable[Any], history: Iterable[Any], now: float,
+               window: float) -> dict[str, tuple[XidEvent, ...]]:
+    """Node -> its GPUs' current XIDs, from the instant rows of the XID series (``current``)
+    and the first time each was non-zero in ``window`` (``history``, the same series keys).
+
+    Prometheus answers, or a proxy in front of it, can carry anything: a row that is not the
+    expected shape, or whose value is not a finite number, is skipped, never raised.
+    """
+    firsts: dict[tuple[str, ...], float] = {}
+    for row in history:
+        first = _value(row)
+        if first is not None:
+            firsts[_series_key(_labels(row))] = first
+    events: dict[str, list[XidEvent]] = {}
+    for row in current:
+        labels = _labels(row)
+        code = _number(labels.get("err_code")) or _value(row)
+        node = host_of(labels)
+        if not code or code <= 0 or not node:
+            continue
+        first = firsts.get(_series_key(labels), now)
+        before = first <= now - window + XID_STEP
+        events.setdefault(node, []).append(XidEvent(
+            int(_number(labels.get("gpu")) or 0), int(code), now - window if before else first,
+            labels.get("err_msg", ""), before))
+    return {node: tuple(sorted(found, key=lambda e: e.gpu)) for node, found in events.items()}
+
+
+def _labels(row: Any) -> dict[str, str]:
+    metric = row.get("metric") if isinstance(row, dict) else None
+    return {str(k): str(v) for k, v in metric.items()} if isinstance(metric, dict) else {}
+
+
+def _value(row: Any) -> float | None:
+    value = row.get("value") if isinstance(row, dict) else None
+    return _number(value[1]) if isinstance(value, list) and len(value) > 1 else None
+
+
+def _number(text: Any) -> float | None:
+    """A finite number from a label or sample value, else None."""
+    try:
+        number = float(text)
+    except (TypeError, ValueError):
+        return None
+    return number if math.isfinite(number) else None
 
 
 def _series_key(labels: Mapping[str, str]) -> tuple[str, ...]:

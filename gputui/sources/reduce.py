@@ -20,10 +20,9 @@ from __future__ import annotations
 
 import sys
 import threading
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from datetime import datetime
 from typing import Any
-
 
 JsonObj = dict[str, Any]
 LabelTimes = dict[str, float]

@@ -118,6 +118,7 @@ class Reflector:
         self.backoff = backoff or Backoff()
         self.gate = gate  # the first list waits for it (see list_feed)
         self.resource_version = ""
+        self._events_since_list = 1  # the first expiry relists at once
         self._stream: WatchStream[WatchEvent] | None = None
         self._stop = threading.Event()
         self._thread = threading.Thread(target=self._run, name=f"gputui-feed-{feed.name}",
@@ -146,6 +147,8 @@ class Reflector:
                 self._watch()
             except Expired:
                 self.resource_version = ""
+                if self._expired_again():  # a server expiring every watch: no tight relist loop
+                    self._stop.wait(self.backoff.next())
             except ApiStatusError as error:
                 self._on_status_error(error)
             except SourceError as error:
@@ -153,6 +156,12 @@ class Reflector:
                     return
                 self.listener.feed_state(self.feed.name, FeedState.DISCONNECTED, str(error))
                 self._stop.wait(self.backoff.next())
+
+    def _expired_again(self) -> bool:
+        """True when this watch expired before any event came since the last list."""
+        again = self._events_since_list == 0
+        self._events_since_list = 0
+        return again
 
     def _list(self) -> None:
         items, version = list_feed(self.http, self.feed, self.gate)
@@ -193,6 +202,7 @@ class Reflector:
         version = (obj.get("metadata") or {}).get("resourceVersion")
         if version:
             self.resource_version = str(version)
+            self._events_since_list += 1
         if kind == "BOOKMARK":
             self.listener.feed_alive()
             return

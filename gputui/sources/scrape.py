@@ -30,9 +30,14 @@ def proxy_path(namespace: str, pod: str, port: int = EXPORTER_PORT) -> str:
     return f"/api/v1/namespaces/{quote(namespace)}/pods/{quote(pod)}:{port}/proxy/metrics"
 
 
+#: seconds one exporter scrape may take: a hung exporter must not hold a refresh or the
+#: XID read (one attempt, no retries: the next refresh asks again)
+SCRAPE_TIMEOUT = 10.0
+
+
 def scrape_text(http: KubeHttp, namespace: str, pod: str) -> str:
     """One exporter's ``/metrics`` body (raises :class:`SourceError`)."""
-    return http.get_text(proxy_path(namespace, pod))
+    return http.get_text(proxy_path(namespace, pod), timeout=SCRAPE_TIMEOUT, patient=False)
 
 
 def health_of(samples: Sequence[Sample]) -> GpuHealth:

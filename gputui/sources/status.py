@@ -33,6 +33,7 @@ class StatusTracker:
         self._stale_since = 0.0
         self._failure = ""  # a problem before any feed runs (server unreachable at start)
         self._failed = False
+        self._build_error = ""  # the last snapshot build failed: the data shown is old
 
     def feed(self, name: str, state: FeedState, message: str) -> None:
         with self._lock:
@@ -68,9 +69,21 @@ class StatusTracker:
             self._failed = False
             self._refresh_stale()
 
+    def build_failed(self, message: str) -> None:
+        """The snapshot builder failed: the cache may be current, what is shown is not."""
+        with self._lock:
+            self._build_error = message
+            self._refresh_stale()
+
+    def build_succeeded(self) -> None:
+        with self._lock:
+            if self._build_error:
+                self._build_error = ""
+                self._refresh_stale()
+
     def _refresh_stale(self) -> None:
-        broken = self._failure or any(s is FeedState.DISCONNECTED
-                                      for s, _ in self._states.values())
+        broken = self._failure or self._build_error or any(
+            s is FeedState.DISCONNECTED for s, _ in self._states.values())
         if broken and not self._stale_since:
             self._stale_since = self._clock()
         elif not broken:
@@ -127,6 +140,8 @@ class StatusTracker:
         for name, (state, message) in sorted(self._states.items()):
             if state is FeedState.DISCONNECTED:
                 return f"{message}; retrying" if message else f"{name}: reconnecting"
+        if self._build_error:
+            return f"snapshot build failed: {self._build_error}"
         forbidden = self._forbidden()
         if forbidden:
             return f"forbidden: {', '.join(forbidden)}"

@@ -49,7 +49,7 @@ def _event(labels: Mapping[str, str], when: float) -> XidEvent | None:
     try:
         code = int(float(labels.get("err_code") or 0) or float(labels.get("value") or 0))
         gpu = int(labels.get("gpu") or 0)
-    except ValueError:
+    except (ValueError, OverflowError):  # garbage, NaN, or +Inf (valid exposition text)
         return None
     if code <= 0:
         return None

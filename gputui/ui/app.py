@@ -15,7 +15,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from textual import work
+from textual import events
 from textual.css.query import NoMatches
 from textual.screen import Screen
 from textual.timer import Timer
@@ -34,21 +34,20 @@ from gputui.ui.contracts import (
     JumpRequested,
     MetricsUpdated,
     MetricsWanted,
-    PodLog,
-    PodLogLoaded,
-    PodLogRequested,
     SnapshotUpdated,
     SourceStatusChanged,
 )
+from gputui.ui.exit_signals import catch_exit_signals, release_exit_signals
 from gputui.ui.palette import GpuCommands
+from gputui.ui.pod_logs import PodLogFlow
 from gputui.ui.screens.command_line import CommandLine
 from gputui.ui.screens.findings import FindingsScreen
 from gputui.ui.screens.help import HelpScreen
 from gputui.ui.screens.mig import MigScreen
 from gputui.ui.screens.nodes import NodesScreen
-from gputui.ui.screens.pod_log import PodLogScreen
 from gputui.ui.screens.upgrades import UpgradesScreen
 from gputui.ui.theme import GPUTUI_THEME, gpu_variables
+from gputui.ui.typeahead import TypeAhead
 from gputui.ui.widgets.status_header import INITIAL_STATUS, StatusHeader
 
 if TYPE_CHECKING:  # the feed talks HTTP; the UI only starts, feeds and stops it
@@ -76,7 +75,7 @@ MIN_SNAPSHOT_INTERVAL = 0.25
 SCOPE_VIEWS = {"nodes": "nodes", "findings": "findings"}
 
 
-class GpuTuiApp(ActionFlow):
+class GpuTuiApp(PodLogFlow, ActionFlow):
     """The gputui terminal UI; build it with :func:`make_app`."""
 
     TITLE = "gputui"
@@ -110,6 +109,8 @@ class GpuTuiApp(ActionFlow):
         self._last_apply = 0.0
         #: freezes a big cluster's heap and spaces full collections (see gputui.gctuning)
         self._heap = gctuning.BigHeap()
+        #: keys typed ahead wait for what the key before them started (see typeahead.py)
+        self.typeahead = TypeAhead(self, super().on_event)
         self.register_theme(GPUTUI_THEME)
         self.theme = settings.theme if settings.theme in self.available_themes else "gputui"
 
@@ -126,12 +127,25 @@ class GpuTuiApp(ActionFlow):
             self.set_keymap(self.keymap)
         self.screen_change_signal.subscribe(self, self._screen_changed)
         self.set_interval(1.0, self._refresh_header, name="header-age")
+        catch_exit_signals(self._signalled)
         self.check_permissions()
         self.source.start(self._snapshot_from_source, self._status_from_source)
         if self.metrics_feed is not None:
             self.metrics_feed.start(self._metrics_from_feed)
 
+    def _signalled(self, code: int) -> None:
+        self.exit(return_code=code)
+
+    async def on_event(self, event: events.Event) -> None:
+        """Keys from the terminal go through :class:`TypeAhead`; everything else as usual."""
+        if isinstance(event, events.Key) and not event.is_forwarded:
+            await self.typeahead.key(event)
+            return
+        await super().on_event(event)
+
     def on_unmount(self) -> None:
+        release_exit_signals()
+        self.typeahead.cancel()
         self.source.stop()
         if self.metrics_feed is not None:
             self.metrics_feed.stop()
@@ -287,9 +301,16 @@ class GpuTuiApp(ActionFlow):
         if cmd is None:
             self.notify(f"unknown command :{word} (try :help)", severity="warning")
             return
+        self.typeahead.begin()  # keys typed after Enter belong to the view it opens
         self.call_later(self._run_then, cmd.id, rest.strip())
 
     async def _run_then(self, command_id: str, argument: str) -> None:
+        try:
+            await self._run_command_line(command_id, argument)
+        finally:
+            self.typeahead.end()
+
+    async def _run_command_line(self, command_id: str, argument: str) -> None:
         await self.run_command(command_id)
         if argument and command_id == "view_nodes" and isinstance(self.screen, NodesScreen):
             from gputui.ui.node_rows import NodeFilter
@@ -316,31 +337,6 @@ class GpuTuiApp(ActionFlow):
         if action == "act" and parameters and str(parameters[0]) in self.action_blocks():
             return None  # greyed: help and the palette say why
         return True
-
-    # ------------------------------------------------------------------ pod logs
-    def open_pod_log(self, namespace: str, pod: str, container: str | None = None) -> None:
-        """Show a pod container's log and events (read in a thread worker)."""
-        screen: Screen[Any] = self.screen
-        if not isinstance(screen, PodLogScreen):
-            screen = PodLogScreen(namespace, pod, container)
-            self.push_screen(screen)
-        self._read_pod_log(screen, namespace, pod, container)
-
-    def on_pod_log_requested(self, message: PodLogRequested) -> None:
-        self.open_pod_log(message.namespace, message.pod, message.container)
-
-    @work(thread=True, exclusive=True, group="pod-log")
-    def _read_pod_log(self, screen: Screen[Any], namespace: str, pod: str,
-                      container: str | None) -> None:
-        """Blocking reads off the UI thread; the result goes to ``screen`` as a message."""
-        try:
-            lines = self.source.pod_log(namespace, pod, container)
-            events = self.source.pod_events(namespace, pod)
-            log = PodLog(namespace, pod, container, tuple(lines), tuple(events))
-        except Exception as error:  # noqa: BLE001 - shown as one line, never a traceback
-            text = str(error).splitlines()[0] if str(error) else type(error).__name__
-            log = PodLog(namespace, pod, container, error=text)
-        screen.post_message(PodLogLoaded(log))
 
 
 def make_app(settings: Settings, source: ClusterSource, *,

@@ -254,10 +254,10 @@ def key_table(keymap: Mapping[str, str] | None = None,
 
 
 __all__ = [
+    "ACTION_COMMANDS",
     "COMMANDS",
     "SCOPES",
     "Command",
-    "ACTION_COMMANDS",
     "binding_scope",
     "bindings_for",
     "by_alias",

@@ -204,6 +204,9 @@ async def test_drain_prompts_then_opens_on_cancel_and_reports_the_budget(
         await until(pilot, lambda: dialog.dry_run is not None)
         assert dialog.dry_run is not None and any(
             "trainer-pdb" in line for line in dialog.dry_run.lines)
+        # "passed" must not read as "the pods will go": the budget's refusal is on the line
+        assert len(dialog.dry_run.held) == 1 and "refused now" in dialog.dry_run.summary()
+        assert "refused now by a budget" in str(dialog._status_text())
         await pilot.press("y")
         await until(pilot, lambda: not isinstance(app.screen, ConfirmScreen), timeout=20)
         assert dialog.result is not None and not dialog.result.ok
@@ -317,12 +320,9 @@ async def test_journey_4_xid_node_cordoned_and_drained_budget_refusal_reported(
     notes: list[str] = []
 
     def xid_node() -> str | None:
-        """An XID node running a trainer (the emulator places the trainers on the pool's
-        nodes by its own order, not always on the XID 79 one)."""
-        nodes = app.snapshot.nodes
-        return next((f.node for f in app.snapshot.findings if f.code == "xid-error"
-                     and f.node in nodes and any(p.phase == "Running"
-                                                 for p in nodes[f.node].gpu_pods)), None)
+        """The node whose GPU threw XID 79 (the scenario puts it under a running trainer)."""
+        return next((f.node for f in app.snapshot.findings
+                     if f.code == "xid-error" and "XID 79" in f.message), None)
 
     try:
         async with app.run_test(size=(160, 48)) as pilot:

@@ -20,9 +20,9 @@ REPO = Path(__file__).resolve().parents[2]
 
 
 def _gputui_command() -> str:
-    """The installed console script, or the module through this interpreter."""
-    found = shutil.which("gputui")
-    return found if found else f"{sys.executable} -m gputui"
+    """This checkout's code through this interpreter (the ``gputui`` on PATH may be another
+    checkout's: an editable install points at wherever it was installed from)."""
+    return f"{sys.executable} -m gputui"
 
 
 class Tmux:
@@ -65,7 +65,7 @@ def _poll(check: Callable[[], bool], timeout: float = 90.0) -> bool:
 def test_demo_shows_nodes_help_and_quits(tmux: Tmux) -> None:
     # The wrapper keeps the pane open after gputui exits, so a crash at start-up leaves its
     # one-line error on screen for the assertion message, and the exit code can be read.
-    command = (f"env TERM=xterm-256color PYTHONPATH={REPO} {_gputui_command()} --demo "
+    command = (f"cd {REPO} && env TERM=xterm-256color PYTHONPATH={REPO} {_gputui_command()} --demo "
                "--speed 20; echo \"gputui exited with $?\"; sleep 120")
     started = tmux.run("new-session", "-d", "-x", "120", "-y", "40", command)
     assert started.returncode == 0, started.stderr

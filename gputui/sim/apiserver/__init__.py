@@ -9,17 +9,19 @@ from __future__ import annotations
 from aiohttp import web
 
 from gputui.sim.apiserver.common import CTX_KEY, ApiContext
+from gputui.sim.apiserver.faults import FAULTS_KEY, FaultInjector, inject_faults, register
 from gputui.sim.apiserver.rbac import Denials, parse_deny
 from gputui.sim.apiserver.routes import add_routes, status_errors
 from gputui.sim.apiserver.watch import end_all_watches
 from gputui.sim.nodeside import NodeSide
 from gputui.sim.store import Store
 
-__all__ = ["CTX_KEY", "ApiContext", "build_app"]
+__all__ = ["CTX_KEY", "FAULTS_KEY", "ApiContext", "FaultInjector", "build_app"]
 
 
 def build_app(store: Store, nodeside: NodeSide | None = None, *,
-              bookmark_interval: float = 1.0, deny: str | None = None) -> web.Application:
+              bookmark_interval: float = 1.0, deny: str | None = None,
+              faults: FaultInjector | None = None) -> web.Application:
     """The API server application for ``store`` (and the node side's logs and ports).
 
     Args:
@@ -27,8 +29,13 @@ def build_app(store: Store, nodeside: NodeSide | None = None, *,
         nodeside: container logs and ports behind ``pods/log`` and ``pods/proxy``.
         bookmark_interval: seconds between BOOKMARK events on watches that allow them.
         deny: verbs to refuse as RBAC would (:mod:`gputui.sim.apiserver.rbac`).
+        faults: API-level faults to inject (:mod:`gputui.sim.apiserver.faults`); its
+            middleware runs first, so a fault answers before any handler.
     """
-    app = web.Application(middlewares=[status_errors], client_max_size=64 * 1024 * 1024)
+    app = web.Application(middlewares=[inject_faults, status_errors],
+                          client_max_size=64 * 1024 * 1024)
+    if faults is not None:
+        register(app, faults)
     ctx = ApiContext(store=store, nodeside=nodeside or NodeSide(),
                      bookmark_interval=bookmark_interval, denials=Denials(parse_deny(deny)))
     app[CTX_KEY] = ctx

@@ -22,8 +22,8 @@ from gputui.sim.apiserver.common import (
 )
 from gputui.sim.apiserver.lists import select, single_table, write_chunked
 from gputui.sim.apiserver.patch import apply_patch
-from gputui.sim.apiserver.rbac import review_status
 from gputui.sim.apiserver.paths import Target
+from gputui.sim.apiserver.rbac import review_status
 from gputui.sim.apiserver.tables import wants_table
 from gputui.sim.apiserver.validation import check_target_matches, validate_object
 from gputui.sim.errors import ApiError, conflict, not_found

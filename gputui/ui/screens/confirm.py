@@ -169,6 +169,11 @@ class ConfirmScreen(ModalScreen[bool | None]):
             return Text.assemble(("Not possible: ", "bold"), self.plan.blocked)
         if self.dry_run is None:
             return Text("Dry run: asking the server (dryRun=All)...", style="italic")
+        if self.dry_run.ok and self.dry_run.held:
+            held = len(self.dry_run.held)
+            refused = f"{held} eviction{'s' if held > 1 else ''} refused now by a budget"
+            return Text.assemble(("Dry run: passed, but ", "bold"), (refused, "bold"),
+                                 " (retried until the timeout); y applies")
         if self.dry_run.ok:
             return Text.assemble(("Dry run: passed", "bold"), f" ({len(self.dry_run.lines)} "
                                  "checked); y applies")

@@ -56,7 +56,7 @@ class HelpScreen(ModalScreen[None]):
         self.rows: list[tuple[str, str, str, str]] = []
 
     def compose(self) -> Iterable[Widget]:
-        blocks = getattr(self.app, "action_blocks", dict)()
+        blocks: dict[str, str] = getattr(self.app, "action_blocks", dict)()
         self.rows = help_rows(getattr(self.app, "keymap", {}), blocks)
         with VerticalScroll(id="help-body"):
             yield Static("gputui keys — everything here is also in the palette (ctrl+p)",

@@ -198,8 +198,7 @@ class NodeTable(StableTable):
             self._queue = queue  # a newer snapshot wins: a partial patch is superseded
             self._patch_slice(len(queue))
             return
-        shown = {self._row_locations.get_key(i) for i in range(int(self.scroll_y),
-                 min(self.row_count, int(self.scroll_y) + self.size.height))}
+        shown = self.shown_row_keys()
         self._queue = sorted(queue, key=lambda name: name not in shown)  # stable: on-screen first
         self._patch_slice(self.patch_slice)
 
@@ -376,8 +375,7 @@ class NodeTable(StableTable):
             col = self.columns.get(ColumnKey(column.key))
             if col is not None:
                 col.label = self._header(column.key, column.label)
-        self._require_update_dimensions = True
-        self.refresh()
+        self.remeasure()
 
     def _refresh_styles(self) -> None:
         variables: Mapping[str, str] = self.app.theme_variables or self.app.get_css_variables()

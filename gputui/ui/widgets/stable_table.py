@@ -20,21 +20,33 @@ grows it). Rows must therefore keep a fixed height (the node table's are one lin
 :meth:`patch_row` writes a row's changed cells and repaints only that row, and only when it
 is on screen, where ``update_cell`` repaints the whole table once per cell.
 
-This leans on DataTable internals (``_render_cell`` and the attributes it reads), which is
-why Textual is pinned exactly; ``tests/ui/test_node_table_render.py`` checks the contract.
+One more repair: Textual measures new rows' widths on idle (``_update_dimensions``) without
+invalidating its row and line caches, so a row painted between ``add_row`` and that idle (a
+loaded machine paints before the table's idle comes) kept its label-width rendering:
+``gke-  Ready   8/8 ...`` on the first row of an 80x24 start. Here a width change there
+invalidates every rendering.
+
+This leans on DataTable internals, all of them accessed through
+:mod:`gputui.ui.widgets.datatable_internals`, which lists them and checks them against the
+running Textual. When the check fails, the table logs why and behaves as a plain DataTable
+(slower, never stale); ``tests/ui/test_datatable_internals.py`` fails loudly instead.
 """
 
 from __future__ import annotations
 
+import logging
 from collections.abc import Iterable, Mapping
 from typing import Any
 
 from rich.style import Style
 from rich.text import Text
-from textual._two_way_dict import TwoWayDict
 from textual._types import SegmentLines
 from textual.widgets import DataTable
-from textual.widgets.data_table import CellKey, ColumnKey, Row, RowKey
+from textual.widgets.data_table import ColumnKey, Row, RowKey
+
+from gputui.ui.widgets import datatable_internals as dt
+
+log = logging.getLogger(__name__)
 
 #: cached cell renderings before the cache starts over (visible cells x cursor states x a
 #: few scroll positions; clearing is cheap and the next frame refills what it shows)
@@ -47,10 +59,24 @@ class StableTable(DataTable[Text]):
     def __init__(self, **kwargs: Any) -> None:
         # set before DataTable.__init__, which already reads the properties below
         self._stable_cells: dict[tuple[object, ...], tuple[object, SegmentLines]] = {}
-        self._order_rows: tuple[TwoWayDict[RowKey, int] | None, int, list[Row]] = (None, 0, [])
-        self._order_offsets: tuple[TwoWayDict[RowKey, int] | None, int,
-                                   list[tuple[RowKey, int]]] = (None, 0, [])
+        self._order_rows: tuple[object, int, list[Row]] = (None, 0, [])
+        self._order_offsets: tuple[object, int, list[tuple[RowKey, int]]] = (None, 0, [])
+        #: None until checked (first render with columns); False: plain DataTable behaviour
+        self._stable: bool | None = None
         super().__init__(**kwargs)
+
+    @property
+    def stable(self) -> bool:
+        """Whether the internals check passed (checked once, at the first use)."""
+        if self._stable is None:
+            if not self.columns:
+                return False
+            problems = dt.contract_problems(self)
+            self._stable = not problems
+            if problems:
+                log.warning("StableTable falls back to plain DataTable: %s",
+                            "; ".join(problems))
+        return self._stable
 
     def patch_row(self, row: str, values: Mapping[str, Text]) -> None:
         """Replace some cells of ``row``; repaint that row only, and only when it is shown.
@@ -59,8 +85,12 @@ class StableTable(DataTable[Text]):
         ``update_cell(update_width=True)`` defers that to idle and re-measures the *whole*
         column (5,000 cells) whenever one of the cells it queued is narrower than another.
         """
+        if not self.stable:
+            for column, value in values.items():
+                self.update_cell(row, column, value, update_width=True)
+            return
         row_key = RowKey(row)
-        data = self._data[row_key]
+        data = dt.row_cells(self, row_key)
         grew = False
         for column, value in values.items():
             column_key = ColumnKey(column)
@@ -69,13 +99,13 @@ class StableTable(DataTable[Text]):
             if value.cell_len > meta.content_width:
                 meta.content_width = value.cell_len
                 grew = True
-        self._update_count += 1  # Textual's row and line caches must not serve the old text
+        dt.invalidate_renders(self)  # Textual's row and line caches must not serve old text
         if grew:  # every row's cells move: a full repaint, and a new virtual size on idle
-            self._require_update_dimensions = True
+            dt.measure_on_idle(self)
             self.refresh()
             self.check_idle()
             return
-        index = self._row_locations.get(row_key)
+        index = dt.row_index(self, row_key)
         top = int(self.scroll_y)
         if index is not None and top <= index < top + self.size.height:
             self.refresh_row(index)
@@ -86,42 +116,62 @@ class StableTable(DataTable[Text]):
         ``remove_row`` rebuilds the whole key -> index map for each row it removes, so a
         filter that hides 2,500 of 5,000 nodes took 12 s; this rebuilds it once.
         """
-        locations = self._row_locations
-        gone = {RowKey(row) for row in rows if row in locations}
+        gone = {RowKey(row) for row in rows if row in self.rows}
         if not gone:
             return
-        order = [key for key in map(locations.get_key, range(len(locations))) if key is not None]
-        for key in gone:
-            for column_key in self._data[key]:
-                self._updated_cells.discard(CellKey(key, column_key))
-            del self.rows[key]
-            del self._data[key]
-        self._row_locations = TwoWayDict(
-            {key: index for index, key in enumerate(k for k in order if k not in gone)})
-        self._require_update_dimensions = True
+        if not self.stable:
+            for key in gone:
+                self.remove_row(key)
+            return
+        dt.drop_rows(self, gone)
+        dt.measure_on_idle(self)
         self.cursor_coordinate = self.cursor_coordinate  # clamped to the rows left
         self.hover_coordinate = self.hover_coordinate
-        self._update_count += 1
+        dt.invalidate_renders(self)
         self.refresh(layout=True)
         self.check_idle()
+
+    def remeasure(self) -> None:
+        """Measure the columns again on idle (a header label changed)."""
+        dt.measure_on_idle(self)
+        self.refresh()
+
+    def shown_row_keys(self) -> set[RowKey | None]:
+        """Keys of the rows in the viewport (for patching those first)."""
+        top = int(self.scroll_y)
+        return {dt.row_key_at(self, i)
+                for i in range(top, min(self.row_count, top + self.size.height))}
 
     @property
     def ordered_rows(self) -> list[Row]:
         """Textual's row order, rebuilt only when the order changed (not on cell updates)."""
-        locations, count, rows = self._order_rows
-        if locations is not self._row_locations or count != len(self._row_locations):
+        if not self._stable:
+            return super().ordered_rows
+        order, count, rows = self._order_rows
+        if order is not dt.row_order(self) or count != self.row_count:
             rows = super().ordered_rows
-            self._order_rows = (self._row_locations, len(self._row_locations), rows)
+            self._order_rows = (dt.row_order(self), self.row_count, rows)
         return rows
 
     @property
     def _y_offsets(self) -> list[tuple[RowKey, int]]:
         """Textual's line -> row map, rebuilt only when the order changed (fixed heights)."""
-        locations, count, offsets = self._order_offsets
-        if locations is not self._row_locations or count != len(self._row_locations):
+        if not self._stable:
+            return super()._y_offsets
+        order, count, offsets = self._order_offsets
+        if order is not dt.row_order(self) or count != self.row_count:
             offsets = super()._y_offsets
-            self._order_offsets = (self._row_locations, len(self._row_locations), offsets)
+            self._order_offsets = (dt.row_order(self), self.row_count, offsets)
         return offsets
+
+    def _update_dimensions(self, new_rows: Iterable[RowKey]) -> None:
+        """Textual's idle-time measurement; when a column's width changed, every rendering
+        made before is stale (see the module docstring), so they are all invalidated."""
+        before = [column.content_width for column in self.columns.values()]
+        super()._update_dimensions(new_rows)
+        if [column.content_width for column in self.columns.values()] != before:
+            dt.invalidate_renders(self)
+            self.refresh()
 
     def _render_cell(self, row_index: int, column_index: int, base_style: Style, width: int,
                      cursor: bool = False, hover: bool = False) -> SegmentLines:
@@ -129,29 +179,27 @@ class StableTable(DataTable[Text]):
 
         Row labels (column -1) are not used here and go straight to Textual.
         """
-        if column_index < 0:
+        if column_index < 0 or not self.stable:
             return super()._render_cell(row_index, column_index, base_style, width,
                                         cursor, hover)
-        column_key = self._column_locations.get_key(column_index)
-        row_key = self._row_locations.get_key(row_index) if row_index >= 0 else None
+        column_key = dt.column_key_at(self, column_index)
+        row_key = dt.row_key_at(self, row_index) if row_index >= 0 else None
         if column_key is None or (row_index >= 0 and row_key is None):  # let Textual decide
             return super()._render_cell(row_index, column_index, base_style, width,
                                         cursor, hover)
         if row_key is None:
             value: object = self.columns[column_key].label
         else:
-            value = self._data[row_key][column_key]
+            value = dt.row_cells(self, row_key)[column_key]
         key = (row_index, column_index, id(value), base_style, width, cursor, hover,
-               self._show_hover_cursor, self._pseudo_class_state)
+               *dt.look(self))
         hit = self._stable_cells.get(key)
         if hit is not None and hit[0] is value:  # id() alone could be a reused address
             return hit[1]
         # Textual's own cell cache is keyed without the width: after a column grew, it would
         # hand back the rendering made at the old width. Ours is keyed with it, so drop theirs.
-        self._cell_render_cache.discard((row_key if row_key is not None else
-                                         self._header_row_key, column_key, base_style, cursor,
-                                         hover, self._show_hover_cursor, self._update_count,
-                                         self._pseudo_class_state))
+        dt.forget_textual_cell(self, dt.cell_cache_key(self, row_key, column_key, base_style,
+                                                       cursor, hover))
         lines = super()._render_cell(row_index, column_index, base_style, width, cursor, hover)
         if len(self._stable_cells) >= CELL_CACHE_SIZE:
             self._stable_cells.clear()

@@ -1,0 +1,155 @@
+"""How gputui asks a struggling API server: a bounded request rate, and patient, polite retries.
+
+Why here and not in urllib3: urllib3's ``Retry`` counts a 429 with ``Retry-After`` against
+``status`` retries, so with none allowed the first 429 of an API server under priority and
+fairness ended ``gputui check`` with "too many 429 error responses", where kubectl 1.20 (client-go)
+waits the ``Retry-After`` and asks again, up to ten times. This module does what client-go
+does, for GETs (every request :class:`~gputui.sources.http.KubeHttp` makes is a read):
+
+- a token bucket shared by every thread of one client, so whatever fails and however many
+  feeds relist at once, the server never sees more than ``rate`` requests a second (plus one
+  ``burst``) from this process;
+- 429 and 5xx answers, and connections reset before or during the body, are retried with
+  capped exponential back-off and jitter, waiting at least the server's ``Retry-After``;
+- each attempt, wait and give-up is written to the debug log (``--log-file``).
+
+A request that got no answer at all (refused, dropped) is retried only briefly: a server that is down is reported quickly and
+the reflectors' own back-off takes over, as kubectl reports it at once.
+"""
+
+from __future__ import annotations
+
+import logging
+import random
+import threading
+import time
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import TypeVar
+
+from gputui.sources.errors import ApiStatusError, SourceError, UnreachableError
+
+log = logging.getLogger("gputui.sources.retry")
+
+T = TypeVar("T")
+
+#: answers worth asking again: throttled, or a server (or proxy) failing for a moment
+RETRY_STATUS = frozenset({429, 500, 502, 503, 504})
+
+
+@dataclass(frozen=True)
+class RetryPolicy:
+    """Limits of the retry loop; the defaults are client-go's patience and then some."""
+
+    #: attempts per request, the first included (client-go: 10 retries after a 429)
+    max_attempts: int = 11
+    #: attempts when no answer came at all (refused, dropped: the server is down, say so soon)
+    no_answer_attempts: int = 3
+    #: first back-off in seconds; doubles per attempt up to ``cap``
+    initial: float = 0.25
+    cap: float = 8.0
+    #: the longest ``Retry-After`` honoured as given (a larger one is clipped to this)
+    max_retry_after: float = 30.0
+    #: no new attempt starts after this many seconds since the first
+    deadline: float = 120.0
+
+    def delay(self, attempt: int, retry_after: float | None) -> float:
+        """Seconds before attempt ``attempt + 1``: jittered back-off, at least Retry-After."""
+        backoff = min(self.cap, self.initial * 2.0 ** max(0, attempt - 1))
+        if retry_after is not None:  # what the server asked, plus a little spread
+            return min(self.max_retry_after, retry_after) + random.uniform(0.0, 0.25 * backoff)
+        return backoff * random.uniform(0.5, 1.5)
+
+
+class RateLimiter:
+    """A token bucket: at most ``rate`` requests a second on average, ``burst`` at once.
+
+    Thread-safe; :meth:`acquire` blocks the calling thread until a token is free and says in
+    the debug log when it had to wait, so a throttled client is visible.
+    """
+
+    def __init__(self, rate: float = 50.0, burst: int = 100,
+                 clock: Callable[[], float] = time.monotonic,
+                 sleep: Callable[[float], None] = time.sleep):
+        self.rate = rate
+        self.burst = burst
+        self._clock = clock
+        self._sleep = sleep
+        self._lock = threading.Lock()
+        self._tokens = float(burst)
+        self._stamp = clock()
+        self.granted = 0
+        self.waited = 0.0
+
+    def acquire(self) -> float:
+        """Take one token, sleeping until one is free; returns the seconds waited."""
+        with self._lock:
+            now = self._clock()
+            self._tokens = min(self.burst, self._tokens + (now - self._stamp) * self.rate)
+            self._stamp = now
+            self._tokens -= 1.0
+            self.granted += 1
+            wait = -self._tokens / self.rate if self._tokens < 0 else 0.0
+            self.waited += wait
+        if wait > 0:
+            log.debug("rate limit: waiting %.2f s for a request slot (%.0f/s, burst %d)",
+                      wait, self.rate, self.burst)
+            self._sleep(wait)
+        return wait
+
+
+def _retryable(error: SourceError, attempt: int, policy: RetryPolicy) -> bool:
+    if isinstance(error, ApiStatusError):
+        return error.code in RETRY_STATUS and attempt < policy.max_attempts
+    if isinstance(error, UnreachableError):
+        limit = policy.no_answer_attempts if error.no_answer else policy.max_attempts
+        return attempt < limit
+    return False
+
+
+def with_retries(call: Callable[[], T], what: str, policy: RetryPolicy,
+                 stop: threading.Event | None = None) -> T:
+    """Run ``call`` (one idempotent request) until it succeeds or retrying cannot help.
+
+    Args:
+        call: makes the request; raises :class:`SourceError` subclasses on failure.
+        what: the request, for the log ("GET /api/v1/nodes").
+        policy: attempts, back-off and deadline.
+        stop: set when the client closes; a pending wait ends and the last error is raised.
+    """
+    started = time.monotonic()
+    attempt = 1
+    while True:
+        try:
+            return call()
+        except SourceError as error:
+            retry_after = getattr(error, "retry_after", None)
+            if not _retryable(error, attempt, policy):
+                if attempt > 1:
+                    log.warning("%s: giving up after %d attempts: %s", what, attempt, error)
+                raise
+            delay = policy.delay(attempt, retry_after)
+            if time.monotonic() - started + delay > policy.deadline:
+                log.warning("%s: giving up after %d attempts (%.0f s): %s", what, attempt,
+                            time.monotonic() - started, error)
+                raise
+            how = f"Retry-After {retry_after:g} s" if retry_after is not None else "back-off"
+            log.info("%s: attempt %d failed (%s); retrying in %.2f s (%s)", what, attempt,
+                     error, delay, how)
+            if stop is not None:
+                if stop.wait(delay):
+                    raise
+            else:
+                time.sleep(delay)
+            attempt += 1
+
+
+def parse_retry_after(value: str | None) -> float | None:
+    """``Retry-After`` as seconds; the HTTP-date form and garbage count as absent."""
+    if not value:
+        return None
+    try:
+        seconds = float(value.strip())
+    except ValueError:
+        return None
+    return seconds if seconds >= 0 else None

@@ -1,0 +1,48 @@
+"""``PodLogFlow``: the app's pod log view, opened on request and read off the UI thread.
+
+Mixed into the app (like :class:`~gputui.ui.action_flow.ActionFlow`): a pane asks with
+:class:`~gputui.ui.contracts.PodLogRequested`, the log and events are read in a thread
+worker from the source, and the result reaches the log screen as a message.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from textual import work
+from textual.app import App
+from textual.screen import Screen
+
+from gputui.sources.base import ClusterSource
+from gputui.ui.contracts import PodLog, PodLogLoaded, PodLogRequested
+from gputui.ui.screens.pod_log import PodLogScreen
+
+
+class PodLogFlow(App[int]):
+    """Open a pod container's log and events; reload on request."""
+
+    source: ClusterSource
+
+    def open_pod_log(self, namespace: str, pod: str, container: str | None = None) -> None:
+        """Show a pod container's log and events (read in a thread worker)."""
+        screen: Screen[Any] = self.screen
+        if not isinstance(screen, PodLogScreen):
+            screen = PodLogScreen(namespace, pod, container)
+            self.push_screen(screen)
+        self._read_pod_log(screen, namespace, pod, container)
+
+    def on_pod_log_requested(self, message: PodLogRequested) -> None:
+        self.open_pod_log(message.namespace, message.pod, message.container)
+
+    @work(thread=True, exclusive=True, group="pod-log")
+    def _read_pod_log(self, screen: Screen[Any], namespace: str, pod: str,
+                      container: str | None) -> None:
+        """Blocking reads off the UI thread; the result goes to ``screen`` as a message."""
+        try:
+            lines = self.source.pod_log(namespace, pod, container)
+            events = self.source.pod_events(namespace, pod)
+            log = PodLog(namespace, pod, container, tuple(lines), tuple(events))
+        except Exception as error:  # noqa: BLE001 - shown as one line, never a traceback
+            text = str(error).splitlines()[0] if str(error) else type(error).__name__
+            log = PodLog(namespace, pod, container, error=text)
+        screen.post_message(PodLogLoaded(log))

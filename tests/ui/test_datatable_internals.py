@@ -1,0 +1,97 @@
+"""DataTable internals: listed in one module, checked against the running Textual.
+
+These fail loudly on a Textual upgrade that moves what StableTable relies on, and prove that
+the table then behaves as a plain DataTable (slower, never stale) instead of painting old
+cells. The first-paint race is pinned here too: a row painted before the table's idle
+measurement must be painted again at the measured widths.
+"""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+import pytest
+from rich.text import Text
+from textual.app import App, ComposeResult
+
+from gputui.ui.widgets import datatable_internals as dt
+from gputui.ui.widgets.node_table import NodeTable
+from gputui.ui.widgets.stable_table import StableTable
+from tests.ui.conftest import FrozenApp, settle
+
+PACKAGE = Path(__file__).resolve().parents[2] / "gputui"
+NAMES = ["gke-prod-a100-pool-2b9c-8khl", "gke-prod-a100-pool-2b9c-qvzd"]
+
+
+class TableApp(App[None]):
+    def compose(self) -> ComposeResult:
+        yield StableTable(id="table")
+
+
+def line(table: StableTable, y: int) -> str:
+    return "".join(segment.text for segment in table.render_line(y))
+
+
+async def _table_with_columns(pilot: object, app: TableApp) -> StableTable:
+    table = app.query_one(StableTable)
+    table.add_column(Text("NAME"), key="name")
+    table.add_column(Text("STATUS"), key="status")
+    await pilot.pause()  # type: ignore[attr-defined]
+    return table
+
+
+async def test_the_running_textual_matches_every_listed_internal() -> None:
+    app = TableApp()
+    async with app.run_test(size=(80, 24)) as pilot:
+        table = await _table_with_columns(pilot, app)
+        assert dt.contract_problems(table) == []
+        assert table.stable
+
+
+async def test_the_node_table_runs_on_the_fast_path(frozen_app: FrozenApp) -> None:
+    app = frozen_app("driver-crashloop")
+    async with app.run_test(size=(120, 40)) as pilot:
+        await settle(pilot)
+        assert app.screen.query_one(NodeTable).stable
+
+
+async def test_another_textual_falls_back_to_plain_datatable(
+        monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture) -> None:
+    monkeypatch.setattr(dt, "TESTED_TEXTUAL", "0.0.1")
+    app = TableApp()
+    async with app.run_test(size=(80, 24)) as pilot:
+        table = await _table_with_columns(pilot, app)
+        assert dt.contract_problems(table) == [
+            f"textual {__import__('textual').__version__} (internals read from 0.0.1)"]
+        table.add_row(Text("a"), Text("Ready"), key="a")
+        await pilot.pause()
+        assert not table.stable and "falls back to plain DataTable" in caplog.text
+        table.patch_row("a", {"name": Text(NAMES[0]), "status": Text("NotReady")})
+        table.remove_rows(["missing"])
+        await pilot.pause()
+        await pilot.pause()
+        assert line(table, 1).split() == [NAMES[0], "NotReady"]
+
+
+def test_no_other_module_names_the_internals() -> None:
+    pattern = re.compile(r"\.({})\b".format("|".join(map(re.escape, dt.ATTRIBUTES))))
+    offenders = [str(path.relative_to(PACKAGE)) for path in PACKAGE.rglob("*.py")
+                 if path.name != "datatable_internals.py" and pattern.search(path.read_text())]
+    assert offenders == []
+
+
+@pytest.mark.parametrize("repeat", range(3))
+async def test_a_row_painted_before_the_idle_measurement_is_painted_again(
+        repeat: int) -> None:
+    """The first-paint race: a loaded machine paints between ``add_row`` and the idle
+    that measures the columns; the row kept its label-width rendering (``gke-  Ready``)."""
+    app = TableApp()
+    async with app.run_test(size=(80, 24)) as pilot:
+        table = await _table_with_columns(pilot, app)
+        for name in NAMES:
+            table.add_row(Text(name), Text("Ready"), key=name)
+        assert line(table, 1).split() == ["gke-", "Ready"]  # painted before the idle
+        await table._on_idle(None)  # type: ignore[arg-type]  # the measurement alone
+        assert line(table, 1).split() == [NAMES[0], "Ready"]
+        assert line(table, 2).split() == [NAMES[1], "Ready"]
