@@ -39,6 +39,7 @@ from typing import Any
 REPO = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO))
 
+from gputui import gctuning
 from gputui.domain.inputs import ClusterObjects
 from gputui.domain.snapshot import SnapshotBuilder
 from tests.domain import factory as f
@@ -47,6 +48,13 @@ Json = dict[str, Any]
 NOW = f.T0
 MIG_EVERY = 3          # every third node is a MIG node (mig-manager pod, MIG labels)
 EXTRA_LABELS = 41      # on top of the fixture's 39: ~80 labels, as NFD leaves them
+
+
+def build(builder: SnapshotBuilder, objects: ClusterObjects, now: float,
+          changed_nodes: set[str] | None = None) -> Any:
+    """One build as the product's callers make it: the collector paused around it."""
+    with gctuning.paused():
+        return builder.build(objects, now, changed_nodes=changed_nodes)
 
 
 def _labels(index: int, mig: bool) -> Json:
@@ -264,21 +272,21 @@ def main() -> None:
           f"{sum(len(n['metadata']['labels']) for n in objects.nodes.values()) // len(objects.nodes)}"
           f" labels/node (made in {time.perf_counter() - began:.1f} s)")
     if args.profile:
-        cProfile.runctx("SnapshotBuilder().build(objects, now)", globals(), locals(),
+        cProfile.runctx("build(SnapshotBuilder(), objects, now)", globals(), locals(),
                         args.profile)
         print(f"profile written to {args.profile}")
         return
-    snap = SnapshotBuilder().build(objects, now)  # warm imports and caches of the process
+    snap = build(SnapshotBuilder(), objects, now)  # warm imports and caches of the process
     print(f"findings {len(snap.findings)}, upgrade lanes { {k: len(v) for k, v in snap.upgrade.lanes.items()} }")
     _row("full build (fresh builder)", median_ms(
-        lambda: SnapshotBuilder().build(objects, now), args.rounds))
+        lambda: build(SnapshotBuilder(), objects, now), args.rounds))
     warm = SnapshotBuilder()
-    warm.build(objects, now)
+    build(warm, objects, now)
     last = [objects]
 
     def one_node() -> None:
         last[0] = changed if last[0] is objects else objects
-        warm.build(last[0], now, changed_nodes={changed_name})
+        build(warm, last[0], now, changed_nodes={changed_name})
 
     _row("one node changed", median_ms(one_node, args.rounds))
     chain = [last[0]]
@@ -288,15 +296,15 @@ def main() -> None:
 
     def recreated() -> None:
         last[0] = next(steps)
-        warm.build(last[0], now, changed_nodes={changed_name})
+        build(warm, last[0], now, changed_nodes={changed_name})
 
     _row("one node, pod recreated", median_ms(recreated, args.rounds))
     _row("nothing changed", median_ms(
-        lambda: warm.build(last[0], now, changed_nodes=set()), args.rounds))
+        lambda: build(warm, last[0], now, changed_nodes=set()), args.rounds))
     _row("full rebuild, warm builder (None)", median_ms(
-        lambda: warm.build(last[0], now, changed_nodes=None), args.rounds))
+        lambda: build(warm, last[0], now, changed_nodes=None), args.rounds))
     tracemalloc.start()
-    SnapshotBuilder().build(objects, now)
+    build(SnapshotBuilder(), objects, now)
     _, peak = tracemalloc.get_traced_memory()
     tracemalloc.stop()
     print(f"{'peak traced memory, full build':<34} {peak / 2**20:10.1f} MiB")

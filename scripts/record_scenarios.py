@@ -20,6 +20,8 @@ from pathlib import Path
 
 REPO = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO))
+#: the recorded scenarios the UI tests and the screenshots read (not part of the package)
+SCENARIOS = REPO / "tests" / "fixtures" / "scenarios"
 
 from gputui.domain.inputs import WHEN_UNKNOWN
 from gputui.domain.model import ClusterSnapshot, StageStatus
@@ -27,7 +29,7 @@ from gputui.sources.demo import DemoCluster, settle_span, settle_speed
 from gputui.sources.http import KubeHttp
 from gputui.sources.oneshot import read_objects
 from gputui.sources.pods import read_pod_events, read_pod_log
-from gputui.sources.replay import FIXTURE_DIR, Recording, log_key
+from gputui.sources.replay import Recording, log_key
 from gputui.sources.xids import read_xids
 
 SMALL = ("healthy", "driver-crashloop", "upgrade-rolling", "upgrade-failed",
@@ -88,7 +90,7 @@ def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("scenarios", nargs="*", help="scenario names (default: small ones)")
     parser.add_argument("--speed", type=float, default=1.0, help="minimum emulated clock speed")
-    parser.add_argument("--out", type=Path, default=FIXTURE_DIR)
+    parser.add_argument("--out", type=Path, default=SCENARIOS)
     args = parser.parse_args()
     from gputui.sim.scenario import list_scenarios
 

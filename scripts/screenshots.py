@@ -20,6 +20,8 @@ from pathlib import Path
 
 REPO = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO))
+#: the recorded scenarios the UI tests and the screenshots read (not part of the package)
+SCENARIOS = REPO / "tests" / "fixtures" / "scenarios"
 
 from gputui.settings import Settings
 from gputui.sources.replay import ReplaySource, load_recording
@@ -52,7 +54,7 @@ SHOTS = (
 
 async def take(shot: Shot, out: Path) -> Path:
     """Run the app headless on the shot's recording, press its keys, save the SVG."""
-    recording = load_recording(shot.scenario)
+    recording = load_recording(shot.scenario, SCENARIOS)
     app = make_app(Settings(), ReplaySource.from_recording(recording),
                    clock=lambda: recording.now)
     async with app.run_test(size=shot.size) as pilot:

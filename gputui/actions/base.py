@@ -72,6 +72,10 @@ class Permission:
         return f"{self.verb} {name}"
 
 
+#: what every node-level change needs (labels, cordon, MIG configs)
+PATCH_NODES = Permission("patch", "nodes")
+
+
 @dataclass(frozen=True)
 class Change:
     """One write the plan will send, exactly as it will be sent.
@@ -256,3 +260,16 @@ class Action(Protocol):
         Stops between steps when ``cancel`` is set and says what was already done.
         """
         ...
+
+
+class ActionDefaults:
+    """Empty defaults for the :class:`Action` fields that a family of actions leaves to each
+    member (ids, titles, keys, names, parameters); a family base inherits it and states its
+    own ``scope``, ``risk`` and ``permissions``, each member its ``id``, ``title``..."""
+
+    id: str = ""
+    title: str = ""
+    tooltip: str = ""
+    keys: str = ""
+    aliases: tuple[str, ...] = ()
+    params: tuple[ParamSpec, ...] = ()

@@ -24,6 +24,7 @@ from gputui.actions import canary_watch as W
 from gputui.actions import upgrade_common as U
 from gputui.actions import upgrade_values as V
 from gputui.actions.base import (
+    PATCH_NODES,
     Action,
     ClusterWriter,
     ParamSpec,
@@ -58,7 +59,7 @@ class CanaryUpgrade:
     aliases: tuple[str, ...] = ("canary",)
     scope: Scope = Scope.NODES
     risk: Risk = Risk.CLUSTER_WIDE
-    permissions: tuple[Permission, ...] = (*PERMISSIONS, Permission("patch", "nodes"),
+    permissions: tuple[Permission, ...] = (*PERMISSIONS, PATCH_NODES,
                                            Permission("get", "nodes"), Permission("list", "pods"))
     params: tuple[ParamSpec, ...] = (
         ParamSpec("version", "New driver version (image tag)", validate=V.check_version,

@@ -14,6 +14,7 @@ from dataclasses import dataclass, replace
 from typing import Any
 
 from gputui.actions.base import (
+    PATCH_NODES,
     Change,
     ClusterWriter,
     ParamSpec,
@@ -93,7 +94,7 @@ class DrainAction:
     scope: Scope = Scope.NODES
     risk: Risk = Risk.DESTRUCTIVE
     permissions: tuple[Permission, ...] = (
-        Permission("patch", "nodes"), Permission("list", "pods"),
+        PATCH_NODES, Permission("list", "pods"),
         Permission("get", "daemonsets", "apps"),
         Permission("create", "pods", subresource="eviction"))
     params: tuple[ParamSpec, ...] = (

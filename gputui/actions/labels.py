@@ -19,6 +19,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from gputui.actions.base import (
+    PATCH_NODES,
     Change,
     ClusterWriter,
     ParamSpec,
@@ -34,7 +35,6 @@ from gputui.actions.patches import apply_patches
 from gputui.domain.labels import DEPLOY_DRIVER, DEPLOY_OPERANDS, DEPLOY_PREFIX, DEVICE_PLUGIN_CONFIG
 from gputui.domain.model import ClusterSnapshot
 
-PATCH_NODES = Permission("patch", "nodes")
 #: the pick-list entry that removes the label
 UNSET = "(unset)"
 #: the operands a ``nvidia.com/gpu.deploy.<operand>`` label can switch (GPU Operator docs)

@@ -26,7 +26,9 @@ from gputui.actions import mig_steps
 from gputui.actions import upgrade_common as U
 from gputui.actions import upgrade_values as V
 from gputui.actions.base import (
+    PATCH_NODES,
     Action,
+    ActionDefaults,
     Change,
     ClusterWriter,
     ParamSpec,
@@ -106,17 +108,12 @@ def _safe_impact(snapshot: ClusterSnapshot, nodes: Sequence[NodeView],
     return (*((line,) if line else ()), *(_story(snapshot, n, config) for n in nodes))
 
 
-class _MigAction:
+class _MigAction(ActionDefaults):
     """The shared parameter and per-node checks."""
 
-    id: str = ""
-    title: str = ""
-    tooltip: str = ""
-    keys: str = ""
-    aliases: tuple[str, ...] = ()
     scope: Scope = Scope.NODES
     risk: Risk = Risk.DESTRUCTIVE
-    permissions: tuple[Permission, ...] = (Permission("patch", "nodes"),)
+    permissions: tuple[Permission, ...] = (PATCH_NODES,)
     params: tuple[ParamSpec, ...] = (
         ParamSpec("config", "MIG config (offered by the node's MIG manager)", choices=offered,
                   validate=check_config),)
@@ -179,7 +176,7 @@ class SafeMigChange(_MigAction):
                     "finish (or drain), set the config, wait for success, uncordon.")
     aliases: tuple[str, ...] = ("mig-safe",)
     permissions: tuple[Permission, ...] = (
-        Permission("patch", "nodes"), Permission("get", "nodes"), Permission("list", "pods"),
+        PATCH_NODES, Permission("get", "nodes"), Permission("list", "pods"),
         Permission("create", "pods", "", "eviction"), Permission("get", "pods", "", "log"))
     params: tuple[ParamSpec, ...] = (
         _MigAction.params[0],

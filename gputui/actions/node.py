@@ -13,6 +13,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from gputui.actions.base import (
+    PATCH_NODES,
     Change,
     ClusterWriter,
     ParamSpec,
@@ -26,8 +27,6 @@ from gputui.actions.base import (
 from gputui.actions.impact import gpu_pod_lines, nodes_of, risk_warnings, unavailable_line
 from gputui.actions.patches import apply_patches
 from gputui.domain.model import ClusterSnapshot
-
-PATCH_NODES = Permission("patch", "nodes")
 
 
 def cordon_change(node: str, unschedulable: bool = True) -> Change:

@@ -21,9 +21,10 @@ from typing import Any
 
 from gputui.actions import upgrade_common as U
 from gputui.actions.base import (
+    PATCH_NODES,
+    ActionDefaults,
     Change,
     ClusterWriter,
-    ParamSpec,
     Permission,
     Plan,
     ProgressCallback,
@@ -35,7 +36,6 @@ from gputui.actions.impact import risk_warnings
 from gputui.domain import labels as L
 from gputui.domain.model import ClusterSnapshot, NodeView
 
-PATCH_NODES = (Permission("patch", "nodes"),)
 _STARTS = (L.STATE_UNKNOWN, L.STATE_DONE)
 
 
@@ -54,18 +54,12 @@ def gpu_pod_lines(node: NodeView, limit: int = 6) -> list[str]:
     return lines
 
 
-class NodeUpgradeAction:
+class NodeUpgradeAction(ActionDefaults):
     """Shared plan/apply: one change per target node, sent in order."""
 
-    id: str = ""
-    title: str = ""
-    tooltip: str = ""
-    keys: str = ""
-    aliases: tuple[str, ...] = ()
     scope: Scope = Scope.NODES
     risk: Risk = Risk.SAFE
-    permissions: tuple[Permission, ...] = PATCH_NODES
-    params: tuple[ParamSpec, ...] = ()
+    permissions: tuple[Permission, ...] = (PATCH_NODES,)
 
     def plan(self, snapshot: ClusterSnapshot, targets: Sequence[str],
              params: Mapping[str, Any]) -> Plan:

@@ -23,6 +23,7 @@ from typing import Any
 from gputui.actions import upgrade_common as U
 from gputui.actions import upgrade_values as V
 from gputui.actions.base import (
+    ActionDefaults,
     ClusterWriter,
     ParamSpec,
     Permission,
@@ -60,18 +61,12 @@ class Edit:
     blocked: str | None = None
 
 
-class PolicyAction:
+class PolicyAction(ActionDefaults):
     """Shared plan/apply of the cluster-wide actions; subclasses say what they edit."""
 
-    id: str = ""
-    title: str = ""
-    tooltip: str = ""
-    keys: str = ""
-    aliases: tuple[str, ...] = ()
     scope: Scope = Scope.CLUSTER
     risk: Risk = Risk.CLUSTER_WIDE
     permissions: tuple[Permission, ...] = PERMISSIONS
-    params: tuple[ParamSpec, ...] = ()
 
     def edit(self, snapshot: ClusterSnapshot, target: U.DriverTarget,
              params: Mapping[str, Any]) -> Edit:

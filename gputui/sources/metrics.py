@@ -86,7 +86,7 @@ class MetricsFeed:
                 reading = self.read_once()
                 try:
                     on_reading(reading)
-                except Exception:
+                except Exception:  # broad: the caller's bug must not end the reading thread
                     log.exception("on_reading callback failed")
                 self._wake.wait(self.refresh)
 

@@ -4,8 +4,10 @@ Why: Pilot tests, snapshot tests and the screenshot script must be deterministic
 data, no ages that move), yet see exactly what an operator sees on the emulated cluster. So
 ``scripts/record_scenarios.py`` reads each emulated scenario once through the one-shot reader
 and writes the raw :class:`ClusterObjects` (plus a few pod logs and the emulated ``now``) to
-``tests/fixtures/scenarios/<scenario>.json``; this module loads them back, builds snapshots
-with the domain builder, and implements the :class:`ClusterSource` protocol over them.
+``<directory>/<scenario>.json``; this module loads them back, builds snapshots with the
+domain builder, and implements the :class:`ClusterSource` protocol over them. The product
+itself replays nothing, so the directory is always the caller's (the tests keep theirs in
+``tests/fixtures/scenarios``, see ``tests.fixtures.SCENARIOS``).
 
 Headless: no textual, no HTTP. Callbacks are invoked on the caller's thread (tests push
 snapshots and statuses by hand with :meth:`ReplaySource.push` / :meth:`ReplaySource.set_status`).
@@ -20,12 +22,12 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from gputui import gctuning
 from gputui.domain.inputs import ClusterObjects, JsonDict, XidEvent
 from gputui.domain.model import EMPTY_SNAPSHOT, ClusterSnapshot
 from gputui.sources.base import Connection, SnapshotCallback, SourceStatus, StatusCallback
 
-#: where recorded scenarios live in the source tree
-FIXTURE_DIR = Path(__file__).resolve().parents[2] / "tests" / "fixtures" / "scenarios"
+#: the recording file format written by :meth:`Recording.to_json`
 FORMAT = 1
 
 
@@ -100,7 +102,9 @@ class Recording:
         from gputui.domain.snapshot import SnapshotBuilder
 
         builder = SnapshotBuilder(thresholds) if thresholds is not None else SnapshotBuilder()
-        snapshot: ClusterSnapshot = builder.build(self.objects, self.now if now is None else now)
+        with gctuning.paused():  # as every caller of a build does (gctuning's rule)
+            snapshot: ClusterSnapshot = builder.build(self.objects,
+                                                      self.now if now is None else now)
         return snapshot
 
     def to_json(self) -> dict[str, Any]:
@@ -120,12 +124,7 @@ class Recording:
                    pod_events={k: tuple(v) for k, v in (data.get("pod_events") or {}).items()})
 
 
-def fixture_names(directory: Path = FIXTURE_DIR) -> list[str]:
-    """Names of the recorded scenarios present, sorted."""
-    return sorted(p.stem for p in directory.glob("*.json"))
-
-
-def load_recording(scenario: str, directory: Path = FIXTURE_DIR) -> Recording:
+def load_recording(scenario: str, directory: Path) -> Recording:
     """Load ``<directory>/<scenario>.json`` (a name) or a path to a recording file."""
     path = Path(scenario) if scenario.endswith(".json") else directory / f"{scenario}.json"
     return Recording.from_json(json.loads(path.read_text()))
@@ -218,5 +217,5 @@ def log_key(namespace: str, pod: str, container: str | None) -> str:
 
 OnSnapshot = Callable[[ClusterSnapshot], None]
 
-__all__ = ["FIXTURE_DIR", "Recording", "ReplaySource", "fixture_names", "load_recording",
+__all__ = ["Recording", "ReplaySource", "load_recording",
            "log_key", "objects_from_json", "objects_to_json"]

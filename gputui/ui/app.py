@@ -10,7 +10,6 @@ read in a thread worker and come back as :class:`PodLogLoaded` messages.
 
 from __future__ import annotations
 
-import gc
 import time
 from collections.abc import Callable
 from pathlib import Path
@@ -21,6 +20,7 @@ from textual.css.query import NoMatches
 from textual.screen import Screen
 from textual.timer import Timer
 
+from gputui import gctuning
 from gputui.actions.audit import AuditLog
 from gputui.actions.base import ClusterWriter
 from gputui.actions.runner import Runner
@@ -73,10 +73,6 @@ PANE_TARGETS = {"nodes": ("nodes", None), "pipeline": ("nodes", "pipeline"),
                 "findings": ("findings", None)}
 #: default pace of applied snapshots (seconds); the newest one always wins
 MIN_SNAPSHOT_INTERVAL = 0.25
-#: node count from which a loaded cluster is frozen out of GC scans (see ``_freeze_heap``)
-FREEZE_HEAP_AT_NODES = 500
-#: gen-1 collections between two full collections once a big cluster is loaded (default 10)
-FULL_COLLECTION_THRESHOLD = 100
 #: registry scope -> the view its actions live in
 SCOPE_VIEWS = {"nodes": "nodes", "findings": "findings"}
 
@@ -113,8 +109,8 @@ class GpuTuiApp(PodLogFlow, ActionFlow):
         self._pending_snapshot: ClusterSnapshot | None = None
         self._apply_timer: Timer | None = None
         self._last_apply = 0.0
-        self._frozen_at_nodes = 0
-        self._gc_thresholds: tuple[int, int, int] | None = None
+        #: freezes a big cluster's heap and spaces full collections (see gputui.gctuning)
+        self._heap = gctuning.BigHeap()
         #: keys typed ahead wait for what the key before them started (see typeahead.py)
         self.typeahead = TypeAhead(self, super().on_event)
         self.register_theme(GPUTUI_THEME)
@@ -155,9 +151,7 @@ class GpuTuiApp(PodLogFlow, ActionFlow):
         self.source.stop()
         if self.metrics_feed is not None:
             self.metrics_feed.stop()
-        if self._gc_thresholds is not None:
-            gc.set_threshold(*self._gc_thresholds)
-            self._gc_thresholds = None
+        self._heap.release()
 
     def _snapshot_from_source(self, snapshot: ClusterSnapshot) -> None:
         """Source thread -> message (never touch widgets here)."""
@@ -209,42 +203,12 @@ class GpuTuiApp(PodLogFlow, ActionFlow):
         self._last_apply = time.monotonic()
         self.snapshot = snapshot
         self.snapshots_applied += 1
-        big = self._freeze_heap(len(snapshot.nodes))
+        # a big cluster's first load is frozen before delivery (collections during the table
+        # fill skip it) and once more after, for the rows the fill built (gputui.gctuning)
+        big = self._heap.loaded(len(snapshot.nodes))
         self._deliver(self.screen)
         if big:
-            gc.freeze()  # and the rows the first fill just built
-
-    def _freeze_heap(self, nodes: int) -> bool:
-        """When a big cluster first loads, move what exists into the GC's permanent set.
-
-        Why: at 5,000 nodes the cache, the snapshot and the table hold millions of objects;
-        every full (gen 2) collection then walks them all and freezes the screen for
-        200-400 ms, which is what an operator feels as a dropped key press. What was
-        loaded at start is long-lived anyway; later collections only scan newer objects.
-        Done before the snapshot is delivered (collections during the table fill skip it)
-        and once more after; True when it froze.
-        """
-        if nodes >= FREEZE_HEAP_AT_NODES and nodes >= 2 * self._frozen_at_nodes:
-            self._frozen_at_nodes = nodes
-            gc.freeze()
-            self._space_full_collections()
-            return True
-        return False
-
-    def _space_full_collections(self) -> None:
-        """Run full (gen 2) collections ~10x less often once a big cluster is loaded.
-
-        Why: the frozen heap is skipped, but under 1,000 node changes a second the
-        renders and patches still promote enough objects that a full collection ran about
-        once a second and paused the screen 30-60 ms each time (bench_tui's worst keys).
-        Young generations are untouched, so short-lived garbage goes as before; cycles
-        that reach the old generation wait longer. The previous thresholds come back when
-        the app exits (tests run many apps in one process).
-        """
-        if self._gc_thresholds is None:
-            self._gc_thresholds = gc.get_threshold()
-            young, middle, old = self._gc_thresholds
-            gc.set_threshold(young, middle, max(old, FULL_COLLECTION_THRESHOLD))
+            gctuning.freeze()
 
     def on_source_status_changed(self, message: SourceStatusChanged) -> None:
         """Connection state changed: the header says live / stale since / disconnected."""

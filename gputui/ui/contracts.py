@@ -72,7 +72,8 @@ emulated scenarios (``scripts/record_scenarios.py``) plus a few pod logs and the
 ``now``. Load them headless::
 
     from gputui.sources.replay import load_recording, ReplaySource
-    rec = load_recording("upgrade-rolling")       # Recording(objects, now, logs, events)
+    from tests.fixtures import SCENARIOS
+    rec = load_recording("upgrade-rolling", SCENARIOS)  # Recording(objects, now, logs, events)
     snapshot = rec.snapshot()                      # SnapshotBuilder().build(objects, rec.now)
     source = ReplaySource.from_recording(rec)      # a ClusterSource for make_app
 

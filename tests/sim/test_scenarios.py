@@ -67,3 +67,12 @@ def test_bad_faults(spec: str, problem: str) -> None:
 def test_faults_join_the_timeline_in_order() -> None:
     scenario = load_scenario("node-join", faults="xid:h100/0:1:79@5s,cordon:h100/1@1h")
     assert [e.action for e in scenario.timeline] == ["xid", "join", "cordon"]
+
+
+def test_every_timeline_action_the_loader_accepts_has_a_handler() -> None:
+    """The loader's ACTIONS and the timeline's HANDLERS name the same actions: a scenario
+    the loader accepts never meets an action the emulator cannot play."""
+    from gputui.sim.operator.timeline import HANDLERS
+    from gputui.sim.scenario import ACTIONS
+
+    assert set(HANDLERS) == set(ACTIONS)

@@ -21,6 +21,7 @@ from gputui.domain.snapshot import SnapshotBuilder
 from gputui.settings import Settings
 from gputui.sources.replay import Recording, ReplaySource, load_recording
 from gputui.ui.app import GpuTuiApp, make_app
+from tests.fixtures import SCENARIOS
 
 
 @pytest.fixture(autouse=True)
@@ -46,7 +47,7 @@ def frozen_app() -> FrozenApp:
 
     def build(scenario: str = "driver-crashloop", settings: Settings | None = None,
               source: ReplaySource | None = None) -> GpuTuiApp:
-        recording = load_recording(scenario)
+        recording = load_recording(scenario, SCENARIOS)
         source = source or ReplaySource.from_recording(recording)
         app = make_app(settings or Settings(), source, clock=lambda: recording.now)
         app.min_snapshot_interval = 0.0  # apply each pushed snapshot at once

@@ -23,6 +23,7 @@ from gputui.sources.replay import ReplaySource, load_recording
 from gputui.ui.app import make_app
 from gputui.ui.contracts import MetricsUpdated
 from gputui.ui.widgets.metrics_pane import MetricsPane
+from tests.fixtures import SCENARIOS
 from tests.ui.conftest import settle
 
 
@@ -37,7 +38,7 @@ def silent_server() -> Iterator[str]:
 
 
 def _app(feed: MetricsFeed | None) -> Any:
-    recording = load_recording("driver-crashloop")
+    recording = load_recording("driver-crashloop", SCENARIOS)
     app = make_app(Settings(), ReplaySource.from_recording(recording),
                    clock=lambda: recording.now, metrics=feed)
     app.min_snapshot_interval = 0.0

@@ -14,6 +14,7 @@ from gputui.ui.screens.findings import FindingsScreen
 from gputui.ui.screens.help import HelpScreen
 from gputui.ui.screens.nodes import NodesScreen
 from gputui.ui.widgets.status_header import StatusHeader
+from tests.fixtures import SCENARIOS
 from tests.ui.conftest import FrozenApp, settle
 
 
@@ -155,7 +156,7 @@ async def test_palette_lists_every_command(frozen_app: FrozenApp) -> None:
 
 
 async def test_header_shows_stale_and_disconnected(frozen_app: FrozenApp) -> None:
-    recording = load_recording("driver-crashloop")
+    recording = load_recording("driver-crashloop", SCENARIOS)
     source = ReplaySource.from_recording(recording)
     app = frozen_app("driver-crashloop", source=source)
     async with app.run_test(size=(80, 24)) as pilot:
@@ -175,7 +176,7 @@ async def test_header_shows_stale_and_disconnected(frozen_app: FrozenApp) -> Non
 
 
 async def test_open_pod_log_reads_in_a_worker(frozen_app: FrozenApp) -> None:
-    recording = load_recording("driver-crashloop")
+    recording = load_recording("driver-crashloop", SCENARIOS)
     source = ReplaySource.from_recording(recording)
     app = frozen_app("driver-crashloop", source=source)
     async with app.run_test(size=(120, 40)) as pilot:

@@ -7,6 +7,7 @@ from gputui.sources.replay import ReplaySource, load_recording
 from gputui.ui.node_rows import COLUMNS, NodeFilter, node_cells
 from gputui.ui.screens.nodes import NodesScreen
 from gputui.ui.widgets.node_table import NodeTable
+from tests.fixtures import SCENARIOS
 from tests.ui.conftest import FrozenApp, modified, settle
 
 H100 = "gke-prod-h100-pool-7f3a-4vvm"
@@ -29,7 +30,7 @@ async def test_one_row_per_node_with_explicit_column_keys(frozen_app: FrozenApp)
 
 
 async def test_refresh_patches_rows_and_keeps_cursor_and_marks(frozen_app: FrozenApp) -> None:
-    recording = load_recording("driver-crashloop")
+    recording = load_recording("driver-crashloop", SCENARIOS)
     source = ReplaySource.from_recording(recording)
     app = frozen_app("driver-crashloop", source=source)
     gone = "gke-prod-h100-pool-7f3a-bfdz"
@@ -66,7 +67,7 @@ def _spy(method, calls: list[str]):  # type: ignore[no-untyped-def]
 
 
 async def test_unchanged_views_are_skipped_by_identity(frozen_app: FrozenApp) -> None:
-    recording = load_recording("driver-crashloop")
+    recording = load_recording("driver-crashloop", SCENARIOS)
     source = ReplaySource.from_recording(recording)
     app = frozen_app("driver-crashloop", source=source)
     async with app.run_test(size=(120, 40)) as pilot:
@@ -172,7 +173,7 @@ async def test_cursor_drives_detail_node(frozen_app: FrozenApp) -> None:
 
 
 def test_cells_show_symbol_and_word_not_only_colour() -> None:
-    snapshot = load_recording("driver-crashloop").snapshot()
+    snapshot = load_recording("driver-crashloop", SCENARIOS).snapshot()
     cells = node_cells(snapshot.nodes[H100])
     assert cells["finding"] == ("✖ crit driver-pod-failing +2", "crit")  # cause first
     assert cells["gpus"] == ("0/8", "crit")

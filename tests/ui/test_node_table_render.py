@@ -8,6 +8,7 @@ from rich.text import Text
 from gputui.sources.replay import load_recording
 from gputui.ui.node_rows import NodeFilter, node_cells
 from gputui.ui.widgets.node_table import NodeTable
+from tests.fixtures import SCENARIOS
 from tests.ui.conftest import FrozenApp, modified, settle
 
 
@@ -71,7 +72,7 @@ async def test_patch_row_repaints_its_row_and_order_caches_follow_sorts(
 
 async def test_partial_patch_superseded_by_newer_snapshot_ends_equal_to_newest(
         frozen_app: FrozenApp) -> None:
-    recording = load_recording("driver-crashloop")
+    recording = load_recording("driver-crashloop", SCENARIOS)
     app = frozen_app("driver-crashloop")
     async with app.run_test(size=(120, 40)) as pilot:
         await settle(pilot)

@@ -10,11 +10,11 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import gc
 import heapq
 import logging
 from typing import Any
 
+from gputui import gctuning
 from gputui.sim.clock import SimClock
 from gputui.sim.nodeside import NodeSide
 from gputui.sim.operator import daemonsets, mig, nodectl, policy
@@ -23,7 +23,14 @@ from gputui.sim.operator.exporter import Exporters
 from gputui.sim.operator.timeline import Timeline
 from gputui.sim.operator.upgrade import Upgrader
 from gputui.sim.operator.workloads import Workloads
-from gputui.sim.operator.world import World
+from gputui.sim.operator.world import (
+    ALL_NODES,
+    POLICY_SPEC,
+    SCHEDULE,
+    STATUS,
+    UPGRADE,
+    World,
+)
 from gputui.sim.scenario import Scenario
 from gputui.sim.store import Store, WatchEvent
 
@@ -54,20 +61,18 @@ class Operator:
 
     async def start(self) -> None:
         """Create the scenario's cluster, then start the controllers."""
-        w = self.world
-        w.loop = asyncio.get_running_loop()
-        w.wake = asyncio.Event()
-        gc.disable()  # tens of thousands of fresh dicts: collections would make set-up quadratic
-        try:
+        world = self.world
+        world.loop = asyncio.get_running_loop()
+        world.wake = asyncio.Event()
+        # tens of thousands of fresh dicts: collections would make set-up quadratic; the
+        # converged objects then live for the whole run: frozen, they are not rescanned
+        with gctuning.paused(freeze_after=True):
             self.bootstrap()
-        finally:
-            gc.enable()
-            gc.freeze()  # the converged objects live for the whole run; stop rescanning them
         for resource, handler in (("nodes", self._on_node), ("pods", self._on_pod),
                                   ("clusterpolicies.nvidia.com", self._on_policy),
                                   ("nvidiadrivers.nvidia.com", self._on_policy),
                                   ("configmaps", self._on_configmap)):
-            self._watches.append(w.store.watch(resource, handler)[0])
+            self._watches.append(world.store.watch(resource, handler)[0])
         await self.exporters.start()
         for coro in (self._loop(), self.upgrader.run(), self.timeline.run()):
             self._tasks.append(asyncio.create_task(coro))
@@ -78,6 +83,7 @@ class Operator:
         for task in self._tasks:
             task.cancel()
         for task in self._tasks:
+            # broad: stopping must finish, whatever a controller task died of
             with contextlib.suppress(asyncio.CancelledError, Exception):
                 await task
         await self.exporters.stop()
@@ -85,38 +91,41 @@ class Operator:
     # ------------------------------------------------------------- bootstrap
     def bootstrap(self) -> None:
         """Namespace, operator pod, ClusterPolicy, ConfigMaps, DaemonSets, then node pools."""
-        w, sc = self.world, self.world.scenario
-        now = w.clock.now()
-        w.store.create("namespaces", {"metadata": {"name": w.ns, "labels": {
-            "kubernetes.io/metadata.name": w.ns}}, "spec": {"finalizers": ["kubernetes"]},
+        world, sc = self.world, self.world.scenario
+        now = world.clock.now()
+        world.store.create("namespaces", {"metadata": {"name": world.ns, "labels": {
+            "kubernetes.io/metadata.name": world.ns}}, "spec": {"finalizers": ["kubernetes"]},
             "status": {"phase": "Active"}}, manager="helm")
         self.workloads.operator_pod(now)
         if sc.cluster_policy_present:
-            w.store.create("clusterpolicies.nvidia.com",
-                           policy.cluster_policy(K.CLUSTER_POLICY_NAME, sc.cluster_policy_spec),
-                           manager="helm")
-            for extra in sc.extra_cluster_policies:
-                w.clock.advance(0) if w.clock else None
-                w.store.create("clusterpolicies.nvidia.com", policy.cluster_policy(extra, {}),
+            world.store.create("clusterpolicies.nvidia.com",
+                               policy.cluster_policy(K.CLUSTER_POLICY_NAME,
+                                                     sc.cluster_policy_spec),
                                manager="helm")
-            w.store.create("configmaps", mig.default_config_map(w.ns), manager=K.M_OPERATOR)
+            for extra in sc.extra_cluster_policies:
+                world.store.create("clusterpolicies.nvidia.com",
+                                   policy.cluster_policy(extra, {}), manager="helm")
+            world.store.create("configmaps", mig.default_config_map(world.ns),
+                               manager=K.M_OPERATOR)
         if sc.device_plugin_config:
             cfg = sc.device_plugin_config
-            w.store.create("configmaps", {"metadata": {"name": cfg["name"], "namespace": w.ns},
-                                          "data": {str(k): str(v) for k, v in (cfg.get("data") or {}).items()}},
-                           manager="kubectl-client-side-apply")
-        daemonsets.reconcile(w)
+            data = {str(k): str(v) for k, v in (cfg.get("data") or {}).items()}
+            world.store.create("configmaps",
+                               {"metadata": {"name": cfg["name"], "namespace": world.ns},
+                                "data": data},
+                               manager="kubectl-client-side-apply")
+        daemonsets.reconcile(world)
         for pool in sc.pools:
             if pool.converged:
                 for _ in range(pool.count):
-                    nodectl.add_node(w, pool, now, converged=True)
+                    nodectl.add_node(world, pool, now, converged=True)
         self.workloads.setup(now)
-        daemonsets.all_status(w)
-        policy.update_status(w)
+        daemonsets.all_status(world)
+        policy.update_status(world)
         for pool in sc.pools:
             if not pool.converged:
                 for _ in range(pool.count):
-                    nodectl.add_node(w, pool, now, converged=False)
+                    nodectl.add_node(world, pool, now, converged=False)
 
     # ----------------------------------------------------------------- watch
     def _on_node(self, event: WatchEvent) -> None:
@@ -124,90 +133,90 @@ class Operator:
         labels = event.obj["metadata"].get("labels") or {}
         # the upgrade controller's node predicate: only its state or skip label wakes it
         keys = (labels.get(K.UPGRADE_STATE), labels.get(K.UPGRADE_SKIP))
-        flags = ["ds", "policy", "sched"]
+        flags = [STATUS, SCHEDULE]
         if self._upgrade_keys.get(name) != keys or event.type == "DELETED":
             self._upgrade_keys[name] = keys
-            flags.append("upgrade")
+            flags.append(UPGRADE)
         self.world.mark(name if name in self.world.nodes else None, *flags)
 
     def _on_pod(self, event: WatchEvent) -> None:
         meta = event.obj["metadata"]
         owner = self.world.pod_index.get(meta["name"])
         if owner and meta.get("namespace") == self.world.ns:
-            self.world.mark(owner[0], "ds")
+            self.world.mark(owner[0], STATUS)
         node = (event.obj.get("spec") or {}).get("nodeName")
         if event.type == "DELETED" or owner is None:
             # pods do not wake the upgrade controller (it notices them at its requeue)
-            self.world.mark(node if node in self.world.nodes else None, "sched")
+            self.world.mark(node if node in self.world.nodes else None, SCHEDULE)
 
     def _on_policy(self, event: WatchEvent) -> None:
         # the upgrade controller watches ClusterPolicy with a generation-changed predicate:
         # its own status writes do not wake it, a spec change (a new driver version) does
         generation = event.obj["metadata"].get("generation")
-        flags = ["policy-spec", "policy"]
+        flags = [POLICY_SPEC]
         if generation != self._policy_generation or event.type != "MODIFIED":
             self._policy_generation = generation
-            flags.append("upgrade")
+            flags.append(UPGRADE)
         self.world.mark(None, *flags)
 
     def _on_configmap(self, event: WatchEvent) -> None:
         if event.obj["metadata"].get("namespace") == self.world.ns:
-            self.world.mark(None, "all-nodes")
+            self.world.mark(None, ALL_NODES)
 
     # ------------------------------------------------------------------ loop
     async def _loop(self) -> None:
-        w = self.world
+        world = self.world
         while True:
             try:
                 self._pass()
-            except Exception:
+            except Exception:  # broad: a bug in one controller must not stop the emulator
                 log.exception("emulated operator pass failed")
-            now = w.clock.now()
+            now = world.clock.now()
             nxt = self._due[0][0] if self._due else now + MAX_SLEEP
             nxt = min(nxt, self.workloads.next_due or nxt, now + MAX_SLEEP)
-            delay = max(0.0, w.clock.wall_seconds(nxt - now))
-            assert w.wake is not None
+            delay = max(0.0, world.clock.wall_seconds(nxt - now))
+            assert world.wake is not None
             with contextlib.suppress(asyncio.TimeoutError):
-                await asyncio.wait_for(w.wake.wait(), timeout=max(delay, 0.001))
-            w.wake.clear()
+                await asyncio.wait_for(world.wake.wait(), timeout=max(delay, 0.001))
+            world.wake.clear()
 
     def _pass(self) -> None:
-        w = self.world
-        now = w.clock.now()
-        dirty, flags = w.take_dirty()
-        if "policy-spec" in flags:
-            if daemonsets.reconcile(w):
+        world = self.world
+        now = world.clock.now()
+        dirty, flags = world.take_dirty()
+        if POLICY_SPEC in flags:
+            flags.add(ALL_NODES)
+            if daemonsets.reconcile(world):
                 # an operand DaemonSet's generation changed: the upgrade controller's
                 # DaemonSet watch (generation-changed predicate) wakes it
-                flags.update(("all-nodes", "upgrade"))
-            flags.add("all-nodes")
-        if "all-nodes" in flags:
-            dirty.update(w.nodes)
+                flags.add(UPGRADE)
+        if ALL_NODES in flags:
+            dirty.update(world.nodes)
         while self._due and self._due[0][0] <= now:
             dirty.add(heapq.heappop(self._due)[1])
         for name in sorted(dirty):
-            run = w.nodes.get(name)
+            run = world.nodes.get(name)
             if run is None:
                 continue
-            wake = nodectl.reconcile_node(w, run, now)
+            wake = nodectl.reconcile_node(world, run, now)
             if wake is not None and (run.next_at is None or wake < run.next_at or run.next_at <= now):
                 run.next_at = wake
                 heapq.heappush(self._due, (wake, name))
-        if self.workloads.tick(now, "sched" in flags):
-            flags.add("ds")
-        more_dirty, more_flags = w.take_dirty()
-        w.dirty |= more_dirty
+        if self.workloads.tick(now, SCHEDULE in flags):
+            flags.add(STATUS)
+        more_dirty, more_flags = world.take_dirty()
+        world.dirty |= more_dirty
         flags |= more_flags
-        if "sched" in more_flags:  # capacity changed during this pass: schedule next pass
-            w.mark(None, "sched")
-        if "ds" in flags or dirty:
-            daemonsets.all_status(w)
-            policy.update_status(w)
-        if "upgrade" in flags:
+        if SCHEDULE in more_flags:  # capacity changed during this pass: schedule next pass
+            world.mark(None, SCHEDULE)
+        if STATUS in flags or dirty:
+            daemonsets.all_status(world)
+            policy.update_status(world)
+        if UPGRADE in flags:
             self.upgrader.kick()
         self.exporters.sync()
         if more_dirty:
-            w.mark(None)
+            world.mark(None)
 
     # --------------------------------------------------------------- helpers
     def _running_on(self, node: str) -> list[Any]:

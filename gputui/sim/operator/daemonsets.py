@@ -21,7 +21,7 @@ from gputui.sim.operator.objects import (
 )
 from gputui.sim.operator.operands import OPERANDS, Operand
 from gputui.sim.operator.runtime import ContainerRun, NodeRun, PodRun
-from gputui.sim.operator.world import World
+from gputui.sim.operator.world import STATUS, World
 
 Obj = dict[str, Any]
 DISABLED_BY_DEFAULT = {"dcgm", "nodeStatusExporter"}
@@ -61,79 +61,79 @@ def _env(op: Operand, spec: Obj) -> dict[str, str]:
     return env
 
 
-def reconcile(w: World) -> bool:
+def reconcile(world: World) -> bool:
     """Create, update or delete operand DaemonSets to match the ClusterPolicy; True if changed."""
-    spec = w.policy_spec()
-    policy = w.policy()
+    spec = world.policy_spec()
+    policy = world.policy()
     changed = False
     for op in OPERANDS:
-        existing = w.store.get("daemonsets.apps", op.ds, w.ns)
+        existing = world.store.get("daemonsets.apps", op.ds, world.ns)
         if not enabled(op, spec):
             if existing is not None:
-                w.store.delete("daemonsets.apps", op.ds, w.ns)
-                w.templates.pop(op.key, None)
+                world.store.delete("daemonsets.apps", op.ds, world.ns)
+                world.templates.pop(op.key, None)
                 changed = True
             continue
-        template = pod_template(op, w.ns, driver_image(spec), _env(op, spec))
+        template = pod_template(op, world.ns, driver_image(spec), _env(op, spec))
         rev_hash = revision_hash(template)
         if existing is None:
-            obj = daemonset(op, w.ns, template, policy)
-            ds = w.store.create("daemonsets.apps", obj, manager=K.M_OPERATOR)
-            _add_revision(w, op, ds, template, rev_hash, 1)
+            obj = daemonset(op, world.ns, template, policy)
+            ds = world.store.create("daemonsets.apps", obj, manager=K.M_OPERATOR)
+            _add_revision(world, op, ds, template, rev_hash, 1)
             changed = True
-        elif w.revisions.get(op.key, ("", 0))[0] != rev_hash:
-            number = w.revisions.get(op.key, ("", 0))[1] + 1
+        elif world.revisions.get(op.key, ("", 0))[0] != rev_hash:
+            number = world.revisions.get(op.key, ("", 0))[1] + 1
 
             def change(obj: Obj, template: Obj = template, number: int = number) -> None:
                 obj["spec"]["template"] = template
                 obj["metadata"]["annotations"]["deprecated.daemonset.template.generation"] = str(number)
-            ds = w.store.mutate("daemonsets.apps", op.ds, w.ns, change, manager=K.M_OPERATOR)
-            _add_revision(w, op, ds, template, rev_hash, number)
+            ds = world.store.mutate("daemonsets.apps", op.ds, world.ns, change, manager=K.M_OPERATOR)
+            _add_revision(world, op, ds, template, rev_hash, number)
             changed = True
-        w.templates[op.key] = template
+        world.templates[op.key] = template
     return changed
 
 
-def _add_revision(w: World, op: Operand, ds: Obj, template: Obj, rev_hash: str, number: int) -> None:
-    if w.store.get("controllerrevisions.apps", f"{op.ds}-{rev_hash}", w.ns) is None:
-        w.store.create("controllerrevisions.apps",
-                       controller_revision(ds, template, rev_hash, number), manager=K.M_KCM)
-    w.revisions[op.key] = (rev_hash, number)
+def _add_revision(world: World, op: Operand, ds: Obj, template: Obj, rev_hash: str, number: int) -> None:
+    if world.store.get("controllerrevisions.apps", f"{op.ds}-{rev_hash}", world.ns) is None:
+        world.store.create("controllerrevisions.apps",
+                           controller_revision(ds, template, rev_hash, number), manager=K.M_KCM)
+    world.revisions[op.key] = (rev_hash, number)
 
 
 def _matches(labels: dict[str, str], selector: dict[str, str]) -> bool:
     return all(labels.get(k) == v for k, v in selector.items())
 
 
-def sync_node(w: World, node: NodeRun, labels: dict[str, str], now: float) -> bool:
+def sync_node(world: World, node: NodeRun, labels: dict[str, str], now: float) -> bool:
     """The DS controller for one node: create missing pods, delete pods that no longer fit."""
     changed = False
     for op in OPERANDS:
         run = node.pods.get(op.key)
-        if run is not None and w.store.get("pods", run.name, w.ns) is None:
-            pod_gone(w, node, run)
+        if run is not None and world.store.get("pods", run.name, world.ns) is None:
+            pod_gone(world, node, run)
             run = None
             changed = True
-        want = op.key in w.templates and _matches(labels, op.node_selector)
+        want = op.key in world.templates and _matches(labels, op.node_selector)
         if op.key == "driver" and node.driver_blocked:
             want = False
         if want and run is None:
-            create_pod(w, node, op, now)
+            create_pod(world, node, op, now)
             changed = True
         elif not want and run is not None:
-            delete_pod(w, node, run)
+            delete_pod(world, node, run)
             changed = True
     return changed
 
 
-def create_pod(w: World, node: NodeRun, op: Operand, now: float, converged: bool = False) -> PodRun:
-    rev_hash, number = w.revisions[op.key]
-    template = w.templates[op.key]
-    ds = w.store.get("daemonsets.apps", op.ds, w.ns) or {}
-    name = w.pod_name(op.ds + "-")
+def create_pod(world: World, node: NodeRun, op: Operand, now: float, converged: bool = False) -> PodRun:
+    rev_hash, number = world.revisions[op.key]
+    template = world.templates[op.key]
+    ds = world.store.get("daemonsets.apps", op.ds, world.ns) or {}
+    name = world.pod_name(op.ds + "-")
     run = PodRun(name, op.key, node.name, rev_hash, [ContainerRun(c) for c in op.init],
                  [ContainerRun(c) for c in op.main], created_at=now, step_started=now,
-                 driver_version=w.driver_version(), ip=node.ip if op.key == "driver" else w.next_ip("10.64.0.0"))
+                 driver_version=world.driver_version(), ip=node.ip if op.key == "driver" else world.next_ip("10.64.0.0"))
     if converged:
         for c in run.init:
             c.started_at, c.finished_at = now, now
@@ -144,21 +144,21 @@ def create_pod(w: World, node: NodeRun, op: Operand, now: float, converged: bool
     if converged:
         from gputui.sim.operator.objects import pod_status
         images = {c["name"]: c["image"] for c in template["spec"]["initContainers"] + template["spec"]["containers"]}
-        obj["status"] = pod_status(run, node, images, w.clock.rfc3339, now)
-    w.store.create("pods", obj, manager=K.M_KCM, adopt=True)
+        obj["status"] = pod_status(run, node, images, world.clock.rfc3339, now)
+    world.store.create("pods", obj, manager=K.M_KCM, adopt=True)
     node.pods[op.key] = run
-    w.pod_index[name] = (node.name, op.key)
+    world.pod_index[name] = (node.name, op.key)
     return run
 
 
-def unscheduled_driver_pod(w: World, node: str) -> None:
+def unscheduled_driver_pod(world: World, node: str) -> None:
     """A driver pod the scheduler could not place: Pending, no ``spec.nodeName``."""
     op = next(o for o in OPERANDS if o.key == "driver")
-    template = w.templates.get(op.key)
-    ds = w.store.get("daemonsets.apps", op.ds, w.ns)
+    template = world.templates.get(op.key)
+    ds = world.store.get("daemonsets.apps", op.ds, world.ns)
     if template is None or ds is None:
         return
-    rev_hash, number = w.revisions[op.key]
+    rev_hash, number = world.revisions[op.key]
     labels = {**template["metadata"]["labels"], K.REVISION_HASH: rev_hash,
               K.TEMPLATE_GENERATION: str(number)}
     spec = json.loads(json.dumps(template["spec"]))
@@ -167,50 +167,50 @@ def unscheduled_driver_pod(w: World, node: str) -> None:
                                                 "values": [node]}]}]}}}
     owner = {"apiVersion": "apps/v1", "kind": "DaemonSet", "name": op.ds,
              "uid": ds["metadata"]["uid"], "controller": True, "blockOwnerDeletion": True}
-    w.store.create("pods", {
-        "metadata": {"name": w.pod_name(op.ds + "-"), "namespace": w.ns,
+    world.store.create("pods", {
+        "metadata": {"name": world.pod_name(op.ds + "-"), "namespace": world.ns,
                      "generateName": op.ds + "-", "labels": labels, "ownerReferences": [owner]},
         "spec": spec,
         "status": {"phase": "Pending", "qosClass": "BestEffort", "conditions": [{
             "type": "PodScheduled", "status": "False", "reason": "Unschedulable",
-            "lastTransitionTime": w.clock.rfc3339(),
+            "lastTransitionTime": world.clock.rfc3339(),
             "message": "0/25 nodes are available: 1 node(s) had untolerated taint "
                        "{node.kubernetes.io/unreachable: }, 24 node(s) didn't match Pod's "
                        "node affinity/selector."}]}}, manager=K.M_KCM)
 
 
-def delete_pod(w: World, node: NodeRun, run: PodRun) -> None:
-    if w.store.get("pods", run.name, w.ns) is not None:
-        w.store.delete("pods", run.name, w.ns)
-    pod_gone(w, node, run)
+def delete_pod(world: World, node: NodeRun, run: PodRun) -> None:
+    if world.store.get("pods", run.name, world.ns) is not None:
+        world.store.delete("pods", run.name, world.ns)
+    pod_gone(world, node, run)
 
 
-def pod_gone(w: World, node: NodeRun, run: PodRun) -> None:
+def pod_gone(world: World, node: NodeRun, run: PodRun) -> None:
     """What disappears from the host with the pod (marker files, served ports)."""
     node.pods.pop(run.operand, None)
-    w.pod_index.pop(run.name, None)
-    w.nodeside.forget_pod(w.ns, run.name)
+    world.pod_index.pop(run.name, None)
+    world.nodeside.forget_pod(world.ns, run.name)
     if run.operand == "driver":
         node.markers.discard(".driver-ctr-ready")
     elif run.operand == "toolkit":
         node.markers.discard("toolkit-installed")
     elif run.operand == "validator":  # preStop removes /run/nvidia/validations/*-ready
         node.markers.difference_update({"driver-ready", "toolkit-ready", "cuda-ready", "plugin-ready"})
-        if run.child and w.store.get("pods", run.child, w.ns) is not None:
-            w.store.delete("pods", run.child, w.ns)  # garbage-collected with its owner
-    w.mark(node.name, "ds", "policy")
+        if run.child and world.store.get("pods", run.child, world.ns) is not None:
+            world.store.delete("pods", run.child, world.ns)  # garbage-collected with its owner
+    world.mark(node.name, STATUS)
 
 
-def status(w: World, op: Operand, node_labels: dict[str, dict[str, str]]) -> None:
+def status(world: World, op: Operand, node_labels: dict[str, dict[str, str]]) -> None:
     """Recompute one DaemonSet's status from nodes and pods, as the DS controller reports it."""
-    ds = w.store.get("daemonsets.apps", op.ds, w.ns)
+    ds = world.store.get("daemonsets.apps", op.ds, world.ns)
     if ds is None:
         return
     desired = sum(1 for labels in node_labels.values() if _matches(labels, op.node_selector))
-    runs = [n.pods[op.key] for n in w.nodes.values() if op.key in n.pods]
+    runs = [n.pods[op.key] for n in world.nodes.values() if op.key in n.pods]
     current = sum(1 for r in runs if _matches(node_labels.get(r.node, {}), op.node_selector))
     ready = sum(1 for r in runs if r.ready)
-    rev = w.revisions.get(op.key, ("", 0))[0]
+    rev = world.revisions.get(op.key, ("", 0))[0]
     updated = sum(1 for r in runs if r.revision == rev)
     new = {"currentNumberScheduled": current, "desiredNumberScheduled": desired,
            "numberMisscheduled": len(runs) - current, "numberReady": ready,
@@ -221,11 +221,11 @@ def status(w: World, op: Operand, node_labels: dict[str, dict[str, str]]) -> Non
     if ds.get("status") != new:
         def change(obj: Obj) -> None:
             obj["status"] = new
-        w.store.mutate("daemonsets.apps", op.ds, w.ns, change, manager=K.M_KCM)
+        world.store.mutate("daemonsets.apps", op.ds, world.ns, change, manager=K.M_KCM)
 
 
-def all_status(w: World) -> None:
-    items, _ = w.store.list("nodes")
+def all_status(world: World) -> None:
+    items, _ = world.store.list("nodes")
     labels = {n["metadata"]["name"]: n["metadata"].get("labels") or {} for n in items}
     for op in OPERANDS:
-        status(w, op, labels)
+        status(world, op, labels)

@@ -74,7 +74,7 @@ def _has_empty_dir(pod: Obj) -> bool:
     return any("emptyDir" in v for v in (pod.get("spec") or {}).get("volumes") or [])
 
 
-def pods_for_deletion(w: World, node: str, keep: Callable[[Obj], bool], *, force: bool,
+def pods_for_deletion(world: World, node: str, keep: Callable[[Obj], bool], *, force: bool,
                       delete_empty_dir: bool) -> tuple[list[Obj], list[str]]:
     """``GetPodsForDeletion``: (pods to evict, error messages) among ``keep``'s pods.
 
@@ -83,9 +83,9 @@ def pods_for_deletion(w: World, node: str, keep: Callable[[Obj], bool], *, force
     """
     chosen: list[Obj] = []
     refused: dict[str, list[str]] = {}
-    for pod in w.store.list("pods", field_selector=f"spec.nodeName={node}")[0]:
+    for pod in world.store.list("pods", field_selector=f"spec.nodeName={node}")[0]:
         meta = pod["metadata"]
-        if meta.get("namespace") == w.ns or _owned_by_daemonset(pod) or not keep(pod):
+        if meta.get("namespace") == world.ns or _owned_by_daemonset(pod) or not keep(pod):
             continue
         ref = f"{meta['namespace']}/{meta['name']}"
         if _has_empty_dir(pod) and not delete_empty_dir and not _finished(pod):
@@ -97,11 +97,11 @@ def pods_for_deletion(w: World, node: str, keep: Callable[[Obj], bool], *, force
     return chosen, [f"{message}: {', '.join(refs)}" for message, refs in refused.items()]
 
 
-def daemonset_gpu_pods(w: World, node: str) -> list[str]:
+def daemonset_gpu_pods(world: World, node: str) -> list[str]:
     """``namespace/name`` of live DaemonSet pods on ``node`` that request GPUs: the
     operator's ``gpuPodSpecFilter`` counts them although the drain helper never evicts them."""
     return [f"{p['metadata']['namespace']}/{p['metadata']['name']}"
-            for p in w.store.list("pods", field_selector=f"spec.nodeName={node}")[0]
+            for p in world.store.list("pods", field_selector=f"spec.nodeName={node}")[0]
             if _owned_by_daemonset(p) and gpu_pod(p)]
 
 
@@ -110,14 +110,14 @@ def aggregate(errors: list[str]) -> str:
     return errors[0] if len(errors) == 1 else "[" + ", ".join(errors) + "]"
 
 
-def evict_round(w: World, job: EvictionJob, pods: list[Obj]) -> str | None:
+def evict_round(world: World, job: EvictionJob, pods: list[Obj]) -> str | None:
     """Try to evict ``pods`` once; returns a fatal error, else notes the 429-refused ones."""
     job.refused.clear()
     for pod in pods:
         meta = pod["metadata"]
         try:
-            budgets.evict_pod(w.store, meta["namespace"], meta["name"],
-                              forget=w.nodeside.forget_pod)
+            budgets.evict_pod(world.store, meta["namespace"], meta["name"],
+                              forget=world.nodeside.forget_pod)
         except ApiError as error:
             if error.code == 404:
                 continue

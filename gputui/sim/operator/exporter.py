@@ -93,13 +93,13 @@ UTIL_ONLY_WHOLE_GPU = ("DCGM_FI_DEV_GPU_UTIL", "DCGM_FI_DEV_MEM_COPY_UTIL",
                        "DCGM_FI_DEV_ENC_UTIL", "DCGM_FI_DEV_DEC_UTIL")
 
 
-def render(w: World, node_name: str, users: dict[int, Any],
+def render(world: World, node_name: str, users: dict[int, Any],
            mig_users: dict[Instance, Any] | None = None) -> str:
     """The node's ``/metrics`` body now (values move with the clock and the workload).
 
     ``users`` maps whole-GPU indices to the pods using them, ``mig_users`` MIG instances.
     """
-    run = w.nodes.get(node_name)
+    run = world.nodes.get(node_name)
     if run is None:
         return ""
     series: dict[str, list[str]] = {m[0]: [] for m in METRICS}
@@ -108,7 +108,7 @@ def render(w: World, node_name: str, users: dict[int, Any],
                   "device": f"nvidia{gpu.index}", "modelName": run.model.model_name}
         tail = {"Hostname": node_name, "DCGM_FI_DRIVER_VERSION": run.driver_loaded or "unknown"}
         if gpu.mig is None:
-            _whole_gpu(series, w.clock.now(), run.model, gpu, {**labels, **tail},
+            _whole_gpu(series, world.clock.now(), run.model, gpu, {**labels, **tail},
                        users.get(gpu.index))
             continue
         present = instances(run.model, gpu)
@@ -117,7 +117,7 @@ def render(w: World, node_name: str, users: dict[int, Any],
         _accrue(gpu, run.model, load)
         for inst, user in zip(present, held):
             inst_labels = {**labels, "GPU_I_PROFILE": inst.profile, "GPU_I_ID": str(inst.gi), **tail}
-            _instance(series, (w.clock.now(), load), run.model, gpu, inst,
+            _instance(series, (world.clock.now(), load), run.model, gpu, inst,
                       _with_pod(inst_labels, user))
     out = []
     for name, kind, help_ in METRICS:
@@ -242,7 +242,7 @@ class Exporters:
 
     def __init__(self, world: World, port: int | None, users: Any = None, running: Any = None):
         """``users(node)``: GPU index -> pod holding it; ``running(node)``: its running pods."""
-        self.w = world
+        self.world = world
         self.port = port
         self.users = users
         self.running = running
@@ -255,20 +255,20 @@ class Exporters:
 
     def _mig_users(self, node: str) -> dict[Instance, Any]:
         """Which running pod holds each MIG instance of the node (stable while it runs)."""
-        run = self.w.nodes.get(node)
+        run = self.world.nodes.get(node)
         if run is None or self.running is None or all(g.mig is None for g in run.gpus):
             return {}
         present = [i for g in run.gpus for i in instances(run.model, g)]
-        return self.assignments.users(node, present, self.running(node), self.w.mig_strategy())
+        return self.assignments.users(node, present, self.running(node), self.world.mig_strategy())
 
     def sync(self) -> None:
         """Serve port 9400 on every ready exporter pod (cheap: only new pods register)."""
-        for name, run in self.w.nodes.items():
+        for name, run in self.world.nodes.items():
             pod = run.pods.get("dcgm-exporter")
             if pod is None or not pod.ready or self._served.get(name) == pod.name:
                 continue
             self._served[name] = pod.name
-            self.w.nodeside.serve(self.w.ns, pod.name, 9400, self._handler(name))
+            self.world.nodeside.serve(self.world.ns, pod.name, 9400, self._handler(name))
 
     def _handler(self, node: str) -> Any:
         async def handle(method: str, path: str) -> tuple[int, str, bytes]:
@@ -277,14 +277,14 @@ class Exporters:
 
     def respond(self, node: str, path: str) -> tuple[int, str, bytes]:
         path = path.split("?")[0]
-        run = self.w.nodes.get(node)
+        run = self.world.nodes.get(node)
         pod = run.pods.get("dcgm-exporter") if run is not None else None
         if pod is None or not pod.ready:
             return 503, "text/plain", b"exporter not running\n"
         if path.rstrip("/") in ("/health", ""):
             return 200, "text/plain", b"OK\n"
         if path.startswith("/metrics"):
-            body = render(self.w, node, self._users(node), self._mig_users(node)).encode()
+            body = render(self.world, node, self._users(node), self._mig_users(node)).encode()
             return 200, "text/plain; version=0.0.4; charset=utf-8", body
         return 404, "text/plain", b"404 page not found\n"
 
@@ -313,7 +313,7 @@ class Exporters:
         from aiohttp import web
         targets = [{"targets": [f"127.0.0.1:{self.port}"],
                     "labels": {"__metrics_path__": f"/metrics/{name}", "node": name}}
-                   for name in sorted(self.w.nodes)]
+                   for name in sorted(self.world.nodes)]
         return web.Response(text=json.dumps(targets), content_type="application/json")
 
     async def stop(self) -> None:

@@ -34,7 +34,7 @@ def _elapsed(c: ContainerRun, now: float, name: str) -> Outcome:
     return ("done", 0.0) if now >= due else ("wait", due)
 
 
-def step_generic(w: World, node: NodeRun, run: PodRun, c: ContainerRun, now: float) -> Outcome:
+def step_generic(world: World, node: NodeRun, run: PodRun, c: ContainerRun, now: float) -> Outcome:
     """Wait for this container's marker (if any), then take its usual time."""
     gate = GATES.get(c.name)
     if c.name == "toolkit-validation":
@@ -42,7 +42,7 @@ def step_generic(w: World, node: NodeRun, run: PodRun, c: ContainerRun, now: flo
     if c.name == "driver-validation" and node.host_driver:
         gate = None
     if gate == "capacity":
-        if not _has_gpu_capacity(w, node.name):
+        if not _has_gpu_capacity(world, node.name):
             if now < c.next_poll:  # woken early by some other change: not a retry yet
                 return ("wait", c.next_poll)
             c.polls += 1
@@ -50,18 +50,18 @@ def step_generic(w: World, node: NodeRun, run: PodRun, c: ContainerRun, now: flo
             tries = c.polls
             if tries > PLUGIN_RETRIES:  # the validator gives up after 30 × 5 s (§1.3)
                 return ("fail", 0.0)
-            w.log(run.name, c.name, f"GPU resources are not yet discovered by the node, retry: {tries}")
+            world.log(run.name, c.name, f"GPU resources are not yet discovered by the node, retry: {tries}")
             return ("wait", now + POLL)
     elif gate and gate not in node.markers:
         if c.name == "driver-validation" and run.operand == "validator":
-            w.log(run.name, c.name, "waiting for the driver container to be ready "
-                  "(/run/nvidia/validations/.driver-ctr-ready)")
+            world.log(run.name, c.name, "waiting for the driver container to be ready "
+                      "(/run/nvidia/validations/.driver-ctr-ready)")
         return ("wait", now + POLL)
     return _elapsed(c, now, c.name)
 
 
-def _has_gpu_capacity(w: World, name: str) -> bool:
-    obj = w.node_obj(name) or {}
+def _has_gpu_capacity(world: World, name: str) -> bool:
+    obj = world.node_obj(name) or {}
     cap = (obj.get("status") or {}).get("capacity") or {}
     return any((k.startswith((K.RESOURCE_GPU, K.RESOURCE_MIG_PREFIX)))
                and int(v) >= 1 for k, v in cap.items())
@@ -90,21 +90,21 @@ def crash(c: ContainerRun, now: float, code: int = 1) -> None:
     c.ready = False
 
 
-def advance(w: World, node: NodeRun, run: PodRun, steps: dict[str, Step],
+def advance(world: World, node: NodeRun, run: PodRun, steps: dict[str, Step],
             main_steps: dict[str, Step], now: float) -> float | None:
     """Move a pod as far as it can go now; write it if anything changed; return next wake."""
     before = _fingerprint(run)
     wake: float | None = None
     for _ in range(12):
-        wake = _one(w, node, run, steps, main_steps, now)
+        wake = _one(world, node, run, steps, main_steps, now)
         if wake is None or wake > now:
             break
     if _fingerprint(run) != before:
-        write_pod(w, node, run, now)
+        write_pod(world, node, run, now)
     return wake
 
 
-def _one(w: World, node: NodeRun, run: PodRun, steps: dict[str, Step],
+def _one(world: World, node: NodeRun, run: PodRun, steps: dict[str, Step],
          main_steps: dict[str, Step], now: float) -> float | None:
     if not run.initialized:
         c = run.init[run.step]
@@ -113,7 +113,7 @@ def _one(w: World, node: NodeRun, run: PodRun, steps: dict[str, Step],
                 return c.crash_until
             c.started_at, c.crash_until, run.entered, c.polls = now, None, False, 0
             run.step_started = now
-        outcome, until = steps.get(c.name, step_generic)(w, node, run, c, now)
+        outcome, until = steps.get(c.name, step_generic)(world, node, run, c, now)
         if outcome == "wait":
             return until
         if outcome == "fail":
@@ -127,10 +127,10 @@ def _one(w: World, node: NodeRun, run: PodRun, steps: dict[str, Step],
             run.phase = "Running"
             run.step_started = now
         return now
-    return _run_mains(w, node, run, main_steps, now)
+    return _run_mains(world, node, run, main_steps, now)
 
 
-def _run_mains(w: World, node: NodeRun, run: PodRun, main_steps: dict[str, Step],
+def _run_mains(world: World, node: NodeRun, run: PodRun, main_steps: dict[str, Step],
                now: float) -> float | None:
     """Start (or restart after back-off) the main containers and check their readiness."""
     wake: float | None = None
@@ -142,7 +142,7 @@ def _run_mains(w: World, node: NodeRun, run: PodRun, main_steps: dict[str, Step]
             c.started_at, c.crash_until = now, None
         if c.ready:
             continue
-        outcome, until = main_steps.get(c.name, step_generic)(w, node, run, c, now)
+        outcome, until = main_steps.get(c.name, step_generic)(world, node, run, c, now)
         if outcome == "fail":
             crash(c, now)
             wake = min(wake or c.crash_until or now, c.crash_until or now)
@@ -158,15 +158,15 @@ def _fingerprint(run: PodRun) -> tuple[object, ...]:
                                         c.crash_until) for c in run.init + run.main))
 
 
-def write_pod(w: World, node: NodeRun, run: PodRun, now: float) -> None:
+def write_pod(world: World, node: NodeRun, run: PodRun, now: float) -> None:
     """Write the pod's status as the kubelet would (one store write)."""
-    obj = w.store.get("pods", run.name, w.ns)
+    obj = world.store.get("pods", run.name, world.ns)
     if obj is None:
         return
     images = {c["name"]: c["image"] for c in
               (obj["spec"].get("initContainers") or []) + obj["spec"]["containers"]}
-    status = pod_status(run, node, images, w.clock.rfc3339, now)
+    status = pod_status(run, node, images, world.clock.rfc3339, now)
 
     def change(pod: dict[str, Any]) -> None:
         pod["status"] = status
-    w.store.mutate("pods", run.name, w.ns, change, manager=K.M_KUBELET)
+    world.store.mutate("pods", run.name, world.ns, change, manager=K.M_KUBELET)

@@ -52,26 +52,26 @@ def default_config_map(namespace: str) -> Obj:
             "data": {"config.yaml": text}}
 
 
-def publish_config(w: World, run: NodeRun) -> None:
+def publish_config(world: World, run: NodeRun) -> None:
     """The ``<node>-mig-config`` ConfigMap the MIG manager generates from the hardware."""
     name = f"{run.name}-mig-config"
-    if w.store.get("configmaps", name, w.ns) is not None:
+    if world.store.get("configmaps", name, world.ns) is not None:
         return
     pod = run.pods.get("mig-manager")
-    owner = w.store.get("pods", pod.name, w.ns) if pod else None
-    meta: Obj = {"name": name, "namespace": w.ns,
+    owner = world.store.get("pods", pod.name, world.ns) if pod else None
+    meta: Obj = {"name": name, "namespace": world.ns,
                  "labels": {"app.kubernetes.io/component": "nvidia-mig-manager",
                             "nvidia.com/node-name": run.name}}
     if owner:
         meta["ownerReferences"] = [{"apiVersion": "v1", "kind": "Pod", "name": owner["metadata"]["name"],
                                     "uid": owner["metadata"]["uid"], "controller": True}]
-    w.store.create("configmaps", {"apiVersion": "v1", "kind": "ConfigMap", "metadata": meta,
-                                  "data": {"config.yaml": generated_config_yaml(run.model)}},
-                   manager=K.M_MIG, adopt=True)
+    world.store.create("configmaps", {"apiVersion": "v1", "kind": "ConfigMap", "metadata": meta,
+                                      "data": {"config.yaml": generated_config_yaml(run.model)}},
+                       manager=K.M_MIG, adopt=True)
 
 
-def _pause(w: World, node: str, paused: bool) -> None:
-    labels = (w.node_obj(node) or {}).get("metadata", {}).get("labels", {})
+def _pause(world: World, node: str, paused: bool) -> None:
+    labels = (world.node_obj(node) or {}).get("metadata", {}).get("labels", {})
     change: dict[str, str | None] = {}
     for operand in K.MIG_PAUSED_OPERANDS:
         key = K.DEPLOY_PREFIX + operand
@@ -83,57 +83,57 @@ def _pause(w: World, node: str, paused: bool) -> None:
         elif not paused and value == K.PAUSED_MIG_CHANGE:
             change[key] = "true"
     if change:
-        w.set_labels(node, change, K.M_MIG)
+        world.set_labels(node, change, K.M_MIG)
 
 
-def _state(w: World, node: str, state: str) -> None:
-    w.set_labels(node, {K.MIG_CONFIG_STATE: state}, K.M_MIG)
+def _state(world: World, node: str, state: str) -> None:
+    world.set_labels(node, {K.MIG_CONFIG_STATE: state}, K.M_MIG)
 
 
-def reconcile(w: World, run: NodeRun, now: float) -> float | None:
+def reconcile(world: World, run: NodeRun, now: float) -> float | None:
     """One pass of the node's MIG manager; returns when it next needs to run."""
     pod = run.pods.get("mig-manager")
     if run.mig_job is None and (pod is None or not pod.ready):
         return None
     if pod is not None and pod.ready:
-        publish_config(w, run)
-    labels = (w.node_obj(run.name) or {}).get("metadata", {}).get("labels", {})
+        publish_config(world, run)
+    labels = (world.node_obj(run.name) or {}).get("metadata", {}).get("labels", {})
     wanted = labels.get(K.MIG_CONFIG)
     if run.mig_job is None:
         if not wanted or (wanted == run.mig_applied_label and labels.get(K.MIG_CONFIG_STATE)):
             return None
-        return _start(w, run, wanted, now)
-    return _continue(w, run, now)
+        return _start(world, run, wanted, now)
+    return _continue(world, run, now)
 
 
-def _start(w: World, run: NodeRun, wanted: str, now: float) -> float | None:
+def _start(world: World, run: NodeRun, wanted: str, now: float) -> float | None:
     name = (pod := run.pods.get("mig-manager")) and pod.name or ""
     run.mig_applied_label = wanted
     configs = mig_configs(run.model)
-    w.nodeside.log(w.ns, name, "nvidia-mig-manager", f"Updating to MIG config: {wanted}")
+    world.nodeside.log(world.ns, name, "nvidia-mig-manager", f"Updating to MIG config: {wanted}")
     if wanted not in configs:
-        w.nodeside.log(w.ns, name, "nvidia-mig-manager",
-                       f'Error validating MIG config: error parsing selected config "{wanted}": not found in config file')
-        _state(w, run.name, "failed")
+        world.nodeside.log(world.ns, name, "nvidia-mig-manager",
+                           f'Error validating MIG config: error parsing selected config "{wanted}": not found in config file')
+        _state(world, run.name, "failed")
         return None
     if all(g.mig == configs[wanted] for g in run.gpus):
-        _state(w, run.name, "success")
+        _state(world, run.name, "success")
         return None
-    _state(w, run.name, "pending")
-    _pause(w, run.name, True)
+    _state(world, run.name, "pending")
+    _pause(world, run.name, True)
     run.mig_job = {"config": wanted, "phase": "waiting", "since": now}
     return now + 2
 
 
-def _continue(w: World, run: NodeRun, now: float) -> float | None:
+def _continue(world: World, run: NodeRun, now: float) -> float | None:
     job = run.mig_job
     assert job is not None
     if job["phase"] == "waiting":
         if any(k in run.pods for k in CLIENTS):
             return now + 2
-        for pod in w.store.list("pods", w.ns, "app=nvidia-cuda-validator")[0]:
+        for pod in world.store.list("pods", world.ns, "app=nvidia-cuda-validator")[0]:
             if pod["spec"].get("nodeName") == run.name:
-                w.store.delete("pods", pod["metadata"]["name"], w.ns)
+                world.store.delete("pods", pod["metadata"]["name"], world.ns)
         job.update(phase="applying", since=now)
         return now + APPLY_SECONDS
     if now < float(job["since"]) + APPLY_SECONDS:
@@ -141,16 +141,16 @@ def _continue(w: World, run: NodeRun, now: float) -> float | None:
     run.mig_job = None
     if run.mig_fail_next:
         run.mig_fail_next = False
-        w.nodeside.log(w.ns, (run.pods.get("mig-manager") or run).name, "nvidia-mig-manager",
-                       "Error applying MIG configuration with hooks: error setting MIG mode: "
-                       "In use by another client")
-        _pause(w, run.name, False)
-        _state(w, run.name, "failed")
+        world.nodeside.log(world.ns, (run.pods.get("mig-manager") or run).name, "nvidia-mig-manager",
+                           "Error applying MIG configuration with hooks: error setting MIG mode: "
+                           "In use by another client")
+        _pause(world, run.name, False)
+        _state(world, run.name, "failed")
         return now + 1
     apply_layout(run, str(job["config"]))
     validator = run.pods.get("validator")
-    if validator is not None and w.store.get("pods", validator.name, w.ns) is not None:
-        w.store.delete("pods", validator.name, w.ns)
-    _pause(w, run.name, False)
-    _state(w, run.name, "success")
+    if validator is not None and world.store.get("pods", validator.name, world.ns) is not None:
+        world.store.delete("pods", validator.name, world.ns)
+    _pause(world, run.name, False)
+    _state(world, run.name, "success")
     return now + 1

@@ -17,7 +17,7 @@ from gputui.sim.operator.operands import OPERANDS
 from gputui.sim.operator.runtime import NodeRun
 from gputui.sim.operator.sharing import node_sharing
 from gputui.sim.operator.steps import INIT_STEPS, MAIN_STEPS
-from gputui.sim.operator.world import World
+from gputui.sim.operator.world import SCHEDULE, STATUS, World
 from gputui.sim.scenario import Pool
 
 Obj = dict[str, Any]
@@ -25,20 +25,20 @@ READY_AFTER, NFD_AFTER = 10.0, 15.0
 HOST_DRIVER_VERSION = "550.163.01"
 
 
-def add_node(w: World, pool: Pool, now: float, converged: bool) -> NodeRun:
+def add_node(world: World, pool: Pool, now: float, converged: bool) -> NodeRun:
     """Register a new node of ``pool`` (joining, or already converged at scenario start)."""
-    index = len(w.pool_members[pool.name])
+    index = len(world.pool_members[pool.name])
     from gputui.sim.operator.hardware import node_suffix
     name, salt = f"{pool.prefix}-{node_suffix(f'{pool.name}/{index}')}", 0
-    while name in w.nodes:  # 4-letter suffixes collide in big pools, as they would not in GKE
+    while name in world.nodes:  # 4-letter suffixes collide in big pools, as they would not in GKE
         salt += 1
         name = f"{pool.prefix}-{node_suffix(f'{pool.name}/{index}/{salt}')}"
     run = NodeRun(name, pool.name, gpu_model(pool.gpu), pool.gpus_per_node, pool.kernel,
-                  pool.driver == "host", index=len(w.nodes), joined_at=now, ip=w.next_ip())
+                  pool.driver == "host", index=len(world.nodes), joined_at=now, ip=world.next_ip())
     if run.host_driver:
         run.driver_loaded = HOST_DRIVER_VERSION
-    w.nodes[name] = run
-    w.pool_members[pool.name].append(name)
+    world.nodes[name] = run
+    world.pool_members[pool.name].append(name)
     labels = dict(pool.labels)
     if run.host_driver:
         labels.setdefault(K.DEPLOY_DRIVER, "false")
@@ -49,24 +49,24 @@ def add_node(w: World, pool: Pool, now: float, converged: bool) -> NodeRun:
     annotations: dict[str, str] = {}
     if converged:
         labels.update(nodes.nfd_labels(run, pool.os_id, pool.os_version))
-        annotations = _converged_labels(w, run, pool, labels, now)
+        annotations = _converged_labels(world, run, pool, labels, now)
         run.phase = "labelled"
-    obj = nodes.node_object(run, own, w.clock.rfc3339(now), converged, cordoned)
-    if converged and w.policy_spec() and labels.get(K.DEPLOY_PREFIX + "device-plugin") == "true":
-        capacity, healthy = _resources(w, run, labels)
+    obj = nodes.node_object(run, own, world.clock.rfc3339(now), converged, cordoned)
+    if converged and world.policy_spec() and labels.get(K.DEPLOY_PREFIX + "device-plugin") == "true":
+        capacity, healthy = _resources(world, run, labels)
         obj["status"]["capacity"].update({k: str(v) for k, v in capacity.items()})
         obj["status"]["allocatable"].update({k: str(v) for k, v in healthy.items()})
-    w.store.create("nodes", obj, manager=K.M_KUBELET, adopt=True)
+    world.store.create("nodes", obj, manager=K.M_KUBELET, adopt=True)
     if converged:
-        _label_as_writers(w, run, pool, own, labels, annotations, now)
-        converge_pods(w, run, labels, now)
-        w.mark(None, "ds", "policy", "sched")
+        _label_as_writers(world, run, pool, own, labels, annotations, now)
+        converge_pods(world, run, labels, now)
+        world.mark(None, STATUS, SCHEDULE)
     else:
-        w.mark(name, "ds", "policy", "sched")
+        world.mark(name, STATUS, SCHEDULE)
     return run
 
 
-def _label_as_writers(w: World, run: NodeRun, pool: Pool, own: dict[str, str],
+def _label_as_writers(world: World, run: NodeRun, pool: Pool, own: dict[str, str],
                       labels: dict[str, str], annotations: dict[str, str], now: float) -> None:
     """Write a converged node's labels as their real writers did, so managedFields say who.
 
@@ -82,22 +82,22 @@ def _label_as_writers(w: World, run: NodeRun, pool: Pool, own: dict[str, str],
     mig_state = {k: labels[k] for k in (K.MIG_CONFIG_STATE,) if k in labels}
     operator = {k: v for k, v in labels.items()
                 if k not in own and k not in nfd and k not in gfd and k not in mig_state}
-    w.set_labels(run.name, dict(nfd), K.M_NFD)
+    world.set_labels(run.name, dict(nfd), K.M_NFD)
     if gfd:
-        w.set_labels(run.name, dict(gfd), K.M_GFD)
+        world.set_labels(run.name, dict(gfd), K.M_GFD)
     if operator or annotations:
         def change(obj: Obj) -> None:
             obj["metadata"]["labels"].update(operator)
             obj["metadata"].setdefault("annotations", {}).update(annotations)
-        w.write_node(run.name, change, K.M_OPERATOR)
+        world.write_node(run.name, change, K.M_OPERATOR)
     if mig_state:
-        w.set_labels(run.name, dict(mig_state), K.M_MIG)
+        world.set_labels(run.name, dict(mig_state), K.M_MIG)
 
 
-def _converged_labels(w: World, run: NodeRun, pool: Pool, labels: dict[str, str],
+def _converged_labels(world: World, run: NodeRun, pool: Pool, labels: dict[str, str],
                       now: float) -> dict[str, str]:
     """Labels (in place) and annotations a node has once NFD, GFD and the operator ran."""
-    spec = w.policy_spec()
+    spec = world.policy_spec()
     annotations: dict[str, str] = {}
     if pool.mig_config and run.model.mig_capable:
         mig.apply_layout(run, pool.mig_config)
@@ -105,8 +105,8 @@ def _converged_labels(w: World, run: NodeRun, pool: Pool, labels: dict[str, str]
     if not spec:
         return annotations
     if not run.host_driver:
-        run.driver_loaded = w.driver_version()
-    labels.update(_gfd(w, run, labels, now))
+        run.driver_loaded = world.driver_version()
+    labels.update(_gfd(world, run, labels, now))
     nodes.apply_operator_labels(labels, annotations, spec)
     if pool.mig_config and run.model.mig_capable:
         labels[K.MIG_CONFIG] = pool.mig_config
@@ -118,113 +118,113 @@ def _converged_labels(w: World, run: NodeRun, pool: Pool, labels: dict[str, str]
     return annotations
 
 
-def converge_pods(w: World, run: NodeRun, labels: dict[str, str], now: float) -> None:
+def converge_pods(world: World, run: NodeRun, labels: dict[str, str], now: float) -> None:
     """Running operand pods, as the whole chain would leave them (scale, healthy)."""
-    if not w.policy_spec():
+    if not world.policy_spec():
         return
     run.markers.update({".driver-ctr-ready", "driver-ready", "toolkit-installed", "toolkit-ready",
                         "cuda-ready", "plugin-ready"})
     for op in OPERANDS:
-        if op.key in w.templates and daemonsets._matches(labels, op.node_selector):
-            daemonsets.create_pod(w, run, op, now, converged=True)
+        if op.key in world.templates and daemonsets._matches(labels, op.node_selector):
+            daemonsets.create_pod(world, run, op, now, converged=True)
     if "mig-manager" in run.pods:
-        mig.publish_config(w, run)
+        mig.publish_config(world, run)
     if "validator" in run.pods:
-        validatorpod.converged(w, run, run.pods["validator"], now)
+        validatorpod.converged(world, run, run.pods["validator"], now)
 
 
-def _resources(w: World, run: NodeRun, labels: dict[str, str]) -> tuple[dict[str, int], dict[str, int]]:
-    spec = w.policy_spec()
+def _resources(world: World, run: NodeRun, labels: dict[str, str]) -> tuple[dict[str, int], dict[str, int]]:
+    spec = world.policy_spec()
     cfg = (spec.get("devicePlugin") or {}).get("config") or {}
-    cm = w.store.get("configmaps", cfg["name"], w.ns) if cfg.get("name") else None
-    return nodes.device_resources(run, w.mig_strategy(), node_sharing(labels, cm, cfg.get("default")))
+    cm = world.store.get("configmaps", cfg["name"], world.ns) if cfg.get("name") else None
+    return nodes.device_resources(run, world.mig_strategy(), node_sharing(labels, cm, cfg.get("default")))
 
 
-def _gfd(w: World, run: NodeRun, labels: dict[str, str], now: float) -> dict[str, str]:
-    spec = w.policy_spec()
+def _gfd(world: World, run: NodeRun, labels: dict[str, str], now: float) -> dict[str, str]:
+    spec = world.policy_spec()
     cfg = (spec.get("devicePlugin") or {}).get("config") or {}
-    cm = w.store.get("configmaps", cfg["name"], w.ns) if cfg.get("name") else None
+    cm = world.store.get("configmaps", cfg["name"], world.ns) if cfg.get("name") else None
     sharing = node_sharing(labels, cm, cfg.get("default"))
-    return nodes.gfd_labels(run, w.mig_strategy(), sharing, run.driver_loaded or w.driver_version(), now)
+    return nodes.gfd_labels(run, world.mig_strategy(), sharing, run.driver_loaded or world.driver_version(), now)
 
 
-def reconcile_node(w: World, run: NodeRun, now: float) -> float | None:
+def reconcile_node(world: World, run: NodeRun, now: float) -> float | None:
     """Advance one node as far as it can go now; return when it next needs attention."""
-    obj = w.node_obj(run.name)
+    obj = world.node_obj(run.name)
     if obj is None:
         for pod in list(run.pods.values()):
-            daemonsets.delete_pod(w, run, pod)
-        w.nodes.pop(run.name, None)
+            daemonsets.delete_pod(world, run, pod)
+        world.nodes.pop(run.name, None)
         return None
     if run.phase in ("new", "ready"):
-        wait = _join(w, run, now)
+        wait = _join(world, run, now)
         if wait is not None:
             return wait
-    spec = w.policy_spec()
+    spec = world.policy_spec()
     if spec:
-        _operator_labels(w, run, spec)
-    labels = (w.node_obj(run.name) or obj)["metadata"].get("labels") or {}
-    daemonsets.sync_node(w, run, labels, now)
+        _operator_labels(world, run, spec)
+    labels = (world.node_obj(run.name) or obj)["metadata"].get("labels") or {}
+    daemonsets.sync_node(world, run, labels, now)
     wakes = []
     for pod in list(run.pods.values()):
-        wake = kubelet.advance(w, run, pod, INIT_STEPS, MAIN_STEPS, now)
+        wake = kubelet.advance(world, run, pod, INIT_STEPS, MAIN_STEPS, now)
         if wake is not None:
             wakes.append(wake)
-    publish(w, run, now)
-    wake = mig.reconcile(w, run, now)
+    publish(world, run, now)
+    wake = mig.reconcile(world, run, now)
     if wake is not None:
         wakes.append(wake)
     return min(wakes) if wakes else None
 
 
-def _join(w: World, run: NodeRun, now: float) -> float | None:
+def _join(world: World, run: NodeRun, now: float) -> float | None:
     if run.phase == "new":
         if now < run.joined_at + READY_AFTER:
             return run.joined_at + READY_AFTER
 
         def ready(o: Obj) -> None:
-            o["status"]["conditions"] = nodes.node_conditions(True, w.clock.rfc3339(now))
-        w.write_node(run.name, ready, K.M_KUBELET)
+            o["status"]["conditions"] = nodes.node_conditions(True, world.clock.rfc3339(now))
+        world.write_node(run.name, ready, K.M_KUBELET)
         run.phase = "ready"
     if now < run.joined_at + NFD_AFTER:
         return run.joined_at + NFD_AFTER
-    pool = w.pools[run.pool]
-    w.set_labels(run.name, dict(nodes.nfd_labels(run, pool.os_id, pool.os_version)), K.M_NFD)
+    pool = world.pools[run.pool]
+    world.set_labels(run.name, dict(nodes.nfd_labels(run, pool.os_id, pool.os_version)), K.M_NFD)
     run.phase = "labelled"
-    w.mark(None, "policy")
+    world.mark(None)  # wake the loop (the node watch marks the node itself)
     return None
 
 
-def _operator_labels(w: World, run: NodeRun, spec: Obj) -> None:
+def _operator_labels(world: World, run: NodeRun, spec: Obj) -> None:
     """Apply the NodeLabeling rules to the node as stored now (never to a stale copy)."""
     def change(o: Obj) -> None:
         labels = o["metadata"].setdefault("labels", {})
         annotations = o["metadata"].setdefault("annotations", {})
         nodes.apply_operator_labels(labels, annotations, spec)
-    w.write_node(run.name, change, K.M_OPERATOR)
+    world.write_node(run.name, change, K.M_OPERATOR)
 
 
-def publish(w: World, run: NodeRun, now: float) -> None:
+def publish(world: World, run: NodeRun, now: float) -> None:
     """Device-plugin resources and GFD labels for what currently runs on the node."""
-    obj = w.node_obj(run.name)
+    obj = world.node_obj(run.name)
     if obj is None:
         return
     labels = obj["metadata"].get("labels") or {}
     gfd = run.pods.get("gfd")
     if gfd is not None and gfd.ready:
-        wanted = _gfd(w, run, labels, now)
+        wanted = _gfd(world, run, labels, now)
         stale = {k: v for k, v in wanted.items()
                  if k != K.GFD_TIMESTAMP and labels.get(k) != v}
         gone = [k for k in labels if k.startswith("nvidia.com/mig-") and k not in wanted]
         if stale or gone:
-            w.set_labels(run.name, {**wanted, **{k: None for k in gone}}, K.M_GFD)
+            world.set_labels(run.name, {**wanted, **{k: None for k in gone}}, K.M_GFD)
     plugin = run.pods.get("device-plugin")
-    capacity, healthy = _resources(w, run, labels)
+    capacity, healthy = _resources(world, run, labels)
     up = plugin is not None and plugin.ready
-    _write_resources(w, run.name, capacity if up else None, healthy if up else None)
+    _write_resources(world, run.name, capacity if up else None, healthy if up else None)
 
 
-def _write_resources(w: World, name: str, capacity: dict[str, int] | None,
+def _write_resources(world: World, name: str, capacity: dict[str, int] | None,
                      healthy: dict[str, int] | None) -> None:
     def change(o: Obj) -> None:
         cap, alloc = o["status"]["capacity"], o["status"]["allocatable"]
@@ -237,4 +237,4 @@ def _write_resources(w: World, name: str, capacity: dict[str, int] | None,
         for res, amount in (capacity or {}).items():
             cap[res] = str(amount)
             alloc[res] = str((healthy or {}).get(res, 0))
-    w.write_node(name, change, K.M_KUBELET)
+    world.write_node(name, change, K.M_KUBELET)

@@ -49,20 +49,20 @@ def _conditions(ready: bool, reason: str, message: str, stamp: str) -> list[Obj]
              "lastTransitionTime": stamp}]
 
 
-def update_status(w: World) -> None:
+def update_status(world: World) -> None:
     """Write every ClusterPolicy's status from the operand DaemonSets and the nodes."""
-    items, _ = w.store.list("clusterpolicies.nvidia.com")
+    items, _ = world.store.list("clusterpolicies.nvidia.com")
     if not items:
         return
-    active = w.policy()
+    active = world.policy()
     assert active is not None
-    nodes, _ = w.store.list("nodes")
+    nodes, _ = world.store.list("nodes")
     has_nfd = any(k.startswith("feature.node.kubernetes.io/")
                   for n in nodes for k in (n["metadata"].get("labels") or {}))
     gpu_nodes = [n for n in nodes if (n["metadata"].get("labels") or {}).get(K.GPU_PRESENT) == "true"]
     not_ready = []
     for op in OPERANDS:
-        ds = w.store.get("daemonsets.apps", op.ds, w.ns)
+        ds = world.store.get("daemonsets.apps", op.ds, world.ns)
         if ds is not None and not ds_ready(ds) and op.state not in not_ready:
             not_ready.append(op.state)
     if not_ready:
@@ -78,21 +78,21 @@ def update_status(w: World) -> None:
     for item in items:
         name = item["metadata"]["name"]
         if name == active["metadata"]["name"]:
-            _write(w, name, state, not_ready == [] , conds)
+            _write(world, name, state, not_ready == [] , conds)
         else:
-            _write(w, name, "ignored", False, ("ReconcileFailed",
+            _write(world, name, "ignored", False, ("ReconcileFailed",
                    f"ClusterPolicy {active['metadata']['name']} is the active singleton; ignoring {name}"))
 
 
-def _write(w: World, name: str, state: str, ready: bool, reason_msg: tuple[str, str]) -> None:
-    current = w.store.get("clusterpolicies.nvidia.com", name) or {}
+def _write(world: World, name: str, state: str, ready: bool, reason_msg: tuple[str, str]) -> None:
+    current = world.store.get("clusterpolicies.nvidia.com", name) or {}
     old = current.get("status") or {}
     old_conds = {(c["type"], c["status"], c.get("reason"), c.get("message")) for c in old.get("conditions", [])}
-    conds = _conditions(ready, reason_msg[0], reason_msg[1], w.clock.rfc3339())
+    conds = _conditions(ready, reason_msg[0], reason_msg[1], world.clock.rfc3339())
     new_conds = {(c["type"], c["status"], c.get("reason"), c.get("message")) for c in conds}
-    if old.get("state") == state and old.get("namespace") == w.ns and old_conds == new_conds:
+    if old.get("state") == state and old.get("namespace") == world.ns and old_conds == new_conds:
         return
 
     def change(obj: Obj) -> None:
-        obj["status"] = {"state": state, "namespace": w.ns, "conditions": conds}
-    w.store.mutate("clusterpolicies.nvidia.com", name, None, change, manager=K.M_OPERATOR)
+        obj["status"] = {"state": state, "namespace": world.ns, "conditions": conds}
+    world.store.mutate("clusterpolicies.nvidia.com", name, None, change, manager=K.M_OPERATOR)

@@ -29,9 +29,9 @@ def _restored_value(value: str) -> str:
     return value[: -len("_" + K.PAUSED_DRIVER_UPGRADE)] if value.endswith(K.PAUSED_DRIVER_UPGRADE) else value
 
 
-def set_paused(w: World, node: str, paused: bool) -> None:
+def set_paused(world: World, node: str, paused: bool) -> None:
     """k8s-driver-manager's evict/reschedule of operands by rewriting deploy labels (§1.5)."""
-    labels = (w.node_obj(node) or {}).get("metadata", {}).get("labels", {})
+    labels = (world.node_obj(node) or {}).get("metadata", {}).get("labels", {})
     change: dict[str, str | None] = {}
     for operand in PAUSABLE:
         key = K.DEPLOY_PREFIX + operand
@@ -40,72 +40,72 @@ def set_paused(w: World, node: str, paused: bool) -> None:
             if value != labels[key]:
                 change[key] = value
     if change:
-        w.set_labels(node, change, K.M_DRIVER_MANAGER)
+        world.set_labels(node, change, K.M_DRIVER_MANAGER)
 
 
-def driver_manager(w: World, node: NodeRun, run: PodRun, c: ContainerRun, now: float) -> Outcome:
+def driver_manager(world: World, node: NodeRun, run: PodRun, c: ContainerRun, now: float) -> Outcome:
     """Evict operands, unload the old driver, restore operands — or fail if the driver is busy."""
     if not run.entered:
         run.entered = True
-        w.log(run.name, c.name, "Getting current value of the 'nvidia.com/gpu.deploy.operator-validator' node label")
+        world.log(run.name, c.name, "Getting current value of the 'nvidia.com/gpu.deploy.operator-validator' node label")
         if node.driver_loaded:
-            w.log(run.name, c.name, "Shutting down all GPU clients on the current node by disabling their component-specific nodeSelector labels")
-            set_paused(w, node.name, True)
+            world.log(run.name, c.name, "Shutting down all GPU clients on the current node by disabling their component-specific nodeSelector labels")
+            set_paused(world, node.name, True)
     if node.driver_loaded and any(k != "driver" for k in node.pods):
         return ("wait", now + 2.0)
     outcome = _elapsed(c, now, c.name)
     if outcome[0] == "wait":
         return outcome
     if node.crash == "driver-in-use" and node.driver_loaded:
-        w.log(run.name, c.name, "Unloading NVIDIA driver kernel modules...")
-        w.log(run.name, c.name, "nvidia_modeset       1306624  0\nnvidia_uvm           1990656  4\nnvidia              56705024  89 nvidia_uvm,nvidia_modeset")
-        w.log(run.name, c.name, "Could not unload NVIDIA driver kernel modules, driver is in use")
-        set_paused(w, node.name, False)
+        world.log(run.name, c.name, "Unloading NVIDIA driver kernel modules...")
+        world.log(run.name, c.name, "nvidia_modeset       1306624  0\nnvidia_uvm           1990656  4\nnvidia              56705024  89 nvidia_uvm,nvidia_modeset")
+        world.log(run.name, c.name, "Could not unload NVIDIA driver kernel modules, driver is in use")
+        set_paused(world, node.name, False)
         return ("fail", 0.0)
     if node.driver_loaded:
-        w.log(run.name, c.name, "Unloading NVIDIA driver kernel modules...")
+        world.log(run.name, c.name, "Unloading NVIDIA driver kernel modules...")
         node.driver_loaded = ""
         node.markers.clear()
-    w.log(run.name, c.name, "Rescheduling all GPU clients on the current node by enabling their component-specific nodeSelector labels")
-    set_paused(w, node.name, False)
+    world.log(run.name, c.name, "Rescheduling all GPU clients on the current node by enabling their component-specific nodeSelector labels")
+    set_paused(world, node.name, False)
     return ("done", 0.0)
 
 
-def driver_ctr(w: World, node: NodeRun, run: PodRun, c: ContainerRun, now: float) -> Outcome:
+def driver_ctr(world: World, node: NodeRun, run: PodRun, c: ContainerRun, now: float) -> Outcome:
     """Build and load the driver; after a breaking kernel update the headers are missing."""
     if c.restarts == 0 or not run.entered:
         run.entered = True
-        w.log(run.name, c.name, f"DRIVER_VERSION={run.driver_version}")
-        w.log(run.name, c.name, "Resolving Linux kernel version...")
+        world.log(run.name, c.name, f"DRIVER_VERSION={run.driver_version}")
+        world.log(run.name, c.name, "Resolving Linux kernel version...")
     if node.crash == "kernel-headers":
         if now - (c.started_at or now) < 20:
             return ("wait", (c.started_at or now) + 20)
-        w.log(run.name, c.name, "Installing Linux kernel headers...")
-        w.log(run.name, c.name, f"E: Unable to locate package linux-headers-{node.kernel}")
-        w.log(run.name, c.name, f"Could not install Linux kernel headers for kernel {node.kernel}")
-        w.log(run.name, c.name, "Stopping NVIDIA persistence daemon...")
+        world.log(run.name, c.name, "Installing Linux kernel headers...")
+        world.log(run.name, c.name, f"E: Unable to locate package linux-headers-{node.kernel}")
+        world.log(run.name, c.name, f"Could not install Linux kernel headers for kernel {node.kernel}")
+        world.log(run.name, c.name, "Stopping NVIDIA persistence daemon...")
         return ("fail", 0.0)
     outcome = _elapsed(c, now, c.name)
     if outcome[0] == "done":
-        w.log(run.name, c.name, "Loading NVIDIA driver kernel modules... Done, now waiting for signal")
+        world.log(run.name, c.name, "Loading NVIDIA driver kernel modules... Done, now waiting for signal")
         node.driver_loaded = run.driver_version
         node.markers.add(".driver-ctr-ready")
     return outcome
 
 
-def toolkit_ctr(w: World, node: NodeRun, run: PodRun, c: ContainerRun, now: float) -> Outcome:
+def toolkit_ctr(world: World, node: NodeRun, run: PodRun, c: ContainerRun, now: float) -> Outcome:
     outcome = _elapsed(c, now, c.name)
     if outcome[0] == "done":
         node.markers.add("toolkit-installed")
     return outcome
 
 
-def cuda_validation(w: World, node: NodeRun, run: PodRun, c: ContainerRun, now: float) -> Outcome:
+def cuda_validation(world: World, node: NodeRun, run: PodRun, c: ContainerRun, now: float) -> Outcome:
     """Launch ``nvidia-cuda-validator-xxxxx`` and wait for it to succeed (§1.3)."""
     from gputui.sim.operator import validatorpod
 
-    name = validatorpod.ensure(w, node, run, now)
-    pod = w.store.get("pods", name, w.ns)
+    name = validatorpod.ensure(world, node, run, now)
+    pod = world.store.get("pods", name, world.ns)
     if pod is not None and pod["status"].get("phase") == "Succeeded":
         return ("done", 0.0)
     return ("wait", now + 5.0)
@@ -113,12 +113,12 @@ def cuda_validation(w: World, node: NodeRun, run: PodRun, c: ContainerRun, now: 
 
 def ready_after(seconds: float, effect: str) -> Step:
     """A main container that becomes ready after ``seconds`` and then publishes something."""
-    def step(w: World, node: NodeRun, run: PodRun, c: ContainerRun, now: float) -> Outcome:
+    def step(world: World, node: NodeRun, run: PodRun, c: ContainerRun, now: float) -> Outcome:
         due = (c.started_at or now) + seconds
         if now < due:
             return ("wait", due)
         if effect == "validated":
-            w.log(run.name, c.name, "all validations are successful")
+            world.log(run.name, c.name, "all validations are successful")
         return ("done", 0.0)
     return step
 

@@ -3,10 +3,17 @@
 from __future__ import annotations
 
 import logging
-from typing import Any
+from collections.abc import Callable
+from typing import TYPE_CHECKING, Any
 
 from gputui.sim.operator import keys as K
-from gputui.sim.operator.world import World
+from gputui.sim.operator.world import ALL_NODES, STATUS, World
+
+if TYPE_CHECKING:
+    from gputui.sim.operator.core import Operator
+
+#: a timeline action's handler: the Timeline and the event's fields
+Handler = Callable[["Timeline", dict[str, Any]], None]
 
 log = logging.getLogger(__name__)
 
@@ -14,41 +21,42 @@ log = logging.getLogger(__name__)
 class Timeline:
     """Plays ``scenario.timeline`` against the running cluster."""
 
-    def __init__(self, world: World, operator: Any):
-        self.w = world
-        self.op = operator
+    def __init__(self, world: World, operator: Operator):
+        self.world = world
+        self.operator = operator
         self.start = world.clock.now()
 
     async def run(self) -> None:
-        for event in self.w.scenario.timeline:
-            delay = self.start + event.at - self.w.clock.now()
+        for event in self.world.scenario.timeline:
+            delay = self.start + event.at - self.world.clock.now()
             if delay > 0:
-                await self.w.clock.sleep(delay)
+                await self.world.clock.sleep(delay)
             try:
                 self.apply(event.action, event.args)
-            except Exception:
+            except Exception:  # broad: a bug in one fault is logged; the scenario plays on
                 log.exception("timeline action %s failed", event.action)
             # no "upgrade": the upgrade controller wakes on what the action changes (the
             # ClusterPolicy's generation, a node's state label), as upstream's watches do
-            self.w.mark(None, "all-nodes", "ds", "policy")
+            self.world.mark(None, ALL_NODES, STATUS)
 
     def apply(self, action: str, args: dict[str, Any]) -> None:
-        getattr(self, "do_" + action.replace("-", "_"))(args)
+        """Run ``action`` (a name the scenario loader accepted, ``scenario.ACTIONS``)."""
+        HANDLERS[action](self, args)
 
     def do_kernel_update(self, args: dict[str, Any]) -> None:
         """The pool's nodes reboot into a new kernel; the driver breaks unless told otherwise."""
-        for name in self.w.resolve(args):
+        for name in self.world.resolve(args):
             self._reboot(name, str(args.get("kernel", "5.15.0-1075-gke")))
             if args.get("breaksDriver", True):
-                self.w.nodes[name].crash = "kernel-headers"
+                self.world.nodes[name].crash = "kernel-headers"
 
     def _reboot(self, name: str, kernel: str) -> None:
-        run = self.w.nodes[name]
+        run = self.world.nodes[name]
         run.kernel = kernel
         run.markers.clear()
         if not run.host_driver:
             run.driver_loaded = ""
-        now = self.w.clock.now()
+        now = self.world.clock.now()
         for pod in run.pods.values():
             pod.step, pod.phase, pod.entered = 0, "Pending", False
             for c in pod.init + pod.main:
@@ -65,7 +73,7 @@ class Timeline:
             for res in list(obj["status"].get("allocatable", {})):
                 if res.startswith("nvidia.com/"):
                     obj["status"]["allocatable"][res] = "0"
-        self.w.write_node(name, change, K.M_KUBELET)
+        self.world.write_node(name, change, K.M_KUBELET)
 
     def do_crashloop(self, args: dict[str, Any]) -> None:
         """Break the driver: ``kernel-headers`` (driver build fails) or ``driver-in-use``.
@@ -76,15 +84,15 @@ class Timeline:
         holding the driver and fails (Init:CrashLoopBackOff), as after an operator upgrade.
         """
         reason = str(args.get("reason", "kernel-headers"))
-        now = self.w.clock.now()
-        for name in self.w.resolve(args):
-            run = self.w.nodes[name]
+        now = self.world.clock.now()
+        for name in self.world.resolve(args):
+            run = self.world.nodes[name]
             run.crash = reason
             driver = run.pods.get("driver")
             if driver is None:
                 continue
             if reason == "driver-in-use":
-                self.w.store.delete("pods", driver.name, self.w.ns)
+                self.world.store.delete("pods", driver.name, self.world.ns)
             elif not args.get("nextStart") and driver.initialized:
                 from gputui.sim.operator.kubelet import crash
                 crash(driver.main[0], now)
@@ -92,16 +100,16 @@ class Timeline:
 
     def do_validator_stuck(self, args: dict[str, Any]) -> None:
         """cuda-validation never finishes: the validator pod is restarted and hangs there."""
-        for name in self.w.resolve(args):
-            run = self.w.nodes[name]
+        for name in self.world.resolve(args):
+            run = self.world.nodes[name]
             run.validator_stuck = True
             validator = run.pods.get("validator")
             if validator is not None and validator.initialized:
-                self.w.store.delete("pods", validator.name, self.w.ns)
+                self.world.store.delete("pods", validator.name, self.world.ns)
 
     def do_xid(self, args: dict[str, Any]) -> None:
-        for name in self.w.resolve(args):
-            gpu = self.w.nodes[name].gpus[int(args.get("gpu", 0))]
+        for name in self.world.resolve(args):
+            gpu = self.world.nodes[name].gpus[int(args.get("gpu", 0))]
             gpu.xid = int(args.get("code", 79))
             gpu.fallen = gpu.xid == 79
 
@@ -113,47 +121,63 @@ class Timeline:
         from gputui.sim.operator import daemonsets
         from gputui.sim.operator.nodes import node_conditions
 
-        for name in self.w.resolve(args):
-            run = self.w.nodes[name]
+        for name in self.world.resolve(args):
+            run = self.world.nodes[name]
             run.driver_blocked = True
             driver = run.pods.get("driver")
             if driver is not None:
-                daemonsets.delete_pod(self.w, run, driver)
-            stamp = self.w.clock.rfc3339()
+                daemonsets.delete_pod(self.world, run, driver)
+            stamp = self.world.clock.rfc3339()
 
             def change(obj: dict[str, Any], stamp: str = stamp) -> None:
                 obj["status"]["conditions"] = node_conditions(False, stamp)
                 obj["status"]["conditions"][-1].update(
                     status="Unknown", reason="NodeStatusUnknown",
                     message="Kubelet stopped posting node status.")
-            self.w.write_node(name, change, "node-controller")
-            daemonsets.unscheduled_driver_pod(self.w, name)
+            self.world.write_node(name, change, "node-controller")
+            daemonsets.unscheduled_driver_pod(self.world, name)
 
     def do_mig_config(self, args: dict[str, Any]) -> None:
-        for name in self.w.resolve(args):
-            self.w.set_labels(name, {K.MIG_CONFIG: str(args["config"])}, "kubectl-label")
+        for name in self.world.resolve(args):
+            self.world.set_labels(name, {K.MIG_CONFIG: str(args["config"])}, "kubectl-label")
 
     def do_mig_fail(self, args: dict[str, Any]) -> None:
-        for name in self.w.resolve(args):
-            self.w.nodes[name].mig_fail_next = True
+        for name in self.world.resolve(args):
+            self.world.nodes[name].mig_fail_next = True
 
     def do_driver_version(self, args: dict[str, Any]) -> None:
         def change(obj: dict[str, Any]) -> None:
             obj["spec"].setdefault("driver", {})["version"] = str(args["version"])
-        self.w.store.mutate("clusterpolicies.nvidia.com", K.CLUSTER_POLICY_NAME, None, change,
-                            manager="kubectl-patch")
+        self.world.store.mutate("clusterpolicies.nvidia.com", K.CLUSTER_POLICY_NAME, None, change,
+                                manager="kubectl-patch")
 
     def do_upgrade_policy(self, args: dict[str, Any]) -> None:
         def change(obj: dict[str, Any]) -> None:
             obj["spec"].setdefault("driver", {}).setdefault("upgradePolicy", {}).update(args["policy"])
-        self.w.store.mutate("clusterpolicies.nvidia.com", K.CLUSTER_POLICY_NAME, None, change,
-                            manager="kubectl-patch")
+        self.world.store.mutate("clusterpolicies.nvidia.com", K.CLUSTER_POLICY_NAME, None, change,
+                                manager="kubectl-patch")
 
     def do_join(self, args: dict[str, Any]) -> None:
-        self.op.add_nodes(str(args["pool"]), int(args.get("count", 1)))
+        self.operator.add_nodes(str(args["pool"]), int(args.get("count", 1)))
 
     def do_cordon(self, args: dict[str, Any]) -> None:
-        for name in self.w.resolve(args):
+        for name in self.world.resolve(args):
             def change(obj: dict[str, Any]) -> None:
                 obj["spec"]["unschedulable"] = True
-            self.w.write_node(name, change, "kubectl-cordon")
+            self.world.write_node(name, change, "kubectl-cordon")
+
+
+#: timeline action (as scenarios spell it) -> its handler; the keys are ``scenario.ACTIONS``
+HANDLERS: dict[str, Handler] = {
+    "kernel-update": Timeline.do_kernel_update,
+    "crashloop": Timeline.do_crashloop,
+    "validator-stuck": Timeline.do_validator_stuck,
+    "xid": Timeline.do_xid,
+    "driver-unscheduled": Timeline.do_driver_unscheduled,
+    "mig-config": Timeline.do_mig_config,
+    "mig-fail": Timeline.do_mig_fail,
+    "driver-version": Timeline.do_driver_version,
+    "upgrade-policy": Timeline.do_upgrade_policy,
+    "join": Timeline.do_join,
+    "cordon": Timeline.do_cordon,
+}

@@ -39,7 +39,7 @@ from typing import Any
 from gputui.sim.operator import evictor
 from gputui.sim.operator import keys as K
 from gputui.sim.operator.evictor import EvictionJob
-from gputui.sim.operator.world import World
+from gputui.sim.operator.world import STATUS, World
 from gputui.sim.selectors import label_predicate
 
 log = logging.getLogger(__name__)
@@ -52,7 +52,7 @@ class Upgrader:
     """Runs the upgrade state machine on a period and when kicked."""
 
     def __init__(self, world: World):
-        self.w = world
+        self.world = world
         self._kick: asyncio.Event | None = None
         self.deleting: dict[str, EvictionJob] = {}   # node -> pod deletion in progress
         self.draining: dict[str, EvictionJob] = {}   # node -> drain in progress
@@ -66,29 +66,29 @@ class Upgrader:
         while True:
             wait = evictor.RETRY_S if self.deleting or self.draining else PERIOD
             with contextlib.suppress(asyncio.TimeoutError):
-                await asyncio.wait_for(self._kick.wait(), self.w.clock.wall_seconds(wait))
-            await self.w.clock.sleep(DEBOUNCE)
+                await asyncio.wait_for(self._kick.wait(), self.world.clock.wall_seconds(wait))
+            await self.world.clock.sleep(DEBOUNCE)
             self._kick.clear()
             try:
                 self.cycle()
-            except Exception:
+            except Exception:  # broad: a bug in one cycle is logged, the next one retries
                 log.exception("upgrade cycle failed")
 
     # ----------------------------------------------------------------- cycle
     def cycle(self) -> None:
-        w = self.w
-        spec = w.policy_spec()
+        world = self.world
+        spec = world.policy_spec()
         policy = (spec.get("driver") or {}).get("upgradePolicy") or {}
-        nodes = {n["metadata"]["name"]: n for n in w.store.list("nodes")[0]}
+        nodes = {n["metadata"]["name"]: n for n in world.store.list("nodes")[0]}
         if not spec or not policy.get("autoUpgrade") or (spec.get("sandboxWorkloads") or {}).get("enabled"):
             self.deleting.clear()
             self.draining.clear()
             for name, node in nodes.items():
                 if K.UPGRADE_STATE in (node["metadata"].get("labels") or {}):
-                    w.set_labels(name, {K.UPGRADE_STATE: None}, K.M_OPERATOR)
+                    world.set_labels(name, {K.UPGRADE_STATE: None}, K.M_OPERATOR)
             return
-        ds = w.store.get("daemonsets.apps", "nvidia-driver-daemonset", w.ns)
-        pods = w.store.list("pods", w.ns, "app=nvidia-driver-daemonset")[0]
+        ds = world.store.get("daemonsets.apps", "nvidia-driver-daemonset", world.ns)
+        pods = world.store.list("pods", world.ns, "app=nvidia-driver-daemonset")[0]
         if ds is None:
             return
         # BuildState: every pod the DaemonSet owns counts, a Pending one with no node too
@@ -99,11 +99,11 @@ class Upgrader:
             return
         # ... and then skips the Pending pods that have no node
         driver = {p["spec"]["nodeName"]: p for p in pods if p["spec"].get("nodeName")}
-        self.rev = w.revisions.get("driver", ("", 0))[0]
+        self.rev = world.revisions.get("driver", ("", 0))[0]
         self.policy = policy
         self.nodes = {n: nodes[n] for n in driver if n in nodes}
         self.driver = driver
-        self.now = w.clock.now()
+        self.now = world.clock.now()
         # the state of every node as this pass found it: each ProcessXxx step reads this
         # snapshot, so a node moves at most one state per pass (cordon-required is seen)
         self.found = {n: self.state(n) for n in self.nodes}
@@ -129,8 +129,8 @@ class Upgrader:
                     ann.pop(key, None)
                 else:
                     ann[key] = value
-        self.nodes[name] = self.w.write_node(name, change, K.M_OPERATOR) or self.nodes[name]
-        self.w.event(name, K.UPGRADE_EVENT_REASON, f"Successfully updated node state label to {state}")
+        self.nodes[name] = self.world.write_node(name, change, K.M_OPERATOR) or self.nodes[name]
+        self.world.event(name, K.UPGRADE_EVENT_REASON, f"Successfully updated node state label to {state}")
 
     def annotate(self, name: str, key: str, value: str | None) -> None:
         def change(obj: Obj) -> None:
@@ -139,7 +139,7 @@ class Upgrader:
                 ann.pop(key, None)
             else:
                 ann[key] = value
-        self.nodes[name] = self.w.write_node(name, change, K.M_OPERATOR) or self.nodes[name]
+        self.nodes[name] = self.world.write_node(name, change, K.M_OPERATOR) or self.nodes[name]
 
     def set_unschedulable(self, name: str, value: bool) -> None:
         def change(obj: Obj) -> None:
@@ -147,7 +147,7 @@ class Upgrader:
                 obj["spec"]["unschedulable"] = True
             else:
                 obj["spec"].pop("unschedulable", None)
-        self.nodes[name] = self.w.write_node(name, change, K.M_OPERATOR) or self.nodes[name]
+        self.nodes[name] = self.world.write_node(name, change, K.M_OPERATOR) or self.nodes[name]
 
     def ann(self, name: str, key: str) -> str | None:
         return (self.nodes[name]["metadata"].get("annotations") or {}).get(key)
@@ -220,7 +220,7 @@ class Upgrader:
         for name in self.in_state(K.S_WAIT_JOBS):
             if selector:
                 match = label_predicate(selector)
-                busy = [p for p in self.w.store.list("pods", field_selector=f"spec.nodeName={name}")[0]
+                busy = [p for p in self.world.store.list("pods", field_selector=f"spec.nodeName={name}")[0]
                         if match(p) and p["status"].get("phase") in ("Running", "Pending")]
                 if busy:
                     if timeout <= 0:
@@ -239,10 +239,10 @@ class Upgrader:
         self._forget(self.deleting, K.S_POD_DELETION)
         for name in self.in_state(K.S_POD_DELETION):
             pods, errors = evictor.pods_for_deletion(
-                self.w, name, evictor.gpu_pod, force=bool(cfg.get("force")),
+                self.world, name, evictor.gpu_pod, force=bool(cfg.get("force")),
                 delete_empty_dir=bool(cfg.get("deleteEmptyDir")))
             if name not in self.deleting:
-                daemon = evictor.daemonset_gpu_pods(self.w, name)
+                daemon = evictor.daemonset_gpu_pods(self.world, name)
                 if daemon:
                     # gpuPodSpecFilter counts them, the drain helper skips them: the counts
                     # differ and the library gives up (pod_manager.go, SchedulePodEviction)
@@ -259,13 +259,13 @@ class Upgrader:
 
     def _deleted(self, name: str) -> None:
         self.move(name, K.S_POD_RESTART)
-        self.w.event(name, K.UPGRADE_EVENT_REASON,
-                     "Deleted workload pods on the node for the driver upgrade")
+        self.world.event(name, K.UPGRADE_EVENT_REASON,
+                         "Deleted workload pods on the node for the driver upgrade")
 
     def _deletion_failed(self, name: str, why: str) -> None:
-        self.w.event(name, K.UPGRADE_EVENT_REASON,
-                     f"Failed to delete workload pods on the node for the driver upgrade, {why}",
-                     "Warning")
+        self.world.event(name, K.UPGRADE_EVENT_REASON,
+                         f"Failed to delete workload pods on the node for the driver upgrade, {why}",
+                         "Warning")
         drain = bool((self.policy.get("drain") or {}).get("enable"))
         self.move(name, K.S_DRAIN if drain else K.S_FAILED)
 
@@ -280,10 +280,10 @@ class Upgrader:
             selector = ",".join(filter(None, [cfg.get("podSelector") or "",
                                               f"{K.UPGRADE_DRAIN_SKIP}!=true"]))
             pods, errors = evictor.pods_for_deletion(
-                self.w, name, label_predicate(selector), force=bool(cfg.get("force")),
+                self.world, name, label_predicate(selector), force=bool(cfg.get("force")),
                 delete_empty_dir=bool(cfg.get("deleteEmptyDir")))
             if name not in self.draining:
-                self.w.event(name, K.UPGRADE_EVENT_REASON, "Scheduling drain of the node")
+                self.world.event(name, K.UPGRADE_EVENT_REASON, "Scheduling drain of the node")
                 self.set_unschedulable(name, True)
                 if errors:
                     self._drain_failed(name, evictor.aggregate(errors))
@@ -292,18 +292,18 @@ class Upgrader:
             self._evict(name, self.draining, pods, self._drained, self._drain_failed)
 
     def _drained(self, name: str) -> None:
-        self.w.event(name, K.UPGRADE_EVENT_REASON, "Successfully drained the node")
+        self.world.event(name, K.UPGRADE_EVENT_REASON, "Successfully drained the node")
         self.move(name, K.S_POD_RESTART)
 
     def _drain_failed(self, name: str, why: str) -> None:
         self.move(name, K.S_FAILED)
-        self.w.event(name, K.UPGRADE_EVENT_REASON, f"Failed to drain the node, {why}", "Warning")
+        self.world.event(name, K.UPGRADE_EVENT_REASON, f"Failed to drain the node, {why}", "Warning")
 
     def _evict(self, name: str, jobs: dict[str, EvictionJob], pods: list[Obj],
                done: Callable[[str], None], fail: Callable[[str, str], None]) -> None:
         """One round of evictions for a job; finish, keep retrying, or fail on timeout."""
         job = jobs[name]
-        error = evictor.evict_round(self.w, job, pods)
+        error = evictor.evict_round(self.world, job, pods)
         if error is None and not job.refused:
             del jobs[name]
             done(name)
@@ -321,8 +321,8 @@ class Upgrader:
             pod = self.driver.get(name)
             if not self.in_sync(name):
                 if pod is not None:
-                    self.w.store.delete("pods", pod["metadata"]["name"], self.w.ns)
-                    self.w.mark(name, "ds")
+                    self.world.store.delete("pods", pod["metadata"]["name"], self.world.ns)
+                    self.world.mark(name, STATUS)
                 continue
             if self.pod_ready(pod):
                 self.move(name, K.S_VALIDATION)
@@ -342,7 +342,7 @@ class Upgrader:
 
     def _validation(self) -> None:
         for name in self.in_state(K.S_VALIDATION):
-            pods = [p for p in self.w.store.list("pods", self.w.ns, "app=nvidia-operator-validator")[0]
+            pods = [p for p in self.world.store.list("pods", self.world.ns, "app=nvidia-operator-validator")[0]
                     if p["spec"].get("nodeName") == name]
             if not pods:
                 continue  # no validator pod on the node: not done, and no clock started
@@ -353,8 +353,8 @@ class Upgrader:
             if start is None:
                 self.annotate(name, K.VALIDATION_START_ANN, str(int(self.now)))
             elif self.now - int(start) > K.VALIDATION_TIMEOUT_S:
-                self.w.event(name, K.UPGRADE_EVENT_REASON,
-                             "Failed to validate driver upgrade: validation timeout exceeded", "Warning")
+                self.world.event(name, K.UPGRADE_EVENT_REASON,
+                                 "Failed to validate driver upgrade: validation timeout exceeded", "Warning")
                 self.move(name, K.S_FAILED, {K.VALIDATION_START_ANN: None})
 
     def _uncordon(self) -> None:

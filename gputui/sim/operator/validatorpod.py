@@ -17,47 +17,47 @@ from gputui.sim.operator.world import World
 RUN_SECONDS = 8.0
 
 
-def ensure(w: World, node: NodeRun, run: PodRun, now: float) -> str:
+def ensure(world: World, node: NodeRun, run: PodRun, now: float) -> str:
     """Create the CUDA validator pod once per validator run and move it along; its name."""
-    if not run.child or w.store.get("pods", run.child, w.ns) is None:
-        run.child = w.pod_name("nvidia-cuda-validator-")
+    if not run.child or world.store.get("pods", run.child, world.ns) is None:
+        run.child = world.pod_name("nvidia-cuda-validator-")
         run.child_started = now
-        w.store.create("pods", _pod(w, node, run), manager=K.M_VALIDATOR)
-        w.pod_index[run.child] = (node.name, "cuda-validator")
+        world.store.create("pods", _pod(world, node, run), manager=K.M_VALIDATOR)
+        world.pod_index[run.child] = (node.name, "cuda-validator")
         return run.child
-    pod = w.store.get("pods", run.child, w.ns) or {}
+    pod = world.store.get("pods", run.child, world.ns) or {}
     phase = pod.get("status", {}).get("phase")
     if node.validator_stuck:
-        _set(w, run.child, _pending_unschedulable(w))
+        _set(world, run.child, _pending_unschedulable(world))
     elif phase == "Pending" and now >= run.child_started + 2:
-        _set(w, run.child, _status(w, node, run, "Running"))
+        _set(world, run.child, _status(world, node, run, "Running"))
     elif phase == "Running" and now >= run.child_started + RUN_SECONDS:
-        w.nodeside.log(w.ns, run.child, "nvidia-cuda-validator", "cuda workload validation is successful")
-        _set(w, run.child, _status(w, node, run, "Succeeded"))
+        world.nodeside.log(world.ns, run.child, "nvidia-cuda-validator", "cuda workload validation is successful")
+        _set(world, run.child, _status(world, node, run, "Succeeded"))
     return run.child
 
 
-def converged(w: World, node: NodeRun, run: PodRun, now: float) -> None:
+def converged(world: World, node: NodeRun, run: PodRun, now: float) -> None:
     """The Succeeded validator pod a finished ``cuda-validation`` leaves behind."""
-    run.child = w.pod_name("nvidia-cuda-validator-")
+    run.child = world.pod_name("nvidia-cuda-validator-")
     run.child_started = now - RUN_SECONDS
-    pod = _pod(w, node, run)
-    pod["status"] = _status(w, node, run, "Succeeded")
-    w.store.create("pods", pod, manager=K.M_VALIDATOR, adopt=True)
-    w.pod_index[run.child] = (node.name, "cuda-validator")
+    pod = _pod(world, node, run)
+    pod["status"] = _status(world, node, run, "Succeeded")
+    world.store.create("pods", pod, manager=K.M_VALIDATOR, adopt=True)
+    world.pod_index[run.child] = (node.name, "cuda-validator")
 
 
-def _set(w: World, name: str, status: dict[str, Any]) -> None:
+def _set(world: World, name: str, status: dict[str, Any]) -> None:
     def change(pod: dict[str, Any]) -> None:
         pod["status"] = status
-    w.store.mutate("pods", name, w.ns, change, manager=K.M_KUBELET)
+    world.store.mutate("pods", name, world.ns, change, manager=K.M_KUBELET)
 
 
-def _pod(w: World, node: NodeRun, run: PodRun) -> dict[str, Any]:
-    owner = w.store.get("pods", run.name, w.ns) or {"metadata": {"name": run.name, "uid": ""}}
+def _pod(world: World, node: NodeRun, run: PodRun) -> dict[str, Any]:
+    owner = world.store.get("pods", run.name, world.ns) or {"metadata": {"name": run.name, "uid": ""}}
     image = IMAGES["validator"]
     return {"apiVersion": "v1", "kind": "Pod",
-            "metadata": {"name": run.child, "namespace": w.ns,
+            "metadata": {"name": run.child, "namespace": world.ns,
                          "labels": {"app": "nvidia-cuda-validator"},
                          "ownerReferences": [{"apiVersion": "v1", "kind": "Pod",
                                               "name": run.name,
@@ -75,9 +75,9 @@ def _pod(w: World, node: NodeRun, run: PodRun) -> dict[str, Any]:
                        "conditions": [{"type": "PodScheduled", "status": "True"}]}}
 
 
-def _status(w: World, node: NodeRun, run: PodRun, phase: str) -> dict[str, Any]:
-    rfc = w.clock.rfc3339
-    start, end = rfc(run.child_started), rfc(w.clock.now())
+def _status(world: World, node: NodeRun, run: PodRun, phase: str) -> dict[str, Any]:
+    rfc = world.clock.rfc3339
+    start, end = rfc(run.child_started), rfc(world.clock.now())
     done = phase == "Succeeded"
     term = {"terminated": {"exitCode": 0, "reason": "Completed", "startedAt": start, "finishedAt": end}}
     main_state = term if done else {"running": {"startedAt": end}}
@@ -94,10 +94,10 @@ def _status(w: World, node: NodeRun, run: PodRun, phase: str) -> dict[str, Any]:
                                    "state": main_state}]}
 
 
-def _pending_unschedulable(w: World) -> dict[str, Any]:
+def _pending_unschedulable(world: World) -> dict[str, Any]:
     return {"phase": "Pending", "qosClass": "BestEffort",
             "conditions": [{"type": "PodScheduled", "status": "False", "reason": "Unschedulable",
                             "message": "0/1 nodes are available: 1 node(s) had untolerated taint "
                                        "{node.kubernetes.io/unschedulable: }. preemption: 0/1 "
                                        "nodes are available: 1 Preemption is not helpful for scheduling.",
-                            "lastTransitionTime": w.clock.rfc3339()}]}
+                            "lastTransitionTime": world.clock.rfc3339()}]}

@@ -37,24 +37,24 @@ class Workloads:
     """Scheduler, kubelet and Job controller for the scenario's GPU workloads."""
 
     def __init__(self, world: World):
-        self.w = world
+        self.world = world
         self.pods: dict[str, Tracked] = {}
         self.next_due: float | None = None
 
     def operator_pod(self, now: float) -> None:
-        w = self.w
-        has_nodes = bool(w.scenario.pools)
+        world = self.world
+        has_nodes = bool(world.scenario.pools)
         if has_nodes:
-            w.store.create("nodes", _system_node(w), manager=K.M_KUBELET)
+            world.store.create("nodes", _system_node(world), manager=K.M_KUBELET)
         rs = "gpu-operator-7d9f8c6b5"
-        w.operator_pod = f"{rs}-{node_suffix('operator', 5)}"
+        world.operator_pod = f"{rs}-{node_suffix('operator', 5)}"
         status: Obj = {"phase": "Pending", "conditions": [{"type": "PodScheduled", "status": "False",
                        "reason": "Unschedulable", "message": "no nodes available to schedule pods"}]}
         if has_nodes:
             status = _running_status("gpu-operator", "nvcr.io/nvidia/gpu-operator:v26.7.0", now,
                                      "10.128.0.3", "10.64.200.4")
-        w.store.create("pods", {"metadata": {
-            "name": w.operator_pod, "namespace": w.ns,
+        world.store.create("pods", {"metadata": {
+            "name": world.operator_pod, "namespace": world.ns,
             "labels": {"app": "gpu-operator", "app.kubernetes.io/component": "gpu-operator",
                        K.UPGRADE_DRAIN_SKIP: "true", "pod-template-hash": "7d9f8c6b5"},
             "ownerReferences": [{"apiVersion": "apps/v1", "kind": "ReplicaSet", "name": rs,
@@ -67,10 +67,10 @@ class Workloads:
 
     def setup(self, now: float) -> None:
         """Create the scenario's workload pods (already running for ``startedAgo``) and PDBs."""
-        namespaces = {w.namespace for w in self.w.scenario.workloads} - {"default", self.w.ns}
+        namespaces = {spec.namespace for spec in self.world.scenario.workloads} - {"default", self.world.ns}
         for ns in sorted(namespaces):
-            self.w.store.create("namespaces", {"metadata": {"name": ns}, "status": {"phase": "Active"}})
-        for spec in self.w.scenario.workloads:
+            self.world.store.create("namespaces", {"metadata": {"name": ns}, "status": {"phase": "Active"}})
+        for spec in self.world.scenario.workloads:
             if spec.pdb:
                 self._pdb(spec)
             for _ in range(spec.count):
@@ -78,7 +78,7 @@ class Workloads:
         self.tick(now, True, start_at=None)
 
     def _pdb(self, spec: Workload) -> None:
-        self.w.store.create("poddisruptionbudgets.policy", {
+        self.world.store.create("poddisruptionbudgets.policy", {
             "apiVersion": "policy/v1", "kind": "PodDisruptionBudget",
             "metadata": {"name": f"{spec.name}-pdb", "namespace": spec.namespace},
             "spec": {"minAvailable": spec.count, "selector": {"matchLabels": dict(spec.labels)}},
@@ -86,7 +86,7 @@ class Workloads:
                        "expectedPods": spec.count, "observedGeneration": 1}}, manager=K.M_KCM)
 
     def _create(self, spec: Workload, started: float) -> None:
-        name = self.w.pod_name(spec.name + "-", spec.namespace)
+        name = self.world.pod_name(spec.name + "-", spec.namespace)
         labels = {**spec.labels, "batch.kubernetes.io/job-name": spec.name}
         if spec.drain_skip:
             labels[K.UPGRADE_DRAIN_SKIP] = "true"
@@ -97,9 +97,9 @@ class Workloads:
                             "resources": {"limits": {spec.resource: str(spec.gpus)},
                                           "requests": {spec.resource: str(spec.gpus)}}}]}
         if spec.pool:
-            pool = self.w.pools[spec.pool]
+            pool = self.world.pools[spec.pool]
             pod_spec["nodeSelector"] = {"cloud.google.com/gke-nodepool": pool.name}
-        self.w.store.create("pods", {"metadata": {
+        self.world.store.create("pods", {"metadata": {
             "name": name, "namespace": spec.namespace, "labels": labels,
             "annotations": {"gputui.sim/started": str(started)},
             "ownerReferences": [{"apiVersion": "batch/v1", "kind": "Job", "name": spec.name,
@@ -114,7 +114,7 @@ class Workloads:
         """Completions, replacements and scheduling; True if anything changed."""
         changed = False
         for t in list(self.pods.values()):
-            obj = self.w.store.get("pods", t.name, t.spec.namespace)
+            obj = self.world.store.get("pods", t.name, t.spec.namespace)
             if obj is None:
                 del self.pods[t.name]
                 changed = True
@@ -135,7 +135,7 @@ class Workloads:
 
     def _free(self) -> dict[str, dict[str, int]]:
         free: dict[str, dict[str, int]] = {}
-        for node in self.w.store.list("nodes", label_selector=f"{K.GPU_PRESENT}=true")[0]:
+        for node in self.world.store.list("nodes", label_selector=f"{K.GPU_PRESENT}=true")[0]:
             ready = any(c["type"] == "Ready" and c["status"] == "True"
                         for c in node["status"].get("conditions", []))
             if node["spec"].get("unschedulable") or not ready:
@@ -156,7 +156,7 @@ class Workloads:
         free = self._free()
         by_pool: dict[str | None, list[str]] = {None: sorted(free)}
         for name in by_pool[None]:
-            run = self.w.nodes.get(name)
+            run = self.world.nodes.get(name)
             by_pool.setdefault(run.pool if run else "", []).append(name)
         changed = False
         for t in pending:
@@ -173,7 +173,7 @@ class Workloads:
         return changed
 
     def _bind(self, t: Tracked, node: str, started: float) -> None:
-        run = self.w.nodes.get(node)
+        run = self.world.nodes.get(node)
         usage: dict[int, int] = {}
         for other in self.pods.values():
             if other.node == node and not other.done:
@@ -186,17 +186,17 @@ class Workloads:
         def bind(pod: Obj) -> None:
             pod["spec"]["nodeName"] = node
             pod["status"]["conditions"] = [{"type": "PodScheduled", "status": "True"}]
-        self.w.store.mutate("pods", t.name, t.spec.namespace, bind, manager=K.M_SCHEDULER)
+        self.world.store.mutate("pods", t.name, t.spec.namespace, bind, manager=K.M_SCHEDULER)
         ip = run.ip if run else ""
-        status = _running_status(t.spec.name.split("-")[0], IMAGE, started, ip, self.w.next_ip("10.64.0.0"))
+        status = _running_status(t.spec.name.split("-")[0], IMAGE, started, ip, self.world.next_ip("10.64.0.0"))
 
         def running(pod: Obj) -> None:
             pod["status"] = status
-        self.w.store.mutate("pods", t.name, t.spec.namespace, running, manager=K.M_KUBELET)
+        self.world.store.mutate("pods", t.name, t.spec.namespace, running, manager=K.M_KUBELET)
 
     def _finish(self, t: Tracked, now: float) -> None:
         t.done = True
-        rfc = self.w.clock.rfc3339
+        rfc = self.world.clock.rfc3339
 
         def finish(pod: Obj) -> None:
             pod["status"]["phase"] = "Succeeded"
@@ -207,12 +207,12 @@ class Workloads:
                 cs.update(ready=False, started=False, state={"terminated": {
                     "exitCode": 0, "reason": "Completed", "startedAt": rfc(t.started),
                     "finishedAt": rfc(now)}})
-        self.w.store.mutate("pods", t.name, t.spec.namespace, finish, manager=K.M_KUBELET)
+        self.world.store.mutate("pods", t.name, t.spec.namespace, finish, manager=K.M_KUBELET)
 
     def _pdb_status(self) -> None:
-        for pdb in self.w.store.list("poddisruptionbudgets.policy")[0]:
+        for pdb in self.world.store.list("poddisruptionbudgets.policy")[0]:
             sel = ",".join(f"{k}={v}" for k, v in pdb["spec"]["selector"]["matchLabels"].items())
-            pods = self.w.store.list("pods", pdb["metadata"]["namespace"], sel)[0]
+            pods = self.world.store.list("pods", pdb["metadata"]["namespace"], sel)[0]
             healthy = sum(1 for p in pods if p["status"].get("phase") == "Running")
             desired = int(pdb["spec"].get("minAvailable", 0))
             status = {"currentHealthy": healthy, "desiredHealthy": desired,
@@ -221,8 +221,8 @@ class Workloads:
             if pdb.get("status") != status:
                 def change(obj: Obj, status: Obj = status) -> None:
                     obj["status"] = status
-                self.w.store.mutate("poddisruptionbudgets.policy", pdb["metadata"]["name"],
-                                    pdb["metadata"]["namespace"], change, manager="disruption-controller")
+                self.world.store.mutate("poddisruptionbudgets.policy", pdb["metadata"]["name"],
+                                        pdb["metadata"]["namespace"], change, manager="disruption-controller")
 
     def gpu_users(self, node: str) -> dict[int, Tracked]:
         """GPU index → the running pod using it (dcgm-exporter's pod mapping)."""
@@ -240,8 +240,8 @@ def _running_status(container: str, image: str, started: float, host_ip: str, po
                                    "restartCount": 0, "state": {"running": {"startedAt": stamp}}}]}
 
 
-def _system_node(w: World) -> Obj:
-    stamp = w.clock.rfc3339()
+def _system_node(world: World) -> Obj:
+    stamp = world.clock.rfc3339()
     return {"metadata": {"name": SYSTEM_NODE, "labels": {
         "kubernetes.io/hostname": SYSTEM_NODE, "kubernetes.io/os": "linux", "kubernetes.io/arch": "amd64",
         "cloud.google.com/gke-nodepool": "system-pool", "node.kubernetes.io/instance-type": "e2-standard-8",

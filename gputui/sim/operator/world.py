@@ -22,6 +22,19 @@ from gputui.sim.operator.runtime import NodeRun
 from gputui.sim.scenario import Pool, Scenario
 from gputui.sim.store import Store
 
+# What a pass must do besides reconciling the dirty nodes: the flags of World.mark, read by
+# Operator._pass. (Any mark also wakes the loop.)
+#: every node reconciles (a shared input changed: a ConfigMap, the ClusterPolicy's spec)
+ALL_NODES = "all-nodes"
+#: the ClusterPolicy's spec changed: the operand DaemonSets are reconciled first
+POLICY_SPEC = "policy-spec"
+#: DaemonSet and ClusterPolicy status are recomputed (also done whenever a node was dirty)
+STATUS = "status"
+#: capacity or pods changed: the workload scheduler runs
+SCHEDULE = "schedule"
+#: the upgrade controller wakes
+UPGRADE = "upgrade"
+
 Obj = dict[str, Any]
 
 DEFAULT_POLICY_SPEC: Obj = {
@@ -104,7 +117,8 @@ class World:
 
     # ------------------------------------------------------------ scheduling
     def mark(self, node: str | None = None, *flags: str) -> None:
-        """Note work to do and wake the loop; safe from any thread (watch callbacks)."""
+        """Note work to do (``node`` dirty, the module's flags) and wake the loop; safe from
+        any thread (watch callbacks)."""
         with self._lock:
             if node:
                 self.dirty.add(node)

@@ -18,6 +18,7 @@ from gputui.domain.model import EMPTY_SNAPSHOT, ClusterSnapshot, NodeMigView
 from gputui.ui.commands import bindings_for
 from gputui.ui.contracts import JumpRequested, PodLogRequested
 from gputui.ui.render.mig import node_card
+from gputui.ui.widgets.name_cursor import NameCursorMixin
 from gputui.ui.widgets.palette_mixin import widget_palette
 
 #: at this width and above each compute slice is 6 cells wide (profile names fit)
@@ -28,7 +29,7 @@ class MigCard(Static):
     """One node's MIG card (a plain Static; the class carries the state for CSS)."""
 
 
-class MigLayout(VerticalScroll, can_focus=True):
+class MigLayout(NameCursorMixin, VerticalScroll, can_focus=True):
     """MIG layouts of every MIG-capable node; up/down choose a node."""
 
     BINDINGS: ClassVar[list[BindingType]] = bindings_for("mig")
@@ -103,17 +104,8 @@ class MigLayout(VerticalScroll, can_focus=True):
     def on_resize(self) -> None:
         self._patch()
 
-    def _move(self, delta: int) -> None:
-        names = self.names
-        if names:
-            index = names.index(self.cursor) if self.cursor in names else 0
-            self.cursor = names[max(0, min(len(names) - 1, index + delta))]
-
-    def action_cursor_up(self) -> None:
-        self._move(-1)
-
-    def action_cursor_down(self) -> None:
-        self._move(1)
+    def cursor_names(self) -> tuple[str, ...]:
+        return self.names
 
     def action_open_node(self) -> None:
         """Enter: jump to the node's pipeline (the mig-manager stage is there)."""

@@ -21,6 +21,7 @@ from gputui.domain.model import PipelineStage
 from gputui.ui.commands import bindings_for
 from gputui.ui.contracts import PodLogRequested
 from gputui.ui.render.pipeline import render_pipeline, stage_names
+from gputui.ui.widgets.name_cursor import NameCursorMixin
 from gputui.ui.widgets.node_scoped import NodeScopedMixin
 from gputui.ui.widgets.palette_mixin import widget_palette
 
@@ -28,7 +29,7 @@ from gputui.ui.widgets.palette_mixin import widget_palette
 WIDE_COLUMNS = 120
 
 
-class PipelinePane(NodeScopedMixin, Vertical, can_focus=True):
+class PipelinePane(NodeScopedMixin, NameCursorMixin, Vertical, can_focus=True):
     """The readiness chain of one node: driver → toolkit → validator → the rest.
 
     The head (node, driver and kernel, where the chain breaks) stays put; only the stage
@@ -96,18 +97,8 @@ class PipelinePane(NodeScopedMixin, Vertical, can_focus=True):
 
     # --- keys ----------------------------------------------------------------------------
 
-    def _move(self, delta: int) -> None:
-        names = stage_names(self.node)
-        if not names:
-            return
-        index = names.index(self.cursor) if self.cursor in names else 0
-        self.cursor = names[max(0, min(len(names) - 1, index + delta))]
-
-    def action_cursor_up(self) -> None:
-        self._move(-1)
-
-    def action_cursor_down(self) -> None:
-        self._move(1)
+    def cursor_names(self) -> tuple[str, ...]:
+        return stage_names(self.node)
 
     def _request(self) -> None:
         stage = self.selected_stage

@@ -14,12 +14,13 @@ from gputui.ui.screens.mig import MigScreen
 from gputui.ui.screens.pod_log import PodLogScreen
 from gputui.ui.screens.upgrades import UpgradesScreen
 from gputui.ui.widgets.pipeline import PipelinePane
+from tests.fixtures import SCENARIOS
 
 A100_BROKEN = "gke-prod-a100-pool-2b9c-qvzd"
 
 
 def _app(scenario: str) -> GpuTuiApp:
-    recording = load_recording(scenario)
+    recording = load_recording(scenario, SCENARIOS)
     return make_app(Settings(), ReplaySource.from_recording(recording),
                     clock=lambda: recording.now)
 
