@@ -39,6 +39,9 @@ class SourceStatus:
     message: str = ""
     #: resources that answered 403, e.g. ``("events",)``: those parts say "forbidden"
     forbidden: tuple[str, ...] = ()
+    #: a request being retried right now ("429 Too Many Requests; retrying (Retry-After 1 s,
+    #: attempt 2)"), or "": the data is still current, the server is struggling
+    retrying: str = ""
 
 
 SnapshotCallback = Callable[[Any], None]  # receives a gputui.domain ClusterSnapshot

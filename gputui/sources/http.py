@@ -79,6 +79,14 @@ class KubeHttp:
         self.limiter = limiter or RateLimiter()
         self.policy = policy or RetryPolicy()
         self._closing = threading.Event()
+        #: told (from the requesting thread) what is being retried, then None when that
+        #: thread's retries are over; the live source shows it in the header
+        self.on_retry: Callable[[int, str | None], None] | None = None
+
+    def _report_retry(self, message: str | None) -> None:
+        listener = self.on_retry
+        if listener is not None:
+            listener(threading.get_ident(), message)
 
     # ------------------------------------------------------------------ requests
     def _headers(self, accept: str = "application/json") -> dict[str, str]:
@@ -120,7 +128,7 @@ class KubeHttp:
               accept: str = "application/json") -> urllib3.BaseHTTPResponse:
         """Open a response, retrying what :mod:`gputui.sources.retry` says is worth it."""
         return with_retries(lambda: self._open_once(path, query, read_timeout, accept),
-                            f"GET {path}", self.policy, self._closing)
+                            f"GET {path}", self.policy, self._closing, self._report_retry)
 
     def get(self, path: str, query: Mapping[str, Any] | None = None) -> JsonObj:
         """One JSON document (an object or a list page)."""
@@ -131,7 +139,7 @@ class KubeHttp:
         """The whole body; a connection reset mid-body is retried like a failed request."""
         return with_retries(
             lambda: _read_all(self._open_once(path, query, READ_TIMEOUT, accept)),
-            f"GET {path}", self.policy, self._closing)
+            f"GET {path}", self.policy, self._closing, self._report_retry)
 
     def _parse(self, path: str, data: bytes) -> JsonObj:
         try:

@@ -99,6 +99,7 @@ class KubeSource:
         self.cache = ObjectCache()
         self.http = KubeHttp(target.configuration)
         self.tracker = StatusTracker(target.context, target.server)
+        self.http.on_retry = self._request_retrying
         self.snapshot: ClusterSnapshot | None = None
         self._on_stop = on_stop
         self._on_snapshot: SnapshotCallback = _ignore_snapshot
@@ -373,6 +374,11 @@ class KubeSource:
         except Exception:  # broad: the caller's bug must not end the builder thread
             log.exception("on_snapshot callback failed")
         self._report_status(force=True)
+
+    def _request_retrying(self, thread: int, message: str | None) -> None:
+        """The HTTP layer is retrying a request (or has stopped): say so at once."""
+        if self.tracker.retrying(thread, message):
+            self._report_status()
 
     def _report_status(self, force: bool = False) -> None:
         current = self.tracker.current()

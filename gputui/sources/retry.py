@@ -107,8 +107,13 @@ def _retryable(error: SourceError, attempt: int, policy: RetryPolicy) -> bool:
     return False
 
 
+#: called with one line while a request is being retried, and with None once it is over
+#: (answered or given up): the header says "retrying" before anything is stale
+RetryReport = Callable[[str | None], None]
+
+
 def with_retries(call: Callable[[], T], what: str, policy: RetryPolicy,
-                 stop: threading.Event | None = None) -> T:
+                 stop: threading.Event | None = None, report: RetryReport | None = None) -> T:
     """Run ``call`` (one idempotent request) until it succeeds or retrying cannot help.
 
     Args:
@@ -116,7 +121,17 @@ def with_retries(call: Callable[[], T], what: str, policy: RetryPolicy,
         what: the request, for the log ("GET /api/v1/nodes").
         policy: attempts, back-off and deadline.
         stop: set when the client closes; a pending wait ends and the last error is raised.
+        report: told what is being retried, then None when the retries are over.
     """
+    try:
+        return _retry_loop(call, what, policy, stop, report)
+    finally:
+        if report is not None:
+            report(None)
+
+
+def _retry_loop(call: Callable[[], T], what: str, policy: RetryPolicy,
+                stop: threading.Event | None, report: RetryReport | None) -> T:
     started = time.monotonic()
     attempt = 1
     while True:
@@ -136,12 +151,20 @@ def with_retries(call: Callable[[], T], what: str, policy: RetryPolicy,
             how = f"Retry-After {retry_after:g} s" if retry_after is not None else "back-off"
             log.info("%s: attempt %d failed (%s); retrying in %.2f s (%s)", what, attempt,
                      error, delay, how)
+            if report is not None:
+                report(f"{_short(error)}; retrying ({how}, attempt {attempt + 1})")
             if stop is not None:
                 if stop.wait(delay):
                     raise
             else:
                 time.sleep(delay)
             attempt += 1
+
+
+def _short(error: SourceError) -> str:
+    """The first line of an error, at most 80 characters (it goes into the header)."""
+    text = str(error).splitlines()[0] if str(error) else type(error).__name__
+    return text if len(text) <= 80 else text[:79] + "…"
 
 
 def parse_retry_after(value: str | None) -> float | None:

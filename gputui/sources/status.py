@@ -34,6 +34,7 @@ class StatusTracker:
         self._failure = ""  # a problem before any feed runs (server unreachable at start)
         self._failed = False
         self._build_error = ""  # the last snapshot build failed: the data shown is old
+        self._retrying: dict[int, str] = {}  # requesting thread -> what it is retrying
 
     def feed(self, name: str, state: FeedState, message: str) -> None:
         with self._lock:
@@ -68,6 +69,18 @@ class StatusTracker:
             self._failure = ""
             self._failed = False
             self._refresh_stale()
+
+    def retrying(self, thread: int, message: str | None) -> bool:
+        """A request of ``thread`` is being retried (``message``), or no more (None): the
+        data is still current, but the operator should know the server is struggling.
+        True when what the header would say changed."""
+        with self._lock:
+            before = self._retrying.get(thread)
+            if message is None:
+                self._retrying.pop(thread, None)
+            else:
+                self._retrying[thread] = message
+            return before != message
 
     def build_failed(self, message: str) -> None:
         """The snapshot builder failed: the cache may be current, what is shown is not."""
@@ -120,7 +133,14 @@ class StatusTracker:
             return SourceStatus(connection=self._connection(), context=self._context,
                                 server=self._server, last_update=self._last_update,
                                 stale_since=self._stale_since, message=self._message(),
-                                forbidden=self._forbidden())
+                                forbidden=self._forbidden(), retrying=self._retry_note())
+
+    def _retry_note(self) -> str:
+        if not self._retrying:
+            return ""
+        first = next(iter(self._retrying.values()))
+        more = len(self._retrying) - 1
+        return first + (f" (+{more} more requests)" if more else "")
 
     def _connection(self) -> Connection:
         if self._failed:

@@ -227,3 +227,21 @@ def start_sim_cluster(tmp_path: Path) -> Iterator[Callable[[str], tuple[Emulated
     yield start
     for cluster in started:
         cluster.stop()
+
+
+def test_retries_are_said_while_the_data_stays_live(
+        cluster: EmulatedCluster, start_source: Callable[..., Started]) -> None:
+    """Throttled while reconnecting a watch: the header hears "retrying" at once, the data
+    is not called stale (nothing was lost yet), and the note goes when the server answers."""
+    _seed(cluster)
+    source, _, snapshots, statuses = start_source()
+    wait_for(lambda: snapshots, what="first snapshot")
+    cluster.inject("429:1%100,watch-close")
+    wait_for(lambda: any(s.retrying for s in statuses), timeout=30, what="a retry reported")
+    noted = next(s for s in statuses if s.retrying)
+    assert "429" in noted.retrying and "retrying" in noted.retrying
+    assert noted.connection is Connection.LIVE and noted.stale_since == 0
+    cluster.heal()
+    wait_for(lambda: not source.status().retrying, timeout=30,
+             what="the note gone once answered")
+    assert source.status().connection is Connection.LIVE

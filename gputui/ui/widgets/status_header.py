@@ -52,9 +52,13 @@ def connection_part(state: HeaderState) -> tuple[str, str]:
     connection = status.connection
     as_of = state.snapshot.generated_at or status.last_update
     if connection is Connection.LIVE and not status.stale_since:
-        return (f"● live · {clock_text(as_of)}" if as_of else "● live"), "gpu-ok"
+        live = f"● live · {clock_text(as_of)}" if as_of else "● live"
+        if status.retrying:  # current data, a struggling server: say both
+            return f"{live} · {status.retrying}", "gpu-warn"
+        return live, "gpu-ok"
     if connection is Connection.CONNECTING and not status.stale_since:
-        return "◌ connecting…", "gpu-progress"
+        return "◌ connecting…" + (f" {status.retrying}" if status.retrying else ""), \
+            "gpu-progress"
     reason = f": {status.message}" if status.message else ""
     if connection is Connection.FAILED:
         return f"✖ disconnected{reason}", "gpu-crit"
