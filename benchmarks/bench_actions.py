@@ -9,7 +9,7 @@ Steps:
    leaves them on: in this one process they would take the GIL from the app being measured).
 2. For ``--presses`` nodes in turn: put the cursor on the node, press ``c``, wait until the
    dialog has the server's dry run, then time from pressing ``y`` until the node's STATUS
-   cell in the table says ``SchedulingDisabled`` (patch sent, watch event received,
+   cell in the table says ``Cordoned`` (patch sent, watch event received,
    snapshot built, table patched).
 3. Print p50, p99 and max of those latencies (target: under 1 s).
 
@@ -80,7 +80,7 @@ async def drive(cluster: EmulatedCluster, kubeconfig: Path, audit: Path,
                            and app.screen.dry_run is not None, 30)
             t0 = time.perf_counter()
             await pilot.press("y")
-            await wait_for(pilot, lambda n=name: "SchedulingDisabled"
+            await wait_for(pilot, lambda n=name: "Cordoned"
                            in status_cell(screen.table, n), 30)
             latencies.append(time.perf_counter() - t0)
             await pilot.pause(args.gap)

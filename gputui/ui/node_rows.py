@@ -56,9 +56,11 @@ def _product(product: str) -> str:
 
 
 def _status(view: NodeView) -> Cell:
+    """``Ready``, ``NotReady``, plus ``,Cordoned`` (kubectl's 24-character
+    ``SchedulingDisabled`` pushed the FINDING column off an 80-column screen)."""
     text = "Ready" if view.ready else "NotReady"
     if view.cordoned:
-        text += ",SchedulingDisabled"
+        text += ",Cordoned"
     return text, ("" if view.ready and not view.cordoned else ("warn" if view.ready else "crit"))
 
 

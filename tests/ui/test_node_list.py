@@ -54,7 +54,7 @@ async def test_refresh_patches_rows_and_keeps_cursor_and_marks(frozen_app: Froze
         assert table.marks == {A100_OK, gone, H100}  # a vanished node's mark is harmless
         assert removed == [gone] and added == ["gke-new-node-1"]
         assert gone not in table.shown_nodes and "gke-new-node-1" in table.shown_nodes
-        assert "SchedulingDisabled" in table.get_cell(H100, "status").plain
+        assert table.get_cell(H100, "status").plain == "Ready,Cordoned"
         assert table.get_cell(A100_OK, "mark").plain == "●"
 
 
