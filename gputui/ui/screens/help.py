@@ -29,8 +29,9 @@ def help_rows(keymap: Mapping[str, str],
 def help_table(rows: list[tuple[str, str, str, str]]) -> Table:
     """The help as one Rich table, grouped by where the keys work."""
     table = Table(box=None, show_header=True, header_style="bold", expand=True, pad_edge=False)
-    table.add_column("KEYS", no_wrap=True, style="bold")
-    table.add_column("COMMAND", no_wrap=True)
+    # capped, so at 80 columns the sentence that explains a key keeps most of the width
+    table.add_column("KEYS", style="bold", max_width=16)
+    table.add_column("COMMAND", max_width=22)
     table.add_column("WHAT IT DOES", ratio=1)
     section = ""
     for scope, keys, title, tooltip in rows:
