@@ -275,14 +275,14 @@ def xid_events(current: Iterable[Any], history: Iterable[Any], now: float,
     events: dict[str, list[XidEvent]] = {}
     for row in current:
         labels = _labels(row)
-        code = _number(labels.get("err_code")) or _value(row)
+        code = int(_number(labels.get("err_code")) or _value(row) or 0)
         node = host_of(labels)
-        if not code or code <= 0 or not node:
+        if code <= 0 or not node:
             continue
         first = firsts.get(_series_key(labels), now)
         before = first <= now - window + XID_STEP
         events.setdefault(node, []).append(XidEvent(
-            int(_number(labels.get("gpu")) or 0), int(code), now - window if before else first,
+            int(_number(labels.get("gpu")) or 0), code, now - window if before else first,
             labels.get("err_msg", ""), before))
     return {node: tuple(sorted(found, key=lambda e: e.gpu)) for node, found in events.items()}
 

@@ -28,7 +28,10 @@ from gputui.sources.retry import parse_retry_after
 from gputui.sources.xids import _event, parse_exposition
 from tests.domain import factory as f
 
-PROPERTY = settings(max_examples=60, deadline=None,
+#: derandomized: the same examples every run, so CI never fails on a draw a developer did
+#: not see. When changing a parser, explore locally with derandomize=False and a higher
+#: max_examples, and add what it finds to the strategies above
+PROPERTY = settings(max_examples=60, deadline=None, derandomize=True, database=None,
                     suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
 
 KNOWN_LABELS = [
