@@ -6,11 +6,13 @@ Area-specific fixtures live next to their tests (``tests/<area>/conftest.py``).
 from __future__ import annotations
 
 import os
-from collections.abc import Iterator
+from collections.abc import Awaitable, Callable, Iterator
 from pathlib import Path
 
 import pytest
+from aiohttp import web
 
+from gputui.sim import apiserver
 from gputui.sim.cluster import EmulatedCluster
 
 REPO = Path(__file__).resolve().parent.parent
@@ -55,3 +57,30 @@ def api_only() -> Iterator[EmulatedCluster]:
         yield cluster
     finally:
         cluster.stop()
+
+
+@pytest.fixture
+def request_log(monkeypatch: pytest.MonkeyPatch) -> list[tuple[str, str]]:
+    """Every request the emulated server receives, as ``(method, path)``.
+
+    Wraps the server's app factory with one recording middleware (test-only); request this
+    fixture before any cluster fixture.
+    """
+    seen: list[tuple[str, str]] = []
+    original = apiserver.build_app
+
+    def build_app(*args: object, **kwargs: object) -> web.Application:
+        app = original(*args, **kwargs)  # type: ignore[arg-type]
+
+        @web.middleware
+        async def record(request: web.Request,
+                         handler: Callable[[web.Request], Awaitable[web.StreamResponse]]
+                         ) -> web.StreamResponse:
+            seen.append((request.method, request.path))
+            return await handler(request)
+
+        app.middlewares.insert(0, record)
+        return app
+
+    monkeypatch.setattr(apiserver, "build_app", build_app)
+    return seen

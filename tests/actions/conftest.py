@@ -6,48 +6,19 @@ is the one the app uses.
 
 from __future__ import annotations
 
-from collections.abc import Awaitable, Callable, Iterator
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 import pytest
-from aiohttp import web
 
 from gputui.domain.model import ClusterSnapshot
 from gputui.settings import Settings
-from gputui.sim import apiserver
 from gputui.sim.cluster import EmulatedCluster
 from gputui.sources.connect import read_snapshot
 from gputui.sources.kubeconfig import load_target
 from gputui.sources.writer import KubeWriter
 from tests.apiserver.conftest import node, pod
-
-
-@pytest.fixture
-def request_log(monkeypatch: pytest.MonkeyPatch) -> list[tuple[str, str]]:
-    """Every request the emulated server receives, as ``(method, path)``.
-
-    Wraps the server's app factory with one recording middleware (test-only); request this
-    fixture before any cluster fixture.
-    """
-    seen: list[tuple[str, str]] = []
-    original = apiserver.build_app
-
-    def build_app(*args: object, **kwargs: object) -> web.Application:
-        app = original(*args, **kwargs)  # type: ignore[arg-type]
-
-        @web.middleware
-        async def record(request: web.Request,
-                         handler: Callable[[web.Request], Awaitable[web.StreamResponse]]
-                         ) -> web.StreamResponse:
-            seen.append((request.method, request.path))
-            return await handler(request)
-
-        app.middlewares.insert(0, record)
-        return app
-
-    monkeypatch.setattr(apiserver, "build_app", build_app)
-    return seen
 
 
 @pytest.fixture

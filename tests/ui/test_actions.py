@@ -6,12 +6,11 @@ from __future__ import annotations
 import asyncio
 import json
 import time
-from collections.abc import Awaitable, Callable, Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
 import pytest
-from aiohttp import web
 from textual.message import Message
 from textual.widgets import Button, Input
 
@@ -19,7 +18,6 @@ from gputui.actions.base import Change, Plan, Risk, Scope
 from gputui.actions.patches import apply_patches
 from gputui.actions.runner import DryRun
 from gputui.settings import Settings
-from gputui.sim import apiserver
 from gputui.sim.cluster import EmulatedCluster
 from gputui.sources.connect import open_source
 from gputui.sources.writer import writer_for_source
@@ -38,30 +36,7 @@ LiveApp = Callable[..., GpuTuiApp]
 
 
 @pytest.fixture
-def requests_seen(monkeypatch: pytest.MonkeyPatch) -> list[tuple[str, str]]:
-    """(method, path) of every request the emulated server receives."""
-    seen: list[tuple[str, str]] = []
-    original = apiserver.build_app
-
-    def build_app(*args: object, **kwargs: object) -> web.Application:
-        app = original(*args, **kwargs)  # type: ignore[arg-type]
-
-        @web.middleware
-        async def record(request: web.Request,
-                         handler: Callable[[web.Request], Awaitable[web.StreamResponse]]
-                         ) -> web.StreamResponse:
-            seen.append((request.method, request.path))
-            return await handler(request)
-
-        app.middlewares.insert(0, record)
-        return app
-
-    monkeypatch.setattr(apiserver, "build_app", build_app)
-    return seen
-
-
-@pytest.fixture
-def cluster(requests_seen: list[tuple[str, str]]) -> Iterator[EmulatedCluster]:
+def cluster(request_log: list[tuple[str, str]]) -> Iterator[EmulatedCluster]:
     """An API-only emulated cluster with three GPU nodes and a budget-protected trainer."""
     made = EmulatedCluster(run_controllers=False).start()
     store = made.store
@@ -143,7 +118,7 @@ async def test_cordon_confirmed_with_y_reaches_the_cluster_table_and_audit(
 
 @pytest.mark.parametrize("key", ["n", "escape"])
 async def test_cancel_changes_nothing(live_app: LiveApp, cluster: EmulatedCluster,
-                                      requests_seen: list[tuple[str, str]],
+                                      request_log: list[tuple[str, str]],
                                       tmp_path: Path, key: str) -> None:
     app = live_app()
     async with app.run_test(size=(120, 40)) as pilot:
@@ -157,7 +132,7 @@ async def test_cancel_changes_nothing(live_app: LiveApp, cluster: EmulatedCluste
         await pilot.pause(0.2)
     assert "unschedulable" not in cluster.store.get("nodes", "gpu-1", None)["spec"]
     assert not (tmp_path / "audit.jsonl").exists()
-    patches = [path for method, path in requests_seen if method == "PATCH"]
+    patches = [path for method, path in request_log if method == "PATCH"]
     assert patches == ["/api/v1/nodes/gpu-1"]  # the dry run only (dryRun=All)
 
 
@@ -285,7 +260,7 @@ async def test_denied_action_is_greyed_with_the_reason(live_app: LiveApp,
 
 async def test_read_only_greys_actions_and_sends_only_gets(
         live_app: LiveApp, cluster: EmulatedCluster,
-        requests_seen: list[tuple[str, str]]) -> None:
+        request_log: list[tuple[str, str]]) -> None:
     app = live_app(read_only=True)
     notes: list[str] = []
     async with app.run_test(size=(120, 40)) as pilot:
@@ -302,7 +277,7 @@ async def test_read_only_greys_actions_and_sends_only_gets(
             assert isinstance(app.screen, NodesScreen)
         assert len(notes) == 3 and all("read-only mode" in n for n in notes)
         await asyncio.sleep(0.3)
-    assert requests_seen and {method for method, _ in requests_seen} == {"GET"}
+    assert request_log and {method for method, _ in request_log} == {"GET"}
     assert "unschedulable" not in cluster.store.get("nodes", "gpu-1", None)["spec"]
 
 
