@@ -6,6 +6,7 @@ Area-specific fixtures live next to their tests (``tests/<area>/conftest.py``).
 from __future__ import annotations
 
 import os
+import time
 from collections.abc import Awaitable, Callable, Iterator
 from pathlib import Path
 
@@ -84,3 +85,17 @@ def request_log(monkeypatch: pytest.MonkeyPatch) -> list[tuple[str, str]]:
 
     monkeypatch.setattr(apiserver, "build_app", build_app)
     return seen
+
+
+@pytest.fixture
+def utc() -> Iterator[None]:
+    """Clock times print in UTC while the test runs (request it, or use it autouse)."""
+    old = os.environ.get("TZ")
+    os.environ["TZ"] = "UTC"
+    time.tzset()
+    yield
+    if old is None:
+        os.environ.pop("TZ", None)
+    else:
+        os.environ["TZ"] = old
+    time.tzset()

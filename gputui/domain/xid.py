@@ -9,6 +9,7 @@ this module only names and grades codes. Whether an XID is current is decided by
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass
 
 from gputui.domain.model import Severity
@@ -87,3 +88,15 @@ def xid_meaning(xid: int) -> str:
 def xid_severity(xid: int) -> Severity:
     """The severity of ``xid`` while it is recent (older ones are graded ``info``)."""
     return xid_info(xid).severity
+
+
+def xid_from_series(labels: Mapping[str, str], value: object) -> tuple[int, int] | None:
+    """``(gpu, xid)`` of one ``DCGM_FI_DEV_XID_ERRORS`` series: the ``err_code`` label, else
+    the sample value; None when it carries no XID (0) or cannot be read (garbage, NaN, +Inf:
+    all valid exposition text, and a proxy may answer anything)."""
+    try:
+        code = int(float(labels.get("err_code") or 0) or float(value or 0))  # type: ignore[arg-type]
+        gpu = int(labels.get("gpu") or 0)
+    except (TypeError, ValueError, OverflowError):
+        return None
+    return (gpu, code) if code > 0 else None

@@ -41,6 +41,7 @@ from gputui.domain.metrics import (
     host_of,
     node_metrics,
 )
+from gputui.domain.xid import xid_from_series
 from gputui.sources.errors import SourceError
 
 XID = "DCGM_FI_DEV_XID_ERRORS"
@@ -275,14 +276,13 @@ def xid_events(current: Iterable[Any], history: Iterable[Any], now: float,
     events: dict[str, list[XidEvent]] = {}
     for row in current:
         labels = _labels(row)
-        code = int(_number(labels.get("err_code")) or _value(row) or 0)
-        node = host_of(labels)
-        if code <= 0 or not node:
+        found, node = xid_from_series(labels, _value(row)), host_of(labels)
+        if found is None or not node:
             continue
         first = firsts.get(_series_key(labels), now)
         before = first <= now - window + XID_STEP
         events.setdefault(node, []).append(XidEvent(
-            int(_number(labels.get("gpu")) or 0), code, now - window if before else first,
+            found[0], found[1], now - window if before else first,
             labels.get("err_msg", ""), before))
     return {node: tuple(sorted(found, key=lambda e: e.gpu)) for node, found in events.items()}
 

@@ -14,6 +14,7 @@ from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field, replace
 
 from gputui.domain.inputs import WHEN_UNKNOWN, ClusterObjects, GpuHealth, XidEvent
+from gputui.domain.xid import xid_from_series
 from gputui.sources.errors import SourceError
 from gputui.sources.exposition import parse_samples
 from gputui.sources.http import KubeHttp
@@ -46,14 +47,10 @@ def parse_exposition(text: str) -> list[dict[str, str]]:
 
 def _event(labels: Mapping[str, str], when: float) -> XidEvent | None:
     """One series as an :class:`XidEvent`; ``None`` when it carries no XID (value 0)."""
-    try:
-        code = int(float(labels.get("err_code") or 0) or float(labels.get("value") or 0))
-        gpu = int(labels.get("gpu") or 0)
-    except (ValueError, OverflowError):  # garbage, NaN, or +Inf (valid exposition text)
+    found = xid_from_series(labels, labels.get("value"))
+    if found is None:
         return None
-    if code <= 0:
-        return None
-    return XidEvent(gpu=gpu, xid=code, when=when, message=labels.get("err_msg", ""))
+    return XidEvent(gpu=found[0], xid=found[1], when=when, message=labels.get("err_msg", ""))
 
 
 def _group(pairs: Iterable[tuple[str, XidEvent]]) -> dict[str, tuple[XidEvent, ...]]:

@@ -2,9 +2,6 @@
 
 from __future__ import annotations
 
-import os
-import time
-from collections.abc import Iterator
 from typing import Any
 
 import pytest
@@ -19,16 +16,8 @@ from tests.domain import factory as f
 
 
 @pytest.fixture(autouse=True)
-def utc() -> Iterator[None]:
-    old = os.environ.get("TZ")
-    os.environ["TZ"] = "UTC"
-    time.tzset()
-    yield
-    if old is None:
-        os.environ.pop("TZ", None)
-    else:
-        os.environ["TZ"] = old
-    time.tzset()
+def _utc_clock(utc: None) -> None:
+    """"Before 12:00 yesterday" and such print in UTC."""
 
 
 def build(lookback: float = 60.0, **kw: Any) -> ClusterSnapshot:

@@ -7,9 +7,7 @@ returns that same ``now``, and local time is UTC so clock times print the same e
 
 from __future__ import annotations
 
-import os
-import time
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from dataclasses import replace
 from typing import Any
 
@@ -25,17 +23,8 @@ from tests.fixtures import SCENARIOS
 
 
 @pytest.fixture(autouse=True)
-def utc() -> Iterator[None]:
+def _utc_clock(utc: None) -> None:
     """Clock times (``stale since 14:02:11``) print in UTC during UI tests."""
-    old = os.environ.get("TZ")
-    os.environ["TZ"] = "UTC"
-    time.tzset()
-    yield
-    if old is None:
-        os.environ.pop("TZ", None)
-    else:
-        os.environ["TZ"] = old
-    time.tzset()
 
 
 FrozenApp = Callable[..., GpuTuiApp]
