@@ -112,16 +112,20 @@ timeline:
 
 
 def _mig_sim(start_sim: Any, tmp_path: Path, strategy: str, resource: str) -> tuple[Sim, str]:
+    """The cluster and the node's exporter text once it maps MIG instances to their pods (the scrape that
+    showed it: at 120x speed the exporter pod may be replaced before a second scrape)."""
     path = tmp_path / "mig.yaml"
     path.write_text(MIG.replace("STRATEGY", strategy).replace("RESOURCE", resource))
     sim = start_sim(str(path), speed=120)
     node = sim.node("a100/0")
+    seen: list[str] = []
 
     def mapped() -> bool:
         text = scrape_via_proxy(sim, node) if _exporter_ready(sim, node) else ""
+        seen.append(text)
         return text.count('pod="infer-small-') >= 2 and 'GPU_I_PROFILE="1g.10gb"' in text
     sim.wait_for(mapped, 900, "MIG instances exported with their pods")
-    return sim, node
+    return sim, seen[-1]
 
 
 def _exporter_ready(sim: Sim, node: str) -> bool:
@@ -131,8 +135,7 @@ def _exporter_ready(sim: Sim, node: str) -> bool:
 
 
 def test_mig_instances_have_their_own_series(start_sim: Any, tmp_path: Path) -> None:
-    sim, node = _mig_sim(start_sim, tmp_path, "mixed", "nvidia.com/mig-1g.10gb")
-    text = scrape_via_proxy(sim, node)
+    sim, text = _mig_sim(start_sim, tmp_path, "mixed", "nvidia.com/mig-1g.10gb")
     _, samples = parse(text)
     free = [s for s in samples if s.name == "DCGM_FI_DEV_FB_FREE"]
     assert len(free) == 56  # 8 GPUs x 7 instances, no whole-GPU series left
@@ -162,8 +165,8 @@ def test_mig_instances_have_their_own_series(start_sim: Any, tmp_path: Path) -> 
 
 
 def test_single_strategy_maps_gpu_requests_to_instances(start_sim: Any, tmp_path: Path) -> None:
-    sim, node = _mig_sim(start_sim, tmp_path, "single", "nvidia.com/gpu")
-    _, samples = parse(scrape_via_proxy(sim, node))
+    _, text = _mig_sim(start_sim, tmp_path, "single", "nvidia.com/gpu")
+    _, samples = parse(text)
     used = [s for s in samples if s.name == "DCGM_FI_PROF_GR_ENGINE_ACTIVE" and "pod" in s.labels]
     assert len(used) == 2 and {s.labels["GPU_I_PROFILE"] for s in used} == {"1g.10gb"}
 

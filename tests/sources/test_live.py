@@ -195,6 +195,8 @@ def test_server_down_at_start_then_up(tmp_path: Path,
     try:
         later.store.create("nodes", node("gpu-0"))
         wait_for(lambda: snapshots, what="snapshot after the server came up")
+        # the first snapshot comes once the nodes are listed; live once every feed answered
+        wait_for(lambda: source.status().connection is Connection.LIVE, what="live")
         assert source.status().connection is Connection.LIVE
     finally:
         source.stop()
