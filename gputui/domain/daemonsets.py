@@ -8,24 +8,24 @@ from gputui.domain import kube
 from gputui.domain.inputs import JsonDict
 from gputui.domain.model import DaemonSetSummary
 from gputui.domain.operands import operand_for_daemonset
+from gputui.domain.pods import PodInfo, as_pod_info
 
 
-def _owned_counts(pods: Mapping[tuple[str, str], JsonDict],
+def _owned_counts(pods: Mapping[tuple[str, str], PodInfo | JsonDict],
                   namespace: str | None) -> dict[str, int]:
     """Pods per owning DaemonSet name (the controller compares this to desired)."""
     counts: dict[str, int] = {}
     for (ns, _), pod in pods.items():
         if namespace and ns != namespace:
             continue
-        for owner in (pod.get("metadata") or {}).get("ownerReferences") or ():
-            if isinstance(owner, dict) and owner.get("kind") == "DaemonSet":
-                name = str(owner.get("name", ""))
-                counts[name] = counts.get(name, 0) + 1
+        name = as_pod_info(pod).daemonset
+        if name:
+            counts[name] = counts.get(name, 0) + 1
     return counts
 
 
 def summarize_daemonsets(daemonsets: Mapping[str, JsonDict],
-                         pods: Mapping[tuple[str, str], JsonDict],
+                         pods: Mapping[tuple[str, str], PodInfo | JsonDict],
                          namespace: str | None,
                          owned: Mapping[str, int] | None = None) -> tuple[DaemonSetSummary, ...]:
     """One summary per DaemonSet, sorted by name.

@@ -1,6 +1,7 @@
 """The raw input of the domain: what the live cache hands the snapshot builder.
 
-The cache (``gputui.sources.kube``) keeps Kubernetes objects as plain JSON dicts, already
+The cache (``gputui.sources.kube``) keeps Kubernetes objects as plain JSON dicts (pods
+already read into :class:`~gputui.domain.pods.PodInfo`), already
 reduced (``metadata.managedFields`` and ``status.images`` dropped on arrival). Before dropping
 managedFields it extracts, per node, when each label last changed (``label_times``): that is
 the only way to know "pending for 50 minutes" without having watched it happen.
@@ -13,7 +14,10 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:  # pods.py reads JsonDict from here
+    from gputui.domain.pods import PodInfo
 
 #: One Kubernetes object as decoded JSON.
 JsonDict = dict[str, Any]
@@ -61,12 +65,13 @@ class GpuHealth:
 
 @dataclass(frozen=True, slots=True)
 class ClusterObjects:
-    """Everything the domain needs from the cluster, as plain dicts.
+    """Everything the domain needs from the cluster, as plain dicts (pods may come read).
 
     Attributes:
         nodes: GPU nodes by name.
         pods: (namespace, name) -> pod: every pod in the operator namespace plus the
-            GPU-requesting pods on GPU nodes.
+            GPU-requesting pods on GPU nodes. The live cache hands them already read
+            (:class:`~gputui.domain.pods.PodInfo`); fixtures may hand raw dicts.
         daemonsets: DaemonSets in the operator namespace, by name.
         cluster_policies: every ClusterPolicy (normally one; extras are ``ignored``).
         nvidia_drivers: every NVIDIADriver CR.
@@ -85,7 +90,7 @@ class ClusterObjects:
     """
 
     nodes: Mapping[str, JsonDict] = field(default_factory=dict)
-    pods: Mapping[tuple[str, str], JsonDict] = field(default_factory=dict)
+    pods: Mapping[tuple[str, str], PodInfo | JsonDict] = field(default_factory=dict)
     daemonsets: Mapping[str, JsonDict] = field(default_factory=dict)
     cluster_policies: Sequence[JsonDict] = ()
     nvidia_drivers: Sequence[JsonDict] = ()

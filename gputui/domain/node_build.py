@@ -14,7 +14,7 @@ from gputui.domain.findings import NodeContext, node_findings
 from gputui.domain.inputs import JsonDict
 from gputui.domain.model import NodePipeline, NodeView, UpgradeEvent, UpgradePolicy
 from gputui.domain.pipeline import build_pipeline
-from gputui.domain.pods import PodInfo, read_pod
+from gputui.domain.pods import PodInfo
 from gputui.domain.thresholds import ThresholdsLike
 
 _node_view = maker(NodeView)
@@ -25,7 +25,7 @@ class NodeInputs:
     """Everything one node's view depends on."""
 
     node: JsonDict
-    pods: Sequence[JsonDict]
+    pods: Sequence[PodInfo]
     label_times: Mapping[str, float] = field(default_factory=dict)
     policy_present: bool = True
     disabled: Collection[str] = ()
@@ -108,7 +108,7 @@ def _base_fields(inputs: NodeInputs, basics: N.NodeBasics,
 def build_node(inputs: NodeInputs, thresholds: ThresholdsLike,
                now: float) -> tuple[NodeView, float | None]:
     """The node's view and the next time a threshold may change its findings (or None)."""
-    pods = [read_pod(pod) for pod in inputs.pods]
+    pods = inputs.pods
     basics = N.read_basics(inputs.node)
     fields = _base_fields(inputs, basics, pods)
     if inputs.loading:  # findings would rest on lists not read yet (see NodeView.loading)

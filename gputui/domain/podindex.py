@@ -3,8 +3,9 @@
 At 5,000 nodes the cache hands the builder ~45,000 pods per snapshot. Grouping them afresh
 on every build (and counting DaemonSet-owned pods for the ``unscheduled`` figures) cost more
 than rebuilding the one node that changed, so :class:`PodIndex` remembers each pod by its
-identity: a watch replaces the dict of a pod that changed, so ``is`` tells an unchanged pod
-in one pointer comparison, and only the pods that differ are regrouped.
+identity: a watch replaces the object of a pod that changed, so ``is`` tells an unchanged pod
+in one pointer comparison, and only the pods that differ are regrouped (and, when the
+object is a raw dict rather than an already-read :class:`PodInfo`, read again).
 
 :func:`pod_node_name` is the one rule that ties a pod to a node. The live cache must use the
 same rule to say which nodes changed (``gputui.sources.cache``), or a pod that is bound to
@@ -16,90 +17,50 @@ from __future__ import annotations
 from collections.abc import Collection, Mapping
 from typing import Any
 
-from gputui.domain.inputs import JsonDict
+from gputui.domain.pods import PodInfo, as_pod_info
 
 PodKey = tuple[str, str]
+#: a pod as the cache keeps it (read) or as fixtures hand it (a dict, read here once)
+PodObject = PodInfo | Mapping[str, Any]
 
-HOSTNAME_LABEL = "kubernetes.io/hostname"
 #: known pods passed at the end of the mapping before giving up on finding new ones there
 _TAIL = 256
 
 
-def _affinity_node(spec: Mapping[str, Any]) -> str | None:
-    """The node a DaemonSet pod is pinned to before it is scheduled.
-
-    The DaemonSet controller binds each pod with a required node affinity on
-    ``metadata.name In [<node>]``; until the scheduler sets ``nodeName`` that is the only
-    place the node is named (a pending, unschedulable operand pod).
-    """
-    affinity = spec.get("affinity")
-    node_affinity = affinity.get("nodeAffinity") if isinstance(affinity, dict) else None
-    required = (node_affinity.get("requiredDuringSchedulingIgnoredDuringExecution")
-                if isinstance(node_affinity, dict) else None)
-    terms = required.get("nodeSelectorTerms") if isinstance(required, dict) else None
-    if not isinstance(terms, list) or len(terms) != 1 or not isinstance(terms[0], dict):
-        return None
-    fields = terms[0].get("matchFields")
-    if not isinstance(fields, list) or len(fields) != 1 or not isinstance(fields[0], dict):
-        return None
-    field = fields[0]
-    values = field.get("values")
-    if (field.get("key") == "metadata.name" and field.get("operator") == "In"
-            and isinstance(values, list) and len(values) == 1 and values[0]):
-        return str(values[0])
-    return None
-
-
-def pod_node_name(pod: Mapping[str, Any]) -> str | None:
+def pod_node_name(pod: PodInfo | Mapping[str, Any]) -> str | None:
     """The node a pod runs on or is bound to, None when it names none.
 
     ``spec.nodeName`` once scheduled; before that the ``kubernetes.io/hostname`` node
     selector (the CUDA and plugin validator pods are pinned that way) or the DaemonSet
-    controller's ``metadata.name`` node affinity.
+    controller's ``metadata.name`` node affinity (:attr:`PodInfo.placement`).
     """
-    spec = pod.get("spec")
-    if not isinstance(spec, dict):
-        return None
-    node = spec.get("nodeName")
-    if node:
-        return str(node)
-    selector = spec.get("nodeSelector")
-    if isinstance(selector, dict) and selector.get(HOSTNAME_LABEL):
-        return str(selector[HOSTNAME_LABEL])
-    return _affinity_node(spec) if "affinity" in spec else None
-
-
-def _daemonset_owners(pod: Mapping[str, Any]) -> tuple[str, ...]:
-    meta = pod.get("metadata")
-    owners = meta.get("ownerReferences") if isinstance(meta, dict) else None
-    if not owners or not isinstance(owners, list):
-        return ()
-    return tuple(str(o.get("name", "")) for o in owners
-                 if isinstance(o, dict) and o.get("kind") == "DaemonSet")
+    if isinstance(pod, PodInfo):
+        return pod.node or pod.pinned_node or None
+    return as_pod_info(pod).placement
 
 
 class PodIndex:
     """Pods by node and DaemonSet-owned pod counts, updated by difference."""
 
     def __init__(self) -> None:
-        #: the pods of the last build; a pod's node and owners are derived again from its
-        #: dict when it goes (the dicts are never changed in place), not stored twice
-        self._pods: dict[PodKey, JsonDict] = {}
-        self._by_node: dict[str, dict[PodKey, JsonDict]] = {}
+        #: the objects of the last build, by identity, and what each reads as
+        self._pods: dict[PodKey, PodObject] = {}
+        self._read: dict[PodKey, PodInfo] = {}
+        self._by_node: dict[str, dict[PodKey, PodInfo]] = {}
         self._owned: dict[str, dict[str, int]] = {}  # namespace -> DaemonSet -> pods
         #: pods without ``spec.nodeName`` (bound by selector or affinity, or to no node):
         #: compared on every build, so a cache that tracks only ``nodeName`` misses nothing
         self._unplaced: set[PodKey] = set()
 
-    def update(self, pods: Mapping[PodKey, JsonDict],
+    def update(self, pods: Mapping[PodKey, PodObject],
                changed_nodes: Collection[str] | None) -> set[str]:
         """Take the current pods; returns the nodes whose pod group changed.
 
         ``changed_nodes`` is the caller's word on which nodes' pods changed (see
         :func:`pod_node_name`): only the pods last seen on those nodes, and the pods without
-        ``spec.nodeName``, are compared (by identity: a watch replaces the dict of a pod that
-        changed). When the pod count then does not add up, a pod was added somewhere, and
-        every pod is compared. None starts over.
+        ``spec.nodeName``, are compared (by identity: a watch replaces the object of a pod
+        that changed). When the pod count then does not add up, a pod was added somewhere,
+        and every pod is compared. None starts over.
         """
         touched: set[str] = set()
         if changed_nodes is None:
@@ -120,7 +81,7 @@ class PodIndex:
             self._rescan(pods, touched)
         return touched
 
-    def _rescan(self, pods: Mapping[PodKey, JsonDict], touched: set[str]) -> None:
+    def _rescan(self, pods: Mapping[PodKey, PodObject], touched: set[str]) -> None:
         """Find pods added (or removed unannounced) since the last build.
 
         New keys arrive last in the cache's dicts (a recreated operand pod, a new job), so
@@ -148,7 +109,7 @@ class PodIndex:
             for key in [key for key in old if key not in pods]:
                 self._drop(key, touched)
 
-    def pods_of(self, node: str) -> list[JsonDict]:
+    def pods_of(self, node: str) -> list[PodInfo]:
         """The node's pods, ordered by (namespace, name) so that any build order agrees."""
         group = self._by_node.get(node)
         if not group:
@@ -166,37 +127,39 @@ class PodIndex:
         return total
 
     def _reset(self) -> None:
-        self._pods, self._by_node, self._owned, self._unplaced = {}, {}, {}, set()
+        self._pods, self._read, self._by_node = {}, {}, {}
+        self._owned, self._unplaced = {}, set()
 
-    def _add(self, key: PodKey, pod: JsonDict, touched: set[str]) -> None:
-        node = pod_node_name(pod)
+    def _add(self, key: PodKey, pod: PodObject, touched: set[str]) -> None:
+        info = pod if isinstance(pod, PodInfo) else as_pod_info(pod)
         self._pods[key] = pod
-        if node is not None:
-            self._by_node.setdefault(node, {})[key] = pod
+        self._read[key] = info
+        node = info.node or info.pinned_node
+        if node:
+            self._by_node.setdefault(node, {})[key] = info
             touched.add(node)
-        spec = pod.get("spec")
-        if not (isinstance(spec, dict) and spec.get("nodeName")):
+        if not info.node:
             self._unplaced.add(key)
-        owners = _daemonset_owners(pod)
-        if owners:
+        owner = info.daemonset
+        if owner:
             counts = self._owned.setdefault(key[0], {})
-            for name in owners:
-                counts[name] = counts.get(name, 0) + 1
+            counts[owner] = counts.get(owner, 0) + 1
 
     def _drop(self, key: PodKey, touched: set[str]) -> None:
-        pod = self._pods.pop(key, None)
-        if pod is None:
+        if self._pods.pop(key, None) is None:
             return
-        node = pod_node_name(pod)
-        if node is not None:
+        info = self._read.pop(key)
+        node = info.node or info.pinned_node
+        if node:
             group = self._by_node.get(node, {})
             group.pop(key, None)
             if not group:
                 self._by_node.pop(node, None)
             touched.add(node)
         self._unplaced.discard(key)
+        owner = info.daemonset
         counts = self._owned.get(key[0], {})
-        for name in _daemonset_owners(pod):
-            counts[name] -= 1
-            if not counts[name]:
-                del counts[name]
+        if owner and owner in counts:
+            counts[owner] -= 1
+            if not counts[owner]:
+                del counts[owner]

@@ -25,6 +25,7 @@ from typing import Any
 
 from gputui.domain.inputs import ClusterObjects
 from gputui.domain.podindex import pod_node_name
+from gputui.domain.pods import PodInfo
 from gputui.sources.reduce import JsonObj, LabelTimes
 from gputui.sources.resources import Key, object_key
 
@@ -283,7 +284,9 @@ def _values(bucket: Mapping[Key, JsonObj]) -> tuple[JsonObj, ...]:
     return tuple(bucket.values())
 
 
-def _rv(obj: Mapping[str, Any] | None) -> str | None:
+def _rv(obj: PodInfo | Mapping[str, Any] | None) -> str | None:
     if obj is None:
         return None
+    if isinstance(obj, PodInfo):
+        return obj.resource_version or "None"  # as a dict without one reads
     return str((obj.get("metadata") or {}).get("resourceVersion"))

@@ -1,5 +1,10 @@
 """Decode list pages and watch events in one pass into the reduced objects the cache keeps.
 
+Nodes become reduced dicts; pods are read on arrival into the domain's
+:class:`~gputui.domain.pods.PodInfo` (a pod's reading depends on nothing else, so the cache
+keeps that instead of the pod's dict tree: read once per change, not once per build, in a
+third of the memory).
+
 Why a typed decoder: at 5,000 nodes the pod list alone is over 200 MB of JSON, and building
 every Python object of it (``json.loads``/``orjson``) before :mod:`gputui.sources.reduce`
 walks it again to keep a fraction took most of ``gputui check``'s time. ``msgspec`` decodes
@@ -8,9 +13,9 @@ allocating, every field the shape does not name: managedFields of pods, pod spec
 probes, tolerations, node images.
 
 Why ``TypedDict`` shapes rather than ``msgspec.Struct``: decoding into a TypedDict yields
-plain dicts, so the domain (which reads Kubernetes-shaped mappings), the cache's contract,
-the replay source and the recorded fixtures stay as they are; Structs would decode a little
-faster but every reader of the cache would change with them. The same shapes are applied to
+plain dicts, which the domain's readers (``read_pod``, ``read_basics``) take from every
+source alike: the typed decoder, the recorded fixtures and the tests' hand-made objects.
+Structs would decode a little faster but need a second reader beside each dict reader. The same shapes are applied to
 already-decoded objects with ``msgspec.convert`` (:func:`reduce_with`), so the fast path and
 the dict path (fixtures, tests) keep exactly the same fields by construction.
 
@@ -35,6 +40,7 @@ from typing import Any, Generic, TypeVar
 
 import msgspec
 
+from gputui.domain.pods import read_pod
 from gputui.domain.selectors import parse_selector
 from gputui.sources.reduce import (
     GPU_RESOURCE_PREFIXES,
@@ -49,24 +55,14 @@ from gputui.sources.shapes import ListPage, Node, Pod, WatchLine
 
 log = logging.getLogger(__name__)
 
-Item = tuple[JsonObj, LabelTimes]
+#: what the cache keeps of one object: its reduced dict (a pod: the read
+#: :class:`~gputui.domain.pods.PodInfo`) and, for nodes, its label-change times
+Item = tuple[Any, LabelTimes]
 #: turns one shaped object into what the cache keeps, or None to drop it
 Finish = Callable[[JsonObj], "Item | None"]
-_INTERN_MAX = 96
 T = TypeVar("T")
 
 # ------------------------------------------------------------------- finishing
-def _intern(value: Any) -> Any:
-    return sys.intern(value) if isinstance(value, str) and len(value) <= _INTERN_MAX else value
-
-
-def _intern_values(mapping: dict[str, Any]) -> dict[str, Any]:
-    for key, value in mapping.items():
-        if isinstance(value, str) and len(value) <= _INTERN_MAX:
-            mapping[key] = sys.intern(value)
-    return mapping
-
-
 def _interned(strings: dict[str, str]) -> dict[str, str]:
     """A string map with keys and values interned, in C (``map``): node labels and
     annotations are ~90 per node and nearly all repeat across the fleet."""
@@ -130,81 +126,24 @@ def finish_node(node: JsonObj) -> Item:
     return node, times
 
 
-def _pod_metadata(metadata: JsonObj) -> JsonObj:
-    if "creationTimestamp" in metadata:
-        metadata["creationTimestamp"] = _intern(metadata["creationTimestamp"])
-    if metadata.get("labels"):
+def _read_pod(pod: JsonObj, keep_statuses: bool) -> Item:
+    """A shaped pod read into the domain's :class:`PodInfo` (the form the cache keeps),
+    its label dict shared with the equal ones of other pods (a DaemonSet's pods all carry
+    the same labels)."""
+    metadata = pod.get("metadata")
+    if metadata and metadata.get("labels"):
         metadata["labels"] = share(metadata["labels"])
-    elif "labels" in metadata:
-        del metadata["labels"]
-    owners = metadata.get("ownerReferences")
-    if owners:
-        metadata["ownerReferences"] = share(owners)
-    elif owners is not None:
-        del metadata["ownerReferences"]
-    return metadata
-
-
-def _gpu_only(container: JsonObj) -> JsonObj:
-    """A container's name plus only its GPU and MIG requests and limits."""
-    out: JsonObj = {}
-    for section, values in (container.get("resources") or {}).items():
-        picked = {k: v for k, v in values.items() if k.startswith(GPU_RESOURCE_PREFIXES)}
-        if picked:
-            out[section] = picked
-    return {"name": container.get("name"), "resources": out} if out else {
-        "name": container.get("name")}
-
-
-def _pod_spec(spec: JsonObj) -> JsonObj:
-    kept: JsonObj = {"nodeName": _intern(spec.get("nodeName"))}
-    for key in ("initContainers", "containers"):
-        if spec.get(key):
-            kept[key] = share([_gpu_only(c) for c in spec[key]])
-    volumes = [v for v in spec.get("volumes") or () if "emptyDir" in v]
-    if volumes:
-        kept["volumes"] = volumes
-    return kept
-
-
-def _container_status(status: JsonObj) -> JsonObj:
-    status["name"] = _intern(status.get("name"))
-    for key in ("state", "lastState"):
-        value = status.get(key)
-        if value:
-            for detail in value.values():
-                _intern_values(detail)
-        elif value is not None:
-            del status[key]
-    return status
-
-
-def _pod_status(status: JsonObj, full: bool) -> JsonObj:
-    for key in ("phase", "reason", "message", "startTime"):
-        if key in status:
-            status[key] = _intern(status[key])
-    if not full:
-        for key in ("conditions", "initContainerStatuses", "containerStatuses"):
-            status.pop(key, None)
-        return status
-    conditions = [c for c in status.get("conditions") or () if c.get("status") != "True"]
-    if conditions:
-        status["conditions"] = conditions
-    else:
-        status.pop("conditions", None)
-    for key in ("initContainerStatuses", "containerStatuses"):
-        if status.get(key):
-            status[key] = [_container_status(c) for c in status[key]]
-        else:
-            status.pop(key, None)
-    return status
+    if not keep_statuses:  # a workload pod: its phase is what gputui shows of it
+        status = pod.get("status")
+        if status:
+            for key in ("conditions", "initContainerStatuses", "containerStatuses"):
+                status.pop(key, None)
+    return read_pod(pod), {}
 
 
 def finish_operator_pod(pod: JsonObj) -> Item:
     """An operand pod: containers in order with their states, conditions, labels, owner."""
-    return ({"metadata": _pod_metadata(pod.get("metadata") or {}),
-             "spec": _pod_spec(pod.get("spec") or {}),
-             "status": _pod_status(pod.get("status") or {}, full=True)}, {})
+    return _read_pod(pod, keep_statuses=True)
 
 
 def gpu_request(obj: Mapping[str, Any]) -> bool:
@@ -224,15 +163,9 @@ def _requests_gpu(spec: Mapping[str, Any]) -> bool:
 
 def finish_gpu_pod(pod: JsonObj) -> Item | None:
     """A workload pod that requests a GPU, reduced; ``None`` for every other pod."""
-    spec = pod.get("spec") or {}
-    if not _requests_gpu(spec):
+    if not _requests_gpu(pod.get("spec") or {}):
         return None
-    return _workload_pod(pod, spec)
-
-
-def _workload_pod(pod: JsonObj, spec: JsonObj) -> Item:
-    return ({"metadata": _pod_metadata(pod.get("metadata") or {}), "spec": _pod_spec(spec),
-             "status": _pod_status(pod.get("status") or {}, full=False)}, {})
+    return _read_pod(pod, keep_statuses=False)
 
 
 def _finish_gpu_or_selected(selectors: tuple[str, ...]) -> Callable[[JsonObj], Item | None]:
@@ -240,12 +173,11 @@ def _finish_gpu_or_selected(selectors: tuple[str, ...]) -> Callable[[JsonObj], I
     matchers = [parse_selector(selector) for selector in selectors]
 
     def finish(pod: JsonObj) -> Item | None:
-        spec = pod.get("spec") or {}
-        if not _requests_gpu(spec):
+        if not _requests_gpu(pod.get("spec") or {}):
             labels = (pod.get("metadata") or {}).get("labels") or {}
             if not any(match(labels) for match in matchers):
                 return None
-        return _workload_pod(pod, spec)
+        return _read_pod(pod, keep_statuses=False)
     return finish
 
 

@@ -25,6 +25,7 @@ from typing import Any
 from gputui import gctuning
 from gputui.domain.inputs import ClusterObjects, JsonDict, XidEvent
 from gputui.domain.model import EMPTY_SNAPSHOT, ClusterSnapshot
+from gputui.domain.pods import PodInfo, pod_to_dict
 from gputui.sources.base import Connection, SnapshotCallback, SourceStatus, StatusCallback
 
 #: the recording file format written by :meth:`Recording.to_json`
@@ -39,7 +40,8 @@ def objects_to_json(objects: ClusterObjects) -> dict[str, Any]:
     """A JSON-ready dict of ``objects`` (tuple keys become ``[ns, name, obj]`` triples)."""
     return {
         "nodes": dict(sorted(objects.nodes.items())),
-        "pods": _keyed(objects.pods),
+        "pods": _keyed({key: pod_to_dict(pod) if isinstance(pod, PodInfo) else pod
+                        for key, pod in objects.pods.items()}),
         "daemonsets": dict(sorted(objects.daemonsets.items())),
         "cluster_policies": list(objects.cluster_policies),
         "nvidia_drivers": list(objects.nvidia_drivers),

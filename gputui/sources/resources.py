@@ -11,6 +11,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from gputui.domain.labels import NFD_GPU_LABELS
+from gputui.domain.pods import PodInfo
 from gputui.sources.decode import gpu_pod_reducer, reduce_node, reduce_operator_pod
 from gputui.sources.reduce import (
     JsonObj,
@@ -77,7 +78,10 @@ def resource_of(feed_name: str) -> str:
     return _RESOURCE_OF_FEED.get(feed_name, feed_name)
 
 
-def object_key(obj: Mapping[str, Any]) -> Key:
+def object_key(obj: PodInfo | Mapping[str, Any]) -> Key:
+    """(namespace, name) of a cached object: a reduced dict or a read pod."""
+    if isinstance(obj, PodInfo):
+        return (obj.namespace, obj.name)
     metadata = obj.get("metadata") or {}
     return (str(metadata.get("namespace") or ""), str(metadata.get("name") or ""))
 

@@ -94,16 +94,36 @@ class _Container(TypedDict, total=False):
     resources: _Resources
 
 
-class _Volume(TypedDict, total=False):
-    name: str
-    emptyDir: dict[str, Any]
+class _FieldRequirement(TypedDict, total=False):
+    key: str
+    operator: str
+    values: list[str]
+
+
+class _NodeSelectorTerm(TypedDict, total=False):
+    matchFields: list[_FieldRequirement]
+
+
+class _NodeSelector(TypedDict, total=False):
+    nodeSelectorTerms: list[_NodeSelectorTerm]
+
+
+_Required = TypedDict("_Required", {"requiredDuringSchedulingIgnoredDuringExecution":
+                                    _NodeSelector}, total=False)
+
+
+class _Affinity(TypedDict, total=False):
+    nodeAffinity: _Required
 
 
 class _PodSpec(TypedDict, total=False):
     nodeName: str
+    #: where a pod not yet scheduled is pinned (validators by hostname, DaemonSet pods by
+    #: affinity): how a pending operand pod is tied to its node
+    nodeSelector: dict[str, str]
+    affinity: _Affinity
     initContainers: list[_Container]
     containers: list[_Container]
-    volumes: list[_Volume]
 
 
 class _PodCondition(TypedDict, total=False):

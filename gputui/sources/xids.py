@@ -14,6 +14,7 @@ from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field, replace
 
 from gputui.domain.inputs import WHEN_UNKNOWN, ClusterObjects, GpuHealth, XidEvent
+from gputui.domain.pods import as_pod_info
 from gputui.domain.xid import xid_from_series
 from gputui.sources.errors import SourceError
 from gputui.sources.exposition import parse_samples
@@ -64,11 +65,10 @@ def exporter_pods(objects: ClusterObjects) -> list[tuple[str, str, str]]:
     """(namespace, pod, node) of the running dcgm-exporter pods on GPU nodes."""
     pods = []
     for (namespace, name), pod in objects.pods.items():
-        labels = (pod.get("metadata") or {}).get("labels") or {}
-        node = (pod.get("spec") or {}).get("nodeName")
-        phase = (pod.get("status") or {}).get("phase")
-        if labels.get("app") == EXPORTER_APP and node in objects.nodes and phase == "Running":
-            pods.append((namespace, name, str(node)))
+        info = as_pod_info(pod)
+        if (info.labels.get("app") == EXPORTER_APP and info.node in objects.nodes
+                and info.phase == "Running"):
+            pods.append((namespace, name, info.node))
     return pods
 
 

@@ -247,11 +247,11 @@ def test_pod_index_finds_added_pods_wherever_they_are() -> None:
     assert len(index.update(pods, None)) == 50
     at_end = {**pods, ("ns", "new"): pod("new", "n7")}
     assert index.update(at_end, {"n7"}) == {"n7"}
-    assert "new" in [p["metadata"]["name"] for p in index.pods_of("n7")]
+    assert "new" in [p.name for p in index.pods_of("n7")]
     items = list(at_end.items())
     in_middle = dict(items[:10] + [(("ns", "mid"), pod("mid", "n3"))] + items[10:])
     assert index.update(in_middle, set()) == {"n3"}  # unannounced, still found by count
     del in_middle[("ns", "p3")]
     assert index.update(in_middle, {"n3"}) == {"n3"}
-    assert "p3" not in [p["metadata"]["name"] for p in index.pods_of("n3")]
+    assert "p3" not in [p.name for p in index.pods_of("n3")]
     assert index.update(in_middle, set()) == set()

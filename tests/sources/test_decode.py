@@ -8,6 +8,7 @@ from typing import Any
 
 import pytest
 
+from gputui.domain.pods import read_pod
 from gputui.sources.decode import (
     GPU_PODS,
     NODES,
@@ -61,8 +62,11 @@ def test_a_page_decodes_to_exactly_what_the_dict_path_keeps() -> None:
 
     operands = [operand_pod(f"d{i}", f"n{i}") for i in range(2)]
     assert OPERATOR_PODS.page(page(operands)).items == [reduce_operator_pod(p) for p in operands]
-    spec = OPERATOR_PODS.page(page(operands)).items[0][0]["spec"]
-    assert spec["volumes"] == [{"name": "run", "emptyDir": {}}]
+    # what the shape skips is nothing the domain reads: decoded, the pod reads as the raw one
+    first, _ = OPERATOR_PODS.page(page(operands)).items[0]
+    assert first == read_pod(operands[0])
+    assert (first.status, first.restarts, first.daemonset, first.unschedulable) == (
+        "CrashLoopBackOff", 3, "nvidia-driver-daemonset", "Unschedulable")
 
     workloads = [pod("ml", "train", "n1", gpus=2), pod("ml", "web", "n2")]
     decoded_gpu = GPU_PODS.page(page(workloads)).items
@@ -111,3 +115,19 @@ def test_garbage_is_a_value_error_and_small_feeds_use_their_reducer() -> None:
     decoded = decoder_for(reduce_plain).page(page([policy])).items
     assert decoded == [reduce_plain(policy)]
     assert "managedFields" not in decoded[0][0]["metadata"]
+
+
+def test_pending_operand_pods_stay_tied_to_their_node_through_the_typed_decoder() -> None:
+    """A pod the scheduler has not placed names its node only in its node selector (the
+    validators) or its DaemonSet node affinity: the decoder must keep both, or the pending
+    pod of a stuck node vanishes from that node's pipeline."""
+    validator = pod("gpu-operator", "nvidia-cuda-validator-x", "")
+    validator["spec"] = {"nodeSelector": {"kubernetes.io/hostname": "n7"},
+                         "containers": [{"name": "cuda-validation"}]}
+    plugin = pod("gpu-operator", "nvidia-device-plugin-daemonset-y", "")
+    plugin["spec"] = {"containers": [{"name": "plugin"}], "affinity": {"nodeAffinity": {
+        "requiredDuringSchedulingIgnoredDuringExecution": {"nodeSelectorTerms": [{
+            "matchFields": [{"key": "metadata.name", "operator": "In", "values": ["n8"]}]}]}}}}
+    decoded = [item for item, _ in OPERATOR_PODS.page(page([validator, plugin])).items]
+    assert [(p.name, p.node, p.placement) for p in decoded] == [
+        ("nvidia-cuda-validator-x", "", "n7"), ("nvidia-device-plugin-daemonset-y", "", "n8")]

@@ -16,6 +16,7 @@ import pytest
 
 import gputui.sources.reflector as reflector_module
 from gputui.domain.inputs import ClusterObjects
+from gputui.domain.pods import as_pod_info
 from gputui.sim.cluster import EmulatedCluster
 from gputui.sources.base import Connection, SourceStatus
 from gputui.sources.errors import SourceError
@@ -89,7 +90,8 @@ def fingerprint(objects: ClusterObjects) -> dict[str, Any]:
         return sorted((key, str(obj["metadata"].get("resourceVersion")))
                       for key, obj in items.items())
 
-    return {"nodes": versions(objects.nodes), "pods": versions(objects.pods),
+    pods = sorted((key, as_pod_info(pod).resource_version) for key, pod in objects.pods.items())
+    return {"nodes": versions(objects.nodes), "pods": pods,
             "daemonsets": versions(objects.daemonsets),
             "policies": sorted(str(p["metadata"].get("resourceVersion"))
                                for p in objects.cluster_policies),

@@ -375,7 +375,7 @@ def test_a_gated_feed_decodes_after_the_gate_opens(
         gate.set()
         worker.join(10)
         items, version = result[0]
-        assert [obj["metadata"]["name"] for obj, _ in items] == ["nvidia-driver-daemonset-a"]
+        assert [pod.name for pod, _ in items] == ["nvidia-driver-daemonset-a"]
         assert version and len(decoded) == 1
     finally:
         gate.set()

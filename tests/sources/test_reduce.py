@@ -48,13 +48,15 @@ def test_gpu_pods_kept_small_and_others_dropped() -> None:
     raw = pod("ml", "train", "n1", gpus=2)
     raw["spec"]["containers"][0]["resources"]["requests"] = {"cpu": "2",
                                                              "nvidia.com/mig-1g.10gb": "1"}
+    raw["status"]["containerStatuses"] = [{"name": "main", "ready": True, "restartCount": 0,
+                                           "state": {"running": {}}}]
     reduced = reduce_gpu_pod(raw)
     assert reduced is not None
-    spec = reduced[0]["spec"]
-    assert spec["nodeName"] == "n1"
-    assert spec["containers"] == [{"name": "main", "resources": {
-        "requests": {"nvidia.com/mig-1g.10gb": "1"}, "limits": {"nvidia.com/gpu": "2"}}}]
-    assert "volumes" not in spec  # hostPath volumes do not matter, emptyDir ones do
+    kept = reduced[0]
+    assert (kept.node, kept.phase, kept.status) == ("n1", "Running", "Running")
+    assert kept.gpu_requests == {"nvidia.com/mig-1g.10gb": 1, "nvidia.com/gpu": 2}
+    # a workload's container states are not kept: its phase is what gputui shows of it
+    assert [(c.name, c.state) for c in kept.containers] == [("main", "unknown")]
 
 
 def test_gpu_request_sees_mig_and_init_containers() -> None:
@@ -77,21 +79,21 @@ def test_operator_pod_keeps_what_the_pipeline_reads() -> None:
                                    {"type": "PodScheduled", "status": "False",
                                     "reason": "Unschedulable", "lastProbeTime": None}]
     reduced, _ = reduce_operator_pod(raw)
-    assert reduced["spec"] == {"nodeName": "n1", "containers": [{"name": "main"}]}
-    assert reduced["metadata"]["ownerReferences"] == [{"kind": "DaemonSet",
-                                                       "name": "nvidia-driver-daemonset"}]
-    assert reduced["status"]["conditions"] == [{"type": "PodScheduled", "status": "False",
-                                                "reason": "Unschedulable"}]
-    status = reduced["status"]["containerStatuses"][0]
-    assert status["restartCount"] == 12 and "imageID" not in status
-    assert reduced["metadata"]["labels"] == {"app": "nvidia-driver-daemonset"}
+    assert (reduced.node, reduced.daemonset, reduced.unschedulable) == (
+        "n1", "nvidia-driver-daemonset", "Unschedulable")
+    [main] = reduced.containers
+    assert (main.name, main.state, main.reason, main.restarts) == (
+        "main", "waiting", "CrashLoopBackOff", 12)
+    assert (reduced.status, reduced.restarts) == ("CrashLoopBackOff", 12)
+    assert reduced.labels == {"app": "nvidia-driver-daemonset"}
 
 
 def test_equal_parts_are_shared_between_pods() -> None:
-    """Pods of one DaemonSet revision share one labels dict and one container list."""
+    """Pods of one DaemonSet revision share one labels dict, and their repeated strings."""
     labels = {"app": "nvidia-dcgm-exporter", "controller-revision-hash": "7f9"}
     first, _ = reduce_operator_pod(pod("gpu-operator", "a", "n1", labels=dict(labels)))
     second, _ = reduce_operator_pod(pod("gpu-operator", "b", "n2", labels=dict(labels)))
-    assert first["metadata"]["labels"] is second["metadata"]["labels"]
-    assert first["spec"]["containers"] is second["spec"]["containers"]
-    assert first["spec"]["nodeName"] == "n1" and second["spec"]["nodeName"] == "n2"
+    assert first.labels is second.labels
+    assert first.containers[0].name is second.containers[0].name
+    assert first.phase is second.phase and first.namespace is second.namespace
+    assert first.node == "n1" and second.node == "n2"
