@@ -384,7 +384,7 @@ def pod_to_dict(pod: PodInfo) -> JsonDict:
         meta["labels"] = dict(pod.labels)
     if pod.created is not None:
         meta["creationTimestamp"] = _timestamp(pod.created)
-    if pod.deleting:
+    if pod.deleting:  # when is not kept; only that it is set is read
         meta["deletionTimestamp"] = _timestamp(pod.created) or "1970-01-01T00:00:00Z"
     if pod.owner_kind or pod.owner_name:
         meta["ownerReferences"] = [{"kind": pod.owner_kind, "name": pod.owner_name}]

@@ -58,6 +58,7 @@ class ObjectCache:
         self._gpu_pods_on: dict[str, set[Key]] = {}  # node -> its keys in the GPU pod slot
         self._small: dict[str, Any] = {}  # slot -> the tuple or dict last handed out
         self._changed_nodes: set[str] = set()
+        self._node_objects_changed = False  # a node itself (not what it is built with)
         self._full = True
         self._version = 0
 
@@ -116,10 +117,11 @@ class ObjectCache:
                               None if event_type == "DELETED" else obj, times)
             return self._version != before
 
-    def nodes_changed(self) -> bool:
-        """Whether the next build has a node to rebuild (or is a full one)."""
+    def node_objects_changed(self) -> bool:
+        """Whether a Node object itself came, went or changed (or a full build is due):
+        what a screen that shows only the nodes, before their pods are read, would show."""
         with self._lock:
-            return self._full or bool(self._changed_nodes)
+            return self._full or self._node_objects_changed
 
     def take_changes(self) -> frozenset[str] | None:
         """Node names changed since the last call, or ``None`` when a full build is due."""
@@ -127,6 +129,7 @@ class ObjectCache:
             changes = None if self._full else frozenset(self._changed_nodes)
             self._full = False
             self._changed_nodes = set()
+            self._node_objects_changed = False
             return changes
 
     def build_inputs(self, **extra: Any) -> ClusterObjects:
@@ -259,6 +262,7 @@ class ObjectCache:
         """Record which nodes an object change touches (caller holds the lock)."""
         if slot in NODE_SLOTS:
             self._changed_nodes.add(key[1])
+            self._node_objects_changed = True
         elif slot in POD_SLOTS:
             for obj in (before, after):
                 node = pod_node_name(obj) if obj is not None else None

@@ -115,7 +115,9 @@ class KubeSource:
         self._domain_builder = builder
         self._gc_pause = gctuning.BoundedPause()
         self._loading: frozenset[str] = frozenset()  # what the last build had not read
-        self._first_listed = threading.Event()  # the other feeds decode after FIRST_FEED
+        #: the other feeds decode once the first snapshot (FIRST_FEED's nodes) is out:
+        #: its build then has the one interpreter to itself, and the node rows show first
+        self._first_shown = threading.Event()
         lookback = 60.0 * getattr(self.thresholds, "xid_lookback_minutes", 60.0)
         self.xids = XidTracker(self.http, prometheus, lookback)
         self.xid_every = xid_every
@@ -144,7 +146,7 @@ class KubeSource:
         self._gc_pause.end(freeze_first=False)
         self._stop.set()
         self._dirty.set()
-        self._first_listed.set()  # gated feeds stop waiting for the nodes
+        self._first_shown.set()  # gated feeds stop waiting for the nodes
         with self._lock:
             reflectors = list(self._reflectors.values())
         for reflector in reflectors:
@@ -206,7 +208,7 @@ class KubeSource:
                                       watch_timeout=self.watch_timeout,
                                       backoff=Backoff(cap=self.backoff_cap),
                                       gate=None if resource_of(feed.name) == FIRST_FEED
-                                      else self._first_listed)
+                                      else self._first_shown)
                 self._reflectors[feed.name] = reflector
                 reflector.start()
 
@@ -261,8 +263,8 @@ class KubeSource:
     def feed_state(self, feed: str, state: FeedState, message: str) -> None:
         was_settled = self.tracker.settled
         self.tracker.feed(feed, state, message)
-        if feed == FIRST_FEED and state is not FeedState.SYNCING:
-            self._first_listed.set()  # listed, forbidden, absent or failing: stop waiting
+        if feed == FIRST_FEED and state not in (FeedState.SYNCING, FeedState.SYNCED):
+            self._first_shown.set()  # forbidden, absent or failing: no node rows to wait for
         if state is not FeedState.DISCONNECTED:
             self.tracker.touch()
         if self.tracker.settled and not was_settled:
@@ -313,10 +315,12 @@ class KubeSource:
             if self._follow_policy_namespace() or self._follow_wait_selectors():
                 continue  # restarted feeds are syncing: build once they are in
             if loading and self.snapshot is not None and self.snapshot.loading and (
-                    not self.cache.nodes_changed()):
-                # a half-loaded screen shows the nodes only: a DaemonSet or policy list
-                # arriving changes nothing it shows, and a full rebuild of 15,000 nodes
-                # would only slow the pod lists still being decoded
+                    not self.cache.node_objects_changed()):
+                # a half-loaded screen shows the nodes only: a DaemonSet, policy or MIG
+                # ConfigMap list arriving changes nothing it shows (4,000 per-node MIG
+                # ConfigMaps would rebuild 4,000 nodes), and a rebuild of 15,000 nodes
+                # would only slow the pod lists still being decoded; what they changed is
+                # kept for the build that follows
                 continue
             if self.snapshot is None or (self._loading and not loading):
                 # the first build, and the first with every list in (the domain compares
@@ -325,6 +329,7 @@ class KubeSource:
             self._loading = loading
             last_build = time.monotonic()
             self._build_and_deliver(loading)
+            self._first_shown.set()
 
     def _build_and_deliver(self, loading: frozenset[str]) -> None:
         """One build from the cache's live content (this thread is its only writer).

@@ -155,3 +155,22 @@ def test_objects_is_a_copy_for_other_threads() -> None:
     cache.apply("nodes", "ADDED", _node("gpu-1", 2), {})
     cache.apply_pending()
     assert sorted(copy.nodes) == ["gpu-0"] and sorted(cache.objects().nodes) == ["gpu-0", "gpu-1"]
+
+
+def test_what_a_nodes_only_screen_shows_changes_only_with_the_nodes_themselves() -> None:
+    """While the pods load the screen shows only the nodes: per-node MIG ConfigMaps and
+    operand pods change the nodes they belong to, but not the Node objects, so a
+    half-loaded screen need not be rebuilt for them (4,000 ConfigMaps would rebuild
+    4,000 nodes); their changes stay pending for the next build."""
+    cache = _synced("n1", "n2")
+    config = {"metadata": {"name": "n1-mig-config", "namespace": NS, "resourceVersion": "1"},
+              "data": {}}
+    cache.replace("configmaps", [(config, {})])
+    cache.replace("pods", [(_pod(NS, "driver", "n2"), {})])
+    cache.apply_pending()
+    assert not cache.node_objects_changed()
+    cache.apply("nodes", "MODIFIED", _node("n2", rv=2), {})
+    cache.apply_pending()
+    assert cache.node_objects_changed()
+    assert cache.take_changes() == {"n1", "n2"}
+    assert not cache.node_objects_changed()

@@ -380,3 +380,45 @@ def test_a_gated_feed_decodes_after_the_gate_opens(
     finally:
         gate.set()
         http.close()
+
+
+def test_no_gated_page_is_decoded_before_the_first_snapshot_is_out(
+        cluster: EmulatedCluster, kubeconfig: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The first build has the interpreter to itself: the pod, policy and ConfigMap pages
+    are fetched meanwhile but decoded only once the node rows have been handed over."""
+    from gputui.domain.snapshot import SnapshotBuilder
+    from gputui.sources.decode import NODES, FeedDecoder
+
+    seed(cluster)
+    order: list[str] = []
+    original = FeedDecoder.page
+
+    def noting(self: FeedDecoder[Any], data: bytes) -> Any:
+        order.append("nodes page" if self is NODES else "gated page")
+        return original(self, data)
+
+    monkeypatch.setattr(FeedDecoder, "page", noting)
+    build = SnapshotBuilder.build
+
+    def slow_first_build(self: SnapshotBuilder, *args: Any, **kwargs: Any) -> Any:
+        if "snapshot" not in order:
+            time.sleep(0.5)  # a 15,000-node first build: the gated pages are in by now
+        return build(self, *args, **kwargs)
+
+    monkeypatch.setattr(SnapshotBuilder, "build", slow_first_build)
+    source = KubeSource(load_target(str(kubeconfig)), coalesce=0.05, rebuild_every=60,
+                        watch_timeout=5, xid_every=0)
+    snapshots: list[Any] = []
+
+    def delivered(snapshot: Any) -> None:
+        order.append("snapshot")
+        snapshots.append(snapshot)
+
+    source.start(delivered, lambda _: None)
+    try:
+        wait_for(lambda: snapshots and not snapshots[-1].loading, what="a complete snapshot")
+        first = order.index("snapshot")
+        assert "gated page" in order and "gated page" not in order[:first]
+        assert "nodes page" in order[:first]
+    finally:
+        source.stop()
