@@ -14,6 +14,7 @@ from pathlib import Path
 import pytest
 from rich.text import Text
 from textual.app import App, ComposeResult
+from textual.widgets import DataTable
 
 from gputui.ui.widgets import datatable_internals as dt
 from gputui.ui.widgets.node_table import NodeTable
@@ -95,3 +96,40 @@ async def test_a_row_painted_before_the_idle_measurement_is_painted_again(
         await table._on_idle(None)  # type: ignore[arg-type]  # the measurement alone
         assert line(table, 1).split() == [NAMES[0], "Ready"]
         assert line(table, 2).split() == [NAMES[1], "Ready"]
+
+
+class TwoTablesApp(App[None]):
+    def compose(self) -> ComposeResult:
+        yield StableTable(id="stable")
+        yield DataTable(id="plain")
+
+
+async def test_a_fill_in_slices_measures_and_orders_rows_as_textual_does() -> None:
+    """Appending rows extends the kept row order and line offsets, and new rows are
+    measured from their Text directly: after every slice the table must agree with a plain
+    DataTable filled the same way (widths, including wide characters, virtual size, order),
+    and a re-sort between slices must not leave the old order behind."""
+    app = TwoTablesApp()
+    async with app.run_test(size=(100, 30)) as pilot:
+        tables = [app.query_one("#stable", StableTable), app.query_one("#plain", DataTable)]
+        for table in tables:
+            table.add_column(Text("NAME"), key="name")
+            table.add_column(Text("STATUS"), key="status")
+        await pilot.pause()
+        stable, plain = tables
+        for batch in range(4):
+            for table in tables:
+                for index in range(batch * 30, batch * 30 + 30):
+                    status = "GPU 日本" * (index % 3) if index % 7 else f"NotReady {index}"
+                    table.add_row(Text(f"node-{index:03}"), Text(status), key=f"n{index}")
+            await pilot.pause()
+            if batch == 2:
+                for table in tables:
+                    table.sort("name", key=lambda name: name.plain, reverse=True)
+                await pilot.pause()
+            assert [r.key for r in stable.ordered_rows] == [r.key for r in plain.ordered_rows]
+            assert stable._y_offsets == plain._y_offsets
+            assert [c.content_width for c in stable.columns.values()] == [
+                c.content_width for c in plain.columns.values()]
+            assert stable.virtual_size == plain.virtual_size
+        assert stable.stable and stable.row_count == 120

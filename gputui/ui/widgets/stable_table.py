@@ -15,8 +15,9 @@ style changes.
 
 Two more table-wide recomputations go the same way: the row order (``ordered_rows``) and the
 line offsets (``_y_offsets``), a 5,000-item rebuild each after every update, are kept while
-the row order object is the same (``sort``/``remove_row``/``clear`` replace it, ``add_row``
-grows it). Rows must therefore keep a fixed height (the node table's are one line). And
+the row order object is the same (``sort``/``remove_row``/``clear`` replace it) and extended
+when rows were appended (``add_row`` grows it; a 15,000-row fill in slices rebuilt both after
+each slice). New rows are measured from their ``Text`` directly rather than through Rich. Rows must therefore keep a fixed height (the node table's are one line). And
 :meth:`patch_row` writes a row's changed cells and repaints only that row, and only when it
 is on screen, where ``update_cell`` repaints the whole table once per cell.
 
@@ -144,31 +145,43 @@ class StableTable(DataTable[Text]):
 
     @property
     def ordered_rows(self) -> list[Row]:
-        """Textual's row order, rebuilt only when the order changed (not on cell updates)."""
+        """Textual's row order, rebuilt only when the order changed (not on cell updates),
+        and extended when rows were appended."""
         if not self._stable:
             return super().ordered_rows
         order, count, rows = self._order_rows
-        if order is not dt.row_order(self) or count != self.row_count:
+        current, total = dt.row_order(self), self.row_count
+        keys = ([dt.row_key_at(self, index) for index in range(count, total)]
+                if order is current and count < total else [])
+        if order is not current or count > total or None in keys:
             rows = super().ordered_rows
-            self._order_rows = (dt.row_order(self), self.row_count, rows)
+        elif keys:  # appended: add_row puts a new row at the next index
+            rows = rows + [self.rows[key] for key in keys if key is not None]
+        self._order_rows = (current, total, rows)
         return rows
 
     @property
     def _y_offsets(self) -> list[tuple[RowKey, int]]:
-        """Textual's line -> row map, rebuilt only when the order changed (fixed heights)."""
+        """Textual's line -> row map, kept like :attr:`ordered_rows` (appended rows extend
+        it): a 15,000-row fill rebuilt it after every slice."""
         if not self._stable:
             return super()._y_offsets
         order, count, offsets = self._order_offsets
-        if order is not dt.row_order(self) or count != self.row_count:
+        current, total = dt.row_order(self), self.row_count
+        if order is not current or count > total:
             offsets = super()._y_offsets
-            self._order_offsets = (dt.row_order(self), self.row_count, offsets)
+        elif count < total:
+            offsets = offsets + [(row.key, line) for row in self.ordered_rows[count:]
+                                 for line in range(row.height)]
+        self._order_offsets = (current, total, offsets)
         return offsets
 
     def _update_dimensions(self, new_rows: Iterable[RowKey]) -> None:
         """Textual's idle-time measurement; when a column's width changed, every rendering
         made before is stale (see the module docstring), so they are all invalidated."""
         before = [column.content_width for column in self.columns.values()]
-        super()._update_dimensions(new_rows)
+        if not (self.stable and dt.widen_for_new_rows(self, list(new_rows))):
+            super()._update_dimensions(new_rows)
         if [column.content_width for column in self.columns.values()] != before:
             dt.invalidate_renders(self)
             self.refresh()
