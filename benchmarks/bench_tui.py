@@ -23,6 +23,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import dataclasses
 import gc
 import pickle
 import resource
@@ -69,8 +70,13 @@ def read_scale(scenario: str, cache: Path) -> tuple[ClusterObjects, float]:
     if cache.exists():
         with cache.open("rb") as handle:
             objects, now = pickle.load(handle)
-        print(f"objects from cache {cache}")
-        return objects, now
+        try:  # a cache written before ClusterObjects changed is read again
+            objects = dataclasses.replace(objects)
+        except (AttributeError, TypeError):
+            print(f"cache {cache} is from an older gputui: reading the cluster again")
+        else:
+            print(f"objects from cache {cache}")
+            return objects, now
     from gputui.sources.demo import DemoCluster
     from gputui.sources.oneshot import read_objects
 
