@@ -11,6 +11,7 @@ the listener so the header can say "live", "reconnecting" or "forbidden".
 from __future__ import annotations
 
 import enum
+import logging
 import random
 import threading
 from collections.abc import Callable
@@ -22,6 +23,8 @@ from gputui.sources.errors import ApiStatusError, SourceError
 from gputui.sources.http import KubeHttp, WatchStream
 from gputui.sources.reduce import JsonObj, LabelTimes
 from gputui.sources.resources import Feed
+
+log = logging.getLogger(__name__)
 
 
 class FeedState(enum.Enum):
@@ -155,6 +158,18 @@ class Reflector:
                 if self._stop.is_set():
                     return
                 self.listener.feed_state(self.feed.name, FeedState.DISCONNECTED, str(error))
+                self._stop.wait(self.backoff.next())
+            except Exception as error:  # broad on purpose: a bug in decoding or reducing one
+                # object must not end the feed silently (its data would freeze while the
+                # header says live); say so, and start over from a fresh list
+                if self._stop.is_set():
+                    return
+                log.exception("feed %s failed", self.feed.name)
+                self.resource_version = ""
+                text = str(error).splitlines()[0] if str(error) else ""
+                self.listener.feed_state(self.feed.name, FeedState.DISCONNECTED,
+                                         f"{type(error).__name__}: {text}".rstrip(": ")
+                                         + " (gputui error, see --log-file; relisting)")
                 self._stop.wait(self.backoff.next())
 
     def _expired_again(self) -> bool:

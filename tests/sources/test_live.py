@@ -422,3 +422,36 @@ def test_no_gated_page_is_decoded_before_the_first_snapshot_is_out(
         assert "nodes page" in order[:first]
     finally:
         source.stop()
+
+
+def test_a_feed_that_hits_a_bug_says_so_and_relists_instead_of_dying(
+        cluster: EmulatedCluster, kubeconfig: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A non-API exception in a feed thread (a decoding bug on one odd object) used to end
+    that feed silently: its part of the screen froze while the header said live. Now the
+    header names the error and the feed starts over from a fresh list."""
+    from gputui.sources import decode
+
+    seed(cluster)
+    failures = [TypeError("'NoneType' object is not subscriptable")]
+    finish = decode.OPERATOR_PODS.finish
+
+    def flaky(pod: Any) -> Any:
+        if failures:
+            raise failures.pop()
+        return finish(pod)
+
+    monkeypatch.setattr(decode.OPERATOR_PODS, "finish", flaky)
+    source = KubeSource(load_target(str(kubeconfig)), coalesce=0.05, rebuild_every=60,
+                        watch_timeout=5, backoff_cap=0.2, xid_every=0)
+    snapshots: list[Any] = []
+    statuses: list[SourceStatus] = []
+    source.start(snapshots.append, statuses.append)
+    try:
+        done = wait_for(lambda: snapshots and not snapshots[-1].loading and snapshots[-1],
+                        what="a complete snapshot after the relist")
+        assert done.nodes["gpu-0"].pipeline.stage("driver") is not None
+        said = [s.message for s in statuses if "TypeError" in s.message]
+        assert said and "relisting" in said[0]
+        assert source.status().connection is Connection.LIVE and not failures
+    finally:
+        source.stop()
