@@ -167,8 +167,13 @@ class MetricsFeed:
             error = f"no running dcgm-exporter pod on {want.selected}"
         elif want.selected in errors:
             error = errors[want.selected]
+        if targets and not nodes:  # not one exporter on screen answered
+            first = next(iter(errors.values()), "")
+            error = error or (f"dcgm-exporter unreachable on all {len(targets)} nodes on "
+                              f"screen ({first})")
+        # no fleet figures from no answer: "0 busy, 0 XIDs" would read as facts
         fleet = fleet_from_nodes(f"{len(nodes)} nodes on screen", nodes, now,
-                                 exporters.xids_since(now - HOUR))
+                                 exporters.xids_since(now - HOUR)) if nodes else None
         node = nodes.get(want.selected or "") or (exporters.node(want.selected)
                                                   if want.selected else None)
         if error and self.nvml is not None and want.selected == self.nvml.node:

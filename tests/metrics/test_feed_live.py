@@ -113,3 +113,23 @@ def test_exporter_scrape_alone_keeps_history_for_what_is_on_screen(
     finally:
         feed.stop()
         http.close()
+
+
+def test_no_fleet_figures_when_no_exporter_on_screen_answers(
+        trainer_node: tuple[Sim, str], tmp_path: Path) -> None:
+    """Every scrape on screen failing is not "0 busy, 0 XIDs in 1 h": the fleet line is left
+    out and the reading says why."""
+    sim, node = trainer_node
+    http = _http(sim, tmp_path)
+    feed = MetricsFeed(exporters=ExporterMetrics(http), refresh=1.0, clock=time.time)
+    try:
+        namespace, _ = _want(sim, node).exporters[node]
+        feed.want(MetricsWant(None, (node,), {node: (namespace, "no-such-exporter-pod")}))
+        reading = feed.read_once()
+        assert reading.fleet is None and reading.origin.kind == "exporter"
+        assert "dcgm-exporter unreachable on all 1 nodes on screen" in reading.origin.error
+        feed.want(_want(sim, node))
+        assert feed.read_once().fleet is not None  # and back once one answers
+    finally:
+        feed.stop()
+        http.close()

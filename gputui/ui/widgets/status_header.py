@@ -57,8 +57,11 @@ def connection_part(state: HeaderState) -> tuple[str, str]:
             return f"{live} · {status.retrying}", "gpu-warn"
         return live, "gpu-ok"
     if connection is Connection.CONNECTING and not status.stale_since:
-        return "◌ connecting…" + (f" {status.retrying}" if status.retrying else ""), \
-            "gpu-progress"
+        # once the first lists are in (the node rows show) the server has answered: what
+        # is left is reading the rest, not connecting
+        read = state.snapshot is not EMPTY_SNAPSHOT and state.snapshot.loading
+        word = "◌ loading…" if read else "◌ connecting…"
+        return word + (f" {status.retrying}" if status.retrying else ""), "gpu-progress"
     reason = f": {status.message}" if status.message else ""
     if connection is Connection.FAILED:
         return f"✖ disconnected{reason}", "gpu-crit"
