@@ -92,6 +92,12 @@ class ActionFlow(App[int]):
         if why:
             self.notify(f"{act.title} is not available: {why}", severity="warning")
             return
+        if self.snapshot.loading:  # a plan from half the cluster would state guesses as
+            # facts ("no ClusterPolicy", "no pods to evict"): wait for the lists
+            self.notify(f"{act.title} is not available yet: still reading "
+                        f"{', '.join(sorted(self.snapshot.loading))}; try again in a moment",
+                        severity="warning")
+            return
         if act.scope is Scope.NODES and not targets:
             self.notify(f"{act.title}: no node selected", severity="warning")
             return
@@ -170,8 +176,10 @@ class ActionFlow(App[int]):
         act = request.action or action(request.plan.action_id)
         result = self.runner.apply(act, request.plan, request.dry_run, progress,
                                    request.cancel)
-        dialog.post_message(ActionCompleted(result))
+        # the notification first (call_from_thread returns once it is up): whoever sees the
+        # dialog close can read the outcome at once
         self.call_from_thread(self._notify_result, result)
+        dialog.post_message(ActionCompleted(result))
 
     def _notify_result(self, result: Result) -> None:
         if result.conflict:

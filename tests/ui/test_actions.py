@@ -82,7 +82,8 @@ async def until(pilot: Any, check: Callable[[], bool], timeout: float = 15.0) ->
 
 
 async def _ready(pilot: Any, app: GpuTuiApp, nodes: int = 3) -> NodesScreen:
-    await until(pilot, lambda: len(app.snapshot.nodes) == nodes)
+    """The node screen once every list is read (actions wait for that)."""
+    await until(pilot, lambda: len(app.snapshot.nodes) == nodes and not app.snapshot.loading)
     await until(pilot, lambda: app.runner is not None and not app.runner.permissions.pending)
     screen = app.screen
     assert isinstance(screen, NodesScreen)
@@ -470,3 +471,45 @@ async def test_escape_stops_a_running_drain_and_says_what_was_evicted(
                    for n in notes)
     assert cluster.store.get("pods", "train-0", "ml") is not None
     assert cluster.store.get("pods", "infer-0", "ml") is None
+
+
+async def test_an_action_while_the_lists_are_still_read_is_refused_and_says_why(
+        live_app: LiveApp, cluster: EmulatedCluster, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The node rows show before the pods are read; a plan made then would state guesses
+    ("nothing to evict") as facts. The key says so and does nothing; once the lists are in,
+    the same key plans."""
+    import threading
+
+    import gputui.sources.reflector as reflector_module
+
+    release = threading.Event()
+    original = reflector_module.list_feed
+
+    def slow_pods(http: Any, feed: Any, gate: Any = None) -> Any:
+        if feed.name == "pods":
+            release.wait(30)
+        return original(http, feed, gate)
+
+    monkeypatch.setattr(reflector_module, "list_feed", slow_pods)
+    app = live_app()
+    notes: list[str] = []
+    try:
+        async with app.run_test(size=(120, 40)) as pilot:
+            await until(pilot, lambda: len(app.snapshot.nodes) == 3 and app.runner is not None
+                        and not app.runner.permissions.pending)
+            assert "pods" in app.snapshot.loading
+            app.notify = lambda message, **kw: notes.append(str(message))  # type: ignore[method-assign]
+            screen = app.screen
+            assert isinstance(screen, NodesScreen)
+            await until(pilot, lambda: screen.table.row_count == 3)
+            screen.table.focus()
+            await pilot.press("c")
+            await pilot.pause(0.2)
+            assert not isinstance(app.screen, ConfirmScreen)
+            assert any("not available yet: still reading" in n and "pods" in n for n in notes)
+            release.set()
+            await until(pilot, lambda: not app.snapshot.loading)
+            await pilot.press("c")
+            await until(pilot, lambda: isinstance(app.screen, ConfirmScreen))
+    finally:
+        release.set()

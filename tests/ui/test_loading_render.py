@@ -8,6 +8,7 @@ from dataclasses import replace
 from rich.console import Console, RenderableType
 
 from gputui.domain.model import EMPTY_SNAPSHOT, ClusterSnapshot, NodeView, SnapshotCounts
+from gputui.sources.base import Connection, SourceStatus
 from gputui.ui.node_rows import node_cells
 from gputui.ui.render.pipeline import banner
 from gputui.ui.widgets.status_header import HeaderState, render_header
@@ -32,6 +33,10 @@ def test_header_with_nodes_but_not_pods_counts_nodes_and_waits_for_findings() ->
     header = text(render_header(HeaderState(snapshot), 100, {}))
     assert "5000 nodes" in header and "findings loading" in header
     assert "◌ loading…" in header and "connecting" not in header  # the server has answered
+    live = HeaderState(snapshot, SourceStatus(Connection.LIVE))  # feeds in, build not shown
+    assert "◌ loading…" in text(render_header(live, 100, {}))
+    shown = HeaderState(replace(snapshot, loading=frozenset()), SourceStatus(Connection.LIVE))
+    assert "● live" in text(render_header(shown, 100, {}))
     assert "policy loading" in header and "with findings" not in header
     done = text(render_header(HeaderState(replace(snapshot, loading=frozenset())), 100, {}))
     assert "0 with findings" in done and "policy missing" in done

@@ -105,7 +105,9 @@ def test_cordon_with_c_y_reaches_the_api_and_the_audit_log(tmux: Tmux, sim: Path
                f"{sim} --audit-log {audit}; echo \"gputui exited with $?\"; sleep 120")
     started = tmux.run("new-session", "-d", "-x", "120", "-y", "40", command)
     assert started.returncode == 0, started.stderr
-    assert _poll(lambda: "gke-" in tmux.screen() and "NAME" in tmux.screen()), tmux.screen()
+    # actions wait for every list (a plan from half the cluster would guess): the header
+    # says "live" once they are read
+    assert _poll(lambda: "gke-" in tmux.screen() and "● live" in tmux.screen()), tmux.screen()
     tmux.run("send-keys", "c")
     assert _poll(lambda: "kubectl cordon" in tmux.screen()), tmux.screen()
     assert _poll(lambda: "Dry run: passed" in tmux.screen()), tmux.screen()

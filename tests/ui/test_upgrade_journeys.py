@@ -87,7 +87,8 @@ def fast_polls(monkeypatch: pytest.MonkeyPatch) -> None:
 
 
 async def _nodes_screen(pilot: Any, app: GpuTuiApp, count: int) -> NodesScreen:
-    await until(pilot, lambda: len(app.snapshot.nodes) == count and app.runner is not None
+    await until(pilot, lambda: len(app.snapshot.nodes) == count and not app.snapshot.loading
+                and app.runner is not None
                 and not app.runner.permissions.pending, timeout=60)
     screen = app.screen
     assert isinstance(screen, NodesScreen)

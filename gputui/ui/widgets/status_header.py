@@ -51,17 +51,21 @@ def connection_part(state: HeaderState) -> tuple[str, str]:
     status, now = state.status, state.now
     connection = status.connection
     as_of = state.snapshot.generated_at or status.last_update
+    # until the screen's snapshot has every list, it is loading, not live: actions wait
+    # for that too, so "live" is when a key press acts
+    loading = state.snapshot is not EMPTY_SNAPSHOT and bool(state.snapshot.loading)
+    if loading and connection in (Connection.CONNECTING, Connection.LIVE) and (
+            not status.stale_since):
+        return "◌ loading…" + (f" {status.retrying}" if status.retrying else ""), \
+            "gpu-progress"
     if connection is Connection.LIVE and not status.stale_since:
         live = f"● live · {clock_text(as_of)}" if as_of else "● live"
         if status.retrying:  # current data, a struggling server: say both
             return f"{live} · {status.retrying}", "gpu-warn"
         return live, "gpu-ok"
     if connection is Connection.CONNECTING and not status.stale_since:
-        # once the first lists are in (the node rows show) the server has answered: what
-        # is left is reading the rest, not connecting
-        read = state.snapshot is not EMPTY_SNAPSHOT and state.snapshot.loading
-        word = "◌ loading…" if read else "◌ connecting…"
-        return word + (f" {status.retrying}" if status.retrying else ""), "gpu-progress"
+        return "◌ connecting…" + (f" {status.retrying}" if status.retrying else ""), \
+            "gpu-progress"
     reason = f": {status.message}" if status.message else ""
     if connection is Connection.FAILED:
         return f"✖ disconnected{reason}", "gpu-crit"
