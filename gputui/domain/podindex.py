@@ -27,15 +27,13 @@ PodObject = PodInfo | Mapping[str, Any]
 _TAIL = 256
 
 
-def pod_node_name(pod: PodInfo | Mapping[str, Any]) -> str | None:
+def pod_node_name(pod: PodObject) -> str | None:
     """The node a pod runs on or is bound to, None when it names none.
 
     ``spec.nodeName`` once scheduled; before that the ``kubernetes.io/hostname`` node
     selector (the CUDA and plugin validator pods are pinned that way) or the DaemonSet
     controller's ``metadata.name`` node affinity (:attr:`PodInfo.placement`).
     """
-    if isinstance(pod, PodInfo):
-        return pod.node or pod.pinned_node or None
     return as_pod_info(pod).placement
 
 
@@ -131,10 +129,10 @@ class PodIndex:
         self._owned, self._unplaced = {}, set()
 
     def _add(self, key: PodKey, pod: PodObject, touched: set[str]) -> None:
-        info = pod if isinstance(pod, PodInfo) else as_pod_info(pod)
+        info = as_pod_info(pod)
         self._pods[key] = pod
         self._read[key] = info
-        node = info.node or info.pinned_node
+        node = info.placement
         if node:
             self._by_node.setdefault(node, {})[key] = info
             touched.add(node)
@@ -149,7 +147,7 @@ class PodIndex:
         if self._pods.pop(key, None) is None:
             return
         info = self._read.pop(key)
-        node = info.node or info.pinned_node
+        node = info.placement
         if node:
             group = self._by_node.get(node, {})
             group.pop(key, None)

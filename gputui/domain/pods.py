@@ -310,7 +310,8 @@ def _labels(raw: Any) -> Mapping[str, str]:
 
 
 def _text(value: Any) -> str:
-    """A short string interned (names, phases and times repeat across the fleet)."""
+    """A short string interned (node, container and owner names, phases and kinds repeat
+    across the fleet)."""
     if type(value) is str:
         return sys.intern(value) if len(value) <= _INTERN_MAX else value
     return "" if value is None else str(value)

@@ -79,3 +79,20 @@ class RecordingBuilder:
     def count(self) -> int:
         with self.lock:
             return len(self.calls)
+
+
+def hold_operand_pods(monkeypatch: Any) -> threading.Event:
+    """Hold every list of the operand pod feed until the returned event is set (30 s at
+    most): the nodes then show while the pods are "still being read"."""
+    import gputui.sources.reflector as reflector_module
+
+    release = threading.Event()
+    original = reflector_module.list_feed
+
+    def slow_pods(http: Any, feed: Any, gate: Any = None) -> Any:
+        if feed.name == "pods":
+            release.wait(30)
+        return original(http, feed, gate)
+
+    monkeypatch.setattr(reflector_module, "list_feed", slow_pods)
+    return release

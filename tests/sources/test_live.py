@@ -16,7 +16,14 @@ from gputui.sim.cluster import EmulatedCluster
 from gputui.sources.base import Connection, SourceStatus
 from gputui.sources.kube import KubeSource
 from gputui.sources.kubeconfig import load_target
-from tests.sources.helpers import RecordingBuilder, cluster_policy, node, pod, wait_for
+from tests.sources.helpers import (
+    RecordingBuilder,
+    cluster_policy,
+    hold_operand_pods,
+    node,
+    pod,
+    wait_for,
+)
 
 NS = "gpu-operator"
 Started = tuple[KubeSource, RecordingBuilder, list[Any], list[SourceStatus]]
@@ -315,15 +322,7 @@ def test_nodes_are_shown_before_the_pods_are_listed(
     header's facts are not guessed (no "policy missing", no findings); once the pods are
     in, a complete snapshot follows with the driver pod in the pipeline."""
     seed(cluster)
-    release = threading.Event()
-    original = reflector_module.list_feed
-
-    def slow_pods(http: Any, feed: Any, gate: Any = None) -> Any:
-        if feed.name == "pods":
-            release.wait(30)
-        return original(http, feed, gate)
-
-    monkeypatch.setattr(reflector_module, "list_feed", slow_pods)
+    release = hold_operand_pods(monkeypatch)
     source = KubeSource(load_target(str(kubeconfig)), coalesce=0.05, rebuild_every=60,
                         watch_timeout=5, xid_every=0)
     snapshots: list[Any] = []

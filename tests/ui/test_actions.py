@@ -478,19 +478,9 @@ async def test_an_action_while_the_lists_are_still_read_is_refused_and_says_why(
     """The node rows show before the pods are read; a plan made then would state guesses
     ("nothing to evict") as facts. The key says so and does nothing; once the lists are in,
     the same key plans."""
-    import threading
+    from tests.sources.helpers import hold_operand_pods
 
-    import gputui.sources.reflector as reflector_module
-
-    release = threading.Event()
-    original = reflector_module.list_feed
-
-    def slow_pods(http: Any, feed: Any, gate: Any = None) -> Any:
-        if feed.name == "pods":
-            release.wait(30)
-        return original(http, feed, gate)
-
-    monkeypatch.setattr(reflector_module, "list_feed", slow_pods)
+    release = hold_operand_pods(monkeypatch)
     app = live_app()
     notes: list[str] = []
     try:
