@@ -112,3 +112,37 @@ async def test_filter_removes_many_rows_in_one_reindex_keeping_cursor_and_marks(
         assert table.selected_node == a100[-1] and table.marks == {a100[0]}
         assert [table.get_row_index(name) for name in table.shown_nodes] == [0, 1]
         assert "a100" in _line_text(table, 1) and "a100" in _line_text(table, 2)
+
+
+async def test_the_view_line_says_rows_are_being_added_during_a_first_fill(
+        frozen_app: FrozenApp) -> None:
+    """Mid-fill the row count is how far the fill got, not a filter: "3/7 nodes" would read
+    as four nodes hidden. The line says rows are being added, then counts them."""
+    from textual.widgets import Static
+
+    recording = load_recording("driver-crashloop", SCENARIOS)
+    app = frozen_app("driver-crashloop")
+    async with app.run_test(size=(120, 14)) as pilot:
+        await settle(pilot)
+        table = app.screen.query_one(NodeTable)
+        line = app.screen.query_one("#node-view-line", Static)
+        template = sorted(app.snapshot.nodes)[0]
+        bigger = modified(recording, add={f"gke-extra-{i:02}": template for i in range(40)})
+        total = len(bigger.nodes)
+        table.set_filter(NodeFilter(text="no-such-node"))  # empty the table
+        await settle(pilot)
+        assert table.row_count == 0
+        table.node_filter = NodeFilter()
+        table.patch_slice = 1
+        shown: list[str] = []
+        update = line.update
+        line.update = lambda content="", **kw: (  # type: ignore[method-assign]
+            shown.append(str(content)), update(content, **kw))[1]
+        app.screen.show_snapshot(bigger, recording.now)  # a first fill: a screenful, then
+        assert table.filling and 0 < table.row_count < total  # one row per loop turn
+        table.post_message(NodeTable.ViewChanged())  # the line is redrawn mid-fill
+        await settle(pilot)
+        assert not table.filling and f"{total}/{total} nodes" in str(line.render())
+        assert any("adding rows…" in text for text in shown)
+        assert not any(text.startswith(tuple(f"{n}/{total}" for n in range(1, total)))
+                       for text in shown)

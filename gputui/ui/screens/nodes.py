@@ -228,7 +228,9 @@ class NodesScreen(GpuScreen):
     def _update_view_line(self) -> None:
         table = self.table
         node_filter = table.node_filter
-        parts = [f"{table.row_count}/{len(self.snapshot.nodes)} nodes"]
+        # mid-fill, "48/5000" would read as a filter hiding most nodes
+        parts = [f"{len(self.snapshot.nodes)} nodes, adding rows…" if table.filling
+                 else f"{table.row_count}/{len(self.snapshot.nodes)} nodes"]
         if node_filter.text:
             parts.append(f"filter: {node_filter.text}")
         if node_filter.findings_only:

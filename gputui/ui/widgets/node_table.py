@@ -98,6 +98,11 @@ class NodeTable(StableTable):
         return key.value
 
     @property
+    def filling(self) -> bool:
+        """A first fill is still appending rows (the row count is not yet what is shown)."""
+        return self._filling
+
+    @property
     def shown_nodes(self) -> list[str]:
         """Node names in display order (after filter and sort)."""
         return [str(row.key.value) for row in self.ordered_rows]
