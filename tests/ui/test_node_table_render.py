@@ -126,7 +126,7 @@ async def test_the_view_line_says_rows_are_being_added_during_a_first_fill(
         await settle(pilot)
         table = app.screen.query_one(NodeTable)
         line = app.screen.query_one("#node-view-line", Static)
-        template = sorted(app.snapshot.nodes)[0]
+        template = min(app.snapshot.nodes)
         bigger = modified(recording, add={f"gke-extra-{i:02}": template for i in range(40)})
         total = len(bigger.nodes)
         table.set_filter(NodeFilter(text="no-such-node"))  # empty the table
