@@ -292,5 +292,5 @@ def _rv(obj: PodInfo | Mapping[str, Any] | None) -> str | None:
     if obj is None:
         return None
     if isinstance(obj, PodInfo):
-        return obj.resource_version or "None"  # as a dict without one reads
-    return str((obj.get("metadata") or {}).get("resourceVersion"))
+        return obj.resource_version
+    return str((obj.get("metadata") or {}).get("resourceVersion") or "")

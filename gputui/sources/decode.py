@@ -15,9 +15,10 @@ probes, tolerations, node images.
 Why ``TypedDict`` shapes rather than ``msgspec.Struct``: decoding into a TypedDict yields
 plain dicts, which the domain's readers (``read_pod``, ``read_basics``) take from every
 source alike: the typed decoder, the recorded fixtures and the tests' hand-made objects.
-Structs would decode a little faster but need a second reader beside each dict reader. The same shapes are applied to
-already-decoded objects with ``msgspec.convert`` (:func:`reduce_with`), so the fast path and
-the dict path (fixtures, tests) keep exactly the same fields by construction.
+Structs would decode a little faster but need a second reader beside each dict reader.
+The same shapes are applied to already-decoded objects with ``msgspec.convert``
+(:func:`reduce_with`), so the fast path and the dict path (fixtures, tests) keep exactly the
+same fields by construction.
 
 managedFields are decoded only for nodes, and only their ``time`` and the label keys under
 ``fieldsV1.f:metadata.f:labels`` (the rest of each entry is skipped unread): that is all

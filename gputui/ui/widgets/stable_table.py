@@ -17,7 +17,8 @@ Two more table-wide recomputations go the same way: the row order (``ordered_row
 line offsets (``_y_offsets``), a 5,000-item rebuild each after every update, are kept while
 the row order object is the same (``sort``/``remove_row``/``clear`` replace it) and extended
 when rows were appended (``add_row`` grows it; a 15,000-row fill in slices rebuilt both after
-each slice). New rows are measured from their ``Text`` directly rather than through Rich. Rows must therefore keep a fixed height (the node table's are one line). And
+each slice). Rows must therefore keep a fixed height (the node table's are one line). New
+rows are measured from their ``Text`` directly rather than through Rich. And
 :meth:`patch_row` writes a row's changed cells and repaints only that row, and only when it
 is on screen, where ``update_cell`` repaints the whole table once per cell.
 
