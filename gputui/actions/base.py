@@ -26,7 +26,7 @@ from gputui.domain.model import ClusterSnapshot
 # defined with the sources (which raise it and may not import actions), part of this vocabulary
 from gputui.sources.errors import WriteError
 
-__all__ = ["Action", "Change", "ClusterWriter", "ParamSpec", "Permission", "Plan", "Progress",
+__all__ = ["Action", "Cancel", "Change", "ClusterWriter", "ParamSpec", "Permission", "Plan", "Progress",
            "ProgressCallback", "Result", "Risk", "Scope", "WriteError"]
 
 JsonObj = dict[str, Any]
@@ -157,6 +157,26 @@ class Progress:
     blocked: tuple[str, ...] = ()
 
 
+class Cancel(threading.Event):
+    """A stop request that remembers who asked: ``esc``, ``quit``, ``SIGTERM``, ``SIGHUP``...
+
+    Why not a bare :class:`threading.Event`: the audit log's outcome line must say that an
+    action was interrupted and by what, and an SSH drop reads very differently from an
+    operator pressing escape in a postmortem. It stays an Event, so every ``cancel.wait()``
+    and ``cancel.is_set()`` in the actions keeps working.
+    """
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.reason: str | None = None
+
+    def stop(self, reason: str) -> None:
+        """Ask the action to stop; the first reason given is the one kept."""
+        if self.reason is None:
+            self.reason = reason
+        self.set()
+
+
 @dataclass(frozen=True)
 class Result:
     """How an apply ended. ``error`` quotes the server's reason in one sentence."""
@@ -168,6 +188,9 @@ class Result:
     details: tuple[str, ...] = ()
     #: True when the operator stopped it (escape) before the end
     cancelled: bool = False
+    #: what stopped it when it did not run to its end (:attr:`Cancel.reason`: ``esc``,
+    #: ``quit``, ``SIGTERM``, ``SIGHUP``...); the audit outcome line's ``interrupted``
+    interrupted: str | None = None
     #: True when the server answered 409 (an object changed since the plan): the UI
     #: re-reads, re-plans and asks again
     conflict: bool = False

@@ -27,7 +27,7 @@ from textual.widget import Widget
 from textual.widgets import Button, Input, OptionList, Static
 from textual.widgets.option_list import Option
 
-from gputui.actions.base import ParamSpec, Plan, Progress, Result, Risk
+from gputui.actions.base import Cancel, ParamSpec, Plan, Progress, Result, Risk
 from gputui.actions.runner import DryRun
 from gputui.ui.commands import bindings_for
 
@@ -118,7 +118,7 @@ class ConfirmScreen(ModalScreen[bool | None]):
         self.plan = plan
         self.action = action
         self.dry_run: DryRun | None = None
-        self.cancel = threading.Event()
+        self.cancel = Cancel()
         self.applying = False
         self.result: Result | None = None
 
