@@ -115,6 +115,11 @@ def build_parser() -> argparse.ArgumentParser:
                           "exporter-hang, exporter-garbage; seed:N); see README")
     sim.add_argument("--deny", metavar="SPEC",
                      help="refuse verbs as RBAC would, e.g. patch:nodes,create:pods/eviction")
+    sim.add_argument("--identity", metavar="NAME",
+                     help="the user the server says you are (kubectl auth whoami; default "
+                          "operator)")
+    sim.add_argument("--groups", metavar="LIST",
+                     help="that user's groups, comma-separated (default system:authenticated)")
 
     check = commands.add_parser("check", help="print findings and exit 0/1/2 (no TUI)",
                                 description="Connect, build one snapshot and report findings.")
@@ -162,11 +167,12 @@ def _run(args: argparse.Namespace) -> int:
 def _start_log(path: str | None) -> None:
     """Open the debug log before anything connects; an unwritable path is one line, exit 2."""
     from gputui.logsetup import configure_logging
+    from gputui.privatefile import PrivateFileError
 
     try:
         configure_logging(path)
-    except OSError as error:
-        raise CliError(f"cannot write the log file {path}: {error.strerror or error}") from None
+    except PrivateFileError as error:
+        raise CliError(str(error)) from None
 
 
 def main(argv: Sequence[str] | None = None) -> int:

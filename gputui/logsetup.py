@@ -1,7 +1,9 @@
 """The debug log (``--log-file PATH`` or the ``log_file`` setting): what gputui asked, got and did.
 
 Requests and their status, retries and their waits, the rate limiter's pauses, fallbacks
-(Prometheus to exporters), failed snapshot builds and callbacks go to one file, mode 0600.
+(Prometheus to exporters), failed snapshot builds and callbacks go to one file, mode 0600,
+opened as the audit log is (:mod:`gputui.privatefile`): a symlink at the path is refused,
+never followed; it must be a regular file owned by the user; 0600 before the first byte.
 Nothing else is configured: without a log file gputui's loggers stay silent (a message on
 stderr would draw over the TUI).
 
@@ -16,6 +18,9 @@ import logging
 import os
 import re
 from pathlib import Path
+from typing import TextIO
+
+from gputui.privatefile import open_private
 
 REDACTED = "[REDACTED]"
 
@@ -51,21 +56,35 @@ class RedactingFormatter(logging.Formatter):
 DEBUG_LOGGERS = ("gputui", "urllib3")
 
 
+class PrivateFileHandler(logging.StreamHandler[TextIO]):
+    """A handler on a file opened by :func:`~gputui.privatefile.open_private` (logging's
+    FileHandler opens by path, following symlinks); closing it closes the file."""
+
+    def __init__(self, path: str | Path):
+        fd = open_private(path, "the log file")
+        super().__init__(os.fdopen(fd, "a", encoding="utf-8"))
+
+    def close(self) -> None:
+        self.acquire()
+        try:
+            self.flush()
+            self.stream.close()
+        finally:
+            self.release()
+            super().close()
+
+
 def configure_logging(path: str | Path | None) -> logging.Handler | None:
     """Send gputui's (and urllib3's) debug records to ``path``; no path: nothing, quietly.
 
-    Returns the handler (tests remove it again). Raises ``OSError`` when the file cannot be
-    opened; the CLI turns that into one line and exit 2.
+    Returns the handler (tests remove it again). Raises
+    :class:`~gputui.privatefile.PrivateFileError` (one sentence) when the file cannot be
+    opened safely; the CLI turns that into one line and exit 2.
     """
     if not path:
         logging.getLogger("gputui").addHandler(logging.NullHandler())
         return None
-    target = Path(path).expanduser()
-    target.parent.mkdir(parents=True, exist_ok=True)
-    fd = os.open(target, os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o600)
-    os.close(fd)
-    os.chmod(target, 0o600)
-    handler = logging.FileHandler(target, encoding="utf-8")
+    handler = PrivateFileHandler(path)
     handler.setLevel(logging.DEBUG)
     handler.setFormatter(RedactingFormatter(
         "%(asctime)s %(levelname)-7s %(threadName)s %(name)s: %(message)s"))

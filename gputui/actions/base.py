@@ -25,6 +25,7 @@ from gputui.domain.model import ClusterSnapshot
 
 # defined with the sources (which raise it and may not import actions), part of this vocabulary
 from gputui.sources.errors import WriteError
+from gputui.sources.identity import ServerIdentity
 
 __all__ = ["Action", "Cancel", "Change", "ClusterWriter", "ParamSpec", "Permission", "Plan", "Progress",
            "ProgressCallback", "Result", "Risk", "Scope", "WriteError"]
@@ -248,6 +249,10 @@ class ClusterWriter(Protocol):
 
     def can_i(self, permission: Permission) -> tuple[bool, str]:
         """SelfSubjectAccessReview: allowed, and the server's reason when not."""
+        ...
+
+    def who_am_i(self) -> ServerIdentity | None:
+        """SelfSubjectReview: who the server says we are (None: no usable answer)."""
         ...
 
 

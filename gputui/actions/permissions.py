@@ -8,11 +8,14 @@ Read-only mode asks nothing (a review is a POST) and greys everything.
 
 from __future__ import annotations
 
+import logging
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 
+from gputui.actions.audit import FROM_KUBECONFIG, FROM_SERVER, Identity
 from gputui.actions.base import Action, ClusterWriter, Permission, WriteError
 
+_log = logging.getLogger(__name__)
 READ_ONLY_REASON = "read-only mode (--read-only): gputui sends no writes"
 
 
@@ -52,3 +55,22 @@ def check_permissions(writer: ClusterWriter, permissions: Iterable[Permission]) 
         except WriteError as error:
             answers[permission] = (False, f"the access review failed: {error.reason}")
     return Permissions(answers)
+
+
+def ask_identity(writer: ClusterWriter) -> Identity:
+    """Who the audit log names: the server's answer to a SelfSubjectReview, else the
+    kubeconfig entry's name marked ``kubeconfig`` (read-only mode asks nothing: a POST)."""
+    fallback = Identity(writer.user, FROM_KUBECONFIG)
+    if writer.read_only:
+        return fallback
+    try:
+        identity = writer.who_am_i()
+    except WriteError as error:
+        _log.info("SelfSubjectReview failed (%s); the audit log names the kubeconfig user %r",
+                  error.reason, writer.user)
+        return fallback
+    if identity is None:
+        _log.info("SelfSubjectReview answered no usable username; the audit log names the "
+                  "kubeconfig user %r", writer.user)
+        return fallback
+    return Identity(identity.username, FROM_SERVER)

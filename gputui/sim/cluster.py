@@ -38,12 +38,15 @@ class EmulatedCluster:
         run_controllers: False serves only the API over an empty store (API tests).
         deny: verbs the API server refuses as RBAC would (``gputui sim --deny``, see
             :mod:`gputui.sim.apiserver.rbac`); checked here so a bad SPEC fails at once.
+        identity: who the server says the caller is (``kubectl auth whoami``, the user of
+            a 403); ``operator`` when None (``gputui sim --identity NAME --groups ...``).
     """
 
     def __init__(self, scenario: str = "healthy", *, speed: float = 1.0, port: int = 0,
                  host: str = "127.0.0.1", exporters_port: int | None = None,
                  faults: str | None = None, run_controllers: bool = True,
-                 clock: SimClock | None = None, deny: str | None = None):
+                 clock: SimClock | None = None, deny: str | None = None,
+                 identity: Any = None):
         self.scenario_name = scenario
         self.speed = speed
         self.host = host
@@ -55,6 +58,8 @@ class EmulatedCluster:
 
         parse_deny(deny)
         self.deny = deny
+        #: a :class:`gputui.sim.apiserver.rbac.Identity` (imported lazily, as above)
+        self.identity = identity
         self.clock = clock or SimClock(speed=speed)
         self.store = Store(self.clock)
         self.nodeside = NodeSide()
@@ -120,6 +125,15 @@ class EmulatedCluster:
         if self._runner is not None:
             self._runner.app[CTX_KEY].denials.rules = rules
 
+    def set_identity(self, identity: Any) -> None:
+        """Replace who the server says the caller is, while it runs (tests, drills)."""
+        from gputui.sim.apiserver import CTX_KEY
+        from gputui.sim.apiserver.rbac import Identity
+
+        self.identity = identity
+        if self._runner is not None:
+            self._runner.app[CTX_KEY].denials.identity = identity or Identity()
+
     def kubeconfig(self, context: str = DEFAULT_CONTEXT) -> dict[str, Any]:
         """A kubeconfig that points kubectl and the ``kubernetes`` client at this cluster."""
         return {
@@ -178,7 +192,8 @@ class EmulatedCluster:
             items = api_fault_items(self.faults or "")
         self.injector = FaultInjector()
         self.injector.add(",".join(items))
-        app = build_app(self.store, self.nodeside, deny=self.deny, faults=self.injector)
+        app = build_app(self.store, self.nodeside, deny=self.deny, faults=self.injector,
+                        identity=self.identity)
         self._runner = web.AppRunner(app, access_log=None, handle_signals=False,
                                        shutdown_timeout=SHUTDOWN_GRACE)
         await self._runner.setup()

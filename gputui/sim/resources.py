@@ -64,6 +64,8 @@ RESOURCE_TYPES: tuple[ResourceType, ...] = (
                  is_custom=True),
     ResourceType("authorization.k8s.io", "v1", "selfsubjectaccessreviews",
                  "SelfSubjectAccessReview", False, "selfsubjectaccessreview", verbs=("create",)),
+    ResourceType("authentication.k8s.io", "v1", "selfsubjectreviews", "SelfSubjectReview",
+                 False, "selfsubjectreview", verbs=("create",)),
 )
 
 BY_KEY: dict[str, ResourceType] = {r.key: r for r in RESOURCE_TYPES}

@@ -13,6 +13,7 @@ import sys
 import threading
 from types import FrameType
 
+from gputui.sim.apiserver.rbac import parse_identity
 from gputui.sim.cluster import EmulatedCluster
 
 
@@ -24,6 +25,7 @@ def _start(args: argparse.Namespace) -> EmulatedCluster:
         exporters_port=getattr(args, "exporters_port", None),
         faults=getattr(args, "faults", None),
         deny=getattr(args, "deny", None),
+        identity=parse_identity(getattr(args, "identity", None), getattr(args, "groups", None)),
     )
     return cluster.start()
 

@@ -33,6 +33,8 @@ from kubernetes import client as k8s
 from kubernetes.client.exceptions import ApiException
 
 from gputui.sources.errors import WriteError
+from gputui.sources.identity import PATH as SELF_SUBJECT_REVIEWS
+from gputui.sources.identity import ServerIdentity, parse_self_subject_review
 from gputui.sources.kubeconfig import KubeTarget
 
 JsonObj = dict[str, Any]
@@ -224,6 +226,21 @@ class KubeWriter:
             return True, ""
         reason = str(status.get("reason") or status.get("evaluationError") or "")
         return False, reason or f"the server does not allow {permission.describe()}"
+
+    def who_am_i(self) -> ServerIdentity | None:
+        """Ask the server who we are (SelfSubjectReview, as ``kubectl auth whoami``).
+
+        None when the answer holds no usable username; a refusal (403, 404 on a server
+        older than 1.28) raises WriteError. Not asked in read-only mode (it is a POST).
+        """
+        self._refuse_if_read_only("SelfSubjectReview")
+        body = {"apiVersion": "authentication.k8s.io/v1", "kind": "SelfSubjectReview"}
+        answer = self._call(lambda: self._api.call_api(
+            *self._api.param_serialize("POST", SELF_SUBJECT_REVIEWS, body=body, header_params={
+                "Accept": "application/json", "Content-Type": "application/json"},
+                auth_settings=["BearerToken"]),
+            _request_timeout=REQUEST_TIMEOUT).response)
+        return parse_self_subject_review(answer)
 
     def close(self) -> None:
         """Drop pooled connections."""

@@ -65,7 +65,8 @@ class ActionFlow(App[int]):
 
     @work(thread=True, exclusive=True, group="permissions")
     def check_permissions(self) -> None:
-        """SelfSubjectAccessReview for every permission, once, off the UI thread."""
+        """SelfSubjectAccessReview for every permission, the SelfSubjectReview and the
+        audit log's path, once, off the UI thread."""
         if self.runner is not None:
             self.runner.check_permissions()
             self.call_from_thread(self.permissions_known)
@@ -77,6 +78,10 @@ class ActionFlow(App[int]):
             if hasattr(screen, "blocked_actions"):
                 screen.blocked_actions = blocks
         self.refresh_bindings()
+        why = self.runner.audit_blocked() if self.runner is not None else None
+        if why:  # said once, at start: every action is refused with it from now on
+            self.notify(f"Actions are disabled: {why}", title="Audit log",
+                        severity="error", timeout=30)
 
     def on_action_requested(self, message: ActionRequested) -> None:
         self.start_action(message.action_id, message.targets)

@@ -10,7 +10,7 @@ from aiohttp import web
 
 from gputui.sim.apiserver.common import CTX_KEY, ApiContext
 from gputui.sim.apiserver.faults import FAULTS_KEY, FaultInjector, inject_faults, register
-from gputui.sim.apiserver.rbac import Denials, parse_deny
+from gputui.sim.apiserver.rbac import Denials, Identity, parse_deny
 from gputui.sim.apiserver.routes import add_routes, status_errors
 from gputui.sim.apiserver.watch import end_all_watches
 from gputui.sim.nodeside import NodeSide
@@ -21,7 +21,8 @@ __all__ = ["CTX_KEY", "FAULTS_KEY", "ApiContext", "FaultInjector", "build_app"]
 
 def build_app(store: Store, nodeside: NodeSide | None = None, *,
               bookmark_interval: float = 1.0, deny: str | None = None,
-              faults: FaultInjector | None = None) -> web.Application:
+              faults: FaultInjector | None = None,
+              identity: Identity | None = None) -> web.Application:
     """The API server application for ``store`` (and the node side's logs and ports).
 
     Args:
@@ -31,13 +32,15 @@ def build_app(store: Store, nodeside: NodeSide | None = None, *,
         deny: verbs to refuse as RBAC would (:mod:`gputui.sim.apiserver.rbac`).
         faults: API-level faults to inject (:mod:`gputui.sim.apiserver.faults`); its
             middleware runs first, so a fault answers before any handler.
+        identity: who every caller is (``kubectl auth whoami``); ``operator`` when None.
     """
     app = web.Application(middlewares=[inject_faults, status_errors],
                           client_max_size=64 * 1024 * 1024)
     if faults is not None:
         register(app, faults)
     ctx = ApiContext(store=store, nodeside=nodeside or NodeSide(),
-                     bookmark_interval=bookmark_interval, denials=Denials(parse_deny(deny)))
+                     bookmark_interval=bookmark_interval, denials=Denials(parse_deny(deny),
+                                                           identity or Identity()))
     app[CTX_KEY] = ctx
 
     async def on_shutdown(_: web.Application) -> None:

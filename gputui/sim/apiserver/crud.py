@@ -23,7 +23,7 @@ from gputui.sim.apiserver.common import (
 from gputui.sim.apiserver.lists import select, single_table, write_chunked
 from gputui.sim.apiserver.patch import apply_patch
 from gputui.sim.apiserver.paths import Target
-from gputui.sim.apiserver.rbac import review_status
+from gputui.sim.apiserver.rbac import review_status, self_subject_review
 from gputui.sim.apiserver.tables import wants_table
 from gputui.sim.apiserver.validation import check_target_matches, validate_object
 from gputui.sim.errors import ApiError, conflict, not_found
@@ -67,6 +67,8 @@ async def create_object(ctx: ApiContext, target: Target, request: web.Request) -
     body = await read_json(request)
     if target.resource == "selfsubjectaccessreviews.authorization.k8s.io":
         return _self_review(ctx, body)
+    if target.resource == "selfsubjectreviews.authentication.k8s.io":
+        return json_response(self_subject_review(ctx.denials.identity, body), 201)
     validate_object(target.rtype, body)
     check_target_matches(body, None, target.namespace)
     dry_run = is_dry_run(request)

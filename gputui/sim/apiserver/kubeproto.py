@@ -1,7 +1,7 @@
 """Kubernetes protobuf bodies: the ``k8s\\0`` envelope and the kinds clients send that way.
 
 kubectl 1.35 sends some writes as ``application/vnd.kubernetes.protobuf`` (``auth can-i``'s
-SelfSubjectAccessReview, ``create configmap``/``namespace``/``poddisruptionbudget``, the pod of
+SelfSubjectAccessReview, ``auth whoami``'s SelfSubjectReview, ``create configmap``/``namespace``/``poddisruptionbudget``, the pod of
 ``debug node/NAME``). Such a body is the 4 bytes ``k8s\\0`` and a ``runtime.Unknown``
 message: ``typeMeta`` (apiVersion, kind), ``raw`` (the object's own protobuf encoding),
 ``contentEncoding`` and ``contentType``.
@@ -83,6 +83,10 @@ MESSAGES: dict[str, Schema] = {
     "NonResourceAttributes": {1: ("path", "string"), 2: ("verb", "string")},
     "SubjectAccessReviewStatus": {1: ("allowed", "bool"), 2: ("reason", "string"),
                                   3: ("evaluationError", "string"), 4: ("denied", "bool")},
+    # authentication.k8s.io/v1 (``extra``, field 4, is never sent by a client)
+    "SelfSubjectReview": {1: ("metadata", "ObjectMeta"), 2: ("status", "SelfSubjectReviewStatus")},
+    "SelfSubjectReviewStatus": {1: ("userInfo", "UserInfo")},
+    "UserInfo": {1: ("username", "string"), 2: ("uid", "string"), 3: ("groups", "[]string")},
     # core/v1
     "ConfigMap": {1: ("metadata", "ObjectMeta"), 2: ("data", "map"),
                   3: ("binaryData", "bytesmap"), 4: ("immutable", "bool*")},
@@ -105,6 +109,7 @@ MESSAGES: dict[str, Schema] = {
 # (DeleteOptions is registered in every one).
 KINDS: dict[tuple[str, str], str] = {
     ("authorization.k8s.io/v1", "SelfSubjectAccessReview"): "SelfSubjectAccessReview",
+    ("authentication.k8s.io/v1", "SelfSubjectReview"): "SelfSubjectReview",
     ("v1", "ConfigMap"): "ConfigMap",
     ("v1", "Namespace"): "Namespace",
     ("v1", "Pod"): "Pod",

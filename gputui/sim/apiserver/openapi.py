@@ -20,7 +20,12 @@ from gputui.sim.apiserver.common import dumps, json_bytes_response, json_respons
 from gputui.sim.apiserver.discovery import VERSION_INFO
 from gputui.sim.apiserver.openapi_core import META_SCHEMAS, NODE_SCHEMAS
 from gputui.sim.apiserver.openapi_dsl import REF_PREFIX, Schema, refs_in
-from gputui.sim.apiserver.openapi_groups import APPS_SCHEMAS, AUTHZ_SCHEMAS, POLICY_SCHEMAS
+from gputui.sim.apiserver.openapi_groups import (
+    APPS_SCHEMAS,
+    AUTHN_SCHEMAS,
+    AUTHZ_SCHEMAS,
+    POLICY_SCHEMAS,
+)
 from gputui.sim.apiserver.openapi_nvidia import NVIDIA_V1, NVIDIA_V1ALPHA1
 from gputui.sim.apiserver.openapi_pods import POD_SCHEMAS
 from gputui.sim.errors import ApiError
@@ -61,11 +66,12 @@ _GROUP_VERSIONS: dict[str, dict[str, Schema]] = {
     "apis/apps/v1": APPS_SCHEMAS,
     "apis/policy/v1": POLICY_SCHEMAS,
     "apis/authorization.k8s.io/v1": AUTHZ_SCHEMAS,
+    "apis/authentication.k8s.io/v1": AUTHN_SCHEMAS,
     "apis/nvidia.com/v1": NVIDIA_V1,
     "apis/nvidia.com/v1alpha1": NVIDIA_V1ALPHA1,
 }
 _ALL: dict[str, Schema] = {**META_SCHEMAS, **NODE_SCHEMAS, **POD_SCHEMAS, **APPS_SCHEMAS,
-                           **POLICY_SCHEMAS, **AUTHZ_SCHEMAS}
+                           **POLICY_SCHEMAS, **AUTHZ_SCHEMAS, **AUTHN_SCHEMAS}
 
 
 def served_group_versions() -> list[str]:

@@ -1,8 +1,10 @@
-"""OpenAPI v3 components for apps/v1, policy/v1 and authorization.k8s.io/v1.
+"""OpenAPI v3 components for apps/v1, policy/v1, authorization.k8s.io/v1 and
+authentication.k8s.io/v1.
 
 DaemonSets (every GPU Operator operand is one), ControllerRevisions (their rollout history),
-PodDisruptionBudgets (what blocks a drain), Evictions and SelfSubjectAccessReviews (what
-``kubectl auth can-i`` and gputui's permission checks send).
+PodDisruptionBudgets (what blocks a drain), Evictions, SelfSubjectAccessReviews (what
+``kubectl auth can-i`` and gputui's permission checks send) and SelfSubjectReviews (``kubectl
+auth whoami``; gputui's audit log names the user they return).
 """
 
 from __future__ import annotations
@@ -25,6 +27,7 @@ from gputui.sim.apiserver.openapi_dsl import (
 APPS = "io.k8s.api.apps.v1."
 POLICY = "io.k8s.api.policy.v1."
 AUTHZ = "io.k8s.api.authorization.v1."
+AUTHN = "io.k8s.api.authentication.v1."
 
 APPS_SCHEMAS: dict[str, Schema] = {
     APPS + "DaemonSet": obj("Runs one copy of a pod on every node its template selects.", {
@@ -131,4 +134,23 @@ AUTHZ_SCHEMAS: dict[str, Schema] = {
             "evaluationError": string("An error met while deciding."),
         }, required=["allowed"]),
     }, required=["spec"], gvk=("authorization.k8s.io", "v1", "SelfSubjectAccessReview")),
+}
+
+AUTHN_SCHEMAS: dict[str, Schema] = {
+    AUTHN + "SelfSubjectReview": obj("Asks who the server takes the caller to be (kubectl "
+                                     "auth whoami; gputui's audit log records the answer).", {
+        **kind_fields("SelfSubjectReview"),
+        "status": obj("The answer, filled in by the server.", {
+            "userInfo": ref(AUTHN + "UserInfo", "The user the request authenticated as."),
+        }),
+    }, gvk=("authentication.k8s.io", "v1", "SelfSubjectReview")),
+    AUTHN + "UserInfo": obj("An authenticated user.", {
+        "username": string("The name that uniquely identifies this user among all active "
+                           "users."),
+        "uid": string("A unique value that identifies this user across time."),
+        "groups": array(string("A group name."), "The groups this user is a part of."),
+        "extra": {"type": "object", "description": "Any additional information provided by "
+                  "the authenticator.", "additionalProperties": array(string("A value."),
+                                                                      "The values.")},
+    }),
 }

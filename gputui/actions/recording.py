@@ -1,0 +1,95 @@
+"""What an apply actually did to the cluster: the audit outcome line's ``done``.
+
+Why record at the writer rather than trust each action's summary: a drain evicts pods its
+plan never listed (the apply lists the node's pods fresh), the MIG safe path cordons,
+waits and relabels, and an action stopped halfway reports in words. For a postmortem the
+exact writes matter: which node was cordoned, which pods were evicted, at what time. So the
+runner hands the action a :class:`RecordingWriter`; every write the server accepted (dry
+runs excluded) is kept, and a write whose answer never came (a timeout, a cut connection:
+it may have landed) is kept marked ``unconfirmed``.
+"""
+
+from __future__ import annotations
+
+import threading
+import time
+from collections.abc import Callable
+from typing import Any
+
+from gputui.actions.audit import rfc3339
+from gputui.actions.base import Change, ClusterWriter, JsonObj, Permission, WriteError
+from gputui.sources.identity import ServerIdentity
+
+#: how the writer words a refusal it made itself, before sending anything
+_LOCAL_REFUSALS = ("read-only mode", "gputui ", "unknown patch type")
+
+
+class RecordingWriter:
+    """A :class:`~gputui.actions.base.ClusterWriter` that passes every call to ``writer``
+    and keeps the writes that were done (see the module docstring)."""
+
+    def __init__(self, writer: ClusterWriter, clock: Callable[[], float] = time.time):
+        self._writer = writer
+        self._clock = clock
+        self._lock = threading.Lock()
+        self._done: list[dict[str, Any]] = []
+        self.context = writer.context
+        self.user = writer.user
+        self.read_only = writer.read_only
+
+    @property
+    def done(self) -> tuple[dict[str, Any], ...]:
+        """The writes done so far, in the order they were answered."""
+        with self._lock:
+            return tuple(self._done)
+
+    def patch(self, change: Change, *args: Any, dry_run: bool = False,
+              **kwargs: Any) -> JsonObj:
+        record = {"verb": "patch", "kind": change.kind, "name": change.name,
+                  **({"namespace": change.namespace} if change.namespace else {}),
+                  "summary": change.summary}
+        answer: JsonObj = self._sent(
+            record, dry_run, lambda: self._writer.patch(change, *args, dry_run=dry_run, **kwargs))
+        return answer
+
+    def evict(self, namespace: str, pod: str, *args: Any, dry_run: bool = False,
+              **kwargs: Any) -> None:
+        record = {"verb": "create", "kind": "Pod", "subresource": "eviction",
+                  "namespace": namespace, "name": pod}
+        self._sent(record, dry_run,
+                   lambda: self._writer.evict(namespace, pod, *args, dry_run=dry_run,
+                                              **kwargs))
+
+    def get(self, kind: str, name: str, namespace: str | None = None) -> JsonObj:
+        return self._writer.get(kind, name, namespace)
+
+    def list_pods_on_node(self, node: str) -> list[JsonObj]:
+        return self._writer.list_pods_on_node(node)
+
+    def can_i(self, permission: Permission) -> tuple[bool, str]:
+        return self._writer.can_i(permission)
+
+    def who_am_i(self) -> ServerIdentity | None:
+        return self._writer.who_am_i()
+
+    def __getattr__(self, name: str) -> Any:
+        """Whatever else the writer offers (``read_log`` for the MIG safe path...)."""
+        return getattr(self._writer, name)
+
+    def _sent(self, record: dict[str, Any], dry_run: bool, send: Callable[[], Any]) -> Any:
+        """Send; keep ``record`` when the server accepted it (or may have, unanswered)."""
+        if dry_run:
+            return send()
+        try:
+            answer = send()
+        except WriteError as error:
+            if error.status == 0 and not error.reason.startswith(_LOCAL_REFUSALS):
+                self._keep({**record, "unconfirmed": error.reason})
+            raise
+        self._keep(record)
+        return answer
+
+    def _keep(self, record: dict[str, Any]) -> None:
+        stamped = {**record, "time": rfc3339(self._clock())}
+        with self._lock:
+            self._done.append(stamped)
