@@ -70,7 +70,8 @@ def _open_dir(directory: Path, what: str, private_dir: bool) -> int:
     try:
         fd = os.open(directory, _DIR_FLAGS | (os.O_NOFOLLOW if private_dir else 0))
     except OSError as error:
-        if error.errno == errno.ELOOP:
+        # Linux answers ENOTDIR, not ELOOP, for O_DIRECTORY | O_NOFOLLOW on a symlink
+        if error.errno in (errno.ELOOP, errno.ENOTDIR) and directory.is_symlink():
             raise PrivateFileError(f"the directory of {what}, {directory}, is a symbolic "
                                    "link; gputui does not write through one") from None
         raise
