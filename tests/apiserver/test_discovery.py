@@ -11,7 +11,8 @@ def test_version_and_groups(api: k8s.ApiClient) -> None:
     version = k8s.VersionApi(api).get_code()
     assert version.major == "1" and version.git_version.startswith("v1.")
     groups = {g.name: g for g in k8s.ApisApi(api).get_api_versions().groups}
-    assert set(groups) == {"apps", "policy", "authorization.k8s.io", "nvidia.com"}
+    assert set(groups) == {"apps", "policy", "authorization.k8s.io", "authentication.k8s.io",
+                           "nvidia.com"}
     assert groups["nvidia.com"].preferred_version.version == "v1"
     assert [v.version for v in groups["nvidia.com"].versions] == ["v1", "v1alpha1"]
     assert k8s.CoreApi(api).get_api_versions().versions == ["v1"]

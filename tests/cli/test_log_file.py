@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import logging
+import os
 import stat
 from collections.abc import Iterator
 from pathlib import Path
@@ -85,3 +86,38 @@ def test_unwritable_log_file_is_one_line(tmp_path: Path,
     err = capsys.readouterr().err
     assert code == 2 and err.startswith("gputui: cannot write the log file")
     assert len(err.strip().splitlines()) == 1
+
+
+def test_a_symlink_at_the_log_path_is_refused_not_followed(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    from gputui.cli import main
+
+    target = tmp_path / "elsewhere.txt"
+    target.write_text("precious\n")
+    target.chmod(0o644)
+    link = tmp_path / "gputui.log"
+    link.symlink_to(target)
+    code = main(["check", "--log-file", str(link)])
+    err = capsys.readouterr().err
+    assert code == 2 and err == f"gputui: the log file {link} is a symbolic link; gputui " \
+                                "does not write through one\n"
+    assert target.read_text() == "precious\n" and stat.S_IMODE(target.stat().st_mode) == 0o644
+
+
+def test_an_existing_0644_log_file_is_made_0600_and_a_fifo_is_refused(tmp_path: Path) -> None:
+    from gputui.privatefile import PrivateFileError
+
+    path = tmp_path / "gputui.log"
+    path.write_text("old\n")
+    path.chmod(0o644)
+    handler = configure_logging(path)
+    try:
+        assert stat.S_IMODE(path.stat().st_mode) == 0o600
+        logging.getLogger("gputui.test").debug("new line")
+    finally:
+        remove_logging(handler)
+    assert path.read_text().startswith("old\n") and "new line" in path.read_text()
+    fifo = tmp_path / "fifo.log"
+    os.mkfifo(fifo)
+    with pytest.raises(PrivateFileError, match="is not a regular file"):
+        configure_logging(fifo)  # refused at once: opening a FIFO must not hang gputui

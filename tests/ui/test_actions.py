@@ -112,9 +112,11 @@ async def test_cordon_confirmed_with_y_reaches_the_cluster_table_and_audit(
         await until(pilot, lambda: not isinstance(app.screen, ConfirmScreen))
         assert cluster.store.get("nodes", "gpu-1", None)["spec"]["unschedulable"] is True
         await until(pilot, lambda: app.snapshot.nodes["gpu-1"].cordoned)  # via the watch
-        line = json.loads((tmp_path / "audit.jsonl").read_text().splitlines()[-1])
-        assert line["action"] == "cordon" and line["targets"] == ["gpu-1"]
-        assert line["result"].startswith("ok: cordoned gpu-1")
+        intent, outcome = (json.loads(line) for line in
+                           (tmp_path / "audit.jsonl").read_text().splitlines())
+        assert intent["action"] == "cordon" and intent["targets"] == ["gpu-1"]
+        assert outcome["id"] == intent["id"]
+        assert outcome["result"].startswith("ok: cordoned gpu-1")
 
 
 @pytest.mark.parametrize("key", ["n", "escape"])
@@ -132,7 +134,7 @@ async def test_cancel_changes_nothing(live_app: LiveApp, cluster: EmulatedCluste
         await until(pilot, lambda: isinstance(app.screen, NodesScreen))
         await pilot.pause(0.2)
     assert "unschedulable" not in cluster.store.get("nodes", "gpu-1", None)["spec"]
-    assert not (tmp_path / "audit.jsonl").exists()
+    assert (tmp_path / "audit.jsonl").read_text() == ""  # checked at start, nothing applied
     patches = [path for method, path in request_log if method == "PATCH"]
     assert patches == ["/api/v1/nodes/gpu-1"]  # the dry run only (dryRun=All)
 
@@ -344,7 +346,8 @@ async def test_journey_4_xid_node_cordoned_and_drained_budget_refusal_reported(
             assert any(name.startswith("nvidia-") for name in left)  # DaemonSet pods stay
         audit = [json.loads(line) for line in
                  (tmp_path / "audit.jsonl").read_text().splitlines()]
-        assert [entry["action"] for entry in audit] == ["cordon", "drain"]
+        assert [entry["action"] for entry in audit if entry["phase"] == "intent"] == [
+            "cordon", "drain"]
     finally:
         writer.close()
 

@@ -112,9 +112,10 @@ def test_cordon_with_c_y_reaches_the_api_and_the_audit_log(tmux: Tmux, sim: Path
     assert _poll(lambda: "kubectl cordon" in tmux.screen()), tmux.screen()
     assert _poll(lambda: "Dry run: passed" in tmux.screen()), tmux.screen()
     tmux.run("send-keys", "y")
-    assert _poll(audit.exists, timeout=30), tmux.screen()
-    entry = json.loads(audit.read_text().splitlines()[0])
-    assert entry["action"] == "cordon" and entry["result"].startswith("ok: ")
+    assert _poll(lambda: audit.exists() and '"phase":"outcome"' in audit.read_text(),
+                 timeout=30), tmux.screen()
+    entry, outcome = (json.loads(line) for line in audit.read_text().splitlines())
+    assert entry["action"] == "cordon" and outcome["result"].startswith("ok: ")
     (node,) = entry["targets"]
     api = k8s.CoreV1Api(k8s_config.new_client_from_config(str(sim)))
     assert api.read_node(node).spec.unschedulable is True

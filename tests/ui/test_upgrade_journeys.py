@@ -144,8 +144,9 @@ async def test_journey_3_canary_first_then_pool_by_pool(demo: Any, fast_polls: N
             n.upgrade_state == "upgrade-done" and not n.upgrade_skip
             for n in app.snapshot.nodes.values()), timeout=30)
     audit = [json.loads(line) for line in (tmp_path / "audit.jsonl").read_text().splitlines()]
-    assert [entry["action"] for entry in audit] == ["upgrade-canary"]
-    assert audit[0]["result"].startswith("ok: driver 580.82.07 rolled out")
+    intent, outcome = audit
+    assert intent["action"] == "upgrade-canary" and outcome["id"] == intent["id"]
+    assert outcome["result"].startswith("ok: driver 580.82.07 rolled out")
 
 
 async def test_journey_5_repartition_an_a100_node_by_the_safe_path(
@@ -183,7 +184,8 @@ async def test_journey_5_repartition_an_a100_node_by_the_safe_path(
                     and app.snapshot.nodes[node].resources.get("nvidia.com/mig-1g.10gb")
                     is not None, timeout=30)
     audit = [json.loads(line) for line in (tmp_path / "audit.jsonl").read_text().splitlines()]
-    assert [entry["action"] for entry in audit] == ["mig-config-safe"]
+    assert [entry["action"] for entry in audit if entry["phase"] == "intent"] == [
+        "mig-config-safe"]
 
 
 async def test_a_policy_changed_after_the_dry_run_comes_back_as_a_fresh_plan(
