@@ -74,7 +74,7 @@ def test_cordon_plan_dry_run_apply_and_audit(server: EmulatedCluster, writer: Ku
     assert server.store.get("nodes", "gpu-1", None)["spec"]["unschedulable"] is True
     assert "unschedulable" not in server.store.get("nodes", "gpu-3", None)["spec"]
     lines = (tmp_path / "audit.jsonl").read_text().splitlines()
-    assert len(lines) == 1
+    assert len(lines) == 2  # the intent line and its outcome
     again = runner.plan(action("cordon"), snapshot_of(server, tmp_path), ["gpu-1"], {})
     assert again.blocked and "already cordoned" in again.blocked
     result, _ = _run(runner, "uncordon", server, tmp_path, ["gpu-1"])

@@ -89,7 +89,7 @@ def test_new_driver_rolls_everywhere_without_killing_a_protected_job(
     assert not any(cluster.sim.core.read_node(n).spec.unschedulable for n in nodes)
     # the eval jobs had no budget and were not waited for: they were evicted and replaced
     assert any(name.startswith("batch-eval-") for name in deleted)
-    (line,) = (tmp_path / "audit.jsonl").read_text().splitlines()
-    audit = json.loads(line)
-    assert audit["action"] == "upgrade-driver-version" and audit["error"] is None
-    assert audit["change"] and "580.82.07" in line
+    line, closing = (tmp_path / "audit.jsonl").read_text().splitlines()
+    audit, outcome = json.loads(line), json.loads(closing)
+    assert audit["action"] == "upgrade-driver-version" and outcome["error"] is None
+    assert audit["change"] and "580.82.07" in line and outcome["id"] == audit["id"]
