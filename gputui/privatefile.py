@@ -63,10 +63,10 @@ def open_private(path: str | Path, what: str, *, private_dir: bool = False) -> i
 
 def _open_dir(directory: Path, what: str, private_dir: bool) -> int:
     """The directory as an fd (created 0700 when missing), checked when ``private_dir``."""
+    if private_dir:  # before anything is created down a path someone else decides
+        _refuse_foreign_symlinks(directory, what)
     if not directory.exists():
         directory.mkdir(parents=True, mode=DIR_MODE, exist_ok=True)
-    if private_dir:
-        _refuse_foreign_symlinks(directory, what)
     try:
         fd = os.open(directory, _DIR_FLAGS | (os.O_NOFOLLOW if private_dir else 0))
     except OSError as error:
@@ -96,7 +96,8 @@ def _refuse_foreign_symlinks(directory: Path, what: str) -> None:
         try:
             info = os.lstat(ancestor)
         except OSError:
-            return  # created just now by us, or racing: the O_NOFOLLOW open decides
+            return  # missing from here down: created by us below (or racing: the
+            # O_NOFOLLOW open decides)
         if stat.S_ISLNK(info.st_mode) and info.st_uid not in (0, os.geteuid()):
             raise PrivateFileError(
                 f"the path of {what} goes through {ancestor}, a symbolic link owned by uid "
