@@ -2,7 +2,8 @@
 
 It implements :class:`gputui.actions.base.ClusterWriter` with the generated APIs
 (``CoreV1Api.patch_node``, ``create_namespaced_pod_eviction``, ``CustomObjectsApi`` for the
-GPU Operator's resources, ``AuthorizationV1Api`` for SelfSubjectAccessReview), built from the
+GPU Operator's resources, ``AuthorizationV1Api`` for SelfSubjectAccessReview, a raw POST of a
+SelfSubjectReview for :meth:`KubeWriter.who_am_i`), built from the
 same :class:`~gputui.sources.kubeconfig.KubeTarget` the sources read with, so a write goes to
 exactly the cluster, as exactly the user, the operator is looking at.
 
