@@ -19,14 +19,14 @@ import enum
 import threading
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any, Protocol
+from typing import Any, Protocol, runtime_checkable
 
 from gputui.domain.model import ClusterSnapshot
 
 # defined with the sources (which raise it and may not import actions), part of this vocabulary
 from gputui.sources.errors import WriteError
 
-__all__ = ["Action", "Cancel", "Change", "ClusterWriter", "ParamSpec", "Permission", "Plan", "Progress",
+__all__ = ["Action", "Cancel", "Change", "ClusterWriter", "ParamSpec", "Permission", "Plan", "PlansFromServer", "Progress",
            "ProgressCallback", "Result", "Risk", "Scope", "WriteError"]
 
 JsonObj = dict[str, Any]
@@ -282,6 +282,18 @@ class Action(Protocol):
 
         Stops between steps when ``cancel`` is set and says what was already done.
         """
+        ...
+
+
+@runtime_checkable
+class PlansFromServer(Protocol):
+    """An action whose writes depend on what only the server knows now: a drain evicts the
+    pods the server lists on the node, not the ones the snapshot shows. The runner calls
+    :meth:`server_plan` after :meth:`Action.plan` (in a worker thread: it reads), so that
+    the plan, its dry run and the audit log name every write the apply will send."""
+
+    def server_plan(self, plan: Plan, writer: ClusterWriter) -> Plan:
+        """``plan`` completed from a fresh read; blocked with the reason if the read fails."""
         ...
 
 

@@ -55,6 +55,8 @@ class Sorting:
     unmanaged: list[str] = field(default_factory=list)
     emptydir: list[str] = field(default_factory=list)
     orphans: list[str] = field(default_factory=list)
+    #: the evicted pods that have finished (Succeeded/Failed): evicted whatever else holds
+    finished: list[str] = field(default_factory=list)
 
     @property
     def refused(self) -> bool:
@@ -64,12 +66,13 @@ class Sorting:
         """kubectl's refusal in one sentence, naming the switch that would allow it."""
         parts = []
         if self.unmanaged:
-            parts.append("pods not managed by a controller (tick force): "
+            parts.append("pods not managed by a controller (--force allows them): "
                          + ", ".join(self.unmanaged))
         if self.orphans:
-            parts.append("pods whose DaemonSet is gone (tick force): " + ", ".join(self.orphans))
+            parts.append("pods whose DaemonSet is gone (--force allows them): "
+                         + ", ".join(self.orphans))
         if self.emptydir:
-            parts.append("pods with emptyDir data (tick delete emptyDir data): "
+            parts.append("pods with emptyDir data (--delete-emptydir-data allows them): "
                          + ", ".join(self.emptydir))
         return "cannot evict " + "; ".join(parts)
 
@@ -105,6 +108,8 @@ def sort_pods(pods: Iterable[Mapping[str, Any]], options: DrainOptions,
             sorting.emptydir.append(str(ref))
         else:
             sorting.evict.append(ref)
+            if finished:
+                sorting.finished.append(str(ref))
     return sorting
 
 

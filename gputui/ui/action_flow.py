@@ -114,7 +114,9 @@ class ActionFlow(App[int]):
         replan: Plan | None = None
         for attempt in range(MAX_REPLANS + 1):
             # an action that re-read the changed object re-planned already (Result.replan)
-            plan = replan or self.runner.plan(act, self.snapshot, targets, params)
+            # in a thread: a drain's plan lists the node's pods from the server
+            plan = replan or await asyncio.to_thread(self.runner.plan, act, self.snapshot,
+                                                     targets, params)
             if attempt:
                 plan = replace(plan, warnings=(REPLANNED, *plan.warnings))
             dialog = ConfirmScreen(plan, act)

@@ -42,7 +42,7 @@ def test_applied_and_failed_actions_are_audited(server: EmulatedCluster, writer:
     assert first["change"] == [{"verb": "patch", "kind": "Node", "name": "gpu-1",
                                 "body": {"spec": {"unschedulable": True}},
                                 "kubectl": "kubectl cordon gpu-1", "patch_type": "merge"}]
-    assert first["dry_run"] == "passed (1 checked)" and first["result"].startswith("ok: ")
+    assert first["dry_run"] == "passed (1 of 1 write checked)" and first["result"].startswith("ok: ")
     assert first["error"] is None and first["time"].endswith("Z")
     assert second["action"] == "uncordon" and second["result"].startswith("failed: ")
     assert "forbidden" in second["error"] and second["dry_run"].startswith("refused: ")
