@@ -128,8 +128,7 @@ class DrainAction:
         options = drain_options(plan.params)
         timeout = float(plan.params.get("timeout", DEFAULT_TIMEOUT))
         kubectl = {node: drain_kubectl(node, options, timeout) for node in plan.targets}
-        completed, _ = with_pods(plan, writer, plan.targets, options, kubectl)
-        return completed
+        return with_pods(plan, writer, plan.targets, options, kubectl)
 
     def apply(self, plan: Plan, writer: ClusterWriter, progress: ProgressCallback,
               cancel: threading.Event) -> Result:

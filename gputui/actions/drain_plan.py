@@ -90,29 +90,49 @@ def stop_warning(refused: Mapping[str, Sorting]) -> str:
             f"{' and '.join(allow)} would allow {'them' if len(pods) != 1 else 'it'}")
 
 
+def list_sorted(writer: ClusterWriter, nodes: Sequence[str],
+                options: DrainOptions) -> dict[str, Sorting] | str:
+    """Each node's pods sorted, or why they could not be listed (one sentence)."""
+    sortings: dict[str, Sorting] = {}
+    for node in nodes:
+        try:
+            sortings[node] = sort_node(writer, node, options)
+        except WriteError as error:
+            return f"cannot list the pods of {node}: {error.reason}"
+    return sortings
+
+
+def describe(plan: Plan, sortings: Mapping[str, Sorting]) -> Plan:
+    """``plan`` with the pods' lines in its impact, the stop in its warnings when a pod is
+    refused, and the record the apply checks the server's pods against in its params."""
+    refused = {node: s for node, s in sortings.items() if s.refused}
+    lines = [line for node, sorting in sortings.items() for line in pod_lines(node, sorting)]
+    warnings = (stop_warning(refused),) if refused else ()
+    params = {**dict(plan.params), PODS_KEY: {node: _record(s) for node, s in sortings.items()}}
+    return replace(plan, impact=(*plan.impact, *lines), warnings=(*warnings, *plan.warnings),
+                   params=params)
+
+
+def evictions(sorting: Sorting, kubectl: str) -> list[Change]:
+    """One eviction per pod the rules evict on one node."""
+    return [eviction_change(ref.namespace, ref.name, kubectl) for ref in sorting.evict]
+
+
 def with_pods(plan: Plan, writer: ClusterWriter, nodes: Sequence[str], options: DrainOptions,
-              kubectl: Mapping[str, str]) -> tuple[Plan, dict[str, Sorting]]:
+              kubectl: Mapping[str, str]) -> Plan:
     """``plan`` with each node's evictions added (after its other changes) and its pods
     described; blocked with the reason when a node's pods cannot be listed.
 
     When the options refuse a pod on any node no eviction is planned (the apply cordons and
     stops, as kubectl does) and the plan says so in its warnings.
     """
-    sortings: dict[str, Sorting] = {}
-    for node in nodes:
-        try:
-            sortings[node] = sort_node(writer, node, options)
-        except WriteError as error:
-            return replace(plan, blocked=f"cannot list the pods of {node}: {error.reason}"), {}
-    refused = {node: s for node, s in sortings.items() if s.refused}
-    evictions = [] if refused else [
-        eviction_change(ref.namespace, ref.name, kubectl[node])
-        for node, sorting in sortings.items() for ref in sorting.evict]
-    lines = [line for node, sorting in sortings.items() for line in pod_lines(node, sorting)]
-    warnings = (stop_warning(refused),) if refused else ()
-    params = {**dict(plan.params), PODS_KEY: {node: _record(s) for node, s in sortings.items()}}
-    return replace(plan, changes=(*plan.changes, *evictions), impact=(*plan.impact, *lines),
-                   warnings=(*warnings, *plan.warnings), params=params), sortings
+    sortings = list_sorted(writer, nodes, options)
+    if isinstance(sortings, str):
+        return replace(plan, blocked=sortings)
+    stops = any(s.refused for s in sortings.values())
+    added = [] if stops else [change for node, sorting in sortings.items()
+                              for change in evictions(sorting, kubectl[node])]
+    return describe(replace(plan, changes=(*plan.changes, *added)), sortings)
 
 
 def _record(sorting: Sorting) -> dict[str, list[str]]:
@@ -151,6 +171,18 @@ def check_unchanged(plan: Plan, node: str, sorting: Sorting) -> str | None:
                 f"would be evicted ({', '.join(extra[:3])}{', ...' if len(extra) > 3 else ''})"
                 ": nothing of them is sent; re-plan")
     return None
+
+
+def node_drain(plan: Plan, node: str, options: str, timeout: float) -> Plan:
+    """The drain of one node inside a bigger plan (the MIG safe path's step): the plan's
+    evictions of that node and its record, for :class:`~gputui.actions.drain.DrainAction`."""
+    record = planned(plan, node)
+    names = set(record["evict"]) if record is not None else set()
+    changes = tuple(c for c in plan.changes if c.verb == "create"
+                    and f"{c.namespace}/{c.name}" in names)
+    pods = {node: record} if record is not None else {}
+    return Plan("drain", f"Drain {node}", (node,), changes,
+                params={"options": options, "timeout": timeout, PODS_KEY: pods})
 
 
 def _not_in(pods: Iterable[object], names: Sequence[str]) -> list[str]:

@@ -97,7 +97,8 @@ def test_safe_path_waits_for_the_job_then_applies_and_uncordons(start: Any) -> N
                for line in plan.impact)
     assert [c.kubectl for c in plan.changes] == [
         f"kubectl cordon {node}",
-        f"kubectl label node {node} {CONFIG}=all-1g.10gb {STATE}- --overwrite"]
+        f"kubectl label node {node} {CONFIG}=all-1g.10gb {STATE}- --overwrite",
+        f"kubectl uncordon {node}"]
     order = _record(cluster, node)
     result, progress = apply(action, plan, cluster)
     assert result.ok, (result.summary, result.error)
