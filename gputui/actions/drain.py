@@ -114,9 +114,8 @@ class DrainAction:
                            kubectl=drain_kubectl(node.name, options, timeout))
                    for node in known if not node.cordoned]
         line = unavailable_line(snapshot, names)
-        impact = ([line] if line else []) + list(gpu_pod_lines(snapshot, names, "evicted"))
-        steps = ("1. cordon", ("2. list the node's pods again; stop if they are not the ones "
-                               "below (nothing more is sent)"),
+        impact = ([line] if line else []) + list(gpu_pod_lines(snapshot, names, "running there"))
+        steps = ("1. cordon", "2. list the node's pods again: stop if they differ from the plan",
                  f"3. evict each pod; retry evictions a budget refuses for {timeout:g} s",
                  "4. drained when every evicted pod is gone")
         return Plan(self.id, title, tuple(names), tuple(changes), steps, tuple(impact),

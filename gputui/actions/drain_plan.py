@@ -24,8 +24,10 @@ from gputui.actions.drain_rules import DrainOptions, Sorting, sort_pods
 #: the plan's params key holding, per node, the pods the plan evicts and refuses
 PODS_KEY = "pods"
 #: kubectl's flag, and gputui's drain option, that allow each kind of refused pod
-EMPTYDIR_ALLOWED_BY = "--delete-emptydir-data (option 'also delete emptyDir data')"
-FORCE_ALLOWED_BY = "--force (option 'also force unmanaged pods')"
+EMPTYDIR_FLAG = "--delete-emptydir-data"
+FORCE_FLAG = "--force"
+EMPTYDIR_ALLOWED_BY = f"option 'also delete emptyDir data' ({EMPTYDIR_FLAG})"
+FORCE_ALLOWED_BY = f"option 'also force unmanaged pods' ({FORCE_FLAG})"
 
 
 def eviction_change(namespace: str, pod: str, kubectl: str) -> Change:
@@ -61,11 +63,9 @@ def pod_lines(node: str, sorting: Sorting) -> tuple[str, ...]:
             f"{len(sorting.evict)} evicted, {len(sorting.daemonset) + len(sorting.mirror)} "
             f"skipped, {refused} refused")
     lines = [head]
-    lines += [f"  refused {p} (emptyDir; {EMPTYDIR_ALLOWED_BY} allows it)"
-              for p in sorting.emptydir]
-    lines += [f"  refused {p} (no controller; {FORCE_ALLOWED_BY} allows it)"
-              for p in sorting.unmanaged]
-    lines += [f"  refused {p} (its DaemonSet is gone; {FORCE_ALLOWED_BY} allows it)"
+    lines += [f"  refused {p}: emptyDir; allowed by {EMPTYDIR_FLAG}" for p in sorting.emptydir]
+    lines += [f"  refused {p}: no controller; allowed by {FORCE_FLAG}" for p in sorting.unmanaged]
+    lines += [f"  refused {p}: its DaemonSet is gone; allowed by {FORCE_FLAG}"
               for p in sorting.orphans]
     finished = set(sorting.finished)
     lines += [f"  evict {p}" + (" (completed)" if str(p) in finished else "")
@@ -87,7 +87,8 @@ def stop_warning(refused: Mapping[str, Sorting]) -> str:
     return (f"the drain will cordon {nodes} and then stop, evicting nothing (as kubectl "
             f"drain does): {len(pods)} pod{'s' if len(pods) != 1 else ''} refused with these "
             f"options ({', '.join(pods[:3])}{', ...' if len(pods) > 3 else ''}); "
-            f"{' and '.join(allow)} would allow {'them' if len(pods) != 1 else 'it'}")
+            f"{' and '.join(allow)} would allow {'them' if len(pods) != 1 else 'it'} "
+            "(o: other options)")
 
 
 def list_sorted(writer: ClusterWriter, nodes: Sequence[str],
@@ -148,6 +149,14 @@ def planned(plan: Plan, node: str) -> dict[str, list[str]] | None:
         return None
     record: Mapping[str, Any] = pods[node]
     return {key: [str(p) for p in record.get(key) or []] for key in ("evict", "refused")}
+
+
+def refused_pods(plan: Plan) -> list[str]:
+    """The pods the plan's drain refuses with its options (then it cordons and stops)."""
+    pods = plan.params.get(PODS_KEY)
+    if not isinstance(pods, Mapping):
+        return []
+    return [p for node in pods for p in (planned(plan, str(node)) or {}).get("refused", [])]
 
 
 def check_unchanged(plan: Plan, node: str, sorting: Sorting) -> str | None:

@@ -205,7 +205,7 @@ async def test_typed_confirmation_for_cluster_wide_plans(frozen_app: Any) -> Non
         await pilot.pause()
         typed = dialog.query_one("#confirm-typed", Input)
         assert dialog.focused is typed
-        dialog.post_message(DryRunFinished(DryRun(("accepted",))))
+        dialog.post_message(DryRunFinished(DryRun(("accepted",), checked=1, total=1)))
         await pilot.pause()
         await pilot.press("enter")
         assert not any(isinstance(m, ApplyRequested) for m in seen)
