@@ -88,3 +88,54 @@ def test_gputui_node_equals_its_kubectl_twin(server: EmulatedCluster, writer: Ku
     _gputui(runner, server, tmp_path, "uncordon", "twin-a")
     kubectl("uncordon", "twin-b")
     assert _shape(server, "twin-a") == _shape(server, "twin-b")
+
+
+def _kubectl_sorting(output: str) -> dict[str, set[str]]:
+    """What ``kubectl drain --dry-run=server`` said of the pods: evicted (``evicting pod``)
+    and refused (its ``cannot delete ... (use --flag to override): pods`` lines)."""
+    said: dict[str, set[str]] = {"evict": set(), "refused": set()}
+    for line in output.splitlines():
+        if line.startswith("evicting pod "):
+            said["evict"].add(line.removeprefix("evicting pod ").split(" ")[0])
+        elif line.startswith("cannot delete ") and "to override): " in line:
+            said["refused"].update(p.strip() for p in line.split("): ", 1)[1].split(","))
+    return said
+
+
+@pytest.mark.parametrize(("options", "flags"), [
+    ("skip DaemonSet pods only", ()),
+    ("also delete emptyDir data and force unmanaged pods",
+     ("--delete-emptydir-data", "--force"))])
+def test_the_drain_plan_sorts_pods_as_kubectl_drain_dry_run_does(
+        server: EmulatedCluster, writer: KubeWriter, kubectl: KubectlRun,  # noqa: F811
+        tmp_path: Path, options: str, flags: tuple[str, ...]) -> None:
+    """The plan's evicted, skipped and refused pods are those ``kubectl drain
+    --dry-run=server`` evicts, leaves and refuses, with kubectl's defaults and both switches."""
+    if kubectl.version < (1, 35):
+        pytest.skip("kubectl 1.20 asks the OpenAPI document whether Pod evictions take a "
+                    "dry run, which the emulator's does not say")
+    _seed_twin(server, "twin-a")
+    server.store.create("pods", gpu_pod("twin-a-scratch", "twin-a", owner=("StatefulSet", "s"),
+                                        empty_dir=True, labels={"app": "s"}))
+    server.store.create("pods", pod("twin-a-bare", "twin-a", namespace="ml"))
+    runner = Runner(writer, AuditLog(tmp_path / "audit.jsonl"))
+    runner.check_permissions()
+    plan = runner.plan(action("drain"), snapshot_of(server, tmp_path), ["twin-a"],
+                       {"options": options, "timeout": 20})
+    record = plan.params["pods"]["twin-a"]
+    skipped = {line.split()[1] for line in plan.impact if line.startswith("  skip ")}
+    ran = kubectl("drain", "twin-a", "--ignore-daemonsets", "--dry-run=server", *flags,
+                  "--timeout=20s", check=False)
+    said = _kubectl_sorting(ran.stdout + ran.stderr)
+    assert set(record["refused"]) == said["refused"], ran.stderr
+    planned = {f"{c.namespace}/{c.name}" for c in plan.changes if c.verb == "create"}
+    if record["refused"]:
+        assert ran.returncode != 0 and not said["evict"] and not planned
+    else:
+        assert ran.returncode == 0, ran.stderr
+        assert set(record["evict"]) == said["evict"] == planned
+        on_node = {f"{p['metadata']['namespace']}/{p['metadata']['name']}"
+                   for p in server.store.list("pods")[0] if p["spec"].get("nodeName") == "twin-a"}
+        assert skipped == on_node - said["evict"] == {"gpu-operator/twin-a-driver",
+                                                      "kube-system/twin-a-static"}
+    assert server.store.get("pods", "twin-a-scratch", "ml") is not None  # a dry run
