@@ -16,7 +16,7 @@ from textual.widgets import Button, Input
 
 from gputui.actions.base import Change, Plan, Risk, Scope
 from gputui.actions.patches import apply_patches
-from gputui.actions.runner import DryRun
+from gputui.actions.runner import NOTHING, DryRun
 from gputui.settings import Settings
 from gputui.sim.cluster import EmulatedCluster
 from gputui.sources.connect import open_source
@@ -27,6 +27,7 @@ from gputui.ui.screens.confirm import (
     ConfirmScreen,
     DryRunFinished,
     ParamPrompt,
+    plan_text,
 )
 from gputui.ui.screens.nodes import NodesScreen
 from tests.actions.conftest import budget, gpu_node, gpu_pod
@@ -503,3 +504,73 @@ async def test_an_action_while_the_lists_are_still_read_is_refused_and_says_why(
             await until(pilot, lambda: isinstance(app.screen, ConfirmScreen))
     finally:
         release.set()
+
+
+async def _drain_prompts(pilot: Any, app: GpuTuiApp, option: int) -> None:
+    """Answer the drain's two prompts: the ``option``-th option set, then 5 seconds."""
+    await until(pilot, lambda: isinstance(app.screen, ParamPrompt)
+                and app.screen.spec.name == "options")
+    for _ in range(option):
+        await pilot.press("down")
+    await pilot.press("enter")
+    await until(pilot, lambda: isinstance(app.screen, ParamPrompt)
+                and app.screen.spec.name == "timeout")
+    app.screen.query_one(Input).value = "5"
+    await pilot.press("enter")
+
+
+async def test_a_refused_emptydir_pod_is_shown_before_y_and_o_offers_the_option(
+        live_app: LiveApp, cluster: EmulatedCluster) -> None:
+    """The dialog names the pod the default options refuse and the option that allows it,
+    says the drain would cordon and stop; ``o`` asks the options again and the new plan
+    evicts the pod (and the trainer), all before anything is sent."""
+    cluster.store.create("pods", gpu_pod("scratch-0", "gpu-1", owner=("StatefulSet", "s"),
+                                         empty_dir=True, labels={"app": "scratch"}))
+    app = live_app()
+    async with app.run_test(size=(80, 24)) as pilot:
+        await _ready(pilot, app)
+        await pilot.press("r")
+        await _drain_prompts(pilot, app, 0)
+        await until(pilot, lambda: isinstance(app.screen, ConfirmScreen))
+        dialog = app.screen
+        assert isinstance(dialog, ConfirmScreen)
+        await until(pilot, lambda: dialog.dry_run is not None)
+        shown = str(plan_text(dialog.plan))
+        assert "refused ml/scratch-0: emptyDir; allowed by --delete-emptydir-data" in shown
+        assert "the drain will cordon gpu-1 and then stop" in shown
+        status = str(dialog._status_text())
+        assert "the drain will cordon and then stop (1 pod refused)" in status
+        assert "o: other options" in status
+        assert not [c for c in dialog.plan.changes if c.verb == "create"]
+        await pilot.press("o")
+        await _drain_prompts(pilot, app, 1)  # also delete emptyDir data
+        await until(pilot, lambda: isinstance(app.screen, ConfirmScreen)
+                    and app.screen is not dialog)
+        again = app.screen
+        assert isinstance(again, ConfirmScreen)
+        assert again.plan.params["options"] == "also delete emptyDir data"
+        assert {c.name for c in again.plan.changes if c.verb == "create"} == {
+            "scratch-0", "train-0"}
+        await until(pilot, lambda: again.dry_run is not None)
+        assert "will cordon and then stop" not in str(again._status_text())
+        await pilot.press("n")
+    assert "unschedulable" not in cluster.store.get("nodes", "gpu-1", None)["spec"]
+    assert cluster.store.get("pods", "scratch-0", "ml") is not None
+
+
+async def test_a_plan_with_nothing_to_change_offers_no_confirm(frozen_app: Any) -> None:
+    app = frozen_app("upgrade-rolling")
+    seen: list[Message] = []
+    async with app.run_test(size=(80, 24), message_hook=seen.append) as pilot:
+        dialog = ConfirmScreen(Plan("cordon", "Cordon nothing", ("gpu-1",)))
+        await app.push_screen(dialog)
+        await pilot.pause()
+        dialog.post_message(DryRunFinished(NOTHING))
+        await pilot.pause()
+        assert str(dialog._status_text()).startswith("Nothing to change: ")
+        assert "passed" not in str(dialog._status_text())
+        assert dialog.query_one("#confirm-yes", Button).disabled
+        await pilot.press("y")
+        await pilot.pause()
+        assert not any(isinstance(m, ApplyRequested) for m in seen)
+        app.workers.cancel_all()
