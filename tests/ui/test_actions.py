@@ -574,3 +574,29 @@ async def test_a_plan_with_nothing_to_change_offers_no_confirm(frozen_app: Any) 
         await pilot.pause()
         assert not any(isinstance(m, ApplyRequested) for m in seen)
         app.workers.cancel_all()
+
+
+async def test_a_drain_of_many_pods_stays_readable_at_80x24(frozen_app: Any) -> None:
+    """60 pods: one compact line each in a body that scrolls to the last one, while the
+    status line and the buttons stay on screen."""
+    app = frozen_app("upgrade-rolling")
+    pods = [f"  evict ml/worker-{i:02d}" for i in range(60)]
+    plan = Plan("drain", "Drain gpu-1", ("gpu-1",), impact=(
+        "gpu-1: 60 pods (listed from the server): 60 evicted, 0 skipped, 0 refused", *pods))
+    async with app.run_test(size=(80, 24)) as pilot:
+        dialog = ConfirmScreen(plan)
+        await app.push_screen(dialog)
+        await pilot.pause()
+        dialog.post_message(DryRunFinished(DryRun(("accepted",), checked=1, total=1)))
+        await pilot.pause()
+        shown = str(plan_text(dialog.plan))
+        assert all(line.strip() in shown for line in pods) and "more" not in shown
+        body = dialog.query_one("#confirm-body")
+        assert body.max_scroll_y > 0
+        body.scroll_end(animate=False)
+        await pilot.pause()
+        assert body.scroll_y == body.max_scroll_y
+        for part in ("#confirm-status", "#confirm-yes", "#confirm-no"):
+            region = dialog.query_one(part).region
+            assert region.height and region.bottom <= 24 and region.right <= 80, part
+        app.workers.cancel_all()
