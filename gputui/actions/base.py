@@ -242,8 +242,9 @@ class ClusterWriter(Protocol):
         """Read one object fresh from the server (re-planning after a 409, waiting)."""
         ...
 
-    def list_pods_on_node(self, node: str) -> list[JsonObj]:
-        """Every pod bound to ``node`` (field selector ``spec.nodeName``), all namespaces."""
+    def list_pods_on_node(self, node: str, label_selector: str = "") -> list[JsonObj]:
+        """Every pod bound to ``node`` (field selector ``spec.nodeName``), all namespaces;
+        only those matching ``label_selector`` when one is given."""
         ...
 
     def can_i(self, permission: Permission) -> tuple[bool, str]:

@@ -27,7 +27,7 @@ from tests.actions.conftest import (
     snapshot_of,
     writer_for,
 )
-from tests.apiserver.conftest import pod
+from tests.apiserver.conftest import pod, seed_cluster_policy
 
 EMPTYDIR = "also delete emptyDir data"
 FORCE = "also force unmanaged pods"
@@ -283,3 +283,40 @@ def test_a_drain_plan_made_without_the_server_is_not_applied(cluster: EmulatedCl
         assert "unschedulable" not in (cluster.store.get("nodes", "gpu-1", None)["spec"] or {})
     finally:
         writer.close()
+
+
+# ------------------------------------------------------------------ the upgrade's drain
+def _drain_settings(**overrides: str) -> dict[str, str]:
+    return {"enable": "true", "force": "false", "podSelector": "", "deleteEmptyDir": "false",
+            "timeoutSeconds": "300", **overrides}
+
+
+def test_upgrade_drain_settings_name_the_pods_the_operators_drain_would_refuse(
+        cluster: EmulatedCluster, runner: Runner, tmp_path: Path) -> None:
+    """The operator drains with kubectl's rules: with force and deleteEmptyDir off, the
+    emptyDir and unmanaged pods on the node about to be drained stop its upgrade; the plan
+    says so before y (a pod labelled drain.skip is left out, as the operator leaves it)."""
+    seed_cluster_policy(cluster.store)
+    state = "nvidia.com/gpu-driver-upgrade-state"
+    cluster.store.create("nodes", gpu_node("gpu-1", **{state: "drain-required"}))
+    cluster.store.create("nodes", gpu_node("gpu-2", **{state: "upgrade-done"}))
+    cluster.store.create("pods", gpu_pod("scratch-0", "gpu-1", owner=("StatefulSet", "s"),
+                                         empty_dir=True))
+    cluster.store.create("pods", pod("debug-shell", "gpu-1", namespace="ml"))
+    cluster.store.create("pods", pod("kept", "gpu-1", namespace="ml", labels={
+        "nvidia.com/gpu-driver-upgrade-drain.skip": "true"}))
+    cluster.store.create("pods", pod("elsewhere", "gpu-2", namespace="ml"))
+    plan = _plan(runner, cluster, tmp_path, "upgrade-drain", [], _drain_settings())
+    assert not plan.blocked, plan.blocked
+    (stop,) = [w for w in plan.warnings if "would stop" in w]
+    assert stop.startswith("the upgrade's drain of gpu-1 would stop with these settings")
+    assert "ml/scratch-0: emptyDir; deleteEmptyDir true allows it" in stop
+    assert "ml/debug-shell: no controller; force true allows it" in stop
+    assert "ml/kept" not in stop and "elsewhere" not in stop
+    assert any("on 1 node on their way to a drain (of 1): 1 would stop the drain" in line
+               for line in plan.impact)
+    allowed = _plan(runner, cluster, tmp_path, "upgrade-drain", [],
+                    _drain_settings(force="true", deleteEmptyDir="true"))
+    assert not [w for w in allowed.warnings if "would stop" in w]
+    assert any("none would be refused" in line for line in allowed.impact)
+    assert runner.dry_run(allowed).summary() == "passed (1 of 1 write checked)"
