@@ -74,7 +74,7 @@ class DryRun:
     def ok(self) -> bool:
         """Confirmable: every write was checked and none refused."""
         return (self.refusal is None and not self.unchecked and not self.nothing
-                and not self.not_run and self.checked == self.total)
+                and not self.not_run and 0 < self.total == self.checked)
 
     @property
     def verdict(self) -> str:
@@ -85,7 +85,7 @@ class DryRun:
             return "refused"
         if self.nothing:
             return "nothing to change"
-        if self.unchecked or self.checked != self.total:
+        if self.unchecked or not 0 < self.total == self.checked:
             return "incomplete"
         return "passed"
 
@@ -96,8 +96,8 @@ class DryRun:
             return f"refused: {self.refusal}"
         if verdict in ("not run", "nothing to change"):
             return verdict
-        text = f"{verdict} ({self.checked} of {self.total} write{'s' if self.total != 1 else ''}" \
-               " checked)"
+        writes = f"write{'s' if self.total != 1 else ''}"
+        text = f"{verdict} ({self.checked} of {self.total} {writes} checked)"
         if self.unchecked:
             text += f"; not checked: {self.unchecked[0]}"
             if len(self.unchecked) > 1:
