@@ -11,6 +11,7 @@ from typing import Any
 import pytest
 
 from gputui.actions.audit import AuditLog
+from gputui.actions.base import Plan
 from gputui.actions.registry import action
 from gputui.actions.runner import Runner
 from gputui.sim.cluster import EmulatedCluster
@@ -92,14 +93,23 @@ def test_gputui_node_equals_its_kubectl_twin(server: EmulatedCluster, writer: Ku
 
 def _kubectl_sorting(output: str) -> dict[str, set[str]]:
     """What ``kubectl drain --dry-run=server`` said of the pods: evicted (``evicting pod``)
-    and refused (its ``cannot delete ... (use --flag to override): pods`` lines)."""
-    said: dict[str, set[str]] = {"evict": set(), "refused": set()}
+    and refused, by reason (its ``cannot delete ... (use --flag to override): pods`` lines:
+    ``--delete-emptydir-data`` for emptyDir data, ``--force`` for the rest)."""
+    said: dict[str, set[str]] = {"evict": set(), "emptyDir": set(), "force": set()}
     for line in output.splitlines():
         if line.startswith("evicting pod "):
             said["evict"].add(line.removeprefix("evicting pod ").split(" ")[0])
         elif line.startswith("cannot delete ") and "to override): " in line:
-            said["refused"].update(p.strip() for p in line.split("): ", 1)[1].split(","))
+            reason = "emptyDir" if "--delete-emptydir-data" in line else "force"
+            said[reason].update(p.strip() for p in line.split("): ", 1)[1].split(","))
     return said
+
+
+def _refused(plan: Plan, reason: str) -> set[str]:
+    """The pods the plan's lines say are refused for ``reason`` (``emptyDir`` or not)."""
+    lines = [line.split()[1].rstrip(":") for line in plan.impact
+             if line.startswith("  refused ") and ("emptyDir;" in line) == (reason == "emptyDir")]
+    return set(lines)
 
 
 @pytest.mark.parametrize(("options", "flags"), [
@@ -118,6 +128,13 @@ def test_the_drain_plan_sorts_pods_as_kubectl_drain_dry_run_does(
     server.store.create("pods", gpu_pod("twin-a-scratch", "twin-a", owner=("StatefulSet", "s"),
                                         empty_dir=True, labels={"app": "s"}))
     server.store.create("pods", pod("twin-a-bare", "twin-a", namespace="ml"))
+    # no controller and emptyDir data: kubectl names the emptyDir first (its filter order)
+    server.store.create("pods", pod("twin-a-bare-scratch", "twin-a", namespace="ml",
+                                    empty_dir=True))
+    finished = pod("twin-a-ds-done", "twin-a", namespace="gpu-operator",
+                   owner=("DaemonSet", "nvidia-driver-daemonset"))
+    finished["status"]["phase"] = "Failed"  # a finished DaemonSet pod is evicted
+    server.store.create("pods", finished)
     runner = Runner(writer, AuditLog(tmp_path / "audit.jsonl"))
     runner.check_permissions()
     plan = runner.plan(action("drain"), snapshot_of(server, tmp_path), ["twin-a"],
@@ -127,7 +144,9 @@ def test_the_drain_plan_sorts_pods_as_kubectl_drain_dry_run_does(
     ran = kubectl("drain", "twin-a", "--ignore-daemonsets", "--dry-run=server", *flags,
                   "--timeout=20s", check=False)
     said = _kubectl_sorting(ran.stdout + ran.stderr)
-    assert set(record["refused"]) == said["refused"], ran.stderr
+    assert _refused(plan, "emptyDir") == said["emptyDir"], ran.stderr
+    assert _refused(plan, "force") == said["force"], ran.stderr
+    assert set(record["refused"]) == said["emptyDir"] | said["force"]
     planned = {f"{c.namespace}/{c.name}" for c in plan.changes if c.verb == "create"}
     if record["refused"]:
         assert ran.returncode != 0 and not said["evict"] and not planned
