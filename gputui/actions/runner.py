@@ -14,7 +14,7 @@ The UI calls these in order, each in a worker thread (they block on HTTP):
 from __future__ import annotations
 
 import threading
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, replace
 from typing import Any
@@ -107,6 +107,9 @@ class DryRun:
         return text
 
 
+#: told ``(done, total)`` as the dry run's answers arrive
+DryRunProgress = Callable[[int, int], None]
+
 NOT_RUN = DryRun(("not run",), not_run=True)
 NOTHING = DryRun(("nothing to change: the plan sends no write",), nothing=True)
 
@@ -153,47 +156,62 @@ class Runner:
             plan = action.server_plan(plan, self.writer)  # blocking: a fresh list (drains)
         return plan
 
-    def dry_run(self, plan: Plan) -> DryRun:
+    def dry_run(self, plan: Plan, progress: DryRunProgress | None = None,
+                stop: threading.Event | None = None) -> DryRun:
         """Send every write of the plan with ``dryRun=All``, a few at a time under the rate
         limit; the first refusal (in plan order) refuses the plan and no further write is
-        sent after it is seen."""
+        sent after it is seen. ``progress(done, total)`` is told as answers arrive (a
+        5,000-node plan takes its time); ``stop`` (the dialog closed) sends no more."""
         if plan.blocked:
             return NOT_RUN
         if not plan.changes:
             return NOTHING
-        results = self._dry_run_all(plan.changes)
+        results = self._dry_run_all(plan.changes, progress, stop or threading.Event())
         lines: list[str] = []
         for change, checked in zip(plan.changes, results, strict=True):
             if checked is None:
-                continue  # not sent: an earlier write was refused
+                continue  # not sent: an earlier write was refused, or the dry run stopped
             if checked.error is not None:
                 error = checked.error
                 refusal = f"{change.summary} on {change.name}: {error.reason}"
                 return DryRun((*lines, refusal), refusal, conflict=error.status == 409,
                               checked=len(lines), total=len(plan.changes))
             lines.append(checked.line)
+        unchecked = [c.line for c in results if c and c.unchecked]
+        skipped = sum(1 for c in results if c is None)
+        if skipped:
+            unchecked.append(f"{skipped} write{'s' if skipped != 1 else ''} not sent: the dry "
+                             "run was stopped")
         return DryRun(tuple(lines), held=tuple(c.line for c in results if c and c.held),
                       checked=sum(1 for c in results if c and not c.unchecked),
-                      total=len(plan.changes),
-                      unchecked=tuple(c.line for c in results if c and c.unchecked))
+                      total=len(plan.changes), unchecked=tuple(unchecked))
 
-    def _dry_run_all(self, changes: Sequence[Change]) -> list[_Checked | None]:
-        """Each change's dry run, in plan order; None for those skipped after a refusal."""
+    def _dry_run_all(self, changes: Sequence[Change], progress: DryRunProgress | None,
+                     stop: threading.Event) -> list[_Checked | None]:
+        """Each change's dry run, in plan order; None for those not sent (after a refusal,
+        or once ``stop`` is set)."""
         limiter = RateLimiter(DRY_RUN_RATE, DRY_RUN_BURST)
+        lock = threading.Lock()
+        done = [0]
         refused = threading.Event()
 
         def one(change: Change) -> _Checked | None:
-            if refused.is_set():
+            if stop.is_set() or refused.is_set():
                 return None
             limiter.acquire()
-            if refused.is_set():
+            if stop.is_set() or refused.is_set():
                 return None
             try:
                 line, held, unchecked = self._dry_run_one(change)
+                checked = _Checked(line, held, unchecked)
             except WriteError as error:
-                refused.set()
-                return _Checked("", error=error)
-            return _Checked(line, held, unchecked)
+                refused.set()  # the plan is refused: no further write is worth asking about
+                checked = _Checked("", error=error)
+            with lock:
+                done[0] += 1
+                if progress is not None:
+                    progress(done[0], len(changes))
+            return checked
 
         if len(changes) == 1:
             return [one(changes[0])]

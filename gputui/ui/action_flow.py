@@ -31,6 +31,7 @@ from gputui.ui.screens.confirm import (
     ApplyRequested,
     ConfirmScreen,
     DryRunFinished,
+    DryRunProgressed,
     ParamPrompt,
 )
 
@@ -170,8 +171,15 @@ class ActionFlow(App[int]):
 
     @work(thread=True, group="dry-run")
     def _dry_run(self, dialog: ConfirmScreen) -> None:
+        """Every write with ``dryRun=All``; the dialog counts the answers as they come and
+        closing it stops the rest."""
         assert self.runner is not None
-        dialog.post_message(DryRunFinished(self.runner.dry_run(dialog.plan)))
+
+        def progress(done: int, total: int) -> None:
+            dialog.post_message(DryRunProgressed(done, total))
+
+        dry_run = self.runner.dry_run(dialog.plan, progress, dialog.dry_run_stop)
+        dialog.post_message(DryRunFinished(dry_run))
 
     def on_apply_requested(self, message: ApplyRequested) -> None:
         if self.runner is None:  # a dialog opened without a cluster (tests, replays)

@@ -118,13 +118,37 @@ def test_a_plan_of_27_writes_dry_runs_all_27(cluster: EmulatedCluster, runner: R
     plan = _plan(runner, cluster, tmp_path, "cordon", names)
     assert len(plan.changes) == 27
     request_queries.clear()
-    dry = runner.dry_run(plan)
+    told: list[tuple[int, int]] = []
+    dry = runner.dry_run(plan, lambda done, total: told.append((done, total)))
     sent = _dry(request_queries, "PATCH")
     assert sorted(sent) == sorted(f"/api/v1/nodes/{name}" for name in names)
     assert dry.ok and (dry.checked, dry.total) == (27, 27)
+    assert told == [(n, 27) for n in range(1, 28)]
     assert dry.summary() == "passed (27 of 27 writes checked)"
     assert all("unschedulable" not in (cluster.store.get("nodes", n, None)["spec"] or {})
                for n in names)  # nothing stored by a dry run
+
+
+def test_a_dry_run_stopped_half_way_is_incomplete_and_sends_no_more(
+        cluster: EmulatedCluster, runner: Runner, request_queries: list[tuple[str, str]],
+        tmp_path: Path) -> None:
+    """The dialog closed (its stop event set) while a big plan was being checked."""
+    names = [f"gpu-{i:02d}" for i in range(40)]
+    for name in names:
+        cluster.store.create("nodes", gpu_node(name))
+    plan = _plan(runner, cluster, tmp_path, "cordon", names)
+    stop = threading.Event()
+
+    def progress(done: int, total: int) -> None:
+        if done >= 5:
+            stop.set()
+
+    request_queries.clear()
+    dry = runner.dry_run(plan, progress, stop)
+    sent = len(_dry(request_queries))
+    assert 5 <= sent < 40  # the ones already in flight may land, no new one starts
+    assert not dry.ok and dry.verdict == "incomplete"
+    assert dry.checked == sent and "not sent: the dry run was stopped" in dry.summary()
 
 
 def test_a_refusal_in_the_last_write_refuses_the_plan(cluster: EmulatedCluster,

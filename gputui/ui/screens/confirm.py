@@ -60,6 +60,18 @@ class DryRunFinished(Message):
         self.dry_run = dry_run
 
 
+class DryRunProgressed(Message):
+    """``done`` of ``total`` writes answered so far (a newer one replaces an older one)."""
+
+    def __init__(self, done: int, total: int) -> None:
+        super().__init__()
+        self.done = done
+        self.total = total
+
+    def can_replace(self, message: Message) -> bool:
+        return isinstance(message, DryRunProgressed)
+
+
 class ActionProgressed(Message):
     """A running apply's latest progress (a newer one replaces an unprocessed older one)."""
 
@@ -131,6 +143,8 @@ class ConfirmScreen(ModalScreen[bool | None]):
         self.result: Result | None = None
         #: the operator pressed ``o``: the app asks the values again and re-plans
         self.options_requested = False
+        #: set when the dialog goes: a dry run still asking sends no more requests
+        self.dry_run_stop = threading.Event()
 
     def compose(self) -> Iterable[Widget]:
         plan = self.plan
@@ -212,6 +226,15 @@ class ConfirmScreen(ModalScreen[bool | None]):
 
     def _refresh_buttons(self) -> None:
         self.query_one("#confirm-yes", Button).disabled = not self.ready
+
+    def on_unmount(self) -> None:
+        self.dry_run_stop.set()
+
+    def on_dry_run_progressed(self, message: DryRunProgressed) -> None:
+        if self.dry_run is None and not self.plan.blocked:
+            self.query_one("#confirm-status", Static).update(Text(
+                f"Dry run: asking the server (dryRun=All)... {message.done} of "
+                f"{message.total} writes checked", style="italic"))
 
     def on_dry_run_finished(self, message: DryRunFinished) -> None:
         if message.dry_run.conflict:
