@@ -21,7 +21,7 @@ from textual import work
 from textual.app import App
 from textual.message import Message
 
-from gputui.actions.base import Action, Plan, Progress, Result, Scope
+from gputui.actions.base import Action, Plan, PlansFromServer, Progress, Result, Scope
 from gputui.actions.registry import ACTIONS, action
 from gputui.actions.runner import Runner
 from gputui.domain.model import ClusterSnapshot
@@ -121,6 +121,9 @@ class ActionFlow(App[int]):
             if replan is None:
                 replan = await asyncio.to_thread(runner.plan, act, self.snapshot, targets,
                                                  params)
+            elif isinstance(act, PlansFromServer) and not replan.blocked:
+                # the action's own re-plan is made from its re-read object alone
+                replan = await asyncio.to_thread(act.server_plan, replan, runner.writer)
             plan = replan
             if attempt:
                 plan = replace(plan, warnings=(REPLANNED, *plan.warnings))
