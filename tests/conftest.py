@@ -88,6 +88,31 @@ def request_log(monkeypatch: pytest.MonkeyPatch) -> list[tuple[str, str]]:
 
 
 @pytest.fixture
+def request_queries(monkeypatch: pytest.MonkeyPatch) -> list[tuple[str, str]]:
+    """Every request the emulated server receives, as ``(method, path with its query)``:
+    for what the path alone does not say (``dryRun=All``). Request it before any cluster
+    fixture, like :func:`request_log` (both may be used together)."""
+    seen: list[tuple[str, str]] = []
+    original = apiserver.build_app
+
+    def build_app(*args: object, **kwargs: object) -> web.Application:
+        app = original(*args, **kwargs)  # type: ignore[arg-type]
+
+        @web.middleware
+        async def record(request: web.Request,
+                         handler: Callable[[web.Request], Awaitable[web.StreamResponse]]
+                         ) -> web.StreamResponse:
+            seen.append((request.method, request.path_qs))
+            return await handler(request)
+
+        app.middlewares.insert(0, record)
+        return app
+
+    monkeypatch.setattr(apiserver, "build_app", build_app)
+    return seen
+
+
+@pytest.fixture
 def utc() -> Iterator[None]:
     """Clock times print in UTC while the test runs (request it, or use it autouse)."""
     old = os.environ.get("TZ")

@@ -19,7 +19,7 @@ import enum
 import threading
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any, Protocol
+from typing import Any, Protocol, runtime_checkable
 
 from gputui.domain.model import ClusterSnapshot
 
@@ -27,7 +27,7 @@ from gputui.domain.model import ClusterSnapshot
 from gputui.sources.errors import WriteError
 from gputui.sources.identity import ServerIdentity
 
-__all__ = ["Action", "Cancel", "Change", "ClusterWriter", "ParamSpec", "Permission", "Plan", "Progress",
+__all__ = ["Action", "Cancel", "Change", "ClusterWriter", "ParamSpec", "Permission", "Plan", "PlansFromServer", "Progress",
            "ProgressCallback", "Result", "Risk", "Scope", "WriteError"]
 
 JsonObj = dict[str, Any]
@@ -243,8 +243,9 @@ class ClusterWriter(Protocol):
         """Read one object fresh from the server (re-planning after a 409, waiting)."""
         ...
 
-    def list_pods_on_node(self, node: str) -> list[JsonObj]:
-        """Every pod bound to ``node`` (field selector ``spec.nodeName``), all namespaces."""
+    def list_pods_on_node(self, node: str, label_selector: str = "") -> list[JsonObj]:
+        """Every pod bound to ``node`` (field selector ``spec.nodeName``), all namespaces;
+        only those matching ``label_selector`` when one is given."""
         ...
 
     def can_i(self, permission: Permission) -> tuple[bool, str]:
@@ -287,6 +288,18 @@ class Action(Protocol):
 
         Stops between steps when ``cancel`` is set and says what was already done.
         """
+        ...
+
+
+@runtime_checkable
+class PlansFromServer(Protocol):
+    """An action whose writes depend on what only the server knows now: a drain evicts the
+    pods the server lists on the node, not the ones the snapshot shows. The runner calls
+    :meth:`server_plan` after :meth:`Action.plan` (in a worker thread: it reads), so that
+    the plan, its dry run and the audit log name every write the apply will send."""
+
+    def server_plan(self, plan: Plan, writer: ClusterWriter) -> Plan:
+        """``plan`` completed from a fresh read; blocked with the reason if the read fails."""
         ...
 
 

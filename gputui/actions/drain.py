@@ -1,9 +1,11 @@
 """Drain (k9s key ``r``): cordon, then evict the node's pods through the Eviction API.
 
-The plan is made from the snapshot (which knows the GPU pods, the ones an operator cares
-about); the apply lists every pod on the node fresh, sorts them by kubectl's rules
-(:mod:`gputui.actions.drain_rules`) and runs the eviction loop
-(:mod:`gputui.actions.drain_run`). "Drained" is said only when the pods are gone.
+The plan starts from the snapshot (the GPU pods and whose they are) and is completed from
+the server (:mod:`gputui.actions.drain_plan`): every pod on the node listed fresh, sorted by
+kubectl's rules (:mod:`gputui.actions.drain_rules`), one eviction per pod the drain will
+evict, so the dry run and the audit log hold every write. The apply checks the pods are
+still the plan's, cordons, and runs the eviction loop (:mod:`gputui.actions.drain_run`) over
+exactly the plan's pods. "Drained" is said only when the pods are gone.
 """
 
 from __future__ import annotations
@@ -15,7 +17,6 @@ from typing import Any
 
 from gputui.actions.base import (
     PATCH_NODES,
-    Change,
     ClusterWriter,
     ParamSpec,
     Permission,
@@ -27,7 +28,8 @@ from gputui.actions.base import (
     Scope,
     WriteError,
 )
-from gputui.actions.drain_rules import DrainOptions, PodRef, sort_pods
+from gputui.actions.drain_plan import check_unchanged, sort_node, with_pods
+from gputui.actions.drain_rules import DrainOptions, Sorting
 from gputui.actions.drain_run import EvictionLoop
 from gputui.actions.impact import gpu_pod_lines, nodes_of, risk_warnings, unavailable_line
 from gputui.actions.node import cordon_change
@@ -55,14 +57,6 @@ def drain_kubectl(node: str, options: DrainOptions, timeout: float) -> str:
     flags = " --delete-emptydir-data" if options.delete_emptydir else ""
     flags += " --force" if options.force else ""
     return f"kubectl drain {node} --ignore-daemonsets{flags} --timeout={timeout:g}s"
-
-
-def eviction_change(namespace: str, pod: str, kubectl: str) -> Change:
-    """One policy/v1 Eviction (dry-run before the drain: a budget's refusal shows early)."""
-    body = {"apiVersion": "policy/v1", "kind": "Eviction",
-            "metadata": {"name": pod, "namespace": namespace}}
-    return Change("create", "Pod", pod, body, kubectl=kubectl,
-                  summary=f"evict {namespace}/{pod}", namespace=namespace)
 
 
 def _timeout_error(value: str) -> str | None:
@@ -104,7 +98,8 @@ class DrainAction:
 
     def plan(self, snapshot: ClusterSnapshot, targets: Sequence[str],
              params: Mapping[str, Any]) -> Plan:
-        """Cordon patches and the GPU pods' evictions; the rest is listed at apply time."""
+        """The cordons and what the snapshot knows (GPU pods and whose); the evictions are
+        added by :meth:`server_plan` from the pods the server lists on each node."""
         options = drain_options(params)
         timeout = float(params.get("timeout", DEFAULT_TIMEOUT))
         known = nodes_of(snapshot, targets)
@@ -115,29 +110,35 @@ class DrainAction:
         if not names:
             return Plan(self.id, title, tuple(targets), blocked="nothing to do (no such node)",
                         params=stored)
-        changes: list[Change] = []
-        for node in known:
-            kubectl = drain_kubectl(node.name, options, timeout)
-            if not node.cordoned:
-                changes.append(replace(cordon_change(node.name), kubectl=kubectl))
-            changes += [eviction_change(p.namespace, p.name, kubectl) for p in node.gpu_pods
-                        if p.phase not in ("Succeeded", "Failed")]
+        changes = [replace(cordon_change(node.name),
+                           kubectl=drain_kubectl(node.name, options, timeout))
+                   for node in known if not node.cordoned]
         line = unavailable_line(snapshot, names)
-        impact = ([line] if line else []) + list(gpu_pod_lines(snapshot, names, "evicted"))
-        impact.append("every other pod is evicted too, except DaemonSet and mirror pods")
-        steps = ("1. cordon", ("2. list the node's pods; skip DaemonSet and mirror pods; "
-                               "refuse unmanaged or emptyDir pods unless ticked"),
+        impact = ([line] if line else []) + list(gpu_pod_lines(snapshot, names, "running there"))
+        steps = ("1. cordon", "2. list the node's pods again: stop if they differ from the plan",
                  f"3. evict each pod; retry evictions a budget refuses for {timeout:g} s",
                  "4. drained when every evicted pod is gone")
         return Plan(self.id, title, tuple(names), tuple(changes), steps, tuple(impact),
                     risk_warnings(snapshot, names), self.risk, params=stored)
 
+    def server_plan(self, plan: Plan, writer: ClusterWriter) -> Plan:
+        """Every pod on the targets, listed from the server and sorted by kubectl's rules;
+        one eviction per pod the drain will evict (the dry run checks each)."""
+        options = drain_options(plan.params)
+        timeout = float(plan.params.get("timeout", DEFAULT_TIMEOUT))
+        kubectl = {node: drain_kubectl(node, options, timeout) for node in plan.targets}
+        return with_pods(plan, writer, plan.targets, options, kubectl)
+
     def apply(self, plan: Plan, writer: ClusterWriter, progress: ProgressCallback,
               cancel: threading.Event) -> Result:
-        """Cordon, sort every node's pods, then run the eviction loop over all of them."""
+        """Check the pods are still the plan's, cordon, check again, evict exactly the plan's
+        pods; a refused pod stops the drain after the cordon, as kubectl's does."""
         options = drain_options(plan.params)
         label = ", ".join(plan.targets) if len(plan.targets) <= 3 else \
             f"{len(plan.targets)} nodes"
+        stale = _still_planned(plan, writer, options, cordoned=False)
+        if isinstance(stale, Result):
+            return stale
         for change in plan.changes:
             if change.verb == "patch":
                 progress(Progress(f"cordon {change.name}"))
@@ -146,21 +147,12 @@ class DrainAction:
                 except WriteError as error:
                     return Result(False, f"{change.name} not drained: cordon failed",
                                   error=error.reason)
-        pods: list[PodRef] = []
-        skipped = 0
-        for node in plan.targets:
-            try:
-                listed = writer.list_pods_on_node(node)
-            except WriteError as error:
-                return Result(False, f"{node} not drained: cannot list its pods",
-                              error=error.reason)
-            sorting = sort_pods(listed, options, lambda ns, name: _exists(
-                writer, "DaemonSet", name, ns))
-            if sorting.refused:
-                return Result(False, f"{node} cordoned, not drained: nothing was evicted",
-                              error=f"{node}: {sorting.refusal()}")
-            pods += sorting.evict
-            skipped += len(sorting.daemonset) + len(sorting.mirror)
+        sortings = _still_planned(plan, writer, options, cordoned=True)
+        if isinstance(sortings, Result):
+            return sortings
+        evictions = {f"{c.namespace}/{c.name}" for c in plan.changes if c.verb == "create"}
+        pods = [ref for s in sortings.values() for ref in s.evict if str(ref) in evictions]
+        skipped = sum(len(s.daemonset) + len(s.mirror) for s in sortings.values())
         if cancel.is_set():
             return Result(False, f"drain of {label} stopped after the cordon: nothing evicted",
                           cancelled=True)
@@ -172,14 +164,27 @@ class DrainAction:
                       result.details, result.cancelled)
 
 
-def _exists(writer: ClusterWriter, kind: str, name: str, namespace: str) -> bool:
-    """Whether the server has the object; an error other than 404 counts as "exists"
-    (skipping a DaemonSet pod is the safe side)."""
-    try:
-        writer.get(kind, name, namespace)
-    except WriteError as error:
-        return error.status != 404
-    return True
+def _still_planned(plan: Plan, writer: ClusterWriter, options: DrainOptions, *,
+                   cordoned: bool) -> dict[str, Sorting] | Result:
+    """Each target's pods listed and sorted now, or the Result that ends the drain: a pod
+    refused (after the cordon, as kubectl), or pods that are no longer the plan's (before
+    the cordon a conflict the UI re-plans from; after it, a stop: no unplanned eviction)."""
+    done = "cordoned, not drained: nothing was evicted" if cordoned else \
+        "not drained: nothing was sent"
+    sortings: dict[str, Sorting] = {}
+    for node in plan.targets:
+        try:
+            sorting = sort_node(writer, node, options)
+        except WriteError as error:
+            return Result(False, f"{node} {done}: cannot list its pods", error=error.reason)
+        if cordoned and sorting.refused:
+            return Result(False, f"{node} {done}", error=f"{node}: {sorting.refusal()}")
+        why = check_unchanged(plan, node, sorting)
+        if why:
+            return Result(False, f"{node} {done}: its pods changed since the plan",
+                          error=why, conflict=not cordoned)
+        sortings[node] = sorting
+    return sortings
 
 
 DRAIN = DrainAction()

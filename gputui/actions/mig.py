@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import threading
 from collections.abc import Mapping, Sequence
+from dataclasses import replace
 from typing import Any
 
 from gputui.actions import mig_steps
@@ -39,13 +40,14 @@ from gputui.actions.base import (
     Risk,
     Scope,
 )
+from gputui.actions.drain import DEFAULT_TIMEOUT, drain_kubectl, drain_options
+from gputui.actions.drain_plan import describe, evictions, list_sorted
 from gputui.actions.impact import risk_warnings, unavailable_line
+from gputui.actions.mig_steps import GPU_POD_MODES, drain_mode_options
 from gputui.actions.node import cordon_change
 from gputui.actions.upgrade_node import gpu_pod_lines
 from gputui.domain import labels as L
 from gputui.domain.model import ClusterSnapshot, NodeView
-
-GPU_POD_MODES = ("wait", "drain")
 
 
 def offered(snapshot: ClusterSnapshot, targets: Sequence[str]) -> tuple[str, ...]:
@@ -183,7 +185,7 @@ class SafeMigChange(_MigAction):
         ParamSpec("gpu_pods", "GPU pods on the node: wait for them to finish, or drain",
                   choices=lambda snap, targets: GPU_POD_MODES,
                   validate=lambda text: None if text.strip() in GPU_POD_MODES
-                  else "choose wait or drain",
+                  else "choose wait or a drain",
                   default=lambda snap, targets: "wait"))
     #: seconds between polls while waiting (tests shorten it)
     poll_seconds: float = 5.0
@@ -196,11 +198,7 @@ class SafeMigChange(_MigAction):
         config = str(params.get("config", "")).strip()
         mode = str(params.get("gpu_pods", "wait")).strip() or "wait"
         nodes, problems = self._targets(snapshot, targets, config)
-        changes: list[Change] = []
-        for node in nodes:
-            if not node.cordoned:
-                changes.append(cordon_change(node.name))
-            changes.append(mig_change(node.name, config))
+        changes = [c for node in nodes for c in _node_changes(node, config, [])]
         return Plan(self.id, f"Safely change MIG config to {config} on {len(nodes)} node(s)",
                     targets=tuple(n.name for n in nodes), changes=tuple(changes),
                     steps=mig_steps.describe(nodes, config, mode),
@@ -208,9 +206,31 @@ class SafeMigChange(_MigAction):
                     warnings=(*problems, *risk_warnings(snapshot, [n.name for n in nodes])),
                     risk=Risk.DESTRUCTIVE,
                     blocked=check_config(config) or (
-                        None if mode in GPU_POD_MODES else "choose wait or drain") or (
+                        None if mode in GPU_POD_MODES else "choose wait or a drain") or (
                         None if nodes else "; ".join(problems) or "no node"),
                     params={"config": config, "gpu_pods": mode}, basis=snapshot)
+
+    def server_plan(self, plan: Plan, writer: ClusterWriter) -> Plan:
+        """With a drain: each node's pods from the server, and one eviction per pod the
+        drain will evict, between the node's cordon and its MIG label. A node whose pods
+        the options refuse ends the plan at its cordon (the run stops there)."""
+        label = drain_mode_options(str(plan.params.get("gpu_pods", "")))
+        if label is None or plan.basis is None:
+            return plan
+        options = drain_options({"options": label})
+        sortings = list_sorted(writer, plan.targets, options)
+        if isinstance(sortings, str):
+            return replace(plan, blocked=sortings)
+        changes: list[Change] = []
+        for name in plan.targets:
+            node, sorting = plan.basis.nodes[name], sortings[name]
+            if sorting.refused:
+                changes += _node_changes(node, str(plan.params["config"]), [])[:1]
+                break
+            kubectl = drain_kubectl(name, options, DEFAULT_TIMEOUT)
+            changes += _node_changes(node, str(plan.params["config"]),
+                                     evictions(sorting, kubectl))
+        return describe(replace(plan, changes=tuple(changes)), sortings)
 
     def apply(self, plan: Plan, writer: ClusterWriter, progress: ProgressCallback,
               cancel: threading.Event) -> Result:
@@ -223,13 +243,21 @@ class SafeMigChange(_MigAction):
                                      str(plan.params["gpu_pods"]), self.poll_seconds,
                                      self.apply_timeout,
                                      was_cordoned=bool(node is not None and node.cordoned),
-                                     snapshot=snapshot)
+                                     plan=plan)
             result = run.run(index, len(plan.targets))
             details.extend(result.details)
             if not result.ok:
                 return Result(ok=False, summary=result.summary, error=result.error,
                               details=tuple(details), cancelled=result.cancelled)
         return Result(ok=True, summary=f"{plan.title}: done", details=tuple(details))
+
+
+def _node_changes(node: NodeView, config: str, drain: Sequence[Change]) -> list[Change]:
+    """One node's writes in the order the safe path sends them: cordon (unless it was),
+    the drain's evictions, the MIG label, uncordon (unless it was cordoned before)."""
+    cordon = [] if node.cordoned else [cordon_change(node.name)]
+    uncordon = [] if node.cordoned else [cordon_change(node.name, False)]
+    return [*cordon, *drain, mig_change(node.name, config), *uncordon]
 
 
 ACTIONS: tuple[Action, ...] = (SafeMigChange(), SetMigConfig())

@@ -21,20 +21,34 @@ from typing import Protocol, runtime_checkable
 from gputui.actions import upgrade_common as U
 from gputui.actions.base import (
     ClusterWriter,
+    Plan,
     Progress,
     ProgressCallback,
     Result,
     WriteError,
 )
-from gputui.actions.drain import DrainAction
+from gputui.actions.drain import DEFAULT_TIMEOUT, OPTIONS, DrainAction
+from gputui.actions.drain_plan import node_drain
 from gputui.actions.node import cordon_change
 from gputui.domain import labels as L
-from gputui.domain.model import ClusterSnapshot, NodeView
+from gputui.domain.model import NodeView
 
 MIG_MANAGER_APP = "nvidia-mig-manager"
 MIG_MANAGER_CONTAINER = "nvidia-mig-manager"
 LOG_LINES = 12
 STEPS = 5
+
+#: what the safe path does about the node's pods: wait for the GPU pods, or drain the
+#: node with one of the drain's option sets ("drain" = kubectl's defaults)
+GPU_POD_MODES = ("wait", "drain", *(f"drain, {label}" for label in list(OPTIONS)[1:]))
+
+
+def drain_mode_options(mode: str) -> str | None:
+    """The drain option label a mode drains with; None for ``wait``."""
+    if mode == "drain":
+        return next(iter(OPTIONS))
+    label = mode.removeprefix("drain, ")
+    return label if mode.startswith("drain, ") and label in OPTIONS else None
 
 
 @runtime_checkable
@@ -51,7 +65,8 @@ def describe(nodes: Sequence[NodeView], config: str, mode: str) -> tuple[str, ..
     lines: list[str] = []
     for node in nodes:
         pods = ", ".join(f"{p.namespace}/{p.name}" for p in node.gpu_pods[:6]) or "none now"
-        wait = ("drain the node (evictions honour PodDisruptionBudgets)" if mode == "drain"
+        wait = ("drain the node (evictions honour PodDisruptionBudgets)"
+                if mode.startswith("drain")
                 else "wait until its GPU pods have finished")
         lines += [f"{node.name}:",
                   "  1. cordon" + (" (already cordoned: stays so)" if node.cordoned else ""),
@@ -68,13 +83,14 @@ class SafePath:
     def __init__(self, writer: ClusterWriter, progress: ProgressCallback,
                  cancel: threading.Event, node: str, config: str, mode: str,
                  poll_seconds: float, apply_timeout: float, *, was_cordoned: bool,
-                 snapshot: ClusterSnapshot | None = None):
+                 plan: Plan | None = None):
         self.writer, self.progress, self.cancel = writer, progress, cancel
         self.node, self.config, self.mode = node, config, mode
         self.waiter = U.Waiter(cancel, poll_seconds)
         self.apply_timeout = apply_timeout
         self.was_cordoned = was_cordoned
-        self.snapshot = snapshot
+        #: the whole safe-path plan: its drain evicts exactly the pods it lists for the node
+        self.plan = plan
         self.done: list[str] = []
         #: the node is cordoned now (by this run or before it): said when a run stops
         self.cordoned = was_cordoned
@@ -120,7 +136,7 @@ class SafePath:
                 if U.is_gpu_pod(p)]
 
     def _clear_gpus(self) -> Result | None:
-        if self.mode == "drain":
+        if self.mode.startswith("drain"):
             return self._drain()
         left: list[str] = []
 
@@ -137,12 +153,13 @@ class SafePath:
         return None
 
     def _drain(self) -> Result | None:
-        """The drain action (key ``r``, the one drain), on the node this run cordoned."""
-        action = DrainAction()
-        plan = action.plan(self.snapshot or ClusterSnapshot(), [self.node], {})
-        if plan.blocked:
-            return self._stop(f"{self.node}: cannot drain", plan.blocked)
-        result = action.apply(plan, self.writer, self.progress, self.cancel)
+        """The drain action (key ``r``, the one drain), on the node this run cordoned, over
+        exactly the pods the plan listed for it (the drain stops if the server's differ)."""
+        if self.plan is None:
+            return self._stop(f"{self.node}: cannot drain", "the plan lists no pods to evict")
+        options = drain_mode_options(self.mode) or next(iter(OPTIONS))
+        plan = node_drain(self.plan, self.node, options, DEFAULT_TIMEOUT)
+        result = DrainAction().apply(plan, self.writer, self.progress, self.cancel)
         self.done.extend(result.details)
         if not result.ok:
             return self._stop(f"{self.node}: drain did not finish: {result.summary}",

@@ -63,8 +63,8 @@ class RecordingWriter:
     def get(self, kind: str, name: str, namespace: str | None = None) -> JsonObj:
         return self._writer.get(kind, name, namespace)
 
-    def list_pods_on_node(self, node: str) -> list[JsonObj]:
-        return self._writer.list_pods_on_node(node)
+    def list_pods_on_node(self, node: str, label_selector: str = "") -> list[JsonObj]:
+        return self._writer.list_pods_on_node(node, label_selector)
 
     def can_i(self, permission: Permission) -> tuple[bool, str]:
         return self._writer.can_i(permission)

@@ -18,7 +18,8 @@ from __future__ import annotations
 
 import logging
 import threading
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, replace
 from typing import Any
 
@@ -28,6 +29,7 @@ from gputui.actions.base import (
     Change,
     ClusterWriter,
     Plan,
+    PlansFromServer,
     ProgressCallback,
     Result,
     WriteError,
@@ -36,19 +38,27 @@ from gputui.actions.permissions import Permissions, ask_identity, check_permissi
 from gputui.actions.recording import RecordingWriter
 from gputui.actions.registry import ACTIONS, all_permissions
 from gputui.domain.model import ClusterSnapshot
+from gputui.sources.retry import RateLimiter
 
 _log = logging.getLogger(__name__)
 
-#: changes dry-run per plan; a 5,000-node cordon is checked on its first nodes only
-DRY_RUN_LIMIT = 20
+#: dry-run requests in flight at once: a few threads, so a 5,000-node cordon is checked
+#: in the time the rate limit allows rather than one round trip after another
+DRY_RUN_WORKERS = 8
+#: the most dry-run requests a second (and at once), the same bound the read client keeps
+#: (:class:`~gputui.sources.retry.RateLimiter`): checking a big plan must not flood the server
+DRY_RUN_RATE = 50.0
+DRY_RUN_BURST = 100
 
 
 @dataclass(frozen=True)
 class DryRun:
-    """What the server said of the plan's changes sent with ``dryRun=All``.
+    """What the server said of the plan's writes sent with ``dryRun=All``.
 
     ``refusal`` (one sentence) means the plan would fail: the dialog shows it and offers no
     confirm. ``conflict`` marks a 409 (the object changed since the plan): re-plan.
+    ``unchecked`` names the writes the server was not asked about (and why): a plan with any
+    is not confirmable, and ``nothing`` (a plan with no writes) is never "passed".
     """
 
     lines: tuple[str, ...] = ()
@@ -57,22 +67,68 @@ class DryRun:
     #: evictions a budget refuses right now: the plan may run (the drain retries them until
     #: its timeout), but the operator must not read "passed" as "the pods will go"
     held: tuple[str, ...] = ()
+    #: writes the server accepted with ``dryRun=All``, of ``total`` in the plan
+    checked: int = 0
+    total: int = 0
+    #: writes not dry-run, one line each with the reason
+    unchecked: tuple[str, ...] = ()
+    #: the plan has no write at all
+    nothing: bool = False
+    #: no dry run was asked (a blocked plan)
+    not_run: bool = False
 
     @property
     def ok(self) -> bool:
-        return self.refusal is None
+        """Confirmable: every write was checked and none refused."""
+        return (self.refusal is None and not self.unchecked and not self.nothing
+                and not self.not_run and 0 < self.total == self.checked)
+
+    @property
+    def verdict(self) -> str:
+        """The first words of the dialog's status line and of the audit's ``dry_run``."""
+        if self.not_run:
+            return "not run"
+        if self.refusal:
+            return "refused"
+        if self.nothing:
+            return "nothing to change"
+        if self.unchecked or not 0 < self.total == self.checked:
+            return "incomplete"
+        return "passed"
 
     def summary(self) -> str:
-        """One line for the audit log."""
-        if self.refusal:
+        """One line for the audit log and the dialog: the verdict and what was checked."""
+        verdict = self.verdict
+        if verdict == "refused":
             return f"refused: {self.refusal}"
-        text = "passed" + (f" ({len(self.lines)} checked)" if self.lines else "")
+        if verdict in ("not run", "nothing to change"):
+            return verdict
+        writes = f"write{'s' if self.total != 1 else ''}"
+        text = f"{verdict} ({self.checked} of {self.total} {writes} checked)"
+        if self.unchecked:
+            text += f"; not checked: {self.unchecked[0]}"
+            if len(self.unchecked) > 1:
+                text += f" and {len(self.unchecked) - 1} more"
         if self.held:
             text += f"; {len(self.held)} eviction(s) refused now by a budget: {self.held[0]}"
         return text
 
 
-NOT_RUN = DryRun(("not run",))
+#: told ``(done, total)`` as the dry run's answers arrive
+DryRunProgress = Callable[[int, int], None]
+
+NOT_RUN = DryRun(("not run",), not_run=True)
+NOTHING = DryRun(("nothing to change: the plan sends no write",), nothing=True)
+
+
+@dataclass(frozen=True)
+class _Checked:
+    """One write's dry run: its line, and how it counts."""
+
+    line: str
+    held: bool = False
+    unchecked: bool = False
+    error: WriteError | None = None
 
 
 class Runner:
@@ -104,38 +160,87 @@ class Runner:
 
     def plan(self, action: Action, snapshot: ClusterSnapshot, targets: Sequence[str],
              params: Mapping[str, Any]) -> Plan:
-        """The action's plan, blocked with the reason when it may not run."""
+        """The action's plan, blocked with the reason when it may not run; an action that
+        writes what only the server knows (a drain's pods) completes it from a fresh read,
+        so the plan lists every write the apply will send. Blocks on HTTP for those."""
         plan = action.plan(snapshot, targets, params)
         why = self.blocked(action)
         if why and not plan.blocked:
             plan = replace(plan, blocked=why)
+        if isinstance(action, PlansFromServer) and not plan.blocked:
+            plan = action.server_plan(plan, self.writer)  # blocking: a fresh list (drains)
         return plan
 
-    def dry_run(self, plan: Plan) -> DryRun:
-        """Send the plan's first changes with ``dryRun=All``; stop at the first refusal."""
-        if plan.blocked or not plan.changes:
+    def dry_run(self, plan: Plan, progress: DryRunProgress | None = None,
+                stop: threading.Event | None = None) -> DryRun:
+        """Send every write of the plan with ``dryRun=All``, a few at a time under the rate
+        limit; the first refusal (in plan order) refuses the plan and no further write is
+        sent after it is seen. ``progress(done, total)`` is told as answers arrive (a
+        5,000-node plan takes its time); ``stop`` (the dialog closed) sends no more."""
+        if plan.blocked:
             return NOT_RUN
+        if not plan.changes:
+            return NOTHING
+        results = self._dry_run_all(plan.changes, progress, stop or threading.Event())
         lines: list[str] = []
-        held: list[str] = []
-        for change in plan.changes[:DRY_RUN_LIMIT]:
-            try:
-                line, refused_now = self._dry_run_one(change)
-            except WriteError as error:
+        for change, checked in zip(plan.changes, results, strict=True):
+            if checked is None:
+                continue  # not sent: an earlier write was refused, or the dry run stopped
+            if checked.error is not None:
+                error = checked.error
                 refusal = f"{change.summary} on {change.name}: {error.reason}"
-                return DryRun((*lines, refusal), refusal, conflict=error.status == 409)
-            lines.append(line)
-            if refused_now:
-                held.append(line)
-        if len(plan.changes) > DRY_RUN_LIMIT:
-            lines.append(f"checked the first {DRY_RUN_LIMIT} of {len(plan.changes)} changes")
-        return DryRun(tuple(lines), held=tuple(held))
+                return DryRun((*lines, refusal), refusal, conflict=error.status == 409,
+                              checked=len(lines), total=len(plan.changes))
+            lines.append(checked.line)
+        unchecked = [c.line for c in results if c and c.unchecked]
+        skipped = sum(1 for c in results if c is None)
+        if skipped:
+            unchecked.append(f"{skipped} write{'s' if skipped != 1 else ''} not sent: the dry "
+                             "run was stopped")
+        return DryRun(tuple(lines), held=tuple(c.line for c in results if c and c.held),
+                      checked=sum(1 for c in results if c and not c.unchecked),
+                      total=len(plan.changes), unchecked=tuple(unchecked))
 
-    def _dry_run_one(self, change: Change) -> tuple[str, bool]:
-        """One change with ``dryRun=All``: its line, and whether a budget refuses it now
-        (a 429 is news for the dialog, not a refusal of the plan)."""
+    def _dry_run_all(self, changes: Sequence[Change], progress: DryRunProgress | None,
+                     stop: threading.Event) -> list[_Checked | None]:
+        """Each change's dry run, in plan order; None for those not sent (after a refusal,
+        or once ``stop`` is set)."""
+        limiter = RateLimiter(DRY_RUN_RATE, DRY_RUN_BURST)
+        lock = threading.Lock()
+        done = [0]
+        refused = threading.Event()
+
+        def one(change: Change) -> _Checked | None:
+            if stop.is_set() or refused.is_set():
+                return None
+            limiter.acquire()
+            if stop.is_set() or refused.is_set():
+                return None
+            try:
+                line, held, unchecked = self._dry_run_one(change)
+                checked = _Checked(line, held, unchecked)
+            except WriteError as error:
+                refused.set()  # the plan is refused: no further write is worth asking about
+                checked = _Checked("", error=error)
+            with lock:
+                done[0] += 1
+                if progress is not None:
+                    progress(done[0], len(changes))
+            return checked
+
+        if len(changes) == 1:
+            return [one(changes[0])]
+        with ThreadPoolExecutor(min(DRY_RUN_WORKERS, len(changes)),
+                                thread_name_prefix="gputui-dry-run") as pool:
+            return list(pool.map(one, changes))
+
+    def _dry_run_one(self, change: Change) -> tuple[str, bool, bool]:
+        """One change with ``dryRun=All``: its line, whether a budget refuses it now (a 429
+        is news for the dialog, not a refusal of the plan), and whether it went unchecked
+        (a verb the server cannot dry-run: the plan may then not be confirmed)."""
         if change.verb == "patch":
             self.writer.patch(change, dry_run=True)
-            return f"{change.name}: {change.summary}: accepted", False
+            return f"{change.name}: {change.summary}: accepted", False, False
         if change.verb == "create" and change.kind == "Pod":
             target = f"{change.namespace}/{change.name}"
             try:
@@ -144,13 +249,13 @@ class Runner:
                 if error.status == 429:
                     by = f"PodDisruptionBudget {error.budget}" if error.budget else error.reason
                     return (f"evict {target}: refused now by {by}; the drain retries it "
-                            "until its timeout"), True
+                            "until its timeout"), True, False
                 if error.status == 404:
-                    return f"evict {target}: already gone", False
+                    return f"evict {target}: already gone", False, False
                 raise
-            return f"evict {target}: allowed now", False
-        return (f"{change.name}: {change.summary}: not checked (no dry run for {change.verb})",
-                False)
+            return f"evict {target}: allowed now", False, False
+        return (f"{change.kind} {change.name}: {change.summary}: not checked (gputui cannot "
+                f"dry-run a {change.verb!r} write)"), False, True
 
     def identity(self) -> Identity:
         """Who the audit log names; asked of the server once (SelfSubjectReview)."""
@@ -229,6 +334,7 @@ class Runner:
 def dry_run_verdict(dry_run: DryRun) -> str:
     """What the audit log records of the dry run: "not run" unless it checked something
     (a plan that was never dry-run must not read as "passed")."""
-    if dry_run is NOT_RUN or (dry_run.ok and not dry_run.lines):
+    never_asked = dry_run.total == 0 and not dry_run.nothing and dry_run.refusal is None
+    if dry_run.not_run or never_asked:
         return "not run"
     return dry_run.summary()

@@ -14,8 +14,9 @@ from dataclasses import replace
 from typing import Any
 
 from gputui.actions import upgrade_common as U
+from gputui.actions import upgrade_drain
 from gputui.actions import upgrade_values as V
-from gputui.actions.base import ParamSpec
+from gputui.actions.base import ClusterWriter, ParamSpec, Plan
 from gputui.actions.upgrade_policy import Edit, PolicyAction, policy_of, rollout_line, text_param
 from gputui.domain import labels as L
 from gputui.domain.model import ClusterSnapshot, UpgradePolicy
@@ -237,13 +238,8 @@ class SetDrain(PolicyAction):
 
     def edit(self, snapshot: ClusterSnapshot, target: U.DriverTarget,
              params: Mapping[str, Any]) -> Edit:
-        texts = {k: text_param(params, k) for k in ("enable", "force", "deleteEmptyDir")}
-        selector = text_param(params, "podSelector")
-        timeout = text_param(params, "timeoutSeconds", "300")
-        error = _first_error(*(V.check_bool(v) for v in texts.values()),
-                             V.check_selector(selector), V.check_count(timeout))
-        value: dict[str, Any] = {k: v.lower() == "true" for k, v in texts.items()}
-        value.update(podSelector=selector, timeoutSeconds=int(timeout) if timeout.isdigit() else 0)
+        value, error = _drain_value(params)
+        selector = value["podSelector"]
         which = f"pods matching {selector!r}" if selector else "every pod"
         impact = ((f"a node whose GPU pods cannot all be deleted is drained: {which}, except "
                    f"DaemonSet pods and pods labelled {L.UPGRADE_DRAIN_SKIP}=true")
@@ -254,3 +250,21 @@ class SetDrain(PolicyAction):
         summary = ", ".join(f"{k} {v}" for k, v in value.items())
         return Edit(("drain",), value, f"drain {summary}", "Set upgrade drain",
                     snapshot.context or "yes", impact, warnings, error)
+
+    def server_plan(self, plan: Plan, writer: ClusterWriter) -> Plan:
+        """The pods the operator's drain would refuse with these settings on the nodes
+        nearest their drain, listed from the server (:mod:`gputui.actions.upgrade_drain`)."""
+        value, error = _drain_value(plan.params)
+        return plan if error else upgrade_drain.check(plan, writer, value)
+
+
+def _drain_value(params: Mapping[str, Any]) -> tuple[dict[str, Any], str | None]:
+    """The ``drain`` object the settings make, and the first invalid setting's error."""
+    texts = {k: text_param(params, k) for k in ("enable", "force", "deleteEmptyDir")}
+    selector = text_param(params, "podSelector")
+    timeout = text_param(params, "timeoutSeconds", "300")
+    error = _first_error(*(V.check_bool(v) for v in texts.values()),
+                         V.check_selector(selector), V.check_count(timeout))
+    value: dict[str, Any] = {k: v.lower() == "true" for k, v in texts.items()}
+    value.update(podSelector=selector, timeoutSeconds=int(timeout) if timeout.isdigit() else 0)
+    return value, error

@@ -186,11 +186,12 @@ class KubeWriter:
         path += f"/{spec.plural}/{name}"
         return self._call(lambda: self._raw_get(path))
 
-    def list_pods_on_node(self, node: str) -> list[JsonObj]:
-        """Every pod bound to ``node``, in every namespace (``spec.nodeName`` selector)."""
+    def list_pods_on_node(self, node: str, label_selector: str = "") -> list[JsonObj]:
+        """Every pod bound to ``node``, in every namespace (``spec.nodeName`` selector), and
+        matching ``label_selector`` when one is given (the server filters, as kubectl's)."""
         answer = self._call(lambda: self._core.list_pod_for_all_namespaces(
-            field_selector=f"spec.nodeName={node}", _preload_content=False,
-            _request_timeout=REQUEST_TIMEOUT))
+            field_selector=f"spec.nodeName={node}", label_selector=label_selector or None,
+            _preload_content=False, _request_timeout=REQUEST_TIMEOUT))
         return [item for item in answer.get("items") or [] if isinstance(item, dict)]
 
     def read_log(self, namespace: str, pod: str, container: str | None = None,

@@ -21,7 +21,7 @@ from textual import work
 from textual.app import App
 from textual.message import Message
 
-from gputui.actions.base import Action, Plan, Progress, Result, Scope
+from gputui.actions.base import Action, Plan, PlansFromServer, Progress, Result, Scope
 from gputui.actions.registry import ACTIONS, action
 from gputui.actions.runner import Runner
 from gputui.domain.model import ClusterSnapshot
@@ -31,6 +31,7 @@ from gputui.ui.screens.confirm import (
     ApplyRequested,
     ConfirmScreen,
     DryRunFinished,
+    DryRunProgressed,
     ParamPrompt,
 )
 
@@ -112,14 +113,23 @@ class ActionFlow(App[int]):
     async def _action_flow(self, act: Action, targets: tuple[str, ...]) -> None:
         """Prompts, then plan and dialog; a 409 re-plans from a newer snapshot and asks
         again (at most :data:`MAX_REPLANS` times)."""
-        assert self.runner is not None
+        runner = self.runner
+        assert runner is not None
         params = await self._ask_params(act, targets)
         if params is None:
             return
         replan: Plan | None = None
-        for attempt in range(MAX_REPLANS + 1):
-            # an action that re-read the changed object re-planned already (Result.replan)
-            plan = replan or self.runner.plan(act, self.snapshot, targets, params)
+        attempt = 0
+        while attempt <= MAX_REPLANS:
+            # an action that re-read the changed object re-planned already (Result.replan);
+            # in a thread: a drain's plan lists the node's pods from the server
+            if replan is None:
+                replan = await asyncio.to_thread(runner.plan, act, self.snapshot, targets,
+                                                 params)
+            elif isinstance(act, PlansFromServer) and not replan.blocked:
+                # the action's own re-plan is made from its re-read object alone
+                replan = await asyncio.to_thread(act.server_plan, replan, runner.writer)
+            plan = replan
             if attempt:
                 plan = replace(plan, warnings=(REPLANNED, *plan.warnings))
             dialog = ConfirmScreen(plan, act)
@@ -128,6 +138,13 @@ class ActionFlow(App[int]):
                 self._dry_run(dialog)
             if await outcome is not None:
                 return
+            if dialog.options_requested:  # o: the same action with other values
+                params = await self._ask_params(act, targets, params)
+                if params is None:
+                    return
+                replan, attempt = None, 0
+                continue
+            attempt += 1
             self.notify(f"{plan.title}: the cluster changed since the plan (409); "
                         "re-planning from the latest state", severity="warning")
             replan = dialog.result.replan if dialog.result is not None else None
@@ -136,14 +153,17 @@ class ActionFlow(App[int]):
         self.notify(f"{act.title}: still conflicting after {MAX_REPLANS} re-plans; "
                     "nothing applied", severity="error")
 
-    async def _ask_params(self, act: Action, targets: tuple[str, ...]
-                          ) -> dict[str, Any] | None:
-        """Each ParamSpec in order; None when the operator cancels one."""
+    async def _ask_params(self, act: Action, targets: tuple[str, ...],
+                          previous: Mapping[str, Any] | None = None) -> dict[str, Any] | None:
+        """Each ParamSpec in order (the values given before, if any, offered first); None
+        when the operator cancels one."""
         params: dict[str, Any] = {}
         snapshot = self.snapshot
         for spec in act.params:
             choices = spec.choices(snapshot, targets) if spec.choices else ()
             default = spec.default(snapshot, targets) if spec.default else ""
+            if previous is not None and spec.name in previous:
+                default = str(previous[spec.name])
             value = await self.push_screen_wait(ParamPrompt(act.title, spec, choices, default))
             if value is None:
                 return None
@@ -159,8 +179,15 @@ class ActionFlow(App[int]):
 
     @work(thread=True, group="dry-run")
     def _dry_run(self, dialog: ConfirmScreen) -> None:
+        """Every write with ``dryRun=All``; the dialog counts the answers as they come and
+        closing it stops the rest."""
         assert self.runner is not None
-        dialog.post_message(DryRunFinished(self.runner.dry_run(dialog.plan)))
+
+        def progress(done: int, total: int) -> None:
+            dialog.post_message(DryRunProgressed(done, total))
+
+        dry_run = self.runner.dry_run(dialog.plan, progress, dialog.dry_run_stop)
+        dialog.post_message(DryRunFinished(dry_run))
 
     def on_apply_requested(self, message: ApplyRequested) -> None:
         if self.runner is None:  # a dialog opened without a cluster (tests, replays)

@@ -153,6 +153,9 @@ COMMANDS: Final[tuple[Command, ...]] = (
        "confirm", "confirm", show=True, palette=False),
     _c("confirm_no", "n,escape", "Cancel", "Close without changing anything; while a drain "
        "runs, stop further evictions.", "confirm", "cancel", show=True, palette=False),
+    _c("confirm_options", "o", "Options", "Choose the action's values again (a drain's "
+       "options: delete emptyDir data, force) and re-plan; nothing is sent.", "confirm",
+       "options", palette=False),
     _c("prompt_cancel", "escape", "Cancel", "Stop asking; nothing is planned or sent.",
        "prompt", "cancel", show=True, palette=False),
 )

@@ -104,7 +104,7 @@ def test_intent_and_outcome_lines_share_an_id_and_name_the_server_user(
     assert intent["change"] == [{"verb": "patch", "kind": "Node", "name": "gpu-1",
                                  "body": {"spec": {"unschedulable": True}},
                                  "kubectl": "kubectl cordon gpu-1", "patch_type": "merge"}]
-    assert intent["dry_run"] == "passed (1 checked)" and intent["params"] == {}
+    assert intent["dry_run"] == "passed (1 of 1 write checked)" and intent["params"] == {}
     assert outcome["result"].startswith("ok: ") and outcome["error"] is None
     assert outcome["interrupted"] is None
     assert [(d["verb"], d["kind"], d["name"]) for d in outcome["done"]] == [

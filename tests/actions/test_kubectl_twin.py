@@ -11,6 +11,7 @@ from typing import Any
 import pytest
 
 from gputui.actions.audit import AuditLog
+from gputui.actions.base import Plan
 from gputui.actions.registry import action
 from gputui.actions.runner import Runner
 from gputui.sim.cluster import EmulatedCluster
@@ -88,3 +89,72 @@ def test_gputui_node_equals_its_kubectl_twin(server: EmulatedCluster, writer: Ku
     _gputui(runner, server, tmp_path, "uncordon", "twin-a")
     kubectl("uncordon", "twin-b")
     assert _shape(server, "twin-a") == _shape(server, "twin-b")
+
+
+def _kubectl_sorting(output: str) -> dict[str, set[str]]:
+    """What ``kubectl drain --dry-run=server`` said of the pods: evicted (``evicting pod``)
+    and refused, by reason (its ``cannot delete ... (use --flag to override): pods`` lines:
+    ``--delete-emptydir-data`` for emptyDir data, ``--force`` for the rest)."""
+    said: dict[str, set[str]] = {"evict": set(), "emptyDir": set(), "force": set()}
+    for line in output.splitlines():
+        if line.startswith("evicting pod "):
+            said["evict"].add(line.removeprefix("evicting pod ").split(" ")[0])
+        elif line.startswith("cannot delete ") and "to override): " in line:
+            reason = "emptyDir" if "--delete-emptydir-data" in line else "force"
+            said[reason].update(p.strip() for p in line.split("): ", 1)[1].split(","))
+    return said
+
+
+def _refused(plan: Plan, reason: str) -> set[str]:
+    """The pods the plan's lines say are refused for ``reason`` (``emptyDir`` or not)."""
+    lines = [line.split()[1].rstrip(":") for line in plan.impact
+             if line.startswith("  refused ") and ("emptyDir;" in line) == (reason == "emptyDir")]
+    return set(lines)
+
+
+@pytest.mark.parametrize(("options", "flags"), [
+    ("skip DaemonSet pods only", ()),
+    ("also delete emptyDir data and force unmanaged pods",
+     ("--delete-emptydir-data", "--force"))])
+def test_the_drain_plan_sorts_pods_as_kubectl_drain_dry_run_does(
+        server: EmulatedCluster, writer: KubeWriter, kubectl: KubectlRun,  # noqa: F811
+        tmp_path: Path, options: str, flags: tuple[str, ...]) -> None:
+    """The plan's evicted, skipped and refused pods are those ``kubectl drain
+    --dry-run=server`` evicts, leaves and refuses, with kubectl's defaults and both switches."""
+    if kubectl.version < (1, 35):
+        pytest.skip("kubectl 1.20 asks the OpenAPI document whether Pod evictions take a "
+                    "dry run, which the emulator's does not say")
+    _seed_twin(server, "twin-a")
+    server.store.create("pods", gpu_pod("twin-a-scratch", "twin-a", owner=("StatefulSet", "s"),
+                                        empty_dir=True, labels={"app": "s"}))
+    server.store.create("pods", pod("twin-a-bare", "twin-a", namespace="ml"))
+    # no controller and emptyDir data: kubectl names the emptyDir first (its filter order)
+    server.store.create("pods", pod("twin-a-bare-scratch", "twin-a", namespace="ml",
+                                    empty_dir=True))
+    finished = pod("twin-a-ds-done", "twin-a", namespace="gpu-operator",
+                   owner=("DaemonSet", "nvidia-driver-daemonset"))
+    finished["status"]["phase"] = "Failed"  # a finished DaemonSet pod is evicted
+    server.store.create("pods", finished)
+    runner = Runner(writer, AuditLog(tmp_path / "audit.jsonl"))
+    runner.check_permissions()
+    plan = runner.plan(action("drain"), snapshot_of(server, tmp_path), ["twin-a"],
+                       {"options": options, "timeout": 20})
+    record = plan.params["pods"]["twin-a"]
+    skipped = {line.split()[1] for line in plan.impact if line.startswith("  skip ")}
+    ran = kubectl("drain", "twin-a", "--ignore-daemonsets", "--dry-run=server", *flags,
+                  "--timeout=20s", check=False)
+    said = _kubectl_sorting(ran.stdout + ran.stderr)
+    assert _refused(plan, "emptyDir") == said["emptyDir"], ran.stderr
+    assert _refused(plan, "force") == said["force"], ran.stderr
+    assert set(record["refused"]) == said["emptyDir"] | said["force"]
+    planned = {f"{c.namespace}/{c.name}" for c in plan.changes if c.verb == "create"}
+    if record["refused"]:
+        assert ran.returncode != 0 and not said["evict"] and not planned
+    else:
+        assert ran.returncode == 0, ran.stderr
+        assert set(record["evict"]) == said["evict"] == planned
+        on_node = {f"{p['metadata']['namespace']}/{p['metadata']['name']}"
+                   for p in server.store.list("pods")[0] if p["spec"].get("nodeName") == "twin-a"}
+        assert skipped == on_node - said["evict"] == {"gpu-operator/twin-a-driver",
+                                                      "kube-system/twin-a-static"}
+    assert server.store.get("pods", "twin-a-scratch", "ml") is not None  # a dry run

@@ -159,7 +159,7 @@ def test_drain_refuses_unmanaged_and_emptydir_pods_unless_ticked(
         if "force" in options:
             assert "emptyDir" in error and "ml/scratch" in error and "ml/bare" not in error
         else:
-            assert "ml/bare" in error and "tick force" in error
+            assert "ml/bare" in error and "--force allows them" in error
 
 
 def test_drain_refuses_a_pod_whose_daemonset_is_gone_unless_forced(
@@ -170,7 +170,7 @@ def test_drain_refuses_a_pod_whose_daemonset_is_gone_unless_forced(
     runner = _runner(writer, tmp_path)
     result, _ = _run(runner, "drain", server, tmp_path, ["gpu-1"], {"timeout": 3})
     assert not result.ok  # type: ignore[attr-defined]
-    assert "DaemonSet is gone (tick force): gpu-operator/orphan" in (
+    assert "DaemonSet is gone (--force allows them): gpu-operator/orphan" in (
         result.error or "")  # type: ignore[attr-defined]
     result, _ = _run(runner, "drain", server, tmp_path, ["gpu-1"],
                      {"timeout": 3, "options": "also force unmanaged pods"})

@@ -16,7 +16,7 @@ from textual.widgets import Button, Input
 
 from gputui.actions.base import Change, Plan, Risk, Scope
 from gputui.actions.patches import apply_patches
-from gputui.actions.runner import DryRun
+from gputui.actions.runner import NOTHING, DryRun
 from gputui.settings import Settings
 from gputui.sim.cluster import EmulatedCluster
 from gputui.sources.connect import open_source
@@ -27,6 +27,7 @@ from gputui.ui.screens.confirm import (
     ConfirmScreen,
     DryRunFinished,
     ParamPrompt,
+    plan_text,
 )
 from gputui.ui.screens.nodes import NodesScreen
 from tests.actions.conftest import budget, gpu_node, gpu_pod
@@ -207,7 +208,7 @@ async def test_typed_confirmation_for_cluster_wide_plans(frozen_app: Any) -> Non
         await pilot.pause()
         typed = dialog.query_one("#confirm-typed", Input)
         assert dialog.focused is typed
-        dialog.post_message(DryRunFinished(DryRun(("accepted",))))
+        dialog.post_message(DryRunFinished(DryRun(("accepted",), checked=1, total=1)))
         await pilot.pause()
         await pilot.press("enter")
         assert not any(isinstance(m, ApplyRequested) for m in seen)
@@ -506,3 +507,99 @@ async def test_an_action_while_the_lists_are_still_read_is_refused_and_says_why(
             await until(pilot, lambda: isinstance(app.screen, ConfirmScreen))
     finally:
         release.set()
+
+
+async def _drain_prompts(pilot: Any, app: GpuTuiApp, option: int) -> None:
+    """Answer the drain's two prompts: the ``option``-th option set, then 5 seconds."""
+    await until(pilot, lambda: isinstance(app.screen, ParamPrompt)
+                and app.screen.spec.name == "options")
+    for _ in range(option):
+        await pilot.press("down")
+    await pilot.press("enter")
+    await until(pilot, lambda: isinstance(app.screen, ParamPrompt)
+                and app.screen.spec.name == "timeout")
+    app.screen.query_one(Input).value = "5"
+    await pilot.press("enter")
+
+
+async def test_a_refused_emptydir_pod_is_shown_before_y_and_o_offers_the_option(
+        live_app: LiveApp, cluster: EmulatedCluster) -> None:
+    """The dialog names the pod the default options refuse and the option that allows it,
+    says the drain would cordon and stop; ``o`` asks the options again and the new plan
+    evicts the pod (and the trainer), all before anything is sent."""
+    cluster.store.create("pods", gpu_pod("scratch-0", "gpu-1", owner=("StatefulSet", "s"),
+                                         empty_dir=True, labels={"app": "scratch"}))
+    app = live_app()
+    async with app.run_test(size=(80, 24)) as pilot:
+        await _ready(pilot, app)
+        await pilot.press("r")
+        await _drain_prompts(pilot, app, 0)
+        await until(pilot, lambda: isinstance(app.screen, ConfirmScreen))
+        dialog = app.screen
+        assert isinstance(dialog, ConfirmScreen)
+        await until(pilot, lambda: dialog.dry_run is not None)
+        shown = str(plan_text(dialog.plan))
+        assert "refused ml/scratch-0: emptyDir; allowed by --delete-emptydir-data" in shown
+        assert "the drain will cordon gpu-1 and then stop" in shown
+        status = str(dialog._status_text())
+        assert "the drain will cordon and then stop (1 pod refused)" in status
+        assert "o: other options" in status
+        assert not [c for c in dialog.plan.changes if c.verb == "create"]
+        await pilot.press("o")
+        await _drain_prompts(pilot, app, 1)  # also delete emptyDir data
+        await until(pilot, lambda: isinstance(app.screen, ConfirmScreen)
+                    and app.screen is not dialog)
+        again = app.screen
+        assert isinstance(again, ConfirmScreen)
+        assert again.plan.params["options"] == "also delete emptyDir data"
+        assert {c.name for c in again.plan.changes if c.verb == "create"} == {
+            "scratch-0", "train-0"}
+        await until(pilot, lambda: again.dry_run is not None)
+        assert "will cordon and then stop" not in str(again._status_text())
+        await pilot.press("n")
+    assert "unschedulable" not in cluster.store.get("nodes", "gpu-1", None)["spec"]
+    assert cluster.store.get("pods", "scratch-0", "ml") is not None
+
+
+async def test_a_plan_with_nothing_to_change_offers_no_confirm(frozen_app: Any) -> None:
+    app = frozen_app("upgrade-rolling")
+    seen: list[Message] = []
+    async with app.run_test(size=(80, 24), message_hook=seen.append) as pilot:
+        dialog = ConfirmScreen(Plan("cordon", "Cordon nothing", ("gpu-1",)))
+        await app.push_screen(dialog)
+        await pilot.pause()
+        dialog.post_message(DryRunFinished(NOTHING))
+        await pilot.pause()
+        assert str(dialog._status_text()).startswith("Nothing to change: ")
+        assert "passed" not in str(dialog._status_text())
+        assert dialog.query_one("#confirm-yes", Button).disabled
+        await pilot.press("y")
+        await pilot.pause()
+        assert not any(isinstance(m, ApplyRequested) for m in seen)
+        app.workers.cancel_all()
+
+
+async def test_a_drain_of_many_pods_stays_readable_at_80x24(frozen_app: Any) -> None:
+    """60 pods: one compact line each in a body that scrolls to the last one, while the
+    status line and the buttons stay on screen."""
+    app = frozen_app("upgrade-rolling")
+    pods = [f"  evict ml/worker-{i:02d}" for i in range(60)]
+    plan = Plan("drain", "Drain gpu-1", ("gpu-1",), impact=(
+        "gpu-1: 60 pods (listed from the server): 60 evicted, 0 skipped, 0 refused", *pods))
+    async with app.run_test(size=(80, 24)) as pilot:
+        dialog = ConfirmScreen(plan)
+        await app.push_screen(dialog)
+        await pilot.pause()
+        dialog.post_message(DryRunFinished(DryRun(("accepted",), checked=1, total=1)))
+        await pilot.pause()
+        shown = str(plan_text(dialog.plan))
+        assert all(line.strip() in shown for line in pods) and "more" not in shown
+        body = dialog.query_one("#confirm-body")
+        assert body.max_scroll_y > 0
+        body.scroll_end(animate=False)
+        await pilot.pause()
+        assert body.scroll_y == body.max_scroll_y
+        for part in ("#confirm-status", "#confirm-yes", "#confirm-no"):
+            region = dialog.query_one(part).region
+            assert region.height and region.bottom <= 24 and region.right <= 80, part
+        app.workers.cancel_all()

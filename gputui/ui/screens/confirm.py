@@ -28,11 +28,15 @@ from textual.widgets import Button, Input, OptionList, Static
 from textual.widgets.option_list import Option
 
 from gputui.actions.base import Cancel, ParamSpec, Plan, Progress, Result, Risk
+from gputui.actions.drain_plan import refused_pods
 from gputui.actions.runner import DryRun
 from gputui.ui.commands import bindings_for
 
 #: lines of a long list (changes, kubectl) shown before "... and N more"
 LIST_LIMIT = 12
+#: lines of the per-pod lists (impact, dry run) shown before "... and N more": the body
+#: scrolls, and the operator must be able to read what happens to every pod before ``y``
+POD_LIST_LIMIT = 500
 
 
 class ApplyRequested(Message):
@@ -56,6 +60,18 @@ class DryRunFinished(Message):
         self.dry_run = dry_run
 
 
+class DryRunProgressed(Message):
+    """``done`` of ``total`` writes answered so far (a newer one replaces an older one)."""
+
+    def __init__(self, done: int, total: int) -> None:
+        super().__init__()
+        self.done = done
+        self.total = total
+
+    def can_replace(self, message: Message) -> bool:
+        return isinstance(message, DryRunProgressed)
+
+
 class ActionProgressed(Message):
     """A running apply's latest progress (a newer one replaces an unprocessed older one)."""
 
@@ -75,11 +91,12 @@ class ActionCompleted(Message):
         self.result = result
 
 
-def _section(title: str, lines: Sequence[str], style: str = "") -> Text:
+def _section(title: str, lines: Sequence[str], style: str = "",
+             limit: int = LIST_LIMIT) -> Text:
     text = Text(title, style="bold")
-    shown = list(lines[:LIST_LIMIT])
-    if len(lines) > LIST_LIMIT:
-        shown.append(f"... and {len(lines) - LIST_LIMIT} more")
+    shown = list(lines[:limit])
+    if len(lines) > limit:
+        shown.append(f"... and {len(lines) - limit} more")
     for line in shown:
         text.append("\n  ")
         text.append(line, style=style)
@@ -89,16 +106,18 @@ def _section(title: str, lines: Sequence[str], style: str = "") -> Text:
 def plan_text(plan: Plan) -> Text:
     """Everything the plan says, as one renderable (a test can call it without an app)."""
     parts = [Text.assemble(("Targets: ", "bold"), ", ".join(plan.targets) or "the cluster")]
+    if plan.warnings:  # first: what makes it risky, or stop early, must be read before y
+        parts.append(_section("Warnings", plan.warnings, "bold", limit=POD_LIST_LIMIT))
     if plan.changes:
-        parts.append(_section("Change", [f"{c.kind} {c.name}: {c.summary}"
+        # an eviction's summary names the pod already ("evict ns/name"): one compact line
+        parts.append(_section("Change", [c.summary if c.verb == "create" else
+                                         f"{c.kind} {c.name}: {c.summary}"
                                          for c in plan.changes]))
         parts.append(_section("kubectl", list(dict.fromkeys(plan.kubectl))))
     if plan.steps:
         parts.append(_section("Steps", plan.steps))
     if plan.impact:
-        parts.append(_section("Impact", plan.impact))
-    if plan.warnings:
-        parts.append(_section("Warnings", plan.warnings, "bold"))
+        parts.append(_section("Impact", plan.impact, limit=POD_LIST_LIMIT))
     return Text("\n").join(parts)
 
 
@@ -106,7 +125,8 @@ class ConfirmScreen(ModalScreen[bool | None]):
     """Shows a plan, its dry run, then its progress.
 
     Dismisses True when applied, False when cancelled or failed, None when the server
-    answered 409 (an object changed since the plan): the app then re-plans and asks again.
+    answered 409 (an object changed since the plan): the app then re-plans and asks again;
+    also None, with :attr:`options_requested`, when the operator asked for other options.
     ``action`` is the action that made the plan (handed back with the confirmation).
     """
 
@@ -121,6 +141,10 @@ class ConfirmScreen(ModalScreen[bool | None]):
         self.cancel = Cancel()
         self.applying = False
         self.result: Result | None = None
+        #: the operator pressed ``o``: the app asks the values again and re-plans
+        self.options_requested = False
+        #: set when the dialog goes: a dry run still asking sends no more requests
+        self.dry_run_stop = threading.Event()
 
     def compose(self) -> Iterable[Widget]:
         plan = self.plan
@@ -161,27 +185,56 @@ class ConfirmScreen(ModalScreen[bool | None]):
         """The dry run's details, in the scrolled plan."""
         if self.plan.blocked or self.dry_run is None:
             return Text("")
-        return _section("Dry run (dryRun=All)", self.dry_run.lines)
+        return _section("Dry run (dryRun=All)", self.dry_run.lines, limit=POD_LIST_LIMIT)
 
     def _status_text(self) -> Text:
-        """One line above the buttons: why not, waiting, passed or refused."""
+        """One line above the buttons: why not, waiting, passed, refused, or what the
+        server was not asked (then ``y`` does nothing)."""
         if self.plan.blocked:
             return Text.assemble(("Not possible: ", "bold"), self.plan.blocked)
         if self.dry_run is None:
             return Text("Dry run: asking the server (dryRun=All)...", style="italic")
-        if self.dry_run.ok and self.dry_run.held:
-            held = len(self.dry_run.held)
+        dry = self.dry_run
+        if dry.nothing:
+            return Text.assemble(("Nothing to change: ", "bold"), "the plan sends no write; "
+                                 "y does nothing" + self._options_hint())
+        if dry.refusal:
+            return Text.assemble(("Dry run: REFUSED, nothing can be applied: ", "bold"),
+                                 dry.refusal)
+        if not dry.ok:
+            return Text.assemble(("Dry run: INCOMPLETE, nothing can be applied: ", "bold"),
+                                 dry.summary())
+        stops = refused_pods(self.plan)
+        if stops:
+            stop = (f"the drain will cordon and then stop ({len(stops)} pod"
+                    f"{'s' if len(stops) != 1 else ''} refused)")
+            return Text.assemble(("Dry run: passed; ", "bold"), (stop, "bold"),
+                                 self._options_hint() + "; y applies")
+        if dry.held:
+            held = len(dry.held)
             refused = f"{held} eviction{'s' if held > 1 else ''} refused now by a budget"
             return Text.assemble(("Dry run: passed; ", "bold"), (refused, "bold"),
                                  " (retried); y applies")
-        if self.dry_run.ok:
-            return Text.assemble(("Dry run: passed", "bold"), f" ({len(self.dry_run.lines)} "
-                                 "checked); y applies")
-        return Text.assemble(("Dry run: REFUSED, nothing can be applied: ", "bold"),
-                             self.dry_run.refusal or "")
+        return Text.assemble(("Dry run: passed", "bold"),
+                             f" ({dry.checked} of {dry.total} write"
+                             f"{'s' if dry.total != 1 else ''} checked); y applies")
+
+    def _options_hint(self) -> str:
+        """``; o: other options`` when the action asks for values the operator may change."""
+        params = getattr(self.action, "params", ())
+        return "; o: other options" if params and not self.applying else ""
 
     def _refresh_buttons(self) -> None:
         self.query_one("#confirm-yes", Button).disabled = not self.ready
+
+    def on_unmount(self) -> None:
+        self.dry_run_stop.set()
+
+    def on_dry_run_progressed(self, message: DryRunProgressed) -> None:
+        if self.dry_run is None and not self.plan.blocked:
+            self.query_one("#confirm-status", Static).update(Text(
+                f"Dry run: asking the server (dryRun=All)... {message.done} of "
+                f"{message.total} writes checked", style="italic"))
 
     def on_dry_run_finished(self, message: DryRunFinished) -> None:
         if message.dry_run.conflict:
@@ -223,9 +276,24 @@ class ConfirmScreen(ModalScreen[bool | None]):
             return f"not possible: {self.plan.blocked}"
         if self.dry_run is None:
             return "waiting for the server's dry run"
-        if not self.dry_run.ok:
+        if self.dry_run.nothing:
+            return "nothing to change: the plan sends no write"
+        if self.dry_run.refusal:
             return "the server refused the dry run: nothing can be applied"
+        if not self.dry_run.ok:
+            return f"the dry run is incomplete: {self.dry_run.summary()}"
         return f"type {self.plan.confirm_text} to confirm"
+
+    def action_options(self) -> None:
+        """``o``: ask the action's values again (the drain's options) and re-plan; nothing
+        was sent. Not while applying, and not for an action that asks for nothing."""
+        if self.applying:
+            return
+        if not getattr(self.action, "params", ()):
+            self.notify("this action has no options to change", severity="warning")
+            return
+        self.options_requested = True
+        self.dismiss(None)
 
     def action_cancel(self) -> None:
         """``n``/``esc``: close; while applying, stop further steps (the result follows)."""

@@ -9,7 +9,7 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-from gputui.actions.base import Action, Plan, Progress, Result
+from gputui.actions.base import Action, Plan, PlansFromServer, Progress, Result
 from gputui.domain.model import ClusterSnapshot
 from gputui.domain.snapshot import SnapshotBuilder
 from gputui.sources.kubeconfig import load_target
@@ -50,7 +50,12 @@ class Cluster:
 
 def plan_of(action: Action, cluster: Cluster, targets: Sequence[str] = (),
             params: Mapping[str, Any] | None = None) -> Plan:
-    return action.plan(cluster.snapshot(), list(targets), dict(params or {}))
+    """The plan as the runner makes it: completed from the server where the action needs
+    it (a drain's pods)."""
+    plan = action.plan(cluster.snapshot(), list(targets), dict(params or {}))
+    if isinstance(action, PlansFromServer) and not plan.blocked:
+        plan = action.server_plan(plan, cluster.writer)
+    return plan
 
 
 def apply(action: Action, plan: Plan, cluster: Cluster,
@@ -58,7 +63,10 @@ def apply(action: Action, plan: Plan, cluster: Cluster,
     """Dry-run every change as the runner does, then apply; the progress reports too."""
     assert plan.blocked is None, plan.blocked
     for change in plan.changes:
-        cluster.writer.patch(change, dry_run=True)
+        if change.verb == "create":
+            cluster.writer.evict(change.namespace or "", change.name, dry_run=True)
+        else:
+            cluster.writer.patch(change, dry_run=True)
     seen: list[Progress] = []
     result = action.apply(plan, cluster.writer, seen.append, cancel or threading.Event())
     return result, seen

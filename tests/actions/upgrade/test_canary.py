@@ -10,11 +10,14 @@ from __future__ import annotations
 import threading
 from pathlib import Path
 from typing import Any
+from urllib.parse import parse_qs, urlsplit
 
 import pytest
 
+from gputui.actions.audit import AuditLog
 from gputui.actions.base import Progress, Risk
 from gputui.actions.canary import CanaryUpgrade
+from gputui.actions.runner import Runner
 from gputui.sim.store import WatchEvent
 from tests.actions.upgrade.helpers import SKIP, STATE, Cluster, apply, plan_of
 
@@ -130,3 +133,29 @@ def test_canary_is_refused_with_autoupgrade_off_or_a_second_target(start: Any) -
         {"spec": {"driver": {"upgradePolicy": {"autoUpgrade": False}}}})
     off = plan_of(_canary(), cluster, names[:1], {"version": "580.82.07"})
     assert off.blocked and "autoUpgrade is off" in off.blocked
+
+
+def test_a_27_node_canary_dry_runs_every_write(start_sim: Any, request_queries: list[Any],
+                                               tmp_path: Path) -> None:
+    """26 holds and the version patch: 27 writes, each sent with dryRun=All (before, the
+    first 20 only, and the ClusterPolicy patch, the one that matters, is last)."""
+    path = tmp_path / "canary27.yaml"
+    path.write_text(SCENARIO.replace("count: 2, gpu: H100-80GB", "count: 14, gpu: H100-80GB", 1)
+                    .replace("count: 2, gpu: H100-80GB", "count: 13, gpu: H100-80GB")
+                    .replace("TIMELINE", "[]"))
+    cluster = Cluster(start_sim(str(path), speed=600), tmp_path)
+    world = cluster.sim.operator.world
+    canary = world.pool_members["pool-a"][0]
+    assert len(world.pool_members["pool-a"]) + len(world.pool_members["pool-b"]) == 27
+    cluster.sim.wait_for(lambda: cluster.state(canary) == "upgrade-done", 600, "canary ready")
+    runner = Runner(cluster.writer, AuditLog(tmp_path / "audit.jsonl"))
+    plan = runner.plan(_canary(), cluster.snapshot(), [canary], {"version": "580.82.07"})
+    assert len(plan.changes) == 27 and plan.changes[-1].kind == "ClusterPolicy"
+    request_queries.clear()
+    dry = runner.dry_run(plan)
+    sent = [urlsplit(p).path for verb, p in request_queries
+            if verb == "PATCH" and parse_qs(urlsplit(p).query).get("dryRun") == ["All"]]
+    assert len(sent) == 27
+    assert "/apis/nvidia.com/v1/clusterpolicies/cluster-policy" in sent
+    assert dry.ok and dry.summary() == "passed (27 of 27 writes checked)"
+    assert cluster.policy()["spec"]["driver"]["version"] != "580.82.07"

@@ -12,6 +12,7 @@ import pytest
 from gputui.actions.base import Progress, Risk
 from gputui.actions.mig import SafeMigChange, SetMigConfig, offered
 from gputui.sim.store import WatchEvent
+from tests.actions.conftest import gpu_pod
 from tests.actions.upgrade.helpers import Cluster, apply, plan_of
 
 CONFIG = "nvidia.com/mig.config"
@@ -97,7 +98,8 @@ def test_safe_path_waits_for_the_job_then_applies_and_uncordons(start: Any) -> N
                for line in plan.impact)
     assert [c.kubectl for c in plan.changes] == [
         f"kubectl cordon {node}",
-        f"kubectl label node {node} {CONFIG}=all-1g.10gb {STATE}- --overwrite"]
+        f"kubectl label node {node} {CONFIG}=all-1g.10gb {STATE}- --overwrite",
+        f"kubectl uncordon {node}"]
     order = _record(cluster, node)
     result, progress = apply(action, plan, cluster)
     assert result.ok, (result.summary, result.error)
@@ -173,6 +175,17 @@ def test_safe_path_with_drain_evicts_the_job_through_the_drain_action(start: Any
     action = _safe()
     plan = plan_of(action, cluster, [node], {"config": "all-2g.20gb", "gpu_pods": "drain"})
     assert any("drain the node" in step for step in plan.steps)
+    # the drain's evictions are writes of the plan (dry-run, audited), between the cordon
+    # and the label, one per pod the server lists that kubectl's rules evict
+    verbs = [c.verb if c.verb == "create" else c.kubectl.split()[1] for c in plan.changes]
+    evictions = [f"{c.namespace}/{c.name}" for c in plan.changes if c.verb == "create"]
+    assert verbs == ["cordon", *(["create"] * len(evictions)), "label", "uncordon"]
+    running = [f"ml-serving/{p.metadata.name}"
+               for p in cluster.sim.core.list_namespaced_pod("ml-serving").items
+               if p.spec.node_name == node and p.status.phase == "Running"]
+    assert running and set(running) <= set(evictions)
+    assert any(line.startswith(f"{node}: ") and "listed from the server" in line
+               for line in plan.impact)
     result, _progress = apply(action, plan, cluster)
     assert result.ok, (result.summary, result.error)
     assert f"{node}: drained" in result.details
@@ -191,3 +204,27 @@ def test_retrying_the_same_config_is_refused_with_how_to_retry(start: Any) -> No
     again = plan_of(_safe(), cluster, [idle], {"config": "all-1g.10gb", "gpu_pods": "wait"})
     assert again.blocked and "acts only when the label changes" in again.blocked
     assert "delete the node's nvidia-mig-manager pod" in again.blocked
+
+
+def test_safe_path_drain_refused_by_its_options_says_so_and_stops_after_the_cordon(
+        start: Any) -> None:
+    """A pod with emptyDir data: with kubectl's default options the plan is the cordon
+    alone and says the run stops there; the apply cordons, evicts nothing, sets no label.
+    With 'also delete emptyDir data' the pod is one of the plan's evictions."""
+    cluster = start(job="2d")
+    node = _busy_node(cluster)
+    cluster.sim.cluster.store.create("pods", gpu_pod("scratch-0", node, namespace="ml-serving",
+                                                     owner=("StatefulSet", "s"), gpus=0,
+                                                     empty_dir=True, labels={"app": "s"}))
+    plan = plan_of(_safe(), cluster, [node], {"config": "all-2g.20gb", "gpu_pods": "drain"})
+    assert [c.kubectl for c in plan.changes] == [f"kubectl cordon {node}"]
+    assert plan.warnings[0].startswith(f"the drain will cordon {node} and then stop")
+    result, _ = apply(_safe(), plan, cluster)
+    assert not result.ok and "left cordoned" in result.summary
+    assert result.error and "ml-serving/scratch-0" in result.error
+    assert cluster.sim.core.read_node(node).spec.unschedulable
+    assert cluster.labels(node).get(CONFIG) != "all-2g.20gb"
+    assert cluster.sim.cluster.store.get("pods", "scratch-0", "ml-serving") is not None
+    allowed = plan_of(_safe(), cluster, [node], {
+        "config": "all-2g.20gb", "gpu_pods": "drain, also delete emptyDir data"})
+    assert "scratch-0" in {c.name for c in allowed.changes if c.verb == "create"}
