@@ -246,21 +246,41 @@ class FeedDecoder(Generic[T]):
                     str(metadata.get("continue") or ""))
 
     def event(self, line: bytes) -> WatchEvent:
-        """One watch event line (raises ``ValueError`` when it is not JSON)."""
+        """One watch event line (raises ``ValueError`` when it is not a JSON event object).
+
+        A BOOKMARK is read by its ``metadata.resourceVersion`` alone, before any shape: the
+        real API server sends the zero value of the kind (a Pod's has ``"spec":
+        {"containers": null}``, which the Pod shape refuses), and a bookmark dropped for its
+        shape leaves the feed resuming from an old version, to a 410 and a full relist.
+        """
         try:
             event = self._event.decode(line)
-        except msgspec.ValidationError:  # an ERROR's Status, or an odd object
-            event = self._generic.decode(line)
-            if event.get("type") != "ERROR":
-                event["object"] = self.shaped(event.get("object"))
+        except msgspec.ValidationError:  # a bookmark, an ERROR's Status, or an odd object
+            event = self._odd_event(line)
         except msgspec.DecodeError as error:
             raise ValueError(str(error)) from None
         kind = str(event.get("type") or "")
         obj = event.get("object")
+        if kind == "BOOKMARK":
+            return WatchEvent(kind, bookmark_object(obj), None)
         if not isinstance(obj, dict):
             obj = {}
         item = self.finish(obj) if kind in ("ADDED", "MODIFIED", "DELETED") else None
         return WatchEvent(kind, obj, item)
+
+    def _odd_event(self, line: bytes) -> dict[str, Any]:
+        """An event the typed decoder refused, decoded generically and cut to the shape
+        (bookmarks and ERROR Statuses are read as they are)."""
+        try:
+            event = self._generic.decode(line)
+        except msgspec.DecodeError as error:
+            raise ValueError(str(error)) from None
+        if not isinstance(event, dict):
+            raise ValueError("a watch event is not a JSON object")  # noqa: TRY004 - callers
+            # treat every undecodable line alike
+        if event.get("type") not in ("ERROR", "BOOKMARK"):
+            event["object"] = self.shaped(event.get("object"))
+        return event
 
     def shaped(self, obj: Any) -> JsonObj:
         """An already-decoded object cut to the shape (the dict path: fixtures, tests)."""
@@ -272,6 +292,20 @@ class FeedDecoder(Generic[T]):
             log.warning("object dropped: does not fit the %s shape: %s",
                         self.shape.__name__, error)
             return {}
+
+
+def resource_version_of(obj: Any) -> str:
+    """``metadata.resourceVersion`` of a decoded object as a string, "" when it has none
+    (whatever else the object carries: any watch object, typed or generic, may be odd)."""
+    metadata = obj.get("metadata") if isinstance(obj, dict) else None
+    version = metadata.get("resourceVersion") if isinstance(metadata, dict) else None
+    return version if isinstance(version, str) else ""
+
+
+def bookmark_object(obj: Any) -> JsonObj:
+    """What gputui reads of a BOOKMARK's object: its resourceVersion, nothing else."""
+    version = resource_version_of(obj)
+    return {"metadata": {"resourceVersion": version}} if version else {}
 
 
 NODES = FeedDecoder(Node, finish_node)
