@@ -43,7 +43,8 @@ class EmulatedCluster:
     def __init__(self, scenario: str = "healthy", *, speed: float = 1.0, port: int = 0,
                  host: str = "127.0.0.1", exporters_port: int | None = None,
                  faults: str | None = None, run_controllers: bool = True,
-                 clock: SimClock | None = None, deny: str | None = None):
+                 clock: SimClock | None = None, deny: str | None = None,
+                 bookmark_interval: float = 1.0):
         self.scenario_name = scenario
         self.speed = speed
         self.host = host
@@ -55,6 +56,8 @@ class EmulatedCluster:
 
         parse_deny(deny)
         self.deny = deny
+        #: seconds between BOOKMARK events on watches that allow them
+        self.bookmark_interval = bookmark_interval
         self.clock = clock or SimClock(speed=speed)
         self.store = Store(self.clock)
         self.nodeside = NodeSide()
@@ -178,7 +181,8 @@ class EmulatedCluster:
             items = api_fault_items(self.faults or "")
         self.injector = FaultInjector()
         self.injector.add(",".join(items))
-        app = build_app(self.store, self.nodeside, deny=self.deny, faults=self.injector)
+        app = build_app(self.store, self.nodeside, deny=self.deny, faults=self.injector,
+                        bookmark_interval=self.bookmark_interval)
         self._runner = web.AppRunner(app, access_log=None, handle_signals=False,
                                        shutdown_timeout=SHUTDOWN_GRACE)
         await self._runner.setup()
