@@ -232,18 +232,22 @@ class FeedDecoder(Generic[T]):
             document = self._list.decode(data)
         except msgspec.ValidationError:
             document = self._generic.decode(data)
-            shaped = (self.shaped(obj) for obj in document.get("items") or ())
-            document["items"] = [obj for obj in shaped if obj]
+            found = document.get("items") if isinstance(document, dict) else None
+            if isinstance(found, list):
+                document["items"] = [obj for obj in map(self.shaped, found) if obj]
         except msgspec.DecodeError as error:
             raise ValueError(str(error)) from None
         if not isinstance(document, dict):
             raise ValueError("a list page is not a JSON object")  # noqa: TRY004 - callers treat
             # every undecodable answer alike
-        metadata = document.get("metadata") or {}
-        items = [kept for kept in map(self.finish, document.get("items") or ())
-                 if kept is not None]
-        return Page(items, str(metadata.get("resourceVersion") or ""),
-                    str(metadata.get("continue") or ""))
+        found = document.get("items")
+        objects = [obj for obj in found if isinstance(obj, dict)] if isinstance(found, list) \
+            else []
+        items = [kept for kept in map(self.finish, objects) if kept is not None]
+        metadata = document.get("metadata")
+        metadata = metadata if isinstance(metadata, dict) else {}
+        return Page(items, _text(metadata.get("resourceVersion")),
+                    _text(metadata.get("continue")))
 
     def event(self, line: bytes) -> WatchEvent:
         """One watch event line (raises ``ValueError`` when it is not a JSON event object).
@@ -259,7 +263,10 @@ class FeedDecoder(Generic[T]):
             event = self._odd_event(line)
         except msgspec.DecodeError as error:
             raise ValueError(str(error)) from None
-        kind = str(event.get("type") or "")
+        if not isinstance(event, dict):  # the generic decoder of a small feed takes any JSON
+            raise ValueError("a watch event is not a JSON object")  # noqa: TRY004 - as above
+        kind = event.get("type")
+        kind = kind if isinstance(kind, str) else ""
         obj = event.get("object")
         if kind == "BOOKMARK":
             return WatchEvent(kind, bookmark_object(obj), None)
@@ -292,6 +299,11 @@ class FeedDecoder(Generic[T]):
             log.warning("object dropped: does not fit the %s shape: %s",
                         self.shape.__name__, error)
             return {}
+
+
+def _text(value: Any) -> str:
+    """A list's version or continue token: a string, or "" for anything else."""
+    return value if isinstance(value, str) else ""
 
 
 def resource_version_of(obj: Any) -> str:
