@@ -44,9 +44,13 @@ def scrape_text(http: KubeHttp, namespace: str, pod: str) -> str:
     return http.get_text(proxy_path(namespace, pod), timeout=SCRAPE_TIMEOUT, patient=False)
 
 
+#: what a 403 from the pod proxy is called (the user may not ``get pods/proxy``)
+PROXY_FORBIDDEN = "forbidden (pods/proxy)"
+
+
 def proxy_gate() -> ForbiddenGate:
     """The gate of scrapes through the pod proxy (one per reader of the exporters)."""
-    return ForbiddenGate("metrics: forbidden (pods/proxy)")
+    return ForbiddenGate(f"metrics: {PROXY_FORBIDDEN}")
 
 
 def scrape_all(http: KubeHttp, targets: Sequence[T], pod_of: Callable[[T], tuple[str, str]],

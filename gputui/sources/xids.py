@@ -20,7 +20,7 @@ from gputui.sources.exposition import parse_samples
 from gputui.sources.http import KubeHttp
 from gputui.sources.prometheus import PrometheusMetrics, PrometheusOptions
 from gputui.sources.retry import ForbiddenGate
-from gputui.sources.scrape import KEPT, health_of, proxy_gate, scrape_all
+from gputui.sources.scrape import KEPT, PROXY_FORBIDDEN, health_of, proxy_gate, scrape_all
 
 METRIC = "DCGM_FI_DEV_XID_ERRORS"
 EXPORTER_APP = "nvidia-dcgm-exporter"
@@ -98,7 +98,8 @@ def scrape_exporters(http: KubeHttp, objects: ClusterObjects, now: float,
     results = [read(answer, pod[2]) for pod, answer in answers]
     health = {node: found for node, _, found in results if found is not None}
     return XidReading(_group((node, e) for node, events, _ in results for e in events),
-                      "exporters", note=gate.message(), health=health)
+                      "exporters", note=PROXY_FORBIDDEN if gate.message() else "",
+                      health=health)
 
 
 def query_prometheus(url: str | PrometheusOptions, now: float, timeout: float = 10.0,

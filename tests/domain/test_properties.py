@@ -246,8 +246,8 @@ series = st.fixed_dictionaries({"metric": st.one_of(st.dictionaries(
        "data": st.fixed_dictionaries({"result": st.lists(series, max_size=4)})})))
 def test_prometheus_answers_of_any_shape(document: Any) -> None:
     from gputui.sources.errors import AnswerError
-    from gputui.sources.promread import instant_rows
     from gputui.sources.prometheus import xid_events
+    from gputui.sources.promread import instant_rows
 
     data = document.get("data") if isinstance(document, dict) else None
     try:  # the answer is read first: typed rows, or the typed error

@@ -87,3 +87,19 @@ def test_the_xid_reader_backs_off_too(request_log: list[tuple[str, str]], start_
         http.close()
     assert sum(1 for _, path in request_log if "/proxy/" in path) == 1
     assert tracker.gate.message().startswith(MESSAGE)
+
+
+def test_check_says_the_pod_proxy_is_forbidden_after_one_refused_scrape(
+        request_log: list[tuple[str, str]], start_sim: Any, tmp_path: Path) -> None:
+    from gputui.check import run_check
+    from gputui.settings import Settings
+
+    sim: Sim = start_sim("healthy", speed=20, deny="get:pods/proxy")
+    sim.wait_for(lambda: [p for p in sim.core.list_namespaced_pod(
+        "gpu-operator", label_selector="app=nvidia-dcgm-exporter").items
+        if p.status.phase == "Running"] or None, 600, "exporters running")
+    out, err = io.StringIO(), io.StringIO()
+    run_check(Settings(kubeconfig=str(sim.cluster.write_kubeconfig(tmp_path / "kc"))),
+              out=out, err=err)
+    assert "(forbidden (pods/proxy))" in out.getvalue().splitlines()[0]
+    assert sum(1 for _, path in request_log if "/proxy/" in path) == 1
