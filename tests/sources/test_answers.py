@@ -209,3 +209,27 @@ def test_an_odd_review_greys_the_action_with_the_reason() -> None:
     answer = check_permissions(Writer(), [evict])  # type: ignore[arg-type]
     assert answer.answers[evict][0] is False
     assert answer.answers[evict][1].startswith("could not read permission: the access review")
+
+
+def test_a_reader_bug_marks_the_reading_and_the_metrics_thread_goes_on() -> None:
+    import threading
+
+    from gputui.domain.metrics import MetricsReading, MetricsWant
+    from gputui.sources.metrics import MetricsFeed
+    from gputui.sources.scrape import ExporterMetrics
+
+    class Broken(ExporterMetrics):
+        def scrape(self, targets: Any, now: float) -> dict[str, str]:
+            raise RuntimeError("a reader's bug")
+
+    feed = MetricsFeed(exporters=Broken(None), refresh=0.01)  # type: ignore[arg-type]
+    feed.want(MetricsWant("gpu-1", ("gpu-1",), {"gpu-1": ("gpu-operator", "exporter-0")}))
+    readings: list[MetricsReading] = []
+    three = threading.Event()
+    feed.start(lambda r: (readings.append(r), len(readings) >= 3 and three.set()))
+    try:
+        assert three.wait(10)  # the loop went on after the first failure
+    finally:
+        feed.stop()
+    assert readings[0].origin.error == ("gputui error reading metrics: RuntimeError: "
+                                        "a reader's bug")
