@@ -53,7 +53,8 @@ def check_permissions(writer: ClusterWriter, permissions: Iterable[Permission]) 
         try:
             answers[permission] = writer.can_i(permission)
         except WriteError as error:
-            answers[permission] = (False, f"the access review failed: {error.reason}")
+            # fail closed: a review that failed or could not be read greys the action
+            answers[permission] = (False, f"could not read permission: {error.reason}")
     return Permissions(answers)
 
 

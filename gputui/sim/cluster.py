@@ -46,7 +46,7 @@ class EmulatedCluster:
                  host: str = "127.0.0.1", exporters_port: int | None = None,
                  faults: str | None = None, run_controllers: bool = True,
                  clock: SimClock | None = None, deny: str | None = None,
-                 identity: Any = None):
+                 identity: Any = None, bookmark_interval: float = 1.0):
         self.scenario_name = scenario
         self.speed = speed
         self.host = host
@@ -60,6 +60,8 @@ class EmulatedCluster:
         self.deny = deny
         #: a :class:`gputui.sim.apiserver.rbac.Identity` (imported lazily, as above)
         self.identity = identity
+        #: seconds between BOOKMARK events on watches that allow them
+        self.bookmark_interval = bookmark_interval
         self.clock = clock or SimClock(speed=speed)
         self.store = Store(self.clock)
         self.nodeside = NodeSide()
@@ -193,7 +195,7 @@ class EmulatedCluster:
         self.injector = FaultInjector()
         self.injector.add(",".join(items))
         app = build_app(self.store, self.nodeside, deny=self.deny, faults=self.injector,
-                        identity=self.identity)
+                        identity=self.identity, bookmark_interval=self.bookmark_interval)
         self._runner = web.AppRunner(app, access_log=None, handle_signals=False,
                                        shutdown_timeout=SHUTDOWN_GRACE)
         await self._runner.setup()

@@ -232,35 +232,62 @@ class FeedDecoder(Generic[T]):
             document = self._list.decode(data)
         except msgspec.ValidationError:
             document = self._generic.decode(data)
-            shaped = (self.shaped(obj) for obj in document.get("items") or ())
-            document["items"] = [obj for obj in shaped if obj]
+            found = document.get("items") if isinstance(document, dict) else None
+            if isinstance(found, list):
+                document["items"] = [obj for obj in map(self.shaped, found) if obj]
         except msgspec.DecodeError as error:
             raise ValueError(str(error)) from None
         if not isinstance(document, dict):
             raise ValueError("a list page is not a JSON object")  # noqa: TRY004 - callers treat
             # every undecodable answer alike
-        metadata = document.get("metadata") or {}
-        items = [kept for kept in map(self.finish, document.get("items") or ())
-                 if kept is not None]
-        return Page(items, str(metadata.get("resourceVersion") or ""),
-                    str(metadata.get("continue") or ""))
+        found = document.get("items")
+        objects = [obj for obj in found if isinstance(obj, dict)] if isinstance(found, list) \
+            else []
+        items = [kept for kept in map(self.finish, objects) if kept is not None]
+        metadata = document.get("metadata")
+        metadata = metadata if isinstance(metadata, dict) else {}
+        return Page(items, _text(metadata.get("resourceVersion")),
+                    _text(metadata.get("continue")))
 
     def event(self, line: bytes) -> WatchEvent:
-        """One watch event line (raises ``ValueError`` when it is not JSON)."""
+        """One watch event line (raises ``ValueError`` when it is not a JSON event object).
+
+        A BOOKMARK is read by its ``metadata.resourceVersion`` alone, before any shape: the
+        real API server sends the zero value of the kind (a Pod's has ``"spec":
+        {"containers": null}``, which the Pod shape refuses), and a bookmark dropped for its
+        shape leaves the feed resuming from an old version, to a 410 and a full relist.
+        """
         try:
             event = self._event.decode(line)
-        except msgspec.ValidationError:  # an ERROR's Status, or an odd object
-            event = self._generic.decode(line)
-            if event.get("type") != "ERROR":
-                event["object"] = self.shaped(event.get("object"))
+        except msgspec.ValidationError:  # a bookmark, an ERROR's Status, or an odd object
+            event = self._odd_event(line)
         except msgspec.DecodeError as error:
             raise ValueError(str(error)) from None
-        kind = str(event.get("type") or "")
+        if not isinstance(event, dict):  # the generic decoder of a small feed takes any JSON
+            raise ValueError("a watch event is not a JSON object")  # noqa: TRY004 - as above
+        kind = event.get("type")
+        kind = kind if isinstance(kind, str) else ""
         obj = event.get("object")
+        if kind == "BOOKMARK":
+            return WatchEvent(kind, bookmark_object(obj), None)
         if not isinstance(obj, dict):
             obj = {}
         item = self.finish(obj) if kind in ("ADDED", "MODIFIED", "DELETED") else None
         return WatchEvent(kind, obj, item)
+
+    def _odd_event(self, line: bytes) -> dict[str, Any]:
+        """An event the typed decoder refused, decoded generically and cut to the shape
+        (bookmarks and ERROR Statuses are read as they are)."""
+        try:
+            event = self._generic.decode(line)
+        except msgspec.DecodeError as error:
+            raise ValueError(str(error)) from None
+        if not isinstance(event, dict):
+            raise ValueError("a watch event is not a JSON object")  # noqa: TRY004 - callers
+            # treat every undecodable line alike
+        if event.get("type") not in ("ERROR", "BOOKMARK"):
+            event["object"] = self.shaped(event.get("object"))
+        return event
 
     def shaped(self, obj: Any) -> JsonObj:
         """An already-decoded object cut to the shape (the dict path: fixtures, tests)."""
@@ -272,6 +299,25 @@ class FeedDecoder(Generic[T]):
             log.warning("object dropped: does not fit the %s shape: %s",
                         self.shape.__name__, error)
             return {}
+
+
+def _text(value: Any) -> str:
+    """A list's version or continue token: a string, or "" for anything else."""
+    return value if isinstance(value, str) else ""
+
+
+def resource_version_of(obj: Any) -> str:
+    """``metadata.resourceVersion`` of a decoded object as a string, "" when it has none
+    (whatever else the object carries: any watch object, typed or generic, may be odd)."""
+    metadata = obj.get("metadata") if isinstance(obj, dict) else None
+    version = metadata.get("resourceVersion") if isinstance(metadata, dict) else None
+    return version if isinstance(version, str) else ""
+
+
+def bookmark_object(obj: Any) -> JsonObj:
+    """What gputui reads of a BOOKMARK's object: its resourceVersion, nothing else."""
+    version = resource_version_of(obj)
+    return {"metadata": {"resourceVersion": version}} if version else {}
 
 
 NODES = FeedDecoder(Node, finish_node)

@@ -7,6 +7,8 @@ they can fix (a missing kubeconfig, an unknown context, a server that does not a
 
 from __future__ import annotations
 
+from typing import Any
+
 
 class SourceError(ConnectionError):
     """Could not connect to (or read from) the cluster; ``str(error)`` is one line."""
@@ -38,6 +40,12 @@ class UnreachableError(SourceError):
         self.no_answer = no_answer
 
 
+class AnswerError(SourceError):
+    """A server answered, but not in a shape gputui can read (a sample value that is not a
+    number, a list where an object belongs): the reader names what was wrong, and the
+    component that asked falls back or keeps its last good reading instead of dying."""
+
+
 class WriteError(Exception):
     """A write the server refused; ``status`` is the HTTP code, ``reason`` its one sentence.
 
@@ -56,6 +64,21 @@ class WriteError(Exception):
         self.retry_after = retry_after
         #: for a 429 eviction: the PodDisruptionBudget that refused it, when the server named it
         self.budget = budget
+
+
+def status_parts(status: Any) -> tuple[int, str, str]:
+    """``(code, reason, message)`` of a ``Status`` body (an error answer or a watch ERROR
+    event), read leniently: a field of the wrong type reads as absent (code 0, "")."""
+    if not isinstance(status, dict):
+        return 0, "", ""
+    code = status.get("code")
+    if isinstance(code, str) and code.isdigit() and len(code) <= 3:
+        code = int(code)
+    if not isinstance(code, int) or isinstance(code, bool) or not 0 <= code <= 999:
+        code = 0
+    reason, message = status.get("reason"), status.get("message")
+    return (code, reason if isinstance(reason, str) else "",
+            message if isinstance(message, str) else "")
 
 
 def _one_line(message: str) -> str:

@@ -6,12 +6,16 @@ timestamps wrong in small ways, so every scrape goes through the reference parse
 
 from __future__ import annotations
 
+import logging
+import math
 from collections.abc import Collection
 from dataclasses import dataclass
 
 from prometheus_client.parser import text_string_to_metric_families
 
-from gputui.sources.errors import SourceError
+from gputui.sources.errors import AnswerError
+
+log = logging.getLogger(__name__)
 
 
 @dataclass(frozen=True, slots=True)
@@ -24,17 +28,26 @@ class Sample:
 
 
 def parse_samples(text: str, names: Collection[str] | None = None) -> list[Sample]:
-    """Every sample in ``text`` (only metrics in ``names`` when given).
+    """Every sample in ``text`` with a finite value (only metrics in ``names`` when given).
+
+    ``NaN`` and ``±Inf`` are valid exposition values that carry no reading (and no XID, no
+    GPU index): they are left out here, so no reader downstream meets one.
 
     Raises:
-        SourceError: the body is not valid exposition text.
+        AnswerError: the body is not valid exposition text.
     """
     samples: list[Sample] = []
     try:
         for family in text_string_to_metric_families(text):
             for sample in family.samples:
                 if names is None or sample.name in names:
-                    samples.append(Sample(sample.name, dict(sample.labels), float(sample.value)))
-    except ValueError as error:
-        raise SourceError(f"unreadable metrics text: {str(error).splitlines()[0]}") from None
+                    value = float(sample.value)
+                    if math.isfinite(value):
+                        samples.append(Sample(sample.name, dict(sample.labels), value))
+    except (ValueError, TypeError, IndexError, KeyError) as error:
+        # the reference parser raises ValueError for bad text; the others guard its
+        # internals against inputs nobody tested (the body comes from any pod)
+        first = str(error).splitlines()[0][:160] if str(error) else type(error).__name__
+        log.debug("unreadable metrics text: %s", first)
+        raise AnswerError(f"unreadable metrics text: {first}") from None
     return samples

@@ -25,7 +25,7 @@ import urllib3
 from kubernetes.client import Configuration
 from kubernetes.client.rest import RESTClientObject
 
-from gputui.sources.errors import ApiStatusError, UnreachableError
+from gputui.sources.errors import ApiStatusError, UnreachableError, status_parts
 from gputui.sources.retry import RateLimiter, RetryPolicy, parse_retry_after, with_retries
 
 log = logging.getLogger("gputui.sources.http")
@@ -312,11 +312,11 @@ def _status_error(code: int, body: bytes, retry_after: float | None = None) -> A
     reason, message = "", body.decode("utf-8", errors="replace").strip()[:200]
     try:
         status = json.loads(body)
-        if isinstance(status, dict):
-            reason = str(status.get("reason") or "")
-            message = str(status.get("message") or message)
-    except ValueError:
-        pass
+    except (ValueError, RecursionError):  # not JSON (a proxy's HTML page): quoted as text
+        status = None
+    if isinstance(status, dict):
+        _, reason, detail = status_parts(status)
+        message = detail or message
     return ApiStatusError(code, reason, message or "no message", retry_after)
 
 

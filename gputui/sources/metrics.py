@@ -16,7 +16,7 @@ from __future__ import annotations
 import logging
 import threading
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import replace
 
 from gputui.domain.metrics import (
@@ -28,7 +28,7 @@ from gputui.domain.metrics import (
     average_util,
     fleet_from_nodes,
 )
-from gputui.sources.errors import SourceError
+from gputui.sources.errors import AnswerError, SourceError
 from gputui.sources.nvml import NvmlMetrics
 from gputui.sources.prometheus import HOUR, PrometheusMetrics
 from gputui.sources.scrape import ExporterMetrics
@@ -83,7 +83,7 @@ class MetricsFeed:
         def loop() -> None:
             while not self._stop.is_set():
                 self._wake.clear()
-                reading = self.read_once()
+                reading = self.read_once_safely()
                 try:
                     on_reading(reading)
                 except Exception:  # broad: the caller's bug must not end the reading thread
@@ -111,6 +111,17 @@ class MetricsFeed:
             self._wake.set()
 
     # ------------------------------------------------------------------ one reading
+    def read_once_safely(self) -> MetricsReading:
+        """:meth:`read_once`, and a reader's bug kept to this reading: the last data marked
+        failed, so the pane says so and the next refresh tries again."""
+        try:
+            return self.read_once()
+        except Exception as error:  # broad: one bad answer or bug must not end the thread
+            log.exception("metrics read failed")
+            text = str(error).splitlines()[0][:160] if str(error) else ""
+            return with_origin_error(self.last, f"gputui error reading metrics: "
+                                                f"{type(error).__name__}: {text}".rstrip(": "))
+
     def read_once(self) -> MetricsReading:
         """One reading of what is wanted now, from the best source that answers."""
         now = self.clock()
@@ -138,7 +149,10 @@ class MetricsFeed:
                 node = prometheus.node(want.selected, now, step * WINDOW_SAMPLES, step)
         except SourceError as error:
             self._prom_down_since = self._prom_down_since or now
-            self._prom_error = str(error)
+            self._prom_error = (f"Prometheus answer unreadable ({error})"
+                                if isinstance(error, AnswerError)
+                                else f"Prometheus unreachable ({error})")
+            log.info("metrics: %s; reading the exporters", self._prom_error)
             self._prom_retry_at = time.monotonic() + PROMETHEUS_RETRY
             return None
         self._prom_down_since = 0.0
@@ -148,7 +162,7 @@ class MetricsFeed:
     def _fallback(self) -> tuple[str, float]:
         if self.prometheus is None:
             return "", 0.0
-        return (f"Prometheus unreachable ({self._prom_error})", self._prom_down_since)
+        return self._prom_error, self._prom_down_since
 
     def _from_exporters(self, now: float, want: MetricsWant) -> MetricsReading:
         exporters = self.exporters
@@ -162,15 +176,8 @@ class MetricsFeed:
         errors = exporters.scrape(targets, now)
         nodes = {n: exporters.node(n) for n in targets if n not in errors}
         util = {n: u for n, m in nodes.items() if (u := average_util(m)) is not None}
-        error = ""
-        if want.selected and want.selected not in want.exporters:
-            error = f"no running dcgm-exporter pod on {want.selected}"
-        elif want.selected in errors:
-            error = errors[want.selected]
-        if targets and not nodes:  # not one exporter on screen answered
-            first = next(iter(errors.values()), "")
-            error = error or (f"dcgm-exporter unreachable on all {len(targets)} nodes on "
-                              f"screen ({first})")
+        # a refused pod proxy is said alone: every node's error would repeat it
+        error = exporters.forbidden or _exporter_error(want, targets, errors, nodes)
         # no fleet figures from no answer: "0 busy, 0 XIDs" would read as facts
         fleet = fleet_from_nodes(f"{len(nodes)} nodes on screen", nodes, now,
                                  exporters.xids_since(now - HOUR)) if nodes else None
@@ -200,6 +207,21 @@ class MetricsFeed:
         fleet = fleet_from_nodes(f"this machine ({nvml.node})", {nvml.node: node}, now)
         origin = MetricsOrigin("nvml", f"local NVML on {nvml.node}", now, fallback, since)
         return MetricsReading(origin, fleet, node, {nvml.node: util} if util is not None else {})
+
+
+def _exporter_error(want: MetricsWant, targets: Mapping[str, object],
+                    errors: Mapping[str, str], nodes: Mapping[str, object]) -> str:
+    """What the pane says went wrong with a scrape of the nodes on screen ("" if nothing)."""
+    error = ""
+    if want.selected and want.selected not in want.exporters:
+        error = f"no running dcgm-exporter pod on {want.selected}"
+    elif want.selected and want.selected in errors:
+        error = errors[want.selected]
+    if targets and not nodes:  # not one exporter on screen answered
+        first = next(iter(errors.values()), "")
+        error = error or (f"dcgm-exporter unreachable on all {len(targets)} nodes on "
+                          f"screen ({first})")
+    return error
 
 
 def with_origin_error(reading: MetricsReading, error: str) -> MetricsReading:

@@ -14,13 +14,13 @@ window's start happened "before" it (:attr:`XidEvent.before`).
 
 from __future__ import annotations
 
-import math
+import logging
 import re
 import threading
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import UTC
-from typing import Any
+from typing import Any, TypeVar
 
 import requests
 from prometheus_api_client import PrometheusConnect
@@ -42,7 +42,19 @@ from gputui.domain.metrics import (
     node_metrics,
 )
 from gputui.domain.xid import xid_from_series
-from gputui.sources.errors import SourceError
+from gputui.sources.errors import AnswerError, SourceError
+from gputui.sources.promread import (
+    RangeRow,
+    Row,
+    gpu_index,
+    instant_rows,
+    number,
+    range_rows,
+    whole,
+)
+
+log = logging.getLogger(__name__)
+T = TypeVar("T")
 
 XID = "DCGM_FI_DEV_XID_ERRORS"
 #: seconds between the points of the XID-age subquery (the age's precision)
@@ -135,27 +147,37 @@ class PrometheusMetrics:
         self.client._session.close()
 
     # ------------------------------------------------------------------ queries
-    def _query(self, promql: str, at: float | None = None) -> list[dict[str, Any]]:
+    def _query(self, promql: str, at: float | None = None) -> list[Row]:
+        """An instant query's rows; raises :class:`SourceError` (:class:`AnswerError` when
+        Prometheus answered something that is not a vector of numbers)."""
         params = {"time": f"{at:.3f}"} if at is not None else None
-        try:
-            result = self.client.custom_query(promql, params=params,
-                                              timeout=self.options.timeout)
-        except (requests.RequestException, PrometheusApiClientException, ValueError) as error:
-            raise SourceError(f"Prometheus {self.options.url}: {_short(error)}") from None
-        return list(result or [])
+        return self._read(lambda: instant_rows(self.client.custom_query(
+            promql, params=params, timeout=self.options.timeout)))
 
-    def _query_range(self, promql: str, start: float, end: float,
-                     step: float) -> list[dict[str, Any]]:
+    def _query_range(self, promql: str, start: float, end: float, step: float) -> list[RangeRow]:
         from datetime import datetime
 
+        return self._read(lambda: range_rows(self.client.custom_query_range(
+            promql, start_time=datetime.fromtimestamp(start, UTC),
+            end_time=datetime.fromtimestamp(end, UTC), step=f"{max(1, int(step))}s",
+            timeout=self.options.timeout)))
+
+    def _read(self, ask: Callable[[], T]) -> T:
+        """Run one query and read its answer; every failure becomes one typed line."""
         try:
-            result = self.client.custom_query_range(
-                promql, start_time=datetime.fromtimestamp(start, UTC),
-                end_time=datetime.fromtimestamp(end, UTC), step=f"{max(1, int(step))}s",
-                timeout=self.options.timeout)
+            return ask()
+        except AnswerError as error:
+            log.warning("Prometheus %s: unreadable answer: %s", self.options.url, error)
+            raise AnswerError(f"Prometheus {self.options.url}: unreadable answer: {error}"
+                              ) from None
+        except (KeyError, TypeError, IndexError) as error:
+            # the client indexes response.json()["data"]["result"]: another JSON shape
+            log.warning("Prometheus %s: answer without data.result: %r", self.options.url,
+                        error)
+            raise AnswerError(f"Prometheus {self.options.url}: unreadable answer: no "
+                              "data.result") from None
         except (requests.RequestException, PrometheusApiClientException, ValueError) as error:
             raise SourceError(f"Prometheus {self.options.url}: {_short(error)}") from None
-        return list(result or [])
 
     def probe(self) -> None:
         """One cheap query; raises :class:`SourceError` when Prometheus does not answer."""
@@ -176,16 +198,19 @@ class PrometheusMetrics:
             f'or label_replace({CURRENT_XIDS}, "q", "xid", "", "")', now)
         histogram: dict[float, float] = {}
         hottest: tuple[str, int, float] | None = None
-        current: list[dict[str, Any]] = []
-        for series in figures:
-            labels, value = series.get("metric", {}), float(series["value"][1])
+        current: list[Row] = []
+        for labels, value in figures:
             kind = labels.get("q", "")
-            if kind == "hottest":
-                hottest = (host_of(labels), int(labels.get("gpu", "0") or 0), value)
-            elif kind == "xid":
-                current.append(series)
+            if kind == "xid":
+                current.append((labels, value))
+            elif value is None:  # NaN or Inf: no reading, not an error
+                continue
+            elif kind == "hottest":
+                hottest = (host_of(labels), gpu_index(labels), value)
             elif kind == "util":
-                histogram[float(labels.get("util", "0"))] = value
+                bucket = number(labels.get("util", "0"))
+                if bucket is not None:
+                    histogram[bucket] = whole(value, "a GPU count")
         xids = self._aged(current, now, max(lookback, HOUR))
         recent = sum(1 for events in xids.values() for event in events
                      if not event.before and now - event.when <= HOUR)
@@ -203,20 +228,17 @@ class PrometheusMetrics:
         mig = _either(lambda h: f'100 * avg by ({h}) ({GR_ACTIVE}{{{h}=~"{names}"}})')
         result = self._query(f"{whole} or {mig}", now)
         util: dict[str, float] = {}
-        for series in result:
-            host = host_of(series.get("metric", {}))
-            if host and host not in util:
-                util[host] = float(series["value"][1])
+        for labels, value in result:
+            host = host_of(labels)
+            if host and host not in util and value is not None:
+                util[host] = value
         return util
 
     def node(self, node: str, now: float, window: float, step: float) -> NodeMetrics:
         """The selected node's series over ``window`` seconds, in one range query."""
         names = "|".join(NODE_METRICS)
         query = _either(lambda h: f'{{__name__=~"{names}", {h}="{_quote(node)}"}}')
-        result = self._query_range(query, now - window, now, step)
-        series: list[Series] = [(row.get("metric", {}), [(float(t), float(v))
-                                                         for t, v in row.get("values", [])])
-                                for row in result]
+        series: list[Series] = list(self._query_range(query, now - window, now, step))
         return node_metrics(node, series)
 
     # ------------------------------------------------------------------ XIDs and health
@@ -225,15 +247,15 @@ class PrometheusMetrics:
         (two queries: the current XIDs, then their history on those nodes only)."""
         return self._aged(self._query(CURRENT_XIDS, now), now, window)
 
-    def _aged(self, current: list[dict[str, Any]], now: float,
+    def _aged(self, current: list[Row], now: float,
               window: float) -> dict[str, tuple[XidEvent, ...]]:
         """The current XID series (instant-query rows) with their first time in ``window``.
 
         The history subquery reads only the nodes that carry an XID now: evaluated over the
         whole fleet it walks every GPU's series at every step (40,000 x 60 at 5,000 nodes).
         """
-        rows = {_series_key(_labels(row)): row for row in current if isinstance(row, dict)}
-        hosts = sorted({host_of(_labels(row)) for row in rows.values()} - {""})
+        rows = {_series_key(labels): (labels, value) for labels, value in current}
+        hosts = sorted({host_of(labels) for labels, _ in rows.values()} - {""})
         if not hosts:
             return {}
         names, span = _selector_any(hosts), f"{int(window)}s:{XID_STEP}s"
@@ -249,34 +271,31 @@ class PrometheusMetrics:
             f'label_replace({ROW_REMAP_FAILURE} > 0, "q", "remap", "", "")', now)
         counts: dict[str, int] = {}
         remaps: dict[str, set[int]] = {}
-        for row in result:
-            metric: Mapping[str, str] = row.get("metric", {})
+        for metric, value in result:
             node = host_of(metric)
             if metric.get("q") == "count":
-                counts[node] = int(float(row["value"][1]))
-            elif node:
-                remaps.setdefault(node, set()).add(int(metric.get("gpu", "0") or 0))
+                counts[node] = whole(value, "a GPU count")
+            elif node and value is not None:
+                remaps.setdefault(node, set()).add(gpu_index(metric))
         return {node: GpuHealth(counts.get(node, 0), tuple(sorted(remaps.get(node, ()))))
                 for node in counts.keys() | remaps.keys() if node}
 
 
-def xid_events(current: Iterable[Any], history: Iterable[Any], now: float,
+def xid_events(current: Iterable[Row], history: Iterable[Row], now: float,
                window: float) -> dict[str, tuple[XidEvent, ...]]:
     """Node -> its GPUs' current XIDs, from the instant rows of the XID series (``current``)
     and the first time each was non-zero in ``window`` (``history``, the same series keys).
 
-    Prometheus answers, or a proxy in front of it, can carry anything: a row that is not the
-    expected shape, or whose value is not a finite number, is skipped, never raised.
+    The rows were read by :mod:`gputui.sources.promread`; a series whose XID cannot be read
+    (a non-finite value, an odd ``err_code``) is skipped.
     """
     firsts: dict[tuple[str, ...], float] = {}
-    for row in history:
-        first = _value(row)
+    for labels, first in history:
         if first is not None:
-            firsts[_series_key(_labels(row))] = first
+            firsts[_series_key(labels)] = first
     events: dict[str, list[XidEvent]] = {}
-    for row in current:
-        labels = _labels(row)
-        found, node = xid_from_series(labels, _value(row)), host_of(labels)
+    for labels, value in current:
+        found, node = xid_from_series(labels, value), host_of(labels)
         if found is None or not node:
             continue
         first = firsts.get(_series_key(labels), now)
@@ -285,25 +304,6 @@ def xid_events(current: Iterable[Any], history: Iterable[Any], now: float,
             found[0], found[1], now - window if before else first,
             labels.get("err_msg", ""), before))
     return {node: tuple(sorted(found, key=lambda e: e.gpu)) for node, found in events.items()}
-
-
-def _labels(row: Any) -> dict[str, str]:
-    metric = row.get("metric") if isinstance(row, dict) else None
-    return {str(k): str(v) for k, v in metric.items()} if isinstance(metric, dict) else {}
-
-
-def _value(row: Any) -> float | None:
-    value = row.get("value") if isinstance(row, dict) else None
-    return _number(value[1]) if isinstance(value, list) and len(value) > 1 else None
-
-
-def _number(text: Any) -> float | None:
-    """A finite number from a label or sample value, else None."""
-    try:
-        number = float(text)
-    except (TypeError, ValueError):
-        return None
-    return number if math.isfinite(number) else None
 
 
 def _series_key(labels: Mapping[str, str]) -> tuple[str, ...]:

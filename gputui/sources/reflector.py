@@ -18,11 +18,12 @@ from collections.abc import Callable
 from typing import Protocol
 
 from gputui.sources.cache import ObjectCache
-from gputui.sources.decode import Page, WatchEvent, decoder_for
-from gputui.sources.errors import ApiStatusError, SourceError
+from gputui.sources.decode import Page, WatchEvent, decoder_for, resource_version_of
+from gputui.sources.errors import ApiStatusError, SourceError, status_parts
 from gputui.sources.http import KubeHttp, WatchStream
 from gputui.sources.reduce import JsonObj, LabelTimes
 from gputui.sources.resources import Feed
+from gputui.sources.retry import FORBIDDEN_RETRY
 
 log = logging.getLogger(__name__)
 
@@ -107,8 +108,9 @@ def list_feed(http: KubeHttp, feed: Feed, gate: threading.Event | None = None
 class Reflector:
     """Keeps one cache slot in sync with the server until :meth:`stop`."""
 
-    #: seconds before a forbidden or absent feed is tried again (RBAC or CRDs may change)
-    RECHECK_SECONDS = 60.0
+    #: seconds before a forbidden or absent feed is tried again (RBAC or CRDs may change,
+    #: rarely: minutes, jittered, not a request every few seconds forever)
+    RECHECK_SECONDS = FORBIDDEN_RETRY
 
     def __init__(self, http: KubeHttp, feed: Feed, cache: ObjectCache, listener: FeedListener,
                  *, watch_timeout: int = 290, backoff: Backoff | None = None,
@@ -209,14 +211,13 @@ class Reflector:
     def _handle(self, event: WatchEvent) -> None:
         kind, obj = event.type, event.object
         if kind == "ERROR":
-            code = int(obj.get("code") or 0)
+            code, reason, message = status_parts(obj)
             if code == 410:
                 raise Expired()
-            raise ApiStatusError(code, str(obj.get("reason") or ""),
-                                 str(obj.get("message") or "watch error"))
-        version = (obj.get("metadata") or {}).get("resourceVersion")
+            raise ApiStatusError(code, reason, message or "watch error")
+        version = resource_version_of(obj)
         if version:
-            self.resource_version = str(version)
+            self.resource_version = version
             self._events_since_list += 1
         if kind == "BOOKMARK":
             self.listener.feed_alive()
@@ -242,7 +243,7 @@ class Reflector:
             self.cache.clear(self.feed.name)
             self.listener.feed_state(self.feed.name, state, str(error))
             self.listener.feed_changed()
-            self._stop.wait(self.RECHECK_SECONDS)
+            self._stop.wait(self.RECHECK_SECONDS * random.uniform(0.9, 1.1))
             return
         self.listener.feed_state(self.feed.name, FeedState.DISCONNECTED, str(error))
         self._stop.wait(self.backoff.next())

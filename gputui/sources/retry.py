@@ -176,3 +176,65 @@ def parse_retry_after(value: str | None) -> float | None:
     except ValueError:
         return None
     return seconds if seconds >= 0 else None
+
+
+#: seconds before a request refused with 403 is tried again. RBAC changes are rare and a
+#: refusal is not a passing fault: every 2 s forever was 1,260 refused scrapes in 3.5 min
+FORBIDDEN_RETRY = 300.0
+
+
+class ForbiddenGate:
+    """After a 403, nothing more is asked until about :data:`FORBIDDEN_RETRY` seconds pass
+    (jittered, so many clients do not come back in step); the refusal is kept as one line.
+
+    Thread-safe: parallel scrapes share one gate, and the first refusal closes it for all.
+
+    Args:
+        what: what the line names, e.g. ``metrics: forbidden (pods/proxy)``.
+        retry: seconds to wait after a refusal.
+        clock: monotonic seconds (a test's fast clock).
+    """
+
+    def __init__(self, what: str, retry: float = FORBIDDEN_RETRY,
+                 clock: Callable[[], float] = time.monotonic) -> None:
+        self.what = what
+        self.retry = retry
+        self._clock = clock
+        self._lock = threading.Lock()
+        self._until = 0.0
+        self._refused = False
+        self._confirmed = False  # an answer other than 403 came since the last refusal
+
+    def refused(self, error: ApiStatusError) -> None:
+        """A 403: close the gate; the server's sentence goes to the debug log once."""
+        with self._lock:
+            first = not self._refused
+            self._refused, self._confirmed = True, False
+            self._until = self._clock() + self.retry * random.uniform(0.9, 1.1)
+        if first:
+            log.warning("%s: %s; asking again every %.0f s", self.what, error.detail,
+                        self.retry)
+
+    def answered(self) -> None:
+        """A request got through (any answer but 403): the permission is there."""
+        with self._lock:
+            self._refused, self._confirmed = False, True
+
+    def closed(self) -> bool:
+        """True while a refusal is recent: send nothing."""
+        with self._lock:
+            return self._refused and self._clock() < self._until
+
+    def probing(self) -> bool:
+        """True when the permission is not known to be there (never answered, or refused
+        before): one request should go first, alone, so a 403 costs one request, not N."""
+        with self._lock:
+            return not self._confirmed
+
+    def message(self) -> str:
+        """The line to show while refused ("" once allowed)."""
+        with self._lock:
+            if not self._refused:
+                return ""
+        minutes = f"{self.retry / 60:.0f} min" if self.retry >= 60 else f"{self.retry:.0f} s"
+        return f"{self.what}; asking again every {minutes}"

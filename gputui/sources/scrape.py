@@ -7,16 +7,20 @@ kept in memory (:class:`~gputui.sources.history.History`), so it starts when gpu
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
+from typing import TypeVar
 from urllib.parse import quote
 
 from gputui.domain.inputs import GpuHealth
 from gputui.domain.metrics import NODE_METRICS, ROW_REMAP_FAILURE, TEMP, XID, NodeMetrics
-from gputui.sources.errors import SourceError
+from gputui.sources.errors import ApiStatusError, SourceError
 from gputui.sources.exposition import Sample, parse_samples
 from gputui.sources.history import History
 from gputui.sources.http import KubeHttp
+from gputui.sources.retry import ForbiddenGate
+
+T = TypeVar("T")
 
 EXPORTER_PORT = 9400
 #: metrics kept from a scrape: what the pane draws plus what findings read
@@ -40,21 +44,72 @@ def scrape_text(http: KubeHttp, namespace: str, pod: str) -> str:
     return http.get_text(proxy_path(namespace, pod), timeout=SCRAPE_TIMEOUT, patient=False)
 
 
+#: what a 403 from the pod proxy is called (the user may not ``get pods/proxy``)
+PROXY_FORBIDDEN = "forbidden (pods/proxy)"
+
+
+def proxy_gate() -> ForbiddenGate:
+    """The gate of scrapes through the pod proxy (one per reader of the exporters)."""
+    return ForbiddenGate(f"metrics: {PROXY_FORBIDDEN}")
+
+
+def scrape_all(http: KubeHttp, targets: Sequence[T], pod_of: Callable[[T], tuple[str, str]],
+               gate: ForbiddenGate, workers: int) -> list[tuple[T, str | SourceError]]:
+    """Each target's ``/metrics`` body, or its error, in parallel; nothing while the pod
+    proxy is forbidden, and one scrape alone first while that is not known, so a user
+    without ``get pods/proxy`` costs the server one refused request per retry period.
+    """
+    def one(target: T) -> tuple[T, str | SourceError]:
+        if gate.closed():
+            return target, SourceError(gate.message())
+        try:
+            text = scrape_text(http, *pod_of(target))
+        except ApiStatusError as error:
+            if error.code == 403:
+                gate.refused(error)
+                return target, SourceError(gate.message())
+            gate.answered()
+            return target, error
+        except SourceError as error:
+            return target, error
+        gate.answered()
+        return target, text
+
+    if not targets:
+        return []
+    first = [one(targets[0])] if gate.probing() else []
+    rest = targets[len(first):]
+    if not rest:
+        return first
+    with ThreadPoolExecutor(max_workers=min(workers, len(rest)),
+                            thread_name_prefix="gputui-scrape") as pool:
+        return first + list(pool.map(one, rest))
+
+
+def _gpu(labels: Mapping[str, str]) -> int | None:
+    """The ``gpu`` label as an index; None when it is not one (a hostile or odd exporter)."""
+    text = labels.get("gpu", "") or "0"
+    return int(text) if text.isdigit() and len(text) <= 6 else None
+
+
 def health_of(samples: Sequence[Sample]) -> GpuHealth:
     """GPUs present (any series but the XID one, which outlives a lost GPU) and row remaps."""
     present = {s.labels.get("gpu", "") for s in samples if s.name == TEMP}
-    failed = sorted({int(s.labels.get("gpu", "0") or 0) for s in samples
-                     if s.name == ROW_REMAP_FAILURE and s.value > 0})
+    failed = sorted({gpu for s in samples if s.name == ROW_REMAP_FAILURE and s.value > 0
+                     if (gpu := _gpu(s.labels)) is not None})
     return GpuHealth(len(present), tuple(failed))
 
 
 class ExporterMetrics:
     """Scrapes exporters for the nodes asked and remembers what they said."""
 
-    def __init__(self, http: KubeHttp, history: History | None = None, workers: int = 8) -> None:
+    def __init__(self, http: KubeHttp, history: History | None = None, workers: int = 8,
+                 gate: ForbiddenGate | None = None) -> None:
         self.http = http
         self.history = history or History()
         self.workers = workers
+        #: closed for minutes after a 403 from the pod proxy (no ``get pods/proxy``)
+        self.gate = gate or proxy_gate()
         self.scrapes = 0
         self.bytes = 0
         #: (node, GPU, XID) -> when gputui first saw it (0: already there at the first read)
@@ -64,35 +119,36 @@ class ExporterMetrics:
     def scrape(self, targets: Mapping[str, tuple[str, str]], now: float) -> dict[str, str]:
         """Scrape each node's exporter (node -> (namespace, pod)); node -> error for failures."""
         errors: dict[str, str] = {}
-
-        def one(item: tuple[str, tuple[str, str]]) -> None:
-            node, (namespace, pod) = item
+        answers = scrape_all(self.http, list(targets.items()), lambda item: item[1],
+                             self.gate, self.workers)
+        for (node, _), answer in answers:
             try:
-                text = scrape_text(self.http, namespace, pod)
-                samples = parse_samples(text, KEPT)
+                if isinstance(answer, SourceError):
+                    raise answer
+                samples = parse_samples(answer, KEPT)
             except SourceError as error:
                 errors[node] = str(error)
-                return
+                continue
             self.scrapes += 1
-            self.bytes += len(text)
+            self.bytes += len(answer)
             self._note_xids(node, samples, now)
             self.history.add(node, now, (({"__name__": s.name, **s.labels}, s.value)
                                          for s in samples))
-
-        if targets:
-            with ThreadPoolExecutor(max_workers=min(self.workers, len(targets)),
-                                    thread_name_prefix="gputui-scrape") as pool:
-                list(pool.map(one, targets.items()))
         self.history.forget_except(list(targets), MAX_NODES)
         return errors
+
+    @property
+    def forbidden(self) -> str:
+        """The line to show while the pod proxy is forbidden, else ""."""
+        return self.gate.message()
 
     def _note_xids(self, node: str, samples: Sequence[Sample], now: float) -> None:
         stamp = now if node in self._read else 0.0
         self._read.add(node)
         for sample in samples:
-            if sample.name == XID and sample.value > 0:
-                key = (node, int(sample.labels.get("gpu", "0") or 0), int(sample.value))
-                self.xid_first_seen.setdefault(key, stamp)
+            gpu = _gpu(sample.labels)
+            if sample.name == XID and sample.value > 0 and gpu is not None:
+                self.xid_first_seen.setdefault((node, gpu, int(sample.value)), stamp)
 
     def xids_since(self, since: float) -> int:
         """GPUs whose XID gputui saw appear after ``since`` (epoch seconds)."""

@@ -25,6 +25,7 @@ fields the client does not know (the GPU Operator's custom resources).
 from __future__ import annotations
 
 import json
+import logging
 import re
 from dataclasses import dataclass
 from typing import Any, Protocol
@@ -37,6 +38,8 @@ from gputui.sources.errors import WriteError
 from gputui.sources.identity import PATH as SELF_SUBJECT_REVIEWS
 from gputui.sources.identity import ServerIdentity, parse_self_subject_review
 from gputui.sources.kubeconfig import KubeTarget
+
+log = logging.getLogger(__name__)
 
 JsonObj = dict[str, Any]
 
@@ -223,11 +226,7 @@ class KubeWriter:
                 group=permission.group or None, subresource=permission.subresource or None)))
         answer = self._call(lambda: self._authz.create_self_subject_access_review(
             review, _preload_content=False, _request_timeout=REQUEST_TIMEOUT))
-        status = answer.get("status") or {}
-        if status.get("allowed"):
-            return True, ""
-        reason = str(status.get("reason") or status.get("evaluationError") or "")
-        return False, reason or f"the server does not allow {permission.describe()}"
+        return read_access_review(answer, permission.describe())
 
     def who_am_i(self) -> ServerIdentity | None:
         """Ask the server who we are (SelfSubjectReview, as ``kubectl auth whoami``).
@@ -280,6 +279,28 @@ class KubeWriter:
         return decoded if isinstance(decoded, dict) else {}
 
 
+def read_access_review(answer: Any, what: str) -> tuple[bool, str]:
+    """``(allowed, reason)`` from a SelfSubjectAccessReview answer.
+
+    Fails closed: only ``status.allowed`` that is the JSON ``true`` allows; an answer of
+    another shape (no status, ``allowed: "true"``, a list) raises ``WriteError(0, ...)``,
+    which :func:`~gputui.actions.permissions.check_permissions` turns into a greyed action
+    ("could not read permission: ..."), never an allowed one and never a crash.
+    """
+    status = answer.get("status") if isinstance(answer, dict) else None
+    allowed = status.get("allowed") if isinstance(status, dict) else None
+    if not isinstance(status, dict) or not isinstance(allowed, bool):
+        found = "no status" if not isinstance(status, dict) else "no allowed boolean"
+        log.warning("SelfSubjectAccessReview for %s: unexpected answer (%s)", what, found)
+        raise WriteError(0, f"the access review answer has {found} (the API server or a "
+                            "proxy answered oddly)")
+    if allowed:
+        return True, ""
+    reason = next((text for key in ("reason", "evaluationError")
+                   if isinstance(text := status.get(key), str) and text), "")
+    return False, reason or f"the server does not allow {what}"
+
+
 def writer_for_source(source: object, read_only: bool) -> KubeWriter | None:
     """A writer to the cluster a live source reads (None for sources without one)."""
     target = getattr(source, "target", None)
@@ -296,9 +317,10 @@ def api_error(status: int, body: Any, headers: Any = None) -> WriteError:
         document = None
     if isinstance(document, dict):
         message = str(document.get("message") or document.get("reason") or message)
-        details = document.get("details") or {}
-        causes = [str(c.get("message") or "") for c in details.get("causes") or []
-                  if isinstance(c, dict) and c.get("message")]
+        details = document.get("details")
+        found = details.get("causes") if isinstance(details, dict) else None
+        causes = [str(c.get("message")) for c in found if isinstance(c, dict)
+                  and c.get("message")] if isinstance(found, list) else []
     budget = next((m.group(1) for c in causes for m in [_BUDGET.search(c)] if m), None)
     sentence = message.strip().rstrip(".") or f"HTTP {status}"
     if causes:

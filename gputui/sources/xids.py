@@ -10,7 +10,6 @@ API server's pod proxy, which is fine for a few hundred nodes and too much for t
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
-from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field, replace
 
 from gputui.domain.inputs import WHEN_UNKNOWN, ClusterObjects, GpuHealth, XidEvent
@@ -20,7 +19,8 @@ from gputui.sources.errors import SourceError
 from gputui.sources.exposition import parse_samples
 from gputui.sources.http import KubeHttp
 from gputui.sources.prometheus import PrometheusMetrics, PrometheusOptions
-from gputui.sources.scrape import KEPT, health_of, scrape_text
+from gputui.sources.retry import ForbiddenGate
+from gputui.sources.scrape import KEPT, PROXY_FORBIDDEN, health_of, proxy_gate, scrape_all
 
 METRIC = "DCGM_FI_DEV_XID_ERRORS"
 EXPORTER_APP = "nvidia-dcgm-exporter"
@@ -73,28 +73,33 @@ def exporter_pods(objects: ClusterObjects) -> list[tuple[str, str, str]]:
 
 
 def scrape_exporters(http: KubeHttp, objects: ClusterObjects, now: float,
-                     workers: int = 16) -> XidReading:
-    """Scrape each exporter through the pod proxy (unreachable exporters are skipped)."""
+                     workers: int = 16, gate: ForbiddenGate | None = None) -> XidReading:
+    """Scrape each exporter through the pod proxy (unreachable exporters are skipped;
+    after a 403, none for minutes: see :func:`~gputui.sources.scrape.scrape_all`)."""
     pods = exporter_pods(objects)
     if len(pods) > MAX_EXPORTER_SCRAPES:
         return XidReading(origin="skipped", note=f"{len(pods)} exporters: not scraped, "
                                                  "pass --prometheus-url")
+    gate = gate or proxy_gate()
 
-    def scrape(target: tuple[str, str, str]) -> tuple[str, list[XidEvent], GpuHealth | None]:
-        namespace, name, node = target
+    def read(answer: str | SourceError, node: str
+             ) -> tuple[str, list[XidEvent], GpuHealth | None]:
         try:
-            samples = parse_samples(scrape_text(http, namespace, name), KEPT)
+            if isinstance(answer, SourceError):
+                raise answer
+            samples = parse_samples(answer, KEPT)
         except SourceError:
             return node, [], None
         events = (_event({**s.labels, "value": repr(s.value)}, now)
                   for s in samples if s.name == METRIC)
         return node, [e for e in events if e is not None], health_of(samples)
 
-    with ThreadPoolExecutor(max_workers=workers, thread_name_prefix="gputui-xid") as pool:
-        results = list(pool.map(scrape, pods))
+    answers = scrape_all(http, pods, lambda pod: (pod[0], pod[1]), gate, workers)
+    results = [read(answer, pod[2]) for pod, answer in answers]
     health = {node: found for node, _, found in results if found is not None}
     return XidReading(_group((node, e) for node, events, _ in results for e in events),
-                      "exporters", health=health)
+                      "exporters", note=PROXY_FORBIDDEN if gate.message() else "",
+                      health=health)
 
 
 def query_prometheus(url: str | PrometheusOptions, now: float, timeout: float = 10.0,
@@ -117,24 +122,27 @@ def query_prometheus(url: str | PrometheusOptions, now: float, timeout: float = 
 
 def read_xids(http: KubeHttp, objects: ClusterObjects, now: float,
               prometheus: str | PrometheusOptions | None = None,
-              lookback: float = 3600.0) -> XidReading:
+              lookback: float = 3600.0, gate: ForbiddenGate | None = None) -> XidReading:
     """XIDs by node, from Prometheus when configured, else from the exporters."""
     if prometheus:
         return query_prometheus(prometheus, now, lookback=lookback)
-    return scrape_exporters(http, objects, now)
+    return scrape_exporters(http, objects, now, gate=gate)
 
 
 def read_with_fallback(http: KubeHttp, objects: ClusterObjects, now: float,
                        prometheus: str | PrometheusOptions | None,
-                       lookback: float = 3600.0) -> XidReading:
-    """Prometheus when configured; if it fails, the exporters, saying why."""
+                       lookback: float = 3600.0, gate: ForbiddenGate | None = None
+                       ) -> XidReading:
+    """Prometheus when configured; if it fails (down, or answering what gputui cannot
+    read), the exporters, saying why."""
     if prometheus:
         try:
             return read_xids(http, objects, now, prometheus, lookback)
         except SourceError as error:
-            fallback = scrape_exporters(http, objects, now)
-            return replace(fallback, note=f"{error}; read from exporters")
-    return scrape_exporters(http, objects, now)
+            fallback = scrape_exporters(http, objects, now, gate=gate)
+            why = "; ".join(filter(None, (str(error), fallback.note)))
+            return replace(fallback, note=f"{why}; read from exporters")
+    return scrape_exporters(http, objects, now, gate=gate)
 
 
 class XidTracker:
@@ -162,12 +170,14 @@ class XidTracker:
         self.origin = ""
         self._seen: dict[tuple[str, int, int], XidEvent] = {}
         self._read_once = False
+        #: shared by every read: after a 403 from the pod proxy, none for minutes
+        self.gate = proxy_gate()
 
     def refresh(self, objects: ClusterObjects, now: float) -> bool:
         """Read again; True when the XIDs or the GPU health changed."""
         try:
             reading = read_with_fallback(self.http, objects, now, self.prometheus,
-                                         self.lookback)
+                                         self.lookback, self.gate)
         except SourceError:
             return False
         stamp = now if self._read_once else self.born

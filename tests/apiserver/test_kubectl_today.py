@@ -15,7 +15,7 @@ import pytest
 
 from gputui.sim.cluster import EmulatedCluster
 from gputui.sim.version import GIT_VERSION
-from tests.apiserver.conftest import Kubectl, node, seed_cluster_policy
+from tests.apiserver.conftest import Kubectl, node, pod, seed_cluster_policy
 
 pytestmark = pytest.mark.kubectl
 
@@ -57,6 +57,28 @@ def test_wait_sees_a_node_become_ready(kubectl: Kubectl, api_only: EmulatedClust
     finally:
         timer.join()
     assert "node/gpu-1 condition met" in result.stdout
+
+
+def test_wait_for_a_pod_across_real_shaped_bookmarks(kubectl: Kubectl,
+                                                    api_only: EmulatedCluster) -> None:
+    # bookmarks come every second and carry the zero Pod ("containers": null), as the real
+    # server's do; kubectl's informer must take them and still see the pod become ready
+    api_only.store.create("nodes", node("gpu-1"))
+    api_only.store.create("pods", pod("p-0", "gpu-1", ready=False))
+
+    def ready() -> None:
+        def change(obj: dict) -> None:
+            obj["status"]["conditions"] = [{"type": "Ready", "status": "True"}]
+        api_only.store.mutate("pods", "p-0", "default", change)
+
+    timer = threading.Timer(3.0, ready)
+    timer.start()
+    try:
+        result = kubectl("wait", "--for=condition=Ready", "pod/p-0", "-n", "default",
+                         "--timeout=30s", timeout=60)
+    finally:
+        timer.join()
+    assert "pod/p-0 condition met" in result.stdout
 
 
 def test_wait_times_out_on_a_node_that_stays_not_ready(kubectl: Kubectl,

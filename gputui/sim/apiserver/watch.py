@@ -21,6 +21,7 @@ from gputui.sim.apiserver.fields import check_field_selector
 from gputui.sim.apiserver.paths import Target
 from gputui.sim.apiserver.tables import table_head, table_row, wants_table
 from gputui.sim.apiserver.watchlist import INITIAL_EVENTS_END, watch_options
+from gputui.sim.apiserver.zero import zero_object
 from gputui.sim.errors import ApiError, bad_request
 from gputui.sim.selectors import field_predicate, label_predicate
 from gputui.sim.store import Obj, Watch, WatchCallback, WatchEvent
@@ -134,7 +135,7 @@ class WatchStream:
         metadata: dict[str, Any] = {"resourceVersion": str(rv)}
         if initial_events_end:
             metadata["annotations"] = {INITIAL_EVENTS_END: "true"}
-        obj = {"kind": rtype.kind, "apiVersion": rtype.api_version, "metadata": metadata}
+        obj = zero_object(rtype.key, rtype.kind, rtype.api_version, metadata)
         return b'{"type":"BOOKMARK","object":' + dumps(obj) + b"}\n"
 
     async def run(self) -> web.StreamResponse:
