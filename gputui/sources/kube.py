@@ -345,7 +345,8 @@ class KubeSource:
         objects = self.cache.build_inputs(
             operator_namespace=self.namespace, context=self.target.context,
             server=self.target.server, forbidden=frozenset(self.tracker.forbidden()),
-            xids=self.xids.current, gpu_health=self.xids.health, loading=loading)
+            xids=self.xids.current, gpu_health=self.xids.health, loading=loading,
+            unreadable=self.tracker.unreadable())
         try:
             # a build allocates ~10^6 acyclic objects at 5,000 nodes: collections over them
             # measured a third to a half of the build (gctuning's rule)
