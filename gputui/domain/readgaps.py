@@ -52,11 +52,11 @@ class Reach:
 
 REACH: Mapping[str, Reach] = MappingProxyType({
     "nodes": Reach(
-        "every GPU node: nodes, GPUs and all their findings", "nodes", True,
+        "every GPU node: nodes, GPUs and all their findings", "everything", True,
         "no node list means no node, no GPU and no finding: an empty report would read as "
         "a healthy cluster"),
     "pods": Reach(
-        "operand pipelines, GPU pods and the findings on them", "pipelines", True,
+        "operand pipelines, GPU pods and the findings on them", "pipelines, GPU pods", True,
         "driver, toolkit, device-plugin and validator failures are read from the operand "
         "pods; without them a broken node shows no finding"),
     "daemonsets": Reach(

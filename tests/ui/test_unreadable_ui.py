@@ -1,0 +1,85 @@
+"""Unknown is not ok, in the TUI (Pilot, real HTTP): a viewer who may read nodes but not pods
+sees the 403 in the header with what it hides, ``? unknown`` rows and unknown operands, never
+``● live`` over ``✔ ok`` rows (issue 18, items 7 and 10c)."""
+
+from __future__ import annotations
+
+import io
+import time
+from pathlib import Path
+from typing import Any
+
+from rich.console import Console
+from textual.widgets import Static
+
+from gputui.settings import Settings
+from gputui.sim.cluster import EmulatedCluster
+from gputui.sources.connect import open_source
+from gputui.ui.app import make_app
+from gputui.ui.screens.nodes import NodesScreen
+from gputui.ui.widgets.status_header import StatusHeader
+from tests.sources.helpers import cluster_policy, node
+
+NS = "gpu-operator"
+
+
+async def until(pilot: Any, check: Any, timeout: float = 20.0) -> None:
+    deadline = time.monotonic() + timeout
+    while not check():
+        if time.monotonic() > deadline:
+            raise AssertionError("condition not reached in time")
+        await pilot.pause(0.05)
+
+
+def healthy_node(name: str) -> dict[str, Any]:
+    """Ready, every GPU allocatable: nothing wrong that the Node alone shows."""
+    made = node(name)
+    made["status"].update(allocatable={"nvidia.com/gpu": "8"},
+                          conditions=[{"type": "Ready", "status": "True"}])
+    return made
+
+
+def shown(screen: Any, selector: str) -> str:
+    """The plain text a Static under ``screen`` currently shows."""
+    content = screen.query_one(selector, Static).content
+    if isinstance(content, str):
+        return content
+    console = Console(width=200, record=True, color_system=None, file=io.StringIO())
+    console.print(content)
+    return console.export_text()
+
+
+def _header(app: Any) -> list[str]:
+    return str(app.screen.query_one(StatusHeader).render()).splitlines()
+
+
+async def test_forbidden_pods_are_named_in_the_header_and_rows_are_unknown(
+        api_only: EmulatedCluster, tmp_path: Path) -> None:
+    for name in ("gpu-0", "gpu-1"):
+        api_only.store.create("nodes", healthy_node(name))
+    api_only.store.create("clusterpolicies.nvidia.com", cluster_policy(NS))
+    api_only.set_deny("list:pods,watch:pods,list:daemonsets.apps,watch:daemonsets.apps")
+    settings = Settings(kubeconfig=str(api_only.write_kubeconfig(tmp_path / "kc")),
+                        namespace=NS, read_only=True)
+    app = make_app(settings, open_source(settings, watch_timeout=5))
+    app.min_snapshot_interval = 0.0
+    async with app.run_test(size=(80, 24)) as pilot:
+        await until(pilot, lambda: len(app.snapshot.nodes) == 2 and not app.snapshot.loading)
+        await until(pilot, lambda: len(_header(app)) >= 3)
+        lines = _header(app)
+        assert lines[2].startswith("⚠ cannot read daemonsets, pods (403): DaemonSets, "
+                                   "pipelines, GPU pods unknown"), lines
+        assert "? findings unknown" in lines[1] and "0 with findings" not in lines[1]
+        screen = app.screen
+        assert isinstance(screen, NodesScreen)
+        await until(pilot, lambda: screen.table.row_count == 2)
+        for name in ("gpu-0", "gpu-1"):
+            assert screen.table.get_cell(name, "finding").plain == "? unknown"
+        stages = app.snapshot.nodes["gpu-0"].pipeline.stages
+        assert stages and {s.status.value for s in stages} == {"unknown"}
+        screen.table.focus()
+        await pilot.press("enter")  # the pipeline pane of the node under the cursor
+        await until(pilot, lambda: "? unknown: cannot read" in shown(screen, "#pipeline-head"))
+        assert "cannot read daemonsets, pods" in shown(screen, "#pipeline-head")
+        body = shown(screen, "#pipeline-body")
+        assert "driver" in body and "? unknown" in body and "absent" not in body
