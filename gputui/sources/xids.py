@@ -16,7 +16,7 @@ from dataclasses import dataclass, field, replace
 from gputui.domain.inputs import WHEN_UNKNOWN, ClusterObjects, GpuHealth, XidEvent
 from gputui.domain.pods import as_pod_info
 from gputui.domain.xid import xid_from_series
-from gputui.sources.errors import SourceError
+from gputui.sources.errors import ApiStatusError, SourceError
 from gputui.sources.exposition import parse_samples
 from gputui.sources.http import KubeHttp
 from gputui.sources.prometheus import PrometheusMetrics, PrometheusOptions
@@ -38,6 +38,8 @@ class XidReading:
     note: str = ""
     #: node -> GPUs reported and failed row remaps (the nodes that were read)
     health: Mapping[str, GpuHealth] = field(default_factory=dict)
+    #: every exporter scrape answered 403 (no ``pods/proxy``): XIDs are unknown, not none
+    forbidden: bool = False
 
 
 def parse_exposition(text: str) -> list[dict[str, str]]:
@@ -80,10 +82,16 @@ def scrape_exporters(http: KubeHttp, objects: ClusterObjects, now: float,
         return XidReading(origin="skipped", note=f"{len(pods)} exporters: not scraped, "
                                                  "pass --prometheus-url")
 
+    refused: list[str] = []
+
     def scrape(target: tuple[str, str, str]) -> tuple[str, list[XidEvent], GpuHealth | None]:
         namespace, name, node = target
         try:
             samples = parse_samples(scrape_text(http, namespace, name), KEPT)
+        except ApiStatusError as error:
+            if error.code == 403:
+                refused.append(node)
+            return node, [], None
         except SourceError:
             return node, [], None
         events = (_event({**s.labels, "value": repr(s.value)}, now)
@@ -94,7 +102,8 @@ def scrape_exporters(http: KubeHttp, objects: ClusterObjects, now: float,
         results = list(pool.map(scrape, pods))
     health = {node: found for node, _, found in results if found is not None}
     return XidReading(_group((node, e) for node, events, _ in results for e in events),
-                      "exporters", health=health)
+                      "exporters", health=health,
+                      forbidden=bool(pods) and len(refused) == len(pods))
 
 
 def query_prometheus(url: str | PrometheusOptions, now: float, timeout: float = 10.0,
@@ -160,6 +169,8 @@ class XidTracker:
         self.current: Mapping[str, tuple[XidEvent, ...]] = {}
         self.health: Mapping[str, GpuHealth] = {}
         self.origin = ""
+        #: the last read was refused (403 on every exporter): XIDs are unknown
+        self.forbidden = False
         self._seen: dict[tuple[str, int, int], XidEvent] = {}
         self._read_once = False
 
@@ -172,13 +183,16 @@ class XidTracker:
             return False
         stamp = now if self._read_once else self.born
         self._read_once = True
+        forbidden_changed = reading.forbidden != self.forbidden
+        self.forbidden = reading.forbidden
         self.origin = reading.origin
         seen: dict[tuple[str, int, int], XidEvent] = {}
         for node, events in reading.xids.items():
             for event in events:
                 key = (node, event.gpu, event.xid)
                 seen[key] = self._stamped(key, event, stamp, reading.origin == "prometheus")
-        changed = seen != self._seen or dict(reading.health) != dict(self.health)
+        changed = (seen != self._seen or dict(reading.health) != dict(self.health)
+                   or forbidden_changed)
         self._seen = seen
         self.health = dict(reading.health)
         if changed:

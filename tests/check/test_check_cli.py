@@ -155,3 +155,22 @@ def test_forbidden_cluster_policy_is_unknown_and_only_optional_gaps_keep_exit_0(
     assert {(g["resource"], g["required"]) for g in gaps} == {("events", False),
                                                               ("configmaps", False)}
     assert optional.returncode in (0, 1), optional.stderr
+
+
+def test_refused_exporter_scrapes_report_metrics_unknown_keep_exit(
+        gputui: Run, api_only: EmulatedCluster, tmp_path: Path) -> None:
+    """No ``pods/proxy``: every dcgm-exporter scrape answers 403, so XIDs are unknown (an
+    optional source: the exit status stays what the findings say)."""
+    from tests.sources.helpers import pod
+
+    api_only.store.create("nodes", node("gpu-0"))
+    api_only.store.create("clusterpolicies.nvidia.com", cluster_policy("gpu-operator"))
+    api_only.store.create("pods", pod("gpu-operator", "nvidia-dcgm-exporter-x", "gpu-0",
+                                      labels={"app": "nvidia-dcgm-exporter"}))
+    api_only.set_deny("get:pods/proxy,create:pods/proxy")
+    path = api_only.write_kubeconfig(tmp_path / "kc")
+    result = gputui("check", "--json", "--kubeconfig", str(path))
+    report = json.loads(result.stdout)
+    assert {"resource": "metrics", "reason": "forbidden", "required": False,
+            "hides": "XIDs, missing GPUs and row remaps"} in report["unreadable"]
+    assert result.returncode == 1, result.stderr  # the node's own findings, not 2
