@@ -71,20 +71,20 @@ def test_denied_reads_answer_the_real_servers_forbidden_status(
     api_only.set_deny("list:pods,watch:pods,get:pods,list:nodes")
     cases = [
         (lambda: core.list_namespaced_pod("gpu-operator"),
-         'pods is forbidden: User "operator" cannot list resource "pods" in API group "" in '
-         'the namespace "gpu-operator"', {"kind": "pods"}),
+         ('pods is forbidden: User "operator" cannot list resource "pods" in API group "" in '
+         'the namespace "gpu-operator"'), {"kind": "pods"}),
         (lambda: core.list_namespaced_pod("gpu-operator", watch=True, _preload_content=False),
-         'pods is forbidden: User "operator" cannot watch resource "pods" in API group "" in '
-         'the namespace "gpu-operator"', {"kind": "pods"}),
+         ('pods is forbidden: User "operator" cannot watch resource "pods" in API group "" in '
+         'the namespace "gpu-operator"'), {"kind": "pods"}),
         (lambda: core.list_pod_for_all_namespaces(),
-         'pods is forbidden: User "operator" cannot list resource "pods" in API group "" at '
-         'the cluster scope', {"kind": "pods"}),
+         ('pods is forbidden: User "operator" cannot list resource "pods" in API group "" at '
+         'the cluster scope'), {"kind": "pods"}),
         (lambda: core.read_namespaced_pod("p", "default"),
-         'pods "p" is forbidden: User "operator" cannot get resource "pods" in API group "" in '
-         'the namespace "default"', {"kind": "pods", "name": "p"}),
+         ('pods "p" is forbidden: User "operator" cannot get resource "pods" in API group "" in '
+         'the namespace "default"'), {"kind": "pods", "name": "p"}),
         (lambda: core.list_node(),
-         'nodes is forbidden: User "operator" cannot list resource "nodes" in API group "" at '
-         'the cluster scope', {"kind": "nodes"}),
+         ('nodes is forbidden: User "operator" cannot list resource "nodes" in API group "" at '
+         'the cluster scope'), {"kind": "nodes"}),
     ]
     for call, message, details in cases:
         with pytest.raises(ApiException) as error:

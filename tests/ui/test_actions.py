@@ -294,7 +294,7 @@ async def test_read_only_greys_actions_and_sends_only_gets(
         for key, title in (("c", "Cordon"), ("u", "Uncordon"), ("r", "Drain")):
             before = len(notes)
             await pilot.press(key)  # answered at once with the reason, never silence
-            await until(pilot, lambda: len(notes) == before + 1)
+            await until(pilot, lambda want=before + 1: len(notes) == want)
             assert notes[-1] == (f"{title} is not available: read-only mode (--read-only): "
                                  "gputui sends no writes")
             assert isinstance(app.screen, NodesScreen)

@@ -83,3 +83,45 @@ async def test_forbidden_pods_are_named_in_the_header_and_rows_are_unknown(
         assert "cannot read daemonsets, pods" in shown(screen, "#pipeline-head")
         body = shown(screen, "#pipeline-body")
         assert "driver" in body and "? unknown" in body and "absent" not in body
+        assert "◀" not in body  # an unknown stage is not where the chain breaks
+
+
+def test_header_gap_line_fits_80_columns_and_optional_gaps_are_not_unknown_rows() -> None:
+    from gputui.domain.model import ClusterPolicyView, ClusterSnapshot, NodeView
+    from gputui.sources.base import Connection, SourceStatus
+    from gputui.ui.widgets.status_header import HeaderState, render_header
+
+    required = ClusterSnapshot(generated_at=1.0, unreadable={
+        "pods": "forbidden", "daemonsets": "forbidden", "clusterpolicies": "forbidden",
+        "events": "forbidden"}, nodes={"a": NodeView("a", unknown=("pods",))},
+        cluster_policy=ClusterPolicyView(state="unknown"))
+    lines = render_header(HeaderState(required, SourceStatus(Connection.LIVE), 1.0), 80,
+                          {}).plain.splitlines()
+    assert len(lines) == 3 and len(lines[2]) <= 80
+    assert lines[2].startswith("⚠ cannot read clusterpolicies, daemonsets, pods, events (403)")
+    assert lines[1].startswith("policy unknown (403)") and "? findings unknown" in lines[1]
+    wide = render_header(HeaderState(required, SourceStatus(Connection.LIVE), 1.0), 400,
+                         {}).plain.splitlines()
+    assert "; operand pipelines, GPU pods and the findings on them;" in wide[2]
+    optional = ClusterSnapshot(generated_at=1.0, unreadable={"events": "forbidden"},
+                               nodes={"a": NodeView("a")})
+    lines = render_header(HeaderState(optional, SourceStatus(Connection.LIVE), 1.0), 80,
+                          {}).plain.splitlines()
+    assert lines[2].startswith("⚠ cannot read events (403): events unknown")
+    assert "0 with findings" in lines[1]
+    crd_absent = ClusterSnapshot(unreadable={"nvidiadrivers": "not-served"})
+    assert len(render_header(HeaderState(crd_absent), 80, {}).plain.splitlines()) == 2
+
+
+def test_unknown_rows_sort_between_findings_and_ok() -> None:
+    from gputui.domain.model import Finding, NodeView, Severity
+    from gputui.ui.node_rows import node_cells, sort_value
+
+    sick = NodeView("c", findings=(Finding("gpus-unavailable", Severity.WARNING, "c", "m", "h"),),
+                    worst=Severity.WARNING, unknown=("pods",))
+    unknown, ok = NodeView("a", unknown=("pods",)), NodeView("b")
+    assert node_cells(unknown)["finding"] == ("? unknown", "unknown")
+    assert node_cells(sick)["finding"][0].startswith("▲ warn gpus-unavailable")
+    assert node_cells(ok)["finding"] == ("✔ ok", "ok")
+    views = sorted([ok, unknown, sick], key=lambda v: sort_value("finding", v))  # type: ignore[arg-type,return-value]
+    assert [v.name for v in views] == ["c", "a", "b"]

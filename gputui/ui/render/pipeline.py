@@ -205,6 +205,8 @@ def _stage_table(node: NodeView, now: float, cursor: str | None, wide: bool,
                  palette: Palette) -> tuple[Table, int | None]:
     """The stage rows (substages under their stage) and the cursor row's line number."""
     broken = node.pipeline.first_broken()
+    if broken is not None and broken.status is StageStatus.UNKNOWN:
+        broken = None  # not known to break there: the banner says what cannot be read
     table = _table(wide)
     cursor_line: int | None = None
     after = False

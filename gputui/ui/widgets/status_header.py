@@ -145,7 +145,7 @@ def gaps_text(gaps: Sequence[ReadGap], short: bool) -> str:
         by_code.setdefault(gap.code, []).append(gap.resource)
     what = "; ".join(", ".join(names) + (f" ({code})" if code else "")
                      for code, names in by_code.items())
-    hidden = ", ".join(gap.short if short else gap.hides for gap in gaps)
+    hidden = (", " if short else "; ").join(gap.short if short else gap.hides for gap in gaps)
     return f"⚠ cannot read {what}: {hidden} unknown"
 
 
