@@ -125,3 +125,13 @@ def test_unknown_rows_sort_between_findings_and_ok() -> None:
     assert node_cells(ok)["finding"] == ("✔ ok", "ok")
     views = sorted([ok, unknown, sick], key=lambda v: sort_value("finding", v))  # type: ignore[arg-type,return-value]
     assert [v.name for v in views] == ["c", "a", "b"]
+
+
+def test_node_detail_does_not_say_no_findings_when_its_inputs_are_unknown() -> None:
+    from gputui.domain.model import NodeView
+    from gputui.ui.render.node_detail import findings_block
+
+    unknown = findings_block(NodeView("a", unknown=("pods",)))
+    assert str(unknown) == ("? unknown: no findings in what could be read; pods cannot be "
+                            "read")
+    assert str(findings_block(NodeView("b"))) == "✔ no findings"
