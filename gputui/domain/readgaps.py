@@ -59,6 +59,11 @@ REACH: Mapping[str, Reach] = MappingProxyType({
         "operand pipelines, GPU pods and the findings on them", "pipelines, GPU pods", True,
         "driver, toolkit, device-plugin and validator failures are read from the operand "
         "pods; without them a broken node shows no finding"),
+    "gpu-pods": Reach(
+        "GPU workload pods in other namespaces (what a drain evicts, the jobs an upgrade "
+        "waits for)", "GPU workloads", False,
+        "the operand pods, read apart in the operator namespace, still give every pipeline "
+        "and its findings"),
     "daemonsets": Reach(
         "operand DaemonSets: unscheduled operands, a blocked upgrade", "DaemonSets", True,
         "upgrade-blocked and daemonset-not-scheduled come from them, and whether an optional "
@@ -124,10 +129,11 @@ def read_gaps(unreadable: Mapping[str, str]) -> tuple[ReadGap, ...]:
 
 
 def merged(unreadable: Mapping[str, str], forbidden: Iterable[str]) -> Mapping[str, str]:
-    """``unreadable`` plus the older ``forbidden`` names (403), as one frozen mapping."""
-    both = {name: FORBIDDEN for name in forbidden}
-    both.update(unreadable)
-    return MappingProxyType(dict(sorted(both.items())))
+    """``unreadable`` as one frozen mapping; inputs that carry only the older ``forbidden``
+    names (recordings, fixtures) count those as 403s. When ``unreadable`` is given it is the
+    finer account (``gpu-pods`` apart from ``pods``) and ``forbidden`` adds nothing."""
+    found = dict(unreadable) if unreadable else {name: FORBIDDEN for name in forbidden}
+    return MappingProxyType(dict(sorted(found.items())))
 
 
 def node_unknowns(unreadable: Mapping[str, str]) -> tuple[str, ...]:

@@ -15,7 +15,7 @@ from collections.abc import Callable
 from gputui.domain.readgaps import FORBIDDEN, NOT_SERVED
 from gputui.sources.base import Connection, SourceStatus
 from gputui.sources.reflector import FeedState
-from gputui.sources.resources import resource_of
+from gputui.sources.resources import resource_of, unreadable_resources
 
 _SETTLED = (FeedState.SYNCED, FeedState.FORBIDDEN, FeedState.ABSENT)
 #: feed states that leave their resource unread, with the reason the snapshot carries
@@ -136,12 +136,9 @@ class StatusTracker:
         404 on an optional feed: its CRD is not installed). The domain decides what each
         hides (:mod:`gputui.domain.readgaps`); a 403 anywhere wins over a 404."""
         with self._lock:
-            found: dict[str, str] = {}
-            for name, (state, _) in self._states.items():
-                reason = _UNREADABLE.get(state)
-                if reason is not None and found.get(resource_of(name)) != FORBIDDEN:
-                    found[resource_of(name)] = reason
-            return found
+            return unreadable_resources(
+                (name, _UNREADABLE[state]) for name, (state, _) in self._states.items()
+                if state in _UNREADABLE)
 
     def current(self) -> SourceStatus:
         with self._lock:

@@ -87,3 +87,13 @@ def test_every_resource_says_why_it_is_required_or_not() -> None:
         "nodes", "pods", "daemonsets", "clusterpolicies"}
     assert all(reach.why and reach.hides and reach.short for reach in REACH.values())
     assert read_gaps({"nodes": FORBIDDEN, "events": FORBIDDEN})[0].resource == "nodes"
+
+
+def test_gpu_workload_pods_alone_are_an_optional_gap() -> None:
+    """A viewer with a Role in the operator namespace reads the operand pods, not every pod:
+    the pipelines are known, only the GPU workloads are not (and the exit code stays)."""
+    snap = _build(pods=healthy_pods("n1") + healthy_pods("n2"),
+                  unreadable={"gpu-pods": FORBIDDEN}, forbidden=frozenset({"pods"}))
+    assert dict(snap.unreadable) == {"gpu-pods": FORBIDDEN}
+    assert [(g.resource, g.required) for g in snap.gaps] == [("gpu-pods", False)]
+    assert all(not v.unknown for v in snap.nodes.values()) and exit_code(snap) == 0
