@@ -109,6 +109,11 @@ def test_header_gap_line_fits_80_columns_and_optional_gaps_are_not_unknown_rows(
                           {}).plain.splitlines()
     assert lines[2].startswith("⚠ cannot read events (403): events unknown")
     assert "0 with findings" in lines[1]
+    no_nodes = ClusterSnapshot(generated_at=1.0, unreadable={"nodes": "forbidden"})
+    lines = render_header(HeaderState(no_nodes, SourceStatus(Connection.LIVE), 1.0), 80,
+                          {}).plain.splitlines()
+    assert lines[1].endswith("│ ? nodes, GPUs and findings unknown") and "0 nodes" not in lines[1]
+    assert lines[2].startswith("⚠ cannot read nodes (403):")
     crd_absent = ClusterSnapshot(unreadable={"nvidiadrivers": "not-served"})
     assert len(render_header(HeaderState(crd_absent), 80, {}).plain.splitlines()) == 2
 

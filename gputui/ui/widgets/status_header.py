@@ -107,6 +107,9 @@ def counts_line(snapshot: ClusterSnapshot, width: int, variables: Mapping[str, s
         tail.append(f"{counts.gpus_allocatable}/{counts.gpus_total}",
                     style=var_style(variables, gpu_var))
         tail.append(" │ findings loading…", style=var_style(variables, "gpu-progress"))
+    elif any(gap.resource == "nodes" for gap in snapshot.gaps):  # no node list: no count
+        tail.append(" │ ? nodes, GPUs and findings unknown",
+                    style=var_style(variables, "gpu-unknown"))
     else:
         _append_counts(tail, snapshot, variables)
     policy, policy_var = policy_part(snapshot)
