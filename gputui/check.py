@@ -16,6 +16,7 @@ import msgspec
 
 from gputui.domain.checkjson import exit_code, to_check_json
 from gputui.domain.model import ClusterSnapshot, Finding
+from gputui.domain.readgaps import gap_phrase, health_unknowable
 from gputui.settings import Settings
 from gputui.sources.errors import SourceError
 
@@ -97,8 +98,18 @@ def render_table(snapshot: ClusterSnapshot, notes: Sequence[str] = ()) -> str:
     """The human report: a header line, then one row per finding (most severe first)
     with its hint on the next line."""
     lines = [header_line(snapshot, notes)]
+    lines.extend(gap_lines(snapshot))
     if snapshot.findings:
         lines.extend(_format_rows(snapshot.findings))
+    elif health_unknowable(snapshot.unreadable):
+        lines.append("no findings in what could be read: health unknown (exit 2)")
     else:
         lines.append("no findings")
     return "\n".join(lines) + "\n"
+
+
+def gap_lines(snapshot: ClusterSnapshot) -> list[str]:
+    """One line per resource that could not be read, with what it hides: a report that
+    leaves them out would read as healthy (ARCHITECTURE.md, CLI contract)."""
+    return [("unknown: " if gap.required else "partial: ") + gap_phrase(gap)
+            for gap in snapshot.gaps]

@@ -124,6 +124,9 @@ def _uses_nvidia_driver(snapshot: ClusterSnapshot) -> bool:
 def resolve_target(snapshot: ClusterSnapshot, targets: Sequence[str]) -> DriverTarget | str:
     """The object to edit for ``targets`` (nodes; may be empty), or why there is none."""
     cp = snapshot.cluster_policy
+    if cp.state == "unknown":  # forbidden, not missing: no object to name or edit
+        return ("ClusterPolicies cannot be read (403): which object configures the driver "
+                "is unknown")
     if not _uses_nvidia_driver(snapshot):
         if cp.state == "missing":
             return "no ClusterPolicy in the cluster: nothing configures the driver"

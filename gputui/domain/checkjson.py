@@ -9,6 +9,10 @@ from datetime import UTC, datetime
 from typing import Any
 
 from gputui.domain.model import ClusterSnapshot, Finding, NodeView
+from gputui.domain.readgaps import health_unknowable
+
+#: exit status when what could not be read makes "healthy" unknowable (as "could not run")
+EXIT_UNKNOWABLE = 2
 
 
 def rfc3339(epoch: float) -> str:
@@ -49,9 +53,16 @@ def to_check_json(snapshot: ClusterSnapshot) -> dict[str, Any]:
                            "not_ready_states": list(policy.not_ready_states)},
         "nodes": [_node_json(node) for node in snapshot.nodes.values()],
         "findings": [_finding_json(finding) for finding in snapshot.findings],
+        "unreadable": [{"resource": gap.resource, "reason": gap.reason, "hides": gap.hides,
+                        "required": gap.required} for gap in snapshot.gaps],
     }
 
 
 def exit_code(snapshot: ClusterSnapshot) -> int:
-    """``gputui check`` exit status: 1 when any finding is warning or worse, else 0."""
+    """``gputui check`` exit status: 2 when a required resource could not be read ("healthy"
+    cannot be told, whatever the findings say: the report is incomplete), else 1 when any
+    finding is warning or worse, else 0. Optional sources (events, configs, metrics) missing
+    only lose findings that come on top, so they keep the exit status."""
+    if health_unknowable(snapshot.unreadable):
+        return EXIT_UNKNOWABLE
     return 1 if any(f.severity.rank >= 2 for f in snapshot.findings) else 0

@@ -27,11 +27,10 @@ def cluster_policy_findings(policy: ClusterPolicyView, forbidden: frozenset[str]
     keeps ``state-driver`` notReady while any driver pod is out of date or not ready
     (``controllers/object_controls.go``, ``isDaemonSetReady``), so this is expected: info.
     """
+    if policy.state == "unknown" or (
+            CLUSTER_POLICY_RESOURCE in forbidden or "clusterpolicies.nvidia.com" in forbidden):
+        return []  # forbidden is not missing: the snapshot's read gaps say it is unknown
     if policy.state == "missing":
-        if CLUSTER_POLICY_RESOURCE in forbidden or "clusterpolicies.nvidia.com" in forbidden:
-            return [Finding("cluster-policy-missing", Severity.WARNING, None,
-                            "cannot read ClusterPolicy: access forbidden (403)",
-                            "Ask for get/list/watch on clusterpolicies.nvidia.com.")]
         return [Finding("cluster-policy-missing", Severity.CRITICAL, None,
                         "no ClusterPolicy: the GPU Operator deploys no operand",
                         "Check that the gpu-operator Deployment runs and that the Helm release "

@@ -99,17 +99,20 @@ def gpus_unavailable(ctx: NodeContext) -> list[Finding]:
             "Nothing to do yet: the chain driver -> toolkit -> device plugin is starting.",
             "pipeline")]
     broken = node.pipeline.first_broken()
-    if broken is not None and broken.operand in _GPU_PATH and broken.status is not StageStatus.PAUSED:
+    if broken is not None and broken.operand in _GPU_PATH and broken.status not in (
+            StageStatus.PAUSED, StageStatus.UNKNOWN):
         # the symptom of a stage that has its own finding: that finding leads the node's row
         return [ctx.finding(
             "gpus-unavailable", Severity.WARNING, message,
             f"The {broken.operand} stage is {broken.status.value}: {broken.detail}. Fix it "
             "first.", "pipeline")]
     severity = Severity.CRITICAL if allocatable == 0 else Severity.WARNING
+    unread = (f"{', '.join(node.unknown)} cannot be read, so the stage holding the GPUs is "
+              "unknown. " if node.unknown else "")
     return [ctx.finding(
         "gpus-unavailable", severity, message,
-        "The device plugin counts only healthy GPUs: look for XIDs on the metrics pane and "
-        "read the device-plugin log on this node.", "pipeline")]
+        unread + "The device plugin counts only healthy GPUs: look for XIDs on the metrics "
+        "pane and read the device-plugin log on this node.", "pipeline")]
 
 
 def _planned(node: NodeView) -> str:

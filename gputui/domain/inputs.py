@@ -87,6 +87,8 @@ class ClusterObjects:
         loading: resource names whose first list has not arrived yet (``pods``,
             ``clusterpolicies`` ...): what they would say is unknown, not absent.
         gpu_health: node -> GPU facts from the metrics layer (nodes it read only).
+        unreadable: resource -> why it could not be read (``forbidden`` for a 403,
+            ``not-served`` for a 404); ``forbidden`` names count as ``forbidden`` here too.
     """
 
     nodes: Mapping[str, JsonDict] = field(default_factory=dict)
@@ -104,6 +106,7 @@ class ClusterObjects:
     xids: Mapping[str, Sequence[XidEvent]] = field(default_factory=dict)
     loading: frozenset[str] = frozenset()
     gpu_health: Mapping[str, GpuHealth] = field(default_factory=dict)
+    unreadable: Mapping[str, str] = field(default_factory=dict)
 
 
 #: The empty input: a builder given this produces an empty but valid snapshot.

@@ -12,6 +12,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from types import MappingProxyType
 
+from gputui.domain.readgaps import ReadGap, read_gaps
 from gputui.domain.upgrade_policy import UpgradePolicy
 from gputui.domain.views import (
     ClusterPolicyView,
@@ -105,6 +106,8 @@ class StageStatus(str, enum.Enum):
     PAUSED = "paused"
     DISABLED = "disabled"
     ABSENT = "absent"
+    #: its pod (or whether the node should run it) could not be read: 403, not "absent"
+    UNKNOWN = "unknown"
 
 
 class DriverOwnership(str, enum.Enum):
@@ -339,6 +342,9 @@ class NodeView:
     #: the operand pods (or other inputs of pipeline and findings) are still being listed:
     #: ``findings`` and ``pipeline`` are not known yet, which is not the same as empty
     loading: bool = False
+    #: inputs of the pipeline and findings that could not be read (``pods``, ``daemonsets``,
+    #: ``clusterpolicies``): no finding then means "unknown", not "ok"
+    unknown: tuple[str, ...] = ()
 
     @property
     def paused_labels(self) -> tuple[DeployLabel, ...]:
@@ -372,6 +378,14 @@ class ClusterSnapshot:
     #: resources not listed yet (see ``ClusterObjects.loading``): the UI says "loading"
     #: for what they feed instead of a value ("policy missing", "0 nodes")
     loading: frozenset[str] = frozenset()
+    #: resource -> why it could not be read (``forbidden``, ``not-served``): see
+    #: :mod:`gputui.domain.readgaps` for what each hides
+    unreadable: Mapping[str, str] = field(default_factory=lambda: MappingProxyType({}))
+
+    @property
+    def gaps(self) -> tuple[ReadGap, ...]:
+        """What could not be read and hides something, required first."""
+        return read_gaps(self.unreadable)
 
 
 #: what nothing has been read of: every part of the picture

@@ -37,6 +37,8 @@ class NodeInputs:
     mig_configs: tuple[str, tuple[str, ...]] | None = None
     #: the pod lists (or policy, DaemonSets) are not read yet: no pipeline, no findings
     loading: bool = False
+    #: those of them that could not be read (403): what rests on them is unknown
+    unknown: tuple[str, ...] = ()
 
 
 def join_to_allocatable(created: float | None, pods: Sequence[PodInfo],
@@ -102,7 +104,8 @@ def _base_fields(inputs: NodeInputs, basics: N.NodeBasics,
             basics.created, pods, basics.resources.allocatable),
         "pipeline": NodePipeline() if inputs.loading else build_pipeline(
             labels, pods, policy_present=inputs.policy_present, disabled=inputs.disabled,
-            with_daemonset=inputs.with_daemonset, mig_capable=capable)}
+            with_daemonset=inputs.with_daemonset, mig_capable=capable, unknown=inputs.unknown),
+        "unknown": inputs.unknown}
 
 
 def build_node(inputs: NodeInputs, thresholds: ThresholdsLike,

@@ -134,10 +134,17 @@ def _expected(operand: Operand, value: str | None, policy_present: bool,
     return value is not None and operand.name in with_daemonset
 
 
+def _unknown_stage(operand: Operand, value: str | None, unknown: Collection[str]) -> PipelineStage:
+    """A stage whose pod, or whether the node should run it, could not be read."""
+    what = "pods" if "pods" in unknown else ", ".join(sorted(unknown))
+    return PipelineStage(operand.name, StageStatus.UNKNOWN,
+                         f"unknown: {what} cannot be read", deploy_label=value)
+
+
 def build_pipeline(labels: Mapping[str, str], pods: Sequence[PodInfo], *,
                    policy_present: bool, disabled: Collection[str] = (),
                    with_daemonset: Collection[str] = (),
-                   mig_capable: bool = False) -> NodePipeline:
+                   mig_capable: bool = False, unknown: Collection[str] = ()) -> NodePipeline:
     """The node's pipeline.
 
     Args:
@@ -147,10 +154,17 @@ def build_pipeline(labels: Mapping[str, str], pods: Sequence[PodInfo], *,
         disabled: operand names the ClusterPolicy disables.
         with_daemonset: operand names that have a DaemonSet in the operator namespace.
         mig_capable: the node is MIG-capable (mig-manager expected).
+        unknown: inputs that could not be read (``pods``, ``daemonsets``,
+            ``clusterpolicies``): a stage without a pod that rests on them is ``unknown``,
+            never ``absent`` (a missing pod is only a fault when gputui could see pods).
     """
     grouped = operand_pods(pods)
     operands_off = labels.get(DEPLOY_OPERANDS, "").lower() == "false"
     mps_capable = label_true(labels, MPS_CAPABLE)
+    # what might be expected if the unreadable policy and DaemonSets allowed it
+    maybe_policy = policy_present or "clusterpolicies" in unknown
+    maybe_sets = (frozenset(o.name for o in OPERANDS) if "daemonsets" in unknown
+                  else with_daemonset)
     stages: list[PipelineStage] = []
     for operand in OPERANDS:
         value = labels.get(operand.deploy) or None
@@ -160,11 +174,15 @@ def build_pipeline(labels: Mapping[str, str], pods: Sequence[PodInfo], *,
         fixed = _label_stage(operand, value, operands_off, disabled)
         expected = _expected(operand, value, policy_present, with_daemonset, mig_capable,
                              mps_capable)
+        maybe = expected or (bool(unknown) and _expected(
+            operand, value, maybe_policy, maybe_sets, mig_capable, mps_capable))
         if fixed is not None:
             if operand.core or pod is not None or expected:
                 stages.append(fixed)
         elif pod is not None:
             stages.append(stage_from_pod(operand.name, pod, value))
+        elif maybe and ("pods" in unknown or not expected):
+            stages.append(_unknown_stage(operand, value, unknown))
         elif expected:
             why = "no pod on this node" if value else f"no pod: {operand.deploy} not set"
             stages.append(PipelineStage(operand.name, StageStatus.ABSENT, why,

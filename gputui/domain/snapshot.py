@@ -32,6 +32,7 @@ from gputui.domain.inputs import ClusterObjects, GpuHealth, JsonDict, XidEvent
 from gputui.domain.labels import MIG_CONFIG
 from gputui.domain.mig import config_source
 from gputui.domain.model import (
+    ClusterPolicyView,
     ClusterSnapshot,
     DaemonSetSummary,
     Finding,
@@ -43,6 +44,7 @@ from gputui.domain.model import (
 from gputui.domain.node_build import NodeInputs, build_node
 from gputui.domain.podindex import PodIndex, pod_node_name
 from gputui.domain.policy import driver_policies, driver_policy, read_cluster_policy
+from gputui.domain.readgaps import merged, node_unknowns
 from gputui.domain.sharing import sharing_config_names
 from gputui.domain.snapshot_mig import MigTracker, configmap_changes
 from gputui.domain.thresholds import DEFAULT_THRESHOLDS, ThresholdsLike
@@ -74,6 +76,8 @@ class _Shared:
     mig_config_name: str | None = None
     #: pods, DaemonSets or the ClusterPolicy not listed yet: pipelines and findings unknown
     loading: bool = False
+    #: those that could not be read (403): a node without findings is unknown, not ok
+    unknown: tuple[str, ...] = ()
 
 
 def sort_findings(findings: Sequence[Finding]) -> tuple[Finding, ...]:
@@ -129,7 +133,11 @@ class SnapshotBuilder:
         next to the caller's ~10^6 JSON containers, and collections over them measured a
         third to a half of a 5,000-node build. The domain stays pure and leaves it to them.
         """
-        policy = read_cluster_policy(objects.cluster_policies)
+        unreadable = merged(objects.unreadable, objects.forbidden)
+        unknown = node_unknowns(unreadable)
+        # forbidden is not missing: nothing may be said about a policy gputui cannot read
+        policy = (ClusterPolicyView(state="unknown") if "clusterpolicies" in unknown
+                  else read_cluster_policy(objects.cluster_policies))
         namespace = objects.operator_namespace or policy.namespace
         touched = self._pods.update(objects.pods, changed_nodes)
         daemonsets = summarize_daemonsets(objects.daemonsets, objects.pods, namespace,
@@ -138,7 +146,7 @@ class SnapshotBuilder:
         shared = _Shared(policy.state != "missing", policy.disabled_operands,
                          frozenset(ds.operand for ds in daemonsets), upgrade_policy, namespace,
                          driver_generations(objects.daemonsets), policy.mig_config_name,
-                         bool(objects.loading & _FINDING_INPUTS))
+                         bool(objects.loading & _FINDING_INPUTS), unknown)
         events, event_nodes = self._read_events(objects.events)
         mig_nodes = configmap_changes(self._configmaps, objects.configmaps, objects.nodes,
                                       shared.mig_config_name)
@@ -163,7 +171,7 @@ class SnapshotBuilder:
             operator_namespace=namespace, cluster_policy=policy, nodes=nodes, upgrade=upgrade,
             mig=self._mig.view(policy.mig_strategy), findings=self._fleet.findings(cluster),
             daemonsets=daemonsets, counts=self._fleet.counts(upgrade.in_progress),
-            forbidden=objects.forbidden, loading=objects.loading,
+            forbidden=objects.forbidden, loading=objects.loading, unreadable=unreadable,
             sharing_configs=sharing_config_names(objects.configmaps, namespace,
                                                  policy.device_plugin_config))
 
@@ -258,7 +266,8 @@ class SnapshotBuilder:
             policy_present=shared.policy_present, disabled=shared.disabled,
             with_daemonset=shared.with_daemonset, upgrade_policy=shared.upgrade_policy,
             event=event, driver_generations=generations,
-            mig_configs=self._mig_configs(objects, name, shared), loading=shared.loading)
+            mig_configs=self._mig_configs(objects, name, shared), loading=shared.loading,
+            unknown=shared.unknown)
         view, recheck_at = build_node(inputs, self._thresholds, now)
         return _Entry(view, recheck_at, event)
 

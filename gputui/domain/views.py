@@ -149,7 +149,8 @@ class Condition:
 
 @dataclass(frozen=True, slots=True)
 class ClusterPolicyView:
-    """The active ClusterPolicy; ``state`` is ``ready|notReady|ignored|missing``."""
+    """The active ClusterPolicy; ``state`` is ``ready|notReady|ignored|missing``, or
+    ``unknown`` when ClusterPolicies may not be read (403: forbidden is not missing)."""
 
     name: str = ""
     state: str = "missing"

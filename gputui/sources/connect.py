@@ -151,7 +151,7 @@ def _read_once(target: KubeTarget, settings: Settings, clock: Callable[[], float
             tracker.http = http
             tracker.refresh(objects, now)
             reading = XidReading(tracker.current, tracker.origin or "exporters",
-                                 health=tracker.health)
+                                 health=tracker.health, forbidden=tracker.forbidden)
         else:
             reading = _xids(http, objects, settings)
     finally:
@@ -160,6 +160,8 @@ def _read_once(target: KubeTarget, settings: Settings, clock: Callable[[], float
         notes.append(f"metrics: {_origin_words(reading, settings)}"
                      + (f" ({reading.note})" if reading.note else ""))
     objects = replace(objects, xids=reading.xids, gpu_health=reading.health)
+    if reading.forbidden:  # every scrape refused (no pods/proxy): XIDs unknown, not none
+        objects = replace(objects, unreadable={**objects.unreadable, "metrics": "forbidden"})
     gctuning.freeze()  # the objects live until exit: later collections need not walk them
     with gctuning.paused():  # a build's ~10^6 acyclic objects: collections are wasted work
         snapshot: ClusterSnapshot = SnapshotBuilder(settings.thresholds).build(objects, now)

@@ -24,6 +24,7 @@ from typing import Any, Protocol
 from gputui import gctuning
 from gputui.domain.inputs import ClusterObjects
 from gputui.domain.model import ClusterSnapshot
+from gputui.domain.readgaps import FORBIDDEN
 from gputui.settings import Thresholds
 from gputui.sources.base import SnapshotCallback, SourceStatus, StatusCallback
 from gputui.sources.cache import ObjectCache
@@ -345,7 +346,8 @@ class KubeSource:
         objects = self.cache.build_inputs(
             operator_namespace=self.namespace, context=self.target.context,
             server=self.target.server, forbidden=frozenset(self.tracker.forbidden()),
-            xids=self.xids.current, gpu_health=self.xids.health, loading=loading)
+            xids=self.xids.current, gpu_health=self.xids.health, loading=loading,
+            unreadable=self._unreadable())
         try:
             # a build allocates ~10^6 acyclic objects at 5,000 nodes: collections over them
             # measured a third to a half of the build (gctuning's rule)
@@ -367,6 +369,13 @@ class KubeSource:
         else:  # but not for ever when a list never arrives
             self._gc_pause.end_if_longer_than(GC_PAUSE_LIMIT)
         self._deliver(snapshot)
+
+    def _unreadable(self) -> dict[str, str]:
+        """What the feeds could not read, plus the metrics when every scrape was refused."""
+        found = self.tracker.unreadable()
+        if self.xids.forbidden:
+            found["metrics"] = FORBIDDEN
+        return found
 
     def _builder(self) -> SnapshotBuilderLike:
         """One domain builder for the source's life: it keeps per-node work between builds."""

@@ -12,6 +12,7 @@ from concurrent.futures import ThreadPoolExecutor
 
 from gputui import gctuning
 from gputui.domain.inputs import ClusterObjects
+from gputui.domain.readgaps import FORBIDDEN, NOT_SERVED
 from gputui.sources.cache import ObjectCache
 from gputui.sources.discovery import discover_namespace, probe
 from gputui.sources.errors import ApiStatusError
@@ -19,7 +20,13 @@ from gputui.sources.http import KubeHttp
 from gputui.sources.kubeconfig import KubeTarget
 from gputui.sources.reduce import wait_selectors
 from gputui.sources.reflector import list_feed
-from gputui.sources.resources import Feed, cluster_feeds, namespace_feeds, resource_of
+from gputui.sources.resources import (
+    Feed,
+    cluster_feeds,
+    namespace_feeds,
+    resource_of,
+    unreadable_resources,
+)
 
 #: lists read at once: the two big ones (operand pods, nodes) plus the small ones beside
 LIST_THREADS = 3
@@ -34,15 +41,17 @@ def _heaviest_first(feed: Feed) -> int:
 _POLICY_FEEDS = frozenset({"clusterpolicies", "nvidiadrivers"})
 
 
-def _read_feed(http: KubeHttp, feed: Feed, cache: ObjectCache) -> str | None:
-    """List one feed into the cache; returns the feed's name when it is forbidden."""
+def _read_feed(http: KubeHttp, feed: Feed, cache: ObjectCache) -> tuple[str, str] | None:
+    """List one feed into the cache; returns (feed name, reason) when it cannot be read:
+    ``forbidden`` for a 403, ``not-served`` for a 404 on an optional feed (a CRD that is
+    not installed). Any other error ends the read (``check`` exits 2)."""
     try:
         items, _ = list_feed(http, feed)
     except ApiStatusError as error:
         if error.code == 403:
-            return feed.name
+            return feed.name, FORBIDDEN
         if error.code == 404 and feed.optional:
-            return None
+            return feed.name, NOT_SERVED
         raise
     cache.replace(feed.name, items)
     return None
@@ -86,9 +95,12 @@ def read_objects(target: KubeTarget, namespace: str | None = None,
             with ThreadPoolExecutor(LIST_THREADS, "gputui-list") as pool:
                 results += pool.map(lambda feed: _read_feed(client, feed, cache), feeds)
             cache.apply_pending()  # this thread is the cache's only reader: no copy needed
-        forbidden = {resource_of(name) for name in results if name}
+        unreadable = unreadable_resources(result for result in results if result)
+        forbidden = {resource_of(name) for name, reason in (r for r in results if r)
+                     if reason == FORBIDDEN}
         return cache.build_inputs(operator_namespace=found, context=target.context,
-                                  server=target.server, forbidden=frozenset(forbidden))
+                                  server=target.server, forbidden=frozenset(forbidden),
+                                  unreadable=unreadable)
     finally:
         if own:
             client.close()

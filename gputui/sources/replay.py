@@ -52,6 +52,7 @@ def objects_to_json(objects: ClusterObjects) -> dict[str, Any]:
         "context": objects.context,
         "server": objects.server,
         "forbidden": sorted(objects.forbidden),
+        "unreadable": dict(sorted(objects.unreadable.items())),
         "xids": {node: [[x.gpu, x.xid, x.when, x.message] for x in xids]
                  for node, xids in sorted(objects.xids.items())},
     }
@@ -72,6 +73,7 @@ def objects_from_json(data: Mapping[str, Any]) -> ClusterObjects:
         context=str(data.get("context") or ""),
         server=str(data.get("server") or ""),
         forbidden=frozenset(data.get("forbidden") or ()),
+        unreadable={str(k): str(v) for k, v in (data.get("unreadable") or {}).items()},
         xids={node: tuple(XidEvent(int(g), int(x), float(w), str(m)) for g, x, w, m in xids)
               for node, xids in (data.get("xids") or {}).items()},
     )

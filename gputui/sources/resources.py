@@ -6,12 +6,13 @@ definition of "the objects gputui needs" (ARCHITECTURE.md, "Data flow" step 1).
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
 from gputui.domain.labels import NFD_GPU_LABELS
 from gputui.domain.pods import PodInfo
+from gputui.domain.readgaps import FORBIDDEN
 from gputui.sources.decode import gpu_pod_reducer, reduce_node, reduce_operator_pod
 from gputui.sources.reduce import (
     JsonObj,
@@ -76,6 +77,27 @@ _RESOURCE_OF_FEED = {**{name: "nodes" for name, _ in NFD_FEEDS}, "gpu-pods": "po
 def resource_of(feed_name: str) -> str:
     """The resource a feed reads, as named in ``forbidden`` (``gpu-pods`` -> ``pods``)."""
     return _RESOURCE_OF_FEED.get(feed_name, feed_name)
+
+
+#: the GPU workload pods (all namespaces) are a gap of their own: a viewer with a Role in the
+#: operator namespace reads the operand pods (the pipelines) but not every pod
+_GAP_OF_FEED = {**_RESOURCE_OF_FEED, "gpu-pods": "gpu-pods"}
+
+
+def unreadable_resources(found: Iterable[tuple[str, str]]) -> dict[str, str]:
+    """(feed name, reason) pairs as resource -> reason, what the snapshot carries.
+
+    A 403 on any feed of a resource wins over a 404; ``gpu-pods`` is left out when ``pods``
+    is forbidden too (the operand pods' gap already covers every pod).
+    """
+    result: dict[str, str] = {}
+    for feed_name, reason in found:
+        resource = _GAP_OF_FEED.get(feed_name, feed_name)
+        if result.get(resource) != FORBIDDEN:
+            result[resource] = reason
+    if result.get("pods") == FORBIDDEN:
+        result.pop("gpu-pods", None)
+    return result
 
 
 def object_key(obj: PodInfo | Mapping[str, Any]) -> Key:

@@ -12,11 +12,14 @@ import threading
 import time
 from collections.abc import Callable
 
+from gputui.domain.readgaps import FORBIDDEN, NOT_SERVED
 from gputui.sources.base import Connection, SourceStatus
 from gputui.sources.reflector import FeedState
-from gputui.sources.resources import resource_of
+from gputui.sources.resources import resource_of, unreadable_resources
 
 _SETTLED = (FeedState.SYNCED, FeedState.FORBIDDEN, FeedState.ABSENT)
+#: feed states that leave their resource unread, with the reason the snapshot carries
+_UNREADABLE = {FeedState.FORBIDDEN: FORBIDDEN, FeedState.ABSENT: NOT_SERVED}
 
 
 class StatusTracker:
@@ -127,6 +130,15 @@ class StatusTracker:
         names = {resource_of(n)
                  for n, (s, _) in self._states.items() if s is FeedState.FORBIDDEN}
         return tuple(sorted(names))
+
+    def unreadable(self) -> dict[str, str]:
+        """Resource -> why it cannot be read now: ``forbidden`` (403) or ``not-served`` (a
+        404 on an optional feed: its CRD is not installed). The domain decides what each
+        hides (:mod:`gputui.domain.readgaps`); a 403 anywhere wins over a 404."""
+        with self._lock:
+            return unreadable_resources(
+                (name, _UNREADABLE[state]) for name, (state, _) in self._states.items()
+                if state in _UNREADABLE)
 
     def current(self) -> SourceStatus:
         with self._lock:

@@ -38,6 +38,8 @@ class XidReading:
     note: str = ""
     #: node -> GPUs reported and failed row remaps (the nodes that were read)
     health: Mapping[str, GpuHealth] = field(default_factory=dict)
+    #: every exporter scrape answered 403 (no ``pods/proxy``): XIDs are unknown, not none
+    forbidden: bool = False
 
 
 def parse_exposition(text: str) -> list[dict[str, str]]:
@@ -99,7 +101,7 @@ def scrape_exporters(http: KubeHttp, objects: ClusterObjects, now: float,
     health = {node: found for node, _, found in results if found is not None}
     return XidReading(_group((node, e) for node, events, _ in results for e in events),
                       "exporters", note=PROXY_FORBIDDEN if gate.message() else "",
-                      health=health)
+                      health=health, forbidden=bool(pods) and bool(gate.message()))
 
 
 def query_prometheus(url: str | PrometheusOptions, now: float, timeout: float = 10.0,
@@ -168,6 +170,8 @@ class XidTracker:
         self.current: Mapping[str, tuple[XidEvent, ...]] = {}
         self.health: Mapping[str, GpuHealth] = {}
         self.origin = ""
+        #: the last read was refused (403 on every exporter): XIDs are unknown
+        self.forbidden = False
         self._seen: dict[tuple[str, int, int], XidEvent] = {}
         self._read_once = False
         #: shared by every read: after a 403 from the pod proxy, none for minutes
@@ -182,13 +186,16 @@ class XidTracker:
             return False
         stamp = now if self._read_once else self.born
         self._read_once = True
+        forbidden_changed = reading.forbidden != self.forbidden
+        self.forbidden = reading.forbidden
         self.origin = reading.origin
         seen: dict[tuple[str, int, int], XidEvent] = {}
         for node, events in reading.xids.items():
             for event in events:
                 key = (node, event.gpu, event.xid)
                 seen[key] = self._stamped(key, event, stamp, reading.origin == "prometheus")
-        changed = seen != self._seen or dict(reading.health) != dict(self.health)
+        changed = (seen != self._seen or dict(reading.health) != dict(self.health)
+                   or forbidden_changed)
         self._seen = seen
         self.health = dict(reading.health)
         if changed:

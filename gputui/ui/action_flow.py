@@ -18,7 +18,10 @@ from dataclasses import replace
 from typing import Any
 
 from textual import work
+from textual.actions import ActionParseResult
+from textual.actions import parse as parse_action
 from textual.app import App
+from textual.dom import DOMNode
 from textual.message import Message
 
 from gputui.actions.base import Action, Plan, PlansFromServer, Progress, Result, Scope
@@ -41,6 +44,12 @@ MAX_REPLANS = 3
 #: seconds to wait for the watch to bring the newer object before re-planning
 REPLAN_WAIT = 5.0
 REPLANNED = "re-planned: the cluster changed since the first plan (409); check it again"
+
+
+def greyed_action(action: str | ActionParseResult) -> str | None:
+    """The action id of an ``act('<id>')`` binding (what the registry greys), else None."""
+    _, name, params = parse_action(action) if isinstance(action, str) else action
+    return str(params[0]) if name == "act" and params else None
 
 
 class ActionRequested(Message):
@@ -83,6 +92,22 @@ class ActionFlow(App[int]):
         if why:  # said once, at start: every action is refused with it from now on
             self.notify(f"Actions are disabled: {why}", title="Audit log",
                         severity="error", timeout=30)
+
+    async def run_action(self, action: str | ActionParseResult,
+                         default_namespace: DOMNode | None = None,
+                         namespaces: Mapping[str, DOMNode] | None = None) -> bool:
+        """Every key binding (and palette entry) runs through here.
+
+        Textual drops a binding its ``check_action`` greys without a word, so ``c`` in
+        ``--read-only`` or under an RBAC denial did nothing visible. A greyed action is
+        answered at once with its reason (:meth:`start_action`, which sends nothing); the
+        footer and help still show it greyed, since ``check_action`` still says so.
+        """
+        refused = greyed_action(action)
+        if refused is not None and refused in self.action_blocks():
+            self.start_action(refused, ())
+            return True
+        return await super().run_action(action, default_namespace, namespaces)
 
     def on_action_requested(self, message: ActionRequested) -> None:
         self.start_action(message.action_id, message.targets)

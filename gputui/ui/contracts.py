@@ -49,7 +49,8 @@ fine too. All of them take no required constructor arguments (except PodLogScree
 :class:`SnapshotView` (and :class:`NodeScoped` where they show one node). Screens carry a CSS
 class named after themselves (``upgrades-screen``, ``mig-screen``, ``pod-log-screen``) and
 their stylesheet rules are prefixed with it. Colours come from theme variables only:
-``$gpu-ok $gpu-warn $gpu-crit $gpu-info $gpu-paused $gpu-muted $gpu-progress``. For Rich
+``$gpu-ok $gpu-warn $gpu-crit $gpu-info $gpu-paused $gpu-muted $gpu-progress
+$gpu-unknown``. For Rich
 ``Text`` (DataTable cells, renderables) take symbols, words and roles from
 :mod:`gputui.ui.render.style` and styles from :func:`gputui.ui.theme.severity_style` /
 :func:`gputui.ui.theme.status_style`, which read the active theme's variables.

@@ -20,7 +20,14 @@ from typing import Final
 
 from gputui.domain.model import NodeView
 from gputui.domain.selectors import filter_terms, is_requirement, requirement
-from gputui.ui.render.style import MIG_STATE_ROLE, SEVERITY_ROLE, SEVERITY_SHORT, SEVERITY_SYMBOL
+from gputui.ui.render.style import (
+    MIG_STATE_ROLE,
+    SEVERITY_ROLE,
+    SEVERITY_SHORT,
+    SEVERITY_SYMBOL,
+    UNKNOWN_ROLE,
+    UNKNOWN_WORD,
+)
 
 
 @dataclass(frozen=True)
@@ -94,6 +101,8 @@ def _sharing(view: NodeView) -> Cell:
 def _finding(view: NodeView) -> Cell:
     if view.loading:  # pods still being listed: "ok" would be a guess
         return "… loading", "progress"
+    if (not view.findings or view.worst is None) and view.unknown:
+        return UNKNOWN_WORD, UNKNOWN_ROLE  # nothing found in what could be read
     if not view.findings or view.worst is None:
         return "✔ ok", "ok"
     worst = view.findings[0]
@@ -157,7 +166,9 @@ SORT_VALUES: Final[Mapping[str, Callable[[NodeView], object]]] = {
     "mig": lambda v: (v.mig_config or "", v.mig_state or "", v.name),
     "sharing": lambda v: (v.sharing_strategy, v.sharing_replicas, v.name),
     # worst first when ascending: that is the order an on-call operator wants by default
-    "finding": lambda v: (-(v.worst.rank if v.worst else 0), -len(v.findings), v.name),
+    # an unknown row sorts between the rows with findings and the healthy ones
+    "finding": lambda v: (-(v.worst.rank if v.worst else 0.5 if v.unknown else 0),
+                          -len(v.findings), v.name),
 }
 
 

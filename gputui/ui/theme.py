@@ -45,6 +45,7 @@ GPUTUI_THEME: Final = Theme(
         "gpu-paused": "mediumpurple",
         "gpu-progress": "lightskyblue",
         "gpu-muted": "gray",
+        "gpu-unknown": "orange",
         "footer-key-foreground": "darkorange",
     },
 )
@@ -53,6 +54,7 @@ GPUTUI_THEME: Final = Theme(
 _FALLBACKS: Final = {
     "gpu-ok": "success", "gpu-warn": "warning", "gpu-crit": "error", "gpu-info": "primary",
     "gpu-paused": "secondary", "gpu-progress": "accent", "gpu-muted": "foreground-muted",
+    "gpu-unknown": "warning",
 }
 
 

@@ -59,3 +59,39 @@ def test_bad_deny_spec_is_one_line(spec: str) -> None:
     assert result.returncode == 2
     assert "--deny entry" in result.stderr and "Traceback" not in result.stderr
     assert len(result.stderr.strip().splitlines()) == 1
+
+
+def test_denied_reads_answer_the_real_servers_forbidden_status(
+        api: k8s.ApiClient, core: k8s.CoreV1Api, api_only: EmulatedCluster) -> None:
+    """list/watch/get refused as kube-apiserver words it: a Status with reason Forbidden,
+    the resource as ``details.kind``, the namespace or the cluster scope in the message."""
+    import json
+
+    api_only.store.create("nodes", node("gpu-1"))
+    api_only.set_deny("list:pods,watch:pods,get:pods,list:nodes")
+    cases = [
+        (lambda: core.list_namespaced_pod("gpu-operator"),
+         ('pods is forbidden: User "operator" cannot list resource "pods" in API group "" in '
+         'the namespace "gpu-operator"'), {"kind": "pods"}),
+        (lambda: core.list_namespaced_pod("gpu-operator", watch=True, _preload_content=False),
+         ('pods is forbidden: User "operator" cannot watch resource "pods" in API group "" in '
+         'the namespace "gpu-operator"'), {"kind": "pods"}),
+        (lambda: core.list_pod_for_all_namespaces(),
+         ('pods is forbidden: User "operator" cannot list resource "pods" in API group "" at '
+         'the cluster scope'), {"kind": "pods"}),
+        (lambda: core.read_namespaced_pod("p", "default"),
+         ('pods "p" is forbidden: User "operator" cannot get resource "pods" in API group "" in '
+         'the namespace "default"'), {"kind": "pods", "name": "p"}),
+        (lambda: core.list_node(),
+         ('nodes is forbidden: User "operator" cannot list resource "nodes" in API group "" at '
+         'the cluster scope'), {"kind": "nodes"}),
+    ]
+    for call, message, details in cases:
+        with pytest.raises(ApiException) as error:
+            call()
+        status = json.loads(error.value.body)
+        assert error.value.status == 403
+        assert status == {"kind": "Status", "apiVersion": "v1", "metadata": {},
+                          "status": "Failure", "message": message, "reason": "Forbidden",
+                          "details": details, "code": 403}
+    core.read_node("gpu-1")  # get of nodes is not denied

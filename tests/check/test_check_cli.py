@@ -108,3 +108,69 @@ def test_forbidden_part_is_reported(gputui: Run, forbidden_paths: set[str],
         json.loads(result.stdout)
     else:
         assert "forbidden: events" in result.stdout.splitlines()[0]
+
+
+def test_forbidden_pods_make_health_unknowable_exit_2(gputui: Run, api_only: EmulatedCluster,
+                                                      tmp_path: Path) -> None:
+    """A viewer who may read nodes but not pods (issue 18, 10c): ``unreadable`` names pods
+    and what they hide, the rows are not "healthy", and the exit code says "cannot tell"."""
+    healthy = node("gpu-0")  # Ready, every GPU allocatable: nothing wrong in the Node itself
+    healthy["status"].update(allocatable={"nvidia.com/gpu": "8"},
+                             conditions=[{"type": "Ready", "status": "True"}])
+    api_only.store.create("nodes", healthy)
+    api_only.store.create("clusterpolicies.nvidia.com", cluster_policy("gpu-operator"))
+    api_only.set_deny("list:pods,watch:pods,get:pods")
+    path = api_only.write_kubeconfig(tmp_path / "kc")
+    result = gputui("check", "--json", "--kubeconfig", str(path))
+    assert result.returncode == 2, result.stderr
+    assert result.stderr == ""
+    report = json.loads(result.stdout)
+    assert report["unreadable"] == [{
+        "resource": "pods", "reason": "forbidden", "required": True,
+        "hides": "operand pipelines, GPU pods and the findings on them"}]
+    stages = report["nodes"][0]["pipeline"]
+    assert stages and {s["status"] for s in stages} == {"unknown"}
+    text = gputui("check", "--kubeconfig", str(path))
+    assert text.returncode == 2
+    lines = text.stdout.splitlines()
+    assert lines[1] == ("unknown: cannot read pods (403): operand pipelines, GPU pods and "
+                        "the findings on them unknown")
+    assert lines[-1].startswith("no findings in what could be read: health unknown")
+
+
+def test_forbidden_cluster_policy_is_unknown_and_only_optional_gaps_keep_exit_0(
+        gputui: Run, api_only: EmulatedCluster, tmp_path: Path) -> None:
+    api_only.store.create("nodes", node("gpu-0"))
+    api_only.store.create("clusterpolicies.nvidia.com", cluster_policy("gpu-operator"))
+    api_only.set_deny("list:clusterpolicies.nvidia.com")
+    path = api_only.write_kubeconfig(tmp_path / "kc")
+    denied = gputui("check", "--json", "--kubeconfig", str(path), "--namespace",
+                    "gpu-operator")
+    report = json.loads(denied.stdout)
+    assert denied.returncode == 2 and report["cluster_policy"]["state"] == "unknown"
+    assert "cluster-policy-missing" not in {f["code"] for f in report["findings"]}
+    api_only.set_deny("list:events,list:configmaps")
+    optional = gputui("check", "--json", "--kubeconfig", str(path))
+    gaps = json.loads(optional.stdout)["unreadable"]
+    assert {(g["resource"], g["required"]) for g in gaps} == {("events", False),
+                                                              ("configmaps", False)}
+    assert optional.returncode in (0, 1), optional.stderr
+
+
+def test_refused_exporter_scrapes_report_metrics_unknown_keep_exit(
+        gputui: Run, api_only: EmulatedCluster, tmp_path: Path) -> None:
+    """No ``pods/proxy``: every dcgm-exporter scrape answers 403, so XIDs are unknown (an
+    optional source: the exit status stays what the findings say)."""
+    from tests.sources.helpers import pod
+
+    api_only.store.create("nodes", node("gpu-0"))
+    api_only.store.create("clusterpolicies.nvidia.com", cluster_policy("gpu-operator"))
+    api_only.store.create("pods", pod("gpu-operator", "nvidia-dcgm-exporter-x", "gpu-0",
+                                      labels={"app": "nvidia-dcgm-exporter"}))
+    api_only.set_deny("get:pods/proxy,create:pods/proxy")
+    path = api_only.write_kubeconfig(tmp_path / "kc")
+    result = gputui("check", "--json", "--kubeconfig", str(path))
+    report = json.loads(result.stdout)
+    assert {"resource": "metrics", "reason": "forbidden", "required": False,
+            "hides": "XIDs, missing GPUs and row remaps"} in report["unreadable"]
+    assert result.returncode == 1, result.stderr  # the node's own findings, not 2

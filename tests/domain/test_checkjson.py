@@ -10,9 +10,10 @@ from gputui.domain import EMPTY_SNAPSHOT, exit_code, to_check_json
 from gputui.domain.snapshot import SnapshotBuilder
 from tests.domain import factory as f
 
-STATUSES = {"ready", "progressing", "failed", "paused", "disabled", "absent"}
+STATUSES = {"ready", "progressing", "failed", "paused", "disabled", "absent", "unknown"}
 SEVERITIES = {"critical", "warning", "info"}
-CP_STATES = {"ready", "notReady", "ignored", "missing"}
+CP_STATES = {"ready", "notReady", "ignored", "missing", "unknown"}
+REASONS = {"forbidden", "not-served"}
 CODES = {"cluster-policy-missing", "cluster-policy-not-ready", "cluster-policy-ignored",
          "node-not-ready", "gpus-unavailable", "operand-paused", "driver-pod-failing",
          "operand-pod-failing", "validator-stuck", "upgrade-failed", "upgrade-stalled",
@@ -23,7 +24,11 @@ RFC3339 = re.compile(r"^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(\.\d+)?(Z|[+-]\d{2}:
 
 def check_schema(doc: dict[str, Any]) -> None:
     """Assert the exact shape of the contract object (keys, types, value sets)."""
-    assert set(doc) == {"context", "generated_at", "cluster_policy", "nodes", "findings"}
+    assert set(doc) == {"context", "generated_at", "cluster_policy", "nodes", "findings",
+                        "unreadable"}
+    for gap in doc["unreadable"]:
+        assert set(gap) == {"resource", "reason", "hides", "required"}
+        assert gap["reason"] in REASONS and gap["hides"] and isinstance(gap["required"], bool)
     assert isinstance(doc["context"], str) and RFC3339.match(doc["generated_at"])
     cp = doc["cluster_policy"]
     assert set(cp) == {"name", "state", "not_ready_states"} and cp["state"] in CP_STATES

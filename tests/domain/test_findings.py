@@ -43,9 +43,13 @@ def test_cluster_policy_missing_is_critical() -> None:
 
 
 def test_cluster_policy_forbidden_says_so() -> None:
-    x = only(build(policies=[], forbidden=frozenset({"clusterpolicies"})),
-             "cluster-policy-missing")
-    assert "403" in x.message and x.severity is Severity.WARNING
+    """Forbidden is not missing: no ``cluster-policy-missing``, an unknown state and a read
+    gap that says what it hides (issue 18: a 403 read as "policy missing")."""
+    snap = build(policies=[], forbidden=frozenset({"clusterpolicies"}))
+    assert not [x for x in snap.findings if x.code == "cluster-policy-missing"]
+    assert snap.cluster_policy.state == "unknown"
+    assert [(g.resource, g.code, g.required) for g in snap.gaps] == [
+        ("clusterpolicies", 403, True)]
 
 
 def test_cluster_policy_not_ready_lists_states() -> None:

@@ -137,3 +137,26 @@ def test_sim_cli_rejects_a_bad_fault_in_one_line() -> None:
                             capture_output=True, text=True, cwd=REPO, timeout=60, check=False)
     assert result.returncode == 2 and "Traceback" not in result.stderr
     assert result.stderr.strip().startswith("gputui sim: fault '429%x'")
+
+
+def test_forbid_answers_the_real_servers_forbidden_status(api_only: EmulatedCluster) -> None:
+    """``forbid:RESOURCE`` words its 403 as kube-apiserver (and ``--deny``) do: the
+    Kubernetes verb, the group, the namespace or the cluster scope, and ``details``."""
+    api_only.inject("forbid:pods")
+    base = api_only.url + "/api/v1/namespaces/gpu-operator/pods"
+    for url, verb, scope in (
+            (base, "list", 'in the namespace "gpu-operator"'),
+            (base + "?watch=true", "watch", 'in the namespace "gpu-operator"'),
+            (api_only.url + "/api/v1/pods", "list", "at the cluster scope")):
+        status, _, body = _get(url)
+        answer = json.loads(body)
+        assert status == 403 and answer["reason"] == "Forbidden"
+        assert answer["message"] == (f'pods is forbidden: User "operator" cannot {verb} '
+                                     f'resource "pods" in API group "" {scope}')
+        assert answer["details"] == {"kind": "pods"}
+    api_only.heal()
+    api_only.inject("forbid:clusterpolicies")
+    status, _, body = _get(api_only.url + "/apis/nvidia.com/v1/clusterpolicies/cluster-policy")
+    assert status == 403 and json.loads(body)["message"] == (
+        'clusterpolicies "cluster-policy" is forbidden: User "operator" cannot get resource '
+        '"clusterpolicies" in API group "nvidia.com" at the cluster scope')

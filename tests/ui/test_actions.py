@@ -252,14 +252,38 @@ async def test_denied_action_is_greyed_with_the_reason(live_app: LiveApp,
         await until(pilot, lambda: "drain" in screen.blocked_actions)
         assert screen.check_action("act", ("drain",)) is None
         assert screen.check_action("act", ("cordon",)) is True
-        await pilot.press("r")  # a greyed key does nothing
-        await pilot.pause(0.2)
+        await pilot.press("r")  # a greyed key answers with the reason, opens nothing
+        await until(pilot, lambda: len(notes) == 1)
         assert isinstance(app.screen, NodesScreen)
+        assert notes[0].startswith("Drain is not available: denied: create pods/eviction")
         app.start_action("drain", ["gpu-1"])  # what the palette and ":drain" call
         await pilot.pause(0.2)
         assert isinstance(app.screen, NodesScreen)
-        assert notes and notes[-1].startswith("Drain is not available: denied: create "
-                                              "pods/eviction")
+        assert len(notes) == 2 and notes[-1] == notes[0]
+
+
+async def test_denied_cordon_key_says_why_and_sends_nothing(
+        live_app: LiveApp, cluster: EmulatedCluster,
+        request_log: list[tuple[str, str]]) -> None:
+    """``c`` under ``--deny patch:nodes`` (issue 18, 10c): the notification names the
+    denial at once; no write (not even a dry run) reaches the server."""
+    cluster.set_deny("patch:nodes")
+    app = live_app()
+    notes: list[str] = []
+    async with app.run_test(size=(120, 40)) as pilot:
+        screen = await _ready(pilot, app)
+        await until(pilot, lambda: "cordon" in screen.blocked_actions)
+        app.notify = lambda message, **kw: notes.append(str(message))  # type: ignore[method-assign]
+        sent = len(request_log)
+        await pilot.press("c")
+        await until(pilot, lambda: len(notes) == 1)
+        assert notes[0].startswith("Cordon is not available: denied: patch nodes")
+        assert isinstance(app.screen, NodesScreen)
+        await asyncio.sleep(0.3)
+        later = request_log[sent:]
+        assert not [(m, p) for m, p in later if m != "GET"], later
+        assert not [p for _, p in later if "/nodes/gpu-1" in p], later
+    assert "unschedulable" not in cluster.store.get("nodes", "gpu-1", None)["spec"]
 
 
 async def test_read_only_greys_actions_and_sends_only_gets(
@@ -270,16 +294,19 @@ async def test_read_only_greys_actions_and_sends_only_gets(
     async with app.run_test(size=(120, 40)) as pilot:
         screen = await _ready(pilot, app)
         app.notify = lambda message, **kw: notes.append(str(message))  # type: ignore[method-assign]
-        for key in ("c", "u", "r"):
-            await pilot.press(key)
-            await pilot.pause(0.1)
+        for key, title in (("c", "Cordon"), ("u", "Uncordon"), ("r", "Drain")):
+            before = len(notes)
+            await pilot.press(key)  # answered at once with the reason, never silence
+            await until(pilot, lambda want=before + 1: len(notes) == want)
+            assert notes[-1] == (f"{title} is not available: read-only mode (--read-only): "
+                                 "gputui sends no writes")
             assert isinstance(app.screen, NodesScreen)
-        assert screen.check_action("act", ("cordon",)) is None
+        assert screen.check_action("act", ("cordon",)) is None  # the footer still greys it
         for action_id in ("cordon", "drain", "operands_off"):
             app.start_action(action_id, ["gpu-1"])
             await pilot.pause(0.1)
             assert isinstance(app.screen, NodesScreen)
-        assert len(notes) == 3 and all("read-only mode" in n for n in notes)
+        assert len(notes) == 6 and all("read-only mode" in n for n in notes)
         await asyncio.sleep(0.3)
     assert request_log and {method for method, _ in request_log} == {"GET"}
     assert "unschedulable" not in cluster.store.get("nodes", "gpu-1", None)["spec"]

@@ -50,6 +50,8 @@ from dataclasses import dataclass
 
 from aiohttp import web
 
+from gputui.sim.apiserver.rbac import forbidden_details, forbidden_message
+
 Handler = Callable[[web.Request], Awaitable[web.StreamResponse]]
 
 #: kind -> (argument name or "", default argument)
@@ -147,11 +149,32 @@ _STATUS_ANSWERS = {
     "429": (429, "TooManyRequests", "Too many requests, please try again later."),
     "500": (500, "InternalError", "Internal error occurred: injected fault"),
     "503": (503, "ServiceUnavailable", "the server is currently unable to handle the request"),
-    "forbid": (403, "Forbidden",
-               '{resource} is forbidden: User "operator" cannot {verb} resource "{resource}"'),
     "evict-refuse": (429, "TooManyRequests",
                      "Cannot evict pod as it would violate the pod's disruption budget."),
 }
+
+
+def _forbidden(request: web.Request, resource: str) -> web.Response:
+    """The 403 a real kube-apiserver answers (the same body as ``--deny``'s): the Kubernetes
+    verb, the API group, the namespace or the cluster scope, and ``details``."""
+    parts = [p for p in request.path.split("/") if p]
+    group = parts[1] if parts[:1] == ["apis"] and len(parts) > 1 else ""
+    rest = parts[2:] if parts[:1] == ["api"] else parts[3:]
+    rest = rest[1:] if rest[:1] == ["watch"] else rest
+    namespace = rest[1] if len(rest) >= 3 and rest[0] == "namespaces" else None
+    scoped = rest[2:] if namespace else rest
+    name = scoped[1] if len(scoped) > 1 else None
+    subresource = scoped[2] if len(scoped) > 2 else ""
+    if request.method == "GET":
+        verb = "watch" if _is_watch(request) else "get" if name else "list"
+    else:
+        verb = {"POST": "create", "PUT": "update", "PATCH": "patch"}.get(
+            request.method, request.method.lower())
+    status = {"kind": "Status", "apiVersion": "v1", "metadata": {}, "status": "Failure",
+              "message": forbidden_message(verb, resource, subresource, group, name, namespace),
+              "reason": "Forbidden", "details": forbidden_details(resource, group, name),
+              "code": 403}
+    return web.json_response(status, status=403)
 
 
 def _is_watch(request: web.Request) -> bool:
@@ -269,6 +292,8 @@ class FaultInjector:
         kind = fault.kind
         if kind == "down":
             return _drop(request)
+        if kind == "forbid":
+            return _forbidden(request, fault.arg)
         if kind in _STATUS_ANSWERS:
             code, reason, message = _STATUS_ANSWERS[kind]
             return _status(code, reason, message.format(resource=fault.arg,

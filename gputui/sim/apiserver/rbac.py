@@ -103,7 +103,19 @@ class Denials:
         if not self.denied(verb, resource, subresource, group):
             return
         raise ApiError(403, "Forbidden", forbidden_message(
-            verb, resource, subresource, group, name, namespace, self.identity.username))
+            verb, resource, subresource, group, name, namespace, self.identity.username),
+            forbidden_details(resource, group, name))
+
+
+def forbidden_details(resource: str, group: str, name: str | None) -> dict[str, object]:
+    """``details`` of the Status, as kube-apiserver fills it (``errors.NewForbidden``: the
+    group and the resource as ``kind``, the name for a single object; empty ones left out)."""
+    details: dict[str, object] = {"kind": resource}
+    if name:
+        details["name"] = name
+    if group:
+        details["group"] = group
+    return details
 
 
 def forbidden_message(verb: str, resource: str, subresource: str, group: str,

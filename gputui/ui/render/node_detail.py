@@ -15,7 +15,14 @@ from rich.text import Text
 
 from gputui.domain.model import DriverOwnership, NodeView
 from gputui.domain.timefmt import duration
-from gputui.ui.render.style import MIG_STATE_ROLE, PLAIN, Palette, severity_word
+from gputui.ui.render.style import (
+    MIG_STATE_ROLE,
+    PLAIN,
+    UNKNOWN_ROLE,
+    UNKNOWN_WORD,
+    Palette,
+    severity_word,
+)
 
 
 def _facts() -> Table:
@@ -130,6 +137,9 @@ def pods_table(node: NodeView, now: float, palette: Palette = PLAIN) -> Renderab
 
 def findings_block(node: NodeView, palette: Palette = PLAIN) -> RenderableType:
     """The node's findings, worst first, each with its hint."""
+    if not node.findings and node.unknown:  # nothing found in what could be read
+        return Text(f"{UNKNOWN_WORD}: no findings in what could be read; "
+                    f"{', '.join(node.unknown)} cannot be read", style=palette.role(UNKNOWN_ROLE))
     if not node.findings:
         return Text("✔ no findings", style=palette.role("ok"))
     lines: list[RenderableType] = []

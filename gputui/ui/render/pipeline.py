@@ -20,7 +20,14 @@ from rich.text import Text
 
 from gputui.domain.model import NodeView, PipelineStage, StageStatus, SubStage
 from gputui.domain.timefmt import duration
-from gputui.ui.render.style import PLAIN, STATUS_SYMBOL, Palette, status_word
+from gputui.ui.render.style import (
+    PLAIN,
+    STATUS_SYMBOL,
+    UNKNOWN_ROLE,
+    UNKNOWN_WORD,
+    Palette,
+    status_word,
+)
 
 #: the operand whose init containers are the readiness chain itself: always expanded
 VALIDATOR = "operator-validator"
@@ -94,6 +101,10 @@ def banner(node: NodeView, palette: Palette = PLAIN) -> Text:
         return Text("no operand pods known on this node\n", style=palette.role("muted"),
                     no_wrap=True, overflow="ellipsis")
     broken = node.pipeline.first_broken()
+    if node.unknown and (broken is None or broken.status is StageStatus.UNKNOWN):
+        return Text(f"{UNKNOWN_WORD}: cannot read {', '.join(node.unknown)} (forbidden): "
+                    "which operands run here, and how, is not known\n",
+                    style=palette.role(UNKNOWN_ROLE), no_wrap=True, overflow="ellipsis")
     if broken is None:
         return Text(f"{STATUS_SYMBOL[StageStatus.READY]} chain complete: every stage ready\n",
                     style=palette.role("ok"), no_wrap=True, overflow="ellipsis")
@@ -194,6 +205,8 @@ def _stage_table(node: NodeView, now: float, cursor: str | None, wide: bool,
                  palette: Palette) -> tuple[Table, int | None]:
     """The stage rows (substages under their stage) and the cursor row's line number."""
     broken = node.pipeline.first_broken()
+    if broken is not None and broken.status is StageStatus.UNKNOWN:
+        broken = None  # not known to break there: the banner says what cannot be read
     table = _table(wide)
     cursor_line: int | None = None
     after = False

@@ -21,7 +21,7 @@ from rich.style import Style
 
 from gputui.domain.model import Severity, StageStatus
 
-ROLES = ("ok", "warn", "crit", "info", "paused", "muted", "progress")
+ROLES = ("ok", "warn", "crit", "info", "paused", "muted", "progress", "unknown")
 
 
 STATUS_SYMBOL: Mapping[StageStatus, str] = MappingProxyType({
@@ -31,6 +31,7 @@ STATUS_SYMBOL: Mapping[StageStatus, str] = MappingProxyType({
     StageStatus.PAUSED: "‖",
     StageStatus.DISABLED: "–",
     StageStatus.ABSENT: "?",
+    StageStatus.UNKNOWN: "?",
 })
 
 STATUS_ROLE: Mapping[StageStatus, str] = MappingProxyType({
@@ -40,6 +41,7 @@ STATUS_ROLE: Mapping[StageStatus, str] = MappingProxyType({
     StageStatus.PAUSED: "paused",
     StageStatus.DISABLED: "muted",
     StageStatus.ABSENT: "muted",
+    StageStatus.UNKNOWN: "unknown",
 })
 
 SEVERITY_SYMBOL: Mapping[Severity, str] = MappingProxyType({
@@ -52,6 +54,12 @@ SEVERITY_ROLE: Mapping[Severity, str] = MappingProxyType({
 
 #: the short word where a column is narrow (node list, findings table)
 SEVERITY_SHORT: Mapping[Severity, str] = SEVERITY_ROLE
+
+#: a node (or the header's count) whose findings rest on something that could not be read:
+#: never "✔ ok" (issue 18: a forbidden read looked healthy); same symbol as an unknown stage
+UNKNOWN_SYMBOL = STATUS_SYMBOL[StageStatus.UNKNOWN]
+UNKNOWN_WORD = f"{UNKNOWN_SYMBOL} unknown"
+UNKNOWN_ROLE = STATUS_ROLE[StageStatus.UNKNOWN]
 
 
 def role_variable(role: str) -> str:

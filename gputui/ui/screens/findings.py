@@ -139,7 +139,10 @@ class FindingsScreen(GpuScreen):
         finding = self.table.selected
         hint = self.query_one("#findings-hint", Static)
         if finding is None:
-            hint.update("No findings: nothing needs you right now.")
+            gaps = [gap.resource for gap in self.snapshot.gaps if gap.required]
+            hint.update(f"No findings in what could be read; {', '.join(gaps)} cannot be read, "
+                        "so health is unknown (see the header)." if gaps
+                        else "No findings: nothing needs you right now.")
             return
         hint.update(Text.assemble((finding.message, "bold"), "\n", ("hint: ", "bold"),
                                   finding.hint or "-"))

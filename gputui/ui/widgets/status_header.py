@@ -10,7 +10,7 @@ can call it without an app.
 from __future__ import annotations
 
 import time
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
 from rich.text import Text
@@ -18,6 +18,7 @@ from textual.widgets import Static
 
 from gputui.domain.metrics import FleetMetrics
 from gputui.domain.model import EMPTY_SNAPSHOT, ClusterSnapshot
+from gputui.domain.readgaps import ReadGap
 from gputui.domain.timefmt import duration
 from gputui.sources.base import Connection, SourceStatus
 from gputui.ui.render.fleet import fleet_line
@@ -62,6 +63,8 @@ def connection_part(state: HeaderState) -> tuple[str, str]:
         live = f"● live · {clock_text(as_of)}" if as_of else "● live"
         if status.retrying:  # current data, a struggling server: say both
             return f"{live} · {status.retrying}", "gpu-warn"
+        if any(gap.required for gap in state.snapshot.gaps):  # live, but not all of it
+            return live, "gpu-unknown"
         return live, "gpu-ok"
     if connection is Connection.CONNECTING and not status.stale_since:
         return "◌ connecting…" + (f" {status.retrying}" if status.retrying else ""), \
@@ -81,6 +84,8 @@ def policy_part(snapshot: ClusterSnapshot) -> tuple[str, str]:
     policy = snapshot.cluster_policy
     if "clusterpolicies" in snapshot.loading:
         return "policy loading…", "gpu-progress"
+    if policy.state == "unknown":  # forbidden, not missing
+        return "policy unknown (403)", "gpu-unknown"
     if policy.state == "ready":
         return "policy ready", "gpu-ok"
     if policy.state == "notReady":
@@ -102,6 +107,9 @@ def counts_line(snapshot: ClusterSnapshot, width: int, variables: Mapping[str, s
         tail.append(f"{counts.gpus_allocatable}/{counts.gpus_total}",
                     style=var_style(variables, gpu_var))
         tail.append(" │ findings loading…", style=var_style(variables, "gpu-progress"))
+    elif any(gap.resource == "nodes" for gap in snapshot.gaps):  # no node list: no count
+        tail.append(" │ ? nodes, GPUs and findings unknown",
+                    style=var_style(variables, "gpu-unknown"))
     else:
         _append_counts(tail, snapshot, variables)
     policy, policy_var = policy_part(snapshot)
@@ -121,9 +129,41 @@ def _append_counts(tail: Text, snapshot: ClusterSnapshot, variables: Mapping[str
     tail.append(f"{counts.gpus_allocatable}/{counts.gpus_total}",
                 style=var_style(variables, gpu_var))
     tail.append(" │ ")
-    tail.append(f"{counts.nodes_with_findings} with findings",
-                style=var_style(variables, findings_var))
+    # nodes with nothing found in what could be read: not "ok", unknown
+    unknown = sum(1 for view in snapshot.nodes.values() if view.unknown and not view.findings)
+    if unknown:
+        found = counts.nodes_with_findings
+        tail.append(f"{found} with findings, {unknown} unknown" if found
+                    else "? findings unknown", style=var_style(variables, "gpu-unknown"))
+    else:
+        tail.append(f"{counts.nodes_with_findings} with findings",
+                    style=var_style(variables, findings_var))
     tail.append(f" │ {counts.upgrades_in_progress} upgrading")
+
+
+def gaps_text(gaps: Sequence[ReadGap], short: bool) -> str:
+    """``⚠ cannot read pods (403): pipelines and GPU pods unknown`` (grouped by status)."""
+    by_code: dict[int, list[str]] = {}
+    for gap in gaps:
+        by_code.setdefault(gap.code, []).append(gap.resource)
+    what = "; ".join(", ".join(names) + (f" ({code})" if code else "")
+                     for code, names in by_code.items())
+    hidden = (", " if short else "; ").join(gap.short if short else gap.hides for gap in gaps)
+    return f"⚠ cannot read {what}: {hidden} unknown"
+
+
+def gaps_line(snapshot: ClusterSnapshot, width: int, variables: Mapping[str, str]) -> Text:
+    """Line 3, only when something could not be read: what, and what it hides (the long
+    words when they fit, the short ones at 80 columns); a forbidden read is never silent."""
+    gaps = snapshot.gaps
+    text = gaps_text(gaps, short=False)
+    if len(text) > width:
+        text = gaps_text(gaps, short=True)
+    required = any(gap.required for gap in gaps)
+    line = Text(text, style=var_style(variables, "gpu-unknown" if required else "gpu-warn"),
+                no_wrap=True)
+    line.truncate(width, overflow="ellipsis")
+    return line
 
 
 def render_header(state: HeaderState, width: int, variables: Mapping[str, str]) -> Text:
@@ -142,6 +182,8 @@ def render_header(state: HeaderState, width: int, variables: Mapping[str, str]) 
     line1.truncate(width, overflow="ellipsis")
     line2 = counts_line(snapshot, width, variables)
     lines = [line1, line2]
+    if snapshot.gaps:
+        lines.append(gaps_line(snapshot, width, variables))
     if state.fleet is not None:
         lines.append(fleet_line(state.fleet, width, variables))
     return Text("\n").join(lines)
@@ -162,7 +204,8 @@ class StatusHeader(Static):
         The app calls this on every applied snapshot and every second; most calls change
         nothing an operator can see, and a repaint is work stolen from the next key press.
         """
-        grows = (fleet is None) != (self.state.fleet is None)  # the fleet line comes or goes
+        grows = ((fleet is None) != (self.state.fleet is None)  # the fleet line comes or goes
+                 or bool(snapshot.gaps) != bool(self.state.snapshot.gaps))  # or the gaps line
         self.state = HeaderState(snapshot, status, now, fleet)
         if grows or self._drawn is None or self._text() != self._drawn:
             self.refresh(layout=grows)
