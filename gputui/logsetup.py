@@ -7,7 +7,8 @@ stderr would draw over the TUI).
 
 Secrets never reach the file, whatever a library logs: every record is formatted first and
 then scrubbed of ``Authorization`` headers, bearer and basic credentials, ``token`` and
-``client-key-data`` fields and PEM private keys (:func:`redact`).
+``client-key-data`` fields, PEM private keys, and every credential value gputui loaded
+(:mod:`gputui.sources.secrets`), whatever shape it is printed in (:func:`redact`).
 """
 
 from __future__ import annotations
@@ -16,6 +17,8 @@ import logging
 import os
 import re
 from pathlib import Path
+
+from gputui.sources.secrets import scrub
 
 REDACTED = "[REDACTED]"
 
@@ -35,6 +38,7 @@ _RULES: tuple[tuple[re.Pattern[str], str], ...] = (
 
 def redact(text: str) -> str:
     """``text`` with every credential replaced by ``[REDACTED]``."""
+    text = scrub(text)
     for pattern, replacement in _RULES:
         text = pattern.sub(replacement, text)
     return text

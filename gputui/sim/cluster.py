@@ -43,7 +43,8 @@ class EmulatedCluster:
     def __init__(self, scenario: str = "healthy", *, speed: float = 1.0, port: int = 0,
                  host: str = "127.0.0.1", exporters_port: int | None = None,
                  faults: str | None = None, run_controllers: bool = True,
-                 clock: SimClock | None = None, deny: str | None = None):
+                 clock: SimClock | None = None, deny: str | None = None,
+                 tokens: frozenset[str] | None = None):
         self.scenario_name = scenario
         self.speed = speed
         self.host = host
@@ -55,6 +56,8 @@ class EmulatedCluster:
 
         parse_deny(deny)
         self.deny = deny
+        #: bearer tokens the server accepts; None: any request (``set_tokens``)
+        self.tokens = tokens
         self.clock = clock or SimClock(speed=speed)
         self.store = Store(self.clock)
         self.nodeside = NodeSide()
@@ -120,6 +123,14 @@ class EmulatedCluster:
         if self._runner is not None:
             self._runner.app[CTX_KEY].denials.rules = rules
 
+    def set_tokens(self, tokens: frozenset[str] | None) -> None:
+        """Accept only these bearer tokens (401 for others), or any request (None)."""
+        from gputui.sim.apiserver import AUTHN_KEY
+
+        self.tokens = tokens
+        if self._runner is not None:
+            self._runner.app[AUTHN_KEY].accepted = tokens
+
     def kubeconfig(self, context: str = DEFAULT_CONTEXT) -> dict[str, Any]:
         """A kubeconfig that points kubectl and the ``kubernetes`` client at this cluster."""
         return {
@@ -178,7 +189,8 @@ class EmulatedCluster:
             items = api_fault_items(self.faults or "")
         self.injector = FaultInjector()
         self.injector.add(",".join(items))
-        app = build_app(self.store, self.nodeside, deny=self.deny, faults=self.injector)
+        app = build_app(self.store, self.nodeside, deny=self.deny, faults=self.injector,
+                        tokens=self.tokens)
         self._runner = web.AppRunner(app, access_log=None, handle_signals=False,
                                        shutdown_timeout=SHUTDOWN_GRACE)
         await self._runner.setup()
