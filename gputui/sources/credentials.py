@@ -148,17 +148,24 @@ def _cluster_info(cluster: MutableMapping[str, Any]) -> dict[str, Any]:
 
 def install(configuration: Configuration, source: Callable[[], str] | ExecCredentials,
             user_name: str) -> None:
-    """Make every request (reads and writes) ask ``source`` for its bearer token."""
+    """Make every request (reads and writes) ask ``source`` for its bearer token.
+
+    A token or token file is read now, so an unreadable file or an unusable token fails
+    at load as with kubectl; an exec plugin's failure is kept and retried instead.
+    """
     if isinstance(source, ExecCredentials):
         source.on_credential = _certificate_setter(configuration)
         supplier = _exec_token(source)
+        initial = ""
     else:
         supplier = source
+        initial = header_value(supplier(), user_name)
 
     def refresh(conf: Configuration) -> None:
-        conf.api_key["BearerToken"] = header_value(supplier(), user_name)
+        token = supplier()
+        conf.api_key["BearerToken"] = header_value(token, user_name) if token else ""
 
-    configuration.api_key["BearerToken"] = "pending"
+    configuration.api_key["BearerToken"] = initial
     hooked: Any = configuration
     hooked.refresh_api_key_hook = refresh
 
