@@ -160,3 +160,22 @@ def test_sigterm_mid_request_leaves_no_key_file(request_log: list[tuple[str, str
     assert process.returncode == -signal.SIGTERM
     assert _files_holding_the_key(temp) == []
     assert list(temp.iterdir()) == []
+
+
+def test_check_runs_an_exec_plugin_once(gputui: Run, api_only: EmulatedCluster,
+                                        tmp_path: Path) -> None:
+    from tests.sources.plugin_script import TOKENS, plugin_kubeconfig, runs, write_plugin
+
+    api_only.set_tokens(TOKENS)
+    api_only.store.create("nodes", node("gpu-0"))
+    plugin = write_plugin(tmp_path)
+    kubeconfig = plugin_kubeconfig(tmp_path / "kc", api_only.url, plugin, 12)
+    result = gputui("check", "--json", "--kubeconfig", str(kubeconfig))
+    assert result.returncode in (0, 1), result.stderr
+    assert "gpu-0" in result.stdout
+    assert len(runs(plugin)) == 1
+    (plugin.parent / "plugin-state" / "fail").touch()
+    failed = gputui("check", "--kubeconfig", str(kubeconfig))
+    assert failed.returncode == 2
+    assert failed.stderr.strip() == ("gputui: credential plugin exec-plugin.py failed: exit "
+                                     "status 3: login expired: run the SSO login again")
