@@ -22,7 +22,7 @@ from kubernetes.client import Configuration
 from kubernetes.config import incluster_config, kube_config
 from kubernetes.config.config_exception import ConfigException
 
-from gputui.sources.credentials import install, take_credentials
+from gputui.sources.credentials import FileToken, install, take_credentials
 from gputui.sources.errors import SourceError
 from gputui.sources.execplugin import ExecCredentials
 from gputui.sources.secrets import scrub
@@ -160,5 +160,8 @@ def _in_cluster() -> KubeTarget:
         lib.load_incluster_config(client_configuration=configuration)
     except ConfigException as error:
         raise SourceError(f"in-cluster config: {error}") from None
+    # the client sends the projected token as read, newline and all: trimmed, as client-go
+    install(configuration, FileToken(lib.SERVICE_TOKEN_FILENAME, "serviceaccount").bearer,
+            "serviceaccount")
     return KubeTarget(configuration, IN_CLUSTER_CONTEXT, str(configuration.host),
                       "serviceaccount")

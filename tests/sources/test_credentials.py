@@ -153,3 +153,20 @@ def test_fallback_key_files_are_private_and_removed(tmp_path: Path,
         keyfiles.remove_all()
     assert not path.exists() and not path.parent.exists()
     assert os.listdir(tmp_path) == []
+
+
+def test_in_cluster_token_is_trimmed(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The pod's projected token file ends in a newline too; the client sent it as read."""
+    from kubernetes.config import incluster_config
+
+    (tmp_path / "token").write_text(TOKEN + "\n")
+    (tmp_path / "ca.crt").write_text("ca")
+    monkeypatch.setattr(incluster_config, "SERVICE_TOKEN_FILENAME", str(tmp_path / "token"))
+    monkeypatch.setattr(incluster_config, "SERVICE_CERT_FILENAME", str(tmp_path / "ca.crt"))
+    env = {"KUBERNETES_SERVICE_HOST": "10.0.0.1", "KUBERNETES_SERVICE_PORT": "443",
+           "HOME": str(tmp_path)}
+    monkeypatch.setenv("KUBERNETES_SERVICE_HOST", "10.0.0.1")
+    monkeypatch.setenv("KUBERNETES_SERVICE_PORT", "443")
+    target = load_target(environ=env)
+    assert target.context == "in-cluster"
+    assert target.configuration.auth_settings()["BearerToken"]["value"] == f"Bearer {TOKEN}"
