@@ -22,6 +22,7 @@ from pathlib import Path
 from typing import Any
 
 from gputui.actions.base import Change, Plan, Result
+from gputui.sources.secrets import scrub
 
 _SECRET_KEYS = ("token", "password", "secret", "authorization", "client-key", "client_key",
                 "bearer", "credential")
@@ -79,6 +80,7 @@ class AuditLog:
         return entry
 
     def _append(self, line: str) -> None:
+        line = scrub(line)  # an error's text may quote a credential gputui loaded
         self.path.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
         fd = os.open(self.path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o600)
         try:

@@ -9,8 +9,6 @@ test_credentials.py), which do send it.
 
 from __future__ import annotations
 
-from pathlib import Path
-
 import pytest
 
 from gputui.sim.cluster import EmulatedCluster
@@ -19,8 +17,8 @@ from tests.apiserver.conftest import Kubectl, node
 pytestmark = pytest.mark.kubectl
 
 
-def test_kubectl_reads_the_401_as_unauthorized(api_only: EmulatedCluster, kubectl: Kubectl,
-                                               tmp_path: Path) -> None:
+def test_kubectl_reads_the_401_as_unauthorized(api_only: EmulatedCluster,
+                                               kubectl: Kubectl) -> None:
     api_only.store.create("nodes", node("gpu-1"))
     assert kubectl("get", "nodes", "-o", "name").stdout.split() == ["node/gpu-1"]
     api_only.set_tokens(frozenset({"right-token"}))
