@@ -140,10 +140,14 @@ def _files_holding_the_key(temp: Path) -> list[Path]:
     return [p for p in temp.rglob("*") if p.is_file() and KEY_LINE.encode() in p.read_bytes()]
 
 
-@pytest.mark.parametrize("memfd", [True, False], ids=["memfd", "private-dir"])
-def test_sigterm_mid_request_leaves_no_key_file(request_log: list[tuple[str, str]],
-                                                api_only: EmulatedCluster, tmp_path: Path,
-                                                memfd: bool) -> None:
+@pytest.mark.parametrize("memfd, sig, code", [
+    (True, signal.SIGTERM, -signal.SIGTERM), (False, signal.SIGTERM, -signal.SIGTERM),
+    (False, signal.SIGHUP, -signal.SIGHUP), (False, signal.SIGINT, 130)],
+    ids=["memfd-SIGTERM", "private-dir-SIGTERM", "private-dir-SIGHUP", "private-dir-SIGINT"])
+def test_a_signal_mid_request_leaves_no_key_file(request_log: list[tuple[str, str]],
+                                                 api_only: EmulatedCluster, tmp_path: Path,
+                                                 memfd: bool, sig: signal.Signals,
+                                                 code: int) -> None:
     api_only.inject("latency:30000")  # every request waits: check is mid-request when killed
     temp = tmp_path / "tmp"
     temp.mkdir()
@@ -152,12 +156,12 @@ def test_sigterm_mid_request_leaves_no_key_file(request_log: list[tuple[str, str
     try:
         if not memfd:  # the portable fallback does hold a file while running: the test sees it
             assert _files_holding_the_key(temp)
-        process.send_signal(signal.SIGTERM)
+        process.send_signal(sig)
         process.communicate(timeout=20)
     finally:
         if process.poll() is None:
             process.kill()
-    assert process.returncode == -signal.SIGTERM
+    assert process.returncode == code
     assert _files_holding_the_key(temp) == []
     assert list(temp.iterdir()) == []
 
