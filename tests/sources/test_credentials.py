@@ -170,3 +170,37 @@ def test_in_cluster_token_is_trimmed(tmp_path: Path, monkeypatch: pytest.MonkeyP
     target = load_target(environ=env)
     assert target.context == "in-cluster"
     assert target.configuration.auth_settings()["BearerToken"]["value"] == f"Bearer {TOKEN}"
+
+
+def test_an_unexpected_failure_while_connecting_is_said_not_fatal(
+        api_only: EmulatedCluster, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The connect thread used to die on anything but a SourceError, leaving the header at
+    "connecting…" forever (always so with --read-only, where no other worker says a thing)."""
+    import time
+
+    from gputui.settings import Thresholds
+    from gputui.sources import kube
+
+    calls: list[int] = []
+
+    def probe(http: KubeHttp) -> None:
+        calls.append(1)
+        if len(calls) == 1:
+            raise ValueError(f"Invalid header value b'Bearer {TOKEN}\\n'")
+
+    monkeypatch.setattr(kube, "probe", probe)
+    target = load_target(str(kubeconfig(tmp_path / "kc", api_only.url, {"token": TOKEN})),
+                         environ={})
+    source = kube.KubeSource(target, Thresholds(), backoff_cap=0.2, xid_every=0)
+    said: list[str] = []
+    source.start(lambda snapshot: None, lambda status: said.append(status.message))
+    try:
+        deadline = time.monotonic() + 20
+        while len(calls) < 2 and time.monotonic() < deadline:
+            time.sleep(0.05)
+    finally:
+        source.stop()
+    assert len(calls) >= 2  # the thread lived on and tried again
+    failure = next(m for m in said if "cannot connect" in m)
+    assert failure.startswith("cannot connect: ValueError: Invalid header value")
+    assert TOKEN not in failure
