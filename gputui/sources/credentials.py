@@ -93,6 +93,10 @@ def take_credentials(user: MutableMapping[str, Any], cluster: MutableMapping[str
     starts it once it knows whether the terminal is free for a prompt.
     """
     remember(*(str(user.get(k) or "") for k in ("token", "password", "client-key-data")))
+    provider = (user.get("auth-provider") or {}).get("config") or {}
+    if isinstance(provider, dict):  # gcp/oidc: the client's loader uses them, gputui hides them
+        remember(*(str(provider.get(k) or "") for k in (
+            "access-token", "id-token", "refresh-token", "client-secret")))
     if user.get("username") and user.get("password"):
         remember(base64.b64encode(f"{user['username']}:{user['password']}".encode()).decode())
     _data_to_path(user, "client-key-data", "client-key", user_name, secret=True)
