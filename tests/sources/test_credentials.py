@@ -204,3 +204,13 @@ def test_an_unexpected_failure_while_connecting_is_said_not_fatal(
     failure = next(m for m in said if "cannot connect" in m)
     assert failure.startswith("cannot connect: ValueError: Invalid header value")
     assert TOKEN not in failure
+
+
+def test_prometheus_credentials_are_scrubbed_too() -> None:
+    from gputui.settings import Settings
+    from gputui.sources.connect import prometheus_options
+
+    prometheus_options(Settings(prometheus_url="http://prom:9090",
+                                prometheus_token="planted-Prom-Token-31",
+                                prometheus_headers={"X-Scope-OrgID": "planted-Org-Key-77"}))
+    assert scrub("planted-Prom-Token-31 planted-Org-Key-77") == "[REDACTED] [REDACTED]"
