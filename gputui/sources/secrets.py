@@ -15,8 +15,9 @@ from __future__ import annotations
 import threading
 
 REDACTED = "[REDACTED]"
-#: shorter values are not secrets worth hunting (and would blank ordinary words)
-_MIN_LENGTH = 6
+#: shorter values are not secrets worth hunting (and would blank ordinary words: a test
+#: kubeconfig's password "secret" would take "secrets" out of every 403 message)
+_MIN_LENGTH = 8
 
 _lock = threading.Lock()
 _known: tuple[str, ...] = ()
