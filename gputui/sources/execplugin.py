@@ -149,7 +149,7 @@ class ExecPlugin:
                             ("token", "clientCertificateData", "clientKeyData"))
         if not all(isinstance(v, str) for v in (token, cert, key)):
             raise ExecPluginError(f"{bad} (a credential field is not a string)")
-        remember(token, key)
+        remember(token, key, *(line for line in key.splitlines() if "-----" not in line))
         if bool(cert) != bool(key):
             raise ExecPluginError(f"{bad} (clientCertificateData and clientKeyData go "
                                   "together)")
@@ -267,15 +267,19 @@ class ExecCredentials:
             self.runs += 1
             try:
                 credential = self.plugin.run(may_prompt)
+                if self.on_credential is not None:  # its certificate pair, before it is used
+                    self.on_credential(credential)
             except ExecPluginError as error:
                 self._failed(str(error))
+                return
+            except OSError as error:  # the pair could not be stored: this thread must go on
+                self._failed(f"credential plugin {self.plugin.name}: cannot keep its "
+                             f"certificate: {error.strerror or type(error).__name__}")
                 return
             with self._wake:
                 self._credential, self._obtained = credential, self.clock()
                 self._forced = False
                 self._failure, self._backoff = "", BACKOFF_FIRST
-            if self.on_credential is not None:
-                self.on_credential(credential)
             self._tell(None)
 
     def _failed(self, message: str) -> None:

@@ -150,3 +150,31 @@ def test_relative_command_is_resolved_from_the_kubeconfig(plugin: Path) -> None:
     found = plugin_from_config(exec_config(plugin, command="./exec-plugin.py"),
                                str(plugin.parent), None)
     assert found.command == str(plugin)
+
+
+def test_a_certificate_pair_is_kept_in_memory(tmp_path: Path) -> None:
+    """A plugin may answer a client certificate and key instead of a token (client-go's
+    ``clientCertificateData``/``clientKeyData``): held where OpenSSL can open them, not in
+    ``$TMPDIR``, and the key is scrubbed like a token."""
+    import json
+
+    from gputui.sources.secrets import scrub
+
+    key = "-----BEGIN PRIVATE KEY-----\nplantedExecKeyLine0123456789\n-----END PRIVATE KEY-----\n"
+    answer = {"apiVersion": "client.authentication.k8s.io/v1", "kind": "ExecCredential",
+              "status": {"clientCertificateData": "CERT PEM", "clientKeyData": key}}
+    script = tmp_path / "cert-plugin.sh"
+    script.write_text(f"#!/bin/sh\ncat <<'END'\n{json.dumps(answer)}\nEND\n")
+    script.chmod(0o755)
+    kubeconfig = plugin_kubeconfig(tmp_path / "kc", "https://127.0.0.1:1", script, 12,
+                                   interactiveMode="Never")
+    target = load_target(str(kubeconfig), environ={}, may_prompt=False)
+    assert target.credentials is not None
+    target.credentials.stop()
+    configuration = target.configuration
+    with open(str(configuration.key_file)) as handle:
+        assert handle.read() == key
+    with open(str(configuration.cert_file)) as handle:
+        assert handle.read() == "CERT PEM"
+    assert str(configuration.key_file).startswith("/proc/self/fd/")
+    assert "plantedExecKeyLine0123456789" not in scrub("a body line: plantedExecKeyLine0123456789")
