@@ -17,6 +17,7 @@ import msgspec
 from gputui.domain.checkjson import exit_code, to_check_json
 from gputui.domain.model import ClusterSnapshot, Finding
 from gputui.domain.readgaps import gap_phrase, health_unknowable
+from gputui.logsetup import redact
 from gputui.settings import Settings
 from gputui.sources.errors import SourceError
 
@@ -41,7 +42,8 @@ def run_check(settings: Settings, as_json: bool = False, out: TextIO | None = No
         print(f"gputui: {error}", file=stderr)
         return EXIT_CANNOT_RUN
     except Exception as error:  # noqa: BLE001 - contract: one line, exit 2, no traceback
-        detail = str(error).splitlines()[0] if str(error) else ""
+        # the text of a library's exception may quote a header or a token: scrubbed first
+        detail = (redact(str(error)).splitlines() or [""])[0]
         print(f"gputui: internal error: {type(error).__name__}: {detail}", file=stderr)
         return EXIT_CANNOT_RUN
     if as_json:

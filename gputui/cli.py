@@ -157,6 +157,9 @@ def _run(args: argparse.Namespace) -> int:
     _start_log(settings.log_file)
     if args.command == "check":
         from gputui.check import run_check
+        from gputui.sources.keyfiles import remove_on_signals
+
+        remove_on_signals()  # a SIGTERM mid-check must not leave a key file behind
 
         return run_check(settings, as_json=args.json)
     from gputui.ui.run import run_tui
@@ -182,7 +185,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     try:
         return _run(args)
     except (CliError, SettingsError) as error:
-        print(f"gputui: {error}", file=sys.stderr)
+        from gputui.logsetup import redact
+
+        print(f"gputui: {redact(str(error))}", file=sys.stderr)
         return getattr(error, "code", 2)
     except KeyboardInterrupt:
         return 130

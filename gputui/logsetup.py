@@ -9,7 +9,8 @@ stderr would draw over the TUI).
 
 Secrets never reach the file, whatever a library logs: every record is formatted first and
 then scrubbed of ``Authorization`` headers, bearer and basic credentials, ``token`` and
-``client-key-data`` fields and PEM private keys (:func:`redact`).
+``client-key-data`` fields, PEM private keys, and every credential value gputui loaded
+(:mod:`gputui.sources.secrets`), whatever shape it is printed in (:func:`redact`).
 """
 
 from __future__ import annotations
@@ -21,6 +22,7 @@ from pathlib import Path
 from typing import TextIO
 
 from gputui.privatefile import open_private
+from gputui.sources.secrets import scrub
 
 REDACTED = "[REDACTED]"
 
@@ -40,6 +42,7 @@ _RULES: tuple[tuple[re.Pattern[str], str], ...] = (
 
 def redact(text: str) -> str:
     """``text`` with every credential replaced by ``[REDACTED]``."""
+    text = scrub(text)
     for pattern, replacement in _RULES:
         text = pattern.sub(replacement, text)
     return text

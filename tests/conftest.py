@@ -87,6 +87,16 @@ def request_log(monkeypatch: pytest.MonkeyPatch) -> list[tuple[str, str]]:
     return seen
 
 
+@pytest.fixture(autouse=True)
+def _forget_credentials() -> Iterator[None]:
+    """Each test starts with no remembered credential (``gputui.sources.secrets`` is
+    process-wide: one test's planted token must not be scrubbed from another's text)."""
+    from gputui.sources.secrets import forget_all
+
+    forget_all()
+    yield
+
+
 @pytest.fixture
 def request_queries(monkeypatch: pytest.MonkeyPatch) -> list[tuple[str, str]]:
     """Every request the emulated server receives, as ``(method, path with its query)``:

@@ -30,6 +30,7 @@ from typing import Any
 
 from gputui.actions.base import Change, Plan, Result
 from gputui.privatefile import PrivateFileError, open_private, sync_directory, write_all
+from gputui.sources.secrets import scrub
 
 _SECRET_KEYS = ("token", "password", "secret", "authorization", "client-key", "client_key",
                 "bearer", "credential")
@@ -146,7 +147,8 @@ class AuditLog:
             "done": [redact(dict(entry)) for entry in done], "interrupted": interrupted})
 
     def _append(self, entry: Mapping[str, Any]) -> None:
-        line = (json.dumps(entry, separators=(",", ":"), default=str) + "\n").encode()
+        # scrub: an error's text may quote a credential gputui loaded
+        line = scrub(json.dumps(entry, separators=(",", ":"), default=str) + "\n").encode()
         with self._lock:
             fd = self._open()
             try:

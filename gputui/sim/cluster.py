@@ -46,7 +46,8 @@ class EmulatedCluster:
                  host: str = "127.0.0.1", exporters_port: int | None = None,
                  faults: str | None = None, run_controllers: bool = True,
                  clock: SimClock | None = None, deny: str | None = None,
-                 identity: Any = None, bookmark_interval: float = 1.0):
+                 identity: Any = None, bookmark_interval: float = 1.0,
+                 tokens: frozenset[str] | None = None):
         self.scenario_name = scenario
         self.speed = speed
         self.host = host
@@ -62,6 +63,8 @@ class EmulatedCluster:
         self.identity = identity
         #: seconds between BOOKMARK events on watches that allow them
         self.bookmark_interval = bookmark_interval
+        #: bearer tokens the server accepts; None: any request (``set_tokens``)
+        self.tokens = tokens
         self.clock = clock or SimClock(speed=speed)
         self.store = Store(self.clock)
         self.nodeside = NodeSide()
@@ -135,6 +138,13 @@ class EmulatedCluster:
         self.identity = identity
         if self._runner is not None:
             self._runner.app[CTX_KEY].denials.identity = identity or Identity()
+    def set_tokens(self, tokens: frozenset[str] | None) -> None:
+        """Accept only these bearer tokens (401 for others), or any request (None)."""
+        from gputui.sim.apiserver import AUTHN_KEY
+
+        self.tokens = tokens
+        if self._runner is not None:
+            self._runner.app[AUTHN_KEY].accepted = tokens
 
     def kubeconfig(self, context: str = DEFAULT_CONTEXT) -> dict[str, Any]:
         """A kubeconfig that points kubectl and the ``kubernetes`` client at this cluster."""
@@ -195,7 +205,8 @@ class EmulatedCluster:
         self.injector = FaultInjector()
         self.injector.add(",".join(items))
         app = build_app(self.store, self.nodeside, deny=self.deny, faults=self.injector,
-                        identity=self.identity, bookmark_interval=self.bookmark_interval)
+                        identity=self.identity, bookmark_interval=self.bookmark_interval,
+                        tokens=self.tokens)
         self._runner = web.AppRunner(app, access_log=None, handle_signals=False,
                                        shutdown_timeout=SHUTDOWN_GRACE)
         await self._runner.setup()

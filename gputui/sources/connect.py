@@ -26,6 +26,7 @@ from gputui.sources.kubeconfig import KubeTarget, load_target
 from gputui.sources.metrics import MetricsFeed
 from gputui.sources.oneshot import read_objects
 from gputui.sources.prometheus import PrometheusOptions
+from gputui.sources.secrets import remember
 from gputui.sources.xids import EXPORTER_APP, XidReading, XidTracker, read_xids
 
 
@@ -33,6 +34,9 @@ def prometheus_options(settings: Settings) -> PrometheusOptions | None:
     """How to reach Prometheus from ``settings``; None when no URL is set."""
     if not settings.prometheus_url:
         return None
+    # kept out of every error line and log, as the kubeconfig's credentials are
+    remember(settings.prometheus_token, settings.prometheus_password,
+             *dict(settings.prometheus_headers).values())
     return PrometheusOptions(
         settings.prometheus_url, token=settings.prometheus_token or "",
         username=settings.prometheus_username or "",

@@ -3,18 +3,21 @@
 ``gputui check`` prints ``gputui: <message>`` and exits 2 for a :class:`SourceError`; the TUI
 shows the same line in its header. No traceback ever reaches the operator for a condition
 they can fix (a missing kubeconfig, an unknown context, a server that does not answer).
+No credential either: every message is passed through :func:`~gputui.sources.secrets.scrub`.
 """
 
 from __future__ import annotations
 
 from typing import Any
 
+from gputui.sources.secrets import scrub
+
 
 class SourceError(ConnectionError):
     """Could not connect to (or read from) the cluster; ``str(error)`` is one line."""
 
     def __init__(self, message: str):
-        super().__init__(_one_line(message))
+        super().__init__(_one_line(scrub(str(message))))
 
 
 class ApiStatusError(SourceError):
@@ -58,6 +61,7 @@ class WriteError(Exception):
 
     def __init__(self, status: int, reason: str, retry_after: float | None = None,
                  budget: str | None = None):
+        reason = scrub(reason)
         super().__init__(reason)
         self.status = status
         self.reason = reason

@@ -25,6 +25,7 @@ import urllib3
 from kubernetes.client import Configuration
 from kubernetes.client.rest import RESTClientObject
 
+from gputui.sources.credentials import CredentialError
 from gputui.sources.errors import ApiStatusError, UnreachableError, status_parts
 from gputui.sources.retry import RateLimiter, RetryPolicy, parse_retry_after, with_retries
 
@@ -82,6 +83,8 @@ class KubeHttp:
         #: told (from the requesting thread) what is being retried, then None when that
         #: thread's retries are over; the live source shows it in the header
         self.on_retry: Callable[[int, str | None], None] | None = None
+        #: told when the server answers 401 (an exec plugin's credential is then refreshed)
+        self.on_unauthorized: Callable[[], None] | None = None
 
     def _report_retry(self, message: str | None) -> None:
         listener = self.on_retry
@@ -90,12 +93,20 @@ class KubeHttp:
 
     # ------------------------------------------------------------------ requests
     def _headers(self, accept: str = "application/json") -> dict[str, str]:
-        """Auth headers are recomputed per request so expiring exec tokens are refreshed."""
+        """Auth headers are recomputed per request so expiring credentials are refreshed.
+
+        A value no header can carry (a line break, a control character) is refused here
+        in a sentence; urllib3 would raise ``ValueError`` quoting the whole header.
+        """
         headers = {"Accept": accept, "User-Agent": "gputui"}
         settings: dict[str, Any] = dict(self.configuration.auth_settings())
         for setting in settings.values():
             if setting.get("in") == "header" and setting.get("value"):
-                headers[str(setting["key"])] = str(setting["value"])
+                value = str(setting["value"])
+                if not value.isprintable():
+                    raise CredentialError(f"the {setting['key']} credential of this kubeconfig "
+                                          "contains a line break or control character")
+                headers[str(setting["key"])] = value
         return headers
 
     def _open_once(self, path: str, query: Mapping[str, Any] | None, read_timeout: float,
@@ -118,6 +129,8 @@ class KubeHttp:
                                    no_answer=True) from None
         log.debug("GET %s -> %d (%.0f ms)", url, response.status,
                   (time.monotonic() - started) * 1000)
+        if response.status == 401 and self.on_unauthorized is not None:
+            self.on_unauthorized()
         if response.status >= 300:
             body = _read_all(response)
             raise _status_error(response.status, body,

@@ -104,6 +104,10 @@ class KubeSource:
         self.http = KubeHttp(target.configuration)
         self.tracker = StatusTracker(target.context, target.server)
         self.http.on_retry = self._request_retrying
+        self._credentials = target.credentials
+        if self._credentials is not None:  # a failing credential plugin: said in the header
+            self._credentials.on_status = self._credential_status
+            self.http.on_unauthorized = self._credentials.unauthorized
         self.snapshot: ClusterSnapshot | None = None
         self._on_stop = on_stop
         self._on_snapshot: SnapshotCallback = _ignore_snapshot
@@ -156,6 +160,8 @@ class KubeSource:
         for reflector in reflectors:
             reflector.stop()
         self.http.close()
+        if self._credentials is not None:
+            self._credentials.stop()
         deadline = time.monotonic() + 2.0
         for reflector in reflectors:
             reflector.join(max(0.0, deadline - time.monotonic()))
@@ -187,10 +193,10 @@ class KubeSource:
             try:
                 probe(self.http)
                 namespace = discover_namespace(self.http, self.namespace_override)
-            except SourceError as error:
+            except Exception as error:  # noqa: BLE001 - this thread must say why, not die
                 if self._stop.is_set():
                     return
-                self.tracker.connecting_failed(f"{error}; retrying")
+                self.tracker.connecting_failed(f"{_one_sentence(error)}; retrying")
                 self._report_status()
                 self._stop.wait(backoff.next())
                 continue
@@ -392,6 +398,11 @@ class KubeSource:
             log.exception("on_snapshot callback failed")
         self._report_status(force=True)
 
+    def _credential_status(self, message: str | None) -> None:
+        """The credential plugin failed (``message``) or works again (None)."""
+        if self.tracker.credential(message):
+            self._report_status()
+
     def _request_retrying(self, thread: int, message: str | None) -> None:
         """The HTTP layer is retrying a request (or has stopped): say so at once."""
         if self.tracker.retrying(thread, message):
@@ -406,3 +417,15 @@ class KubeSource:
             self._on_status(current)
         except Exception:  # broad: the caller's bug must not end the source's threads
             log.exception("on_status callback failed")
+
+
+def _one_sentence(error: Exception) -> str:
+    """A source error as it is; anything else (a bug, a library's surprise) as its type and
+    first line, scrubbed of credentials, and logged with its traceback for the report."""
+    if isinstance(error, SourceError):
+        return str(error)
+    from gputui.sources.secrets import scrub
+
+    log.exception("connecting failed unexpectedly")
+    first = (scrub(str(error)).splitlines() or [""])[0]
+    return f"cannot connect: {type(error).__name__}" + (f": {first}" if first else "")

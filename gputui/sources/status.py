@@ -38,6 +38,7 @@ class StatusTracker:
         self._failed = False
         self._build_error = ""  # the last snapshot build failed: the data shown is old
         self._retrying: dict[int, str] = {}  # requesting thread -> what it is retrying
+        self._credential = ""  # the credential plugin's last failure, until it works again
 
     def feed(self, name: str, state: FeedState, message: str) -> None:
         with self._lock:
@@ -84,6 +85,13 @@ class StatusTracker:
             else:
                 self._retrying[thread] = message
             return before != message
+
+    def credential(self, message: str | None) -> bool:
+        """The credential plugin failed (``message``) or works again (None); it leads the
+        header's message and retry note until then. True when that changed."""
+        with self._lock:
+            before, self._credential = self._credential, message or ""
+            return before != self._credential
 
     def build_failed(self, message: str) -> None:
         """The snapshot builder failed: the cache may be current, what is shown is not."""
@@ -148,6 +156,8 @@ class StatusTracker:
                                 forbidden=self._forbidden(), retrying=self._retry_note())
 
     def _retry_note(self) -> str:
+        if self._credential:
+            return self._credential
         if not self._retrying:
             return ""
         first = next(iter(self._retrying.values()))
@@ -167,6 +177,8 @@ class StatusTracker:
         return Connection.CONNECTING
 
     def _message(self) -> str:
+        if self._credential:
+            return self._credential
         if self._failure:
             return self._failure
         for name, (state, message) in sorted(self._states.items()):

@@ -34,7 +34,7 @@ import urllib3
 from kubernetes import client as k8s
 from kubernetes.client.exceptions import ApiException
 
-from gputui.sources.errors import WriteError
+from gputui.sources.errors import SourceError, WriteError
 from gputui.sources.identity import PATH as SELF_SUBJECT_REVIEWS
 from gputui.sources.identity import ServerIdentity, parse_self_subject_review
 from gputui.sources.kubeconfig import KubeTarget
@@ -268,6 +268,8 @@ class KubeWriter:
         except urllib3.exceptions.HTTPError as error:
             raise WriteError(0, f"cannot reach the API server at {self.server}: "
                                 f"{_first_line(error)}") from None
+        except SourceError as error:  # the credential could not be had (token file, plugin)
+            raise WriteError(0, str(error)) from None
         data = response.data if hasattr(response, "data") else response.read()
         if response.status >= 300:
             raise api_error(response.status, data, response.headers)

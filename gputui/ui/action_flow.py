@@ -28,6 +28,7 @@ from gputui.actions.base import Action, Plan, PlansFromServer, Progress, Result,
 from gputui.actions.registry import ACTIONS, action
 from gputui.actions.runner import Runner
 from gputui.domain.model import ClusterSnapshot
+from gputui.ui.crash import worker_failure
 from gputui.ui.screens.confirm import (
     ActionCompleted,
     ActionProgressed,
@@ -76,10 +77,19 @@ class ActionFlow(App[int]):
     @work(thread=True, exclusive=True, group="permissions")
     def check_permissions(self) -> None:
         """SelfSubjectAccessReview for every permission, the SelfSubjectReview and the
-        audit log's path, once, off the UI thread."""
-        if self.runner is not None:
+        audit log's path, once, off the UI thread.
+
+        The worker boundary: whatever goes wrong is one scrubbed sentence in a
+        notification and the log, never a crash report (Textual's shows locals)."""
+        if self.runner is None:
+            return
+        try:
             self.runner.check_permissions()
-            self.call_from_thread(self.permissions_known)
+        except Exception as error:  # noqa: BLE001 - a worker's failure is said, not fatal
+            text = worker_failure("checking permissions", error)
+            self.call_from_thread(self.notify, text, severity="error")
+            return
+        self.call_from_thread(self.permissions_known)
 
     def permissions_known(self) -> None:
         """Tell the screens which actions are greyed (attributes down) and redraw keys."""

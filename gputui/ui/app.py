@@ -38,6 +38,7 @@ from gputui.ui.contracts import (
     SnapshotUpdated,
     SourceStatusChanged,
 )
+from gputui.ui.crash import QuietCrash
 from gputui.ui.exit_signals import catch_exit_signals, release_exit_signals
 from gputui.ui.palette import GpuCommands
 from gputui.ui.pod_logs import PodLogFlow
@@ -77,7 +78,7 @@ MIN_SNAPSHOT_INTERVAL = 0.25
 SCOPE_VIEWS = {"nodes": "nodes", "findings": "findings"}
 
 
-class GpuTuiApp(PodLogFlow, ActionFlow):
+class GpuTuiApp(PodLogFlow, ActionFlow, QuietCrash):
     """The gputui terminal UI; build it with :func:`make_app`."""
 
     TITLE = "gputui"

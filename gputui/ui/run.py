@@ -21,8 +21,10 @@ def _stop_quietly(stop: Callable[[], None]) -> None:
     try:
         stop()
     except Exception as error:  # noqa: BLE001 - we are exiting anyway; say it in one line
-        print(f"gputui: while stopping: {str(error).splitlines()[0] if str(error) else error!r}",
-              file=sys.stderr)
+        from gputui.logsetup import redact
+
+        detail = (redact(str(error)).splitlines() or [type(error).__name__])[0]
+        print(f"gputui: while stopping: {detail}", file=sys.stderr)
 
 
 def run_tui(settings: Settings) -> int:

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from aiohttp import web
 
+from gputui.sim.apiserver.authn import AUTHN_KEY, Tokens, authenticate
 from gputui.sim.apiserver.common import CTX_KEY, ApiContext
 from gputui.sim.apiserver.faults import FAULTS_KEY, FaultInjector, inject_faults, register
 from gputui.sim.apiserver.rbac import Denials, Identity, parse_deny
@@ -16,13 +17,14 @@ from gputui.sim.apiserver.watch import end_all_watches
 from gputui.sim.nodeside import NodeSide
 from gputui.sim.store import Store
 
-__all__ = ["CTX_KEY", "FAULTS_KEY", "ApiContext", "FaultInjector", "build_app"]
+__all__ = ["AUTHN_KEY", "CTX_KEY", "FAULTS_KEY", "ApiContext", "FaultInjector", "build_app"]
 
 
 def build_app(store: Store, nodeside: NodeSide | None = None, *,
               bookmark_interval: float = 1.0, deny: str | None = None,
               faults: FaultInjector | None = None,
-              identity: Identity | None = None) -> web.Application:
+              identity: Identity | None = None,
+              tokens: frozenset[str] | None = None) -> web.Application:
     """The API server application for ``store`` (and the node side's logs and ports).
 
     Args:
@@ -33,9 +35,11 @@ def build_app(store: Store, nodeside: NodeSide | None = None, *,
         faults: API-level faults to inject (:mod:`gputui.sim.apiserver.faults`); its
             middleware runs first, so a fault answers before any handler.
         identity: who every caller is (``kubectl auth whoami``); ``operator`` when None.
+        tokens: when set, the only bearer tokens accepted (:mod:`~.authn`); others get 401.
     """
-    app = web.Application(middlewares=[inject_faults, status_errors],
+    app = web.Application(middlewares=[inject_faults, authenticate, status_errors],
                           client_max_size=64 * 1024 * 1024)
+    app[AUTHN_KEY] = Tokens(tokens)
     if faults is not None:
         register(app, faults)
     ctx = ApiContext(store=store, nodeside=nodeside or NodeSide(),
