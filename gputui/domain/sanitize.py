@@ -117,7 +117,7 @@ def clean_log(text: str) -> list[str]:
     lines = text.split("\n")
     if lines[-1] == "":
         lines.pop()
-    return [_clean_log_line(line[:-1] if line.endswith("\r") else line) for line in lines]
+    return [_clean_log_line(line.removesuffix("\r")) for line in lines]
 
 
 def _clean_log_line(line: str) -> str:

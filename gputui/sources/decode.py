@@ -25,6 +25,11 @@ managedFields are decoded only for nodes, and only their ``time`` and the label 
 :func:`~gputui.sources.reduce.label_times` needs. They are not kept as ``msgspec.Raw`` for a
 later parse because a Raw value keeps the whole page's buffer alive.
 
+Every object is cleaned (:func:`~gputui.domain.sanitize.clean_tree`) between shaping and
+finishing: only the fields kept are walked, and a flat map of clean strings (labels,
+annotations) is checked in C and kept as it is, so nothing with a control character reaches
+the cache, whichever path (pages, events, the dict path) it came by.
+
 A page or event that does not fit the shape (a server sending an unexpected type) is decoded
 generically and cut to the shape item by item: odd input costs speed, and only an object that
 cannot be cut is dropped (logged), never the page or the feed.
@@ -42,6 +47,7 @@ from typing import Any, Generic, TypeVar
 import msgspec
 
 from gputui.domain.pods import read_pod
+from gputui.domain.sanitize import clean_tree
 from gputui.domain.selectors import parse_selector
 from gputui.sources.reduce import (
     GPU_RESOURCE_PREFIXES,
@@ -240,7 +246,7 @@ class FeedDecoder(Generic[T]):
             raise ValueError("a list page is not a JSON object")  # noqa: TRY004 - callers treat
             # every undecodable answer alike
         metadata = document.get("metadata") or {}
-        items = [kept for kept in map(self.finish, document.get("items") or ())
+        items = [kept for kept in map(self.finish, map(clean_tree, document.get("items") or ()))
                  if kept is not None]
         return Page(items, str(metadata.get("resourceVersion") or ""),
                     str(metadata.get("continue") or ""))
@@ -257,8 +263,7 @@ class FeedDecoder(Generic[T]):
             raise ValueError(str(error)) from None
         kind = str(event.get("type") or "")
         obj = event.get("object")
-        if not isinstance(obj, dict):
-            obj = {}
+        obj = clean_tree(obj) if isinstance(obj, dict) else {}
         item = self.finish(obj) if kind in ("ADDED", "MODIFIED", "DELETED") else None
         return WatchEvent(kind, obj, item)
 
@@ -285,7 +290,7 @@ def reduce_with(decoder: FeedDecoder[Any], obj: Mapping[str, Any]) -> Item | Non
     ``msgspec.convert`` builds new containers, so ``obj`` is left untouched.
     """
     shaped = decoder.shaped(obj)
-    return decoder.finish(shaped) if shaped else None
+    return decoder.finish(clean_tree(shaped)) if shaped else None
 
 
 def reduce_node(obj: Mapping[str, Any]) -> Item:

@@ -7,6 +7,8 @@ they can fix (a missing kubeconfig, an unknown context, a server that does not a
 
 from __future__ import annotations
 
+from gputui.domain.sanitize import clean_line
+
 
 class SourceError(ConnectionError):
     """Could not connect to (or read from) the cluster; ``str(error)`` is one line."""
@@ -22,8 +24,8 @@ class ApiStatusError(SourceError):
                  retry_after: float | None = None):
         super().__init__(f"{code} {reason}: {message}" if reason else f"{code}: {message}")
         self.code = code
-        self.reason = reason
-        self.detail = message
+        self.reason = clean_line(reason)
+        self.detail = clean_line(message)
         #: seconds the server asked us to wait (``Retry-After``), None when it did not say
         self.retry_after = retry_after
 
@@ -50,17 +52,19 @@ class WriteError(Exception):
 
     def __init__(self, status: int, reason: str, retry_after: float | None = None,
                  budget: str | None = None):
+        reason = clean_line(reason)  # it quotes the server
         super().__init__(reason)
         self.status = status
         self.reason = reason
         self.retry_after = retry_after
         #: for a 429 eviction: the PodDisruptionBudget that refused it, when the server named it
-        self.budget = budget
+        self.budget = clean_line(budget) if budget else budget
 
 
 def _one_line(message: str) -> str:
-    """Collapse a multi-line library message into its first meaningful line."""
+    """Collapse a multi-line library message into its first meaningful line, cleaned (it
+    may quote the server)."""
     for line in str(message).splitlines():
         if line.strip():
-            return line.strip()
+            return clean_line(line.strip())
     return "unknown error"

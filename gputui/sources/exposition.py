@@ -11,6 +11,7 @@ from dataclasses import dataclass
 
 from prometheus_client.parser import text_string_to_metric_families
 
+from gputui.domain.sanitize import clean_line, clean_tree
 from gputui.sources.errors import SourceError
 
 
@@ -34,7 +35,8 @@ def parse_samples(text: str, names: Collection[str] | None = None) -> list[Sampl
         for family in text_string_to_metric_families(text):
             for sample in family.samples:
                 if names is None or sample.name in names:
-                    samples.append(Sample(sample.name, dict(sample.labels), float(sample.value)))
+                    samples.append(Sample(clean_line(sample.name), clean_tree(sample.labels),
+                                          float(sample.value)))
     except ValueError as error:
         raise SourceError(f"unreadable metrics text: {str(error).splitlines()[0]}") from None
     return samples

@@ -41,6 +41,7 @@ from gputui.domain.metrics import (
     host_of,
     node_metrics,
 )
+from gputui.domain.sanitize import clean_tree
 from gputui.domain.xid import xid_from_series
 from gputui.sources.errors import SourceError
 
@@ -142,7 +143,7 @@ class PrometheusMetrics:
                                               timeout=self.options.timeout)
         except (requests.RequestException, PrometheusApiClientException, ValueError) as error:
             raise SourceError(f"Prometheus {self.options.url}: {_short(error)}") from None
-        return list(result or [])
+        return clean_tree(list(result or []))  # type: ignore[no-any-return]
 
     def _query_range(self, promql: str, start: float, end: float,
                      step: float) -> list[dict[str, Any]]:
@@ -155,7 +156,7 @@ class PrometheusMetrics:
                 timeout=self.options.timeout)
         except (requests.RequestException, PrometheusApiClientException, ValueError) as error:
             raise SourceError(f"Prometheus {self.options.url}: {_short(error)}") from None
-        return list(result or [])
+        return clean_tree(list(result or []))  # type: ignore[no-any-return]
 
     def probe(self) -> None:
         """One cheap query; raises :class:`SourceError` when Prometheus does not answer."""
