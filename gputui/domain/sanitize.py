@@ -34,6 +34,7 @@ from __future__ import annotations
 
 import re
 from functools import lru_cache
+from operator import is_
 from typing import Any
 
 #: every code point that never reaches the terminal as it is (C0 and DEL, C1, soft hyphen,
@@ -72,8 +73,8 @@ _TEXT = re.compile("\r\n|" + _char_class(UNSAFE_RANGES, "\t\n"))
 @lru_cache(maxsize=512)
 def visible(char: str) -> str:
     """The printable stand-in of one unsafe character (see the module docstring)."""
-    if char == "\r\n":
-        return "␤"
+    if char in ("\r\n", "\n"):  # one symbol for a line break, whichever its spelling
+        return "\u2424"
     code = ord(char)
     if code < 0x20:
         return chr(0x2400 + code)
@@ -134,9 +135,10 @@ def clean_tree(value: Any) -> Any:
     """A decoded JSON value with every string cleaned: keys as lines (a label key, a field
     name), values as text (:func:`clean_text`).
 
-    Containers that hold only clean strings are returned as they are (checked in C, no
-    copy); a container with anything to change is rebuilt, so a caller never sees a
-    half-cleaned object.
+    What is clean is returned as it is, not copied (a flat map of clean strings, such as
+    labels or annotations, is checked in C): the common case allocates nothing. A container
+    with anything to change is rebuilt, so an object shared with someone else is never
+    changed under them.
     """
     kind = type(value)
     if kind is str:
@@ -144,7 +146,8 @@ def clean_tree(value: Any) -> Any:
     if kind is dict:
         return _clean_dict(value)
     if kind is list:
-        return [clean_tree(item) for item in value]
+        items = [clean_tree(item) for item in value]
+        return value if all(map(is_, items, value)) else items
     return value
 
 
@@ -154,5 +157,7 @@ def _clean_dict(value: dict[Any, Any]) -> dict[Any, Any]:
             return value
     except TypeError:  # a value that is not a string (a nested object, a number): walk it
         pass
-    return {_clean_key(key): clean_tree(item) for key, item in value.items()}
-
+    cleaned = {_clean_key(key): clean_tree(item) for key, item in value.items()}
+    same = (len(cleaned) == len(value)
+            and all(map(is_, cleaned, value)) and all(map(is_, cleaned.values(), value.values())))
+    return value if same else cleaned
