@@ -25,10 +25,11 @@ managedFields are decoded only for nodes, and only their ``time`` and the label 
 :func:`~gputui.sources.reduce.label_times` needs. They are not kept as ``msgspec.Raw`` for a
 later parse because a Raw value keeps the whole page's buffer alive.
 
-Every object is cleaned (:func:`~gputui.domain.sanitize.clean_tree`) between shaping and
-finishing: only the fields kept are walked, and a flat map of clean strings (labels,
-annotations) is checked in C and kept as it is, so nothing with a control character reaches
-the cache, whichever path (pages, events, the dict path) it came by.
+Every object is cleaned (:func:`clean_objects`) between shaping and finishing, so nothing
+with a control character reaches the cache, whichever path (pages, events, the dict path) it
+came by. Cheaply: a page's shaped objects are encoded again (in C, a few percent of the
+decode) and only when those bytes hold a backslash escape, DEL or a non-ASCII byte (where
+a control or format character could hide) are the objects walked.
 
 A page or event that does not fit the shape (a server sending an unexpected type) is decoded
 generically and cut to the shape item by item: odd input costs speed, and only an object that
@@ -188,6 +189,28 @@ def _finish_gpu_or_selected(selectors: tuple[str, ...]) -> Callable[[JsonObj], I
     return finish
 
 
+# ------------------------------------------------------------------- cleaning
+_encode = msgspec.json.Encoder().encode
+
+
+def _plain(data: bytes) -> bool:
+    """Whether encoded JSON can hold no character :func:`clean_tree` would change: ASCII
+    (no C1 or format character), no DEL, no escape (C0 controls are written escaped)."""
+    return data.isascii() and b"\\" not in data and b"\x7f" not in data
+
+
+def clean_objects(objects: list[Any]) -> list[Any]:
+    """``objects`` with every string cleaned (:func:`~gputui.domain.sanitize.clean_tree`).
+
+    Walking every kept string in Python would cost as much as the decode itself; encoding
+    the objects back (in C) and scanning the bytes tells the clean page at once, then the
+    clean objects of a dirty page. Only an object that may hold something is walked.
+    """
+    if not objects or _plain(_encode(objects)):
+        return objects
+    return [obj if _plain(_encode(obj)) else clean_tree(obj) for obj in objects]
+
+
 # --------------------------------------------------------------- page and event
 @dataclass(frozen=True, slots=True)
 class Page:
@@ -246,7 +269,7 @@ class FeedDecoder(Generic[T]):
             raise ValueError("a list page is not a JSON object")  # noqa: TRY004 - callers treat
             # every undecodable answer alike
         metadata = document.get("metadata") or {}
-        items = [kept for kept in map(self.finish, map(clean_tree, document.get("items") or ()))
+        items = [kept for kept in map(self.finish, clean_objects(document.get("items") or []))
                  if kept is not None]
         return Page(items, str(metadata.get("resourceVersion") or ""),
                     str(metadata.get("continue") or ""))
@@ -263,7 +286,7 @@ class FeedDecoder(Generic[T]):
             raise ValueError(str(error)) from None
         kind = str(event.get("type") or "")
         obj = event.get("object")
-        obj = clean_tree(obj) if isinstance(obj, dict) else {}
+        obj = clean_objects([obj])[0] if isinstance(obj, dict) else {}
         item = self.finish(obj) if kind in ("ADDED", "MODIFIED", "DELETED") else None
         return WatchEvent(kind, obj, item)
 
@@ -290,7 +313,7 @@ def reduce_with(decoder: FeedDecoder[Any], obj: Mapping[str, Any]) -> Item | Non
     ``msgspec.convert`` builds new containers, so ``obj`` is left untouched.
     """
     shaped = decoder.shaped(obj)
-    return decoder.finish(clean_tree(shaped)) if shaped else None
+    return decoder.finish(clean_objects([shaped])[0]) if shaped else None
 
 
 def reduce_node(obj: Mapping[str, Any]) -> Item:
