@@ -8,25 +8,26 @@ audit line or debug log line ever holds a control character.
 The rule (README, "Text from the cluster"): every C0 and C1 control character, DEL, the
 Unicode line and paragraph separators, lone surrogates and every invisible format character
 (bidi embeddings, overrides and isolates, zero-width characters, the byte order mark, tag
-characters) is replaced by a visible stand-in, one character at a time:
-
-* C0 controls and DEL by their Unicode control pictures: ESC is ``␛``, BEL ``␇``, CR ``␍``;
-* everything else by its code point, ``<U+009B>``, ``<U+202E>``.
+characters) is replaced by its escape as Python, ``printf`` and JSON readers know it, one
+character at a time: ESC is ``\\x1b``, BEL ``\\x07``, the 8-bit CSI ``\\x9b``, a
+right-to-left override ``\\u202e``, a tab, newline and CR ``\\t \\n \\r``.
 
 The rest of an escape sequence is printable already and stays as it was, so
-``ESC]2;PWNED BEL`` reads ``␛]2;PWNED␇``: inert, and the operator sees what was attempted.
-Per character, not per sequence, because a terminal acts on the introducer (ESC, or the
-8-bit CSI/OSC/DCS ``\\x9b \\x9d \\x90``): once that is gone no sequence is left to parse,
-whatever its terminator, and the result is deterministic and idempotent.
+``ESC]2;PWNED BEL`` reads ``\\x1b]2;PWNED\\x07``: inert, and the operator sees what was
+attempted. Per character, not per sequence, because a terminal acts on the introducer (ESC,
+or the 8-bit CSI/OSC/DCS): once that is gone no sequence is left to parse, whatever its
+terminator, and the result is deterministic and idempotent. ASCII stand-ins rather than
+control pictures (``␛``): they read in every font, and ``gputui check | cat -v`` shows no
+``^[`` (``␛`` is encoded with the byte 0x9b, which ``cat -v`` prints as ``M-^[``).
 
 Tab and newline are kept only where the format has room for them: :func:`clean_text`
 (messages, annotations: what a detail pane wraps) keeps both and turns CRLF into LF;
 :func:`clean_log` splits a log on LF and keeps tabs; :func:`clean_line` (a name, a label,
-a table cell, a header) shows them as ``␉`` and ``␤``.
+a table cell, a header) shows them as ``\\t`` and ``\\n``.
 
 Why here, pure: every source (live, replay, fixtures) and every consumer share one rule,
 and a property test can hold it over arbitrary Unicode. Cost: a clean string is recognised
-by ``str.isprintable`` (in C, ~20 ns for a label value) and returned as it is; only a string
+by ``str.isprintable`` (in C) and returned as it is; only a string
 that fails it is searched with the precompiled pattern (``benchmarks/bench_sanitize.py``).
 """
 
@@ -61,25 +62,27 @@ def _char_class(ranges: tuple[tuple[int, int], ...], keep: str) -> str:
     return "[" + "".join(parts) + "]"
 
 
-#: one line: nothing kept (CRLF shown as one ``␤``)
-_LINE = re.compile("\r\n|" + _char_class(UNSAFE_RANGES, ""))
+#: one line: nothing kept
+_LINE = re.compile(_char_class(UNSAFE_RANGES, ""))
 #: a log line: tab kept
 _LOG = re.compile(_char_class(UNSAFE_RANGES, "\t"))
 #: multi-line text: tab and newline kept, CRLF becomes LF
 _TEXT = re.compile("\r\n|" + _char_class(UNSAFE_RANGES, "\t\n"))
 
 
+_NAMED = {"\t": "\\t", "\n": "\\n", "\r": "\\r"}
+
+
 @lru_cache(maxsize=512)
 def visible(char: str) -> str:
     """The printable stand-in of one unsafe character (see the module docstring)."""
-    if char in ("\r\n", "\n"):  # one symbol for a line break, whichever its spelling
-        return "\u2424"
+    named = _NAMED.get(char)
+    if named:
+        return named
     code = ord(char)
-    if code < 0x20:
-        return chr(0x2400 + code)
-    if code == 0x7F:
-        return "\u2421"
-    return f"<U+{code:04X}>"
+    if code < 0x100:
+        return f"\\x{code:02x}"
+    return f"\\u{code:04x}" if code < 0x10000 else f"\\U{code:08x}"
 
 
 def _show(found: re.Match[str]) -> str:

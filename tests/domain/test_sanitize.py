@@ -120,36 +120,37 @@ def test_unsafe_ranges_cover_every_control_and_format_character_python_knows() -
 
 
 @pytest.mark.parametrize(("attack", "shown"), [
-    ("\x1b]2;PWNED\x1b\\", "␛]2;PWNED␛\\"),                 # set the title, ST-terminated
-    ("\x1b]0;PWNED\x07", "␛]0;PWNED␇"),                    # title, BEL-terminated
-    ("\x1b]52;c;cHduZWQ=\x07", "␛]52;c;cHduZWQ=␇"),        # write the clipboard
-    ("\x1b[2J\x1b[H", "␛[2J␛[H"),                          # clear the screen, cursor home
-    ("\x9b2J", "<U+009B>2J"),                              # 8-bit CSI
-    ("\x9d2;PWNED\x9c", "<U+009D>2;PWNED<U+009C>"),        # 8-bit OSC and ST
-    ("\x1bP1$r\x1b\\", "␛P1$r␛\\"),                        # DCS
-    ("\x1b_hidden\x1b\\", "␛_hidden␛\\"),                  # APC
-    ("\x1b^pm\x1b\\\x1bXsos\x1b\\", "␛^pm␛\\␛Xsos␛\\"),     # PM, SOS
-    ("a\x1b", "a␛"),                                       # lone ESC at the end
-    ("rm\x7f\x08\x08 -rf", "rm␡␈␈ -rf"),                    # DEL, backspaces
-    ("user\u202eexe.txt", "user<U+202E>exe.txt"),          # right-to-left override
-    ("\u2066admin\u2069", "<U+2066>admin<U+2069>"),        # bidi isolate
-    ("zero\u200bwidth\ufeff", "zero<U+200B>width<U+FEFF>"),
-    ("tag\U000e0041", "tag<U+E0041>"),                     # invisible tag character
-    ("\ud800", "<U+D800>"),                                # a lone surrogate (unprintable)
+    ("\x1b]2;PWNED\x1b\\", "\\x1b]2;PWNED\\x1b\\"),        # set the title, ST-terminated
+    ("\x1b]0;PWNED\x07", r"\x1b]0;PWNED\x07"),              # title, BEL-terminated
+    ("\x1b]52;c;cHduZWQ=\x07", r"\x1b]52;c;cHduZWQ=\x07"),  # write the clipboard
+    ("\x1b[2J\x1b[H", r"\x1b[2J\x1b[H"),                    # clear the screen, cursor home
+    ("\x9b2J", r"\x9b2J"),                                  # 8-bit CSI
+    ("\x9d2;PWNED\x9c", r"\x9d2;PWNED\x9c"),                # 8-bit OSC and ST
+    ("\x1bP1$r\x1b\\", "\\x1bP1$r\\x1b\\"),               # DCS
+    ("\x1b_hidden\x1b\\", "\\x1b_hidden\\x1b\\"),         # APC
+    ("\x1b^pm\x1bXsos", r"\x1b^pm\x1bXsos"),                # PM, SOS
+    ("a\x1b", r"a\x1b"),                                    # lone ESC at the end
+    ("rm\x7f\x08\x08 -rf", r"rm\x7f\x08\x08 -rf"),          # DEL, backspaces
+    ("user\u202eexe.txt", r"user\u202eexe.txt"),            # right-to-left override
+    ("\u2066admin\u2069", r"\u2066admin\u2069"),            # bidi isolate
+    ("zero\u200bwidth\ufeff", r"zero\u200bwidth\ufeff"),
+    ("tag\U000e0041", r"tag\U000e0041"),                    # invisible tag character
+    ("\ud800", r"\ud800"),                                  # a lone surrogate (unprintable)
 ])
 def test_each_attack_is_shown_inert_and_readable(attack: str, shown: str) -> None:
     assert clean_line(attack) == shown
     assert clean_text(attack) == shown
     assert clean_log(attack) == [shown]
+    assert shown.isascii()  # `| cat -v` shows no ^[ (a control picture would: ␛ is E2 90 9B)
 
 
 def test_tabs_and_newlines_follow_the_format() -> None:
     text = "col1\tcol2\r\nnext line\rover\n"
-    assert clean_line(text) == "col1␉col2␤next line␍over␤"
-    assert clean_text(text) == "col1\tcol2\nnext line␍over\n"
-    assert clean_log(text) == ["col1\tcol2", "next line␍over"]
+    assert clean_line(text) == r"col1\tcol2\r\nnext line\rover\n"
+    assert clean_text(text) == "col1\tcol2\nnext line\\rover\n"
+    assert clean_log(text) == ["col1\tcol2", "next line\\rover"]
     # only LF splits a log: form feed, NEL and U+2028 are shown, not line breaks
-    assert clean_log("a\x0cb\x85c\u2028d") == ["a␌b<U+0085>c<U+2028>d"]
+    assert clean_log("a\x0cb\x85c\u2028d") == [r"a\x0cb\x85c\u2028d"]
 
 
 def test_a_clean_tree_is_returned_as_it_is() -> None:
@@ -159,5 +160,5 @@ def test_a_clean_tree_is_returned_as_it_is() -> None:
     dirty = {"metadata": {"name": "gpu-1", "labels": labels,
                           "annotations": {"note\x1b": "\x1b]2;PWNED\x07"}}}
     cleaned = clean_tree(dirty)
-    assert cleaned["metadata"]["annotations"] == {"note␛": "␛]2;PWNED␇"}
+    assert cleaned["metadata"]["annotations"] == {r"note\x1b": r"\x1b]2;PWNED\x07"}
     assert cleaned["metadata"]["labels"] is labels
