@@ -7,9 +7,9 @@ Times, each over ``--rounds`` runs (min / median / max, the machine may be share
 * ``clean_tree`` per object: a recorded H100 node and a crash-looping driver pod as the
   node and pod decoders shape them (clean: nothing to change), and the same node with one
   hostile annotation;
-* one list page of 500 nodes decoded by the node feed's decoder: with cleaning, with one
-  hostile node among the 500, and with ``clean_objects`` swapped for the identity: the
-  cost on the 5,000-node load path.
+* one list page of 500 nodes (and one of 500 operand pods) decoded by the feed's decoder:
+  with cleaning, with one hostile object among the 500, and with ``clean_objects`` swapped
+  for the identity: the cost on the 5,000-node load path.
 
 Asserts nothing (tests never time anything).
 
@@ -30,6 +30,8 @@ from typing import Any
 
 REPO = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO))
+
+import msgspec
 
 from gputui.domain.sanitize import clean_line, clean_text, clean_tree
 from gputui.sources import decode
@@ -82,36 +84,41 @@ def trees(rounds: int) -> None:
         _row(name, _per_call(lambda o=obj: clean_tree(o), 5000, rounds))
 
 
-def _page(count: int, hostile: bool = False) -> bytes:
-    node = json.loads((FIXTURES / "node-h100.json").read_text())
+def _page(fixture: str, count: int, hostile: bool = False) -> bytes:
+    """A list page of ``count`` copies of a recorded object, one made hostile if asked."""
+    obj = json.loads((FIXTURES / fixture).read_text())
     items = []
     for index in range(count):
-        item = copy.deepcopy(node)
-        item["metadata"]["name"] = f"gpu-node-{index:05d}"
+        item = copy.deepcopy(obj)
+        item["metadata"]["name"] = f"{obj['metadata']['name']}-{index:05d}"
         items.append(item)
     if hostile:
-        items[count // 2]["metadata"]["annotations"]["note"] = "\x1b]2;PWNED\x07"
-    return json.dumps({"kind": "NodeList", "apiVersion": "v1",
+        items[count // 2]["metadata"].setdefault("labels", {})["note"] = "\x1b]2;PWNED\x07"
+    return json.dumps({"kind": "List", "apiVersion": "v1",
                        "metadata": {"resourceVersion": "1"}, "items": items}).encode()
 
 
-def page(rounds: int) -> None:
-    """The node feed's page decode with and without cleaning, interleaved round by round
-    so a busy machine weighs on both alike."""
-    data, dirty = _page(500), _page(500, hostile=True)
-    print(f"(node page: 500 nodes, {len(data) / 1e6:.1f} MB)")
+def page(rounds: int, feed: decode.FeedDecoder[Any], fixture: str) -> None:
+    """A feed's page decode with and without cleaning, interleaved round by round so a
+    busy machine weighs on both alike."""
+    data, dirty = _page(fixture, 500), _page(fixture, 500, hostile=True)
+    kind = fixture.split("-")[0]
+    print(f"({kind} page: 500 x {fixture}, {len(data) / 1e6:.1f} MB)")
     original = decode.clean_objects
-    figures: dict[str, list[float]] = {"cleaning": [], "one hostile node": [], "no cleaning": []}
+    figures: dict[str, list[float]] = {"cleaning": [], "one hostile": [], "no cleaning": []}
     for _ in range(rounds):
-        figures["cleaning"] += _per_call(lambda: decode.NODES.page(data), 5, 1)
-        figures["one hostile node"] += _per_call(lambda: decode.NODES.page(dirty), 5, 1)
+        figures["cleaning"] += _per_call(lambda: feed.page(data), 5, 1)
+        figures["one hostile"] += _per_call(lambda: feed.page(dirty), 5, 1)
         decode.clean_objects = lambda objects: objects
         try:
-            figures["no cleaning"] += _per_call(lambda: decode.NODES.page(data), 5, 1)
+            figures["no cleaning"] += _per_call(lambda: feed.page(data), 5, 1)
         finally:
             decode.clean_objects = original
     for name, values in figures.items():
-        _row(f"decode 500-node page, {name}", [f / 1e6 for f in values], "ms")
+        _row(f"decode 500-{kind} page, {name}", [f / 1e6 for f in values], "ms")
+    items = msgspec.json.decode(data, type=decode.ListPage[feed.shape])["items"]
+    _row(f"clean_objects alone, 500-{kind} page (clean)",
+         [f / 1e6 for f in _per_call(lambda: decode.clean_objects(items), 20, rounds)], "ms")
 
 
 def main() -> None:
@@ -121,7 +128,8 @@ def main() -> None:
     print(f"{'':<52} {'min':>10} {'median':>10} {'max':>10}")
     strings(rounds)
     trees(rounds)
-    page(rounds)
+    page(rounds, decode.NODES, "node-h100.json")
+    page(rounds, decode.OPERATOR_PODS, "pod-driver-init-crashloop.json")
 
 
 if __name__ == "__main__":
