@@ -29,6 +29,7 @@ from gputui.sources.kubeconfig import load_target
 from gputui.sources.oneshot import read_objects
 from gputui.sources.pods import read_pod_events, read_pod_log
 from gputui.sources.replay import Recording
+from gputui.sources.status import StatusTracker
 from gputui.sources.writer import api_error
 from tests.sources.helpers import cluster_policy, node, pod
 
@@ -165,3 +166,14 @@ def test_the_debug_log_holds_no_control_character(tmp_path: Path) -> None:
     text = path.read_text(encoding="utf-8")
     assert SHOWN in text
     _no_control(text)
+
+
+def test_the_header_line_is_cleaned_whatever_the_source() -> None:
+    """An exception raised on hostile data, or a kubeconfig context name, reaches the header
+    through :class:`SourceStatus`, which cleans what it holds."""
+    tracker = StatusTracker(context=f"prod{TITLE}", server="https://api")
+    tracker.build_failed(f"snapshot build failed: ValueError: {CLEAR}")
+    status = tracker.current()
+    assert status.context == "prod\\x1b]2;PWNED\\x1b\\"
+    assert r"ValueError: \x1b[2J\x1b[H" in status.message
+    _no_control([status.context, status.message])
