@@ -193,9 +193,14 @@ def _finish_gpu_or_selected(selectors: tuple[str, ...]) -> Callable[[JsonObj], I
 _encode = msgspec.json.Encoder().encode
 
 
-def _plain(data: bytes) -> bool:
-    """Whether encoded JSON can hold no character :func:`clean_tree` would change: ASCII
-    (no C1 or format character), no DEL, no escape (C0 controls are written escaped)."""
+def _plain(value: Any) -> bool:
+    """Whether ``value`` holds no character :func:`clean_tree` would change, told from its
+    JSON: ASCII (no C1 or format character), no DEL, no escape (C0 controls are written
+    escaped). A value that is not JSON (a test's hand-made object) is walked instead."""
+    try:
+        data = _encode(value)
+    except (TypeError, msgspec.EncodeError):
+        return False
     return data.isascii() and b"\\" not in data and b"\x7f" not in data
 
 
@@ -206,9 +211,9 @@ def clean_objects(objects: list[Any]) -> list[Any]:
     the objects back (in C) and scanning the bytes tells the clean page at once, then the
     clean objects of a dirty page. Only an object that may hold something is walked.
     """
-    if not objects or _plain(_encode(objects)):
+    if not objects or _plain(objects):
         return objects
-    return [obj if _plain(_encode(obj)) else clean_tree(obj) for obj in objects]
+    return [obj if _plain(obj) else clean_tree(obj) for obj in objects]
 
 
 # --------------------------------------------------------------- page and event

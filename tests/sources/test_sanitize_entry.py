@@ -15,13 +15,16 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 from kubernetes import client as k8s
 from kubernetes import config as k8s_config
 
 from gputui.domain.pods import PodInfo
+from gputui.domain.sanitize import clean_tree
 from gputui.logsetup import configure_logging, remove_logging
 from gputui.sim.cluster import EmulatedCluster
-from gputui.sources.decode import NODES
+from gputui.sources.decode import NODES, clean_objects
 from gputui.sources.errors import ApiStatusError
 from gputui.sources.exposition import parse_samples
 from gputui.sources.http import KubeHttp
@@ -177,3 +180,19 @@ def test_the_header_line_is_cleaned_whatever_the_source() -> None:
     assert status.context == "prod\\x1b]2;PWNED\\x1b\\"
     assert r"ValueError: \x1b[2J\x1b[H" in status.message
     _no_control([status.context, status.message])
+
+
+_JSON = st.recursive(
+    st.one_of(st.text(st.characters(codec=None), max_size=20), st.integers(), st.booleans(),
+              st.none(), st.sampled_from(["\x1b[2J", "a\tb\nc", "\x9b", "\u202e", "é\u00a0"])),
+    lambda inner: st.one_of(st.lists(inner, max_size=4),
+                            st.dictionaries(st.text(max_size=8), inner, max_size=4)),
+    max_leaves=15)
+
+
+@settings(max_examples=300, deadline=None, derandomize=True, database=None)
+@given(st.lists(_JSON, max_size=4))
+def test_the_page_gate_never_lets_an_unclean_object_through(objects: list[Any]) -> None:
+    """:func:`clean_objects` skips the walk when the re-encoded bytes look plain: whatever
+    the objects, its answer is the full walk's."""
+    assert clean_objects(objects) == [clean_tree(obj) for obj in objects]
