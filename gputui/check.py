@@ -17,6 +17,7 @@ import msgspec
 from gputui.domain.checkjson import exit_code, to_check_json
 from gputui.domain.model import ClusterSnapshot, Finding
 from gputui.domain.readgaps import gap_phrase, health_unknowable
+from gputui.domain.sanitize import clean_line, clean_tree
 from gputui.logsetup import redact
 from gputui.settings import Settings
 from gputui.sources.errors import SourceError
@@ -26,6 +27,9 @@ _COLUMNS = ("SEVERITY", "CODE", "NODE", "MESSAGE")
 #: the hint goes on its own indented line under its finding: messages and hints are
 #: sentences, and a fifth column would push every row past any terminal's width
 _HINT_PREFIX = "hint: "
+#: JSON escapes that decode to characters :mod:`gputui.domain.sanitize` does not let through
+#: (``\\n`` and ``\\t`` are allowed in text)
+_JSON_MARKS = (b"\\u", b"\\r", b"\\b", b"\\f", b"\x7f")
 
 
 def run_check(settings: Settings, as_json: bool = False, out: TextIO | None = None,
@@ -39,23 +43,37 @@ def run_check(settings: Settings, as_json: bool = False, out: TextIO | None = No
         notes: list[str] = []
         snapshot = read_snapshot(settings, notes)
     except SourceError as error:
-        print(f"gputui: {error}", file=stderr)
+        print(f"gputui: {clean_line(str(error))}", file=stderr)
         return EXIT_CANNOT_RUN
     except Exception as error:  # noqa: BLE001 - contract: one line, exit 2, no traceback
         # the text of a library's exception may quote a header or a token: scrubbed first
-        detail = (redact(str(error)).splitlines() or [""])[0]
+        detail = clean_line((redact(str(error)).splitlines() or [""])[0])
         print(f"gputui: internal error: {type(error).__name__}: {detail}", file=stderr)
         return EXIT_CANNOT_RUN
     if as_json:
         # msgspec writes the same document as json.dump(indent=2) (UTF-8 kept, not \u
         # escaped) in a fraction of the time: 5,000 nodes are ~20 MB of JSON
-        text = msgspec.json.format(msgspec.json.encode(to_check_json(snapshot)), indent=2)
+        text = _check_json(snapshot)
         stdout.write(text.decode())
         stdout.write("\n")
     else:
         stdout.write(render_table(snapshot, notes))
     stdout.flush()
     return exit_code(snapshot)
+
+
+def _check_json(snapshot: ClusterSnapshot) -> bytes:
+    """The contract object as indented JSON, with a last check that no control character
+    got past the sources' cleaning: the encoder escapes C0 (``jq -r`` would restore them)
+    and writes C1 and format characters raw, so a report with an escape or a character
+    that is not printable is cleaned (:func:`clean_tree`) and encoded again. A clean report
+    costs a few scans of its bytes, in C."""
+    document = to_check_json(snapshot)
+    text = msgspec.json.encode(document)
+    if any(mark in text for mark in _JSON_MARKS) or not (
+            text.isascii() or text.decode().isprintable()):
+        text = msgspec.json.encode(clean_tree(document))
+    return msgspec.json.format(text, indent=2)
 
 
 def header_line(snapshot: ClusterSnapshot, notes: Sequence[str] = ()) -> str:
@@ -73,12 +91,12 @@ def header_line(snapshot: ClusterSnapshot, notes: Sequence[str] = ()) -> str:
              f"GPU nodes {len(snapshot.nodes)}", f"findings: {summary}"]
     if snapshot.forbidden:
         parts.append(f"forbidden: {', '.join(sorted(snapshot.forbidden))}")
-    return "  ".join(parts + list(notes))
+    return clean_line("  ".join(parts + list(notes)))
 
 
 def _row(finding: Finding) -> tuple[str, ...]:
-    return (finding.severity.value, finding.code, finding.node or "-",
-            finding.message.replace("\n", " "))
+    return (finding.severity.value, finding.code, clean_line(finding.node or "-"),
+            clean_line(finding.message.replace("\n", " ")))
 
 
 def _format_rows(findings: Sequence[Finding]) -> list[str]:
@@ -90,7 +108,7 @@ def _format_rows(findings: Sequence[Finding]) -> list[str]:
     for index, row in enumerate(rows):
         cells = [cell.ljust(widths[i]) for i, cell in enumerate(row[:-1])]
         lines.append("  ".join(cells + [row[-1]]).rstrip())
-        hint = findings[index - 1].hint.replace("\n", " ") if index else ""
+        hint = clean_line(findings[index - 1].hint.replace("\n", " ")) if index else ""
         if hint:
             lines.append(f"{indent}{_HINT_PREFIX}{hint}")
     return lines

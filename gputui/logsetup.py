@@ -21,6 +21,7 @@ import re
 from pathlib import Path
 from typing import TextIO
 
+from gputui.domain.sanitize import clean_text
 from gputui.privatefile import open_private
 from gputui.sources.secrets import scrub
 
@@ -49,10 +50,12 @@ def redact(text: str) -> str:
 
 
 class RedactingFormatter(logging.Formatter):
-    """Formats as usual, then scrubs the whole line (message, arguments and traceback)."""
+    """Formats as usual, then scrubs the whole line (message, arguments and traceback) of
+    credentials and of control characters (a last line of defence behind the sources'
+    cleaning: ``tail -f`` of the log must not drive the terminal either)."""
 
     def format(self, record: logging.LogRecord) -> str:
-        return redact(super().format(record))
+        return redact(clean_text(super().format(record)))
 
 
 #: loggers written at debug level; urllib3 says which connections open and close

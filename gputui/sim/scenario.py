@@ -131,6 +131,7 @@ ACTIONS: dict[str, set[str]] = {
     "cordon": {"node"},
     "driver-unscheduled": {"node", "pool"},
     "upgrade-policy": {"policy"},
+    "log": {"pool", "node", "operand", "container", "line"},
 }
 TOP_KEYS = {"summary", "settleSeconds", "namespace", "clusterPolicy", "extraClusterPolicies",
             "devicePluginConfig", "nodePools", "workloads", "timeline", "faults"}

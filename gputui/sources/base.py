@@ -14,6 +14,8 @@ from dataclasses import dataclass
 from enum import Enum
 from typing import Any, Protocol
 
+from gputui.domain.sanitize import clean_line
+
 
 class Connection(Enum):
     """Where the link to the cluster stands."""
@@ -42,6 +44,12 @@ class SourceStatus:
     #: a request being retried right now ("429 Too Many Requests; retrying (Retry-After 1 s,
     #: attempt 2)"), or "": the data is still current, the server is struggling
     retrying: str = ""
+
+    def __post_init__(self) -> None:
+        """The header's text, cleaned once more whatever the source: a message may quote a
+        server or an exception raised on its data (the rule of :mod:`gputui.domain.sanitize`)."""
+        for name in ("context", "server", "message", "retrying"):
+            object.__setattr__(self, name, clean_line(getattr(self, name)))
 
 
 SnapshotCallback = Callable[[Any], None]  # receives a gputui.domain ClusterSnapshot

@@ -25,6 +25,12 @@ managedFields are decoded only for nodes, and only their ``time`` and the label 
 :func:`~gputui.sources.reduce.label_times` needs. They are not kept as ``msgspec.Raw`` for a
 later parse because a Raw value keeps the whole page's buffer alive.
 
+Every object is cleaned (:func:`clean_objects`) between shaping and finishing, so nothing
+with a control character reaches the cache, whichever path (pages, events, the dict path) it
+came by. Cheaply: a page's shaped objects are encoded again (in C, a few percent of the
+decode) and only when those bytes hold a backslash escape, DEL or a non-ASCII byte (where
+a control or format character could hide) are the objects walked.
+
 A page or event that does not fit the shape (a server sending an unexpected type) is decoded
 generically and cut to the shape item by item: odd input costs speed, and only an object that
 cannot be cut is dropped (logged), never the page or the feed.
@@ -42,6 +48,7 @@ from typing import Any, Generic, TypeVar
 import msgspec
 
 from gputui.domain.pods import read_pod
+from gputui.domain.sanitize import clean_tree
 from gputui.domain.selectors import parse_selector
 from gputui.sources.reduce import (
     GPU_RESOURCE_PREFIXES,
@@ -182,6 +189,33 @@ def _finish_gpu_or_selected(selectors: tuple[str, ...]) -> Callable[[JsonObj], I
     return finish
 
 
+# ------------------------------------------------------------------- cleaning
+_encode = msgspec.json.Encoder().encode
+
+
+def _plain(value: Any) -> bool:
+    """Whether ``value`` holds no character :func:`clean_tree` would change, told from its
+    JSON: ASCII (no C1 or format character), no DEL, no escape (C0 controls are written
+    escaped). A value that is not JSON (a test's hand-made object) is walked instead."""
+    try:
+        data = _encode(value)
+    except (TypeError, msgspec.EncodeError):
+        return False
+    return data.isascii() and b"\\" not in data and b"\x7f" not in data
+
+
+def clean_objects(objects: list[Any]) -> list[Any]:
+    """``objects`` with every string cleaned (:func:`~gputui.domain.sanitize.clean_tree`).
+
+    Walking every kept string in Python would cost as much as the decode itself; encoding
+    the objects back (in C) and scanning the bytes tells the clean page at once, then the
+    clean objects of a dirty page. Only an object that may hold something is walked.
+    """
+    if not objects or _plain(objects):
+        return objects
+    return [obj if _plain(obj) else clean_tree(obj) for obj in objects]
+
+
 # --------------------------------------------------------------- page and event
 @dataclass(frozen=True, slots=True)
 class Page:
@@ -243,7 +277,7 @@ class FeedDecoder(Generic[T]):
         found = document.get("items")
         objects = [obj for obj in found if isinstance(obj, dict)] if isinstance(found, list) \
             else []
-        items = [kept for kept in map(self.finish, objects) if kept is not None]
+        items = [kept for kept in map(self.finish, clean_objects(objects)) if kept is not None]
         metadata = document.get("metadata")
         metadata = metadata if isinstance(metadata, dict) else {}
         return Page(items, _text(metadata.get("resourceVersion")),
@@ -270,8 +304,7 @@ class FeedDecoder(Generic[T]):
         obj = event.get("object")
         if kind == "BOOKMARK":
             return WatchEvent(kind, bookmark_object(obj), None)
-        if not isinstance(obj, dict):
-            obj = {}
+        obj = clean_objects([obj])[0] if isinstance(obj, dict) else {}
         item = self.finish(obj) if kind in ("ADDED", "MODIFIED", "DELETED") else None
         return WatchEvent(kind, obj, item)
 
@@ -331,7 +364,7 @@ def reduce_with(decoder: FeedDecoder[Any], obj: Mapping[str, Any]) -> Item | Non
     ``msgspec.convert`` builds new containers, so ``obj`` is left untouched.
     """
     shaped = decoder.shaped(obj)
-    return decoder.finish(shaped) if shaped else None
+    return decoder.finish(clean_objects([shaped])[0]) if shaped else None
 
 
 def reduce_node(obj: Mapping[str, Any]) -> Item:

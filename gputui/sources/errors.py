@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from gputui.domain.sanitize import clean_line
 from gputui.sources.secrets import scrub
 
 
@@ -27,8 +28,8 @@ class ApiStatusError(SourceError):
                  retry_after: float | None = None):
         super().__init__(f"{code} {reason}: {message}" if reason else f"{code}: {message}")
         self.code = code
-        self.reason = reason
-        self.detail = message
+        self.reason = clean_line(reason)
+        self.detail = clean_line(message)
         #: seconds the server asked us to wait (``Retry-After``), None when it did not say
         self.retry_after = retry_after
 
@@ -61,13 +62,13 @@ class WriteError(Exception):
 
     def __init__(self, status: int, reason: str, retry_after: float | None = None,
                  budget: str | None = None):
-        reason = scrub(reason)
+        reason = clean_line(scrub(reason))  # it quotes the server, and may quote a secret
         super().__init__(reason)
         self.status = status
         self.reason = reason
         self.retry_after = retry_after
         #: for a 429 eviction: the PodDisruptionBudget that refused it, when the server named it
-        self.budget = budget
+        self.budget = clean_line(budget) if budget else budget
 
 
 def status_parts(status: Any) -> tuple[int, str, str]:
@@ -86,8 +87,9 @@ def status_parts(status: Any) -> tuple[int, str, str]:
 
 
 def _one_line(message: str) -> str:
-    """Collapse a multi-line library message into its first meaningful line."""
+    """Collapse a multi-line library message into its first meaningful line, cleaned (it
+    may quote the server)."""
     for line in str(message).splitlines():
         if line.strip():
-            return line.strip()
+            return clean_line(line.strip())
     return "unknown error"

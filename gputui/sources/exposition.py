@@ -13,6 +13,7 @@ from dataclasses import dataclass
 
 from prometheus_client.parser import text_string_to_metric_families
 
+from gputui.domain.sanitize import clean_line, clean_tree
 from gputui.sources.errors import AnswerError
 
 log = logging.getLogger(__name__)
@@ -43,7 +44,8 @@ def parse_samples(text: str, names: Collection[str] | None = None) -> list[Sampl
                 if names is None or sample.name in names:
                     value = float(sample.value)
                     if math.isfinite(value):
-                        samples.append(Sample(sample.name, dict(sample.labels), value))
+                        samples.append(Sample(clean_line(sample.name),
+                                              clean_tree(dict(sample.labels)), value))
     except (ValueError, TypeError, IndexError, KeyError) as error:
         # the reference parser raises ValueError for bad text; the others guard its
         # internals against inputs nobody tested (the body comes from any pod)

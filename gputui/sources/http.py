@@ -25,6 +25,7 @@ import urllib3
 from kubernetes.client import Configuration
 from kubernetes.client.rest import RESTClientObject
 
+from gputui.domain.sanitize import clean_tree
 from gputui.sources.credentials import CredentialError
 from gputui.sources.errors import ApiStatusError, UnreachableError, status_parts
 from gputui.sources.retry import RateLimiter, RetryPolicy, parse_retry_after, with_retries
@@ -161,7 +162,7 @@ class KubeHttp:
             raise UnreachableError(f"{self.host}{path}: answer is not JSON") from None
         if not isinstance(document, dict):
             raise UnreachableError(f"{self.host}{path}: answer is not a JSON object")
-        return document
+        return clean_tree(document)  # type: ignore[no-any-return]
 
     def get_text(self, path: str, query: Mapping[str, Any] | None = None, *,
                  timeout: float = READ_TIMEOUT, patient: bool = True) -> str:

@@ -9,18 +9,19 @@ from __future__ import annotations
 from typing import Any
 from urllib.parse import quote
 
+from gputui.domain.sanitize import clean_log
 from gputui.sources.http import KubeHttp
 from gputui.sources.reduce import parse_time, reduce_event
 
 
 def read_pod_log(http: KubeHttp, namespace: str, pod: str, container: str | None = None,
                  tail_lines: int = 200) -> list[str]:
-    """The last ``tail_lines`` lines of a container's log."""
+    """The last ``tail_lines`` lines of a container's log, each cleaned (tabs kept)."""
     query: dict[str, Any] = {"tailLines": tail_lines}
     if container:
         query["container"] = container
     path = f"/api/v1/namespaces/{quote(namespace)}/pods/{quote(pod)}/log"
-    return http.get_text(path, query).splitlines()
+    return clean_log(http.get_text(path, query))
 
 
 def _event_time(event: dict[str, Any]) -> float:

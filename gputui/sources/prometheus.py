@@ -41,6 +41,7 @@ from gputui.domain.metrics import (
     host_of,
     node_metrics,
 )
+from gputui.domain.sanitize import clean_tree
 from gputui.domain.xid import xid_from_series
 from gputui.sources.errors import AnswerError, SourceError
 from gputui.sources.promread import (
@@ -151,16 +152,16 @@ class PrometheusMetrics:
         """An instant query's rows; raises :class:`SourceError` (:class:`AnswerError` when
         Prometheus answered something that is not a vector of numbers)."""
         params = {"time": f"{at:.3f}"} if at is not None else None
-        return self._read(lambda: instant_rows(self.client.custom_query(
-            promql, params=params, timeout=self.options.timeout)))
+        return self._read(lambda: instant_rows(clean_tree(self.client.custom_query(
+            promql, params=params, timeout=self.options.timeout))))
 
     def _query_range(self, promql: str, start: float, end: float, step: float) -> list[RangeRow]:
         from datetime import datetime
 
-        return self._read(lambda: range_rows(self.client.custom_query_range(
+        return self._read(lambda: range_rows(clean_tree(self.client.custom_query_range(
             promql, start_time=datetime.fromtimestamp(start, UTC),
             end_time=datetime.fromtimestamp(end, UTC), step=f"{max(1, int(step))}s",
-            timeout=self.options.timeout)))
+            timeout=self.options.timeout))))
 
     def _read(self, ask: Callable[[], T]) -> T:
         """Run one query and read its answer; every failure becomes one typed line."""

@@ -26,6 +26,7 @@ from gputui import gctuning
 from gputui.domain.inputs import ClusterObjects, JsonDict, XidEvent
 from gputui.domain.model import EMPTY_SNAPSHOT, ClusterSnapshot
 from gputui.domain.pods import PodInfo, pod_to_dict
+from gputui.domain.sanitize import clean_tree
 from gputui.sources.base import Connection, SnapshotCallback, SourceStatus, StatusCallback
 
 #: the recording file format written by :meth:`Recording.to_json`
@@ -120,7 +121,9 @@ class Recording:
 
     @classmethod
     def from_json(cls, data: Mapping[str, Any]) -> Recording:
-        """Read a fixture file's content."""
+        """Read a fixture file's content, every string cleaned (a recording may come from
+        anywhere)."""
+        data = clean_tree(dict(data))
         return cls(scenario=str(data.get("scenario", "")),
                    objects=objects_from_json(data.get("objects") or {}),
                    now=float(data.get("now") or 0.0),

@@ -34,6 +34,7 @@ import urllib3
 from kubernetes import client as k8s
 from kubernetes.client.exceptions import ApiException
 
+from gputui.domain.sanitize import clean_tree
 from gputui.sources.errors import SourceError, WriteError
 from gputui.sources.identity import PATH as SELF_SUBJECT_REVIEWS
 from gputui.sources.identity import ServerIdentity, parse_self_subject_review
@@ -274,7 +275,7 @@ class KubeWriter:
         if response.status >= 300:
             raise api_error(response.status, data, response.headers)
         try:
-            decoded = json.loads(data) if data else {}
+            decoded = clean_tree(json.loads(data)) if data else {}
         except ValueError:
             raise WriteError(0, f"the API server at {self.server} answered something "
                                 "that is not JSON") from None

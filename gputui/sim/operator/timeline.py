@@ -166,6 +166,19 @@ class Timeline:
                 obj["spec"]["unschedulable"] = True
             self.world.write_node(name, change, "kubectl-cordon")
 
+    def do_log(self, args: dict[str, Any]) -> None:
+        """One line (any text, escapes included) in an operand pod's container log: what a
+        driver build, a validator or a hostile workload might print (the ``line`` can hold
+        terminal escapes, to rehearse that gputui shows them inert)."""
+        operand = str(args.get("operand", "driver"))
+        for name in self.world.resolve(args):
+            pod = self.world.nodes[name].pods.get(operand)
+            if pod is None or not pod.main:
+                log.warning("timeline log: %s has no %s pod", name, operand)
+                continue
+            container = str(args.get("container") or pod.main[0].name)
+            self.world.log(pod.name, container, str(args["line"]))
+
 
 #: timeline action (as scenarios spell it) -> its handler; the keys are ``scenario.ACTIONS``
 HANDLERS: dict[str, Handler] = {
@@ -180,4 +193,5 @@ HANDLERS: dict[str, Handler] = {
     "upgrade-policy": Timeline.do_upgrade_policy,
     "join": Timeline.do_join,
     "cordon": Timeline.do_cordon,
+    "log": Timeline.do_log,
 }
