@@ -46,5 +46,5 @@ def test_refused_and_crashed_applies_audit_no_secret(server: EmulatedCluster,
     finally:
         writer.close()
     text = path.read_text()
-    assert len(text.splitlines()) == 2 and "Invalid header value" in text
+    assert len(text.splitlines()) == 4 and "Invalid header value" in text  # intent, outcome x2
     assert_no_secret(text)
