@@ -29,6 +29,7 @@ from gputui.actions.base import (
 )
 from gputui.actions.drain_rules import DrainOptions, PodRef, sort_pods
 from gputui.actions.drain_run import EvictionLoop
+from gputui.actions.guard import stop_reason, write_deadline
 from gputui.actions.impact import gpu_pod_lines, nodes_of, risk_warnings, unavailable_line
 from gputui.actions.node import cordon_change
 from gputui.domain.model import ClusterSnapshot
@@ -134,6 +135,12 @@ class DrainAction:
 
     def apply(self, plan: Plan, writer: ClusterWriter, progress: ProgressCallback,
               cancel: threading.Event) -> Result:
+        """The whole drain, cordon included, within its timeout (a hung server too)."""
+        with write_deadline(writer, float(plan.params.get("timeout", DEFAULT_TIMEOUT))):
+            return self._apply(plan, writer, progress, cancel)
+
+    def _apply(self, plan: Plan, writer: ClusterWriter, progress: ProgressCallback,
+               cancel: threading.Event) -> Result:
         """Cordon, sort every node's pods, then run the eviction loop over all of them."""
         options = drain_options(plan.params)
         label = ", ".join(plan.targets) if len(plan.targets) <= 3 else \
@@ -163,13 +170,13 @@ class DrainAction:
             skipped += len(sorting.daemonset) + len(sorting.mirror)
         if cancel.is_set():
             return Result(False, f"drain of {label} stopped after the cordon: nothing evicted",
-                          cancelled=True)
+                          cancelled=True, interrupted=stop_reason(cancel))
         loop = EvictionLoop(writer, pods, progress, cancel,
                             float(plan.params.get("timeout", DEFAULT_TIMEOUT)), label)
         result = loop.run()
         note = f" ({skipped} DaemonSet or mirror pod{'s' if skipped != 1 else ''} skipped)"
         return Result(result.ok, result.summary + (note if skipped else ""), result.error,
-                      result.details, result.cancelled)
+                      result.details, result.cancelled, result.interrupted)
 
 
 def _exists(writer: ClusterWriter, kind: str, name: str, namespace: str) -> bool:

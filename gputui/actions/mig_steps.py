@@ -27,6 +27,7 @@ from gputui.actions.base import (
     WriteError,
 )
 from gputui.actions.drain import DrainAction
+from gputui.actions.guard import stop_reason
 from gputui.actions.node import cordon_change
 from gputui.domain import labels as L
 from gputui.domain.model import ClusterSnapshot, NodeView
@@ -103,7 +104,8 @@ class SafePath:
               cancelled: bool = False) -> Result:
         left = " (left cordoned)" if self.cordoned else ""
         return Result(ok=False, summary=summary + left, error=error, cancelled=cancelled,
-                      details=tuple(self.done))
+                      details=tuple(self.done),
+                      interrupted=stop_reason(self.cancel) if cancelled else None)
 
     def _cordon(self) -> Result | None:
         if self.was_cordoned:

@@ -28,6 +28,7 @@ from gputui.actions.base import (
     Result,
     WriteError,
 )
+from gputui.actions.guard import guarded, mark_interrupted
 from gputui.actions.permissions import Permissions, check_permissions
 from gputui.actions.registry import ACTIONS, all_permissions
 from gputui.domain.model import ClusterSnapshot
@@ -149,13 +150,15 @@ class Runner:
             result = Result(False, f"{plan.title}: not applied", error=why)
         else:
             try:
-                result = action.apply(plan, self.writer, progress, cancel)
+                # guarded: nothing is sent after the cancel, and no answer awaited
+                result = action.apply(plan, guarded(self.writer, cancel), progress, cancel)
             except WriteError as error:
                 result = Result(False, f"{plan.title}: failed", error=error.reason,
                                 conflict=error.status == 409)
             except Exception as error:  # noqa: BLE001 - a bug must reach the log, not kill the UI
                 result = Result(False, f"{plan.title}: failed",
                                 error=f"{type(error).__name__}: {error}")
+            result = mark_interrupted(result, cancel)
         self.audit.record(context=self.writer.context, user=self.writer.user, plan=plan,
                           dry_run=dry_run.summary(), result=result)
         return result

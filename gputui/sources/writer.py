@@ -32,6 +32,7 @@ import urllib3
 from kubernetes import client as k8s
 from kubernetes.client.exceptions import ApiException
 
+from gputui.sources.budget import bounded
 from gputui.sources.errors import WriteError
 from gputui.sources.kubeconfig import KubeTarget
 
@@ -75,6 +76,7 @@ class Permission(Protocol):
 #: the field manager every write records (managedFields show who changed a label)
 FIELD_MANAGER = "gputui"
 #: seconds to connect, then to wait for an answer; a write answers quickly or not at all
+#: (an action's guard cuts both to the time its deadline leaves: :mod:`gputui.sources.budget`)
 REQUEST_TIMEOUT = (5.0, 30.0)
 
 _CONTENT_TYPES = {
@@ -139,7 +141,7 @@ class KubeWriter:
         options: dict[str, Any] = {
             "dry_run": "All" if dry_run else None, "field_manager": FIELD_MANAGER,
             "_content_type": content_type, "_preload_content": False,
-            "_request_timeout": REQUEST_TIMEOUT}
+            "_request_timeout": bounded(REQUEST_TIMEOUT)}
         return self._call(lambda: self._send_patch(kind, change, body, options))
 
     def _send_patch(self, kind: _Kind, change: Change, body: Any,
@@ -169,7 +171,7 @@ class KubeWriter:
         self._call(lambda: self._core.create_namespaced_pod_eviction(
             pod, namespace, body, dry_run="All" if dry_run else None,
             field_manager=FIELD_MANAGER, _preload_content=False,
-            _request_timeout=REQUEST_TIMEOUT))
+            _request_timeout=bounded(REQUEST_TIMEOUT)))
 
     # ------------------------------------------------------------------- reads
     def get(self, kind: str, name: str, namespace: str | None = None) -> JsonObj:
@@ -187,7 +189,7 @@ class KubeWriter:
         """Every pod bound to ``node``, in every namespace (``spec.nodeName`` selector)."""
         answer = self._call(lambda: self._core.list_pod_for_all_namespaces(
             field_selector=f"spec.nodeName={node}", _preload_content=False,
-            _request_timeout=REQUEST_TIMEOUT))
+            _request_timeout=bounded(REQUEST_TIMEOUT)))
         return [item for item in answer.get("items") or [] if isinstance(item, dict)]
 
     def read_log(self, namespace: str, pod: str, container: str | None = None,
@@ -197,7 +199,7 @@ class KubeWriter:
         try:
             text = self._core.read_namespaced_pod_log(
                 pod, namespace, container=container, tail_lines=tail_lines,
-                _request_timeout=REQUEST_TIMEOUT)
+                _request_timeout=bounded(REQUEST_TIMEOUT))
         except ApiException as error:
             raise api_error(error.status or 0, error.body, error.headers) from None
         except urllib3.exceptions.HTTPError as error:
@@ -218,7 +220,7 @@ class KubeWriter:
                 verb=permission.verb, resource=permission.resource,
                 group=permission.group or None, subresource=permission.subresource or None)))
         answer = self._call(lambda: self._authz.create_self_subject_access_review(
-            review, _preload_content=False, _request_timeout=REQUEST_TIMEOUT))
+            review, _preload_content=False, _request_timeout=bounded(REQUEST_TIMEOUT)))
         status = answer.get("status") or {}
         if status.get("allowed"):
             return True, ""
@@ -235,7 +237,7 @@ class KubeWriter:
         return self._api.call_api(
             *self._api.param_serialize("GET", path, header_params={
                 "Accept": "application/json"}, auth_settings=["BearerToken"]),
-            _request_timeout=REQUEST_TIMEOUT).response
+            _request_timeout=bounded(REQUEST_TIMEOUT)).response
 
     def _refuse_if_read_only(self, what: str) -> None:
         if self.read_only:
