@@ -153,6 +153,8 @@ COMMANDS: Final[tuple[Command, ...]] = (
        "confirm", "confirm", show=True, palette=False),
     _c("confirm_no", "n,escape", "Cancel", "Close without changing anything; while a drain "
        "runs, stop further evictions.", "confirm", "cancel", show=True, palette=False),
+    _c("confirm_quit", "ctrl+q", "Quit", "Stop the running action (what it did is audited) "
+       "and leave gputui.", "confirm", "quit", palette=False),
     _c("prompt_cancel", "escape", "Cancel", "Stop asking; nothing is planned or sent.",
        "prompt", "cancel", show=True, palette=False),
 )
