@@ -28,7 +28,7 @@ from pathlib import Path
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))
 
-from tests.ui.tmux_exit import ExitRun, Sim, audit_says_interrupted, run_once  # noqa: E402
+from tests.ui.tmux_exit import ExitRun, Sim, audit_says_interrupted, run_once
 
 PLANS = {"SIGTERM-mid-drain": ("SIGTERM", True), "SIGHUP-mid-drain": ("SIGHUP", True),
          "kill-session-idle": ("kill-session", False),
