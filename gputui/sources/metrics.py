@@ -98,7 +98,7 @@ class MetricsFeed:
         self._stop.set()
         self._wake.set()
         if self.exporters is not None:  # scrapes in flight end, and no new one is sent
-            self.exporters.http.close()
+            self.exporters.close()
         if self._thread is not None and self._thread is not threading.current_thread():
             self._thread.join(timeout=3.0)
         if self.nvml is not None:
