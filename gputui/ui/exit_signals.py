@@ -6,10 +6,10 @@ blocks in ``Queue.put`` inside the app's shutdown; a handler that needs the even
 runs again, feeds keep watching the API server and a drain keeps evicting (25 evictions after
 SIGTERM, 22 s to exit; processes found alive an hour later). So the handler here is a plain
 :mod:`signal` handler (it runs in the main thread even while it waits on a lock) that only
-sets an event; :class:`ExitGuard`'s own thread then, in order:
+writes one byte down a pipe; :class:`ExitGuard`'s own thread then, in order:
 
 1. stops every running action's cancel with the reason (``SIGHUP``, ``SIGTERM``, ``quit``):
-   nothing more is sent (:mod:`gputui.actions.guard`), and the actions' feeds are stopped;
+   nothing more is sent (:mod:`gputui.actions.guard`), and the sources and feeds are stopped;
 2. gives the running actions up to :data:`ACTION_GRACE` seconds to return, so their outcome
    reaches the audit log;
 3. asks the app to exit the normal way (restoring the terminal where there still is one);
@@ -67,8 +67,9 @@ class ExitGuard:
         self._hangup = hangup
         self._lock = threading.Condition()
         self._running: set[Cancel] = set()
-        self._begun = threading.Event()
-        self._released = False
+        #: the wake-up of the guard's thread: a pipe, since a signal handler may not take a
+        #: lock the interrupted main thread could hold (an Event's); -1 when not installed
+        self._wake_read = self._wake_write = -1
         self._previous: dict[int, Any] = {}
         self.reason: str | None = None
         self.code = 0
@@ -97,7 +98,9 @@ class ExitGuard:
     # ------------------------------------------------------------------ the way out
     def install(self) -> None:
         """Start the guard's thread and take SIGHUP and SIGTERM (main thread only)."""
-        threading.Thread(target=self._supervise, name="gputui-exit", daemon=True).start()
+        self._wake_read, self._wake_write = os.pipe()
+        threading.Thread(target=self._supervise, args=(self._wake_read,), name="gputui-exit",
+                         daemon=True).start()
         for signum in SIGNAL_EXITS:
             # a handler can only be installed from the main thread (tests in others skip it)
             with contextlib.suppress(ValueError):
@@ -109,21 +112,28 @@ class ExitGuard:
             with contextlib.suppress(ValueError, TypeError):
                 signal.signal(signum, previous)
         self._previous.clear()
-        self._released = True
-        self._begun.set()
+        wake_write = self._wake_write
+        # the handlers are gone: nothing writes to the pipe after this (the thread closes
+        # the read end once it woke)
+        self._wake_read = self._wake_write = -1
+        if wake_write >= 0:
+            _wake(wake_write)
+            os.close(wake_write)
 
     def begin(self, reason: str, code: int) -> None:
-        """Ask for the way out; safe inside a signal handler (it only sets an event)."""
+        """Ask for the way out; safe inside a signal handler (one byte down a pipe)."""
         if self.reason is None:
             self.reason, self.code = reason, code
-        self._begun.set()
+        _wake(self._wake_write)
 
     def _on_signal(self, signum: int, _frame: object) -> None:
         reason, code = SIGNAL_EXITS[signal.Signals(signum)]
         self.begin(reason, code)
 
-    def _supervise(self) -> None:
-        self._begun.wait()
+    def _supervise(self, wake_read: int) -> None:
+        with contextlib.suppress(OSError):
+            os.read(wake_read, 1)
+        os.close(wake_read)
         if self.reason is None:  # released without a stop request
             return
         started = time.monotonic()
@@ -178,6 +188,13 @@ def _run_exit_functions() -> None:
         atexit._run_exitfuncs()
     except Exception:  # broad: one clean-up failing must not keep the process
         log.exception("while running the exit functions")
+
+
+def _wake(fd: int) -> None:
+    """One byte down the guard's pipe; no lock taken (safe in a signal handler)."""
+    if fd >= 0:
+        with contextlib.suppress(OSError):
+            os.write(fd, b"x")
 
 
 def terminal_gone(fd: int = 0) -> bool:
