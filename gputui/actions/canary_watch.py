@@ -14,6 +14,7 @@ from typing import Any
 
 from gputui.actions import upgrade_common as U
 from gputui.actions.base import ClusterWriter, Plan, Progress, ProgressCallback, Result
+from gputui.actions.guard import stop_reason
 from gputui.domain import labels as L
 from gputui.domain.model import ClusterSnapshot
 
@@ -87,6 +88,7 @@ class CanaryRun:
                  "them with 'upgrade: release node'" if self.held else "no holds were left")
         return Result(ok=False, summary=f"{summary}; {holds}", error=error,
                       cancelled=cancelled, details=(*self.done, holds),
+                      interrupted=stop_reason(self.cancel) if cancelled else None,
                       conflict=replan is not None, replan=replan)
 
     # ----------------------------------------------------------------- steps

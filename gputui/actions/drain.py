@@ -31,6 +31,7 @@ from gputui.actions.base import (
 from gputui.actions.drain_plan import check_unchanged, sort_node, with_pods
 from gputui.actions.drain_rules import DrainOptions, Sorting
 from gputui.actions.drain_run import EvictionLoop
+from gputui.actions.guard import stop_reason, write_deadline
 from gputui.actions.impact import gpu_pod_lines, nodes_of, risk_warnings, unavailable_line
 from gputui.actions.node import cordon_change
 from gputui.domain.model import ClusterSnapshot
@@ -131,6 +132,12 @@ class DrainAction:
 
     def apply(self, plan: Plan, writer: ClusterWriter, progress: ProgressCallback,
               cancel: threading.Event) -> Result:
+        """The whole drain, cordon included, within its timeout (a hung server too)."""
+        with write_deadline(writer, float(plan.params.get("timeout", DEFAULT_TIMEOUT))):
+            return self._apply(plan, writer, progress, cancel)
+
+    def _apply(self, plan: Plan, writer: ClusterWriter, progress: ProgressCallback,
+               cancel: threading.Event) -> Result:
         """Check the pods are still the plan's, cordon, check again, evict exactly the plan's
         pods; a refused pod stops the drain after the cordon, as kubectl's does."""
         options = drain_options(plan.params)
@@ -155,13 +162,13 @@ class DrainAction:
         skipped = sum(len(s.daemonset) + len(s.mirror) for s in sortings.values())
         if cancel.is_set():
             return Result(False, f"drain of {label} stopped after the cordon: nothing evicted",
-                          cancelled=True)
+                          cancelled=True, interrupted=stop_reason(cancel))
         loop = EvictionLoop(writer, pods, progress, cancel,
                             float(plan.params.get("timeout", DEFAULT_TIMEOUT)), label)
         result = loop.run()
         note = f" ({skipped} DaemonSet or mirror pod{'s' if skipped != 1 else ''} skipped)"
         return Result(result.ok, result.summary + (note if skipped else ""), result.error,
-                      result.details, result.cancelled)
+                      result.details, result.cancelled, result.interrupted)
 
 
 def _still_planned(plan: Plan, writer: ClusterWriter, options: DrainOptions, *,

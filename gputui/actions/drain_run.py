@@ -5,7 +5,9 @@ has no disruption left) is retried with backoff until the drain's timeout and is
 turned into a delete; an evicted pod counts only once the server no longer has it (or has
 a new pod of that name, another uid). Progress after every round says how many pods are
 left and which are blocked by which budget; escape (``cancel``) stops further evictions
-and the result says what was already evicted.
+and the result says what was already evicted. Each request is bounded by the time the
+drain's timeout leaves and the wait for it by the cancel (:mod:`gputui.actions.guard`), so a
+hung server cannot stretch the drain past its timeout, nor escape past a fraction of a second.
 """
 
 from __future__ import annotations
@@ -17,6 +19,7 @@ from dataclasses import dataclass
 
 from gputui.actions.base import ClusterWriter, Progress, ProgressCallback, Result, WriteError
 from gputui.actions.drain_rules import PodRef
+from gputui.actions.guard import WriteInterrupted, stop_reason, write_deadline
 
 #: first and longest wait between two rounds of evictions (kubectl waits 5 s after a 429)
 BACKOFF_START = 0.5
@@ -70,6 +73,10 @@ class EvictionLoop:
         self.clock = clock
 
     def run(self) -> Result:
+        with write_deadline(self.writer, self.timeout):
+            return self._run()
+
+    def _run(self) -> Result:
         deadline = self.clock() + self.timeout
         delay = BACKOFF_START
         while True:
@@ -94,6 +101,8 @@ class EvictionLoop:
             pod.tries += 1
             try:
                 self.writer.evict(pod.ref.namespace, pod.ref.name)
+            except WriteInterrupted:
+                return  # stopped: not sent, or its answer not awaited
             except WriteError as error:
                 if error.status == 404:
                     pod.evicted = pod.gone = True
@@ -110,6 +119,8 @@ class EvictionLoop:
                 continue
             try:
                 current = self.writer.get("Pod", pod.ref.name, pod.ref.namespace)
+            except WriteInterrupted:
+                return
             except WriteError as error:
                 if error.status == 404:
                     pod.gone = True
@@ -133,7 +144,8 @@ class EvictionLoop:
             return Result(False, f"drain of {self.label} stopped: evicted "
                                  f"{', '.join(evicted) or 'nothing'}; "
                                  f"{len(left)} pod{'s' if len(left) != 1 else ''} left",
-                          details=details, cancelled=True)
+                          details=details, cancelled=True,
+                          interrupted=stop_reason(self.cancel))
         if not left:
             return Result(True, f"drained {self.label}: {len(self.pods)} pod"
                                 f"{'s' if len(self.pods) != 1 else ''} evicted and gone",

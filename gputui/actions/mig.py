@@ -248,7 +248,8 @@ class SafeMigChange(_MigAction):
             details.extend(result.details)
             if not result.ok:
                 return Result(ok=False, summary=result.summary, error=result.error,
-                              details=tuple(details), cancelled=result.cancelled)
+                              details=tuple(details), cancelled=result.cancelled,
+                              interrupted=result.interrupted)
         return Result(ok=True, summary=f"{plan.title}: done", details=tuple(details))
 
 

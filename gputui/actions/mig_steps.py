@@ -29,6 +29,7 @@ from gputui.actions.base import (
 )
 from gputui.actions.drain import DEFAULT_TIMEOUT, OPTIONS, DrainAction
 from gputui.actions.drain_plan import node_drain
+from gputui.actions.guard import stop_reason
 from gputui.actions.node import cordon_change
 from gputui.domain import labels as L
 from gputui.domain.model import NodeView
@@ -119,7 +120,8 @@ class SafePath:
               cancelled: bool = False) -> Result:
         left = " (left cordoned)" if self.cordoned else ""
         return Result(ok=False, summary=summary + left, error=error, cancelled=cancelled,
-                      details=tuple(self.done))
+                      details=tuple(self.done),
+                      interrupted=stop_reason(self.cancel) if cancelled else None)
 
     def _cordon(self) -> Result | None:
         if self.was_cordoned:

@@ -9,6 +9,7 @@ from __future__ import annotations
 import threading
 
 from gputui.actions.base import ClusterWriter, Plan, Progress, ProgressCallback, Result, WriteError
+from gputui.actions.guard import stop_reason
 
 
 def apply_patches(plan: Plan, writer: ClusterWriter, progress: ProgressCallback,
@@ -27,7 +28,8 @@ def apply_patches(plan: Plan, writer: ClusterWriter, progress: ProgressCallback,
         if cancel.is_set():
             left = [c.name for c in plan.changes[index:]]
             return Result(False, f"stopped: {done_word} {_names(done)}; not sent: "
-                                 f"{_names(left)}", details=tuple(failed), cancelled=True)
+                                 f"{_names(left)}", details=tuple(failed), cancelled=True,
+                          interrupted=stop_reason(cancel))
         progress(Progress(f"{change.summary} on {change.name}", index, total))
         try:
             writer.patch(change)

@@ -34,6 +34,7 @@ from gputui.actions.base import (
     Result,
     WriteError,
 )
+from gputui.actions.guard import guarded, mark_interrupted
 from gputui.actions.permissions import Permissions, ask_identity, check_permissions
 from gputui.actions.recording import RecordingWriter
 from gputui.actions.registry import ACTIONS, all_permissions
@@ -309,13 +310,15 @@ class Runner:
     def _carry_out(self, action: Action, plan: Plan, writer: ClusterWriter,
                    progress: ProgressCallback, cancel: threading.Event) -> Result:
         try:
-            return action.apply(plan, writer, progress, cancel)
+            # guarded: nothing is sent after the cancel, and no answer awaited
+            result = action.apply(plan, guarded(writer, cancel), progress, cancel)
         except WriteError as error:
-            return Result(False, f"{plan.title}: failed", error=error.reason,
-                          conflict=error.status == 409)
+            result = Result(False, f"{plan.title}: failed", error=error.reason,
+                            conflict=error.status == 409)
         except Exception as error:  # noqa: BLE001 - a bug must reach the log, not kill the UI
-            return Result(False, f"{plan.title}: failed",
-                          error=f"{type(error).__name__}: {error}")
+            result = Result(False, f"{plan.title}: failed",
+                            error=f"{type(error).__name__}: {error}")
+        return mark_interrupted(result, cancel)
 
     def _close(self, audit_id: str, result: Result, recorder: RecordingWriter,
                interrupted: str | None) -> Result:

@@ -20,6 +20,7 @@ from dataclasses import dataclass, replace
 from typing import Any
 
 from gputui.actions.base import Change, ClusterWriter, JsonObj, Plan, Progress, Result, WriteError
+from gputui.actions.guard import stop_reason
 from gputui.domain import labels as L
 from gputui.domain.model import ClusterSnapshot, NodeView, UpgradePolicy
 from gputui.domain.policy import read_cluster_policy, read_upgrade_policy
@@ -209,7 +210,7 @@ def send_all(plan: Plan, writer: ClusterWriter, progress: Callable[[Progress], N
         if cancel.is_set():
             return done, Result(ok=False, cancelled=True,
                                 summary=f"{plan.title}: stopped after {len(done)} of {len(todo)}",
-                                details=tuple(done))
+                                details=tuple(done), interrupted=stop_reason(cancel))
         progress(Progress(change.summary, index, len(todo)))
         try:
             writer.patch(change)

@@ -117,6 +117,8 @@ class KubeHttp:
         if query:
             url += "?" + urlencode({k: v for k, v in query.items() if v is not None})
         self.limiter.acquire()
+        if self._closing.is_set():  # closed (the app is leaving): nothing more is sent
+            raise UnreachableError(f"not sent to {self.host}: the client is closed")
         started = time.monotonic()
         try:
             response = self._pool.request(

@@ -97,6 +97,8 @@ class MetricsFeed:
         """Stop the loop and release NVML; returns within a read's timeout at most."""
         self._stop.set()
         self._wake.set()
+        if self.exporters is not None:  # scrapes in flight end, and no new one is sent
+            self.exporters.close()
         if self._thread is not None and self._thread is not threading.current_thread():
             self._thread.join(timeout=3.0)
         if self.nvml is not None:

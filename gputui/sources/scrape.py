@@ -116,6 +116,12 @@ class ExporterMetrics:
         self.xid_first_seen: dict[tuple[str, int, int], float] = {}
         self._read: set[str] = set()
 
+    def close(self) -> None:
+        """Abort the scrapes in flight and send no new one (the metrics feed is stopping)."""
+        http: KubeHttp | None = self.http  # tests drive the parser without a client
+        if http is not None:
+            http.close()
+
     def scrape(self, targets: Mapping[str, tuple[str, str]], now: float) -> dict[str, str]:
         """Scrape each node's exporter (node -> (namespace, pod)); node -> error for failures."""
         errors: dict[str, str] = {}

@@ -35,6 +35,7 @@ from kubernetes import client as k8s
 from kubernetes.client.exceptions import ApiException
 
 from gputui.domain.sanitize import clean_tree
+from gputui.sources.budget import bounded
 from gputui.sources.errors import SourceError, WriteError
 from gputui.sources.identity import PATH as SELF_SUBJECT_REVIEWS
 from gputui.sources.identity import ServerIdentity, parse_self_subject_review
@@ -82,6 +83,7 @@ class Permission(Protocol):
 #: the field manager every write records (managedFields show who changed a label)
 FIELD_MANAGER = "gputui"
 #: seconds to connect, then to wait for an answer; a write answers quickly or not at all
+#: (an action's guard cuts both to the time its deadline leaves: :mod:`gputui.sources.budget`)
 REQUEST_TIMEOUT = (5.0, 30.0)
 
 _CONTENT_TYPES = {
@@ -146,7 +148,7 @@ class KubeWriter:
         options: dict[str, Any] = {
             "dry_run": "All" if dry_run else None, "field_manager": FIELD_MANAGER,
             "_content_type": content_type, "_preload_content": False,
-            "_request_timeout": REQUEST_TIMEOUT}
+            "_request_timeout": bounded(REQUEST_TIMEOUT)}
         return self._call(lambda: self._send_patch(kind, change, body, options))
 
     def _send_patch(self, kind: _Kind, change: Change, body: Any,
@@ -176,7 +178,7 @@ class KubeWriter:
         self._call(lambda: self._core.create_namespaced_pod_eviction(
             pod, namespace, body, dry_run="All" if dry_run else None,
             field_manager=FIELD_MANAGER, _preload_content=False,
-            _request_timeout=REQUEST_TIMEOUT))
+            _request_timeout=bounded(REQUEST_TIMEOUT)))
 
     # ------------------------------------------------------------------- reads
     def get(self, kind: str, name: str, namespace: str | None = None) -> JsonObj:
@@ -195,7 +197,7 @@ class KubeWriter:
         matching ``label_selector`` when one is given (the server filters, as kubectl's)."""
         answer = self._call(lambda: self._core.list_pod_for_all_namespaces(
             field_selector=f"spec.nodeName={node}", label_selector=label_selector or None,
-            _preload_content=False, _request_timeout=REQUEST_TIMEOUT))
+            _preload_content=False, _request_timeout=bounded(REQUEST_TIMEOUT)))
         return [item for item in answer.get("items") or [] if isinstance(item, dict)]
 
     def read_log(self, namespace: str, pod: str, container: str | None = None,
@@ -205,7 +207,7 @@ class KubeWriter:
         try:
             text = self._core.read_namespaced_pod_log(
                 pod, namespace, container=container, tail_lines=tail_lines,
-                _request_timeout=REQUEST_TIMEOUT)
+                _request_timeout=bounded(REQUEST_TIMEOUT))
         except ApiException as error:
             raise api_error(error.status or 0, error.body, error.headers) from None
         except urllib3.exceptions.HTTPError as error:
@@ -226,7 +228,7 @@ class KubeWriter:
                 verb=permission.verb, resource=permission.resource,
                 group=permission.group or None, subresource=permission.subresource or None)))
         answer = self._call(lambda: self._authz.create_self_subject_access_review(
-            review, _preload_content=False, _request_timeout=REQUEST_TIMEOUT))
+            review, _preload_content=False, _request_timeout=bounded(REQUEST_TIMEOUT)))
         return read_access_review(answer, permission.describe())
 
     def who_am_i(self) -> ServerIdentity | None:
@@ -241,7 +243,7 @@ class KubeWriter:
             *self._api.param_serialize("POST", SELF_SUBJECT_REVIEWS, body=body, header_params={
                 "Accept": "application/json", "Content-Type": "application/json"},
                 auth_settings=["BearerToken"]),
-            _request_timeout=REQUEST_TIMEOUT).response)
+            _request_timeout=bounded(REQUEST_TIMEOUT)).response)
         return parse_self_subject_review(answer)
 
     def close(self) -> None:
@@ -254,7 +256,7 @@ class KubeWriter:
         return self._api.call_api(
             *self._api.param_serialize("GET", path, header_params={
                 "Accept": "application/json"}, auth_settings=["BearerToken"]),
-            _request_timeout=REQUEST_TIMEOUT).response
+            _request_timeout=bounded(REQUEST_TIMEOUT)).response
 
     def _refuse_if_read_only(self, what: str) -> None:
         if self.read_only:

@@ -29,6 +29,7 @@ from gputui.actions.registry import ACTIONS, action
 from gputui.actions.runner import Runner
 from gputui.domain.model import ClusterSnapshot
 from gputui.ui.crash import worker_failure
+from gputui.ui.exit_signals import ExitGuard
 from gputui.ui.screens.confirm import (
     ActionCompleted,
     ActionProgressed,
@@ -67,6 +68,7 @@ class ActionFlow(App[int]):
 
     runner: Runner | None = None
     snapshot: ClusterSnapshot
+    exit_guard: ExitGuard
 
     def action_blocks(self) -> Mapping[str, str]:
         """action id -> why it is greyed, for every greyed action (help, palette, footer)."""
@@ -241,8 +243,15 @@ class ActionFlow(App[int]):
             dialog.post_message(ActionProgressed(report))
 
         act = request.action or action(request.plan.action_id)
-        result = self.runner.apply(act, request.plan, request.dry_run, progress,
-                                   request.cancel)
+        cancel = request.cancel
+        # SIGHUP, SIGTERM and quit stop it at once; the exit waits (briefly) for its outcome
+        self.exit_guard.track(cancel)
+        try:
+            result = self.runner.apply(act, request.plan, request.dry_run, progress, cancel)
+        finally:
+            self.exit_guard.finished(cancel)
+        if self.exit_guard.exiting:  # the app is leaving: the audit line is written, and
+            return  # call_from_thread could wait for ever on a loop that has stopped
         # the notification first (call_from_thread returns once it is up): whoever sees the
         # dialog close can read the outcome at once
         self.call_from_thread(self._notify_result, result)

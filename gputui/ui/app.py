@@ -10,6 +10,8 @@ read in a thread worker and come back as :class:`PodLogLoaded` messages.
 
 from __future__ import annotations
 
+import asyncio
+import os
 import time
 from collections.abc import Callable
 from pathlib import Path
@@ -17,6 +19,7 @@ from typing import TYPE_CHECKING, Any
 
 from textual import events
 from textual.css.query import NoMatches
+from textual.driver import Driver
 from textual.screen import Screen
 from textual.timer import Timer
 
@@ -39,7 +42,7 @@ from gputui.ui.contracts import (
     SourceStatusChanged,
 )
 from gputui.ui.crash import QuietCrash
-from gputui.ui.exit_signals import catch_exit_signals, release_exit_signals
+from gputui.ui.exit_signals import ExitGuard
 from gputui.ui.palette import GpuCommands
 from gputui.ui.pod_logs import PodLogFlow
 from gputui.ui.screens.base import GpuScreen
@@ -114,6 +117,10 @@ class GpuTuiApp(PodLogFlow, ActionFlow, QuietCrash):
         self._heap = gctuning.BigHeap()
         #: keys typed ahead wait for what the key before them started (see typeahead.py)
         self.typeahead = TypeAhead(self, super().on_event)
+        #: SIGHUP, SIGTERM and quit: stop every running action, then leave within 5 s
+        self.exit_guard = ExitGuard(self._exit_from_thread, self._stop_feeds, self._hung_up)
+        self._exit_loop: asyncio.AbstractEventLoop | None = None
+        self._ttys = tuple(fd for fd in (0, 1, 2) if _isatty(fd))
         self.register_theme(GPUTUI_THEME)
         self.theme = settings.theme if settings.theme in self.available_themes else "gputui"
 
@@ -130,14 +137,45 @@ class GpuTuiApp(PodLogFlow, ActionFlow, QuietCrash):
             self.set_keymap(self.keymap)
         self.screen_change_signal.subscribe(self, self._screen_changed)
         self.set_interval(1.0, self._refresh_header, name="header-age")
-        catch_exit_signals(self._signalled)
+        self._exit_loop = asyncio.get_running_loop()
+        self.exit_guard.install()
         self.check_permissions()
         self.source.start(self._snapshot_from_source, self._status_from_source)
         if self.metrics_feed is not None:
             self.metrics_feed.start(self._metrics_from_feed)
 
-    def _signalled(self, code: int) -> None:
-        self.exit(return_code=code)
+    def get_driver_class(self) -> type[Driver]:
+        """Textual's Linux driver, made safe for a terminal that goes away (terminal.py)."""
+        driver = super().get_driver_class()
+        if driver.__name__ == "LinuxDriver":
+            from gputui.ui.terminal import GpuLinuxDriver
+
+            return GpuLinuxDriver
+        return driver
+
+    async def action_quit(self) -> None:
+        """``q``, ``ctrl+q``, ``:q``: stop the running actions first, then leave."""
+        self.exit_guard.begin("quit", 0)
+
+    def _exit_from_thread(self, code: int) -> None:
+        """The exit guard's thread asks for the exit; never blocks on the event loop."""
+        if self._exit_loop is not None and not self._exit_loop.is_closed():
+            self._exit_loop.call_soon_threadsafe(lambda: self.exit(return_code=code))
+
+    def _stop_feeds(self) -> None:
+        """Every source and feed stops: no request reaches the server after this."""
+        self.source.stop()
+        if self.metrics_feed is not None:
+            self.metrics_feed.stop()
+
+    def _hung_up(self) -> None:
+        """The terminal is gone (SIGHUP): drop all output instead of waiting on it."""
+        driver = self._driver
+        if driver is not None and hasattr(driver, "hung_up"):
+            driver.hung_up()
+        from gputui.ui.terminal import detach
+
+        detach(self._ttys)
 
     async def on_event(self, event: events.Event) -> None:
         """Keys from the terminal go through :class:`TypeAhead`; everything else as usual."""
@@ -147,7 +185,7 @@ class GpuTuiApp(PodLogFlow, ActionFlow, QuietCrash):
         await super().on_event(event)
 
     def on_unmount(self) -> None:
-        release_exit_signals()
+        self.exit_guard.release()
         self.typeahead.cancel()
         self.source.stop()
         if self.metrics_feed is not None:
@@ -334,6 +372,13 @@ class GpuTuiApp(PodLogFlow, ActionFlow, QuietCrash):
         if action == "act" and parameters and str(parameters[0]) in self.action_blocks():
             return None  # greyed: help and the palette say why
         return True
+
+
+def _isatty(fd: int) -> bool:
+    try:
+        return os.isatty(fd)
+    except OSError:
+        return False
 
 
 def make_app(settings: Settings, source: ClusterSource, *,

@@ -156,6 +156,8 @@ COMMANDS: Final[tuple[Command, ...]] = (
     _c("confirm_options", "o", "Options", "Choose the action's values again (a drain's "
        "options: delete emptyDir data, force) and re-plan; nothing is sent.", "confirm",
        "options", palette=False),
+    _c("confirm_quit", "ctrl+q", "Quit", "Stop the running action (what it did is audited) "
+       "and leave gputui.", "confirm", "quit", palette=False),
     _c("prompt_cancel", "escape", "Cancel", "Stop asking; nothing is planned or sent.",
        "prompt", "cancel", show=True, palette=False),
 )

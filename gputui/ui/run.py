@@ -4,7 +4,8 @@ Order matters for the operator: the kubeconfig (or the emulated cluster) is open
 the terminal switches to the UI, so a missing file or unknown context is one line on stderr
 and exit 2, not a flash of a broken screen. An unreachable server is not an error here: the
 source keeps retrying and the header says "disconnected, retrying". Whatever happens, the
-source (and the emulated cluster it may own) is stopped on the way out.
+source (and the emulated cluster it may own) is stopped on the way out, and the process is
+gone within 5 s of SIGHUP, SIGTERM or quit (:mod:`gputui.ui.exit_signals`).
 """
 
 from __future__ import annotations
@@ -45,6 +46,9 @@ def run_tui(settings: Settings) -> int:
     try:
         app = make_app(settings, source, clock=clock, writer=writer,
                        metrics=open_metrics(settings, source))
+        # the real program leaves within 5 s of SIGHUP, SIGTERM or quit, whatever the
+        # terminal or the server does (tests run apps in-process and never end it)
+        app.exit_guard.hard_exit = True
         app.run()
     except KeyboardInterrupt:
         return 130
@@ -52,4 +56,9 @@ def run_tui(settings: Settings) -> int:
         _stop_quietly(source.stop)
         if writer is not None:
             _stop_quietly(writer.close)
-    return int(app.return_code or 0)
+    code = int(app.return_code or 0)
+    if app.exit_guard.exiting:  # quit or a signal: no finalisation to wait for or crash in
+        from gputui.ui.exit_signals import end_process
+
+        end_process(code)
+    return code

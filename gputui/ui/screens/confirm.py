@@ -42,7 +42,7 @@ POD_LIST_LIMIT = 500
 class ApplyRequested(Message):
     """The operator confirmed ``plan`` (after a clean dry run); ``cancel`` stops it later."""
 
-    def __init__(self, plan: Plan, dry_run: DryRun, cancel: threading.Event,
+    def __init__(self, plan: Plan, dry_run: DryRun, cancel: Cancel,
                  dialog: ConfirmScreen) -> None:
         super().__init__()
         self.action = dialog.action
@@ -298,11 +298,16 @@ class ConfirmScreen(ModalScreen[bool | None]):
     def action_cancel(self) -> None:
         """``n``/``esc``: close; while applying, stop further steps (the result follows)."""
         if self.applying:
-            self.cancel.set()
+            self.cancel.stop("esc")
             self.query_one("#confirm-progress", Static).update(
                 Text("Stopping: no further evictions or steps...", style="bold"))
             return
         self.dismiss(False)
+
+    async def action_quit(self) -> None:
+        """``ctrl+q``: the dialog is modal (the app's keys do not reach it), so it quits
+        from here; the app stops the running action first."""
+        await self.app.run_action("quit")
 
     @on(Button.Pressed, "#confirm-yes")
     def _yes(self) -> None:

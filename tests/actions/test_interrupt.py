@@ -1,0 +1,149 @@
+"""A stopped action sends nothing more, and a hung API server cannot hold a drain or escape.
+
+Through the real client against the emulated server: ``latency:30000~eviction`` makes every
+eviction wait 30 s (the writer's own read timeout), as a hung API server does. Escape must act
+within 2 s, nothing may be sent after it, and a drain with timeout T ends within T + 10 s.
+"""
+
+from __future__ import annotations
+
+import json
+import threading
+import time
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from gputui.actions.base import Cancel, Progress, Result
+from gputui.actions.guard import GuardedWriter, WriteInterrupted
+from gputui.actions.registry import action
+from gputui.actions.runner import DryRun, Runner
+from gputui.sim.cluster import EmulatedCluster
+from gputui.sources.writer import KubeWriter
+from tests.actions.conftest import driver_daemonset, gpu_node, gpu_pod, snapshot_of
+from tests.actions.test_node_actions import _runner
+
+HUNG = "latency:30000~/eviction"
+
+
+def _seed(cluster: EmulatedCluster, pods: int = 3) -> None:
+    driver_daemonset(cluster.store)
+    cluster.store.create("nodes", gpu_node("gpu-1"))
+    for index in range(pods):
+        cluster.store.create("pods", gpu_pod(f"train-{index}", "gpu-1"))
+
+
+def _evictions(log: list[tuple[str, str]]) -> int:
+    """Evictions the server received (dry runs included: each is a request that landed)."""
+    return sum(1 for method, path in log if method == "POST" and path.endswith("/eviction"))
+
+
+class _Apply:
+    """``runner.apply`` of a drain in its own thread, as the app runs it."""
+
+    def __init__(self, server: EmulatedCluster, writer: KubeWriter, tmp_path: Path,
+                 timeout: float, fault: str, log: list[tuple[str, str]] | None = None) -> None:
+        self.runner: Runner = _runner(writer, tmp_path)
+        self.plan = self.runner.plan(action("drain"), snapshot_of(server, tmp_path),
+                                     ["gpu-1"], {"timeout": timeout})
+        self.dry: DryRun = self.runner.dry_run(self.plan)
+        assert self.dry.ok
+        server.inject(fault)
+        self.cancel = Cancel()
+        self.result: Result | None = None
+        #: evictions the server had before the apply (the dry run's)
+        self.before = _evictions(log or [])
+        self.thread = threading.Thread(target=self._run, daemon=True)
+        self.thread.start()
+
+    def _run(self) -> None:
+        seen: list[Progress] = []
+        self.result = self.runner.apply(action("drain"), self.plan, self.dry, seen.append,
+                                        self.cancel)
+
+    def ended_within(self, seconds: float) -> bool:
+        self.thread.join(seconds)
+        return not self.thread.is_alive()
+
+
+def _until(check: Any, timeout: float = 30.0) -> bool:
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        if check():
+            return True
+        time.sleep(0.05)
+    return False
+
+
+def _audit(tmp_path: Path) -> dict[str, Any]:
+    lines = (tmp_path / "audit.jsonl").read_text().splitlines()
+    return dict(json.loads(lines[-1]))
+
+
+def audit_says_interrupted(entry: dict[str, Any], by: str) -> bool:
+    """The audit record says the action was interrupted (and by what, where it says so)."""
+    if "interrupted" in entry:
+        return bool(entry["interrupted"] == by)
+    return str(entry.get("result") or "").startswith("cancelled: ")
+
+
+@pytest.mark.parametrize("reason", ["esc", "SIGTERM", "SIGHUP", "quit"])
+def test_a_stop_while_an_eviction_hangs_acts_within_2_s_and_sends_nothing_more(
+        server: EmulatedCluster, writer: KubeWriter, request_log: list[tuple[str, str]],
+        tmp_path: Path, reason: str) -> None:
+    _seed(server)
+    run = _Apply(server, writer, tmp_path, timeout=300, fault=HUNG, log=request_log)
+    assert _until(lambda: _evictions(request_log) > run.before), request_log
+    run.cancel.stop(reason)
+    sent_at_stop = _evictions(request_log)
+    assert run.ended_within(2.0), "the stop was not acted on within 2 s"
+    result = run.result
+    assert result is not None and result.cancelled and not result.ok, result
+    assert result.interrupted == reason
+    time.sleep(0.5)  # what a leftover thread would send comes now or never
+    assert _evictions(request_log) == sent_at_stop, request_log
+    assert audit_says_interrupted(_audit(tmp_path), reason)
+    assert server.store.get("pods", "train-1", "ml") is not None
+
+
+def test_a_drain_against_a_hung_server_ends_within_its_timeout_plus_10_s(
+        server: EmulatedCluster, writer: KubeWriter, tmp_path: Path) -> None:
+    _seed(server)
+    started = time.monotonic()
+    run = _Apply(server, writer, tmp_path, timeout=3, fault=HUNG)
+    assert run.ended_within(3 + 10 - (time.monotonic() - started) + 2.0)
+    result = run.result
+    assert result is not None and not result.ok and not result.cancelled, result
+    assert result.interrupted is None
+    assert "not drained" in result.summary
+
+
+def test_a_drain_whose_cordon_hangs_ends_within_its_timeout_plus_10_s(
+        server: EmulatedCluster, writer: KubeWriter, tmp_path: Path) -> None:
+    _seed(server)
+    run = _Apply(server, writer, tmp_path, timeout=2, fault="latency:30000~/nodes/gpu-1")
+    assert run.ended_within(2 + 10)
+    assert run.result is not None and not run.result.ok, run.result
+
+
+def test_nothing_is_sent_once_the_cancel_is_set(
+        server: EmulatedCluster, writer: KubeWriter, request_log: list[tuple[str, str]],
+        tmp_path: Path) -> None:
+    _seed(server)
+    cancel = Cancel()
+    cancel.stop("SIGHUP")
+    guarded = GuardedWriter(writer, cancel)
+    seen = len(request_log)
+    with pytest.raises(WriteInterrupted) as raised:
+        guarded.evict("ml", "train-0")
+    assert raised.value.interrupted == "SIGHUP"
+    assert len(request_log) == seen  # not even a connection
+    runner = _runner(writer, tmp_path)
+    plan = runner.plan(action("drain"), snapshot_of(server, tmp_path), ["gpu-1"], {})
+    dry = runner.dry_run(plan)
+    seen = len(request_log)
+    result = runner.apply(action("drain"), plan, dry, lambda _: None, cancel)
+    assert result.cancelled and result.interrupted == "SIGHUP", result
+    assert len(request_log) == seen  # the cordon was not sent either
+    assert not server.store.get("nodes", "gpu-1", None)["spec"].get("unschedulable")
