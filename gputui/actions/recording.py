@@ -33,15 +33,22 @@ class RecordingWriter:
         self._clock = clock
         self._lock = threading.Lock()
         self._done: list[dict[str, Any]] = []
+        #: writes sent and not yet answered, by a sequence number
+        self._out: dict[int, dict[str, Any]] = {}
+        self._sequence = 0
         self.context = writer.context
         self.user = writer.user
         self.read_only = writer.read_only
 
     @property
     def done(self) -> tuple[dict[str, Any], ...]:
-        """The writes done so far, in the order they were answered."""
+        """The writes done so far, in the order they were answered, then the writes still
+        out (sent, no answer yet: the runner's guard abandoned them at a stop or a deadline;
+        they may land), marked ``unconfirmed``."""
         with self._lock:
-            return tuple(self._done)
+            out = tuple({**record, "unconfirmed": "no answer when the action ended"}
+                        for record in self._out.values())
+            return (*self._done, *out)
 
     def patch(self, change: Change, *args: Any, dry_run: bool = False,
               **kwargs: Any) -> JsonObj:
@@ -80,14 +87,27 @@ class RecordingWriter:
         """Send; keep ``record`` when the server accepted it (or may have, unanswered)."""
         if dry_run:
             return send()
+        with self._lock:
+            self._sequence += 1
+            ticket = self._sequence
+            self._out[ticket] = {**record, "time": rfc3339(self._clock())}
         try:
             answer = send()
         except WriteError as error:
+            self._answered(ticket)
             if error.status == 0 and not error.reason.startswith(_LOCAL_REFUSALS):
                 self._keep({**record, "unconfirmed": error.reason})
             raise
+        except BaseException:
+            self._answered(ticket)
+            raise
+        self._answered(ticket)
         self._keep(record)
         return answer
+
+    def _answered(self, ticket: int) -> None:
+        with self._lock:
+            self._out.pop(ticket, None)
 
     def _keep(self, record: dict[str, Any]) -> None:
         stamped = {**record, "time": rfc3339(self._clock())}

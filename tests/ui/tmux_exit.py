@@ -184,9 +184,7 @@ def _last_record(audit: Path) -> dict[str, Any] | None:
 
 
 def audit_says_interrupted(record: dict[str, Any] | None, by: str) -> bool:
-    """The audit log says the drain was interrupted (and by what, where the record says)."""
+    """The audit log's last line is the drain's outcome, interrupted by ``by``."""
     if record is None:
         return False
-    if "interrupted" in record:
-        return bool(record["interrupted"] == by)
-    return str(record.get("result") or "").startswith("cancelled: ")
+    return record.get("phase") == "outcome" and record.get("interrupted") == by
