@@ -9,6 +9,8 @@ import urllib.request
 from pathlib import Path
 from typing import Any
 
+from kubernetes.client.exceptions import ApiException
+
 from tests.sim.conftest import Sim
 from tests.sim.promtext import parse
 
@@ -121,7 +123,12 @@ def _mig_sim(start_sim: Any, tmp_path: Path, strategy: str, resource: str) -> tu
     seen: list[str] = []
 
     def mapped() -> bool:
-        text = scrape_via_proxy(sim, node) if _exporter_ready(sim, node) else ""
+        try:
+            text = scrape_via_proxy(sim, node) if _exporter_ready(sim, node) else ""
+        except ApiException as error:  # the pod listed was replaced before its scrape
+            if error.status != 404:
+                raise
+            text = ""
         seen.append(text)
         return text.count('pod="infer-small-') >= 2 and 'GPU_I_PROFILE="1g.10gb"' in text
     sim.wait_for(mapped, 900, "MIG instances exported with their pods")
