@@ -60,30 +60,39 @@ def api_only() -> Iterator[EmulatedCluster]:
         cluster.stop()
 
 
-@pytest.fixture
-def request_log(monkeypatch: pytest.MonkeyPatch) -> list[tuple[str, str]]:
-    """Every request the emulated server receives, as ``(method, path)``.
+#: what a server hook does with a request: None lets it through, a response answers it
+RequestHook = Callable[[web.Request], "web.StreamResponse | None"]
 
-    Wraps the server's app factory with one recording middleware (test-only); request this
-    fixture before any cluster fixture.
-    """
-    seen: list[tuple[str, str]] = []
+
+def hook_server_requests(monkeypatch: pytest.MonkeyPatch, hook: RequestHook) -> None:
+    """Run ``hook`` on every request the emulated API servers started after this receive,
+    before any handler (test-only: wraps the server's app factory with one middleware, so
+    the server itself needs no test hook)."""
     original = apiserver.build_app
 
     def build_app(*args: object, **kwargs: object) -> web.Application:
         app = original(*args, **kwargs)  # type: ignore[arg-type]
 
         @web.middleware
-        async def record(request: web.Request,
-                         handler: Callable[[web.Request], Awaitable[web.StreamResponse]]
-                         ) -> web.StreamResponse:
-            seen.append((request.method, request.path))
-            return await handler(request)
+        async def run_hook(request: web.Request,
+                           handler: Callable[[web.Request], Awaitable[web.StreamResponse]]
+                           ) -> web.StreamResponse:
+            answer = hook(request)
+            return answer if answer is not None else await handler(request)
 
-        app.middlewares.insert(0, record)
+        app.middlewares.insert(0, run_hook)
         return app
 
     monkeypatch.setattr(apiserver, "build_app", build_app)
+
+
+@pytest.fixture
+def request_log(monkeypatch: pytest.MonkeyPatch) -> list[tuple[str, str]]:
+    """Every request the emulated server receives, as ``(method, path)``; request this
+    fixture before any cluster fixture."""
+    seen: list[tuple[str, str]] = []
+    hook_server_requests(monkeypatch, lambda request: seen.append(
+        (request.method, request.path)))
     return seen
 
 
@@ -103,22 +112,8 @@ def request_queries(monkeypatch: pytest.MonkeyPatch) -> list[tuple[str, str]]:
     for what the path alone does not say (``dryRun=All``). Request it before any cluster
     fixture, like :func:`request_log` (both may be used together)."""
     seen: list[tuple[str, str]] = []
-    original = apiserver.build_app
-
-    def build_app(*args: object, **kwargs: object) -> web.Application:
-        app = original(*args, **kwargs)  # type: ignore[arg-type]
-
-        @web.middleware
-        async def record(request: web.Request,
-                         handler: Callable[[web.Request], Awaitable[web.StreamResponse]]
-                         ) -> web.StreamResponse:
-            seen.append((request.method, request.path_qs))
-            return await handler(request)
-
-        app.middlewares.insert(0, record)
-        return app
-
-    monkeypatch.setattr(apiserver, "build_app", build_app)
+    hook_server_requests(monkeypatch, lambda request: seen.append(
+        (request.method, request.path_qs)))
     return seen
 
 

@@ -6,7 +6,7 @@ from __future__ import annotations
 import json
 import stat
 import threading
-from collections.abc import Awaitable, Callable, Iterator
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -18,11 +18,11 @@ from gputui.actions.base import Cancel, Change, Plan, Progress
 from gputui.actions.registry import action
 from gputui.actions.runner import DryRun, Runner
 from gputui.settings import Settings
-from gputui.sim import apiserver
 from gputui.sim.apiserver.rbac import Identity as SimIdentity
 from gputui.sim.cluster import EmulatedCluster
 from gputui.sources.writer import KubeWriter
 from tests.actions.conftest import budget, gpu_node, gpu_pod, snapshot_of
+from tests.conftest import hook_server_requests
 
 DRAIN_ALL = {"options": "also delete emptyDir data and force unmanaged pods", "timeout": "60"}
 
@@ -52,21 +52,7 @@ def writes(monkeypatch: pytest.MonkeyPatch) -> WriteWatch:
     """Request it before ``server``: a server-side hook that reads the audit file at the
     moment each real write arrives (the strongest "before" there is)."""
     watch = WriteWatch()
-    original = apiserver.build_app
-
-    def build_app(*args: Any, **kwargs: Any) -> web.Application:
-        app = original(*args, **kwargs)
-
-        @web.middleware
-        async def hook(request: web.Request, handler: Callable[[web.Request],
-                       Awaitable[web.StreamResponse]]) -> web.StreamResponse:
-            watch.note(request)
-            return await handler(request)
-
-        app.middlewares.insert(0, hook)
-        return app
-
-    monkeypatch.setattr(apiserver, "build_app", build_app)
+    hook_server_requests(monkeypatch, watch.note)
     return watch
 
 

@@ -2,44 +2,33 @@
 
 from __future__ import annotations
 
-from collections.abc import Awaitable, Callable, Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import pytest
 from aiohttp import web
 
-from gputui.sim import apiserver
 from gputui.sim.cluster import EmulatedCluster
+from tests.conftest import hook_server_requests
 
 
 @pytest.fixture
 def forbidden_paths(monkeypatch: pytest.MonkeyPatch) -> set[str]:
     """Request paths containing any of these strings answer 403, as RBAC would.
 
-    Wraps the emulated server's app factory with one middleware (test-only), so the server
-    itself needs no test hook. Request this fixture before ``api_only``.
+    Request this fixture before ``api_only``.
     """
     paths: set[str] = set()
-    original = apiserver.build_app
 
-    def build_app(*args: object, **kwargs: object) -> web.Application:
-        app = original(*args, **kwargs)  # type: ignore[arg-type]
+    def forbid(request: web.Request) -> web.StreamResponse | None:
+        if not any(p in request.path for p in paths):
+            return None
+        return web.json_response(
+            {"kind": "Status", "apiVersion": "v1", "metadata": {}, "status": "Failure",
+             "message": f'{request.path} is forbidden: User "operator" cannot list',
+             "reason": "Forbidden", "code": 403}, status=403)
 
-        @web.middleware
-        async def forbid(request: web.Request,
-                         handler: Callable[[web.Request], Awaitable[web.StreamResponse]]
-                         ) -> web.StreamResponse:
-            if any(p in request.path for p in paths):
-                return web.json_response(
-                    {"kind": "Status", "apiVersion": "v1", "metadata": {}, "status": "Failure",
-                     "message": f'{request.path} is forbidden: User "operator" cannot list',
-                     "reason": "Forbidden", "code": 403}, status=403)
-            return await handler(request)
-
-        app.middlewares.insert(0, forbid)
-        return app
-
-    monkeypatch.setattr(apiserver, "build_app", build_app)
+    hook_server_requests(monkeypatch, forbid)
     return paths
 
 
