@@ -127,6 +127,9 @@ class NodeMigView:
     config_source: str = ""
     available_configs: tuple[str, ...] = ()
     gpus: tuple[MigGpu, ...] = ()
+    #: physical GPUs (:func:`gputui.domain.mig.physical_gpu_count` of the applied config);
+    #: None when unknown (``gpu.count`` counts MIG devices and the config cannot say how many)
+    physical_gpus: int | None = None
 
 
 @dataclass(frozen=True, slots=True)
