@@ -202,3 +202,6 @@ class SnapshotCounts:
     gpus_allocatable: int = 0
     nodes_with_findings: int = 0
     upgrades_in_progress: int = 0
+    #: of ``gpus_total``, the MIG devices (``nvidia.com/mig-*``, or ``nvidia.com/gpu`` on a
+    #: ``single``-strategy MIG node): the header says so, as the fleet line does
+    mig_devices: int = 0

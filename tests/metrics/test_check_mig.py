@@ -19,13 +19,21 @@ import pytest
 
 from gputui.actions.mig import SafeMigChange
 from gputui.check import run_check
+from gputui.domain.metrics import MetricsWant
 from gputui.settings import Settings
+from gputui.sources.http import KubeHttp
+from gputui.sources.kubeconfig import load_target
+from gputui.sources.metrics import MetricsFeed
+from gputui.sources.prometheus import PrometheusMetrics, PrometheusOptions
+from gputui.sources.scrape import ExporterMetrics
 from tests.actions.upgrade.helpers import Cluster, apply, plan_of
 from tests.metrics.prom import free_port, start_prometheus
 from tests.sim.conftest import Sim
 
 #: healthy's A100 pool: 8 GPUs a node, ``single`` strategy (the Helm default)
 NODE = "a100/0"
+#: healthy after the change: 4 H100 x 8 + 2 A100 x 8 whole GPUs, and 8 x 7 MIG devices
+TOTAL, MIG = 104, 56
 
 
 def _change(sim: Sim, tmp_path: Path, config: str) -> tuple[Cluster, str]:
@@ -72,6 +80,19 @@ def test_check_after_mig_change_under_single_reads_exporters(start_sim: Any,
     assert "metrics: dcgm-exporter scrape" in header
     assert _bad(report) == [] and code == 0
     assert "gpu-missing" not in {f["code"] for f in report["findings"]}
+    # the fleet line counts what the header counts: whole GPUs and MIG devices
+    counts = cluster.snapshot().counts
+    assert (counts.gpus_total, counts.mig_devices) == (TOTAL, MIG)
+    pods = sim.core.list_namespaced_pod("gpu-operator",
+                                        label_selector="app=nvidia-dcgm-exporter").items
+    exporters = {p.spec.node_name: ("gpu-operator", p.metadata.name) for p in pods}
+    http = KubeHttp(load_target(str(cluster.kubeconfig)).configuration)
+    feed = MetricsFeed(exporters=ExporterMetrics(http), clock=time.time)
+    feed.want(MetricsWant(None, tuple(sorted(exporters)), exporters))
+    scraped = feed.read_once()
+    feed.stop()
+    assert scraped.origin.kind == "exporter" and scraped.fleet is not None
+    assert (scraped.fleet.gpus, scraped.fleet.mig_devices) == (TOTAL, MIG)
 
 
 @pytest.mark.prometheus
@@ -96,6 +117,10 @@ def test_check_after_mig_change_under_single_reads_prometheus(start_sim: Any,
         code, report, header = _check(settings)
         assert f"metrics: Prometheus {server.url}" in header
         assert _bad(report) == [] and code == 0
+        fleet = PrometheusMetrics(PrometheusOptions(server.url)).fleet(time.time(), 3600.0)
+        counts = cluster.snapshot().counts
+        assert (fleet.gpus, fleet.mig_devices) == (counts.gpus_total, counts.mig_devices)
+        assert (fleet.gpus, fleet.mig_devices) == (TOTAL, MIG)
     finally:
         server.stop()
 
