@@ -174,3 +174,31 @@ def test_gpu_missing_not_raised_when_the_physical_count_is_unknown() -> None:
     invalid = _mig_node("single", "all-enabled", f"{H100}-MIG-INVALID", 0,
                         {"nvidia.com/gpu": "0"})
     assert "gpu-missing" not in {x.code for x in _mig_build(invalid, 0).findings}
+
+
+@pytest.mark.parametrize(("strategy", "product", "count", "resources", "total", "mig"), [
+    ("single", f"{H100}-MIG-1g.10gb", 56, {"nvidia.com/gpu": "56"}, 56, 56),
+    ("mixed", H100, 8, {"nvidia.com/gpu": "0", "nvidia.com/mig-1g.10gb": "56"}, 56, 56),
+    ("none", H100, 8, {"nvidia.com/gpu": "8"}, 8, 0),
+])
+def test_header_counts_say_which_gpus_are_mig_devices(
+        strategy: str, product: str, count: int, resources: dict[str, str], total: int,
+        mig: int) -> None:
+    """The header's GPU total counts schedulable units; of them, the MIG devices are
+    counted apart so the header and the fleet line can say so."""
+    config = "all-disabled" if strategy == "none" else "all-1g.10gb"
+    counts = _mig_build(_mig_node(strategy, config, product, count, resources), 8).counts
+    assert (counts.gpus_total, counts.mig_devices) == (total, mig)
+
+
+def test_fleet_from_nodes_counts_whole_gpus_and_mig_devices() -> None:
+    """A MIG GPU has no utilisation of its own (NVML gives none in MIG mode): its instances
+    count, each by its graphics engine activity, as the header counts MIG devices."""
+    from gputui.domain.metrics import GpuMetrics, NodeMetrics, fleet_from_nodes
+
+    whole = tuple(GpuMetrics(i, util=((f.T0, 90.0 if i < 2 else 0.0),)) for i in range(4))
+    instances = tuple(GpuMetrics(0, instance=str(gi), profile="3g.40gb",
+                                 util=((f.T0, 80.0 if gi == 1 else 0.0),)) for gi in (1, 2))
+    fleet = fleet_from_nodes("2 nodes on screen", {"a": NodeMetrics("a", whole),
+                                                   "b": NodeMetrics("b", instances)}, f.T0)
+    assert (fleet.gpus, fleet.busy, fleet.idle, fleet.mig_devices) == (6, 3, 3, 2)
