@@ -12,8 +12,9 @@ from __future__ import annotations
 import io
 import json
 import time
+from collections.abc import Callable
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 import pytest
 
@@ -30,6 +31,7 @@ from tests.actions.upgrade.helpers import Cluster, apply, plan_of
 from tests.metrics.prom import free_port, start_prometheus
 from tests.sim.conftest import Sim
 
+T = TypeVar("T")
 #: healthy's A100 pool: 8 GPUs a node, ``single`` strategy (the Helm default)
 NODE = "a100/0"
 #: healthy after the change: 4 H100 x 8 + 2 A100 x 8 whole GPUs, and 8 x 7 MIG devices
@@ -58,6 +60,18 @@ def _check(settings: Settings) -> tuple[int, dict[str, Any], str]:
     run_check(settings, out=table, err=err)
     assert err.getvalue() == ""
     return code, json.loads(out.getvalue()), table.getvalue().splitlines()[0]
+
+
+def _until(read: Callable[[], T], ok: Callable[[T], bool], what: str) -> T:
+    """Read until ``ok`` (60 s at most); the last reading goes into the failure."""
+    deadline = time.monotonic() + 60
+    while True:
+        value = read()
+        if ok(value):
+            return value
+        if time.monotonic() > deadline:
+            pytest.fail(f"not reached: {what}; last {value}")
+        time.sleep(0.3)
 
 
 def _bad(report: dict[str, Any]) -> list[tuple[str, str]]:
@@ -89,8 +103,11 @@ def test_check_after_mig_change_under_single_reads_exporters(start_sim: Any,
     http = KubeHttp(load_target(str(cluster.kubeconfig)).configuration)
     feed = MetricsFeed(exporters=ExporterMetrics(http), clock=time.time)
     feed.want(MetricsWant(None, tuple(sorted(exporters)), exporters))
-    scraped = feed.read_once()
-    feed.stop()
+    try:  # a scrape that times out on a loaded machine leaves its node out: read again
+        scraped = _until(feed.read_once, lambda r: r.fleet is not None and
+                         r.fleet.gpus == TOTAL and not r.origin.error, "every node scraped")
+    finally:
+        feed.stop()
     assert scraped.origin.kind == "exporter" and scraped.fleet is not None
     assert (scraped.fleet.gpus, scraped.fleet.mig_devices) == (TOTAL, MIG)
 
@@ -117,7 +134,10 @@ def test_check_after_mig_change_under_single_reads_prometheus(start_sim: Any,
         code, report, header = _check(settings)
         assert f"metrics: Prometheus {server.url}" in header
         assert _bad(report) == [] and code == 0
-        fleet = PrometheusMetrics(PrometheusOptions(server.url)).fleet(time.time(), 3600.0)
+        prometheus = PrometheusMetrics(PrometheusOptions(server.url))
+        # a scrape that timed out on a loaded machine leaves a node out for a second
+        fleet = _until(lambda: prometheus.fleet(time.time(), 3600.0),
+                       lambda f: f.gpus == TOTAL, "every exporter scraped")
         counts = cluster.snapshot().counts
         assert (fleet.gpus, fleet.mig_devices) == (counts.gpus_total, counts.mig_devices)
         assert (fleet.gpus, fleet.mig_devices) == (TOTAL, MIG)
