@@ -81,16 +81,23 @@ def xid_node_findings(node: str, events: Sequence[XidEvent], now: float,
     return [xid_finding(node, event, now, lookback_seconds) for event in latest_per_gpu(events)]
 
 
-def health_findings(view: NodeView, health: GpuHealth) -> list[Finding]:
-    """``gpu-missing`` and ``row-remap-failure`` from what the node's metrics report."""
+def health_findings(view: NodeView, health: GpuHealth,
+                    physical: int | None) -> list[Finding]:
+    """``gpu-missing`` and ``row-remap-failure`` from what the node's metrics report.
+
+    ``physical`` is the node's physical GPU count (:func:`gputui.domain.mig.physical_gpu_count`)
+    and the metrics count physical GPUs too (distinct ``gpu`` indices; a MIG GPU's instances
+    share their parent's, and dcgm-exporter reports a MIG-enabled GPU without instances as a
+    whole GPU). None (``single`` strategy with a layout the config does not explain) is not
+    a fault: nothing is said.
+    """
     found = []
-    expected = view.gpu_count
     # while the MIG manager re-partitions, a GPU with no instance yet is legitimately unreported
     reconfiguring = view.mig_state in ("pending", "rebooting")
-    if expected and health.gpus_reported < expected and not reconfiguring:
+    if physical and health.gpus_reported < physical and not reconfiguring:
         found.append(Finding(
             "gpu-missing", Severity.CRITICAL, view.name,
-            f"metrics report {health.gpus_reported} of the node's {expected} GPUs",
+            f"metrics report {health.gpus_reported} of the node's {physical} GPUs",
             GPU_MISSING_HINT, "metrics"))
     for gpu in health.row_remap_failed:
         found.append(Finding(
@@ -101,9 +108,10 @@ def health_findings(view: NodeView, health: GpuHealth) -> list[Finding]:
 
 
 def metric_findings(view: NodeView, xids: Sequence[XidEvent], health: GpuHealth | None,
-                    now: float, lookback_seconds: float) -> list[Finding]:
-    """Every metrics finding of one node."""
+                    now: float, lookback_seconds: float,
+                    physical: int | None) -> list[Finding]:
+    """Every metrics finding of one node (``physical``: see :func:`health_findings`)."""
     found = xid_node_findings(view.name, xids, now, lookback_seconds)
     if health is not None:
-        found.extend(health_findings(view, health))
+        found.extend(health_findings(view, health, physical))
     return found

@@ -48,7 +48,10 @@ def node_not_ready(ctx: NodeContext) -> list[Finding]:
 def _unavailable_numbers(node: NodeView) -> tuple[int, int, int]:
     """(capacity, allocatable, units expected from the GPUs the node has)."""
     expected = node.gpu_count * max(node.sharing_replicas, 1)
-    migged = "-MIG-" in node.product or any(
+    # GFD labels MIG-enabled full GPUs without sharing (``gpu.replicas=0``, k8s-device-plugin
+    # ``internal/lm/mig-strategy.go`` newGPULabelers): they give MIG devices, not nvidia.com/gpu,
+    # and under mixed one without instances gives none (all-enabled)
+    migged = "-MIG-" in node.product or node.labels.get(L.GPU_REPLICAS) == "0" or any(
         e.name.startswith(L.RESOURCE_MIG_PREFIX) for e in node.resources.entries)
     return node.resources.capacity, node.resources.allocatable, 0 if migged else expected
 

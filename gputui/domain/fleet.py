@@ -16,6 +16,7 @@ from bisect import bisect_left, insort
 from collections.abc import Iterable, Mapping, Sequence
 from types import MappingProxyType
 
+from gputui.domain import labels as L
 from gputui.domain.model import Finding, NodeView, SnapshotCounts
 
 _RANKS = (3, 2, 1)
@@ -37,9 +38,20 @@ def _by_rank(findings: Iterable[Finding]) -> dict[int, tuple[Finding, ...]]:
             for rank, part in parts.items()}
 
 
-def _contribution(view: NodeView) -> tuple[int, int, int, int, int]:
+def mig_devices(view: NodeView) -> int:
+    """MIG devices the node advertises: ``nvidia.com/mig-*`` (mixed), or ``nvidia.com/gpu``
+    when GFD names the product ``<model>-MIG-<profile>`` (single)."""
+    devices = sum(e.capacity for e in view.resources.entries
+                  if e.name.startswith(L.RESOURCE_MIG_PREFIX))
+    if "-MIG-" in view.product:
+        whole = view.resources.get(L.RESOURCE_GPU)
+        devices += whole.capacity if whole is not None else 0
+    return devices
+
+
+def _contribution(view: NodeView) -> tuple[int, int, int, int, int, int]:
     return (int(view.ready), int(view.cordoned), max(view.resources.capacity, view.gpu_count),
-            view.resources.allocatable, int(bool(view.findings)))
+            view.resources.allocatable, int(bool(view.findings)), mig_devices(view))
 
 
 class Fleet:
@@ -49,7 +61,7 @@ class Fleet:
         self._views: dict[str, NodeView] = {}
         self._mapping: Mapping[str, NodeView] = _EMPTY_NODES
         self._order_changed = False
-        self._sums = [0, 0, 0, 0, 0]
+        self._sums = [0, 0, 0, 0, 0, 0]
         self._names: dict[int, list[str]] = {rank: [] for rank in _RANKS}
         self._parts: dict[int, dict[str, tuple[Finding, ...]]] = {r: {} for r in _RANKS}
         self._rank_cache: dict[int, tuple[Finding, ...]] = {}
@@ -93,11 +105,12 @@ class Fleet:
 
     def counts(self, upgrades_in_progress: int) -> SnapshotCounts:
         """Fleet figures for the header."""
-        ready, cordoned, total, allocatable, with_findings = self._sums
+        ready, cordoned, total, allocatable, with_findings, mig = self._sums
         return SnapshotCounts(
             gpu_nodes=len(self._views), nodes_ready=ready, nodes_cordoned=cordoned,
             gpus_total=total, gpus_allocatable=allocatable,
-            nodes_with_findings=with_findings, upgrades_in_progress=upgrades_in_progress)
+            nodes_with_findings=with_findings, upgrades_in_progress=upgrades_in_progress,
+            mig_devices=mig)
 
     def nodes_with(self, rank: int) -> int:
         """How many nodes have a finding of severity ``rank`` (3 critical .. 1 info)."""

@@ -94,7 +94,10 @@ class FleetMetrics:
 
     Attributes:
         scope: what the figures cover: ``fleet`` (Prometheus) or ``N nodes scraped``.
-        gpus: GPUs reporting utilisation; ``busy`` at or above :data:`BUSY_UTIL`.
+        gpus: what the header's GPU count counts, reporting activity: whole GPUs (their
+            utilisation) and MIG devices (their graphics engine activity, as NVML gives no
+            utilisation for MIG); ``busy`` at or above :data:`BUSY_UTIL`.
+        mig_devices: of ``gpus``, the MIG devices (GPU instances).
         avg_util: average utilisation over those GPUs, percent.
         hottest: (node, GPU index, °C) of the hottest GPU, or None.
         xids_last_hour: GPUs whose XID appeared within the last hour.
@@ -106,6 +109,7 @@ class FleetMetrics:
     avg_util: float = 0.0
     hottest: tuple[str, int, float] | None = None
     xids_last_hour: int = 0
+    mig_devices: int = 0
 
     @property
     def idle(self) -> int:
@@ -263,18 +267,21 @@ def node_metrics(node: str, series: Sequence[Series]) -> NodeMetrics:
 
 def fleet_from_nodes(scope: str, nodes: Mapping[str, NodeMetrics], now: float,
                      xids_last_hour: int = 0) -> FleetMetrics:
-    """A fleet line computed from the nodes a source holds (exporter and NVML sources)."""
+    """A fleet line computed from the nodes a source holds (exporter and NVML sources):
+    whole GPUs and MIG devices, as the header counts them."""
     utils: list[float] = []
+    mig = 0
     hottest: tuple[str, int, float] | None = None
     for name, metrics in nodes.items():
         for gpu in metrics.gpus:
-            if gpu.util and not gpu.instance:
+            if gpu.util:
                 utils.append(_last(gpu.util))
+                mig += bool(gpu.instance)
             if gpu.temp and (hottest is None or _last(gpu.temp) > hottest[2]):
                 hottest = (name, gpu.gpu, _last(gpu.temp))
     busy = sum(1 for u in utils if u >= BUSY_UTIL)
     avg = sum(utils) / len(utils) if utils else 0.0
-    return FleetMetrics(scope, len(utils), busy, avg, hottest, xids_last_hour)
+    return FleetMetrics(scope, len(utils), busy, avg, hottest, xids_last_hour, mig)
 
 
 def average_util(metrics: NodeMetrics) -> float | None:

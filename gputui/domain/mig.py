@@ -109,11 +109,45 @@ def config_source(node: str, namespace: str | None, custom: str | None,
     return candidates[0], None
 
 
-def physical_gpus(node: NodeView, per_gpu: int) -> int:
-    """Physical GPUs: under ``single`` with MIG on, ``gpu.count`` counts MIG devices."""
-    if "-MIG-" in node.product and per_gpu > 0 and node.gpu_count % per_gpu == 0:
-        return node.gpu_count // per_gpu
-    return node.gpu_count
+def _profile_per_gpu(specs: tuple[MigSpec, ...], profile: str) -> int | None:
+    """MIG devices of ``profile`` each GPU gets from ``specs``: the one number every spec
+    giving that profile agrees on, when those specs cover all GPUs; None otherwise. Specs
+    without the profile are for other models (a config names one per device filter)."""
+    giving = [(s, sum(i.count for i in s.instances if i.profile == profile))
+              for s in specs if s.mig_enabled]
+    giving = [(s, n) for s, n in giving if n > 0]
+    counts = {n for _, n in giving}
+    if len(counts) != 1 or any(s.devices is not None for s, _ in giving):
+        return None
+    return counts.pop()
+
+
+def physical_gpu_count(node: NodeView, specs: tuple[MigSpec, ...]) -> int | None:
+    """The node's physical GPUs, or None when its labels and MIG config cannot tell.
+
+    GFD writes ``nvidia.com/gpu.count`` from every full GPU (MIG-enabled or not) under
+    ``none`` and ``mixed``; under ``single`` with a valid layout its MIG labeler overrides
+    ``gpu.count`` with the MIG devices and ``gpu.product`` with ``<model>-MIG-<profile>``,
+    and no label keeps the physical count (k8s-device-plugin ``internal/lm/mig-strategy.go``,
+    ``newMigStrategySingleLabeler`` merged over ``newGPULabelers``). Then it is the MIG
+    devices over the devices per GPU of the applied config (``specs``) when that config
+    gives every GPU the same number; an invalid layout (``-MIG-INVALID``) says nothing.
+    """
+    _, _, profile = node.product.partition("-MIG-")
+    if not profile:
+        return node.gpu_count
+    if profile == "INVALID":
+        return None
+    per_gpu = _profile_per_gpu(specs, profile)
+    if per_gpu is None or node.gpu_count % per_gpu:
+        return None
+    return node.gpu_count // per_gpu
+
+
+def physical_gpus(node: NodeView, specs: tuple[MigSpec, ...]) -> int:
+    """GPUs to lay a config out on: the physical count, else ``gpu.count`` as it stands."""
+    count = physical_gpu_count(node, specs)
+    return node.gpu_count if count is None else count
 
 
 class MigConfigCache:
@@ -141,9 +175,10 @@ def node_mig_view(node: NodeView, namespace: str | None, custom: str | None,
     applied = node.mig_config if node.mig_state == L.MIG_STATE_SUCCESS else None
     shown = applied or node.mig_config
     specs = parsed.configs.get(shown or "", ())
-    per_gpu = sum(i.count for s in specs[:1] for i in s.instances)
-    gpus = layout(specs, physical_gpus(node, per_gpu)) if specs else ()
+    gpus = layout(specs, physical_gpus(node, specs)) if specs else ()
+    physical = physical_gpu_count(node, parsed.configs.get(applied or "", ()))
     return NodeMigView(node=node.name, desired=node.mig_config, applied=applied,
                        state=node.mig_state, strategy=node.mig_strategy, since=node.mig_since,
                        capable=node.mig_capable, config_source=source,
-                       available_configs=tuple(parsed.configs), gpus=gpus)
+                       available_configs=tuple(parsed.configs), gpus=gpus,
+                       physical_gpus=physical)

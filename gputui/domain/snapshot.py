@@ -86,9 +86,9 @@ def sort_findings(findings: Sequence[Finding]) -> tuple[Finding, ...]:
 
 
 def _with_metrics(view: NodeView, xids: Sequence[XidEvent], health: GpuHealth | None,
-                  now: float, lookback_seconds: float) -> NodeView:
+                  now: float, lookback_seconds: float, physical: int | None) -> NodeView:
     """``view`` plus its metrics findings (XIDs, missing GPUs, row remaps)."""
-    extra = metric_findings(view, xids, health, now, lookback_seconds)
+    extra = metric_findings(view, xids, health, now, lookback_seconds, physical)
     if not extra:
         return view
     found = tuple(sorted(view.findings + tuple(extra), key=lambda f: -f.severity.rank))
@@ -236,7 +236,7 @@ class SnapshotBuilder:
                       now: float) -> NodeView:
         lookback = 60.0 * getattr(self._thresholds, "xid_lookback_minutes", 60.0)
         return _with_metrics(view, objects.xids.get(name, ()), objects.gpu_health.get(name),
-                             now, lookback)
+                             now, lookback, self._mig.physical_gpus(name, view))
 
     def _publish(self, name: str, view: NodeView | None) -> None:
         self._fleet.put(name, view)

@@ -64,6 +64,14 @@ class MigTracker:
         self._sorted = self._sorted and had
         self._mapping = None
 
+    def physical_gpus(self, name: str, node: NodeView) -> int | None:
+        """The node's physical GPU count (None: unknown), from its labels and, under the
+        ``single`` strategy, its applied MIG config (:func:`gputui.domain.mig.physical_gpu_count`)."""
+        if "-MIG-" not in node.product:
+            return node.gpu_count
+        view = self._views.get(name)
+        return view.physical_gpus if view is not None else None
+
     def view(self, strategy: str | None) -> MigView:
         """The MIG view; its node mapping is reused while no MIG node changed."""
         if not self._sorted:

@@ -127,6 +127,9 @@ class NodeMigView:
     config_source: str = ""
     available_configs: tuple[str, ...] = ()
     gpus: tuple[MigGpu, ...] = ()
+    #: physical GPUs (:func:`gputui.domain.mig.physical_gpu_count` of the applied config);
+    #: None when unknown (``gpu.count`` counts MIG devices and the config cannot say how many)
+    physical_gpus: int | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -199,3 +202,6 @@ class SnapshotCounts:
     gpus_allocatable: int = 0
     nodes_with_findings: int = 0
     upgrades_in_progress: int = 0
+    #: of ``gpus_total``, the MIG devices (``nvidia.com/mig-*``, or ``nvidia.com/gpu`` on a
+    #: ``single``-strategy MIG node): the header says so, as the fleet line does
+    mig_devices: int = 0

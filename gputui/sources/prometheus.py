@@ -195,9 +195,12 @@ class PrometheusMetrics:
         """
         figures = self._query(
             f'label_replace(count_values("util", round({UTIL})), "q", "util", "", "") '
+            f'or label_replace(count_values("util", round(100 * {GR_ACTIVE}{{GPU_I_ID!=""}})),'
+            f' "q", "mig", "", "") '
             f'or label_replace(topk(1, {TEMP}), "q", "hottest", "", "") '
             f'or label_replace({CURRENT_XIDS}, "q", "xid", "", "")', now)
         histogram: dict[float, float] = {}
+        mig = 0
         hottest: tuple[str, int, float] | None = None
         current: list[Row] = []
         for labels, value in figures:
@@ -208,17 +211,19 @@ class PrometheusMetrics:
                 continue
             elif kind == "hottest":
                 hottest = (host_of(labels), gpu_index(labels), value)
-            elif kind == "util":
+            elif kind in ("util", "mig"):  # whole GPUs, then MIG devices (GPU instances)
                 bucket = number(labels.get("util", "0"))
                 if bucket is not None:
-                    histogram[bucket] = whole(value, "a GPU count")
+                    count = whole(value, "a GPU count")
+                    histogram[bucket] = histogram.get(bucket, 0) + count
+                    mig += count if kind == "mig" else 0
         xids = self._aged(current, now, max(lookback, HOUR))
         recent = sum(1 for events in xids.values() for event in events
                      if not event.before and now - event.when <= HOUR)
         gpus = sum(histogram.values())
         busy = sum(n for util, n in histogram.items() if util >= BUSY_UTIL)
         avg = sum(util * n for util, n in histogram.items()) / gpus if gpus else 0.0
-        return FleetMetrics("fleet", int(gpus), int(busy), avg, hottest, recent)
+        return FleetMetrics("fleet", int(gpus), int(busy), avg, hottest, recent, int(mig))
 
     def node_util(self, nodes: Sequence[str], now: float) -> dict[str, float]:
         """Average utilisation of ``nodes`` (the rows on screen), in one query."""

@@ -111,3 +111,94 @@ def test_row_remap_failure() -> None:
     x = only(build(gpu_health={f.NODE: GpuHealth(8, row_remap_failed=(2,))}),
              "row-remap-failure")
     assert x.severity is Severity.CRITICAL and x.subject == "gpu2" and "RMA" in x.hint
+
+
+def _mig_node(strategy: str, config: str, product: str, count: int,
+              resources: dict[str, str]) -> dict[str, Any]:
+    """An H100 node after mig-manager applied ``config``, labelled as GFD does under
+    ``strategy`` (k8s-device-plugin ``internal/lm/mig-strategy.go``)."""
+    node = f.node(labels={"nvidia.com/mig.config": config,
+                          "nvidia.com/mig.config.state": "success",
+                          "nvidia.com/mig.strategy": strategy, "nvidia.com/mig.capable": "true",
+                          "nvidia.com/gpu.product": product, "nvidia.com/gpu.count": str(count)})
+    node["status"]["capacity"] = {**node["status"]["capacity"], **resources}
+    node["status"]["allocatable"] = {**node["status"]["allocatable"], **resources}
+    return node
+
+
+def _mig_build(node: dict[str, Any], reported: int, extra_yaml: str = "") -> ClusterSnapshot:
+    configmap = f.load("configmap-default-mig-parted-config.json")
+    configmap["data"]["config.yaml"] += extra_yaml
+    objs = f.objects([node], f.healthy_pods(), configmaps=[configmap],
+                     gpu_health={f.NODE: GpuHealth(gpus_reported=reported)})
+    return SnapshotBuilder(DomainThresholds()).build(objs, f.T0)
+
+
+H100 = "NVIDIA-H100-80GB-HBM3"
+
+
+@pytest.mark.parametrize(("strategy", "config", "product", "count", "resources"), [
+    # single: GFD's MIG labeler overrides gpu.count with the MIG devices (8 x 7)
+    ("single", "all-1g.10gb", f"{H100}-MIG-1g.10gb", 56, {"nvidia.com/gpu": "56"}),
+    # mixed: gpu.count stays the full GPUs; MIG devices are nvidia.com/mig-<profile>
+    ("mixed", "all-1g.10gb", H100, 8, {"nvidia.com/gpu": "0", "nvidia.com/mig-1g.10gb": "56"}),
+    # none: MIG is ignored, full GPUs only
+    ("none", "all-disabled", H100, 8, {"nvidia.com/gpu": "8"}),
+    # mixed, all-enabled without instances: dcgm-exporter reports the 8 GPUs as whole GPUs
+    ("mixed", "all-enabled", H100, 8, {"nvidia.com/gpu": "0"}),
+])
+def test_gpu_missing_compares_physical_gpus_per_strategy(
+        strategy: str, config: str, product: str, count: int,
+        resources: dict[str, str]) -> None:
+    """The metrics count physical GPUs (distinct ``gpu`` indices): 8 reported on an 8-GPU
+    node is healthy whatever ``gpu.count`` counts; 7 of 8 is one GPU gone."""
+    node = _mig_node(strategy, config, product, count, resources)
+    assert "gpu-missing" not in {x.code for x in _mig_build(node, 8).findings}
+    missing = only(_mig_build(node, 7), "gpu-missing")
+    assert missing.message == "metrics report 7 of the node's 8 GPUs"
+
+
+def test_gpu_missing_not_raised_when_the_physical_count_is_unknown() -> None:
+    """Under ``single`` with a config that gives GPUs different device counts, or an
+    invalid layout (``-MIG-INVALID``, ``gpu.count`` 0), no label says how many GPUs the
+    node has: unknown is not a fault."""
+    # valid under single (every GPU MIG-enabled, one profile) but 7 devices on some GPUs and
+    # 3 on others: 40 devices could be 4x7 + 4x3 or other splits, so the count is unknown
+    uneven = ("\n  uneven-1g:\n    - devices: [0, 1, 2, 3]\n      mig-enabled: true\n"
+              "      mig-devices: {\"1g.10gb\": 7}\n    - devices: [4, 5, 6, 7]\n"
+              "      mig-enabled: true\n      mig-devices: {\"1g.10gb\": 3}\n")
+    node = _mig_node("single", "uneven-1g", f"{H100}-MIG-1g.10gb", 40, {"nvidia.com/gpu": "40"})
+    snap = _mig_build(node, 2, uneven)
+    assert snap.mig.nodes[f.NODE].applied == "uneven-1g"
+    assert "gpu-missing" not in {x.code for x in snap.findings}
+    invalid = _mig_node("single", "all-enabled", f"{H100}-MIG-INVALID", 0,
+                        {"nvidia.com/gpu": "0"})
+    assert "gpu-missing" not in {x.code for x in _mig_build(invalid, 0).findings}
+
+
+@pytest.mark.parametrize(("strategy", "product", "count", "resources", "total", "mig"), [
+    ("single", f"{H100}-MIG-1g.10gb", 56, {"nvidia.com/gpu": "56"}, 56, 56),
+    ("mixed", H100, 8, {"nvidia.com/gpu": "0", "nvidia.com/mig-1g.10gb": "56"}, 56, 56),
+    ("none", H100, 8, {"nvidia.com/gpu": "8"}, 8, 0),
+])
+def test_header_counts_say_which_gpus_are_mig_devices(
+        strategy: str, product: str, count: int, resources: dict[str, str], total: int,
+        mig: int) -> None:
+    """The header's GPU total counts schedulable units; of them, the MIG devices are
+    counted apart so the header and the fleet line can say so."""
+    config = "all-disabled" if strategy == "none" else "all-1g.10gb"
+    counts = _mig_build(_mig_node(strategy, config, product, count, resources), 8).counts
+    assert (counts.gpus_total, counts.mig_devices) == (total, mig)
+
+
+def test_fleet_from_nodes_counts_whole_gpus_and_mig_devices() -> None:
+    """A MIG GPU has no utilisation of its own (NVML gives none in MIG mode): its instances
+    count, each by its graphics engine activity, as the header counts MIG devices."""
+    from gputui.domain.metrics import GpuMetrics, NodeMetrics, fleet_from_nodes
+
+    whole = tuple(GpuMetrics(i, util=((f.T0, 90.0 if i < 2 else 0.0),)) for i in range(4))
+    instances = tuple(GpuMetrics(0, instance=str(gi), profile="3g.40gb",
+                                 util=((f.T0, 80.0 if gi == 1 else 0.0),)) for gi in (1, 2))
+    fleet = fleet_from_nodes("2 nodes on screen", {"a": NodeMetrics("a", whole),
+                                                   "b": NodeMetrics("b", instances)}, f.T0)
+    assert (fleet.gpus, fleet.busy, fleet.idle, fleet.mig_devices) == (6, 3, 3, 2)

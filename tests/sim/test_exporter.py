@@ -208,3 +208,33 @@ def test_xid_series_of_a_healthy_gpu_says_no_error(start_sim: Any) -> None:
                         and s.value == 0 for s in xids)
     nvlink = [s for s in samples if s.name == "DCGM_FI_DEV_NVLINK_BANDWIDTH_TOTAL"]
     assert nvlink and all(s.value >= 0 for s in nvlink)
+
+
+ALL_ENABLED = """summary: two A100 nodes with MIG enabled and no instance yet (mixed strategy)
+clusterPolicy:
+  spec:
+    mig: {strategy: mixed}
+nodePools:
+  - {name: a100, prefix: gke-test-a100-pool-2b9c, count: 2, gpu: A100-80GB, gpusPerNode: 8,
+     migConfig: all-enabled}
+"""
+
+
+def test_mig_enabled_gpu_without_instances_is_reported_as_the_whole_gpu(
+        start_sim: Any, tmp_path: Path) -> None:
+    """dcgm-exporter ``--devices f`` monitors a GPU with no GPU instance as an ``FE_GPU``
+    entity (``internal/pkg/devicemonitoring/device_monitoring.go``,
+    ``monitorAllGPUInstances``): all 8 GPUs stay in the scrape, without instance labels and
+    without the utilisation NVML does not give in MIG mode."""
+    scenario = tmp_path / "all-enabled.yaml"
+    scenario.write_text(ALL_ENABLED)
+    sim = start_sim(str(scenario), speed=20)
+    node = sim.node("a100/0")
+    sim.wait_for(lambda: "DCGM_FI_DEV_GPU_TEMP" in scrape_via_proxy(sim, node), 300,
+                 "the exporter answering")
+    _, samples = parse(scrape_via_proxy(sim, node))
+    temps = [s for s in samples if s.name == "DCGM_FI_DEV_GPU_TEMP"]
+    assert sorted(int(s.labels["gpu"]) for s in temps) == list(range(8))
+    assert all("GPU_I_ID" not in s.labels and LABELS <= set(s.labels) for s in temps)
+    assert not [s for s in samples if s.name == "DCGM_FI_DEV_GPU_UTIL"]
+    assert len([s for s in samples if s.name == "DCGM_FI_DEV_XID_ERRORS"]) == 8

@@ -20,7 +20,10 @@ What the series say, as the real exporter (``--devices f``, pod mapping on) woul
   instance's (free + used = the profile's memory) and ``DCGM_FI_PROF_*`` its activity;
   clocks, temperatures, power and energy repeat the parent GPU's values on every instance;
   ``DCGM_FI_DEV_{GPU,MEM_COPY,ENC,DEC}_UTIL`` are absent, as NVML does not report them for
-  MIG (dcgm-exporter #105, #430). MIG enabled with no instances leaves the GPU unreported.
+  MIG (dcgm-exporter #105, #430). A MIG-enabled GPU with no instance is reported as the
+  whole GPU, as ``--devices f`` does (dcgm-exporter ``internal/pkg/devicemonitoring/
+  device_monitoring.go``, ``monitorAllGPUInstances``: a GPU with no GPU instance is added
+  as an ``FE_GPU`` entity), idle and without the utilisation NVML refuses in MIG mode.
 * The XID series always carries ``err_code``/``err_msg`` (``"0"``/``"No Error"`` on a GPU
   that raised none), as upstream does. Power starts from the model's idle figure and rises
   with load to under its limit; SM and memory clocks and the NVLink counter follow the
@@ -112,6 +115,9 @@ def render(world: World, node_name: str, users: dict[int, Any],
                        users.get(gpu.index))
             continue
         present = instances(run.model, gpu)
+        if not present:
+            _mig_parent(series, world.clock.now(), run.model, gpu, {**labels, **tail})
+            continue
         held = [(mig_users or {}).get(inst) for inst in present]
         load = _parent_util(run.model, present, held)
         _accrue(gpu, run.model, load)
@@ -175,6 +181,17 @@ def _whole_gpu(series: dict[str, list[str]], now: float, model: Any, gpu: Any,
     fb_used = 0 if not busy else int(model.memory_mib * (0.72 + 0.2 * wave))
     _accrue(gpu, model, util)
     _emit(series, gpu, _with_pod(labels, user), _values(gpu, model, util, fb_used, wave, busy))
+
+
+def _mig_parent(series: dict[str, list[str]], now: float, model: Any, gpu: Any,
+                labels: dict[str, str]) -> None:
+    """A MIG-enabled GPU with no instance: one idle whole-GPU entity, no utilisation."""
+    wave = _wave(now, gpu)
+    _accrue(gpu, model, 0.0)
+    values = _values(gpu, model, 0.0, 0, wave, False)
+    for name in UTIL_ONLY_WHOLE_GPU:
+        values.pop(name)
+    _emit(series, gpu, labels, values)
 
 
 def _parent_util(model: Any, present: list[Instance], held: list[Any]) -> float:

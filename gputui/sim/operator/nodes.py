@@ -177,7 +177,10 @@ def _product(run: NodeRun, strategy: str) -> tuple[str, int, int, int | None, di
                           f"{base}.product": f"{model.product}-MIG-{profile}",
                           f"{base}.sharing-strategy": "none",
                           f"{base}.slices.gi": profile.split("g")[0]})
-    return model.product, run.gpu_count, model.memory_mib, None, extra
+    # MIG-enabled full GPUs are labelled without sharing: replicas 0 when no GPU of the model
+    # is MIG-disabled (k8s-device-plugin internal/lm/mig-strategy.go, newGPULabelers)
+    parents = strategy == "mixed" and bool(run.gpus) and all(g.mig is not None for g in run.gpus)
+    return model.product, run.gpu_count, model.memory_mib, 0 if parents else None, extra
 
 
 def _cuda_labels(driver_version: str) -> dict[str, str]:

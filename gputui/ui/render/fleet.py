@@ -1,5 +1,8 @@
 """The header's fleet line: average utilisation, GPUs busy/idle, hottest GPU, recent XIDs.
 
+"GPUs" counts what the header's ``GPUs allocatable/total`` counts: whole GPUs and MIG
+devices, the MIG devices named in brackets (``GPUs 40 busy / 64 idle (56 MIG)``).
+
 Shown under the two status lines once a metrics source has answered; it says what the
 figures cover (the whole fleet from Prometheus, or only the nodes on screen when the
 exporters are scraped directly), so a partial view is never read as the fleet.
@@ -23,6 +26,8 @@ def fleet_line(fleet: FleetMetrics, width: int, variables: Mapping[str, str]) ->
     line = Text(no_wrap=True)
     line.append(f"{fleet.scope}: ", style="bold")
     line.append(f"util {fleet.avg_util:.0f}% │ GPUs {fleet.busy} busy / {fleet.idle} idle")
+    if fleet.mig_devices:  # counted as the header counts them: MIG devices among the GPUs
+        line.append(f" ({fleet.mig_devices} MIG)")
     if fleet.hottest is not None:
         node, gpu, temp = fleet.hottest
         style = var_style(variables, "gpu-warn") if temp >= HOT_C else ""

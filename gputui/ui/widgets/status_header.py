@@ -1,8 +1,8 @@
 """``StatusHeader``: two lines that say which cluster, whether the data is live, and how bad.
 
 Line 1: context and server, connection state and data age (or "stale since 14:02:11").
-Line 2: ClusterPolicy state (and the states not ready), GPU nodes, GPUs allocatable/total,
-nodes with findings, upgrades in progress. It must fit 80 columns, so parts are dropped from
+Line 2: ClusterPolicy state (and the states not ready), GPU nodes, GPUs allocatable/total
+(with the MIG devices among them, as the fleet line counts them), nodes with findings, upgrades in progress. It must fit 80 columns, so parts are dropped from
 the right (the server first) rather than wrapped; the rendering is a plain function so tests
 can call it without an app.
 """
@@ -128,6 +128,8 @@ def _append_counts(tail: Text, snapshot: ClusterSnapshot, variables: Mapping[str
     tail.append(f" │ {counts.gpu_nodes} nodes │ GPUs ")
     tail.append(f"{counts.gpus_allocatable}/{counts.gpus_total}",
                 style=var_style(variables, gpu_var))
+    if counts.mig_devices:  # the fleet line says the same of its busy/idle count
+        tail.append(f" ({counts.mig_devices} MIG)")
     tail.append(" │ ")
     # nodes with nothing found in what could be read: not "ok", unknown
     unknown = sum(1 for view in snapshot.nodes.values() if view.unknown and not view.findings)
