@@ -48,8 +48,8 @@ def test_the_emulators_event_catalogue_is_upstreams() -> None:
     ("GPUDriverUpgrade", "Warning", "Failed to validate driver upgrade: validation timeout exceeded"),
     ("GPUDriverUpgrade", "Normal", "Failed to drain the node, timeout"),
     ("DriverUpgrade", "Normal", "Scheduling drain of the node"),
-    ("GPUDriverUpgrade", "Warning", "Failed to delete workload pods on the node for the driver "
-                                    "upgrade"),
+    ("GPUDriverUpgrade", "Warning", ("Failed to delete workload pods on the node for the "
+                                     "driver upgrade")),
 ])
 def test_invented_events_are_refused(start_sim: Any, reason: str, etype: str, message: str) -> None:
     """The validation timeout is only logged upstream (``validation_manager.go``
