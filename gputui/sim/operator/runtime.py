@@ -98,6 +98,9 @@ class NodeRun:
     mig_job: dict[str, float | str] | None = None
     next_at: float | None = None
     ip: str = ""
+    down_since: float | None = None       # rebooting since then (sim.operator.reboot)
+    boot_kernel: str = ""                 # the kernel it boots into
+    marked_unknown: bool = False          # the node controller set Ready Unknown
 
     def __post_init__(self) -> None:
         if not self.gpus:

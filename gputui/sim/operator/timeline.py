@@ -7,6 +7,7 @@ from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
 from gputui.sim.operator import keys as K
+from gputui.sim.operator import reboot
 from gputui.sim.operator.world import ALL_NODES, STATUS, World
 
 if TYPE_CHECKING:
@@ -51,8 +52,8 @@ class Timeline:
                 self.world.nodes[name].crash = "kernel-headers"
 
     def _reboot(self, name: str, kernel: str) -> None:
+        """The machine goes down; :mod:`gputui.sim.operator.reboot` brings it back."""
         run = self.world.nodes[name]
-        run.kernel = kernel
         run.markers.clear()
         if not run.host_driver:
             run.driver_loaded = ""
@@ -64,16 +65,9 @@ class Timeline:
                     c.restarts += 1
                 c.started_at = c.finished_at = c.crash_until = None
                 c.ready = False
-            pod.step_started = now
-
-        def change(obj: dict[str, Any]) -> None:
-            obj["metadata"]["labels"][K.NFD_KERNEL_FULL] = kernel
-            obj["status"]["nodeInfo"]["kernelVersion"] = kernel
-            obj["status"]["nodeInfo"]["bootID"] = f"{name}-{kernel}"
-            for res in list(obj["status"].get("allocatable", {})):
-                if res.startswith("nvidia.com/"):
-                    obj["status"]["allocatable"][res] = "0"
-        self.world.write_node(name, change, K.M_KUBELET)
+            pod.step_started = now + reboot.BOOT_S
+        reboot.start(run, now, kernel)
+        self.world.mark(name)
 
     def do_crashloop(self, args: dict[str, Any]) -> None:
         """Break the driver: ``kernel-headers`` (driver build fails) or ``driver-in-use``.
