@@ -107,6 +107,12 @@ class Timeline:
             gpu.xid = int(args.get("code", 79))
             gpu.fallen = gpu.xid == 79
 
+    def do_row_remap_failure(self, args: dict[str, Any]) -> None:
+        """A memory bank runs out of spare rows: the exporter reports the GPU's
+        ``DCGM_FI_DEV_ROW_REMAP_FAILURE`` as 1 from now on (it lasts until the GPU is replaced)."""
+        for name in self.world.resolve(args):
+            self.world.nodes[name].gpus[int(args.get("gpu", 0))].remap_failed = True
+
     def do_driver_unscheduled(self, args: dict[str, Any]) -> None:
         """The node goes NotReady and its driver pod is left unscheduled (gpu-operator #688).
 
@@ -180,6 +186,7 @@ HANDLERS: dict[str, Handler] = {
     "crashloop": Timeline.do_crashloop,
     "validator-stuck": Timeline.do_validator_stuck,
     "xid": Timeline.do_xid,
+    "row-remap-failure": Timeline.do_row_remap_failure,
     "driver-unscheduled": Timeline.do_driver_unscheduled,
     "mig-config": Timeline.do_mig_config,
     "mig-fail": Timeline.do_mig_fail,
