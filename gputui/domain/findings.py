@@ -24,7 +24,7 @@ from gputui.domain.grace import clock, grace_source, normal_until
 from gputui.domain.model import DeployLabel, Finding, Severity, StageStatus
 from gputui.domain.thresholds import SOURCES
 from gputui.domain.timefmt import duration
-from gputui.domain.upgrade_events import failure_summary
+from gputui.domain.upgrade_events import NO_EVENTS, failure_summary
 from gputui.domain.upgrade_reasons import active_wait_reason, expected_wait, state_since
 
 __all__ = ["ACTIVE_UPGRADE_STATES", "NODE_RULES", "NodeContext", "Rule", "node_findings"]
@@ -99,7 +99,7 @@ def upgrade_failed(ctx: NodeContext) -> list[Finding]:
     """The node is in ``upgrade-failed``: it holds a slot and stays cordoned."""
     if ctx.node.upgrade_state != L.STATE_FAILED:
         return []
-    failed = failure_summary(ctx.event)
+    failed = failure_summary(ctx.event) if ctx.event is not None else NO_EVENTS
     told = f" {failed}" if failed else ""
     return [ctx.finding(
         C.UPGRADE_FAILED, Severity.WARNING, f"driver upgrade failed on {ctx.node.name}{told}",

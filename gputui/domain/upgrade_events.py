@@ -19,6 +19,9 @@ from gputui.domain.kube import parse_time, sub
 from gputui.domain.views import UpgradeEvent
 
 _STATE_PREFIX = "node state label to "
+#: said instead of the failed step when no GPUDriverUpgrade event of the node is left
+NO_EVENTS = ("(step unknown: no GPUDriverUpgrade event left; the API server keeps events "
+             "1 h after their last write)")
 
 #: What failing in each step usually means when no Warning event says more (§4.4).
 STEP_FAILURES: Mapping[str, str] = {
