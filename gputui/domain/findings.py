@@ -9,6 +9,7 @@ rule order: causes before symptoms, so a node's first finding names the cause.
 
 from __future__ import annotations
 
+from gputui.domain import catalogue as C
 from gputui.domain import labels as L
 from gputui.domain.findings_base import NodeContext, Rule
 from gputui.domain.findings_pipeline import (
@@ -23,7 +24,7 @@ from gputui.domain.grace import clock, grace_source, normal_until
 from gputui.domain.model import DeployLabel, Finding, Severity, StageStatus
 from gputui.domain.thresholds import SOURCES
 from gputui.domain.timefmt import duration
-from gputui.domain.upgrade_events import failure_summary
+from gputui.domain.upgrade_events import NO_EVENTS, failure_summary
 from gputui.domain.upgrade_reasons import active_wait_reason, expected_wait, state_since
 
 __all__ = ["ACTIVE_UPGRADE_STATES", "NODE_RULES", "NodeContext", "Rule", "node_findings"]
@@ -43,7 +44,7 @@ def _mig_paused(ctx: NodeContext, paused: list[DeployLabel]) -> Finding | None:
     limit = ctx.thresholds.mig_pending_minutes
     if busy and node.mig_since is not None and not ctx.over(node.mig_since, limit):
         return ctx.finding(
-            "operand-paused", Severity.INFO,
+            C.OPERAND_PAUSED, Severity.INFO,
             f"operands paused on {node.name} by the MIG change to {node.mig_config} "
             f"({node.mig_state}): {names}; normal until {clock(node.mig_since + limit * 60)} "
             f"({limit:g} min, {SOURCES['mig_pending_minutes']})",
@@ -52,7 +53,7 @@ def _mig_paused(ctx: NodeContext, paused: list[DeployLabel]) -> Finding | None:
            f"{duration(ctx.now - node.mig_since)}" if busy and node.mig_since is not None
            else f"no MIG change is running (mig.config.state={node.mig_state or 'unset'})")
     return ctx.finding(
-        "operand-paused", Severity.WARNING,
+        C.OPERAND_PAUSED, Severity.WARNING,
         f"operands paused on {node.name}: {names}; {why}",
         "A wedged MIG change leaves these paused (mig-parted #485): read the mig-manager log; "
         "once no change is running, set the labels back to true.", "pipeline")
@@ -69,13 +70,13 @@ def _driver_paused(ctx: NodeContext, paused: list[DeployLabel]) -> Finding:
              if driver is not None and driver.status is StageStatus.PROGRESSING else None)
     if until is not None and not ctx.over(until, 0.0):
         return ctx.finding(
-            "operand-paused", Severity.INFO,
+            C.OPERAND_PAUSED, Severity.INFO,
             f"operands paused on {node.name}{age} while the driver reloads: {names}; normal "
             f"until {clock(until)} ({grace_source('driver', ctx.thresholds)})",
             "k8s-driver-manager restores them to true once the new driver is loaded.",
             "pipeline")
     return ctx.finding(
-        "operand-paused", Severity.WARNING, f"operands paused on {node.name}{age}: {names}",
+        C.OPERAND_PAUSED, Severity.WARNING, f"operands paused on {node.name}{age}: {names}",
         "k8s-driver-manager restores these after the driver reloads; the driver pod is not "
         "reloading now, so fix it or set the labels back to true.", "pipeline")
 
@@ -98,10 +99,10 @@ def upgrade_failed(ctx: NodeContext) -> list[Finding]:
     """The node is in ``upgrade-failed``: it holds a slot and stays cordoned."""
     if ctx.node.upgrade_state != L.STATE_FAILED:
         return []
-    failed = failure_summary(ctx.event)
+    failed = failure_summary(ctx.event) if ctx.event is not None else NO_EVENTS
     told = f" {failed}" if failed else ""
     return [ctx.finding(
-        "upgrade-failed", Severity.WARNING, f"driver upgrade failed on {ctx.node.name}{told}",
+        C.UPGRADE_FAILED, Severity.WARNING, f"driver upgrade failed on {ctx.node.name}{told}",
         "Check the driver pod (restarts, log) and the GPUDriverUpgrade events in namespace "
         "default; then retry by setting nvidia.com/gpu-driver-upgrade-state=upgrade-required "
         "(finished steps are skipped). A failed node holds an upgrade slot.", "upgrade")]
@@ -123,14 +124,14 @@ def upgrade_stalled(ctx: NodeContext) -> list[Finding]:
     if expected_wait(ctx.node, ctx.policy, ctx.now):
         age = f" for {duration(ctx.now - since)}" if since is not None else ""
         return [ctx.finding(
-            "upgrade-stalled", Severity.INFO,
+            C.UPGRADE_STALLED, Severity.INFO,
             f"{ctx.node.name} in {state}{age}: {reason} (as waitForCompletion configures)",
             "Expected: the upgrade continues when the job ends. Hold the node with "
             f"{L.UPGRADE_SKIP}=true instead if the job runs for days.", "upgrade")]
     if since is None or not ctx.over(since, ctx.thresholds.upgrade_stalled_minutes):
         return []
     return [ctx.finding(
-        "upgrade-stalled", Severity.WARNING,
+        C.UPGRADE_STALLED, Severity.WARNING,
         f"{ctx.node.name} in {state} for {duration(ctx.now - since)}: {reason} (past "
         f"{ctx.thresholds.upgrade_stalled_minutes:g} min, {SOURCES['upgrade_stalled_minutes']})",
         "Open the upgrades pane: pod-restart/validation follow the driver and validator pods; "
@@ -155,7 +156,7 @@ def mig_config_failed(ctx: NodeContext) -> list[Finding]:
     where = f"pod {stage.pod}" if stage is not None and stage.pod else "the mig-manager pod"
     if node.mig_state == L.MIG_STATE_FAILED:
         return [ctx.finding(
-            "mig-config-failed", Severity.WARNING,
+            C.MIG_CONFIG_FAILED, Severity.WARNING,
             f"MIG config {node.mig_config or '(none)'} failed on {node.name}{_unknown(ctx)}",
             f"Read the MIG manager log ({where} on this node): the config may not exist for "
             "this GPU, or GPU processes blocked the change. mig-manager acts only when "
@@ -164,7 +165,7 @@ def mig_config_failed(ctx: NodeContext) -> list[Finding]:
             "delete the mig-manager pod so it applies the label when it starts.", "mig")]
     if node.product.endswith("-MIG-INVALID"):
         return [ctx.finding(
-            "mig-config-failed", Severity.WARNING,
+            C.MIG_CONFIG_FAILED, Severity.WARNING,
             f"MIG layout {node.mig_config or ''} is invalid under the single strategy on "
             f"{node.name}: the node advertises no GPUs",
             "single needs every GPU MIG-enabled with one identical profile: pick an "
@@ -182,7 +183,7 @@ def mig_config_pending(ctx: NodeContext) -> list[Finding]:
     paused = [d.operand for d in node.paused_labels if L.PAUSED_FOR_MIG_CHANGE in d.value]
     labels_note = f"; {', '.join(paused)} paused-for-mig-change" if paused else ""
     return [ctx.finding(
-        "mig-config-pending", Severity.WARNING,
+        C.MIG_CONFIG_PENDING, Severity.WARNING,
         f"MIG change to {node.mig_config} on {node.name} {node.mig_state} for "
         f"{duration(ctx.now - node.mig_since)}{labels_note}; "
         f"{node.resources.allocatable} GPUs allocatable (past "
@@ -206,7 +207,7 @@ def gpu_node_unmanaged(ctx: NodeContext) -> list[Finding]:
     opted_out = node.labels.get(L.DEPLOY_OPERANDS, "").lower() == "false"
     if opted_out:
         return [ctx.finding(
-            "gpu-node-unmanaged", Severity.INFO,
+            C.GPU_NODE_UNMANAGED, Severity.INFO,
             f"{node.name} is opted out ({L.DEPLOY_OPERANDS}=false): the operator deploys no "
             "driver or operand there", "Remove the label to have the operator manage it.")]
     if node.gpu_present or not nfd:
@@ -218,11 +219,11 @@ def gpu_node_unmanaged(ctx: NodeContext) -> list[Finding]:
                f"{L.GPU_PRESENT} is {node.labels.get(L.GPU_PRESENT) or 'unset'}: the operator "
                "does not manage it")
     if new:
-        return [ctx.finding("gpu-node-unmanaged", Severity.INFO,
+        return [ctx.finding(C.GPU_NODE_UNMANAGED, Severity.INFO,
                             message + " yet (a new node; the operator labels it in seconds)",
                             "Nothing to do yet.")]
     return [ctx.finding(
-        "gpu-node-unmanaged", Severity.WARNING, message,
+        C.GPU_NODE_UNMANAGED, Severity.WARNING, message,
         "Check that the gpu-operator Deployment runs (its node labeling sets gpu.present) and "
         "its log; no driver or device plugin will reach this node until it does.")]
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 
+from gputui.domain import catalogue as C
 from gputui.domain import labels as L
 from gputui.domain.model import (
     ClusterPolicyView,
@@ -31,16 +32,16 @@ def cluster_policy_findings(policy: ClusterPolicyView, forbidden: frozenset[str]
             CLUSTER_POLICY_RESOURCE in forbidden or "clusterpolicies.nvidia.com" in forbidden):
         return []  # forbidden is not missing: the snapshot's read gaps say it is unknown
     if policy.state == "missing":
-        return [Finding("cluster-policy-missing", Severity.CRITICAL, None,
+        return [Finding(C.CLUSTER_POLICY_MISSING, Severity.CRITICAL, None,
                         "no ClusterPolicy: the GPU Operator deploys no operand",
                         "Check that the gpu-operator Deployment runs and that the Helm release "
                         "created its ClusterPolicy (clusterPolicy.deployCR).")]
-    found = [Finding("cluster-policy-ignored", Severity.INFO, None,
+    found = [Finding(C.CLUSTER_POLICY_IGNORED, Severity.INFO, None,
                      f"ClusterPolicy {name} is ignored: {policy.name} is the active one",
                      "Only the oldest ClusterPolicy is used; delete the duplicate.")
              for name in policy.ignored]
     if policy.state == "ignored":
-        found.append(Finding("cluster-policy-ignored", Severity.WARNING, None,
+        found.append(Finding(C.CLUSTER_POLICY_IGNORED, Severity.WARNING, None,
                              f"ClusterPolicy {policy.name} is ignored and none is active",
                              "Check for a GPUCluster or another ClusterPolicy taking over."))
     if policy.state == "notReady":
@@ -50,14 +51,14 @@ def cluster_policy_findings(policy: ClusterPolicyView, forbidden: frozenset[str]
         detail = f" ({error.reason}: {error.message})" if error and error.message else ""
         if normal_life:
             found.append(Finding(
-                "cluster-policy-not-ready", Severity.INFO, None,
+                C.CLUSTER_POLICY_NOT_READY, Severity.INFO, None,
                 f"ClusterPolicy {policy.name} notReady: {states}, expected while "
                 f"{normal_life}{detail}",
                 "Nothing to do: the operator re-checks every 5 s and reports ready when the "
                 "nodes settle.", "pipeline"))
             return found
         found.append(Finding(
-            "cluster-policy-not-ready", Severity.WARNING, None,
+            C.CLUSTER_POLICY_NOT_READY, Severity.WARNING, None,
             f"ClusterPolicy {policy.name} notReady: {states}{detail}",
             "Open the nodes whose pipeline breaks at those operands (state-driver → the driver "
             "stage); the operator retries every 5 s.", "pipeline"))
@@ -76,7 +77,7 @@ def no_gpu_nodes_seen(policy: ClusterPolicyView, nodes: Mapping[str, NodeView]) 
     if not seen:
         return []
     return [Finding(
-        "gpu-node-unmanaged", Severity.WARNING, None,
+        C.GPU_NODE_UNMANAGED, Severity.WARNING, None,
         f"ClusterPolicy {policy.name} reports {reason} while NFD sees NVIDIA GPUs on "
         f"{len(seen)} node(s) ({', '.join(seen[:3])}{', ...' if len(seen) > 3 else ''})",
         "Check the NFD pods and the operator log: the operator manages no node until it sees "
@@ -101,14 +102,14 @@ def daemonset_findings(daemonsets: Sequence[DaemonSetSummary],
             ds.desired == 0 and operand is not None and operand.core) else 0
         if wanting:
             found.append(Finding(
-                "daemonset-not-scheduled", Severity.WARNING, None,
+                C.DAEMONSET_NOT_SCHEDULED, Severity.WARNING, None,
                 f"DaemonSet {ds.name} selects no node although {wanting} GPU node(s) "
                 "exist", f"Nodes lack {operand.deploy if operand else 'the deploy label'}=true:"
                 " NFD missing, nvidia.com/gpu.present not true, or gpu.deploy.operands=false.",
                 "nodes", ds.name))
         elif ds.unscheduled > 0:
             found.append(Finding(
-                "daemonset-not-scheduled", Severity.WARNING, None,
+                C.DAEMONSET_NOT_SCHEDULED, Severity.WARNING, None,
                 f"DaemonSet {ds.name}: {ds.unscheduled} of {ds.desired} pods not scheduled",
                 "Look for nodes that are NotReady, tainted without a matching toleration, or "
                 "out of resources.", "nodes", ds.name))

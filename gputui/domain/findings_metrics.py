@@ -12,6 +12,7 @@ from __future__ import annotations
 import time
 from collections.abc import Sequence
 
+from gputui.domain import catalogue as C
 from gputui.domain.inputs import GpuHealth, XidEvent
 from gputui.domain.model import Finding, NodeView, Severity
 from gputui.domain.timefmt import duration
@@ -54,7 +55,7 @@ def xid_finding(node: str, event: XidEvent, now: float, lookback_seconds: float)
     when, recent = _age_words(event, now, lookback_seconds)
     if recent:
         message = f"GPU {event.gpu}: XID {event.xid} ({info.meaning}) {when}"
-        return Finding("xid-error", info.severity, node, message,
+        return Finding(C.XID_ERROR, info.severity, node, message,
                        info.action[0].upper() + info.action[1:] + ".", "metrics",
                        f"gpu{event.gpu}")
     window = duration(lookback_seconds)
@@ -63,7 +64,7 @@ def xid_finding(node: str, event: XidEvent, now: float, lookback_seconds: float)
            else f"It is not within the {window} lookback")
     hint = (f"{why}, so it is not counted as current. If it was not dealt with: "
             f"{info.action}.")
-    return Finding("xid-error", Severity.INFO, node, message, hint, "metrics", f"gpu{event.gpu}")
+    return Finding(C.XID_ERROR, Severity.INFO, node, message, hint, "metrics", f"gpu{event.gpu}")
 
 
 def latest_per_gpu(events: Sequence[XidEvent]) -> list[XidEvent]:
@@ -96,12 +97,12 @@ def health_findings(view: NodeView, health: GpuHealth,
     reconfiguring = view.mig_state in ("pending", "rebooting")
     if physical and health.gpus_reported < physical and not reconfiguring:
         found.append(Finding(
-            "gpu-missing", Severity.CRITICAL, view.name,
+            C.GPU_MISSING, Severity.CRITICAL, view.name,
             f"metrics report {health.gpus_reported} of the node's {physical} GPUs",
             GPU_MISSING_HINT, "metrics"))
     for gpu in health.row_remap_failed:
         found.append(Finding(
-            "row-remap-failure", Severity.CRITICAL, view.name,
+            C.ROW_REMAP_FAILURE, Severity.CRITICAL, view.name,
             f"GPU {gpu}: row remapping failed (DCGM_FI_DEV_ROW_REMAP_FAILURE)",
             ROW_REMAP_HINT, "metrics", f"gpu{gpu}"))
     return found

@@ -11,6 +11,7 @@ whose own failure holds the chain up (``NodePipeline.first_broken``), not a stag
 
 from __future__ import annotations
 
+from gputui.domain import catalogue as C
 from gputui.domain import labels as L
 from gputui.domain.findings_base import NodeContext
 from gputui.domain.grace import clock, grace_source, normal_until
@@ -35,11 +36,11 @@ def node_not_ready(ctx: NodeContext) -> list[Finding]:
     if ctx.ready_since is not None and not ctx.over(ctx.ready_since, limit):
         until = clock(ctx.ready_since + limit * 60.0)
         return [ctx.finding(
-            "node-not-ready", Severity.INFO,
+            C.NODE_NOT_READY, Severity.INFO,
             f"{ctx.node.name} is NotReady{age}: {ctx.ready_reason}; normal for a reboot until "
             f"{until} ({limit:g} min, {SOURCES['node_not_ready_minutes']})",
             "Nothing to do yet: a rebooting node comes back Ready and its GPU pipeline restarts.")]
-    return [ctx.finding("node-not-ready", Severity.WARNING,
+    return [ctx.finding(C.NODE_NOT_READY, Severity.WARNING,
                         f"{ctx.node.name} is NotReady{age}: {ctx.ready_reason}",
                         "Check the kubelet and the machine (console, cloud status); its GPU "
                         "pods are not running. Cordon it if it flaps.")]
@@ -86,17 +87,17 @@ def gpus_unavailable(ctx: NodeContext) -> list[Finding]:
         message += f" (capacity {capacity} below the {expected} the node's GPUs give)"
     planned = _planned(node)
     if planned:
-        return [ctx.finding("gpus-unavailable", Severity.INFO, f"{message} {planned}",
+        return [ctx.finding(C.GPUS_UNAVAILABLE, Severity.INFO, f"{message} {planned}",
                             "Expected: the GPUs come back when the change finishes.", "pipeline")]
     if not node.ready:
-        return [ctx.finding("gpus-unavailable", Severity.INFO,
+        return [ctx.finding(C.GPUS_UNAVAILABLE, Severity.INFO,
                             f"{message} while the node is NotReady",
                             "See node-not-ready: the GPUs follow the node.", "pipeline")]
     rising = coming_up(ctx)
     if rising is not None:
         stage, until = rising
         return [ctx.finding(
-            "gpus-unavailable", Severity.INFO,
+            C.GPUS_UNAVAILABLE, Severity.INFO,
             f"{message} while the {stage.operand} stage comes up ({stage.detail or 'starting'}); "
             f"normal until {clock(until)} ({grace_source(stage.operand, ctx.thresholds)})",
             "Nothing to do yet: the chain driver -> toolkit -> device plugin is starting.",
@@ -106,14 +107,14 @@ def gpus_unavailable(ctx: NodeContext) -> list[Finding]:
             StageStatus.PAUSED, StageStatus.UNKNOWN):
         # the symptom of a stage that has its own finding: that finding leads the node's row
         return [ctx.finding(
-            "gpus-unavailable", Severity.WARNING, message,
+            C.GPUS_UNAVAILABLE, Severity.WARNING, message,
             f"The {broken.operand} stage is {broken.status.value}: {broken.detail}. Fix it "
             "first.", "pipeline")]
     severity = Severity.CRITICAL if allocatable == 0 else Severity.WARNING
     unread = (f"{', '.join(node.unknown)} cannot be read, so the stage holding the GPUs is "
               "unknown. " if node.unknown else "")
     return [ctx.finding(
-        "gpus-unavailable", severity, message,
+        C.GPUS_UNAVAILABLE, severity, message,
         unread + "The device plugin counts only healthy GPUs: look for XIDs on the metrics "
         "pane and read the device-plugin log on this node.", "pipeline")]
 
@@ -146,7 +147,7 @@ def driver_pod_failing(ctx: NodeContext) -> list[Finding]:
         message += f"; not ready past {grace_source('driver', ctx.thresholds)}"
     else:
         return []
-    return [ctx.finding("driver-pod-failing", severity, message,
+    return [ctx.finding(C.DRIVER_POD_FAILING, severity, message,
                         driver_hint(ctx.node, stage, pod), "pipeline", "driver")]
 
 
@@ -166,7 +167,7 @@ def operand_pod_failing(ctx: NodeContext) -> list[Finding]:
         age = f" for {duration(ctx.now - stage.since)}" if late and stage.since else ""
         past = f" (not ready past {grace_source(stage.operand, ctx.thresholds)})" if late else ""
         found.append(ctx.finding(
-            "operand-pod-failing", Severity.WARNING,
+            C.OPERAND_POD_FAILING, Severity.WARNING,
             f"{stage.operand} pod {stage.pod} on {ctx.node.name}{age}: {stage.detail}{past}",
             f"Open the log of container {stage.container or stage.operand} in pod {stage.pod}; "
             "what it waits on is healthy, so the fault is in this operand.",
@@ -192,7 +193,7 @@ def validator_stuck(ctx: NodeContext) -> list[Finding]:
         if cause.status is not StageStatus.FAILED:
             return []  # waiting behind a stage still inside its grace: coming up, not stuck
         return [ctx.finding(
-            "validator-stuck", Severity.INFO,
+            C.VALIDATOR_STUCK, Severity.INFO,
             f"{message} (waiting on the failed {cause.operand} stage: {cause.detail})",
             f"Fix the {cause.operand} stage first; the validator follows.",
             "pipeline", current.name)]
@@ -202,6 +203,6 @@ def validator_stuck(ctx: NodeContext) -> list[Finding]:
             return []
     state = (f" ({stage.detail})" if current.failing else
              f" (past {grace_source('operator-validator', ctx.thresholds)})")
-    return [ctx.finding("validator-stuck", Severity.WARNING,
+    return [ctx.finding(C.VALIDATOR_STUCK, Severity.WARNING,
                         f"validator on {ctx.node.name} stuck in {current.name}{age}{state}: "
                         f"{meaning}", hint, "pipeline", current.name)]

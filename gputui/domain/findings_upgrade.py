@@ -13,6 +13,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Mapping
 
+from gputui.domain import catalogue as C
 from gputui.domain import labels as L
 from gputui.domain.model import Finding, NodeUpgradeStatus, NodeView, Severity, UpgradeView
 from gputui.domain.thresholds import SOURCES, ThresholdsLike
@@ -66,7 +67,7 @@ def required_stalled(view: UpgradeView, nodes: Mapping[str, NodeView],
         if not _cannot_proceed(own, status, node, down_outside):
             continue
         found.append(Finding(
-            "upgrade-stalled", Severity.WARNING, name,
+            C.UPGRADE_STALLED, Severity.WARNING, name,
             f"{name} in upgrade-required for {duration(now - status.since)}: "
             f"{status.wait_reason} (past {thresholds.upgrade_stalled_minutes:g} min, "
             f"{SOURCES['upgrade_stalled_minutes']})",
@@ -88,4 +89,4 @@ def upgrade_blocked(view: UpgradeView) -> list[Finding]:
                 "recreated). A Pending pod with no node counts as owned and is skipped, so "
                 "NotReady nodes alone do not block; the skip label does not help (gpu-operator "
                 "#688).")
-    return [Finding("upgrade-blocked", Severity.CRITICAL, None, view.blocked, hint, "upgrade")]
+    return [Finding(C.UPGRADE_BLOCKED, Severity.CRITICAL, None, view.blocked, hint, "upgrade")]

@@ -4,7 +4,10 @@ The upgrade controller announces every state change with an event "Successfully 
 node state label to <state>", and some failures with a ``Warning`` event ("Failed to drain
 the node, ..."). A node's state label alone says ``upgrade-failed``; the events before it
 say *which step* failed and why, which is what the operator needs to decide on a retry.
-Events are the only durable record of this (the controller keeps no other history).
+Events are not durable: the API server deletes them an hour after their last write
+(``--event-ttl``), and the controller keeps no other history. So an event only adds *why*:
+the state and since-when come from the node's label and its managedFields time, and when
+the events are gone the failed step is simply not named (never guessed).
 """
 
 from __future__ import annotations
@@ -16,11 +19,15 @@ from gputui.domain.kube import parse_time, sub
 from gputui.domain.views import UpgradeEvent
 
 _STATE_PREFIX = "node state label to "
+#: said instead of the failed step when no GPUDriverUpgrade event of the node is left
+NO_EVENTS = ("(step unknown: no GPUDriverUpgrade event left; the API server keeps events "
+             "1 h after their last write)")
 
 #: What failing in each step usually means when no Warning event says more (§4.4).
 STEP_FAILURES: Mapping[str, str] = {
     "pod-deletion-required": "GPU pods could not all be deleted (unmanaged pod without force, "
-                             "emptyDir without deleteEmptyDir, or the timeout)",
+                             "emptyDir without deleteEmptyDir, a GPU pod owned by a "
+                             "DaemonSet, or the timeout)",
     "drain-required": "the node could not be drained",
     "pod-restart-required": "the new driver pod kept failing (a container restarted more "
                             "than 10 times)",

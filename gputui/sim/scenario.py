@@ -16,7 +16,8 @@ A scenario file (``gputui/sim/scenarios/<name>.yaml``, shipped in the wheel) has
 
 Timeline actions (fields): ``kernel-update`` (pool or node, kernel, breaksDriver), ``crashloop``
 (pool|node, reason: kernel-headers|driver-in-use, nextStart), ``validator-stuck`` (pool|node),
-``xid`` (node, gpu, code), ``mig-config`` (pool|node, config), ``mig-fail`` (pool|node),
+``xid`` (node, gpu, code), ``row-remap-failure`` (node, gpu), ``mig-config`` (pool|node,
+config), ``mig-fail`` (pool|node),
 ``driver-version`` (version), ``join`` (pool, count), ``cordon`` (node),
 ``driver-unscheduled`` (node|pool: NotReady, driver pod Pending without a node),
 ``upgrade-policy`` (policy: fields merged into ``spec.driver.upgradePolicy``).
@@ -27,6 +28,7 @@ Faults (``gputui sim --faults SPEC``) add timeline entries. SPEC is comma-separa
 optional, default now)::
 
     xid:NODE:GPU:CODE          e.g. xid:h100/0:3:79@30s
+    remap:NODE:GPU             the GPU's row remapping fails (DCGM_FI_DEV_ROW_REMAP_FAILURE 1)
     crashloop:POOL|NODE        kernel-headers crash loop of the driver container
     driver-in-use:POOL|NODE    k8s-driver-manager "driver is in use" Init:CrashLoopBackOff
     kernel:POOL:VERSION        kernel update that breaks the driver on that pool
@@ -124,6 +126,7 @@ ACTIONS: dict[str, set[str]] = {
     "crashloop": {"pool", "node", "reason", "nextStart"},
     "validator-stuck": {"pool", "node"},
     "xid": {"node", "gpu", "code"},
+    "row-remap-failure": {"node", "gpu"},
     "mig-config": {"pool", "node", "config"},
     "mig-fail": {"pool", "node"},
     "driver-version": {"version"},
@@ -318,6 +321,7 @@ def _event(data: Any, where: str) -> TimelineEvent:
 
 _FAULTS: dict[str, tuple[str, tuple[str, ...]]] = {
     "xid": ("xid", ("node", "gpu", "code")),
+    "remap": ("row-remap-failure", ("node", "gpu")),
     "crashloop": ("crashloop", ("target",)),
     "driver-in-use": ("crashloop", ("target",)),
     "kernel": ("kernel-update", ("pool", "kernel")),

@@ -7,6 +7,7 @@ import re
 from typing import Any
 
 from gputui.domain import EMPTY_SNAPSHOT, exit_code, to_check_json
+from gputui.domain.catalogue import CATALOGUE
 from gputui.domain.snapshot import SnapshotBuilder
 from tests.domain import factory as f
 
@@ -14,11 +15,7 @@ STATUSES = {"ready", "progressing", "failed", "paused", "disabled", "absent", "u
 SEVERITIES = {"critical", "warning", "info"}
 CP_STATES = {"ready", "notReady", "ignored", "missing", "unknown"}
 REASONS = {"forbidden", "not-served"}
-CODES = {"cluster-policy-missing", "cluster-policy-not-ready", "cluster-policy-ignored",
-         "node-not-ready", "gpus-unavailable", "operand-paused", "driver-pod-failing",
-         "operand-pod-failing", "validator-stuck", "upgrade-failed", "upgrade-stalled",
-         "upgrade-blocked", "mig-config-failed", "mig-config-pending", "xid-error",
-         "daemonset-not-scheduled", "gpu-missing", "row-remap-failure"}
+CODES = set(CATALOGUE)
 RFC3339 = re.compile(r"^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(\.\d+)?(Z|[+-]\d{2}:\d{2})$")
 
 

@@ -194,6 +194,14 @@ def test_upgrade_failed_with_event() -> None:
     assert "upgrade-required" in x.hint
 
 
+def test_upgrade_failed_after_its_events_expired_says_the_step_is_unknown() -> None:
+    """Events last 1 h (kube-apiserver --event-ttl): the state label remains, the why does
+    not, and the finding says so rather than guessing a step."""
+    node = f.node(labels={"nvidia.com/gpu-driver-upgrade-state": "upgrade-failed"})
+    x = only(build([node], events=[]), "upgrade-failed")
+    assert "step unknown" in x.message and "1 h" in x.message
+
+
 def test_upgrade_stalled_after_threshold() -> None:
     node = f.node(labels={"nvidia.com/gpu-driver-upgrade-state": "wait-for-jobs-required"})
     policy = f.cluster_policy(**f.upgrade_policy(waitForCompletion={"podSelector": "app=trainer"}))

@@ -114,6 +114,22 @@ def test_reboot_is_info_until_the_not_ready_toleration() -> None:
     assert of(later, "node-not-ready")[0].severity is Severity.WARNING
 
 
+def test_a_reboot_seen_as_ready_unknown_is_info_within_the_toleration() -> None:
+    """A rebooting node's kubelet goes silent: the node lifecycle controller sets Ready
+    ``Unknown`` (kube-controller-manager ``node_lifecycle_controller.go``), not False."""
+    node = f.node(ready=False)
+    for cond in node["status"]["conditions"]:
+        if cond["type"] == "Ready":
+            cond.update(status="Unknown", reason="NodeStatusUnknown",
+                        message="Kubelet stopped posting node status.",
+                        lastTransitionTime=f.iso(f.T0 - 60))
+    snap = build([node], f.healthy_pods())
+    assert {x.severity for x in snap.findings} == {Severity.INFO}
+    assert "Kubelet stopped posting node status" in of(snap, "node-not-ready")[0].message
+    later = build([node], f.healthy_pods(), now=f.T0 + 10 * 60)
+    assert of(later, "node-not-ready")[0].severity is Severity.WARNING
+
+
 def test_crash_looping_device_plugin_is_not_blamed_on_the_validator() -> None:
     """The validator's plugin-validation waits for node capacity, which only the device
     plugin publishes (gpu-operator ``cmd/nvidia-validator/main.go``): blame the plugin."""

@@ -72,8 +72,8 @@ def test_daemonset_gpu_pods_make_pod_deletion_fail(start_sim: Any, tmp_path: Pat
     sim.wait_for(lambda: state(node) == "upgrade-failed", 3 * 3600, "upgrade-failed")
     events = sim.core.list_namespaced_event(
         "default", field_selector=f"involvedObject.name={node},reason=GPUDriverUpgrade").items
-    assert any("owned by a DaemonSet" in (e.message or "") and "monitoring/gpu-agent-x1"
-               in (e.message or "") for e in events)
+    # pod_manager.go only logs "Cannot delete all required pods": no Warning event says why
+    assert [e.message for e in events if e.type == "Warning"] == []
     # the pod itself is never evicted (the drain helper ignores DaemonSet pods)
     assert sim.core.read_namespaced_pod("gpu-agent-x1", "monitoring").metadata.name
 

@@ -15,6 +15,7 @@ import logging
 from typing import Any
 
 from gputui import gctuning
+from gputui.sim import eventttl
 from gputui.sim.clock import SimClock
 from gputui.sim.nodeside import NodeSide
 from gputui.sim.operator import daemonsets, mig, nodectl, policy
@@ -52,6 +53,7 @@ class Operator:
         self._policy_generation: int | None = None
         self.timeline = Timeline(self.world, self)
         self._tasks: list[asyncio.Task[Any]] = []
+        self.event_ttl = eventttl.EVENT_TTL_S
         self._watches: list[Any] = []
         self._due: list[tuple[float, str]] = []
 
@@ -74,8 +76,14 @@ class Operator:
                                   ("configmaps", self._on_configmap)):
             self._watches.append(world.store.watch(resource, handler)[0])
         await self.exporters.start()
-        for coro in (self._loop(), self.upgrader.run(), self.timeline.run()):
+        for coro in (self._loop(), self.upgrader.run(), self.timeline.run(), self._expire()):
             self._tasks.append(asyncio.create_task(coro))
+
+    async def _expire(self) -> None:
+        """Delete Events past kube-apiserver's ``--event-ttl`` (:mod:`gputui.sim.eventttl`)."""
+        while True:
+            await self.world.clock.sleep(eventttl.SWEEP_EVERY_S)
+            eventttl.expire(self.store, self.event_ttl)
 
     async def stop(self) -> None:
         for watch in self._watches:

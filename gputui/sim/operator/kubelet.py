@@ -22,7 +22,9 @@ PLUGIN_RETRIES = 30
 Outcome = tuple[str, float]
 Step = Callable[[World, NodeRun, PodRun, ContainerRun, float], Outcome]
 
-DURATIONS = {"nvidia-driver-ctr": 45.0, "nvidia-container-toolkit-ctr": 10.0,
+#: how long each container's work takes; the driver build is a compile and module load (its
+#: readiness also waits for the startup probe, ``steps.startup_probe_passes``)
+DURATIONS = {"nvidia-driver-ctr": 75.0, "nvidia-container-toolkit-ctr": 10.0,
              "driver-validation": 5.0, "toolkit-validation": 3.0, "plugin-validation": 3.0,
              "config-manager-init": 2.0, "mps-control-daemon-mounts": 2.0,
              "k8s-driver-manager": 10.0}

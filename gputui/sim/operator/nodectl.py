@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from gputui.sim.operator import daemonsets, kubelet, mig, nodes, validatorpod
+from gputui.sim.operator import daemonsets, kubelet, mig, nodes, reboot, validatorpod
 from gputui.sim.operator import keys as K
 from gputui.sim.operator.hardware import model as gpu_model
 from gputui.sim.operator.operands import OPERANDS
@@ -156,6 +156,9 @@ def reconcile_node(world: World, run: NodeRun, now: float) -> float | None:
             daemonsets.delete_pod(world, run, pod)
         world.nodes.pop(run.name, None)
         return None
+    down = reboot.reconcile(world, run, now)
+    if down is not None:
+        return down  # rebooting: its kubelet runs nothing
     if run.phase in ("new", "ready"):
         wait = _join(world, run, now)
         if wait is not None:

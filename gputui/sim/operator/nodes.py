@@ -7,7 +7,7 @@ from typing import Any
 from gputui.sim.operator import keys as K
 from gputui.sim.operator.hardware import cuda_runtime_for, profile_memory_mib
 from gputui.sim.operator.runtime import NodeRun
-from gputui.sim.operator.sharing import Sharing
+from gputui.sim.operator.sharing import NO_SHARING, Sharing
 from gputui.sim.version import GIT_VERSION
 
 Obj = dict[str, Any]
@@ -205,6 +205,11 @@ def gfd_labels(run: NodeRun, strategy: str, sharing: Sharing, driver_version: st
     """The labels GFD writes (§6.3) for the node's current hardware and sharing."""
     model = run.model
     product, count, memory, replicas, extra = _product(run, strategy)
+    mig_enabled = any(gpu.mig is not None for gpu in run.gpus)
+    if product == model.product and run.gpus and all(gpu.mig is not None for gpu in run.gpus):
+        # k8s-device-plugin internal/lm/mig-strategy.go newGPULabelers: MIG-enabled parents
+        # are labelled WithoutSharing (nil config: replicas 0, sharing-strategy none)
+        sharing, replicas = NO_SHARING, 0
     if sharing.strategy != "none" and not sharing.rename and product == model.product:
         product += "-SHARED"
     labels = {
@@ -215,7 +220,10 @@ def gfd_labels(run: NodeRun, strategy: str, sharing: Sharing, driver_version: st
         "nvidia.com/gpu.compute.minor": str(model.compute[1]), K.GPU_MACHINE: model.machine,
         K.GPU_MODE: "compute", **_cuda_labels(driver_version),
         K.MIG_CAPABLE: "true" if model.mig_capable else "false",
-        "nvidia.com/mps.capable": "false", K.GFD_TIMESTAMP: str(int(now)), **extra,
+        # internal/lm/nvml.go newSharingLabeler: false unless the config shares by MPS, then
+        # isMPSCapable: no device may have MIG enabled
+        "nvidia.com/mps.capable": str(sharing.strategy == "mps" and not mig_enabled).lower(),
+        K.GFD_TIMESTAMP: str(int(now)), **extra,
     }
     if strategy in ("single", "mixed"):
         labels[K.MIG_STRATEGY] = strategy

@@ -69,9 +69,10 @@ def update_status(world: World) -> None:
         state, conds = "notReady", ("OperandNotReady",
                                     f"ClusterPolicy is not ready; states not ready: [{' '.join(not_ready)}]")
     elif not has_nfd:
-        state, conds = "ready", ("NFDLabelsMissing", "NFD labels missing on the nodes")
+        state, conds = "ready", ("NFDLabelsMissing", "No NFD labels found")
     elif not gpu_nodes:
-        state, conds = "ready", ("NoGPUNodes", "No GPU nodes found in the cluster")
+        state, conds = "ready", ("NoGPUNodes",
+                                 "No GPU node found, watching for new nodes to join the cluster.")
     else:
         state, conds = "ready", ("Reconciled", ("ClusterPolicy is ready as all resources have been "
                                               "successfully reconciled"))
@@ -80,15 +81,19 @@ def update_status(world: World) -> None:
         if name == active["metadata"]["name"]:
             _write(world, name, state, not_ready == [] , conds)
         else:
-            _write(world, name, "ignored", False, ("ReconcileFailed",
-                   f"ClusterPolicy {active['metadata']['name']} is the active singleton; ignoring {name}"))
+            _write(world, name, "ignored", False, None)
 
 
-def _write(world: World, name: str, state: str, ready: bool, reason_msg: tuple[str, str]) -> None:
+def _write(world: World, name: str, state: str, ready: bool,
+           reason_msg: tuple[str, str] | None) -> None:
+    """Set the state and, unless ``reason_msg`` is None, the conditions: an ignored
+    ClusterPolicy only gets ``SetStatus(Ignored)``, its conditions stay as they were
+    (gpu-operator ``controllers/clusterpolicy_controller.go``)."""
     current = world.store.get("clusterpolicies.nvidia.com", name) or {}
     old = current.get("status") or {}
     old_conds = {(c["type"], c["status"], c.get("reason"), c.get("message")) for c in old.get("conditions", [])}
-    conds = _conditions(ready, reason_msg[0], reason_msg[1], world.clock.rfc3339())
+    conds = (list(old.get("conditions") or []) if reason_msg is None else
+             _conditions(ready, reason_msg[0], reason_msg[1], world.clock.rfc3339()))
     new_conds = {(c["type"], c["status"], c.get("reason"), c.get("message")) for c in conds}
     if old.get("state") == state and old.get("namespace") == world.ns and old_conds == new_conds:
         return

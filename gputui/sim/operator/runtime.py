@@ -68,6 +68,7 @@ class Gpu:
     mig: dict[str, int] | None = None    # applied MIG layout, None = MIG disabled
     xid: int = 0
     fallen: bool = False                  # XID 79: off the bus
+    remap_failed: bool = False            # DCGM_FI_DEV_ROW_REMAP_FAILURE (a bank out of spare rows)
     energy_mj: float = 0.0
     util: float = 0.0
     nvlink_total: float = 0.0             # DCGM_FI_DEV_NVLINK_BANDWIDTH_TOTAL (counter)
@@ -98,6 +99,9 @@ class NodeRun:
     mig_job: dict[str, float | str] | None = None
     next_at: float | None = None
     ip: str = ""
+    down_since: float | None = None       # rebooting since then (sim.operator.reboot)
+    boot_kernel: str = ""                 # the kernel it boots into
+    marked_unknown: bool = False          # the node controller set Ready Unknown
 
     def __post_init__(self) -> None:
         if not self.gpus:

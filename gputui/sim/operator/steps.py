@@ -10,10 +10,12 @@ capacity, GFD labels and metrics.
 from __future__ import annotations
 
 from gputui.sim.operator import keys as K
-from gputui.sim.operator.kubelet import Outcome, Step, _elapsed
+from gputui.sim.operator.kubelet import DURATIONS, Outcome, Step, _elapsed
 from gputui.sim.operator.runtime import ContainerRun, NodeRun, PodRun
 from gputui.sim.operator.world import World
 
+#: nvidia-driver-ctr's startupProbe (gpu-operator assets/state-driver/0500_daemonset.yaml)
+DRIVER_STARTUP_DELAY_S, DRIVER_STARTUP_PERIOD_S = 60.0, 10.0
 PAUSABLE = [o for o in K.CONTAINER_DEPLOY_OPERANDS if o != "driver"] + ["mig-manager"]
 
 
@@ -85,12 +87,30 @@ def driver_ctr(world: World, node: NodeRun, run: PodRun, c: ContainerRun, now: f
         world.log(run.name, c.name, f"Could not install Linux kernel headers for kernel {node.kernel}")
         world.log(run.name, c.name, "Stopping NVIDIA persistence daemon...")
         return ("fail", 0.0)
-    outcome = _elapsed(c, now, c.name)
-    if outcome[0] == "done":
+    start = c.started_at or now
+    built = start + DURATIONS[c.name]
+    if now < built:
+        return ("wait", built)
+    if node.driver_loaded != run.driver_version:
         world.log(run.name, c.name, "Loading NVIDIA driver kernel modules... Done, now waiting for signal")
         node.driver_loaded = run.driver_version
-        node.markers.add(".driver-ctr-ready")
-    return outcome
+    ready_at = startup_probe_passes(start, built)
+    if now < ready_at:
+        return ("wait", ready_at)
+    node.markers.add(".driver-ctr-ready")  # what startup-probe.sh touches when it passes
+    return ("done", 0.0)
+
+
+def startup_probe_passes(start: float, built: float) -> float:
+    """The first startup probe at or after the build: gpu-operator
+    ``assets/state-driver/0500_daemonset.yaml`` probes nvidia-driver-ctr after
+    ``initialDelaySeconds: 60``, then every ``periodSeconds: 10``, so the container is never
+    Ready sooner than 60 s after it starts, however fast the build."""
+    first = start + DRIVER_STARTUP_DELAY_S
+    if built <= first:
+        return first
+    periods = -(-(built - first) // DRIVER_STARTUP_PERIOD_S)
+    return first + periods * DRIVER_STARTUP_PERIOD_S
 
 
 def toolkit_ctr(world: World, node: NodeRun, run: PodRun, c: ContainerRun, now: float) -> Outcome:

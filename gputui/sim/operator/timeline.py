@@ -7,6 +7,7 @@ from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
 from gputui.sim.operator import keys as K
+from gputui.sim.operator import reboot
 from gputui.sim.operator.world import ALL_NODES, STATUS, World
 
 if TYPE_CHECKING:
@@ -51,8 +52,8 @@ class Timeline:
                 self.world.nodes[name].crash = "kernel-headers"
 
     def _reboot(self, name: str, kernel: str) -> None:
+        """The machine goes down; :mod:`gputui.sim.operator.reboot` brings it back."""
         run = self.world.nodes[name]
-        run.kernel = kernel
         run.markers.clear()
         if not run.host_driver:
             run.driver_loaded = ""
@@ -64,16 +65,9 @@ class Timeline:
                     c.restarts += 1
                 c.started_at = c.finished_at = c.crash_until = None
                 c.ready = False
-            pod.step_started = now
-
-        def change(obj: dict[str, Any]) -> None:
-            obj["metadata"]["labels"][K.NFD_KERNEL_FULL] = kernel
-            obj["status"]["nodeInfo"]["kernelVersion"] = kernel
-            obj["status"]["nodeInfo"]["bootID"] = f"{name}-{kernel}"
-            for res in list(obj["status"].get("allocatable", {})):
-                if res.startswith("nvidia.com/"):
-                    obj["status"]["allocatable"][res] = "0"
-        self.world.write_node(name, change, K.M_KUBELET)
+            pod.step_started = now + reboot.BOOT_S
+        reboot.start(run, now, kernel)
+        self.world.mark(name)
 
     def do_crashloop(self, args: dict[str, Any]) -> None:
         """Break the driver: ``kernel-headers`` (driver build fails) or ``driver-in-use``.
@@ -112,6 +106,12 @@ class Timeline:
             gpu = self.world.nodes[name].gpus[int(args.get("gpu", 0))]
             gpu.xid = int(args.get("code", 79))
             gpu.fallen = gpu.xid == 79
+
+    def do_row_remap_failure(self, args: dict[str, Any]) -> None:
+        """A memory bank runs out of spare rows: the exporter reports the GPU's
+        ``DCGM_FI_DEV_ROW_REMAP_FAILURE`` as 1 from now on (it lasts until the GPU is replaced)."""
+        for name in self.world.resolve(args):
+            self.world.nodes[name].gpus[int(args.get("gpu", 0))].remap_failed = True
 
     def do_driver_unscheduled(self, args: dict[str, Any]) -> None:
         """The node goes NotReady and its driver pod is left unscheduled (gpu-operator #688).
@@ -186,6 +186,7 @@ HANDLERS: dict[str, Handler] = {
     "crashloop": Timeline.do_crashloop,
     "validator-stuck": Timeline.do_validator_stuck,
     "xid": Timeline.do_xid,
+    "row-remap-failure": Timeline.do_row_remap_failure,
     "driver-unscheduled": Timeline.do_driver_unscheduled,
     "mig-config": Timeline.do_mig_config,
     "mig-fail": Timeline.do_mig_fail,

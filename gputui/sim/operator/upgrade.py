@@ -21,9 +21,10 @@ emulated kubectl drain helper: ``podDeletion.force``/``deleteEmptyDir``/``timeou
 evictions obey PodDisruptionBudgets exactly as the API server's eviction does, and a refused
 eviction is retried until the timeout. A pod deletion that cannot finish goes to
 ``drain-required`` with ``drain.enable``, else ``upgrade-failed``; a failed drain goes to
-``upgrade-failed``; both leave a Warning ``GPUDriverUpgrade`` event saying why. Where the real
-library only logs why ``GetPodsForDeletion`` refused (unmanaged or emptyDir GPU pods), the
-emulator also emits that Warning event, so the reason is visible from the API. Not emulated:
+``upgrade-failed``; a failed eviction or drain leaves a Warning ``GPUDriverUpgrade`` event
+saying why. Where the real library only logs (``GetPodsForDeletion`` refusing unmanaged or
+emptyDir GPU pods, the validation timeout), so does the emulator: it records only the events
+upstream records (:mod:`gputui.sim.operator.upgrade_messages`). Not emulated:
 the restart-only shortcut, safe driver load, requestor mode and NVIDIADriver CRs.
 """
 
@@ -38,6 +39,7 @@ from typing import Any
 
 from gputui.sim.operator import evictor
 from gputui.sim.operator import keys as K
+from gputui.sim.operator import upgrade_messages as M
 from gputui.sim.operator.evictor import EvictionJob
 from gputui.sim.operator.world import STATUS, World
 from gputui.sim.selectors import label_predicate
@@ -130,7 +132,7 @@ class Upgrader:
                 else:
                     ann[key] = value
         self.nodes[name] = self.world.write_node(name, change, K.M_OPERATOR) or self.nodes[name]
-        self.world.event(name, K.UPGRADE_EVENT_REASON, f"Successfully updated node state label to {state}")
+        self.world.event(name, K.UPGRADE_EVENT_REASON, M.STATE_LABEL_UPDATED.format(state=state))
 
     def annotate(self, name: str, key: str, value: str | None) -> None:
         def change(obj: Obj) -> None:
@@ -249,7 +251,8 @@ class Upgrader:
                     owned = ", ".join(daemon)
                     errors = errors + [f"cannot delete GPU pods owned by a DaemonSet: {owned}"]
                 if errors:
-                    self._deletion_failed(name, evictor.aggregate(errors))
+                    # pod_manager.go only logs GetPodsForDeletion's errors: no event of its own
+                    self._to_drain_or_failed(name)
                     continue
                 if not pods:
                     self.move(name, K.S_POD_RESTART)
@@ -259,14 +262,18 @@ class Upgrader:
 
     def _deleted(self, name: str) -> None:
         self.move(name, K.S_POD_RESTART)
-        self.world.event(name, K.UPGRADE_EVENT_REASON,
-                         "Deleted workload pods on the node for the driver upgrade")
+        self.world.event(name, K.UPGRADE_EVENT_REASON, M.PODS_DELETED)
 
     def _deletion_failed(self, name: str, why: str) -> None:
-        self.world.event(name, K.UPGRADE_EVENT_REASON,
-                         f"Failed to delete workload pods on the node for the driver upgrade, {why}",
-                         "Warning")
+        self.world.event(name, K.UPGRADE_EVENT_REASON, M.PODS_DELETE_FAILED.format(error=why),
+                         M.WARNING)
+        self._to_drain_or_failed(name)
+
+    def _to_drain_or_failed(self, name: str) -> None:
+        """``updateNodeToDrainOrFailed`` (pod_manager.go): drain when enabled, with its event."""
         drain = bool((self.policy.get("drain") or {}).get("enable"))
+        if drain:
+            self.world.event(name, K.UPGRADE_EVENT_REASON, M.DRAIN_FALLBACK, M.WARNING)
         self.move(name, K.S_DRAIN if drain else K.S_FAILED)
 
     def _drain(self) -> None:
@@ -283,7 +290,7 @@ class Upgrader:
                 self.world, name, label_predicate(selector), force=bool(cfg.get("force")),
                 delete_empty_dir=bool(cfg.get("deleteEmptyDir")))
             if name not in self.draining:
-                self.world.event(name, K.UPGRADE_EVENT_REASON, "Scheduling drain of the node")
+                self.world.event(name, K.UPGRADE_EVENT_REASON, M.DRAIN_SCHEDULED)
                 self.set_unschedulable(name, True)
                 if errors:
                     self._drain_failed(name, evictor.aggregate(errors))
@@ -292,12 +299,12 @@ class Upgrader:
             self._evict(name, self.draining, pods, self._drained, self._drain_failed)
 
     def _drained(self, name: str) -> None:
-        self.world.event(name, K.UPGRADE_EVENT_REASON, "Successfully drained the node")
+        self.world.event(name, K.UPGRADE_EVENT_REASON, M.DRAINED)
         self.move(name, K.S_POD_RESTART)
 
     def _drain_failed(self, name: str, why: str) -> None:
         self.move(name, K.S_FAILED)
-        self.world.event(name, K.UPGRADE_EVENT_REASON, f"Failed to drain the node, {why}", "Warning")
+        self.world.event(name, K.UPGRADE_EVENT_REASON, M.DRAIN_FAILED.format(error=why), M.WARNING)
 
     def _evict(self, name: str, jobs: dict[str, EvictionJob], pods: list[Obj],
                done: Callable[[str], None], fail: Callable[[str, str], None]) -> None:
@@ -353,8 +360,7 @@ class Upgrader:
             if start is None:
                 self.annotate(name, K.VALIDATION_START_ANN, str(int(self.now)))
             elif self.now - int(start) > K.VALIDATION_TIMEOUT_S:
-                self.world.event(name, K.UPGRADE_EVENT_REASON,
-                                 "Failed to validate driver upgrade: validation timeout exceeded", "Warning")
+                # validation_manager.go handleTimeout only logs the timeout: no event
                 self.move(name, K.S_FAILED, {K.VALIDATION_START_ANN: None})
 
     def _uncordon(self) -> None:

@@ -16,7 +16,7 @@ from typing import Any
 from gputui.sim.clock import SimClock
 from gputui.sim.nodeside import NodeSide
 from gputui.sim.operator import keys as K
-from gputui.sim.operator import nvidiadriver
+from gputui.sim.operator import nvidiadriver, upgrade_messages
 from gputui.sim.operator.objects import node_event
 from gputui.sim.operator.runtime import NodeRun
 from gputui.sim.scenario import Pool, Scenario
@@ -186,6 +186,9 @@ class World:
 
     def event(self, node: str, reason: str, message: str, etype: str = "Normal",
               component: str = "gpu-operator") -> None:
+        """Record an Event on a Node, only one upstream really records (fail closed)."""
+        if not upgrade_messages.known(reason, etype, message):
+            raise ValueError(f"not an event upstream records: {etype} {reason} {message!r}")
         obj = self.node_obj(node)
         with self._lock:
             self._event_seq += 1

@@ -18,6 +18,7 @@ from rich.console import Group, RenderableType
 from rich.padding import Padding
 from rich.text import Text
 
+from gputui.domain import catalogue as C
 from gputui.domain.metrics import (
     EMPTY_METRICS,
     GpuMetrics,
@@ -36,7 +37,7 @@ from gputui.ui.render.style import PLAIN, STATUS_SYMBOL, Palette, severity_word
 #: dcgm-exporter's metrics port (``/metrics``), reached through the pod proxy
 EXPORTER_PORT = 9400
 #: finding codes this pane explains
-METRIC_CODES = ("xid-error", "gpu-missing", "row-remap-failure")
+METRIC_CODES = (C.XID_ERROR, C.GPU_MISSING, C.ROW_REMAP_FAILURE)
 #: seconds a GPU's series may lag the node's others before it counts as gone
 STALE_AFTER = 30.0
 LABEL_WIDTH = 7
@@ -136,7 +137,7 @@ def gpu_rows(gpu: GpuMetrics, width: int) -> list[Text]:
 
 
 def _xid_line(gpu: GpuMetrics, findings: Sequence[Finding], palette: Palette) -> Text | None:
-    finding = next((f for f in findings if f.code == "xid-error"
+    finding = next((f for f in findings if f.code == C.XID_ERROR
                     and f.subject == f"gpu{gpu.gpu}"), None)
     if finding is not None:
         line = Text(f"{severity_word(finding.severity)}  ",
