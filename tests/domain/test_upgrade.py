@@ -201,13 +201,45 @@ def test_max_unavailable_string_that_is_not_a_percentage_is_rejected() -> None:
     assert ok.upgrade.blocked is None
 
 
-def test_max_unavailable_caps_only_below_the_node_count() -> None:
-    """k8s-operator-libs ``upgrade_inplace.go``: the maxUnavailable cap applies only when it
-    is below the managed node count."""
+def test_max_unavailable_zeroes_slots_at_any_node_count() -> None:
+    """k8s-operator-libs ``pkg/upgrade/common_manager.go`` ``GetUpgradesAvailable``: slots are
+    capped at maxUnavailable and become 0 whenever unavailable >= maxUnavailable; only the
+    trim to what is left needs maxUnavailable below the node count."""
     states = {"a": "upgrade-required", "b": "upgrade-required"}
-    slots = compute_slots(states, ["a", "b"], max_parallel=2, max_unavailable_raw="2")
-    assert slots.available == 2
+    # maxUnavailable 2 = total, both down: 2 >= 2, no slot
+    assert compute_slots(states, ["a", "b"], max_parallel=2, max_unavailable_raw="2").available == 0
     assert compute_slots(states | {"c": "upgrade-done"}, ["a", "b"], 2, "2").available == 0
+    # one down of maxUnavailable 2 = total: no trim (2 is not below 2), capped at 2
+    assert compute_slots(states, ["a"], max_parallel=0, max_unavailable_raw="2").available == 2
+    # below the total the trim applies: 3 nodes, maxUnavailable 2, one down -> 1
+    assert compute_slots(states | {"c": "upgrade-done"}, ["a"], 0, "2").available == 1
+
+
+@pytest.mark.parametrize(("states", "down", "parallel", "raw", "expected"), [
+    ({"a": "upgrade-required"}, ["a"], 1, "100%", 0),        # one node, NotReady
+    ({"a": "upgrade-required"}, [], 1, "100%", 1),
+    ({"a": "upgrade-required"}, ["a"], 0, "25%", 0),
+    ({n: "upgrade-required" for n in "abcd"}, [], 0, "100%", 4),
+    ({n: "upgrade-required" for n in "abcd"}, [], 0, "2", 2),   # capped at maxUnavailable
+    ({n: "upgrade-required" for n in "abcd"}, [], 8, "100%", 4),  # capped, total = 4
+    ({n: "upgrade-required" for n in "abcd"}, ["a", "b", "c", "d"], 8, "100%", 0),
+    ({n: "upgrade-required" for n in "abcd"}, ["a"], 0, "50%", 1),  # trimmed: 2 - 1
+    ({"a": "cordon-required", "b": "upgrade-required"}, [], 0, "1", 0),  # about to cordon
+    ({"a": "upgrade-required"}, [], 1, "0%", 0),
+])
+def test_slot_formula_as_upstream(states: dict[str, str], down: list[str], parallel: int,
+                                  raw: str, expected: int) -> None:
+    """``GetUpgradesAvailable`` (k8s-operator-libs ``pkg/upgrade/common_manager.go``)."""
+    assert compute_slots(states, down, parallel, raw).available == expected
+
+
+def test_one_node_cluster_not_ready_reads_no_slot() -> None:
+    """The "why it waits" of a one-node cluster whose node is NotReady: no slot, not
+    "slot free" (``GetUpgradesAvailable`` zeroes slots at unavailable >= maxUnavailable)."""
+    nodes = [_node("a", "upgrade-required", ready=False)]
+    snap = _build(nodes, policy=f.upgrade_policy(autoUpgrade=True, maxUnavailable="100%"))
+    assert snap.upgrade.available_slots == 0
+    assert snap.upgrade.nodes["a"].wait_reason.startswith("no slot: 1 of 1 nodes unavailable")
 
 
 def _stalled(snap: Any) -> list[Any]:
