@@ -282,6 +282,8 @@ class GpuPod:
     #: the controlling owner (``Job``/``ReplicaSet``/``StatefulSet``...), "" when unmanaged
     owner_kind: str = ""
     owner_name: str = ""
+    #: ``deletionTimestamp`` is set: terminating, yet still Running or Pending by phase
+    deleting: bool = False
 
 
 @dataclass(frozen=True, slots=True)

@@ -142,6 +142,41 @@ def test_wait_for_jobs_timeout_from_annotation() -> None:
         "1 pod app=trainer still running (oldest 2 h), timeout: in 50 min")
 
 
+def test_terminating_job_pod_still_holds_the_node() -> None:
+    """k8s-operator-libs ``pkg/upgrade/pod_manager.go`` (``ScheduleCheckOnPodCompletion``,
+    ``IsPodRunningOrPending``) judges pods by phase alone: a pod being deleted whose phase is
+    still Running holds the node in wait-for-jobs-required, and waiting is expected."""
+    nodes = [_node("a", "wait-for-jobs-required", cordoned=True)]
+    pod = f.workload("trainer-0", "a", start=f.T0 - 2 * 3600)
+    pod["metadata"]["deletionTimestamp"] = f.iso(f.T0 - 30)
+    policy = f.upgrade_policy(autoUpgrade=True, waitForCompletion={"podSelector": "app=trainer"})
+    snap = _build(nodes, pods=[pod], policy=policy)
+    assert snap.upgrade.nodes["a"].wait_reason == (
+        "1 pod app=trainer still running (terminating, oldest 2 h), timeout: never")
+    (x,) = [x for x in snap.findings if x.code == "upgrade-stalled"]
+    assert x.severity.value == "info" and "as waitForCompletion configures" in x.message
+    # a second, live pod: the count says which of them is ending
+    other = f.workload("trainer-1", "a", start=f.T0 - 3600)
+    reason = _build(nodes, pods=[pod, other], policy=policy).upgrade.nodes["a"].wait_reason
+    assert reason.startswith("2 pods app=trainer still running (1 terminating, oldest 2 h)")
+    # Succeeded is finished, deletionTimestamp or not
+    pod["status"]["phase"] = "Succeeded"
+    reason = _build(nodes, pods=[pod], policy=policy).upgrade.nodes["a"].wait_reason
+    assert reason == "no pod app=trainer running: moves on next cycle"
+
+
+def test_wait_for_jobs_timeout_runs_out_after_its_last_second() -> None:
+    """``HandleTimeoutOnPodCompletions`` moves on when now > start + timeoutSeconds."""
+    start = f.T0 - 3600
+    nodes = [_node("a", "wait-for-jobs-required", cordoned=True, annotations={
+        "nvidia.com/gpu-driver-upgrade-wait-for-pod-completion-start-time": str(int(start))})]
+    policy = f.upgrade_policy(autoUpgrade=True, waitForCompletion={
+        "podSelector": "app=trainer", "timeoutSeconds": 3600})
+    snap = _build(nodes, [f.workload("t", "a")], policy)
+    (x,) = [x for x in snap.findings if x.code == "upgrade-stalled"]
+    assert x.severity.value == "info"
+
+
 def test_validation_required_time_left() -> None:
     nodes = [_node("a", "validation-required", annotations={
         "nvidia.com/gpu-driver-upgrade-validation-start-time": str(int(f.T0 - 180))})]
