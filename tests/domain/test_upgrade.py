@@ -286,21 +286,58 @@ def _long(nodes: list[dict[str, Any]]) -> dict[str, dict[str, float]]:
             for n in nodes}
 
 
-def test_required_held_by_a_skip_label_left_behind_is_reported() -> None:
-    """``ProcessUpgradeRequiredNodes`` skips nodes labelled gpu-driver-upgrade.skip=true."""
+def test_required_held_by_the_skip_label_is_info_held_by_choice() -> None:
+    """``ProcessUpgradeRequiredNodes`` (k8s-operator-libs ``pkg/upgrade/upgrade_inplace.go``)
+    skips nodes labelled gpu-driver-upgrade.skip=true, and gputui's own hint recommends the
+    label: info, "held by choice since" the label's managedFields time."""
     nodes = [f.node("a", labels={"nvidia.com/gpu-driver-upgrade-state": "upgrade-required",
                                  "nvidia.com/gpu-driver-upgrade.skip": "true"})]
-    snap = _build(nodes, policy=f.upgrade_policy(autoUpgrade=True), label_times=_long(nodes))
+    times = {"a": {"nvidia.com/gpu-driver-upgrade-state": f.T0 - 3 * 3600,
+                   "nvidia.com/gpu-driver-upgrade.skip": f.T0 - 5 * 3600}}
+    snap = _build(nodes, policy=f.upgrade_policy(autoUpgrade=True), label_times=times)
     (x,) = _stalled(snap)
-    assert x.node == "a" and x.severity.value == "warning" and "held" in x.message
+    assert x.node == "a" and x.severity.value == "info"
+    assert f"held by choice since {f.iso(f.T0 - 5 * 3600)[:16].replace('T', ' ')} UTC (5 h)" \
+        in x.message
+    assert x in snap.nodes["a"].findings  # the node's own: its row shows it
+    # without a managedFields time for the label, it says no time
+    snap = _build(nodes, policy=f.upgrade_policy(autoUpgrade=True))
+    (x,) = _stalled(snap)
+    assert x.severity.value == "info" and "a held by choice: " in x.message
 
 
-def test_required_behind_a_failed_node_holding_the_slot_is_reported() -> None:
-    """``GetUpgradesInProgress`` counts upgrade-failed nodes: they hold slots."""
-    nodes = [_node("a", "upgrade-failed", cordoned=True), _node("b", "upgrade-required")]
-    snap = _build(nodes, policy=f.upgrade_policy(autoUpgrade=True, maxParallelUpgrades=1),
+def test_a_stalled_queue_is_one_cluster_finding_listing_its_nodes() -> None:
+    """``GetUpgradesInProgress`` (k8s-operator-libs ``pkg/upgrade/common_manager.go``) counts
+    upgrade-failed nodes: they hold slots, so the whole queue behind them stalls. Said once,
+    at cluster level, with every waiting node listed; a held node is not in the queue."""
+    nodes = [_node("a", "upgrade-failed", cordoned=True), _node("b", "upgrade-required"),
+             _node("c", "upgrade-required"), _node("d", "upgrade-required"),
+             f.node("e", labels={"nvidia.com/gpu-driver-upgrade-state": "upgrade-required",
+                                 "nvidia.com/gpu-driver-upgrade.skip": "true"})]
+    snap = _build(nodes, policy=f.upgrade_policy(autoUpgrade=True, maxParallelUpgrades=1,
+                                                 maxUnavailable="100%"),
                   label_times=_long(nodes))
-    assert [x.node for x in _stalled(snap)] == ["b"]
+    warned = [x for x in _stalled(snap) if x.severity.value == "warning"]
+    (x,) = warned
+    assert x.node is None and x.nodes == ("b", "c", "d")
+    assert x.message.startswith("upgrade queue stalled: 1 of 1 slots held by 1 failed node; "
+                                "3 nodes waiting in upgrade-required (longest 3 h")
+    assert x.message.endswith(": b, c, d") and x.pane == "upgrade"
+    assert [y.node for y in _stalled(snap) if y.severity.value == "info"] == ["e"]
+
+
+def test_queue_stalled_by_nodes_down_outside_the_upgrade() -> None:
+    """``GetUpgradesAvailable`` gives 0 slots once unavailable nodes reach maxUnavailable,
+    whatever the node count: nodes cordoned or NotReady for other reasons stall the queue
+    even with maxUnavailable equal to the node count."""
+    nodes = [_node("a", "upgrade-done", cordoned=True), _node("b", "upgrade-required",
+                                                              ready=False)]
+    snap = _build(nodes, policy=f.upgrade_policy(autoUpgrade=True, maxUnavailable=2),
+                  label_times=_long(nodes))
+    (x,) = _stalled(snap)
+    assert x.node is None and x.nodes == ("b",) and x.severity.value == "warning"
+    assert ("maxUnavailable 2 used up by 2 node(s) cordoned or NotReady outside the upgrade "
+            "(a, b)") in x.message
 
 
 def test_required_queued_behind_a_progressing_node_is_normal() -> None:
