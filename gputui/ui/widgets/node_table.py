@@ -16,7 +16,7 @@ from textual.message import Message
 from textual.widgets import DataTable
 from textual.widgets.data_table import CellDoesNotExist, ColumnKey, RowDoesNotExist
 
-from gputui.domain.model import EMPTY_SNAPSHOT, ClusterSnapshot, NodeView
+from gputui.domain.model import EMPTY_SNAPSHOT, ClusterSnapshot, Finding, NodeView
 from gputui.ui.node_rows import (
     COLUMNS,
     METRIC_COLUMNS,
@@ -25,6 +25,7 @@ from gputui.ui.node_rows import (
     Cell,
     NodeFilter,
     node_cells,
+    queue_findings,
     sort_value,
     util_cell,
 )
@@ -75,6 +76,10 @@ class NodeTable(StableTable):
         self._reorder = False
         self._filling = False  # a first fill is being appended in sort order, slice by slice
         self._counted_rows = 0
+        #: node -> the cluster finding naming it (a stalled upgrade queue), and the nodes
+        #: whose entry changed since their row was last patched
+        self._queued: dict[str, Finding] = {}
+        self._dirty: set[str] = set()
 
     def on_mount(self) -> None:
         for column in COLUMNS:
@@ -110,6 +115,10 @@ class NodeTable(StableTable):
     def show_snapshot(self, snapshot: ClusterSnapshot, now: float) -> None:
         """Patch the rows to ``snapshot`` (``now`` is unused: the list shows no ages)."""
         self.snapshot = snapshot
+        queued = queue_findings(snapshot.findings)
+        self._dirty |= {name for name in queued.keys() | self._queued.keys()
+                        if queued.get(name) != self._queued.get(name)}
+        self._queued = queued
         self._apply(force_order=False)
         self.patches += 1
 
@@ -194,6 +203,7 @@ class NodeTable(StableTable):
         seen = self._seen
         queue = [n for n in self._views if n not in nodes]
         queue += [name for name, view in nodes.items() if seen.get(name) is not view]
+        queue += [name for name in self._dirty if name in nodes and seen.get(name) is nodes[name]]
         if len(seen) > len(nodes):
             self._seen = {name: view for name, view in seen.items() if name in nodes}
         self._filling = False
@@ -213,7 +223,7 @@ class NodeTable(StableTable):
         screenful, so the first rows show at once instead of after all 5,000 (no re-sort:
         appending in sort order keeps the order)."""
         nodes, column = self.snapshot.nodes, self.sort_column
-        queue.sort(key=lambda n: sort_value(column, nodes[n]),  # type: ignore[arg-type,return-value]
+        queue.sort(key=lambda n: sort_value(column, nodes[n], self._queued.get(n)),  # type: ignore[arg-type,return-value]
                    reverse=self.sort_reverse)
         self._queue, self._filling = queue, True
         self._patch_slice(max(self.patch_slice, self.size.height))
@@ -244,8 +254,9 @@ class NodeTable(StableTable):
             seen[name] = view
             if not shown:
                 new.append(name)
-            elif view is not self._views[name]:
+            elif view is not self._views[name] or name in self._dirty:
                 self._reorder |= self._patch(view)
+            self._dirty.discard(name)
         self._drop_all(drops)
         self._add_all(new, in_order=not had_rows and not self._filling)
         self._reorder |= bool(new and had_rows and not self._filling)
@@ -282,7 +293,7 @@ class NodeTable(StableTable):
         """Add rows; into an empty table already sorted (no DataTable.sort of 5,000 rows)."""
         nodes, column = self.snapshot.nodes, self.sort_column
         if in_order:
-            names.sort(key=lambda n: sort_value(column, nodes[n]),  # type: ignore[arg-type,return-value]
+            names.sort(key=lambda n: sort_value(column, nodes[n], self._queued.get(n)),  # type: ignore[arg-type,return-value]
                        reverse=self.sort_reverse)
         for name in names:
             self._add(nodes[name])
@@ -299,7 +310,7 @@ class NodeTable(StableTable):
             self._util.pop(name, None)
 
     def _add(self, view: NodeView) -> None:
-        cells = node_cells(view)
+        cells = node_cells(view, self._queued.get(view.name))
         self._views[view.name] = view
         self._cells[view.name] = cells
         util = self._util.get(view.name, NO_UTIL)
@@ -311,20 +322,24 @@ class NodeTable(StableTable):
         """Update changed cells of one row; True when the sort column's value changed."""
         old_view = self._views[view.name]
         old = self._cells[view.name]
-        cells = node_cells(view)
+        cells = node_cells(view, self._queued.get(view.name))
         changed = {key: self._text(cell) for key, cell in cells.items() if old.get(key) != cell}
         if changed:
             self.patch_row(view.name, changed)
         self._views[view.name] = view
         self._cells[view.name] = cells
-        return sort_value(self.sort_column, old_view) != sort_value(self.sort_column, view)
+        # a change of the cluster finding naming the node may move it too
+        return (view.name in self._dirty
+                or sort_value(self.sort_column, old_view) != sort_value(self.sort_column, view))
 
     def _resort(self, cursor: str | None = None) -> None:
         """Re-order rows; the cursor stays on ``cursor`` (default: the node under it)."""
         cursor = cursor or self.selected_node
         views = self._views
         column = self.sort_column
-        self.sort("name", key=lambda name: sort_value(column, views[name.plain]),
+        queued = self._queued
+        self.sort("name", key=lambda name: sort_value(column, views[name.plain],
+                                                      queued.get(name.plain)),
                   reverse=self.sort_reverse)
         self._restore_cursor(cursor)
 
