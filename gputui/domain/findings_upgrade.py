@@ -62,7 +62,8 @@ def _stall_cause(view: UpgradeView, node: NodeView | None,
 
 def _holders(view: UpgradeView, owner: str | None, nodes: Mapping[str, NodeView],
              groups: Groups) -> str:
-    """"1 failed node, 3 in wait-for-jobs-required": who holds the queue's slots."""
+    """"1 failed node, 3 in wait-for-jobs-required": who holds the queue's slots (``view``
+    is the whole cluster's, whose statuses a per-NVIDIADriver view lacks)."""
     counts: dict[str, int] = {}
     for name, status in view.nodes.items():
         if status.state in L.UPGRADE_IDLE_STATES:
@@ -91,7 +92,7 @@ def _queue_finding(cause: str, own: UpgradeView, owner: str | None,
     if cause == "failed":
         limit = str(own.max_parallel) if own.max_parallel else "unlimited"
         why = (f"{own.in_progress} of {limit} slots held by "
-               f"{_holders(own, owner, context.nodes, context.groups)}")
+               f"{_holders(context.view, owner, context.nodes, context.groups)}")
         hint = _FAILED_HINT
     elif cause == "down":
         down = sorted(context.down())

@@ -424,3 +424,24 @@ def test_slots_are_counted_per_nvidiadriver() -> None:
     assert view.groups["a"].available_slots == 0 and view.groups["b"].available_slots == 1
     assert view.nodes["a2"].wait_reason.startswith("no slot")
     assert view.nodes["b1"].wait_reason.startswith("slot free")
+
+
+def test_stalled_queue_is_per_nvidiadriver() -> None:
+    """One state machine per NVIDIADriver (gpu-operator ``internal/nvidiadriver``): a failed
+    node of CR a stalls a's queue only, and the finding names the CR and its holders."""
+    owner = "nvidia.com/gpu-operator.driver.owner"
+    state = "nvidia.com/gpu-driver-upgrade-state"
+    nodes = [f.node("a1", labels={state: "upgrade-failed", owner: "a"}, cordoned=True),
+             f.node("a2", labels={state: "upgrade-required", owner: "a"}),
+             f.node("b1", labels={state: "upgrade-required", owner: "b"})]
+    cp = f.cluster_policy(spec={"driver": {"useNvidiaDriverCRD": True}})
+    pods = [p for n in ("a1", "a2", "b1") for p in f.healthy_pods(n)]
+    drivers = [_nvd("a", autoUpgrade=True, maxParallelUpgrades=1, maxUnavailable="100%"),
+               _nvd("b", autoUpgrade=True, maxParallelUpgrades=1, maxUnavailable="100%")]
+    snap = SnapshotBuilder().build(f.objects(nodes, pods, policies=[cp],
+                                             nvidia_drivers=tuple(drivers),
+                                             label_times=_long(nodes)), f.T0)
+    (x,) = [x for x in _stalled(snap) if x.severity.value == "warning"]
+    assert x.node is None and x.nodes == ("a2",)
+    assert x.message.startswith("upgrade queue stalled (NVIDIADriver a): 1 of 1 slots held by "
+                                "1 failed node; 1 node waiting")
