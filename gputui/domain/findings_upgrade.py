@@ -83,36 +83,6 @@ def _names(names: Sequence[str]) -> str:
     return shown + (f" and {len(names) - _NAMED} more" if len(names) > _NAMED else "")
 
 
-def _queue_finding(cause: str, own: UpgradeView, owner: str | None,
-                   waiting: list[tuple[str, float]], context: _Context) -> Finding:
-    """The one ``upgrade-stalled`` of a stalled queue, naming its waiting nodes."""
-    names = sorted(name for name, _ in waiting)
-    longest = max(context.now - since for _, since in waiting)
-    cr = f" (NVIDIADriver {owner})" if owner else ""
-    if cause == "failed":
-        limit = str(own.max_parallel) if own.max_parallel else "unlimited"
-        why = (f"{own.in_progress} of {limit} slots held by "
-               f"{_holders(context.view, owner, context.nodes, context.groups)}")
-        hint = _FAILED_HINT
-    elif cause == "down":
-        down = sorted(context.down())
-        why = (f"maxUnavailable {own.max_unavailable} used up by {len(down)} node(s) "
-               f"cordoned or NotReady outside the upgrade ({_names(down)})")
-        hint = _DOWN_HINT
-    elif cause == "off":
-        why, hint = "the upgrade controller is off (autoUpgrade false or sandbox workloads)", \
-            _OFF_HINT
-    else:
-        why, hint = f"blocked: {own.blocked}", _BLOCKED_HINT
-    noun = "node" if len(names) == 1 else "nodes"
-    return Finding(
-        "upgrade-stalled", Severity.WARNING, None,
-        f"upgrade queue stalled{cr}: {why}; {len(names)} {noun} waiting in upgrade-required "
-        f"(longest {duration(longest)}, past {context.minutes:g} min, "
-        f"{SOURCES['upgrade_stalled_minutes']}): {_names(names)}",
-        hint, "upgrade", nodes=tuple(names))
-
-
 class _Context:
     """What every queue of one build shares; the walk over all nodes happens at most once."""
 
@@ -126,6 +96,40 @@ class _Context:
         if not self._down:
             self._down.append(_down_outside(self.view, self.nodes))
         return self._down[0]
+
+
+_HINTS = {"failed": _FAILED_HINT, "down": _DOWN_HINT, "off": _OFF_HINT,
+          "blocked": _BLOCKED_HINT}
+
+
+def _why(cause: str, own: UpgradeView, owner: str | None, context: _Context) -> str:
+    """What keeps the queue from moving, in the operator's terms."""
+    if cause == "failed":
+        limit = str(own.max_parallel) if own.max_parallel else "unlimited"
+        return (f"{own.in_progress} of {limit} slots held by "
+                f"{_holders(context.view, owner, context.nodes, context.groups)}")
+    if cause == "down":
+        down = sorted(context.down())
+        return (f"maxUnavailable {own.max_unavailable} used up by {len(down)} node(s) "
+                f"cordoned or NotReady outside the upgrade ({_names(down)})")
+    if cause == "off":
+        return "the upgrade controller is off (autoUpgrade false or sandbox workloads)"
+    return f"blocked: {own.blocked}"
+
+
+def _queue_finding(cause: str, own: UpgradeView, owner: str | None,
+                   waiting: list[tuple[str, float]], context: _Context) -> Finding:
+    """The one ``upgrade-stalled`` of a stalled queue, naming its waiting nodes."""
+    names = sorted(name for name, _ in waiting)
+    longest = max(context.now - since for _, since in waiting)
+    cr = f" (NVIDIADriver {owner})" if owner else ""
+    noun = "node" if len(names) == 1 else "nodes"
+    return Finding(
+        "upgrade-stalled", Severity.WARNING, None,
+        f"upgrade queue stalled{cr}: {_why(cause, own, owner, context)}; {len(names)} {noun} "
+        f"waiting in upgrade-required (longest {duration(longest)}, past "
+        f"{context.minutes:g} min, {SOURCES['upgrade_stalled_minutes']}): {_names(names)}",
+        _HINTS[cause], "upgrade", nodes=tuple(names))
 
 
 def required_stalled(view: UpgradeView, nodes: Mapping[str, NodeView],
