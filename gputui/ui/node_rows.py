@@ -14,7 +14,7 @@ term is free text, matched (case-insensitive) against the name, the GPU product 
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Collection, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Final
 
@@ -235,13 +235,14 @@ class NodeFilter:
         """Whether anything is hidden by it."""
         return bool(self.text.strip()) or self.findings_only
 
-    def predicate(self) -> Predicate:
-        """A function telling whether a node passes."""
+    def predicate(self, named: Collection[str] = ()) -> Predicate:
+        """A function telling whether a node passes; ``named``: nodes a cluster finding
+        names (:func:`queue_findings`), which count as having findings."""
         terms = [_term(t) for t in filter_terms(self.text)]
         only = self.findings_only
 
         def keep(view: NodeView) -> bool:
-            if only and not view.findings:
+            if only and not view.findings and view.name not in named:
                 return False
             return all(term(view) for term in terms)
         return keep

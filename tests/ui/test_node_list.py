@@ -228,6 +228,13 @@ async def test_rows_of_a_stalled_queue_point_to_its_one_finding(frozen_app: Froz
         left = sum(c.get_render_width(table) for c in table.ordered_columns
                    if c.key.value in ("mark", "name", "status", "gpus"))
         assert left + table.cell_padding + len("▲ warn upgrade-stalled") <= 80
+        # faults only keeps them: they wait in a stalled queue
+        table.set_filter(NodeFilter(findings_only=True))
+        await settle(pilot)
+        failed = [n for n, v in snapshot.nodes.items() if v.upgrade_state == "upgrade-failed"]
+        assert sorted(table.shown_nodes) == sorted([*waiting, *failed]) and len(failed) == 1
+        table.set_filter(NodeFilter())
+        await settle(pilot)
         # the queue frees: the rows follow though their node views did not change
         source.push(replace(snapshot, findings=tuple(
             f for f in snapshot.findings if f is not queue)))

@@ -239,7 +239,7 @@ class NodeTable(StableTable):
         # until the operator moves, the cursor stays on the top (worst) row as rows re-sort
         cursor = None if self._at_top else self.selected_node
         batch, self._queue = self._queue[:limit], self._queue[limit:]
-        keep = self.node_filter.predicate()
+        keep = self.node_filter.predicate(self._queued)
         nodes, seen = self.snapshot.nodes, self._seen
         had_rows, new, drops = bool(self._views), [], []
         for name in batch:
