@@ -112,6 +112,14 @@ def queue_findings(findings: Sequence[Finding]) -> dict[str, Finding]:
     return named
 
 
+def requeue(old: Mapping[str, Finding], findings: Sequence[Finding],
+            dirty: set[str]) -> tuple[dict[str, Finding], set[str]]:
+    """:func:`queue_findings` of ``findings``, and ``dirty`` plus the nodes whose entry
+    differs from ``old`` (their rows need patching though their node views did not change)."""
+    new = queue_findings(findings)
+    return new, dirty | {n for n in new.keys() | old.keys() if new.get(n) != old.get(n)}
+
+
 def _finding(view: NodeView, queued: Finding | None = None) -> Cell:
     """The node's worst finding, or the cluster finding naming it when that is worse (its
     row then points to the one finding the findings view shows)."""
@@ -249,4 +257,4 @@ class NodeFilter:
 
 
 __all__ = ["COLUMNS", "SORTABLE", "Cell", "Column", "NodeFilter", "node_cells",
-           "queue_findings", "sort_value"]
+           "queue_findings", "requeue", "sort_value"]

@@ -16,7 +16,7 @@ from textual.message import Message
 from textual.widgets import DataTable
 from textual.widgets.data_table import CellDoesNotExist, ColumnKey, RowDoesNotExist
 
-from gputui.domain.model import EMPTY_SNAPSHOT, ClusterSnapshot, Finding, NodeView
+from gputui.domain.model import EMPTY_SNAPSHOT, ClusterSnapshot, NodeView
 from gputui.ui.node_rows import (
     COLUMNS,
     METRIC_COLUMNS,
@@ -25,7 +25,7 @@ from gputui.ui.node_rows import (
     Cell,
     NodeFilter,
     node_cells,
-    queue_findings,
+    requeue,
     sort_value,
     util_cell,
 )
@@ -76,10 +76,7 @@ class NodeTable(StableTable):
         self._reorder = False
         self._filling = False  # a first fill is being appended in sort order, slice by slice
         self._counted_rows = 0
-        #: node -> the cluster finding naming it (a stalled upgrade queue), and the nodes
-        #: whose entry changed since their row was last patched
-        self._queued: dict[str, Finding] = {}
-        self._dirty: set[str] = set()
+        self._queued, self._dirty = requeue({}, (), set())  # cluster findings naming nodes
 
     def on_mount(self) -> None:
         for column in COLUMNS:
@@ -115,10 +112,7 @@ class NodeTable(StableTable):
     def show_snapshot(self, snapshot: ClusterSnapshot, now: float) -> None:
         """Patch the rows to ``snapshot`` (``now`` is unused: the list shows no ages)."""
         self.snapshot = snapshot
-        queued = queue_findings(snapshot.findings)
-        self._dirty |= {name for name in queued.keys() | self._queued.keys()
-                        if queued.get(name) != self._queued.get(name)}
-        self._queued = queued
+        self._queued, self._dirty = requeue(self._queued, snapshot.findings, self._dirty)
         self._apply(force_order=False)
         self.patches += 1
 
@@ -202,8 +196,7 @@ class NodeTable(StableTable):
             self._reorder = True
         seen = self._seen
         queue = [n for n in self._views if n not in nodes]
-        queue += [name for name, view in nodes.items() if seen.get(name) is not view]
-        queue += [name for name in self._dirty if name in nodes and seen.get(name) is nodes[name]]
+        queue += [n for n, view in nodes.items() if seen.get(n) is not view or n in self._dirty]
         if len(seen) > len(nodes):
             self._seen = {name: view for name, view in seen.items() if name in nodes}
         self._filling = False
@@ -255,8 +248,7 @@ class NodeTable(StableTable):
             if not shown:
                 new.append(name)
             elif view is not self._views[name] or name in self._dirty:
-                self._reorder |= self._patch(view)
-            self._dirty.discard(name)
+                self._reorder |= self._patch(view) or name in self._dirty
         self._drop_all(drops)
         self._add_all(new, in_order=not had_rows and not self._filling)
         self._reorder |= bool(new and had_rows and not self._filling)
@@ -278,7 +270,7 @@ class NodeTable(StableTable):
 
     def _finish_patch(self, cursor: str | None) -> None:
         """The last slice ran: re-sort if a sort value changed or rows came, settle the cursor."""
-        self._filling = False
+        self._filling, self._dirty = False, set()  # every dirty row was in the last queue
         if self._reorder:
             self._reorder = False
             self._resort(cursor)
@@ -328,18 +320,13 @@ class NodeTable(StableTable):
             self.patch_row(view.name, changed)
         self._views[view.name] = view
         self._cells[view.name] = cells
-        # a change of the cluster finding naming the node may move it too
-        return (view.name in self._dirty
-                or sort_value(self.sort_column, old_view) != sort_value(self.sort_column, view))
+        return sort_value(self.sort_column, old_view) != sort_value(self.sort_column, view)
 
     def _resort(self, cursor: str | None = None) -> None:
         """Re-order rows; the cursor stays on ``cursor`` (default: the node under it)."""
         cursor = cursor or self.selected_node
-        views = self._views
-        column = self.sort_column
-        queued = self._queued
-        self.sort("name", key=lambda name: sort_value(column, views[name.plain],
-                                                      queued.get(name.plain)),
+        views, column, queued = self._views, self.sort_column, self._queued
+        self.sort("name", key=lambda n: sort_value(column, views[n.plain], queued.get(n.plain)),
                   reverse=self.sort_reverse)
         self._restore_cursor(cursor)
 
