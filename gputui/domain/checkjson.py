@@ -40,7 +40,7 @@ def _node_json(node: NodeView) -> dict[str, Any]:
 
 def _finding_json(finding: Finding) -> dict[str, Any]:
     return {"code": finding.code, "severity": finding.severity.value, "node": finding.node,
-            "message": finding.message, "hint": finding.hint}
+            "message": finding.message, "hint": finding.hint, "nodes": list(finding.nodes)}
 
 
 def to_check_json(snapshot: ClusterSnapshot) -> dict[str, Any]:

@@ -20,6 +20,7 @@ from gputui.domain.findings_pipeline import (
     operand_pod_failing,
     validator_stuck,
 )
+from gputui.domain.findings_upgrade import held_by_choice
 from gputui.domain.grace import clock, grace_source, normal_until
 from gputui.domain.model import DeployLabel, Finding, Severity, StageStatus
 from gputui.domain.thresholds import SOURCES
@@ -231,7 +232,7 @@ def gpu_node_unmanaged(ctx: NodeContext) -> list[Finding]:
 #: causes before symptoms: at one severity, the first rule's finding leads the node's row
 NODE_RULES: tuple[Rule, ...] = (
     driver_pod_failing, operand_pod_failing, validator_stuck, upgrade_failed, upgrade_stalled,
-    mig_config_failed, mig_config_pending, operand_paused, gpu_node_unmanaged, node_not_ready,
+    held_by_choice, mig_config_failed, mig_config_pending, operand_paused, gpu_node_unmanaged, node_not_ready,
     gpus_unavailable,
 )
 

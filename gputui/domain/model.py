@@ -130,6 +130,8 @@ class Finding:
         hint: what to look at or do next.
         pane: where the UI jumps: ``pipeline``, ``upgrade``, ``mig``, ``metrics``, ``nodes``.
         subject: what inside the node it is about (operand, DaemonSet, GPU index), or "".
+        nodes: the nodes a cluster-wide finding concerns (a stalled upgrade queue's waiting
+            nodes), so it is said once yet each of them can point to it; () otherwise.
     """
 
     code: str
@@ -139,6 +141,7 @@ class Finding:
     hint: str
     pane: str = "nodes"
     subject: str = ""
+    nodes: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True, slots=True)
@@ -282,6 +285,8 @@ class GpuPod:
     #: the controlling owner (``Job``/``ReplicaSet``/``StatefulSet``...), "" when unmanaged
     owner_kind: str = ""
     owner_name: str = ""
+    #: ``deletionTimestamp`` is set: terminating, yet still Running or Pending by phase
+    deleting: bool = False
 
 
 @dataclass(frozen=True, slots=True)

@@ -124,18 +124,20 @@ def gpu_pods(pods: Sequence[PodInfo]) -> tuple[GpuPod, ...]:
 
 
 def wait_pods(pods: Sequence[PodInfo], selector: str) -> tuple[GpuPod, ...]:
-    """The live pods ``waitForCompletion`` waits for: every one its selector matches, GPU or
-    not (k8s-operator-libs ``pkg/upgrade/upgrade_state.go``,
-    ``ProcessWaitForJobsRequiredNodes``), oldest first."""
+    """The pods ``waitForCompletion`` waits for: every one its selector matches, GPU or
+    not, oldest first. Upstream judges by phase alone (k8s-operator-libs
+    ``pkg/upgrade/pod_manager.go``, ``ScheduleCheckOnPodCompletion``/``IsPodRunningOrPending``:
+    Running or Pending hold the node, Succeeded and Failed do not), so a terminating pod
+    (``deletionTimestamp`` set) still holds it until the kubelet reports its phase."""
     if not selector:
         return ()
     match = parse_selector(selector)
-    chosen = [p for p in pods if p.phase in ("Running", "Pending") and not p.deleting
-              and match(p.labels)]
+    chosen = [p for p in pods if p.phase in ("Running", "Pending") and match(p.labels)]
     chosen.sort(key=lambda p: (p.start_time or p.created or 0.0, p.namespace, p.name))
     return tuple(GpuPod(name=p.name, namespace=p.namespace, phase=p.phase, gpus=p.gpus,
                         start_time=p.start_time or p.created, labels=p.labels,
-                        resources=tuple(sorted(p.gpu_requests))) for p in chosen)
+                        resources=tuple(sorted(p.gpu_requests)), deleting=p.deleting)
+                 for p in chosen)
 
 
 def upgrade_annotations(annotations: Mapping[str, str]) -> Mapping[str, str]:

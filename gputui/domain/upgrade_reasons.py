@@ -35,8 +35,9 @@ def _timeout(start: float | None, limit: int, now: float) -> str:
 def wait_for_jobs_reason(node: NodeView, policy: UpgradePolicy, now: float) -> str:
     """E.g. "2 pods app=trainer still running (oldest 31 h), timeout: never".
 
-    Counts every live pod on the node that the selector matches, GPU or not, as the
-    controller does (``node.wait_pods``).
+    Counts every pod on the node that the selector matches, GPU or not, Running or Pending
+    by phase, terminating ones too, as the controller does (``node.wait_pods``;
+    k8s-operator-libs ``pkg/upgrade/pod_manager.go``): "(1 terminating, oldest 2 h)".
     """
     selector = policy.wait_for_completion_selector
     if not selector:
@@ -47,9 +48,12 @@ def wait_for_jobs_reason(node: NodeView, policy: UpgradePolicy, now: float) -> s
     if not running:
         return f"no pod {selector} running: moves on next cycle"
     starts = [p.start_time for p in running if p.start_time is not None]
-    oldest = f" (oldest {duration(now - min(starts))})" if starts else ""
+    ending = sum(1 for p in running if p.deleting)
+    notes = ([("terminating" if len(running) == 1 else f"{ending} terminating")] if ending
+             else []) + ([f"oldest {duration(now - min(starts))}"] if starts else [])
+    told = f" ({', '.join(notes)})" if notes else ""
     noun = "pod" if len(running) == 1 else "pods"
-    return f"{len(running)} {noun} {selector} still running{oldest}, {timeout}"
+    return f"{len(running)} {noun} {selector} still running{told}, {timeout}"
 
 
 def expected_wait(node: NodeView, policy: UpgradePolicy, now: float) -> bool:
@@ -62,7 +66,7 @@ def expected_wait(node: NodeView, policy: UpgradePolicy, now: float) -> bool:
         return False
     start = parse_epoch(node.upgrade_annotations.get(L.UPGRADE_WAIT_START))
     timeout = policy.wait_for_completion_timeout
-    return timeout <= 0 or start is None or now < start + timeout
+    return timeout <= 0 or start is None or now <= start + timeout  # upstream: now > start + t
 
 
 def pod_restart_reason(node: NodeView) -> str:

@@ -1,7 +1,9 @@
 """The controller's slot arithmetic (§4.5): failed nodes hold slots, cordoned/NotReady nodes
 and nodes in ``cordon-required`` count as unavailable, percentages round up against the
-managed total, and the ``maxUnavailable`` cap applies only below the node count
-(k8s-operator-libs ``pkg/upgrade/common_manager.go``, ``upgrade_inplace.go``)."""
+managed total; slots are capped at ``maxUnavailable`` and become 0 whenever the unavailable
+nodes reach it; only the trimming to ``maxUnavailable - unavailable`` waits for
+``maxUnavailable`` below the node count (k8s-operator-libs ``pkg/upgrade/common_manager.go``,
+``GetUpgradesAvailable``; ``upgrade_inplace.go``, ``ProcessUpgradeRequiredNodes``)."""
 
 from __future__ import annotations
 
@@ -66,11 +68,20 @@ def slots_from_counts(counts: Mapping[str, int], down: int, max_parallel: int,
     unavailable = down + counts.get(L.STATE_CORDON, 0)
     if resolved is None:
         return Slots(total, in_progress, 0, unavailable, 0)
-    # the cap applies only when maxUnavailable is below the managed node count
-    # (k8s-operator-libs pkg/upgrade/upgrade_inplace.go, ProcessUpgradeRequiredNodes)
-    if resolved < total:
-        if unavailable >= resolved:
-            available = 0
-        elif unavailable + available > resolved:
-            available = resolved - unavailable
-    return Slots(total, in_progress, resolved, unavailable, max(available, 0))
+    return Slots(total, in_progress, resolved, unavailable,
+                 max(upgrades_available(available, unavailable, resolved, total), 0))
+
+
+def upgrades_available(available: int, unavailable: int, max_unavailable: int,
+                       total: int) -> int:
+    """``GetUpgradesAvailable``'s ``maxUnavailable`` step, in upstream's order: cap at
+    ``maxUnavailable``; none at all once ``unavailable >= maxUnavailable`` (so a one-node
+    cluster whose node is NotReady gets no slot); only the trim to what is left of the
+    budget needs ``maxUnavailable < total`` (k8s-operator-libs
+    ``pkg/upgrade/common_manager.go``). May be negative, as upstream's is."""
+    available = min(available, max_unavailable)
+    if unavailable >= max_unavailable:
+        return 0
+    if max_unavailable < total and unavailable + available > max_unavailable:
+        return max_unavailable - unavailable
+    return available

@@ -14,11 +14,11 @@ term is free text, matched (case-insensitive) against the name, the GPU product 
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Collection, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Final
 
-from gputui.domain.model import NodeView
+from gputui.domain.model import Finding, NodeView
 from gputui.domain.selectors import filter_terms, is_requirement, requirement
 from gputui.ui.render.style import (
     MIG_STATE_ROLE,
@@ -98,20 +98,44 @@ def _sharing(view: NodeView) -> Cell:
     return f"{view.sharing_strategy} x{view.sharing_replicas}", ""
 
 
-def _finding(view: NodeView) -> Cell:
+def queue_findings(findings: Sequence[Finding]) -> dict[str, Finding]:
+    """Node -> the worst cluster-wide finding that names it in ``Finding.nodes`` (a stalled
+    upgrade queue is said once, and each waiting node's row points to it)."""
+    named: dict[str, Finding] = {}
+    for finding in findings:
+        if finding.node is not None:
+            continue
+        for name in finding.nodes:
+            held = named.get(name)
+            if held is None or finding.severity.rank > held.severity.rank:
+                named[name] = finding
+    return named
+
+
+def requeue(old: Mapping[str, Finding], findings: Sequence[Finding],
+            dirty: set[str]) -> tuple[dict[str, Finding], set[str]]:
+    """:func:`queue_findings` of ``findings``, and ``dirty`` plus the nodes whose entry
+    differs from ``old`` (their rows need patching though their node views did not change)."""
+    new = queue_findings(findings)
+    return new, dirty | {n for n in new.keys() | old.keys() if new.get(n) != old.get(n)}
+
+
+def _finding(view: NodeView, queued: Finding | None = None) -> Cell:
+    """The node's worst finding, or the cluster finding naming it when that is worse (its
+    row then points to the one finding the findings view shows)."""
     if view.loading:  # pods still being listed: "ok" would be a guess
         return "… loading", "progress"
-    if (not view.findings or view.worst is None) and view.unknown:
+    worst = max(view.findings, key=lambda f: f.severity.rank, default=None)  # first wins ties
+    extra = len(view.findings) - 1
+    if queued is not None and (worst is None or queued.severity.rank > worst.severity.rank):
+        worst, extra = queued, len(view.findings)
+    if worst is None and view.unknown:
         return UNKNOWN_WORD, UNKNOWN_ROLE  # nothing found in what could be read
-    if not view.findings or view.worst is None:
+    if worst is None:
         return "✔ ok", "ok"
-    worst = view.findings[0]
-    for finding in view.findings:
-        if finding.severity.rank > worst.severity.rank:
-            worst = finding
-    extra = f" +{len(view.findings) - 1}" if len(view.findings) > 1 else ""
+    more = f" +{extra}" if extra > 0 else ""
     sev = worst.severity
-    return f"{SEVERITY_SYMBOL[sev]} {SEVERITY_SHORT[sev]} {worst.code}{extra}", SEVERITY_ROLE[sev]
+    return f"{SEVERITY_SYMBOL[sev]} {SEVERITY_SHORT[sev]} {worst.code}{more}", SEVERITY_ROLE[sev]
 
 
 def _upgrade(view: NodeView) -> Cell:
@@ -145,9 +169,13 @@ def util_cell(util: float | None) -> Cell:
     return f"{bar(util, 0.0, 100.0) or ' '}{util:4.0f}%", ("muted" if util < 5 else "")
 
 
-def node_cells(view: NodeView) -> dict[str, Cell]:
-    """Every data cell of ``view``'s row (the mark column is the widget's business)."""
-    return {key: fn(view) for key, fn in CELLS.items()}
+def node_cells(view: NodeView, queued: Finding | None = None) -> dict[str, Cell]:
+    """Every data cell of ``view``'s row (the mark column is the widget's business);
+    ``queued``: the cluster finding naming the node (:func:`queue_findings`), if any."""
+    cells = {key: fn(view) for key, fn in CELLS.items()}
+    if queued is not None:
+        cells["finding"] = _finding(view, queued)
+    return cells
 
 
 def _gpu_ratio(view: NodeView) -> tuple[float, str]:
@@ -172,8 +200,11 @@ SORT_VALUES: Final[Mapping[str, Callable[[NodeView], object]]] = {
 }
 
 
-def sort_value(column: str, view: NodeView) -> object:
-    """The sort key of ``view`` for ``column``."""
+def sort_value(column: str, view: NodeView, queued: Finding | None = None) -> object:
+    """The sort key of ``view`` for ``column`` (``queued`` as for :func:`node_cells`)."""
+    if column == "finding" and queued is not None:
+        rank = max(view.worst.rank if view.worst else 0, queued.severity.rank)
+        return -rank, -len(view.findings) - 1, view.name
     return SORT_VALUES[column](view)
 
 
@@ -212,16 +243,18 @@ class NodeFilter:
         """Whether anything is hidden by it."""
         return bool(self.text.strip()) or self.findings_only
 
-    def predicate(self) -> Predicate:
-        """A function telling whether a node passes."""
+    def predicate(self, named: Collection[str] = ()) -> Predicate:
+        """A function telling whether a node passes; ``named``: nodes a cluster finding
+        names (:func:`queue_findings`), which count as having findings."""
         terms = [_term(t) for t in filter_terms(self.text)]
         only = self.findings_only
 
         def keep(view: NodeView) -> bool:
-            if only and not view.findings:
+            if only and not view.findings and view.name not in named:
                 return False
             return all(term(view) for term in terms)
         return keep
 
 
-__all__ = ["COLUMNS", "SORTABLE", "Cell", "Column", "NodeFilter", "node_cells", "sort_value"]
+__all__ = ["COLUMNS", "SORTABLE", "Cell", "Column", "NodeFilter", "node_cells",
+           "queue_findings", "requeue", "sort_value"]

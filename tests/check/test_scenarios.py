@@ -97,6 +97,16 @@ def test_upgrade_slots_held_completes_nothing(gputui: Run) -> None:
     states = [n["upgrade_state"] for n in report["nodes"]]
     assert rc == 1 and "upgrade-failed" in states
     assert "wait-for-jobs-required" in states
+    # one stalled queue is one finding, at cluster level, listing every waiting node
+    # (k8s-operator-libs pkg/upgrade/common_manager.go: failed nodes hold their slots)
+    stalled = [f for f in report["findings"]
+               if f["code"] == "upgrade-stalled" and f["severity"] != "info"]
+    waiting = sorted(n["name"] for n in report["nodes"] if n["upgrade_state"] == "upgrade-required")
+    assert len(waiting) == 20 and len(stalled) == 1, [f["message"] for f in stalled]
+    (queue,) = stalled
+    assert queue["node"] is None and queue["nodes"] == waiting
+    assert queue["message"].startswith("upgrade queue stalled: 4 of 4 slots held by 1 failed "
+                                       "node, 3 in wait-for-jobs-required; 20 nodes waiting")
 
 
 def test_normal_life_exits_0(gputui: Run) -> None:

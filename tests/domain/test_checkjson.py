@@ -43,7 +43,8 @@ def check_schema(doc: dict[str, Any]) -> None:
             assert set(stage) == {"operand", "status", "detail"}
             assert stage["status"] in STATUSES
     for finding in doc["findings"]:
-        assert set(finding) == {"code", "severity", "node", "message", "hint"}
+        assert set(finding) == {"code", "severity", "node", "message", "hint", "nodes"}
+        assert all(isinstance(name, str) for name in finding["nodes"])
         assert finding["code"] in CODES and finding["severity"] in SEVERITIES
         assert finding["node"] is None or isinstance(finding["node"], str)
         assert finding["message"] and finding["hint"]

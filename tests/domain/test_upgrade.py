@@ -142,6 +142,41 @@ def test_wait_for_jobs_timeout_from_annotation() -> None:
         "1 pod app=trainer still running (oldest 2 h), timeout: in 50 min")
 
 
+def test_terminating_job_pod_still_holds_the_node() -> None:
+    """k8s-operator-libs ``pkg/upgrade/pod_manager.go`` (``ScheduleCheckOnPodCompletion``,
+    ``IsPodRunningOrPending``) judges pods by phase alone: a pod being deleted whose phase is
+    still Running holds the node in wait-for-jobs-required, and waiting is expected."""
+    nodes = [_node("a", "wait-for-jobs-required", cordoned=True)]
+    pod = f.workload("trainer-0", "a", start=f.T0 - 2 * 3600)
+    pod["metadata"]["deletionTimestamp"] = f.iso(f.T0 - 30)
+    policy = f.upgrade_policy(autoUpgrade=True, waitForCompletion={"podSelector": "app=trainer"})
+    snap = _build(nodes, pods=[pod], policy=policy)
+    assert snap.upgrade.nodes["a"].wait_reason == (
+        "1 pod app=trainer still running (terminating, oldest 2 h), timeout: never")
+    (x,) = [x for x in snap.findings if x.code == "upgrade-stalled"]
+    assert x.severity.value == "info" and "as waitForCompletion configures" in x.message
+    # a second, live pod: the count says which of them is ending
+    other = f.workload("trainer-1", "a", start=f.T0 - 3600)
+    reason = _build(nodes, pods=[pod, other], policy=policy).upgrade.nodes["a"].wait_reason
+    assert reason.startswith("2 pods app=trainer still running (1 terminating, oldest 2 h)")
+    # Succeeded is finished, deletionTimestamp or not
+    pod["status"]["phase"] = "Succeeded"
+    reason = _build(nodes, pods=[pod], policy=policy).upgrade.nodes["a"].wait_reason
+    assert reason == "no pod app=trainer running: moves on next cycle"
+
+
+def test_wait_for_jobs_timeout_runs_out_after_its_last_second() -> None:
+    """``HandleTimeoutOnPodCompletions`` moves on when now > start + timeoutSeconds."""
+    start = f.T0 - 3600
+    nodes = [_node("a", "wait-for-jobs-required", cordoned=True, annotations={
+        "nvidia.com/gpu-driver-upgrade-wait-for-pod-completion-start-time": str(int(start))})]
+    policy = f.upgrade_policy(autoUpgrade=True, waitForCompletion={
+        "podSelector": "app=trainer", "timeoutSeconds": 3600})
+    snap = _build(nodes, [f.workload("t", "a")], policy)
+    (x,) = [x for x in snap.findings if x.code == "upgrade-stalled"]
+    assert x.severity.value == "info"
+
+
 def test_validation_required_time_left() -> None:
     nodes = [_node("a", "validation-required", annotations={
         "nvidia.com/gpu-driver-upgrade-validation-start-time": str(int(f.T0 - 180))})]
@@ -201,13 +236,45 @@ def test_max_unavailable_string_that_is_not_a_percentage_is_rejected() -> None:
     assert ok.upgrade.blocked is None
 
 
-def test_max_unavailable_caps_only_below_the_node_count() -> None:
-    """k8s-operator-libs ``upgrade_inplace.go``: the maxUnavailable cap applies only when it
-    is below the managed node count."""
+def test_max_unavailable_zeroes_slots_at_any_node_count() -> None:
+    """k8s-operator-libs ``pkg/upgrade/common_manager.go`` ``GetUpgradesAvailable``: slots are
+    capped at maxUnavailable and become 0 whenever unavailable >= maxUnavailable; only the
+    trim to what is left needs maxUnavailable below the node count."""
     states = {"a": "upgrade-required", "b": "upgrade-required"}
-    slots = compute_slots(states, ["a", "b"], max_parallel=2, max_unavailable_raw="2")
-    assert slots.available == 2
+    # maxUnavailable 2 = total, both down: 2 >= 2, no slot
+    assert compute_slots(states, ["a", "b"], max_parallel=2, max_unavailable_raw="2").available == 0
     assert compute_slots(states | {"c": "upgrade-done"}, ["a", "b"], 2, "2").available == 0
+    # one down of maxUnavailable 2 = total: no trim (2 is not below 2), capped at 2
+    assert compute_slots(states, ["a"], max_parallel=0, max_unavailable_raw="2").available == 2
+    # below the total the trim applies: 3 nodes, maxUnavailable 2, one down -> 1
+    assert compute_slots(states | {"c": "upgrade-done"}, ["a"], 0, "2").available == 1
+
+
+@pytest.mark.parametrize(("states", "down", "parallel", "raw", "expected"), [
+    ({"a": "upgrade-required"}, ["a"], 1, "100%", 0),        # one node, NotReady
+    ({"a": "upgrade-required"}, [], 1, "100%", 1),
+    ({"a": "upgrade-required"}, ["a"], 0, "25%", 0),
+    ({n: "upgrade-required" for n in "abcd"}, [], 0, "100%", 4),
+    ({n: "upgrade-required" for n in "abcd"}, [], 0, "2", 2),   # capped at maxUnavailable
+    ({n: "upgrade-required" for n in "abcd"}, [], 8, "100%", 4),  # capped, total = 4
+    ({n: "upgrade-required" for n in "abcd"}, ["a", "b", "c", "d"], 8, "100%", 0),
+    ({n: "upgrade-required" for n in "abcd"}, ["a"], 0, "50%", 1),  # trimmed: 2 - 1
+    ({"a": "cordon-required", "b": "upgrade-required"}, [], 0, "1", 0),  # about to cordon
+    ({"a": "upgrade-required"}, [], 1, "0%", 0),
+])
+def test_slot_formula_as_upstream(states: dict[str, str], down: list[str], parallel: int,
+                                  raw: str, expected: int) -> None:
+    """``GetUpgradesAvailable`` (k8s-operator-libs ``pkg/upgrade/common_manager.go``)."""
+    assert compute_slots(states, down, parallel, raw).available == expected
+
+
+def test_one_node_cluster_not_ready_reads_no_slot() -> None:
+    """The "why it waits" of a one-node cluster whose node is NotReady: no slot, not
+    "slot free" (``GetUpgradesAvailable`` zeroes slots at unavailable >= maxUnavailable)."""
+    nodes = [_node("a", "upgrade-required", ready=False)]
+    snap = _build(nodes, policy=f.upgrade_policy(autoUpgrade=True, maxUnavailable="100%"))
+    assert snap.upgrade.available_slots == 0
+    assert snap.upgrade.nodes["a"].wait_reason.startswith("no slot: 1 of 1 nodes unavailable")
 
 
 def _stalled(snap: Any) -> list[Any]:
@@ -219,21 +286,58 @@ def _long(nodes: list[dict[str, Any]]) -> dict[str, dict[str, float]]:
             for n in nodes}
 
 
-def test_required_held_by_a_skip_label_left_behind_is_reported() -> None:
-    """``ProcessUpgradeRequiredNodes`` skips nodes labelled gpu-driver-upgrade.skip=true."""
+def test_required_held_by_the_skip_label_is_info_held_by_choice() -> None:
+    """``ProcessUpgradeRequiredNodes`` (k8s-operator-libs ``pkg/upgrade/upgrade_inplace.go``)
+    skips nodes labelled gpu-driver-upgrade.skip=true, and gputui's own hint recommends the
+    label: info, "held by choice since" the label's managedFields time."""
     nodes = [f.node("a", labels={"nvidia.com/gpu-driver-upgrade-state": "upgrade-required",
                                  "nvidia.com/gpu-driver-upgrade.skip": "true"})]
-    snap = _build(nodes, policy=f.upgrade_policy(autoUpgrade=True), label_times=_long(nodes))
+    times = {"a": {"nvidia.com/gpu-driver-upgrade-state": f.T0 - 3 * 3600,
+                   "nvidia.com/gpu-driver-upgrade.skip": f.T0 - 5 * 3600}}
+    snap = _build(nodes, policy=f.upgrade_policy(autoUpgrade=True), label_times=times)
     (x,) = _stalled(snap)
-    assert x.node == "a" and x.severity.value == "warning" and "held" in x.message
+    assert x.node == "a" and x.severity.value == "info"
+    assert f"held by choice since {f.iso(f.T0 - 5 * 3600)[:16].replace('T', ' ')} UTC (5 h)" \
+        in x.message
+    assert x in snap.nodes["a"].findings  # the node's own: its row shows it
+    # without a managedFields time for the label, it says no time
+    snap = _build(nodes, policy=f.upgrade_policy(autoUpgrade=True))
+    (x,) = _stalled(snap)
+    assert x.severity.value == "info" and "a held by choice: " in x.message
 
 
-def test_required_behind_a_failed_node_holding_the_slot_is_reported() -> None:
-    """``GetUpgradesInProgress`` counts upgrade-failed nodes: they hold slots."""
-    nodes = [_node("a", "upgrade-failed", cordoned=True), _node("b", "upgrade-required")]
-    snap = _build(nodes, policy=f.upgrade_policy(autoUpgrade=True, maxParallelUpgrades=1),
+def test_a_stalled_queue_is_one_cluster_finding_listing_its_nodes() -> None:
+    """``GetUpgradesInProgress`` (k8s-operator-libs ``pkg/upgrade/common_manager.go``) counts
+    upgrade-failed nodes: they hold slots, so the whole queue behind them stalls. Said once,
+    at cluster level, with every waiting node listed; a held node is not in the queue."""
+    nodes = [_node("a", "upgrade-failed", cordoned=True), _node("b", "upgrade-required"),
+             _node("c", "upgrade-required"), _node("d", "upgrade-required"),
+             f.node("e", labels={"nvidia.com/gpu-driver-upgrade-state": "upgrade-required",
+                                 "nvidia.com/gpu-driver-upgrade.skip": "true"})]
+    snap = _build(nodes, policy=f.upgrade_policy(autoUpgrade=True, maxParallelUpgrades=1,
+                                                 maxUnavailable="100%"),
                   label_times=_long(nodes))
-    assert [x.node for x in _stalled(snap)] == ["b"]
+    warned = [x for x in _stalled(snap) if x.severity.value == "warning"]
+    (x,) = warned
+    assert x.node is None and x.nodes == ("b", "c", "d")
+    assert x.message.startswith("upgrade queue stalled: 1 of 1 slots held by 1 failed node; "
+                                "3 nodes waiting in upgrade-required (longest 3 h")
+    assert x.message.endswith(": b, c, d") and x.pane == "upgrade"
+    assert [y.node for y in _stalled(snap) if y.severity.value == "info"] == ["e"]
+
+
+def test_queue_stalled_by_nodes_down_outside_the_upgrade() -> None:
+    """``GetUpgradesAvailable`` gives 0 slots once unavailable nodes reach maxUnavailable,
+    whatever the node count: nodes cordoned or NotReady for other reasons stall the queue
+    even with maxUnavailable equal to the node count."""
+    nodes = [_node("a", "upgrade-done", cordoned=True), _node("b", "upgrade-required",
+                                                              ready=False)]
+    snap = _build(nodes, policy=f.upgrade_policy(autoUpgrade=True, maxUnavailable=2),
+                  label_times=_long(nodes))
+    (x,) = _stalled(snap)
+    assert x.node is None and x.nodes == ("b",) and x.severity.value == "warning"
+    assert ("maxUnavailable 2 used up by 2 node(s) cordoned or NotReady outside the upgrade "
+            "(a, b)") in x.message
 
 
 def test_required_queued_behind_a_progressing_node_is_normal() -> None:
@@ -320,3 +424,24 @@ def test_slots_are_counted_per_nvidiadriver() -> None:
     assert view.groups["a"].available_slots == 0 and view.groups["b"].available_slots == 1
     assert view.nodes["a2"].wait_reason.startswith("no slot")
     assert view.nodes["b1"].wait_reason.startswith("slot free")
+
+
+def test_stalled_queue_is_per_nvidiadriver() -> None:
+    """One state machine per NVIDIADriver (gpu-operator ``internal/nvidiadriver``): a failed
+    node of CR a stalls a's queue only, and the finding names the CR and its holders."""
+    owner = "nvidia.com/gpu-operator.driver.owner"
+    state = "nvidia.com/gpu-driver-upgrade-state"
+    nodes = [f.node("a1", labels={state: "upgrade-failed", owner: "a"}, cordoned=True),
+             f.node("a2", labels={state: "upgrade-required", owner: "a"}),
+             f.node("b1", labels={state: "upgrade-required", owner: "b"})]
+    cp = f.cluster_policy(spec={"driver": {"useNvidiaDriverCRD": True}})
+    pods = [p for n in ("a1", "a2", "b1") for p in f.healthy_pods(n)]
+    drivers = [_nvd("a", autoUpgrade=True, maxParallelUpgrades=1, maxUnavailable="100%"),
+               _nvd("b", autoUpgrade=True, maxParallelUpgrades=1, maxUnavailable="100%")]
+    snap = SnapshotBuilder().build(f.objects(nodes, pods, policies=[cp],
+                                             nvidia_drivers=tuple(drivers),
+                                             label_times=_long(nodes)), f.T0)
+    (x,) = [x for x in _stalled(snap) if x.severity.value == "warning"]
+    assert x.node is None and x.nodes == ("a2",)
+    assert x.message.startswith("upgrade queue stalled (NVIDIADriver a): 1 of 1 slots held by "
+                                "1 failed node; 1 node waiting")

@@ -102,3 +102,36 @@ def test_each_node_passes_cordon_required_one_state_per_pass(start_sim: Any,
         assert walked.index("cordon-required") + 1 == walked.index("wait-for-jobs-required")
         held = entered[(name, "wait-for-jobs-required")] - entered[(name, "cordon-required")]
         assert held >= 1.0, (name, held)  # a pass later, not in the same breath
+
+
+ONE_NODE = """summary: one node
+clusterPolicy:
+  spec:
+    driver:
+      upgradePolicy: {autoUpgrade: true, maxParallelUpgrades: 1, maxUnavailable: 100%}
+nodePools:
+  - {name: h100, prefix: gke-test-h100-pool-1a2b, count: 1, gpu: H100-80GB, gpusPerNode: 8}
+timeline:
+  - {at: 10m, action: driver-version, version: 580.82.07}
+"""
+
+
+def test_no_slot_once_unavailable_nodes_reach_max_unavailable(start_sim: Any,
+                                                              tmp_path: Path) -> None:
+    """k8s-operator-libs ``pkg/upgrade/common_manager.go`` ``GetUpgradesAvailable``: slots
+    become 0 whenever unavailable nodes >= maxUnavailable, even when maxUnavailable is not
+    below the node count: a one-node cluster whose node is NotReady starts no upgrade."""
+    sim = _start(start_sim, tmp_path, ONE_NODE)
+    node = sim.node("h100/0")
+    sim.core.patch_node_status(node, {"status": {"conditions": [
+        {"type": "Ready", "status": "False", "reason": "KubeletNotReady",
+         "message": "container runtime network not ready"}]}})
+    ready = [c for c in sim.core.read_node(node).status.conditions if c.type == "Ready"]
+    assert ready and ready[0].status == "False"
+    state = lambda: sim.core.read_node(node).metadata.labels.get(STATE)
+    sim.wait_for(lambda: state() == "upgrade-required", 3600, "upgrade-required")
+    start = sim.emulated()
+    # five of the controller's 2-minute passes
+    sim.wait_for(lambda: sim.emulated() > start + 600, 700, "five passes")
+    assert state() == "upgrade-required"
+    assert not sim.core.read_node(node).spec.unschedulable

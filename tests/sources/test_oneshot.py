@@ -145,3 +145,31 @@ def test_pods_waitforcompletion_selects_are_kept_gpu_or_not(cluster: EmulatedClu
     store.create("pods", pod("ml", "web", "gpu-0", labels={"app": "web"}))
     objects = read_objects(load_target(str(kubeconfig)))
     assert ("ml", "etl-cpu") in objects.pods and ("ml", "web") not in objects.pods
+
+
+def test_skip_label_time_comes_from_managed_fields(cluster: EmulatedCluster,
+                                                   kubeconfig: Path) -> None:
+    """A node held by ``nvidia.com/gpu-driver-upgrade.skip=true`` (skipped on purpose by
+    k8s-operator-libs ``pkg/upgrade/upgrade_inplace.go``) is info "held by choice since" the
+    time the server's managedFields give for the label, set here through the real client."""
+    from kubernetes import client, config
+
+    from gputui.domain.snapshot import SnapshotBuilder
+
+    seed_cluster(cluster, nodes=1)
+    cluster.store.mutate("nodes", "gpu-0000", None, lambda n: n["metadata"]["labels"].update(
+        {"nvidia.com/gpu-driver-upgrade-state": "upgrade-required"}),
+        manager="gpu-operator")
+    cluster.clock.advance(7200)
+    api = client.CoreV1Api(config.new_client_from_config(str(kubeconfig)))
+    api.patch_node("gpu-0000", {"metadata": {"labels": {
+        "nvidia.com/gpu-driver-upgrade.skip": "true"}}}, _preload_content=False)
+    labelled = cluster.clock.now()
+    cluster.clock.advance(3600)
+    objects = read_objects(load_target(str(kubeconfig)))
+    assert abs(objects.label_times["gpu-0000"]["nvidia.com/gpu-driver-upgrade.skip"]
+               - labelled) < 2
+    snap = SnapshotBuilder().build(objects, cluster.clock.now())
+    (held,) = [f for f in snap.findings if f.node == "gpu-0000" and f.code == "upgrade-stalled"]
+    assert held.severity.value == "info"
+    assert "gpu-0000 held by choice since " in held.message and "UTC (60 min)" in held.message

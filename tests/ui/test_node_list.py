@@ -2,7 +2,11 @@
 
 from __future__ import annotations
 
-from gputui.domain.model import NodeView
+import copy
+from dataclasses import replace
+
+from gputui.domain.model import ClusterSnapshot, NodeView
+from gputui.domain.snapshot import SnapshotBuilder
 from gputui.sources.replay import ReplaySource, load_recording
 from gputui.ui.node_rows import COLUMNS, NodeFilter, node_cells
 from gputui.ui.screens.nodes import NodesScreen
@@ -178,3 +182,61 @@ def test_cells_show_symbol_and_word_not_only_colour() -> None:
     assert cells["finding"] == ("✖ crit driver-pod-failing +2", "crit")  # cause first
     assert cells["gpus"] == ("0/8", "crit")
     assert node_cells(snapshot.nodes[A100_OK])["finding"] == ("✔ ok", "ok")
+
+
+def _stalled_queue() -> tuple[ReplaySource, ClusterSnapshot, list[str]]:
+    """The upgrade-failed recording with its three done nodes queued in upgrade-required
+    for 3 h behind the failed node, which holds the only slot (maxParallelUpgrades 1)."""
+    recording = load_recording("upgrade-failed", SCENARIOS)
+    objects = recording.objects
+    state = "nvidia.com/gpu-driver-upgrade-state"
+    waiting = sorted(n for n, node in objects.nodes.items()
+                     if node["metadata"]["labels"].get(state) == "upgrade-done")
+    nodes = dict(objects.nodes)
+    times = {name: dict(value) for name, value in objects.label_times.items()}
+    for name in waiting:
+        meta = nodes[name]["metadata"]
+        nodes[name] = {**nodes[name], "metadata": {
+            **meta, "labels": {**meta["labels"], state: "upgrade-required"}}}
+        times[name][state] = recording.now - 3 * 3600
+    policy = copy.deepcopy(objects.cluster_policies[0])
+    policy["spec"]["driver"]["upgradePolicy"]["maxParallelUpgrades"] = 1
+    snapshot = SnapshotBuilder().build(replace(objects, nodes=nodes, label_times=times,
+                                               cluster_policies=[policy]), recording.now)
+    return ReplaySource.from_recording(recording), snapshot, waiting
+
+
+async def test_rows_of_a_stalled_queue_point_to_its_one_finding(frozen_app: FrozenApp) -> None:
+    """A stalled upgrade queue is one cluster-level finding (k8s-operator-libs
+    ``pkg/upgrade/common_manager.go``: failed nodes hold slots); each waiting node's row
+    shows it, and the FINDING column still fits an 80x24 terminal."""
+    source, snapshot, waiting = _stalled_queue()
+    (queue,) = [f for f in snapshot.findings if f.code == "upgrade-stalled"]
+    assert queue.node is None and list(queue.nodes) == waiting and len(waiting) == 3
+    app = frozen_app("upgrade-failed", source=source)
+    async with app.run_test(size=(80, 24)) as pilot:
+        await settle(pilot)
+        table = app.screen.query_one(NodeTable)
+        assert {table.get_cell(n, "finding").plain for n in waiting} == {"✔ ok"}
+        source.push(snapshot)
+        await settle(pilot)
+        for name in waiting:
+            assert table.get_cell(name, "finding").plain == "▲ warn upgrade-stalled"
+        # worst first: the failed node, then the queue it holds up
+        assert table.shown_nodes[1:] == waiting
+        # the pointer is read whole at 80 columns: it starts left of 80 - its length
+        left = sum(c.get_render_width(table) for c in table.ordered_columns
+                   if c.key.value in ("mark", "name", "status", "gpus"))
+        assert left + table.cell_padding + len("▲ warn upgrade-stalled") <= 80
+        # faults only keeps them: they wait in a stalled queue
+        table.set_filter(NodeFilter(findings_only=True))
+        await settle(pilot)
+        failed = [n for n, v in snapshot.nodes.items() if v.upgrade_state == "upgrade-failed"]
+        assert sorted(table.shown_nodes) == sorted([*waiting, *failed]) and len(failed) == 1
+        table.set_filter(NodeFilter())
+        await settle(pilot)
+        # the queue frees: the rows follow though their node views did not change
+        source.push(replace(snapshot, findings=tuple(
+            f for f in snapshot.findings if f is not queue)))
+        await settle(pilot)
+        assert {table.get_cell(n, "finding").plain for n in waiting} == {"✔ ok"}

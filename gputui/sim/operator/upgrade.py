@@ -187,13 +187,17 @@ class Upgrader:
         if max_unav is None:
             log.error("invalid maxUnavailable %r", self.policy.get("maxUnavailable"))
             return -1
-        if max_unav >= total:  # the cap applies only below the node count
-            return max(0, available)
         unavailable = sum(1 for n in self.nodes if self.cordoned(n) or not _ready(self.nodes[n])
-                          or self.found.get(n) == K.S_CORDON)
+                          ) + sum(1 for n in self.nodes if self.found.get(n) == K.S_CORDON)
+        # GetUpgradesAvailable (k8s-operator-libs pkg/upgrade/common_manager.go): cap at
+        # maxUnavailable, none once unavailable >= maxUnavailable, and only the trim to
+        # what is left of the budget needs maxUnavailable below the node count
+        available = min(available, max_unav)
         if unavailable >= max_unav:
             return 0
-        return max(0, min(available, max_unav - unavailable))
+        if max_unav < total and unavailable + available > max_unav:
+            available = max_unav - unavailable
+        return max(0, available)
 
     def _required(self) -> None:
         slots = self.slots()
@@ -231,7 +235,7 @@ class Upgrader:
                     if start is None:
                         self.annotate(name, K.WAIT_START_ANN, str(int(self.now)))
                         continue
-                    if self.now < int(start) + timeout:
+                    if self.now <= int(start) + timeout:  # upstream: now > start + timeout
                         continue
             self.move(name, K.S_POD_DELETION, {K.WAIT_START_ANN: None})
 

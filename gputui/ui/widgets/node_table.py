@@ -25,6 +25,7 @@ from gputui.ui.node_rows import (
     Cell,
     NodeFilter,
     node_cells,
+    requeue,
     sort_value,
     util_cell,
 )
@@ -75,6 +76,7 @@ class NodeTable(StableTable):
         self._reorder = False
         self._filling = False  # a first fill is being appended in sort order, slice by slice
         self._counted_rows = 0
+        self._queued, self._dirty = requeue({}, (), set())  # cluster findings naming nodes
 
     def on_mount(self) -> None:
         for column in COLUMNS:
@@ -110,6 +112,7 @@ class NodeTable(StableTable):
     def show_snapshot(self, snapshot: ClusterSnapshot, now: float) -> None:
         """Patch the rows to ``snapshot`` (``now`` is unused: the list shows no ages)."""
         self.snapshot = snapshot
+        self._queued, self._dirty = requeue(self._queued, snapshot.findings, self._dirty)
         self._apply(force_order=False)
         self.patches += 1
 
@@ -193,7 +196,7 @@ class NodeTable(StableTable):
             self._reorder = True
         seen = self._seen
         queue = [n for n in self._views if n not in nodes]
-        queue += [name for name, view in nodes.items() if seen.get(name) is not view]
+        queue += [n for n, view in nodes.items() if seen.get(n) is not view or n in self._dirty]
         if len(seen) > len(nodes):
             self._seen = {name: view for name, view in seen.items() if name in nodes}
         self._filling = False
@@ -213,7 +216,7 @@ class NodeTable(StableTable):
         screenful, so the first rows show at once instead of after all 5,000 (no re-sort:
         appending in sort order keeps the order)."""
         nodes, column = self.snapshot.nodes, self.sort_column
-        queue.sort(key=lambda n: sort_value(column, nodes[n]),  # type: ignore[arg-type,return-value]
+        queue.sort(key=lambda n: sort_value(column, nodes[n], self._queued.get(n)),  # type: ignore[arg-type,return-value]
                    reverse=self.sort_reverse)
         self._queue, self._filling = queue, True
         self._patch_slice(max(self.patch_slice, self.size.height))
@@ -229,7 +232,7 @@ class NodeTable(StableTable):
         # until the operator moves, the cursor stays on the top (worst) row as rows re-sort
         cursor = None if self._at_top else self.selected_node
         batch, self._queue = self._queue[:limit], self._queue[limit:]
-        keep = self.node_filter.predicate()
+        keep = self.node_filter.predicate(self._queued)
         nodes, seen = self.snapshot.nodes, self._seen
         had_rows, new, drops = bool(self._views), [], []
         for name in batch:
@@ -244,8 +247,8 @@ class NodeTable(StableTable):
             seen[name] = view
             if not shown:
                 new.append(name)
-            elif view is not self._views[name]:
-                self._reorder |= self._patch(view)
+            elif view is not self._views[name] or name in self._dirty:
+                self._reorder |= self._patch(view) or name in self._dirty
         self._drop_all(drops)
         self._add_all(new, in_order=not had_rows and not self._filling)
         self._reorder |= bool(new and had_rows and not self._filling)
@@ -267,7 +270,7 @@ class NodeTable(StableTable):
 
     def _finish_patch(self, cursor: str | None) -> None:
         """The last slice ran: re-sort if a sort value changed or rows came, settle the cursor."""
-        self._filling = False
+        self._filling, self._dirty = False, set()  # every dirty row was in the last queue
         if self._reorder:
             self._reorder = False
             self._resort(cursor)
@@ -282,7 +285,7 @@ class NodeTable(StableTable):
         """Add rows; into an empty table already sorted (no DataTable.sort of 5,000 rows)."""
         nodes, column = self.snapshot.nodes, self.sort_column
         if in_order:
-            names.sort(key=lambda n: sort_value(column, nodes[n]),  # type: ignore[arg-type,return-value]
+            names.sort(key=lambda n: sort_value(column, nodes[n], self._queued.get(n)),  # type: ignore[arg-type,return-value]
                        reverse=self.sort_reverse)
         for name in names:
             self._add(nodes[name])
@@ -299,7 +302,7 @@ class NodeTable(StableTable):
             self._util.pop(name, None)
 
     def _add(self, view: NodeView) -> None:
-        cells = node_cells(view)
+        cells = node_cells(view, self._queued.get(view.name))
         self._views[view.name] = view
         self._cells[view.name] = cells
         util = self._util.get(view.name, NO_UTIL)
@@ -311,7 +314,7 @@ class NodeTable(StableTable):
         """Update changed cells of one row; True when the sort column's value changed."""
         old_view = self._views[view.name]
         old = self._cells[view.name]
-        cells = node_cells(view)
+        cells = node_cells(view, self._queued.get(view.name))
         changed = {key: self._text(cell) for key, cell in cells.items() if old.get(key) != cell}
         if changed:
             self.patch_row(view.name, changed)
@@ -322,9 +325,8 @@ class NodeTable(StableTable):
     def _resort(self, cursor: str | None = None) -> None:
         """Re-order rows; the cursor stays on ``cursor`` (default: the node under it)."""
         cursor = cursor or self.selected_node
-        views = self._views
-        column = self.sort_column
-        self.sort("name", key=lambda name: sort_value(column, views[name.plain]),
+        views, column, queued = self._views, self.sort_column, self._queued
+        self.sort("name", key=lambda n: sort_value(column, views[n.plain], queued.get(n.plain)),
                   reverse=self.sort_reverse)
         self._restore_cursor(cursor)
 
