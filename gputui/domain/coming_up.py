@@ -17,7 +17,9 @@ ready. What tells "coming up" from "stuck" is the node's own pipeline:
   from the node's creation (or its return to Ready) plus the driver's startup budget, a
   paused one from the MIG change or driver reload that paused it;
 * or the node is NotReady for less than Kubernetes' not-ready toleration (registering after
-  a join, or a reboot).
+  a join, or a reboot);
+* or every stage is ready, the last of them so recently that the operator may not have
+  re-checked yet (it requeues every 5 s while notReady).
 
 Nodes the driver upgrade controller has taken (an active upgrade state) are not judged here:
 the upgrade explains them (:func:`gputui.domain.snapshot`'s normal-life rule names both).
@@ -32,6 +34,7 @@ from gputui.domain.findings_base import NodeContext
 from gputui.domain.findings_pipeline import ACTIVE_UPGRADE_STATES
 from gputui.domain.grace import clock, normal_until
 from gputui.domain.model import ComingUp, NodeView, PipelineStage, StageStatus
+from gputui.domain.thresholds import POLICY_CATCH_UP_SECONDS
 
 #: stage states that need no explanation
 _SETTLED = frozenset({StageStatus.READY, StageStatus.DISABLED})
@@ -66,7 +69,9 @@ def judge(ctx: NodeContext) -> ComingUp | None:
     if node.upgrade_state in ACTIVE_UPGRADE_STATES:
         return None  # taken by the upgrade controller on purpose: the upgrade explains it
     waiting = waiting_stages(node)
-    if not waiting or any(s.status in _UNEXPLAINED for s in waiting):
+    if not waiting:
+        return _just_ready(ctx)
+    if any(s.status in _UNEXPLAINED for s in waiting):
         return None
     deadlines = [_deadline(ctx, stage) for stage in waiting]
     known = [d for d in deadlines if d is not None and d > ctx.now]
@@ -92,6 +97,21 @@ def _not_ready(ctx: NodeContext) -> ComingUp | None:
         return None
     ctx.deadlines.append(until)
     return ComingUp("NotReady", until)
+
+
+def _just_ready(ctx: NodeContext) -> ComingUp | None:
+    """Every stage is ready, the last of them moments ago: the ClusterPolicy may still say
+    notReady until the operator re-checks (:data:`POLICY_CATCH_UP_SECONDS`)."""
+    names = {s.pod for s in ctx.node.pipeline.stages if s.pod is not None}
+    moments = [c.finished_at if c.init else c.started_at
+               for pod in ctx.pods if pod.name in names
+               for c in pod.init_containers + pod.containers]
+    latest = max((m for m in moments if m is not None), default=None)
+    if latest is None or latest + POLICY_CATCH_UP_SECONDS <= ctx.now:
+        return None
+    until = latest + POLICY_CATCH_UP_SECONDS
+    ctx.deadlines.append(until)
+    return ComingUp("operands ready moments ago", until)
 
 
 def _deadline(ctx: NodeContext, stage: PipelineStage) -> float | None:

@@ -127,3 +127,18 @@ def test_coming_up_ends_with_its_grace() -> None:
     later = builder.build(objects, f.T0 + 30 * 60, changed_nodes=())
     assert later.nodes[f.NODE].coming_up is None
     assert of(later, "cluster-policy-not-ready")[0].severity is Severity.WARNING
+
+
+def test_policy_catching_up_with_a_node_that_just_came_up_is_info() -> None:
+    """The ClusterPolicy controller re-checks every 5 s while notReady (gpu-operator
+    ``controllers/clusterpolicy_controller.go``): for a moment after the last operand pod
+    of a joining node turned ready the policy still says notReady. A minute later nothing
+    explains it any more."""
+    recent = {"gpu-feature-discovery": {"start": f.T0 - 50}}  # its main container: T0 - 20
+    snap = build([f.node()], f.healthy_pods(overrides=recent), policies=[NOT_READY])
+    (policy,) = of(snap, "cluster-policy-not-ready")
+    assert policy.severity is Severity.INFO, policy.message
+    assert f"(operands ready moments ago on {f.NODE}); normal until 10:00 UTC" in policy.message
+    later = build([f.node()], f.healthy_pods(overrides=recent), now=f.T0 + 60,
+                  policies=[NOT_READY])
+    assert of(later, "cluster-policy-not-ready")[0].severity is Severity.WARNING
