@@ -103,11 +103,14 @@ def _just_ready(ctx: NodeContext) -> ComingUp | None:
     """Every stage is ready, the last of them moments ago: the ClusterPolicy may still say
     notReady until the operator re-checks (:data:`POLICY_CATCH_UP_SECONDS`)."""
     names = {s.pod for s in ctx.node.pipeline.stages if s.pod is not None}
-    moments = [c.finished_at if c.init else c.started_at
-               for pod in ctx.pods if pod.name in names
-               for c in pod.init_containers + pod.containers]
-    latest = max((m for m in moments if m is not None), default=None)
-    if latest is None or latest + POLICY_CATCH_UP_SECONDS <= ctx.now:
+    latest = 0.0
+    for pod in ctx.pods:
+        if pod.name in names:
+            for c in pod.containers:
+                latest = max(latest, c.started_at or 0.0)
+            for c in pod.init_containers:
+                latest = max(latest, c.finished_at or 0.0)
+    if latest + POLICY_CATCH_UP_SECONDS <= ctx.now:
         return None
     until = latest + POLICY_CATCH_UP_SECONDS
     ctx.deadlines.append(until)
