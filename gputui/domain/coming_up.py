@@ -22,7 +22,7 @@ ready. What tells "coming up" from "stuck" is the node's own pipeline:
   re-checked yet (it requeues every 5 s while notReady).
 
 Nodes the driver upgrade controller has taken (an active upgrade state) are not judged here:
-the upgrade explains them (:func:`gputui.domain.snapshot`'s normal-life rule names both).
+the upgrade explains them (the normal-life rule of :mod:`gputui.domain.snapshot` names both).
 """
 
 from __future__ import annotations
@@ -200,7 +200,8 @@ class ComingUpTracker:
             groups.setdefault(self._coming[name].what, []).append(name)
         doing = "; ".join(f"{what} on {_names(names)}" for what, names in groups.items())
         count = len(self._coming)
-        nodes = "1 node comes up within its" if count == 1 else f"{count} nodes come up within their"
+        nodes = ("1 node comes up within its" if count == 1
+                 else f"{count} nodes come up within their")
         until = max(c.until for c in self._coming.values())
         return f"{nodes} grace ({doing}); normal until {clock(until)}"
 
