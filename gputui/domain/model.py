@@ -32,6 +32,7 @@ __all__ = [
     "EMPTY_SNAPSHOT",
     "ClusterPolicyView",
     "ClusterSnapshot",
+    "ComingUp",
     "Condition",
     "DaemonSetSummary",
     "DeployLabel",
@@ -299,6 +300,24 @@ class DeployLabel:
 
 
 @dataclass(frozen=True, slots=True)
+class ComingUp:
+    """A node whose GPU pipeline is not ready yet while nothing on it fails: it joins,
+    reboots or restarts an operand, inside the grace its own stages allow.
+
+    Judged from the node's pipeline and age (:mod:`gputui.domain.coming_up`), never from its
+    findings, so it also explains a ClusterPolicy's ``notReady`` for a node that has no
+    ``nvidia.com/gpu.count`` yet and therefore no GPU finding.
+
+    Attributes:
+        what: what the node is doing, e.g. "driver compiling", "device-plugin starting".
+        until: epoch seconds until which that is normal (the earliest stage deadline).
+    """
+
+    what: str
+    until: float
+
+
+@dataclass(frozen=True, slots=True)
 class NodeView:
     """Everything known about one GPU node.
 
@@ -350,6 +369,9 @@ class NodeView:
     #: inputs of the pipeline and findings that could not be read (``pods``, ``daemonsets``,
     #: ``clusterpolicies``): no finding then means "unknown", not "ok"
     unknown: tuple[str, ...] = ()
+    #: the node is coming up within its grace (joining, rebooting, an operand restarting);
+    #: None when its pipeline is ready, fails, is late or cannot be told
+    coming_up: ComingUp | None = None
 
     @property
     def paused_labels(self) -> tuple[DeployLabel, ...]:

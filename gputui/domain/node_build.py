@@ -9,6 +9,7 @@ from typing import Any
 
 from gputui.domain import labels as L
 from gputui.domain import nodes as N
+from gputui.domain.coming_up import judge
 from gputui.domain.fastinit import maker
 from gputui.domain.findings import NodeContext, node_findings
 from gputui.domain.inputs import JsonDict
@@ -124,5 +125,6 @@ def build_node(inputs: NodeInputs, thresholds: ThresholdsLike,
                       mig_configs=inputs.mig_configs)
     findings = tuple(node_findings(ctx))
     worst = findings[0].severity if findings else None
+    coming = judge(ctx)  # from the pipeline and age, not from the findings above
     recheck = min(ctx.deadlines) if ctx.deadlines else None
-    return _node_view(**fields, findings=findings, worst=worst), recheck
+    return _node_view(**fields, findings=findings, worst=worst, coming_up=coming), recheck

@@ -19,6 +19,7 @@ from collections.abc import Collection, Mapping, Sequence
 from dataclasses import dataclass, replace
 
 from gputui.domain import kube
+from gputui.domain.coming_up import ComingUpTracker
 from gputui.domain.daemonsets import driver_generations, summarize_daemonsets
 from gputui.domain.findings_cluster import (
     cluster_policy_findings,
@@ -117,6 +118,7 @@ class SnapshotBuilder:
         self._events: dict[str, UpgradeEvent] = {}
         self._configmaps: dict[tuple[str, str], JsonDict] | None = None
         self._xid_nodes: set[str] = set()
+        self._coming = ComingUpTracker()
 
     def build(self, objects: ClusterObjects, now: float,
               changed_nodes: Collection[str] | None = None) -> ClusterSnapshot:
@@ -164,8 +166,8 @@ class SnapshotBuilder:
             cluster = upgrade_blocked(upgrade) + daemonset_findings(daemonsets, nodes)
             cluster += required_stalled(upgrade, nodes, self._thresholds, now, groups)
             cluster += no_gpu_nodes_seen(policy, nodes)
-            cluster += cluster_policy_findings(policy, objects.forbidden,
-                                               self._normal_life(upgrade, cluster))
+            normal = self._normal_life(upgrade, cluster) if policy.state == "notReady" else ""
+            cluster += cluster_policy_findings(policy, objects.forbidden, normal)
         return ClusterSnapshot(
             context=objects.context, server=objects.server, generated_at=now,
             operator_namespace=namespace, cluster_policy=policy, nodes=nodes, upgrade=upgrade,
@@ -176,16 +178,25 @@ class SnapshotBuilder:
                                                  policy.device_plugin_config))
 
     def _normal_life(self, upgrade: UpgradeView, cluster: Sequence[Finding]) -> str:
-        """What explains a notReady ClusterPolicy when nothing fails, else ""."""
+        """What explains a notReady ClusterPolicy when nothing fails, else "".
+
+        Every GPU node whose pipeline is not ready must be explained, each on its own: by
+        the driver upgrade that took it, or by coming up within its grace
+        (:mod:`gputui.domain.coming_up`, judged from its pipeline and age). An upgrade
+        rolling elsewhere does not explain a node that joins, and a node's info findings do
+        not explain anything (an old XID is not a reason for notReady).
+        """
         if any(f.severity.rank >= 2 for f in cluster) or self._fleet.nodes_with(3) or (
-                self._fleet.nodes_with(2)):
+                self._fleet.nodes_with(2)) or self._coming.unsettled:
             return ""
+        parts = []
         if upgrade.pending or upgrade.in_progress:
-            return (f"a driver upgrade rolls ({upgrade.pending} waiting, "
-                    f"{upgrade.in_progress} in progress)")
-        if self._fleet.nodes_with(1):
-            return f"{self._fleet.nodes_with(1)} node(s) come up within their grace periods"
-        return ""
+            parts.append(f"a driver upgrade rolls ({upgrade.pending} waiting, "
+                         f"{upgrade.in_progress} in progress)")
+        coming = self._coming.phrase()
+        if coming:
+            parts.append(coming)
+        return " and ".join(parts)
 
     def _read_events(self, source: Sequence[JsonDict]) -> tuple[dict[str, UpgradeEvent],
                                                                  set[str]]:
@@ -204,7 +215,7 @@ class SnapshotBuilder:
         """Rebuild the nodes in ``todo`` (every node when None) and pass the changes on."""
         if todo is None:
             self._entries, self._deadlines, self._xid_nodes = {}, [], set()
-            self._fleet, self._mig = Fleet(), MigTracker()
+            self._fleet, self._mig, self._coming = Fleet(), MigTracker(), ComingUpTracker()
             self._upgrades.reset()
             todo = set(objects.nodes)
         else:
@@ -241,6 +252,7 @@ class SnapshotBuilder:
     def _publish(self, name: str, view: NodeView | None) -> None:
         self._fleet.put(name, view)
         self._upgrades.put(name, view)
+        self._coming.put(name, view)
 
     def _forget(self, name: str) -> None:
         del self._entries[name]

@@ -40,6 +40,12 @@ NOT_READY_TOLERATION_SECONDS = 300
 UPGRADE_REQUEUE_SECONDS = 120
 #: mig-manager's wait for GPU clients to stop before it reconfigures
 MIG_CLIENT_STOP_SECONDS = 300
+#: how long a ClusterPolicy may still say notReady after the last operand pod became ready:
+#: the controller requeues every 5 s while a state is not ready
+#: (``gpu-operator: controllers/clusterpolicy_controller.go``, ``Reconcile``), after the
+#: DaemonSet controller has counted the pod; a minute covers both and the moments between
+#: gputui's own reads (the policy is listed before the pods)
+POLICY_CATCH_UP_SECONDS = 60
 
 
 class ThresholdsLike(Protocol):

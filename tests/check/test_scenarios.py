@@ -9,14 +9,18 @@ from __future__ import annotations
 import json
 import subprocess
 from collections.abc import Callable
+from pathlib import Path
 from typing import Any
 
 import pytest
+import yaml
 
+import gputui.sim as sim_package
 from gputui.sim.scenario import list_scenarios
 
 Run = Callable[..., subprocess.CompletedProcess[str]]
 SHIPPED = {name for name, _ in list_scenarios()}
+SCENARIO_DIR = Path(sim_package.__file__).parent / "scenarios"
 IN_PROGRESS = {"cordon-required", "wait-for-jobs-required", "pod-deletion-required",
                "drain-required", "pod-restart-required", "validation-required",
                "uncordon-required", "upgrade-failed"}
@@ -31,6 +35,30 @@ def check(gputui: Run, scenario: str) -> tuple[int, dict[str, Any]]:
     assert result.returncode in (0, 1), result.stderr
     assert result.stderr == ""
     return result.returncode, json.loads(result.stdout)
+
+
+def check_file(gputui: Run, path: Path, speed: float = 100) -> tuple[int, dict[str, Any]]:
+    """``check --json --demo`` on a scenario file, its emulated clock at ``speed`` or more
+    (a few seconds of real time for minutes of emulated life)."""
+    result = gputui("check", "--json", "--demo", "--speed", str(speed), "--scenario",
+                    str(path), timeout=180)
+    assert result.returncode in (0, 1), result.stderr
+    assert result.stderr == ""
+    return result.returncode, json.loads(result.stdout)
+
+
+def variant(tmp_path: Path, base: str, name: str, **changes: Any) -> Path:
+    """A shipped scenario with top-level keys replaced, written as a scenario file."""
+    data = yaml.safe_load((SCENARIO_DIR / f"{base}.yaml").read_text())
+    data.update(changes)
+    path = tmp_path / f"{name}.yaml"
+    path.write_text(yaml.safe_dump(data))
+    return path
+
+
+def not_info(report: dict[str, Any]) -> list[tuple[str, str, str]]:
+    return [(f["code"], f["severity"], f["message"]) for f in report["findings"]
+            if f["severity"] != "info"]
 
 
 def codes(report: dict[str, Any], severity: str | None = None) -> set[str]:
@@ -117,6 +145,10 @@ def test_normal_life_exits_0(gputui: Run) -> None:
     assert {f["severity"] for f in report["findings"]} <= {"info"}
     assert "wait-for-jobs-required" in [n["upgrade_state"] for n in report["nodes"]]
     assert len(report["nodes"]) == 5
+    # the node that joined at 3 min is explained by its own pipeline, not by the upgrade
+    (joined,) = [n for n in report["nodes"] if n["gpus"]["count"] == 0]
+    (policy,) = [f for f in report["findings"] if f["code"] == "cluster-policy-not-ready"]
+    assert f"on {joined['name']}" in policy["message"], policy["message"]
 
 
 def test_xid_storm(gputui: Run) -> None:
@@ -136,3 +168,51 @@ def test_upgrade_drain_blocked_says_why(gputui: Run) -> None:
     failed = [f for f in report["findings"] if f["code"] == "upgrade-failed"]
     assert rc == 1 and failed and "Failed to drain the node" in failed[0]["message"]
     assert [n["upgrade_state"] for n in report["nodes"]].count("upgrade-failed") == 1
+
+
+#: ``gputui sim --faults join:h100:2@5s`` as a timeline entry
+JOIN = {"at": "5s", "action": "join", "pool": "h100", "count": 2}
+#: emulated seconds after start: issue 19's 35, 65 and 95 s and 4 min (the driver compiling),
+#: the toolkit, validator and device plugin coming up behind it, then settled
+JOIN_MOMENTS = (35, 65, 95, 240, 345, 360, 480)
+
+
+def test_nodes_joining_exit_0_at_every_moment_through_to_allocatable(
+        gputui: Run, tmp_path: Path) -> None:
+    """Two H100 nodes join the healthy cluster. Until GFD runs behind the driver, toolkit and
+    validator they have no ``nvidia.com/gpu.count`` (gpu-operator
+    ``assets/gpu-feature-discovery/0500_daemonset.yaml``: ``toolkit-validation`` first) and
+    the ClusterPolicy is notReady; that is normal life at every moment: exit 0, info only.
+    Today's code exits 1 with ``warning cluster-policy-not-ready`` at 35, 65 and 95 s."""
+    for moment in JOIN_MOMENTS:
+        path = variant(tmp_path, "healthy", f"join-{moment}", settleSeconds=f"{moment}s",
+                       timeline=[JOIN])
+        rc, report = check_file(gputui, path)
+        assert rc == 0 and not_info(report) == [], (moment, not_info(report))
+        joined = [n for n in report["nodes"] if n["gpus"]["count"] == 0]
+        if moment <= 240:  # the driver compiles: realistic preconditions first
+            assert len(joined) == 2 and report["cluster_policy"]["state"] == "notReady"
+            assert all(n["gpus"]["allocatable"] == 0 and n["pipeline"][0]["status"] ==
+                       "progressing" for n in joined), joined
+            (policy,) = [f for f in report["findings"] if f["code"] == "cluster-policy-not-ready"]
+            assert all(n["name"] in policy["message"] for n in joined), policy["message"]
+    assert report["cluster_policy"]["state"] == "ready"
+    assert len(report["nodes"]) == 9
+    assert all(n["gpus"]["allocatable"] == n["gpus"]["count"] == 8 for n in report["nodes"])
+
+
+def test_normal_life_without_an_upgrade_exits_0_on_the_join_alone(
+        gputui: Run, tmp_path: Path) -> None:
+    """``normal-life`` minus its driver upgrade: the node that joined at 3 min compiles its
+    driver and has no gpu.count; nothing but its own pipeline can explain the notReady
+    ClusterPolicy, and the message names it (today's says "1 node(s) come up" only because
+    another node happens to carry an info finding)."""
+    shipped = yaml.safe_load((SCENARIO_DIR / "normal-life.yaml").read_text())
+    timeline = [e for e in shipped["timeline"] if e["action"] != "driver-version"]
+    rc, report = check_file(gputui, variant(tmp_path, "normal-life", "no-upgrade",
+                                            timeline=timeline), speed=60)
+    assert rc == 0 and not_info(report) == [], not_info(report)
+    assert {n["upgrade_state"] for n in report["nodes"]} <= {"", "upgrade-done"}
+    (joined,) = [n for n in report["nodes"] if n["gpus"]["count"] == 0]
+    (policy,) = [f for f in report["findings"] if f["code"] == "cluster-policy-not-ready"]
+    assert f"driver compiling on {joined['name']}" in policy["message"], policy["message"]

@@ -86,6 +86,39 @@ def test_joining_node_becomes_allocatable_only_after_the_chain(start_sim: Any, t
     assert mine.index("gfd") > mine.index("toolkit-validation")
 
 
+def test_join_to_allocatable_takes_minutes_and_gpu_count_comes_last(start_sim: Any,
+                                                                    tmp_path: Any) -> None:
+    """A joining node builds its driver on the node (NVIDIA: "drivers are built on the
+    cluster nodes ... leading to ... long provisioning times", GPU Operator docs,
+    "Precompiled Drivers"): join -> allocatable takes minutes, not the seconds a converged
+    node's rebuild takes. Until GFD runs (after ``toolkit-validation``) the node has no
+    ``nvidia.com/gpu.count``. Today's emulator makes it allocatable about 80 s after joining."""
+    scenario = tmp_path / "join.yaml"
+    scenario.write_text(JOIN)
+    sim = start_sim(str(scenario), speed=150)
+    seen: dict[str, dict[str, float]] = {}
+
+    def on_node(event: WatchEvent) -> None:
+        times = seen.setdefault(event.obj["metadata"]["name"], {})
+        labels = event.obj["metadata"].get("labels") or {}
+        if "feature.node.kubernetes.io/pci-10de.present" in labels:
+            times.setdefault("nfd", sim.cluster.clock.now())
+        if "nvidia.com/gpu.count" in labels:
+            times.setdefault("count", sim.cluster.clock.now())
+        if int(event.obj["status"].get("allocatable", {}).get("nvidia.com/gpu", "0")) > 0:
+            times.setdefault("allocatable", sim.cluster.clock.now())
+
+    sim.cluster.store.watch("nodes", on_node)
+    sim.wait_for(lambda: len(sim.operator.world.pool_members["h100"]) == 2, 900, "node joins")
+    joined = sim.node("h100/1")
+    times = sim.wait_for(lambda: {"allocatable", "count"} <= seen.get(joined, {}).keys()
+                         and seen[joined], 900, "allocatable")
+    created = sim.operator.world.nodes[joined].joined_at
+    assert 4 * 60 <= times["allocatable"] - created <= 10 * 60, times["allocatable"] - created
+    assert times["nfd"] - created < 60
+    assert times["count"] >= times["nfd"] + 4 * 60  # GFD labels only after the driver build
+
+
 def test_label_writers_are_recorded_in_managed_fields(start_sim: Any) -> None:
     sim = start_sim("node-join", speed=150)
     name = sim.node("h100/0")

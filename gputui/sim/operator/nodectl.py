@@ -37,6 +37,7 @@ def add_node(world: World, pool: Pool, now: float, converged: bool) -> NodeRun:
                   pool.driver == "host", index=len(world.nodes), joined_at=now, ip=world.next_ip())
     if run.host_driver:
         run.driver_loaded = HOST_DRIVER_VERSION
+    run.first_build = not converged and not run.host_driver  # see joining.py
     world.nodes[name] = run
     world.pool_members[pool.name].append(name)
     labels = dict(pool.labels)

@@ -95,6 +95,7 @@ class NodeRun:
     validator_stuck: bool = False
     mig_fail_next: bool = False
     driver_blocked: bool = False          # its driver pod cannot be scheduled (#688)
+    first_build: bool = False             # joined: its first driver build takes minutes
     mig_applied_label: str | None = None  # last mig.config value the MIG manager handled
     mig_job: dict[str, float | str] | None = None
     next_at: float | None = None

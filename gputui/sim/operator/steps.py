@@ -10,6 +10,7 @@ capacity, GFD labels and metrics.
 from __future__ import annotations
 
 from gputui.sim.operator import keys as K
+from gputui.sim.operator.joining import first_build_wait
 from gputui.sim.operator.kubelet import DURATIONS, Outcome, Step, _elapsed
 from gputui.sim.operator.runtime import ContainerRun, NodeRun, PodRun
 from gputui.sim.operator.world import World
@@ -87,6 +88,9 @@ def driver_ctr(world: World, node: NodeRun, run: PodRun, c: ContainerRun, now: f
         world.log(run.name, c.name, f"Could not install Linux kernel headers for kernel {node.kernel}")
         world.log(run.name, c.name, "Stopping NVIDIA persistence daemon...")
         return ("fail", 0.0)
+    joining = first_build_wait(node, c, now)  # a joined node's first build: minutes
+    if joining is not None:
+        return ("wait", joining)
     start = c.started_at or now
     built = start + DURATIONS[c.name]
     if now < built:
