@@ -158,10 +158,10 @@ def mig_config_failed(ctx: NodeContext) -> list[Finding]:
             "mig-config-failed", Severity.WARNING,
             f"MIG config {node.mig_config or '(none)'} failed on {node.name}{_unknown(ctx)}",
             f"Read the MIG manager log ({where} on this node): the config may not exist for "
-            "this GPU, or GPU processes blocked the change. mig-manager acts only when "
-            "nvidia.com/mig.config changes, so setting the same value again does nothing: fix "
-            "the cause, then set the label to another config (e.g. all-disabled) and back, or "
-            "delete the mig-manager pod so it applies the label when it starts.", "mig")]
+            "this GPU, or GPU processes blocked the change. mig-manager acts when "
+            "nvidia.com/mig.config changes and when it starts, so setting the same value "
+            f"again does nothing: fix the cause, then delete {where} on this node to retry "
+            "(it applies the current label when it starts).", "mig")]
     if node.product.endswith("-MIG-INVALID"):
         return [ctx.finding(
             "mig-config-failed", Severity.WARNING,

@@ -147,8 +147,21 @@ def create_pod(world: World, node: NodeRun, op: Operand, now: float, converged: 
         obj["status"] = pod_status(run, node, images, world.clock.rfc3339, now)
     world.store.create("pods", obj, manager=K.M_KCM, adopt=True)
     node.pods[op.key] = run
+    _started(node, op.key, converged)
     world.pod_index[name] = (node.name, op.key)
     return run
+
+
+def _started(node: NodeRun, operand: str, converged: bool) -> None:
+    """What a new operand pod forgets of its predecessor: a new device plugin registers
+    every GPU healthy (k8s-device-plugin ``internal/rm/health.go`` keeps health in memory);
+    a new mig-manager applies the node's current label when it starts (mig-parted
+    ``cmd/nvidia-mig-manager/main.go``), so deleting its pod is the real retry."""
+    if operand == "device-plugin":
+        for gpu in node.gpus:
+            gpu.unhealthy = False
+    elif operand == "mig-manager" and not converged:
+        node.mig_applied_label = None
 
 
 def unscheduled_driver_pod(world: World, node: str) -> None:

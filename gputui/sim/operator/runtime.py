@@ -10,6 +10,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from gputui.sim.operator.hardware import GpuModel, gpu_uuid
+from gputui.sim.operator.sharing import Sharing
 
 
 @dataclass
@@ -68,6 +69,7 @@ class Gpu:
     mig: dict[str, int] | None = None    # applied MIG layout, None = MIG disabled
     xid: int = 0
     fallen: bool = False                  # XID 79: off the bus
+    unhealthy: bool = False               # the device plugin marked it (health.go)
     energy_mj: float = 0.0
     util: float = 0.0
     nvlink_total: float = 0.0             # DCGM_FI_DEV_NVLINK_BANDWIDTH_TOTAL (counter)
@@ -96,6 +98,7 @@ class NodeRun:
     driver_blocked: bool = False          # its driver pod cannot be scheduled (#688)
     mig_applied_label: str | None = None  # last mig.config value the MIG manager handled
     mig_job: dict[str, float | str] | None = None
+    sharing_applied: Sharing | None = None  # the config the running device plugin uses
     next_at: float | None = None
     ip: str = ""
 
