@@ -21,6 +21,7 @@ from gputui.domain.findings_pipeline import (
 )
 from gputui.domain.grace import clock, grace_source, normal_until
 from gputui.domain.model import DeployLabel, Finding, Severity, StageStatus
+from gputui.domain.sharing import sharing_config_missing
 from gputui.domain.thresholds import SOURCES
 from gputui.domain.timefmt import duration
 from gputui.domain.upgrade_events import failure_summary
@@ -229,9 +230,9 @@ def gpu_node_unmanaged(ctx: NodeContext) -> list[Finding]:
 
 #: causes before symptoms: at one severity, the first rule's finding leads the node's row
 NODE_RULES: tuple[Rule, ...] = (
-    driver_pod_failing, operand_pod_failing, validator_stuck, upgrade_failed, upgrade_stalled,
-    mig_config_failed, mig_config_pending, operand_paused, gpu_node_unmanaged, node_not_ready,
-    gpus_unavailable,
+    driver_pod_failing, sharing_config_missing, operand_pod_failing, validator_stuck,
+    upgrade_failed, upgrade_stalled, mig_config_failed, mig_config_pending, operand_paused,
+    gpu_node_unmanaged, node_not_ready, gpus_unavailable,
 )
 
 

@@ -135,7 +135,7 @@ def test_deleting_the_mig_manager_pod_reapplies_the_current_label(start_sim: Any
     path.write_text(MIG_RETRY)
     sim = start_sim(str(path), speed=200)
     node = sim.node("a100/0")
-    labels = lambda: sim.core.read_node(node).metadata.labels  # noqa: E731
+    labels = lambda: sim.core.read_node(node).metadata.labels
     sim.wait_for(lambda: labels().get("nvidia.com/mig.config.state") == "failed", 600,
                  "the MIG change fails")
     old = _on(sim, "app=nvidia-mig-manager", node)
@@ -187,7 +187,7 @@ def test_missing_device_plugin_config_crash_loops_config_manager_init(start_sim:
     path.write_text(SHARING)
     sim = start_sim(str(path), speed=100)
     node = sim.node("t4/0")
-    capacity = lambda: (sim.core.read_node(node).status.capacity or {}).get("nvidia.com/gpu")  # noqa: E731
+    capacity = lambda: (sim.core.read_node(node).status.capacity or {}).get("nvidia.com/gpu")
     sim.wait_for(lambda: capacity() == "16", 300, "4 GPUs shared 4 ways")
     sim.core.patch_node(node, {"metadata": {"labels": {
         "nvidia.com/device-plugin.config": "tesla-t4-typo"}}})
