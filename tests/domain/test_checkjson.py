@@ -18,7 +18,7 @@ CODES = {"cluster-policy-missing", "cluster-policy-not-ready", "cluster-policy-i
          "node-not-ready", "gpus-unavailable", "operand-paused", "driver-pod-failing",
          "operand-pod-failing", "validator-stuck", "upgrade-failed", "upgrade-stalled",
          "upgrade-blocked", "mig-config-failed", "mig-config-pending", "xid-error",
-         "daemonset-not-scheduled", "gpu-missing", "row-remap-failure"}
+         "daemonset-not-scheduled", "gpu-missing", "row-remap-failure", "sharing-config-missing"}
 RFC3339 = re.compile(r"^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(\.\d+)?(Z|[+-]\d{2}:\d{2})$")
 
 
