@@ -100,7 +100,8 @@ class Timeline:
                 run.markers.discard(".driver-ctr-ready")
 
     def do_validator_stuck(self, args: dict[str, Any]) -> None:
-        """cuda-validation never finishes: the validator pod is restarted and hangs there."""
+        """The validator pod is restarted and its CUDA pod cannot start (the runtime hook
+        finds no working driver): cuda-validation gives up after 60 x 5 s and crash-loops."""
         for name in self.world.resolve(args):
             run = self.world.nodes[name]
             run.validator_stuck = True
