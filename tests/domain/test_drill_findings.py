@@ -68,3 +68,21 @@ def test_unlisted_xid_uses_the_exporters_err_msg() -> None:
     assert "XID 157 (Some new GPU event)" in by_gpu["gpu0"]
     assert "XID 48 (double-bit ECC error" in by_gpu["gpu1"]
     assert "XID 158 (unlisted XID" in by_gpu["gpu2"]
+
+
+def _validator(restarts: int, running_for: float) -> list[dict[str, Any]]:
+    return f.healthy_pods(overrides={"operator-validator": {
+        "stuck_in": "cuda-validation", "restarts": restarts,
+        "stuck_since": f.T0 - running_for}})
+
+
+def test_cuda_validation_running_again_after_giving_up_is_stuck() -> None:
+    """gpu-operator ``cmd/nvidia-validator/main.go``: cuda-validation exits only after its
+    60 x 5 s budget, so a restarted one running again has already given up; between its
+    back-offs it is still stuck, with no fresh grace (a reboot's restart finishes in
+    seconds and is left alone)."""
+    snap = SnapshotBuilder().build(f.objects([f.node()], _validator(3, 120)), f.T0)
+    (x,) = found(snap, "validator-stuck")
+    assert x.severity is Severity.WARNING and "gave up 3x" in x.message
+    fresh = SnapshotBuilder().build(f.objects([f.node()], _validator(1, 20)), f.T0)
+    assert found(fresh, "validator-stuck") == []
