@@ -127,17 +127,20 @@ def cuda_validation(world: World, node: NodeRun, run: PodRun, c: ContainerRun, n
 
 def config_manager(world: World, node: NodeRun, run: PodRun, c: ContainerRun, now: float) -> Outcome:
     """config-manager selects the node's config from the ConfigMap; a name it lacks is fatal
-    (k8s-device-plugin ``cmd/config-manager/main.go``: "specified config X does not exist")."""
+    (k8s-device-plugin ``cmd/config-manager/main.go``: "specified config X does not exist"),
+    in the init container and in the sidecar that watches the label afterwards."""
     from gputui.sim.operator.nodectl import device_plugin_config
     from gputui.sim.operator.sharing import missing_config
 
     labels = (world.node_obj(node.name) or {}).get("metadata", {}).get("labels", {})
     cm, default = device_plugin_config(world)
-    missing = missing_config(labels, cm, default)
-    if missing is not None:
-        world.log(run.name, c.name, f'Error: unable to select config: specified config {missing} '
-                  'does not exist')
+    if missing_config(labels, cm, default) is not None:
+        # upstream names the label's value here, "" when only the default is missing
+        named = labels.get(K.DEVICE_PLUGIN_CONFIG, "")
+        world.log(run.name, c.name, f"Error: specified config {named} does not exist")
         return ("fail", 0.0)
+    if c.ready:  # the sidecar keeps watching the label
+        return ("done", 0.0)
     return _elapsed(c, now, c.name)
 
 
@@ -164,4 +167,5 @@ MAIN_STEPS: dict[str, Step] = {
     "nvidia-dcgm-exporter": ready_after(8.0, "exporter"),
     "nvidia-mig-manager": ready_after(3.0, "migmgr"),
     "nvidia-operator-validator": ready_after(1.0, "validated"),
+    "config-manager": config_manager,
 }
