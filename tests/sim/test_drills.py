@@ -100,6 +100,29 @@ def test_device_plugin_marks_gpus_unhealthy_on_critical_xids_only(start_sim: Any
     assert int(sim.core.read_node(node).status.capacity["nvidia.com/gpu"]) == 8
 
 
+def test_dp_disable_healthchecks_from_the_cluster_policy(start_sim: Any, tmp_path: Path) -> None:
+    """k8s-device-plugin ``internal/rm/health.go`` reads ``DP_DISABLE_HEALTHCHECKS``; the
+    ClusterPolicy's ``devicePlugin.env`` sets it on the plugin: XID 48 ignored, 63 not."""
+    policy = ('clusterPolicy: {spec: {devicePlugin: {env: [{name: DP_DISABLE_HEALTHCHECKS, '
+              'value: "48"}]}}}\n')
+    events = ["  - {at: 20s, action: xid, node: h100/0, gpu: 0, code: 48}",
+              "  - {at: 20s, action: xid, node: h100/0, gpu: 1, code: 63}"]
+    path = tmp_path / "xid-env.yaml"
+    path.write_text(policy + XID + "\n".join(events) + "\n")
+    sim = start_sim(str(path), speed=100)
+    node = sim.node("h100/0")
+
+    def allocatable() -> int:
+        status = sim.core.read_node(node).status
+        return int((status.allocatable or {}).get("nvidia.com/gpu", "0"))
+
+    sim.wait_for(lambda: sim.emulated() > 25 and allocatable() == 7, 300,
+                 "only XID 63 takes its GPU out of allocatable")
+    ds = sim.apps.read_namespaced_daemon_set("nvidia-device-plugin-daemonset", NS)
+    env = {e.name: e.value for e in ds.spec.template.spec.containers[0].env}
+    assert env["DP_DISABLE_HEALTHCHECKS"] == "48"
+
+
 def test_device_plugin_health_env_as_upstream() -> None:
     """k8s-device-plugin ``internal/rm/health.go``: ``DP_DISABLE_HEALTHCHECKS`` adds XIDs
     to ignore (``all``/``xids`` ignores every one); ``DP_ENABLE_HEALTHCHECKS`` wins."""

@@ -58,6 +58,10 @@ def _env(op: Operand, spec: Obj) -> dict[str, str]:
                         "FALLBACK_STRATEGIES": "empty"})
     if op.key == "mig-manager":
         env.update({"WITH_REBOOT": "false", "CONFIG_FILE": "/mig-parted-config/config.yaml"})
+    if op.key == "device-plugin":  # devicePlugin.env (e.g. DP_DISABLE_HEALTHCHECKS) as upstream
+        for entry in (spec.get("devicePlugin") or {}).get("env") or []:
+            if isinstance(entry, dict) and entry.get("name") and "value" in entry:
+                env[str(entry["name"])] = str(entry["value"])
     return env
 
 
