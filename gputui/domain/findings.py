@@ -23,6 +23,7 @@ from gputui.domain.findings_pipeline import (
 from gputui.domain.findings_upgrade import held_by_choice
 from gputui.domain.grace import clock, grace_source, normal_until
 from gputui.domain.model import DeployLabel, Finding, Severity, StageStatus
+from gputui.domain.sharing import sharing_config_missing
 from gputui.domain.thresholds import SOURCES
 from gputui.domain.timefmt import duration
 from gputui.domain.upgrade_events import NO_EVENTS, failure_summary
@@ -160,10 +161,10 @@ def mig_config_failed(ctx: NodeContext) -> list[Finding]:
             C.MIG_CONFIG_FAILED, Severity.WARNING,
             f"MIG config {node.mig_config or '(none)'} failed on {node.name}{_unknown(ctx)}",
             f"Read the MIG manager log ({where} on this node): the config may not exist for "
-            "this GPU, or GPU processes blocked the change. mig-manager acts only when "
-            "nvidia.com/mig.config changes, so setting the same value again does nothing: fix "
-            "the cause, then set the label to another config (e.g. all-disabled) and back, or "
-            "delete the mig-manager pod so it applies the label when it starts.", "mig")]
+            "this GPU, or GPU processes blocked the change. mig-manager acts when "
+            "nvidia.com/mig.config changes and when it starts, so setting the same value "
+            f"again does nothing: fix the cause, then delete {where} on this node to retry "
+            "(it applies the current label when it starts).", "mig")]
     if node.product.endswith("-MIG-INVALID"):
         return [ctx.finding(
             C.MIG_CONFIG_FAILED, Severity.WARNING,
@@ -231,9 +232,9 @@ def gpu_node_unmanaged(ctx: NodeContext) -> list[Finding]:
 
 #: causes before symptoms: at one severity, the first rule's finding leads the node's row
 NODE_RULES: tuple[Rule, ...] = (
-    driver_pod_failing, operand_pod_failing, validator_stuck, upgrade_failed, upgrade_stalled,
-    held_by_choice, mig_config_failed, mig_config_pending, operand_paused, gpu_node_unmanaged, node_not_ready,
-    gpus_unavailable,
+    driver_pod_failing, sharing_config_missing, operand_pod_failing, validator_stuck,
+    upgrade_failed, upgrade_stalled, held_by_choice, mig_config_failed, mig_config_pending,
+    operand_paused, gpu_node_unmanaged, node_not_ready, gpus_unavailable,
 )
 
 

@@ -24,6 +24,7 @@ class NodeContext:
     ready_reason: str = ""
     ready_since: float | None = None
     mig_configs: tuple[str, tuple[str, ...]] | None = None
+    sharing_configs: tuple[str, tuple[str, ...]] | None = None
     deadlines: list[float] = field(default_factory=list)
 
     def over(self, since: float | None, minutes: float) -> bool:

@@ -16,7 +16,7 @@ from gputui.domain import catalogue as C
 from gputui.domain.inputs import GpuHealth, XidEvent
 from gputui.domain.model import Finding, NodeView, Severity
 from gputui.domain.timefmt import duration
-from gputui.domain.xid import xid_info
+from gputui.domain.xid import xid_info, xid_meaning
 
 GPU_MISSING_HINT = ("A GPU gone from DCGM's view has usually fallen off the bus (XID 79): "
                     "cordon and drain the node, then reboot it; RMA the GPU if it repeats.")
@@ -52,14 +52,15 @@ def _age_words(event: XidEvent, now: float, lookback: float) -> tuple[str, bool]
 def xid_finding(node: str, event: XidEvent, now: float, lookback_seconds: float) -> Finding:
     """The ``xid-error`` finding of one GPU's last XID, graded by meaning and age."""
     info = xid_info(event.xid)
+    meaning = xid_meaning(event.xid, event.message)
     when, recent = _age_words(event, now, lookback_seconds)
     if recent:
-        message = f"GPU {event.gpu}: XID {event.xid} ({info.meaning}) {when}"
+        message = f"GPU {event.gpu}: XID {event.xid} ({meaning}) {when}"
         return Finding(C.XID_ERROR, info.severity, node, message,
                        info.action[0].upper() + info.action[1:] + ".", "metrics",
                        f"gpu{event.gpu}")
     window = duration(lookback_seconds)
-    message = f"GPU {event.gpu}: last XID {event.xid} ({info.meaning}), {when}"
+    message = f"GPU {event.gpu}: last XID {event.xid} ({meaning}), {when}"
     why = ("Its time is unknown" if event.when <= 0
            else f"It is not within the {window} lookback")
     hint = (f"{why}, so it is not counted as current. If it was not dealt with: "

@@ -17,6 +17,7 @@ from gputui.domain.findings_base import NodeContext
 from gputui.domain.grace import clock, grace_source, normal_until
 from gputui.domain.hints import driver_hint, validator_layer
 from gputui.domain.model import Finding, NodeView, PipelineStage, Severity, StageStatus
+from gputui.domain.pods import ContainerInfo
 from gputui.domain.thresholds import SOURCES
 from gputui.domain.timefmt import duration
 
@@ -197,12 +198,27 @@ def validator_stuck(ctx: NodeContext) -> list[Finding]:
             f"{message} (waiting on the failed {cause.operand} stage: {cause.detail})",
             f"Fix the {cause.operand} stage first; the validator follows.",
             "pipeline", current.name)]
-    if not current.failing:
+    retrying = _retrying(ctx, current)
+    if not current.failing and not retrying:
         until = normal_until(pipeline, stage, ctx.pods, ctx.thresholds)
         if until is None or not ctx.over(until, 0.0):
             return []
     state = (f" ({stage.detail})" if current.failing else
+             f" (gave up {current.restarts}x, running again)" if retrying else
              f" (past {grace_source('operator-validator', ctx.thresholds)})")
     return [ctx.finding(C.VALIDATOR_STUCK, Severity.WARNING,
                         f"validator on {ctx.node.name} stuck in {current.name}{age}{state}: "
                         f"{meaning}", hint, "pipeline", current.name)]
+
+
+#: a restarted cuda-validation still running after this long has given up before (a
+#: reboot's restart finishes in seconds)
+RETRY_SECONDS = 60.0
+
+
+def _retrying(ctx: NodeContext, current: ContainerInfo) -> bool:
+    """cuda-validation restarted and running again: it gave up its 60 x 5 s budget before
+    (gpu-operator ``cmd/nvidia-validator/main.go``), so the new attempt has no grace."""
+    if current.name != "cuda-validation" or current.restarts == 0 or current.failing:
+        return False
+    return ctx.over(current.started_at, RETRY_SECONDS / 60.0)

@@ -20,10 +20,18 @@ VALIDATOR_LAYERS: dict[str, tuple[str, str]] = {
         "the container runtime layer: the toolkit has not set up the NVIDIA runtime",
         ("Read the container-toolkit pod log and check the runtime (containerd/CRI-O) config "
          "it writes and restarts.")),
+    # cmd/nvidia-validator/main.go (gpu-operator): the pod is bound to the node (nodeName,
+    # no scheduler), tolerates what the validator DaemonSet tolerates and requests no GPU;
+    # the validator polls it 60 x 5 s, then exits 1 and the init container restarts
     "cuda-validation": (
         "the CUDA layer: the nvidia-cuda-validator pod cannot run or CUDA fails",
-        ("Look at the nvidia-cuda-validator pod: Pending means taints/tolerations or no "
-         "allocatable GPU; Failed or restarting means CUDA itself fails on this GPU.")),
+        ("The nvidia-cuda-validator pod is bound to this node and requests no GPU; "
+         "cuda-validation gives up after 60 x 5 s and restarts. Read its events and status: "
+         "ErrImagePull/ImagePullBackOff means the validator image cannot be pulled (repository, "
+         "pull secrets); RunContainerError or CreateContainerError naming runtime class "
+         "\"nvidia\" or nvidia-container-cli means the container runtime or toolkit is not set "
+         "up; an nvml error or vectorAdd failing or hanging means the driver does not answer "
+         "(run nvidia-smi in the driver pod).")),
     "plugin-validation": (
         ("the device plugin layer: the node does not advertise nvidia.com/gpu "
          "(\"GPU resources are not yet discovered by the node\")"),
@@ -38,9 +46,16 @@ def validator_layer(init: str, pods: Sequence[PodInfo]) -> tuple[str, str]:
     if init == "cuda-validation":
         cuda = next((p for p in pods if p.labels.get(L.APP) == L.CUDA_VALIDATOR_APP), None)
         if cuda is not None:
-            why = f": {cuda.unschedulable}" if cuda.unschedulable else ""
+            said = cuda.unschedulable or _first_message(cuda)
+            why = f": {said}" if said else ""
             hint = f"Pod {cuda.name} is {cuda.status}{why}. " + hint
     return meaning, hint
+
+
+def _first_message(pod: PodInfo, limit: int = 240) -> str:
+    """The first container message of ``pod`` (why it does not start), shortened."""
+    text = next((c.message for c in pod.init_containers + pod.containers if c.message), "")
+    return text if len(text) <= limit else "..." + text[-limit:]
 
 
 def _message_text(pod: PodInfo | None) -> str:

@@ -36,6 +36,8 @@ class NodeInputs:
     driver_generations: Mapping[str, int] = field(default_factory=dict)
     #: (ConfigMap name, config names it offers) when the node asks for a MIG config
     mig_configs: tuple[str, tuple[str, ...]] | None = None
+    #: (ConfigMap name, its keys) when the node names a device-plugin config
+    sharing_configs: tuple[str, tuple[str, ...]] | None = None
     #: the pod lists (or policy, DaemonSets) are not read yet: no pipeline, no findings
     loading: bool = False
     #: those of them that could not be read (403): what rests on them is unknown
@@ -122,7 +124,7 @@ def build_node(inputs: NodeInputs, thresholds: ThresholdsLike,
                       label_times=MappingProxyType(dict(inputs.label_times)),
                       policy=inputs.upgrade_policy, event=inputs.event,
                       ready_reason=basics.ready_reason, ready_since=basics.ready_since,
-                      mig_configs=inputs.mig_configs)
+                      mig_configs=inputs.mig_configs, sharing_configs=inputs.sharing_configs)
     findings = tuple(node_findings(ctx))
     worst = findings[0].severity if findings else None
     coming = judge(ctx)  # from the pipeline and age, not from the findings above

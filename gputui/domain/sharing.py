@@ -9,8 +9,11 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 
+from gputui.domain import catalogue as C
+from gputui.domain.findings_base import NodeContext
 from gputui.domain.kube import to_int
-from gputui.domain.labels import GPU_REPLICAS, GPU_SHARING_STRATEGY
+from gputui.domain.labels import DEVICE_PLUGIN_CONFIG, GPU_REPLICAS, GPU_SHARING_STRATEGY
+from gputui.domain.model import Finding, Severity
 
 
 def sharing_of(labels: Mapping[str, str]) -> tuple[str, int]:
@@ -41,3 +44,27 @@ def expected_units(gpu_count: int, replicas: int) -> int:
 def describe(strategy: str, replicas: int) -> str:
     """``time-slicing x4``, ``mps x2`` or ``none``."""
     return "none" if strategy == "none" or replicas <= 1 else f"{strategy} x{replicas}"
+
+
+def sharing_config_missing(ctx: NodeContext) -> list[Finding]:
+    """The node's ``nvidia.com/device-plugin.config`` names a key its ConfigMap lacks.
+
+    config-manager (k8s-device-plugin ``cmd/config-manager/main.go``) then fails with
+    "specified config X does not exist": ``config-manager-init`` crash-loops in every new
+    device-plugin and GFD pod on the node, and a running one keeps its old config.
+    """
+    wanted = ctx.node.labels.get(DEVICE_PLUGIN_CONFIG)
+    if not wanted or ctx.sharing_configs is None:
+        return []
+    configmap, keys = ctx.sharing_configs
+    if wanted in keys:
+        return []
+    offered = ", ".join(keys[:8]) + (", ..." if len(keys) > 8 else "") if keys else "no keys"
+    return [ctx.finding(
+        C.SHARING_CONFIG_MISSING, Severity.WARNING,
+        f"{DEVICE_PLUGIN_CONFIG}={wanted} on {ctx.node.name} names no key of ConfigMap "
+        f"{configmap} (it has: {offered})",
+        f"config-manager fails (\"specified config {wanted} does not exist\"): new "
+        "device-plugin and GFD pods crash-loop in config-manager-init and the node offers no "
+        f"GPUs after their next restart. Set the label to a key of {configmap}, remove it to "
+        "use the default config, or add the key to the ConfigMap.", "nodes", "device-plugin")]

@@ -30,7 +30,7 @@ from gputui.domain.findings_metrics import metric_findings
 from gputui.domain.findings_upgrade import required_stalled, upgrade_blocked
 from gputui.domain.fleet import Fleet, finding_order
 from gputui.domain.inputs import ClusterObjects, GpuHealth, JsonDict, XidEvent
-from gputui.domain.labels import MIG_CONFIG
+from gputui.domain.labels import DEVICE_PLUGIN_CONFIG, MIG_CONFIG
 from gputui.domain.mig import config_source
 from gputui.domain.model import (
     ClusterPolicyView,
@@ -75,6 +75,8 @@ class _Shared:
     namespace: str | None
     driver_generations: tuple[tuple[str, int], ...] = ()
     mig_config_name: str | None = None
+    #: the device plugin's config ConfigMap (ClusterPolicy ``devicePlugin.config.name``)
+    device_plugin_config: str | None = None
     #: pods, DaemonSets or the ClusterPolicy not listed yet: pipelines and findings unknown
     loading: bool = False
     #: those that could not be read (403): a node without findings is unknown, not ok
@@ -148,6 +150,7 @@ class SnapshotBuilder:
         shared = _Shared(policy.state != "missing", policy.disabled_operands,
                          frozenset(ds.operand for ds in daemonsets), upgrade_policy, namespace,
                          driver_generations(objects.daemonsets), policy.mig_config_name,
+                         policy.device_plugin_config or None,
                          bool(objects.loading & _FINDING_INPUTS), unknown)
         events, event_nodes = self._read_events(objects.events)
         mig_nodes = configmap_changes(self._configmaps, objects.configmaps, objects.nodes,
@@ -279,9 +282,22 @@ class SnapshotBuilder:
             with_daemonset=shared.with_daemonset, upgrade_policy=shared.upgrade_policy,
             event=event, driver_generations=generations,
             mig_configs=self._mig_configs(objects, name, shared), loading=shared.loading,
-            unknown=shared.unknown)
+            unknown=shared.unknown, sharing_configs=self._sharing_configs(objects, name, shared))
         view, recheck_at = build_node(inputs, self._thresholds, now)
         return _Entry(view, recheck_at, event)
+
+    @staticmethod
+    def _sharing_configs(objects: ClusterObjects, name: str,
+                         shared: _Shared) -> tuple[str, tuple[str, ...]] | None:
+        """(ConfigMap, its keys) for a node that names a device-plugin config, when read."""
+        if not kube.sub(objects.nodes[name], "metadata", "labels").get(DEVICE_PLUGIN_CONFIG):
+            return None
+        if not shared.namespace or not shared.device_plugin_config:
+            return None
+        if (shared.namespace, shared.device_plugin_config) not in objects.configmaps:
+            return None  # not read (or absent): what it offers is unknown, say nothing
+        return shared.device_plugin_config, sharing_config_names(
+            objects.configmaps, shared.namespace, shared.device_plugin_config)
 
     def _mig_configs(self, objects: ClusterObjects, name: str,
                      shared: _Shared) -> tuple[str, tuple[str, ...]] | None:

@@ -75,14 +75,23 @@ XIDS: dict[int, XidInfo] = {x.code: x for x in (
 UNLISTED = "unlisted XID (see NVIDIA's XID catalogue)"
 
 
+#: ``err_msg`` values that say nothing (dcgm-exporter: "No Error" with XID 0, else "Unknown")
+_EMPTY_MESSAGES = frozenset({"", "unknown", "no error"})
+
+
+def xid_meaning(xid: int, err_msg: str = "") -> str:
+    """What ``xid`` means: the table's words, else the exporter's ``err_msg`` text (its
+    ``DCGM_FI_DEV_XID_ERRORS`` series carries ``err_code``/``err_msg``), else "unlisted"."""
+    listed = XIDS.get(xid)
+    if listed is not None:
+        return listed.meaning
+    text = " ".join(err_msg.split())[:120]
+    return text if text.lower() not in _EMPTY_MESSAGES else UNLISTED
+
+
 def xid_info(xid: int) -> XidInfo:
     """The table entry for ``xid``; an unlisted code is a warning to look up."""
     return XIDS.get(xid) or XidInfo(xid, UNLISTED, Severity.WARNING, WATCH_RMA)
-
-
-def xid_meaning(xid: int) -> str:
-    """What an XID means, or "unlisted XID" for codes outside the table."""
-    return xid_info(xid).meaning
 
 
 def xid_severity(xid: int) -> Severity:

@@ -91,9 +91,15 @@ def test_driver_crashloop(gputui: Run) -> None:
 
 
 def test_validator_stuck_names_the_init_container(gputui: Run) -> None:
+    """gpu-operator ``cmd/nvidia-validator/main.go`` binds the CUDA pod to the node: taints
+    cannot stop it, so the hint names what can (image pull, runtime, driver), not taints."""
     rc, report = check(gputui, "validator-stuck")
     stuck = [f for f in report["findings"] if f["code"] == "validator-stuck"]
     assert rc == 1 and stuck and "cuda-validation" in stuck[0]["message"]
+    assert "CrashLoopBackOff" in stuck[0]["message"] or "gave up" in stuck[0]["message"]
+    hint = stuck[0]["hint"].lower()
+    assert "taint" not in hint and "toleration" not in hint
+    assert "pull" in hint and "runtime" in hint and "driver" in hint
 
 
 def test_mig_reconfig_failed(gputui: Run) -> None:

@@ -148,13 +148,14 @@ def test_crash_looping_device_plugin_is_not_blamed_on_the_validator() -> None:
 
 
 def test_mig_retry_hint_says_the_same_value_does_nothing() -> None:
-    """mig-manager acts on changes of nvidia.com/mig.config only (mig-parted
-    ``cmd/nvidia-mig-manager/main.go``): setting the same value again is a no-op."""
+    """mig-manager acts on changes of nvidia.com/mig.config and when it starts (mig-parted
+    ``cmd/nvidia-mig-manager/main.go``): setting the same value again is a no-op, deleting
+    its pod is the retry (a detour through all-disabled would re-partition the GPUs)."""
     labels = {"nvidia.com/mig.config": "all-1g.10gb", "nvidia.com/mig.config.state": "failed"}
     snap = build([f.node(labels=labels)], f.healthy_pods())
     (failed,) = of(snap, "mig-config-failed")
     assert "setting the same value again does nothing" in failed.hint
-    assert "all-disabled" in failed.hint
+    assert "all-disabled" not in failed.hint and "delete pod nvidia-mig-manager" in failed.hint
 
 
 def test_mig_paused_labels_within_the_mig_grace_are_info() -> None:

@@ -58,6 +58,10 @@ def _env(op: Operand, spec: Obj) -> dict[str, str]:
                         "FALLBACK_STRATEGIES": "empty"})
     if op.key == "mig-manager":
         env.update({"WITH_REBOOT": "false", "CONFIG_FILE": "/mig-parted-config/config.yaml"})
+    if op.key == "device-plugin":  # devicePlugin.env (e.g. DP_DISABLE_HEALTHCHECKS) as upstream
+        for entry in (spec.get("devicePlugin") or {}).get("env") or []:
+            if isinstance(entry, dict) and entry.get("name") and "value" in entry:
+                env[str(entry["name"])] = str(entry["value"])
     return env
 
 
@@ -147,8 +151,21 @@ def create_pod(world: World, node: NodeRun, op: Operand, now: float, converged: 
         obj["status"] = pod_status(run, node, images, world.clock.rfc3339, now)
     world.store.create("pods", obj, manager=K.M_KCM, adopt=True)
     node.pods[op.key] = run
+    _started(node, op.key, converged)
     world.pod_index[name] = (node.name, op.key)
     return run
+
+
+def _started(node: NodeRun, operand: str, converged: bool) -> None:
+    """What a new operand pod forgets of its predecessor: a new device plugin registers
+    every GPU healthy (k8s-device-plugin ``internal/rm/health.go`` keeps health in memory);
+    a new mig-manager applies the node's current label when it starts (mig-parted
+    ``cmd/nvidia-mig-manager/main.go``), so deleting its pod is the real retry."""
+    if operand == "device-plugin":
+        for gpu in node.gpus:
+            gpu.unhealthy = False
+    elif operand == "mig-manager" and not converged:
+        node.mig_applied_label = None
 
 
 def unscheduled_driver_pod(world: World, node: str) -> None:

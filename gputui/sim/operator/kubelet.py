@@ -29,6 +29,9 @@ DURATIONS = {"nvidia-driver-ctr": 75.0, "nvidia-container-toolkit-ctr": 10.0,
              "config-manager-init": 2.0, "mps-control-daemon-mounts": 2.0,
              "k8s-driver-manager": 10.0}
 GATES = {"driver-validation": ".driver-ctr-ready", "plugin-validation": "capacity"}
+#: main containers whose step runs again once ready: they watch something and can fail
+#: later (config-manager watches its node label, k8s-device-plugin cmd/config-manager)
+WATCHING = frozenset({"config-manager"})
 
 
 def _elapsed(c: ContainerRun, now: float, name: str) -> Outcome:
@@ -142,7 +145,7 @@ def _run_mains(world: World, node: NodeRun, run: PodRun, main_steps: dict[str, S
                 wake = min(wake or c.crash_until, c.crash_until)
                 continue
             c.started_at, c.crash_until = now, None
-        if c.ready:
+        if c.ready and c.name not in WATCHING:
             continue
         outcome, until = main_steps.get(c.name, step_generic)(world, node, run, c, now)
         if outcome == "fail":

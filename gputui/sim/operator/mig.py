@@ -3,7 +3,9 @@
 Follows ``Reconfigure.Run``: validate the name against the node's configs (``failed`` if
 unknown), ``pending``, pause the GPU clients' deploy labels (``paused-for-mig-change``), wait
 for their pods to go, apply, delete the validator pod so validations re-run, restore the
-labels, ``success``. GPU workload pods are not evicted, as with the real one.
+labels, ``success``. GPU workload pods are not evicted, as with the real one. A new
+mig-manager pod applies the node's current label when it starts (mig-parted
+``cmd/nvidia-mig-manager/main.go``): ``run.mig_applied_label`` is forgotten with the pod.
 """
 
 from __future__ import annotations
@@ -87,7 +89,9 @@ def _pause(world: World, node: str, paused: bool) -> None:
 
 
 def _state(world: World, node: str, state: str) -> None:
-    world.set_labels(node, {K.MIG_CONFIG_STATE: state}, K.M_MIG)
+    labels = (world.node_obj(node) or {}).get("metadata", {}).get("labels", {})
+    if labels.get(K.MIG_CONFIG_STATE) != state:  # a restart re-asserting success writes nothing
+        world.set_labels(node, {K.MIG_CONFIG_STATE: state}, K.M_MIG)
 
 
 def reconcile(world: World, run: NodeRun, now: float) -> float | None:

@@ -15,7 +15,7 @@ from gputui.sim.operator import keys as K
 from gputui.sim.operator.hardware import model as gpu_model
 from gputui.sim.operator.operands import OPERANDS
 from gputui.sim.operator.runtime import NodeRun
-from gputui.sim.operator.sharing import node_sharing
+from gputui.sim.operator.sharing import Sharing, missing_config, node_sharing
 from gputui.sim.operator.steps import INIT_STEPS, MAIN_STEPS
 from gputui.sim.operator.world import SCHEDULE, STATUS, World
 from gputui.sim.scenario import Pool
@@ -135,17 +135,28 @@ def converge_pods(world: World, run: NodeRun, labels: dict[str, str], now: float
 
 
 def _resources(world: World, run: NodeRun, labels: dict[str, str]) -> tuple[dict[str, int], dict[str, int]]:
+    return nodes.device_resources(run, world.mig_strategy(), _sharing(world, run, labels))
+
+
+def _sharing(world: World, run: NodeRun, labels: dict[str, str]) -> Sharing:
+    """The sharing the node's plugin and GFD run: the selected config, or, when the
+    ConfigMap lacks it (config-manager fails), the one they started with."""
+    cm, default = device_plugin_config(world)
+    if missing_config(labels, cm, default) is None:
+        run.sharing_applied = node_sharing(labels, cm, default)
+    return run.sharing_applied or node_sharing(labels, cm, default)
+
+
+def device_plugin_config(world: World) -> tuple[dict[str, Any] | None, str | None]:
+    """(the device plugin's config ConfigMap, its default config name) from the policy."""
     spec = world.policy_spec()
     cfg = (spec.get("devicePlugin") or {}).get("config") or {}
     cm = world.store.get("configmaps", cfg["name"], world.ns) if cfg.get("name") else None
-    return nodes.device_resources(run, world.mig_strategy(), node_sharing(labels, cm, cfg.get("default")))
+    return cm, cfg.get("default")
 
 
 def _gfd(world: World, run: NodeRun, labels: dict[str, str], now: float) -> dict[str, str]:
-    spec = world.policy_spec()
-    cfg = (spec.get("devicePlugin") or {}).get("config") or {}
-    cm = world.store.get("configmaps", cfg["name"], world.ns) if cfg.get("name") else None
-    sharing = node_sharing(labels, cm, cfg.get("default"))
+    sharing = _sharing(world, run, labels)
     return nodes.gfd_labels(run, world.mig_strategy(), sharing, run.driver_loaded or world.driver_version(), now)
 
 
@@ -224,7 +235,9 @@ def publish(world: World, run: NodeRun, now: float) -> None:
             world.set_labels(run.name, {**wanted, **{k: None for k in gone}}, K.M_GFD)
     plugin = run.pods.get("device-plugin")
     capacity, healthy = _resources(world, run, labels)
-    up = plugin is not None and plugin.ready
+    # the kubelet sees the plugin's socket: a failing config-manager sidecar does not stop it
+    up = plugin is not None and plugin.initialized and all(
+        c.ready for c in plugin.main if c.name != "config-manager")
     _write_resources(world, run.name, capacity if up else None, healthy if up else None)
 
 

@@ -242,7 +242,7 @@ def device_resources(run: NodeRun, strategy: str, sharing: Sharing) -> tuple[dic
 
     single = single_layout(run) if strategy == "single" else None
     for gpu in run.gpus:
-        ok = not gpu.fallen
+        ok = not gpu.fallen and not gpu.unhealthy
         if gpu.mig is None or strategy == "none":
             if single != "INVALID":
                 add(name, sharing.replicas if gpu.mig is None or strategy == "none" else 0, ok)

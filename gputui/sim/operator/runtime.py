@@ -10,6 +10,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from gputui.sim.operator.hardware import GpuModel, gpu_uuid
+from gputui.sim.operator.sharing import Sharing
 
 
 @dataclass
@@ -69,6 +70,7 @@ class Gpu:
     xid: int = 0
     fallen: bool = False                  # XID 79: off the bus
     remap_failed: bool = False            # DCGM_FI_DEV_ROW_REMAP_FAILURE (a bank out of spare rows)
+    unhealthy: bool = False               # the device plugin marked it (health.go)
     energy_mj: float = 0.0
     util: float = 0.0
     nvlink_total: float = 0.0             # DCGM_FI_DEV_NVLINK_BANDWIDTH_TOTAL (counter)
@@ -98,6 +100,7 @@ class NodeRun:
     first_build: bool = False             # joined: its first driver build takes minutes
     mig_applied_label: str | None = None  # last mig.config value the MIG manager handled
     mig_job: dict[str, float | str] | None = None
+    sharing_applied: Sharing | None = None  # the config the running device plugin uses
     next_at: float | None = None
     ip: str = ""
     down_since: float | None = None       # rebooting since then (sim.operator.reboot)

@@ -1,4 +1,10 @@
-"""Device-plugin sharing (§6): which named config a node uses and what it does to capacity."""
+"""Device-plugin sharing (§6): which named config a node uses and what it does to capacity.
+
+config-manager (k8s-device-plugin ``cmd/config-manager/main.go``) picks the node label's
+config, else ``DEFAULT_CONFIG``; a name the ConfigMap lacks is an error ("specified config X
+does not exist"): ``config-manager-init`` exits 1 and crash-loops, and a running pod's
+``config-manager`` sidecar fails while the plugin keeps the config it started with.
+"""
 
 from __future__ import annotations
 
@@ -51,3 +57,17 @@ def node_sharing(labels: dict[str, str], configmap: dict[str, Any] | None,
     if not key or key not in data:
         return NO_SHARING  # FALLBACK_STRATEGIES=empty
     return parse_config(data[key])
+
+
+def selected_config(labels: dict[str, str], default_key: str | None) -> str:
+    """The config name config-manager selects: the node label, else the default."""
+    return labels.get(K.DEVICE_PLUGIN_CONFIG) or default_key or ""
+
+
+def missing_config(labels: dict[str, str], configmap: dict[str, Any] | None,
+                   default_key: str | None) -> str | None:
+    """The selected config name when the ConfigMap lacks it (config-manager fails), else None."""
+    if not configmap:
+        return None
+    key = selected_config(labels, default_key)
+    return key if key and key not in (configmap.get("data") or {}) else None

@@ -125,14 +125,47 @@ def toolkit_ctr(world: World, node: NodeRun, run: PodRun, c: ContainerRun, now: 
 
 
 def cuda_validation(world: World, node: NodeRun, run: PodRun, c: ContainerRun, now: float) -> Outcome:
-    """Launch ``nvidia-cuda-validator-xxxxx`` and wait for it to succeed (§1.3)."""
-    from gputui.sim.operator import validatorpod
+    """Launch ``nvidia-cuda-validator-xxxxx`` and poll it 60 x 5 s for ``Succeeded``, then give
+    up and exit 1 (gpu-operator ``cmd/nvidia-validator/main.go``, ``waitForPod``)."""
+    from gputui.sim.operator import validatorpod as V
 
-    name = validatorpod.ensure(world, node, run, now)
+    if c.polls == 0:  # a new run of the container: a new pod, as upstream's validate() does
+        V.launch(world, node, run, now)
+        c.polls, c.next_poll = 1, now + V.WAIT_INTERVAL
+        return ("wait", c.next_poll)
+    name = V.ensure(world, node, run, now)
     pod = world.store.get("pods", name, world.ns)
-    if pod is not None and pod["status"].get("phase") == "Succeeded":
+    phase = (pod or {}).get("status", {}).get("phase") or "Pending"
+    if phase == "Succeeded":
         return ("done", 0.0)
-    return ("wait", now + 5.0)
+    if now < c.next_poll:  # woken early by some other change: not a poll yet
+        return ("wait", c.next_poll)
+    if c.polls >= V.WAIT_RETRIES:
+        world.log(run.name, c.name, f"Error: gave up waiting for pod {name} to be available")
+        return ("fail", 0.0)
+    c.polls += 1
+    c.next_poll = now + V.WAIT_INTERVAL
+    world.log(run.name, c.name, f"pod {name} is curently in {phase} phase")
+    return ("wait", c.next_poll)
+
+
+def config_manager(world: World, node: NodeRun, run: PodRun, c: ContainerRun, now: float) -> Outcome:
+    """config-manager selects the node's config from the ConfigMap; a name it lacks is fatal
+    (k8s-device-plugin ``cmd/config-manager/main.go``: "specified config X does not exist"),
+    in the init container and in the sidecar that watches the label afterwards."""
+    from gputui.sim.operator.nodectl import device_plugin_config
+    from gputui.sim.operator.sharing import missing_config
+
+    labels = (world.node_obj(node.name) or {}).get("metadata", {}).get("labels", {})
+    cm, default = device_plugin_config(world)
+    if missing_config(labels, cm, default) is not None:
+        # upstream names the label's value here, "" when only the default is missing
+        named = labels.get(K.DEVICE_PLUGIN_CONFIG, "")
+        world.log(run.name, c.name, f"Error: specified config {named} does not exist")
+        return ("fail", 0.0)
+    if c.ready:  # the sidecar keeps watching the label
+        return ("done", 0.0)
+    return _elapsed(c, now, c.name)
 
 
 def ready_after(seconds: float, effect: str) -> Step:
@@ -148,7 +181,8 @@ def ready_after(seconds: float, effect: str) -> Step:
 
 
 INIT_STEPS: dict[str, Step] = {"k8s-driver-manager": driver_manager,
-                               "cuda-validation": cuda_validation}
+                               "cuda-validation": cuda_validation,
+                               "config-manager-init": config_manager}
 MAIN_STEPS: dict[str, Step] = {
     "nvidia-driver-ctr": driver_ctr,
     "nvidia-container-toolkit-ctr": toolkit_ctr,
@@ -157,4 +191,5 @@ MAIN_STEPS: dict[str, Step] = {
     "nvidia-dcgm-exporter": ready_after(8.0, "exporter"),
     "nvidia-mig-manager": ready_after(3.0, "migmgr"),
     "nvidia-operator-validator": ready_after(1.0, "validated"),
+    "config-manager": config_manager,
 }

@@ -14,6 +14,7 @@ if TYPE_CHECKING:
     from gputui.sim.operator.core import Operator
 
 #: a timeline action's handler: the Timeline and the event's fields
+PLUGIN_DS = "nvidia-device-plugin-daemonset"
 Handler = Callable[["Timeline", dict[str, Any]], None]
 
 log = logging.getLogger(__name__)
@@ -93,7 +94,8 @@ class Timeline:
                 run.markers.discard(".driver-ctr-ready")
 
     def do_validator_stuck(self, args: dict[str, Any]) -> None:
-        """cuda-validation never finishes: the validator pod is restarted and hangs there."""
+        """The validator pod is restarted and its CUDA pod cannot start (the runtime hook
+        finds no working driver): cuda-validation gives up after 60 x 5 s and crash-loops."""
         for name in self.world.resolve(args):
             run = self.world.nodes[name]
             run.validator_stuck = True
@@ -102,10 +104,19 @@ class Timeline:
                 self.world.store.delete("pods", validator.name, self.world.ns)
 
     def do_xid(self, args: dict[str, Any]) -> None:
+        """A GPU raises an XID; the device plugin marks it unhealthy unless the XID is one
+        it ignores (k8s-device-plugin ``internal/rm/health.go``), so allocatable drops."""
+        from gputui.sim.operator.health import marks_unhealthy, plugin_env
+
+        plugin = self.world.store.get("daemonsets.apps", PLUGIN_DS, self.world.ns)
+        env = plugin_env(plugin)
         for name in self.world.resolve(args):
-            gpu = self.world.nodes[name].gpus[int(args.get("gpu", 0))]
+            run = self.world.nodes[name]
+            gpu = run.gpus[int(args.get("gpu", 0))]
             gpu.xid = int(args.get("code", 79))
             gpu.fallen = gpu.xid == 79
+            if "device-plugin" in run.pods and marks_unhealthy(gpu.xid, env):
+                gpu.unhealthy = True
 
     def do_row_remap_failure(self, args: dict[str, Any]) -> None:
         """A memory bank runs out of spare rows: the exporter reports the GPU's

@@ -1,8 +1,13 @@
 """The ``nvidia-cuda-validator-xxxxx`` pod that ``cuda-validation`` launches (§1.3).
 
-It runs ``vectorAdd`` once (restartPolicy OnFailure) and Succeeds; a stuck validator
-(scenario ``validator-stuck``) leaves it Pending, unschedulable, so ``cuda-validation`` never
-completes — what an operator sees when taints or a broken runtime block the workload.
+As gpu-operator ``cmd/nvidia-validator/main.go`` does: each run of ``cuda-validation``
+deletes the previous pod and creates a new one bound to the node (``spec.nodeName``, so no
+scheduler and no taint is involved), with the validator DaemonSet's tolerations and no GPU
+request, then polls it every 5 s, 60 times, for ``Succeeded``; after that it gives up ("gave
+up waiting for pod ... to be available"), exits 1 and the kubelet restarts the init container
+(``Init:CrashLoopBackOff``). A stuck validator (scenario ``validator-stuck``) is what stops
+such a pod for real: its container cannot start because the NVIDIA runtime hook finds no
+working driver, so the pod stays Pending in ``Init:RunContainerError``.
 """
 
 from __future__ import annotations
@@ -15,20 +20,38 @@ from gputui.sim.operator.runtime import NodeRun, PodRun
 from gputui.sim.operator.world import World
 
 RUN_SECONDS = 8.0
+#: podCreationWaitRetries x podCreationSleepIntervalSeconds in cmd/nvidia-validator/main.go
+WAIT_RETRIES = 60
+WAIT_INTERVAL = 5.0
+VALIDATOR_DS = "nvidia-operator-validator"
+#: what containerd answers when the NVIDIA runtime's hook finds no working driver
+HOOK_ERROR = ("failed to create containerd task: failed to create shim task: OCI runtime create "
+              "failed: runc create failed: unable to start container process: error during "
+              "container init: error running prestart hook #0: exit status 1, stdout: , "
+              "stderr: nvidia-container-cli: initialization error: nvml error: driver not "
+              "loaded: unknown")
+
+
+def launch(world: World, node: NodeRun, run: PodRun, now: float) -> str:
+    """A new run of ``cuda-validation``: delete the last pod, create a fresh one; its name."""
+    if run.child and world.store.get("pods", run.child, world.ns) is not None:
+        world.store.delete("pods", run.child, world.ns)
+    run.child = world.pod_name("nvidia-cuda-validator-")
+    run.child_started = now
+    world.store.create("pods", _pod(world, node, run), manager=K.M_VALIDATOR)
+    world.pod_index[run.child] = (node.name, "cuda-validator")
+    return run.child
 
 
 def ensure(world: World, node: NodeRun, run: PodRun, now: float) -> str:
-    """Create the CUDA validator pod once per validator run and move it along; its name."""
+    """Move this run's CUDA validator pod along (creating it if it is gone); its name."""
     if not run.child or world.store.get("pods", run.child, world.ns) is None:
-        run.child = world.pod_name("nvidia-cuda-validator-")
-        run.child_started = now
-        world.store.create("pods", _pod(world, node, run), manager=K.M_VALIDATOR)
-        world.pod_index[run.child] = (node.name, "cuda-validator")
-        return run.child
+        return launch(world, node, run, now)
     pod = world.store.get("pods", run.child, world.ns) or {}
     phase = pod.get("status", {}).get("phase")
     if node.validator_stuck:
-        _set(world, run.child, _pending_unschedulable(world))
+        if not pod.get("status", {}).get("initContainerStatuses"):
+            _set(world, run.child, _hook_failing(world, node, run))
     elif phase == "Pending" and now >= run.child_started + 2:
         _set(world, run.child, _status(world, node, run, "Running"))
     elif phase == "Running" and now >= run.child_started + RUN_SECONDS:
@@ -65,7 +88,7 @@ def _pod(world: World, node: NodeRun, run: PodRun) -> dict[str, Any]:
                                               "controller": True}]},
             "spec": {"nodeName": node.name, "restartPolicy": "OnFailure",
                      "runtimeClassName": "nvidia", "priorityClassName": "system-node-critical",
-                     "tolerations": [dict(K.TOLERATION_GPU)],
+                     "tolerations": _tolerations(world),
                      "initContainers": [{"name": "cuda-validation", "image": image,
                                          "command": ["sh", "-c"], "args": ["vectorAdd"]}],
                      "containers": [{"name": "nvidia-cuda-validator", "image": image,
@@ -94,10 +117,27 @@ def _status(world: World, node: NodeRun, run: PodRun, phase: str) -> dict[str, A
                                    "state": main_state}]}
 
 
-def _pending_unschedulable(world: World) -> dict[str, Any]:
-    return {"phase": "Pending", "qosClass": "BestEffort",
-            "conditions": [{"type": "PodScheduled", "status": "False", "reason": "Unschedulable",
-                            "message": "0/1 nodes are available: 1 node(s) had untolerated taint "
-                                       "{node.kubernetes.io/unschedulable: }. preemption: 0/1 "
-                                       "nodes are available: 1 Preemption is not helpful for scheduling.",
-                            "lastTransitionTime": world.clock.rfc3339()}]}
+def _tolerations(world: World) -> list[dict[str, Any]]:
+    """The validator DaemonSet's tolerations, copied as upstream copies them to the pod."""
+    ds = world.store.get("daemonsets.apps", VALIDATOR_DS, world.ns) or {}
+    found = ((ds.get("spec") or {}).get("template") or {}).get("spec", {}).get("tolerations")
+    return [dict(t) for t in found] if isinstance(found, list) else [dict(K.TOLERATION_GPU)]
+
+
+def _hook_failing(world: World, node: NodeRun, run: PodRun) -> dict[str, Any]:
+    """Bound and scheduled, but ``cuda-validation`` cannot start: the runtime hook fails."""
+    image = IMAGES["validator"]
+    waiting = {"waiting": {"reason": "RunContainerError", "message": HOOK_ERROR}}
+    return {"phase": "Pending", "hostIP": node.ip, "podIP": "",
+            "startTime": world.clock.rfc3339(run.child_started), "qosClass": "BestEffort",
+            "conditions": [{"type": "Initialized", "status": "False",
+                            "reason": "ContainersNotInitialized",
+                            "message": "containers with incomplete status: [cuda-validation]"},
+                           {"type": "Ready", "status": "False", "reason": "ContainersNotReady",
+                            "message": "containers with unready status: [nvidia-cuda-validator]"},
+                           {"type": "PodScheduled", "status": "True"}],
+            "initContainerStatuses": [{"name": "cuda-validation", "ready": False, "restartCount": 0,
+                                       "image": image, "imageID": "", "state": waiting}],
+            "containerStatuses": [{"name": "nvidia-cuda-validator", "ready": False,
+                                   "restartCount": 0, "image": image, "imageID": "",
+                                   "state": {"waiting": {"reason": "PodInitializing"}}}]}
