@@ -27,7 +27,7 @@ timeline:
 def _start(start_sim: Any, tmp_path: Path) -> tuple[Sim, list[tuple[float, str, str]]]:
     path = tmp_path / "reboot.yaml"
     path.write_text(ONE_REBOOT)
-    sim: Sim = start_sim(str(path), speed=40)
+    sim: Sim = start_sim(str(path), speed=90)
     seen: list[tuple[float, str, str]] = []   # (emulated time, Ready status, kernel)
 
     def on_node(event: Any) -> None:
