@@ -52,6 +52,7 @@ UPGRADE_STALLED = "upgrade-stalled"
 UPGRADE_BLOCKED = "upgrade-blocked"
 MIG_CONFIG_FAILED = "mig-config-failed"
 MIG_CONFIG_PENDING = "mig-config-pending"
+MIG_NO_INSTANCES = "mig-no-instances"
 XID_ERROR = "xid-error"
 DAEMONSET_NOT_SCHEDULED = "daemonset-not-scheduled"
 GPU_NODE_UNMANAGED = "gpu-node-unmanaged"
@@ -82,6 +83,8 @@ _ENTRIES = (
          "the upgrade controller is stopped for the whole cluster (driver DaemonSet, policy)"),
     Code(MIG_CONFIG_FAILED, _W, Pane.MIG, "mig-manager failed to apply the MIG config label"),
     Code(MIG_CONFIG_PENDING, _W, Pane.MIG, "a MIG change pending past its limit"),
+    Code(MIG_NO_INSTANCES, _W, Pane.MIG,
+         "a MIG config applied with MIG on and no instances: no GPU can be allocated"),
     Code(XID_ERROR, _C, Pane.METRICS, "a GPU reported an XID error (code, meaning, age)"),
     Code(DAEMONSET_NOT_SCHEDULED, _W, Pane.NODES,
          "an operand DaemonSet schedules fewer pods than it should"),

@@ -29,8 +29,10 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
+from gputui.domain import catalogue as C
 from gputui.domain import labels as L
 from gputui.domain.findings_base import NodeContext
+from gputui.domain.findings_mig import no_instances_config
 from gputui.domain.findings_pipeline import ACTIVE_UPGRADE_STATES
 from gputui.domain.grace import clock, normal_until
 from gputui.domain.model import ComingUp, NodeView, PipelineStage, StageStatus
@@ -68,6 +70,8 @@ def judge(ctx: NodeContext) -> ComingUp | None:
         return _not_ready(ctx)
     if node.upgrade_state in ACTIVE_UPGRADE_STATES:
         return None  # taken by the upgrade controller on purpose: the upgrade explains it
+    if no_instances_config(ctx) is not None:
+        return None  # the validator never passes: mig-no-instances says why
     waiting = waiting_stages(node)
     if not waiting:
         return _just_ready(ctx)
@@ -166,29 +170,60 @@ def unsettled(node: NodeView) -> bool:
     return not node.ready or bool(waiting_stages(node))
 
 
+#: node findings that explain the node's pipeline not being ready, so a ClusterPolicy's
+#: notReady is blamed on them (a symptom, said once on the node)
+POLICY_CAUSES = frozenset({C.MIG_NO_INSTANCES})
+
+
+def blamed_on(node: NodeView) -> str:
+    """The cause code that explains ``node`` not being ready, when every warning or worse
+    on it is that cause; "" otherwise."""
+    serious = {f.code for f in node.findings if f.severity.rank >= 2}
+    return next(iter(serious)) if len(serious) == 1 and serious <= POLICY_CAUSES else ""
+
+
 class ComingUpTracker:
-    """The nodes coming up and those not ready without a reason, kept by difference (each
-    build hands over only the views that changed, as to :class:`~gputui.domain.fleet.Fleet`)."""
+    """The nodes coming up, those not ready because of a cause finding of their own, and
+    those not ready without a reason, kept by difference (each build hands over only the
+    views that changed, as to :class:`~gputui.domain.fleet.Fleet`)."""
 
     def __init__(self) -> None:
         self._coming: dict[str, ComingUp] = {}
         self._unsettled: set[str] = set()
+        self._blamed: dict[str, str] = {}
 
     def put(self, name: str, view: NodeView | None) -> None:
         """Node ``name`` now looks like ``view`` (None: it is gone)."""
         self._coming.pop(name, None)
         self._unsettled.discard(name)
+        self._blamed.pop(name, None)
         if view is None:
             return
         if view.coming_up is not None:
             self._coming[name] = view.coming_up
         elif unsettled(view):
-            self._unsettled.add(name)
+            cause = blamed_on(view)
+            if cause:
+                self._blamed[name] = cause
+            else:
+                self._unsettled.add(name)
 
     @property
     def unsettled(self) -> frozenset[str]:
         """Nodes not ready that nothing explains."""
         return frozenset(self._unsettled)
+
+    @property
+    def blamed(self) -> frozenset[str]:
+        """Nodes not ready because of a cause finding of their own (:data:`POLICY_CAUSES`)."""
+        return frozenset(self._blamed)
+
+    def blame(self) -> str:
+        """E.g. "mig-no-instances on a, b", or "" when no node is blamed."""
+        groups: dict[str, list[str]] = {}
+        for name in sorted(self._blamed):
+            groups.setdefault(self._blamed[name], []).append(name)
+        return "; ".join(f"{code} on {_names(names)}" for code, names in groups.items())
 
     def phrase(self) -> str:
         """E.g. "2 nodes come up within their grace (driver compiling on a, b); normal until

@@ -12,6 +12,7 @@ from __future__ import annotations
 from gputui.domain import catalogue as C
 from gputui.domain import labels as L
 from gputui.domain.findings_base import NodeContext, Rule
+from gputui.domain.findings_mig import mig_no_instances, no_instances_config
 from gputui.domain.findings_pipeline import (
     ACTIVE_UPGRADE_STATES,
     driver_pod_failing,
@@ -165,7 +166,7 @@ def mig_config_failed(ctx: NodeContext) -> list[Finding]:
             "nvidia.com/mig.config changes and when it starts, so setting the same value "
             f"again does nothing: fix the cause, then delete {where} on this node to retry "
             "(it applies the current label when it starts).", "mig")]
-    if node.product.endswith("-MIG-INVALID"):
+    if node.product.endswith("-MIG-INVALID") and no_instances_config(ctx) is None:
         return [ctx.finding(
             C.MIG_CONFIG_FAILED, Severity.WARNING,
             f"MIG layout {node.mig_config or ''} is invalid under the single strategy on "
@@ -233,7 +234,8 @@ def gpu_node_unmanaged(ctx: NodeContext) -> list[Finding]:
 #: causes before symptoms: at one severity, the first rule's finding leads the node's row
 NODE_RULES: tuple[Rule, ...] = (
     driver_pod_failing, sharing_config_missing, operand_pod_failing, validator_stuck,
-    upgrade_failed, upgrade_stalled, held_by_choice, mig_config_failed, mig_config_pending,
+    upgrade_failed, upgrade_stalled, held_by_choice, mig_no_instances, mig_config_failed,
+    mig_config_pending,
     operand_paused, gpu_node_unmanaged, node_not_ready, gpus_unavailable,
 )
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 
+from gputui.domain.mig import MigSpec
 from gputui.domain.model import Finding, NodeView, Severity, UpgradeEvent, UpgradePolicy
 from gputui.domain.pods import PodInfo
 from gputui.domain.thresholds import ThresholdsLike
@@ -24,6 +25,8 @@ class NodeContext:
     ready_reason: str = ""
     ready_since: float | None = None
     mig_configs: tuple[str, tuple[str, ...]] | None = None
+    #: what each of those configs does (parsed from the same ConfigMap)
+    mig_specs: Mapping[str, tuple[MigSpec, ...]] | None = None
     sharing_configs: tuple[str, tuple[str, ...]] | None = None
     deadlines: list[float] = field(default_factory=list)
 

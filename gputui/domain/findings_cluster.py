@@ -20,13 +20,15 @@ CLUSTER_POLICY_RESOURCE = "clusterpolicies"
 
 
 def cluster_policy_findings(policy: ClusterPolicyView, forbidden: frozenset[str],
-                            normal_life: str = "") -> list[Finding]:
+                            normal_life: str = "", blamed: str = "") -> list[Finding]:
     """Missing, notReady and ignored ClusterPolicies.
 
     ``normal_life`` names what explains a notReady state when nothing is actually failing
     (nodes upgrading within the policy, nodes coming up within their grace): the operator
     keeps ``state-driver`` notReady while any driver pod is out of date or not ready
     (``controllers/object_controls.go``, ``isDaemonSetReady``), so this is expected: info.
+    ``blamed`` names the node findings that cause the rest ("mig-no-instances on X"): the
+    notReady is their symptom, info, and the warning is theirs.
     """
     if policy.state == "unknown" or (
             CLUSTER_POLICY_RESOURCE in forbidden or "clusterpolicies.nvidia.com" in forbidden):
@@ -49,6 +51,15 @@ def cluster_policy_findings(policy: ClusterPolicyView, forbidden: frozenset[str]
                      None)
         states = ", ".join(policy.not_ready_states) or "unknown states"
         detail = f" ({error.reason}: {error.message})" if error and error.message else ""
+        if blamed:
+            also = f"; also expected while {normal_life}" if normal_life else ""
+            found.append(Finding(
+                C.CLUSTER_POLICY_NOT_READY, Severity.INFO, None,
+                f"ClusterPolicy {policy.name} notReady: {states}, caused by {blamed}"
+                f"{also}{detail}",
+                "Fix what those node findings say; the operator re-checks every 5 s.",
+                "pipeline"))
+            return found
         if normal_life:
             found.append(Finding(
                 C.CLUSTER_POLICY_NOT_READY, Severity.INFO, None,

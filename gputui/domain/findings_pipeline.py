@@ -14,6 +14,7 @@ from __future__ import annotations
 from gputui.domain import catalogue as C
 from gputui.domain import labels as L
 from gputui.domain.findings_base import NodeContext
+from gputui.domain.findings_mig import symptom
 from gputui.domain.grace import clock, grace_source, normal_until
 from gputui.domain.hints import driver_hint, validator_layer
 from gputui.domain.model import Finding, NodeView, PipelineStage, Severity, StageStatus
@@ -87,6 +88,10 @@ def gpus_unavailable(ctx: NodeContext) -> list[Finding]:
     if capacity < expected:
         message += f" (capacity {capacity} below the {expected} the node's GPUs give)"
     planned = _planned(node)
+    mig_empty = symptom(ctx)
+    if mig_empty:
+        return [ctx.finding(C.GPUS_UNAVAILABLE, Severity.INFO, message + mig_empty,
+                            "Apply a MIG layout with instances: the GPUs follow.", "pipeline")]
     if planned:
         return [ctx.finding(C.GPUS_UNAVAILABLE, Severity.INFO, f"{message} {planned}",
                             "Expected: the GPUs come back when the change finishes.", "pipeline")]
@@ -167,9 +172,16 @@ def operand_pod_failing(ctx: NodeContext) -> list[Finding]:
             continue
         age = f" for {duration(ctx.now - stage.since)}" if late and stage.since else ""
         past = f" (not ready past {grace_source(stage.operand, ctx.thresholds)})" if late else ""
+        message = f"{stage.operand} pod {stage.pod} on {ctx.node.name}{age}: {stage.detail}{past}"
+        mig_empty = symptom(ctx) if stage.operand == "device-plugin" else ""
+        if mig_empty:  # under single the plugin exits on a MIG GPU without instances
+            found.append(ctx.finding(
+                C.OPERAND_POD_FAILING, Severity.INFO, message + mig_empty,
+                "Apply a MIG layout with instances: the device plugin starts again.",
+                "pipeline", stage.operand))
+            continue
         found.append(ctx.finding(
-            C.OPERAND_POD_FAILING, Severity.WARNING,
-            f"{stage.operand} pod {stage.pod} on {ctx.node.name}{age}: {stage.detail}{past}",
+            C.OPERAND_POD_FAILING, Severity.WARNING, message,
             f"Open the log of container {stage.container or stage.operand} in pod {stage.pod}; "
             "what it waits on is healthy, so the fault is in this operand.",
             "pipeline", stage.operand))
@@ -189,6 +201,11 @@ def validator_stuck(ctx: NodeContext) -> list[Finding]:
     age = f" for {duration(ctx.now - since)}" if since is not None else ""
     meaning, hint = validator_layer(current.name, ctx.pods)
     message = f"validator on {ctx.node.name} stuck in {current.name}{age}: {meaning}"
+    mig_empty = symptom(ctx) if current.name in _GPU_CHECKS else ""
+    if mig_empty:  # no GPU resource to find: gpu-operator cmd/nvidia-validator/main.go
+        return [ctx.finding(C.VALIDATOR_STUCK, Severity.INFO, message + mig_empty,
+                            "Apply a MIG layout with instances; the validator follows.",
+                            "pipeline", current.name)]
     cause = pipeline.first_broken()
     if cause is not None and cause is not stage and pipeline.waits_on(stage) is not None:
         if cause.status is not StageStatus.FAILED:
@@ -211,6 +228,8 @@ def validator_stuck(ctx: NodeContext) -> list[Finding]:
                         f"{meaning}", hint, "pipeline", current.name)]
 
 
+#: the validator's checks that need a usable GPU (a CUDA device, a GPU resource)
+_GPU_CHECKS = frozenset({"cuda-validation", "plugin-validation"})
 #: a restarted cuda-validation still running after this long has given up before (a
 #: reboot's restart finishes in seconds)
 RETRY_SECONDS = 60.0

@@ -116,6 +116,10 @@ class Fleet:
         """How many nodes have a finding of severity ``rank`` (3 critical .. 1 info)."""
         return len(self._names[rank])
 
+    def names_with(self, rank: int) -> frozenset[str]:
+        """The nodes that have a finding of severity ``rank``."""
+        return frozenset(self._names[rank])
+
     def findings(self, cluster: Sequence[Finding]) -> tuple[Finding, ...]:
         """Every finding in snapshot order: node findings merged with ``cluster`` ones."""
         ordered = tuple(sorted(cluster, key=finding_order))

@@ -13,6 +13,7 @@ from gputui.domain.coming_up import judge
 from gputui.domain.fastinit import maker
 from gputui.domain.findings import NodeContext, node_findings
 from gputui.domain.inputs import JsonDict
+from gputui.domain.mig import MigSpec
 from gputui.domain.model import NodePipeline, NodeView, UpgradeEvent, UpgradePolicy
 from gputui.domain.pipeline import build_pipeline
 from gputui.domain.pods import PodInfo
@@ -36,6 +37,8 @@ class NodeInputs:
     driver_generations: Mapping[str, int] = field(default_factory=dict)
     #: (ConfigMap name, config names it offers) when the node asks for a MIG config
     mig_configs: tuple[str, tuple[str, ...]] | None = None
+    #: what each of those configs does, by name
+    mig_specs: Mapping[str, tuple[MigSpec, ...]] | None = None
     #: (ConfigMap name, its keys) when the node names a device-plugin config
     sharing_configs: tuple[str, tuple[str, ...]] | None = None
     #: the pod lists (or policy, DaemonSets) are not read yet: no pipeline, no findings
@@ -124,7 +127,8 @@ def build_node(inputs: NodeInputs, thresholds: ThresholdsLike,
                       label_times=MappingProxyType(dict(inputs.label_times)),
                       policy=inputs.upgrade_policy, event=inputs.event,
                       ready_reason=basics.ready_reason, ready_since=basics.ready_since,
-                      mig_configs=inputs.mig_configs, sharing_configs=inputs.sharing_configs)
+                      mig_configs=inputs.mig_configs, mig_specs=inputs.mig_specs,
+                      sharing_configs=inputs.sharing_configs)
     findings = tuple(node_findings(ctx))
     worst = findings[0].severity if findings else None
     coming = judge(ctx)  # from the pipeline and age, not from the findings above

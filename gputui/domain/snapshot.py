@@ -31,7 +31,7 @@ from gputui.domain.findings_upgrade import required_stalled, upgrade_blocked
 from gputui.domain.fleet import Fleet, finding_order
 from gputui.domain.inputs import ClusterObjects, GpuHealth, JsonDict, XidEvent
 from gputui.domain.labels import DEVICE_PLUGIN_CONFIG, MIG_CONFIG
-from gputui.domain.mig import config_source
+from gputui.domain.mig import MigSpec, config_source
 from gputui.domain.model import (
     ClusterPolicyView,
     ClusterSnapshot,
@@ -169,8 +169,9 @@ class SnapshotBuilder:
             cluster = upgrade_blocked(upgrade) + daemonset_findings(daemonsets, nodes)
             cluster += required_stalled(upgrade, nodes, self._thresholds, now, groups)
             cluster += no_gpu_nodes_seen(policy, nodes)
-            normal = self._normal_life(upgrade, cluster) if policy.state == "notReady" else ""
-            cluster += cluster_policy_findings(policy, objects.forbidden, normal)
+            normal, blamed = (self._normal_life(upgrade, cluster) if policy.state == "notReady"
+                              else ("", ""))
+            cluster += cluster_policy_findings(policy, objects.forbidden, normal, blamed)
         return ClusterSnapshot(
             context=objects.context, server=objects.server, generated_at=now,
             operator_namespace=namespace, cluster_policy=policy, nodes=nodes, upgrade=upgrade,
@@ -180,18 +181,23 @@ class SnapshotBuilder:
             sharing_configs=sharing_config_names(objects.configmaps, namespace,
                                                  policy.device_plugin_config))
 
-    def _normal_life(self, upgrade: UpgradeView, cluster: Sequence[Finding]) -> str:
-        """What explains a notReady ClusterPolicy when nothing fails, else "".
+    def _normal_life(self, upgrade: UpgradeView, cluster: Sequence[Finding]) -> tuple[str, str]:
+        """(what explains a notReady ClusterPolicy as normal life, the node findings it is
+        blamed on), ("", "") when something else fails.
 
         Every GPU node whose pipeline is not ready must be explained, each on its own: by
-        the driver upgrade that took it, or by coming up within its grace
-        (:mod:`gputui.domain.coming_up`, judged from its pipeline and age). An upgrade
-        rolling elsewhere does not explain a node that joins, and a node's info findings do
-        not explain anything (an old XID is not a reason for notReady).
+        the driver upgrade that took it, by coming up within its grace
+        (:mod:`gputui.domain.coming_up`, judged from its pipeline and age), or by a cause
+        finding of its own that keeps it not ready (``mig-no-instances``: blamed, so the
+        warning is said once, on the node). An upgrade rolling elsewhere does not explain a
+        node that joins, and a node's info findings do not explain anything (an old XID is
+        not a reason for notReady).
         """
-        if any(f.severity.rank >= 2 for f in cluster) or self._fleet.nodes_with(3) or (
-                self._fleet.nodes_with(2)) or self._coming.unsettled:
-            return ""
+        blamed = self._coming.blamed
+        if any(f.severity.rank >= 2 for f in cluster) or self._coming.unsettled or (
+                self._fleet.nodes_with(3) + self._fleet.nodes_with(2) > len(blamed) and (
+                    self._fleet.names_with(3) | self._fleet.names_with(2)) - blamed):
+            return "", ""
         parts = []
         if upgrade.pending or upgrade.in_progress:
             parts.append(f"a driver upgrade rolls ({upgrade.pending} waiting, "
@@ -199,7 +205,7 @@ class SnapshotBuilder:
         coming = self._coming.phrase()
         if coming:
             parts.append(coming)
-        return " and ".join(parts)
+        return " and ".join(parts), self._coming.blame()
 
     def _read_events(self, source: Sequence[JsonDict]) -> tuple[dict[str, UpgradeEvent],
                                                                  set[str]]:
@@ -275,13 +281,15 @@ class SnapshotBuilder:
     def _build_node(self, objects: ClusterObjects, name: str, shared: _Shared,
                     event: UpgradeEvent | None, generations: Mapping[str, int],
                     now: float) -> _Entry:
+        mig = self._mig_configs(objects, name, shared)
         inputs = NodeInputs(
             node=objects.nodes[name], pods=self._pods.pods_of(name),
             label_times=objects.label_times.get(name, {}),
             policy_present=shared.policy_present, disabled=shared.disabled,
             with_daemonset=shared.with_daemonset, upgrade_policy=shared.upgrade_policy,
             event=event, driver_generations=generations,
-            mig_configs=self._mig_configs(objects, name, shared), loading=shared.loading,
+            mig_configs=mig[0] if mig else None, mig_specs=mig[1] if mig else None,
+            loading=shared.loading,
             unknown=shared.unknown, sharing_configs=self._sharing_configs(objects, name, shared))
         view, recheck_at = build_node(inputs, self._thresholds, now)
         return _Entry(view, recheck_at, event)
@@ -299,16 +307,18 @@ class SnapshotBuilder:
         return shared.device_plugin_config, sharing_config_names(
             objects.configmaps, shared.namespace, shared.device_plugin_config)
 
-    def _mig_configs(self, objects: ClusterObjects, name: str,
-                     shared: _Shared) -> tuple[str, tuple[str, ...]] | None:
-        """(source ConfigMap, config names) for a node that asks for a MIG config."""
+    def _mig_configs(self, objects: ClusterObjects, name: str, shared: _Shared) -> tuple[
+            tuple[str, tuple[str, ...]], Mapping[str, tuple[MigSpec, ...]]] | None:
+        """((source ConfigMap, config names), what each config does) for a node that asks
+        for a MIG config."""
         if not kube.sub(objects.nodes[name], "metadata", "labels").get(MIG_CONFIG):
             return None
         source, configmap = config_source(name, shared.namespace, shared.mig_config_name,
                                           objects.configmaps)
         if configmap is None:
             return None
-        return source, self._mig.configs_of(configmap)
+        specs = self._mig.specs_of(configmap)
+        return (source, tuple(specs)), specs
 
 
 __all__ = ["DaemonSetSummary", "SnapshotBuilder", "pod_node_name", "sort_findings"]

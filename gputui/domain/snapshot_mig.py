@@ -13,7 +13,7 @@ from types import MappingProxyType
 
 from gputui.domain import labels as L
 from gputui.domain.inputs import JsonDict
-from gputui.domain.mig import MigConfigCache, node_mig_view
+from gputui.domain.mig import MigConfigCache, MigSpec, node_mig_view
 from gputui.domain.model import MigView, NodeMigView, NodeView
 
 ConfigMaps = Mapping[tuple[str, str], JsonDict]
@@ -47,9 +47,9 @@ class MigTracker:
         self._mapping: Mapping[str, NodeMigView] | None = None
         self._sorted = True
 
-    def configs_of(self, configmap: JsonDict) -> tuple[str, ...]:
-        """The config names a MIG ConfigMap offers (parsed once per resourceVersion)."""
-        return tuple(self._cache.get(configmap).configs)
+    def specs_of(self, configmap: JsonDict) -> Mapping[str, tuple[MigSpec, ...]]:
+        """The configs a MIG ConfigMap offers, by name (parsed once per distinct text)."""
+        return self._cache.get(configmap).configs
 
     def put(self, name: str, node: NodeView | None, namespace: str | None,
             custom: str | None, configmaps: ConfigMaps) -> None:

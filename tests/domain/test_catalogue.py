@@ -16,6 +16,7 @@ from gputui.domain import (
     findings,
     findings_cluster,
     findings_metrics,
+    findings_mig,
     findings_pipeline,
     findings_upgrade,
     sharing,
@@ -23,8 +24,8 @@ from gputui.domain import (
 from gputui.domain.catalogue import CATALOGUE, Pane
 from gputui.domain.model import Finding, Severity
 
-RULE_MODULES = (findings, findings_cluster, findings_metrics, findings_pipeline, findings_upgrade,
-                sharing)
+RULE_MODULES = (findings, findings_cluster, findings_metrics, findings_mig, findings_pipeline,
+                findings_upgrade, sharing)
 README = Path(__file__).resolve().parents[2] / "README.md"
 
 

@@ -145,33 +145,47 @@ def test_check_after_mig_change_under_single_reads_prometheus(start_sim: Any,
         server.stop()
 
 
-ALL_ENABLED_MIXED = """summary: A100 nodes under mixed, one H100 node
+ALL_ENABLED = """summary: A100 nodes under {strategy}, one H100 node
 clusterPolicy:
   spec:
-    mig: {strategy: mixed}
+    mig: {{strategy: {strategy}}}
 nodePools:
-  - {name: a100, prefix: gke-test-a100-pool-2b9c, count: 2, gpu: A100-80GB, gpusPerNode: 8,
-     migConfig: all-disabled}
-  - {name: h100, prefix: gke-test-h100-pool-7f3a, count: 1, gpu: H100-80GB, gpusPerNode: 8}
+  - {{name: a100, prefix: gke-test-a100-pool-2b9c, count: 2, gpu: A100-80GB, gpusPerNode: 8,
+     migConfig: all-disabled}}
+  - {{name: h100, prefix: gke-test-h100-pool-7f3a, count: 1, gpu: H100-80GB, gpusPerNode: 8}}
 """
 
 
-def test_check_after_all_enabled_under_mixed(start_sim: Any, tmp_path: Path) -> None:
-    """``all-enabled`` turns MIG on with no instance: dcgm-exporter reports the GPUs whole
-    (``--devices f``), GFD labels them MIG parents (``gpu.replicas=0``) and the device
-    plugin advertises nothing for them under mixed. Before: ``gpu-missing 0 of 8`` (the
-    emulator dropped the GPUs) and ``gpus-unavailable`` (8 expected). The ClusterPolicy's
-    notReady that stays is upstream's: the validator's plugin check finds no
-    ``nvidia.com/gpu*`` or ``nvidia.com/mig-*`` capacity and fails (gpu-operator
-    ``cmd/nvidia-validator/main.go``, ``validateGPUResource``)."""
-    scenario = tmp_path / "mixed.yaml"
-    scenario.write_text(ALL_ENABLED_MIXED)
+@pytest.mark.parametrize("strategy", ["mixed", "single"])
+def test_check_after_all_enabled_says_once_why_no_gpu_can_be_allocated(
+        start_sim: Any, tmp_path: Path, strategy: str) -> None:
+    """``all-enabled`` turns MIG on with no instance. Upstream leaves the node without a GPU
+    resource (k8s-device-plugin ``internal/rm/device_map.go``: nothing for a MIG-enabled GPU
+    without MIG devices, under single an error and the plugin exits) and the validator's
+    ``plugin-validation`` fails (gpu-operator ``cmd/nvidia-validator/main.go``,
+    ``validateGPUResource``), so the ClusterPolicy stays notReady: one warning,
+    ``mig-no-instances``, on the node; the ClusterPolicy's notReady is blamed on it. The
+    exporter reports the GPUs whole (``--devices f``): no ``gpu-missing``. Before: under
+    mixed ``cluster-policy-not-ready`` with nothing saying why, under single
+    ``mig-config-failed`` although mig-manager reported success."""
+    scenario = tmp_path / f"{strategy}.yaml"
+    scenario.write_text(ALL_ENABLED.format(strategy=strategy))
     sim: Sim = start_sim(str(scenario), speed=100)
     cluster, node = _change(sim, tmp_path, "all-enabled")
     sim.wait_for(lambda: cluster.labels(node).get("nvidia.com/gpu.replicas") == "0", 300,
                  "GFD labelling the MIG parents")
-    _, report, header = _check(Settings(kubeconfig=str(cluster.kubeconfig)))
+    policy = _until(lambda: _check(Settings(kubeconfig=str(cluster.kubeconfig))),
+                    lambda r: r[1]["cluster_policy"]["state"] == "notReady",
+                    "the validator failing on the node")
+    code, report, header = policy
     assert "metrics: dcgm-exporter scrape" in header
-    assert {code for code, _ in _bad(report)} <= {"cluster-policy-not-ready"}
+    assert [(c, f["node"]) for c, f in _bad_findings(report)] == [("mig-no-instances", node)]
+    assert code == 1
+    blamed = next(f for f in report["findings"] if f["code"] == "cluster-policy-not-ready")
+    assert blamed["severity"] == "info" and f"mig-no-instances on {node}" in blamed["message"]
     mine = {f["code"] for f in report["findings"] if f["node"] == node}
-    assert not mine & {"gpu-missing", "gpus-unavailable"}, report["findings"]
+    assert not mine & {"gpu-missing", "mig-config-failed"}, report["findings"]
+
+
+def _bad_findings(report: dict[str, Any]) -> list[tuple[str, dict[str, Any]]]:
+    return [(f["code"], f) for f in report["findings"] if f["severity"] in ("warning", "critical")]

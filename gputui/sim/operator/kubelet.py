@@ -66,10 +66,15 @@ def step_generic(world: World, node: NodeRun, run: PodRun, c: ContainerRun, now:
 
 
 def _has_gpu_capacity(world: World, name: str) -> bool:
-    obj = world.node_obj(name) or {}
-    cap = (obj.get("status") or {}).get("capacity") or {}
-    return any((k.startswith((K.RESOURCE_GPU, K.RESOURCE_MIG_PREFIX)))
-               and int(v) >= 1 for k, v in cap.items())
+    """A ``nvidia.com/gpu*`` or ``nvidia.com/mig-*`` resource with capacity and allocatable:
+    ``validateGPUResource`` waits for the capacity, then ``getGPUResourceName`` needs one
+    allocatable for the workload pod (gpu-operator ``cmd/nvidia-validator/main.go``). Upstream
+    fails at once when capacity is left over from a stopped plugin (the kubelet keeps it 5
+    min) and restarts; here the wait covers both, with the same outcome: no GPU, no pass."""
+    status = (world.node_obj(name) or {}).get("status") or {}
+    cap, alloc = status.get("capacity") or {}, status.get("allocatable") or {}
+    return any(k.startswith((K.RESOURCE_GPU, K.RESOURCE_MIG_PREFIX)) and int(v) >= 1
+               and int(alloc.get(k, 0)) >= 1 for k, v in cap.items())
 
 
 ON_DONE = {"driver-validation": "driver-ready", "cuda-validation": "cuda-ready",

@@ -123,14 +123,21 @@ def converge_pods(world: World, run: NodeRun, labels: dict[str, str], now: float
     """Running operand pods, as the whole chain would leave them (scale, healthy)."""
     if not world.policy_spec():
         return
+    # a MIG layout that leaves no GPU resource never converged: the validator (and under
+    # single the device plugin) start as on a real node and fail there (see steps.py)
+    _, healthy = _resources(world, run, labels)
+    stuck = {"validator"} if not any(v > 0 for v in healthy.values()) and any(
+        g.mig is not None for g in run.gpus) else set()
+    if nodes.plugin_error(run, world.mig_strategy()):
+        stuck |= {"device-plugin"}
     run.markers.update({".driver-ctr-ready", "driver-ready", "toolkit-installed", "toolkit-ready",
-                        "cuda-ready", "plugin-ready"})
+                        "cuda-ready"} | (set() if stuck else {"plugin-ready"}))
     for op in OPERANDS:
         if op.key in world.templates and daemonsets._matches(labels, op.node_selector):
-            daemonsets.create_pod(world, run, op, now, converged=True)
+            daemonsets.create_pod(world, run, op, now, converged=op.key not in stuck)
     if "mig-manager" in run.pods:
         mig.publish_config(world, run)
-    if "validator" in run.pods:
+    if "validator" in run.pods and "validator" not in stuck:
         validatorpod.converged(world, run, run.pods["validator"], now)
 
 

@@ -159,6 +159,29 @@ def single_layout(run: NodeRun) -> str | None:
     return next(iter(profiles))
 
 
+def plugin_error(run: NodeRun, strategy: str) -> str:
+    """Why the device plugin cannot start on this node's MIG layout, "" when it can.
+
+    k8s-device-plugin ``internal/rm/device_map.go`` (``buildDeviceMapFromConfigResources``,
+    ``assertAllMigDevicesAreValid``): under ``single`` a MIG-enabled GPU without instances,
+    more than one MIG profile, or MIG on some GPUs only is an error and the plugin exits;
+    under ``mixed`` an empty MIG GPU is only a warning (it advertises nothing for it).
+    """
+    if strategy != "single" or all(g.mig is None for g in run.gpus):
+        return ""
+    prefix = "invalid MIG configuration: "
+    empty = next((i for i, g in enumerate(run.gpus) if g.mig is not None
+                  and not any(g.mig.values())), None)
+    if empty is not None:
+        return (f"{prefix}at least one device with migEnabled=true was not configured "
+                f"correctly: device {empty} has no MIG devices configured")
+    if len(mig_profiles_in_use(run)) > 1:
+        return prefix + "more than one MIG device type present on node"
+    if any(g.mig is None for g in run.gpus):
+        return "all devices on the node must be configured with the same migEnabled value"
+    return ""
+
+
 def _product(run: NodeRun, strategy: str) -> tuple[str, int, int, int | None, dict[str, str]]:
     """(product, count, memory, replicas override, MIG attribute labels) under the strategy."""
     model = run.model

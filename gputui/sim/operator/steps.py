@@ -180,13 +180,30 @@ def ready_after(seconds: float, effect: str) -> Step:
     return step
 
 
+_plugin_ready = ready_after(3.0, "plugin")
+
+
+def device_plugin(world: World, node: NodeRun, run: PodRun, c: ContainerRun, now: float) -> Outcome:
+    """The plugin builds its device map at start and exits on a MIG layout it cannot serve
+    (:func:`gputui.sim.operator.nodes.plugin_error`), so the container crash-loops."""
+    from gputui.sim.operator.nodes import plugin_error
+
+    error = plugin_error(node, world.mig_strategy())
+    if error:
+        world.log(run.name, c.name, "error starting plugins: error getting plugins: unable to "
+                  "create plugins: failed to construct resource managers: error building device "
+                  f"map: error building device map from config.resources: {error}")
+        return ("fail", 0.0)
+    return _plugin_ready(world, node, run, c, now)
+
+
 INIT_STEPS: dict[str, Step] = {"k8s-driver-manager": driver_manager,
                                "cuda-validation": cuda_validation,
                                "config-manager-init": config_manager}
 MAIN_STEPS: dict[str, Step] = {
     "nvidia-driver-ctr": driver_ctr,
     "nvidia-container-toolkit-ctr": toolkit_ctr,
-    "nvidia-device-plugin": ready_after(3.0, "plugin"),
+    "nvidia-device-plugin": device_plugin,
     "gpu-feature-discovery": ready_after(3.0, "gfd"),
     "nvidia-dcgm-exporter": ready_after(8.0, "exporter"),
     "nvidia-mig-manager": ready_after(3.0, "migmgr"),
