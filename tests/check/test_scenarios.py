@@ -222,3 +222,27 @@ def test_normal_life_without_an_upgrade_exits_0_on_the_join_alone(
     (joined,) = [n for n in report["nodes"] if n["gpus"]["count"] == 0]
     (policy,) = [f for f in report["findings"] if f["code"] == "cluster-policy-not-ready"]
     assert f"driver compiling on {joined['name']}" in policy["message"], policy["message"]
+
+
+@pytest.mark.parametrize("strategy", ["single", "mixed"])
+def test_all_enabled_is_one_warning_that_says_why(gputui: Run, tmp_path: Path,
+                                                   strategy: str) -> None:
+    """Not in the exit-0 suite, by upstream's code: with MIG on and no instances the device
+    plugin gives no GPU resource (k8s-device-plugin ``internal/rm/device_map.go``; under
+    single it exits), the validator's ``plugin-validation`` fails (gpu-operator
+    ``cmd/nvidia-validator/main.go``, ``validateGPUResource``) and the ClusterPolicy stays
+    notReady (``controllers/object_controls.go``, ``isDaemonSetReady``). So exit 1 with one
+    warning, ``mig-no-instances`` on each such node, the notReady blamed on it."""
+    path = variant(tmp_path, "healthy", f"all-enabled-{strategy}",
+                   clusterPolicy={"spec": {"mig": {"strategy": strategy}}},
+                   nodePools=[{"name": "a100", "prefix": "gke-prod-a100-pool-2b9c", "count": 1,
+                               "gpu": "A100-80GB", "gpusPerNode": 8, "migConfig": "all-enabled"},
+                              {"name": "h100", "prefix": "gke-prod-h100-pool-7f3a", "count": 1,
+                               "gpu": "H100-80GB", "gpusPerNode": 8}], workloads=[])
+    rc, report = check_file(gputui, path)
+    (a100,) = [n["name"] for n in report["nodes"] if "a100" in n["name"]]
+    assert rc == 1 and [(c, s) for c, s, _ in not_info(report)] == [
+        ("mig-no-instances", "warning")], not_info(report)
+    assert report["cluster_policy"]["state"] == "notReady"
+    (policy,) = [f for f in report["findings"] if f["code"] == "cluster-policy-not-ready"]
+    assert policy["severity"] == "info" and f"mig-no-instances on {a100}" in policy["message"]
