@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import io
 from dataclasses import replace
+from types import MappingProxyType
 
 from rich.console import Console, RenderableType
 
@@ -47,3 +48,18 @@ def test_node_row_and_pipeline_of_a_loading_node() -> None:
     assert node_cells(view)["finding"][0] == "… loading"
     assert "loading" in text(banner(view))
     assert node_cells(replace(view, loading=False))["finding"][0] == "✔ ok"
+
+
+def test_upgrades_policy_line_while_the_policy_loads_says_loading_not_none() -> None:
+    """The upgrade policy comes from the ClusterPolicy (or NVIDIADrivers): before they are
+    listed it is unknown, not absent; a 403 on them is unknown too."""
+    from gputui.ui.render.upgrades import policy_line, policy_unread
+
+    loading = policy_line(EMPTY_SNAPSHOT.upgrade, policy_unread(EMPTY_SNAPSHOT))
+    assert "loading" in loading and "no driver upgrade policy" not in loading
+    forbidden = replace(EMPTY_SNAPSHOT, loading=frozenset(),
+                        unreadable=MappingProxyType({"clusterpolicies": "forbidden"}))
+    unknown = policy_line(forbidden.upgrade, policy_unread(forbidden))
+    assert "unknown" in unknown and "no driver upgrade policy" not in unknown
+    read = replace(EMPTY_SNAPSHOT, loading=frozenset())
+    assert policy_line(read.upgrade, policy_unread(read)).startswith("no driver upgrade policy")

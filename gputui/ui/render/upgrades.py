@@ -15,7 +15,7 @@ from rich.style import Style
 from rich.table import Table
 from rich.text import Text
 
-from gputui.domain.model import NodeUpgradeStatus, NodeView, UpgradeView
+from gputui.domain.model import ClusterSnapshot, NodeUpgradeStatus, NodeView, UpgradeView
 from gputui.domain.timefmt import duration
 from gputui.ui.render.style import PLAIN, Palette, status_word
 
@@ -55,11 +55,30 @@ def lane_of(view: UpgradeView, node: str) -> str:
     return status.state if status is not None else ""
 
 
-def policy_line(view: UpgradeView) -> str:
+#: what the upgrade policy is read from (ClusterPolicy, or NVIDIADriver CRs)
+_POLICY_INPUTS = ("clusterpolicies", "nvidiadrivers")
+
+
+def policy_unread(snapshot: ClusterSnapshot) -> str:
+    """"loading" while the policy's sources are not listed yet, "unknown" when one cannot
+    be read (403), "" once read: no policy must not be said of one not read yet."""
+    if snapshot.loading & set(_POLICY_INPUTS):
+        return "loading"
+    if any(r.split(".", 1)[0] in _POLICY_INPUTS for r in snapshot.unreadable):
+        return "unknown"
+    return ""
+
+
+def policy_line(view: UpgradeView, unread: str = "") -> str:
     """E.g. ``maxParallelUpgrades 4, maxUnavailable 25% (=2 of 8), waitForCompletion
     app=trainer (never times out), drain off``: the raw ``maxUnavailable`` next to what it
-    resolves to, since percentages round up against the managed total."""
+    resolves to, since percentages round up against the managed total. ``unread`` is
+    :func:`policy_unread`'s word: without a policy, it says loading or unknown, not none."""
     policy = view.policy
+    if policy is None and unread == "loading":
+        return "… loading: the driver upgrade policy (ClusterPolicy, NVIDIADrivers) is being read"
+    if policy is None and unread:
+        return "? driver upgrade policy unknown: the ClusterPolicy or NVIDIADrivers cannot be read"
     if policy is None:
         return "no driver upgrade policy: the operator manages no driver here"
     text = policy.describe()
@@ -212,9 +231,10 @@ def node_side_text(node: NodeView | None, now: float, palette: Palette = PLAIN) 
     return text
 
 
-def render_upgrades(view: UpgradeView, now: float, palette: Palette = PLAIN) -> RenderableType:
+def render_upgrades(view: UpgradeView, now: float, palette: Palette = PLAIN,
+                    unread: str = "") -> RenderableType:
     """The whole upgrades view as one renderable (used by tests and narrow print-outs)."""
-    parts: list[RenderableType] = [Text(policy_line(view)), slot_text(view, palette)]
+    parts: list[RenderableType] = [Text(policy_line(view, unread)), slot_text(view, palette)]
     banner = blocked_text(view, palette)
     if banner is not None:
         parts.append(banner)

@@ -20,6 +20,7 @@ from gputui.ui.render.upgrades import (
     flow_text,
     node_side_text,
     policy_line,
+    policy_unread,
     selected_text,
     slot_text,
 )
@@ -74,7 +75,8 @@ class UpgradesScreen(GpuScreen):
             return
         view = snapshot.upgrade
         palette = widget_palette(self)
-        self.query_one("#upgrades-policy", Static).update(policy_line(view))
+        self.query_one("#upgrades-policy", Static).update(
+            policy_line(view, policy_unread(snapshot)))
         self.query_one("#upgrades-slots", Static).update(slot_text(view, palette))
         banner = self.query_one("#upgrades-blocked", Static)
         text = blocked_text(view, palette)
