@@ -8,12 +8,14 @@ there, and what gputui found wrong with a hint each.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+
 from rich.console import Group, RenderableType
 from rich.padding import Padding
 from rich.table import Table
 from rich.text import Text
 
-from gputui.domain.model import DriverOwnership, NodeView
+from gputui.domain.model import DriverOwnership, Finding, NodeView
 from gputui.domain.timefmt import duration
 from gputui.ui.render.style import (
     MIG_STATE_ROLE,
@@ -135,17 +137,25 @@ def pods_table(node: NodeView, now: float, palette: Palette = PLAIN) -> Renderab
     return table
 
 
-def findings_block(node: NodeView, palette: Palette = PLAIN) -> RenderableType:
-    """The node's findings, worst first, each with its hint."""
-    if not node.findings and node.unknown:  # nothing found in what could be read
+def naming(findings: Sequence[Finding], node: str) -> tuple[Finding, ...]:
+    """The cluster-wide findings that list ``node`` in their ``nodes`` (a stalled upgrade
+    queue's waiting nodes): said once for the cluster, they concern this node too."""
+    return tuple(f for f in findings if f.node is None and node in f.nodes)
+
+
+def findings_block(node: NodeView, palette: Palette = PLAIN,
+                   cluster: Sequence[Finding] = ()) -> RenderableType:
+    """The node's findings, worst first, each with its hint, then the cluster-wide ones
+    that name it (``cluster``, from :func:`naming`)."""
+    if not node.findings and not cluster and node.unknown:  # nothing found in what was read
         return Text(f"{UNKNOWN_WORD}: no findings in what could be read; "
                     f"{', '.join(node.unknown)} cannot be read", style=palette.role(UNKNOWN_ROLE))
-    if not node.findings:
+    if not node.findings and not cluster:
         return Text("✔ no findings", style=palette.role("ok"))
     lines: list[RenderableType] = []
-    for finding in node.findings:
+    for finding in (*node.findings, *cluster):
         line = Text(f"{severity_word(finding.severity)} ", style=palette.severity(finding.severity))
-        line.append(f"{finding.code}: ", style="bold")
+        line.append(f"{finding.code}{'' if finding.node else ' (cluster)'}: ", style="bold")
         line.append(finding.message, style="")
         lines.append(line)
         if finding.hint:
@@ -162,9 +172,9 @@ def join_text(node: NodeView, now: float) -> str:
     return " · ".join(p for p in (joined, ready) if p)
 
 
-def render_node_detail(node: NodeView | None, now: float,
-                       palette: Palette = PLAIN) -> RenderableType:
-    """The whole describe pane for ``node``."""
+def render_node_detail(node: NodeView | None, now: float, palette: Palette = PLAIN,
+                       cluster: Sequence[Finding] = ()) -> RenderableType:
+    """The whole describe pane for ``node``; ``cluster``: the cluster findings naming it."""
     if node is None:
         return Text("no node selected", style=palette.role("muted"))
     facts = _facts()
@@ -181,5 +191,5 @@ def render_node_detail(node: NodeView | None, now: float,
     facts.add_row("lifecycle", join_text(node, now))
     return Group(facts, Text(""), Text(f"GPU pods ({len(node.gpu_pods)})", style="bold"),
                  pods_table(node, now, palette), Text(""),
-                 Text(f"Findings ({len(node.findings)})", style="bold"),
-                 findings_block(node, palette))
+                 Text(f"Findings ({len(node.findings) + len(cluster)})", style="bold"),
+                 findings_block(node, palette, cluster))
