@@ -67,8 +67,8 @@ async def test_describe_pane_shows_the_cluster_finding_that_names_the_node() -> 
 
 
 def _shown(pane: NodeDetail) -> str:
-    from tests.ui.panes.test_render import text
-
     from textual.widgets import Static
+
+    from tests.ui.panes.test_render import text
 
     return text(pane.query_one("#node-detail-body", Static).content, width=160)
