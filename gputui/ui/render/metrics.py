@@ -19,11 +19,13 @@ from rich.padding import Padding
 from rich.text import Text
 
 from gputui.domain import catalogue as C
+from gputui.domain.fleet import mig_devices
 from gputui.domain.metrics import (
     EMPTY_METRICS,
     GpuMetrics,
     MetricsOrigin,
     MetricsReading,
+    NodeMetrics,
     Trace,
     gpu_spec,
     last_value,
@@ -189,6 +191,28 @@ def findings_text(node: NodeView, palette: Palette = PLAIN) -> RenderableType:
     return Group(*lines)
 
 
+def heading_count(node: NodeView, metrics: NodeMetrics | None) -> str:
+    """What the pane shows, counted as the header counts (``GPUs 104/104 (56 MIG)``): whole
+    GPUs, and MIG devices named so, e.g. ``56 MIG devices on 8 GPUs``. Without readings the
+    node's labels speak: under ``single`` GFD's ``gpu.count`` counts MIG devices (product
+    ``<model>-MIG-<profile>``, k8s-device-plugin ``internal/lm/mig-strategy.go``)."""
+    if metrics is not None and any(g.instance for g in metrics.gpus):
+        whole = {g.gpu for g in metrics.gpus if not g.instance}
+        parents = {g.gpu for g in metrics.gpus if g.instance}
+        devices = sum(1 for g in metrics.gpus if g.instance)
+        mig = f"{_many(devices, 'MIG device')} on {_many(len(parents), 'GPU')}"
+        return f"{_many(len(whole), 'GPU')} + {mig}" if whole else mig
+    if "-MIG-" in node.product and node.gpu_count:
+        return _many(node.gpu_count, "MIG device")
+    devices = mig_devices(node)
+    return f"{node.gpu_count or '?'} GPUs" + (
+        f" ({_many(devices, 'MIG device')})" if devices else "")
+
+
+def _many(count: int, noun: str) -> str:
+    return f"{count} {noun}{'' if count == 1 else 's'}"
+
+
 def render_metrics(node: NodeView | None, namespace: str | None,
                    reading: MetricsReading = EMPTY_METRICS, now: float = 0.0,
                    palette: Palette = PLAIN, width: int = 80) -> RenderableType:
@@ -198,8 +222,9 @@ def render_metrics(node: NodeView | None, namespace: str | None,
         head.append(Text(f"last read failed: {reading.origin.error}", style=palette.role("warn")))
     if node is None:
         return Group(*head, Text("no node selected", style=palette.role("muted")))
-    head.append(Text.assemble((node.name, "bold"), f"  {node.gpu_count or '?'} GPUs  {node.product}"))
     metrics = reading.node if reading.node is not None and reading.node.node == node.name else None
+    head.append(Text.assemble((node.name, "bold"), f"  {heading_count(node, metrics)}  "
+                              f"{node.product}", no_wrap=True, overflow="ellipsis"))
     body: list[RenderableType] = []
     if metrics is None or not metrics.gpus:
         body.append(Text("no GPU readings for this node yet", style=palette.role("muted")))

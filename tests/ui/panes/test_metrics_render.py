@@ -111,3 +111,25 @@ def test_fleet_line_and_header_count_mig_devices_alike() -> None:
     header = counts_line(ClusterSnapshot(context="c", server="s", generated_at=NOW,
                                          counts=counts), 80, {}).plain
     assert "GPUs 104/104 (56 MIG) │ 0 with findings │ 0 upgrading" in header
+
+
+def test_heading_counts_what_it_shows_and_says_mig_devices() -> None:
+    """Under ``single`` GFD's ``gpu.count`` counts MIG devices (k8s-device-plugin
+    ``internal/lm/mig-strategy.go``): the pane of an ``all-1g.10gb`` node showing 56
+    instances on 8 GPUs says so, as the header's ``GPUs 104/104 (56 MIG)`` does; it said
+    "56 GPUs" before."""
+    from gputui.domain.metrics import GpuMetrics, NodeMetrics
+
+    product = "NVIDIA-A100-SXM4-80GB-MIG-1g.10gb"
+    node = replace(broken_node(), product=product, gpu_count=56)
+    instances = tuple(GpuMetrics(gpu=g, instance=str(i), profile="1g.10gb")
+                      for g in range(8) for i in range(7))
+    reading = replace(node_reading(), node=NodeMetrics(BROKEN, instances))
+    heading = text(render_metrics(node, "gpu-operator", reading, NOW), 160).splitlines()[1]
+    assert f"{BROKEN}  56 MIG devices on 8 GPUs  {product}" in heading
+    unread = text(render_metrics(node, "gpu-operator", EMPTY_METRICS, NOW), 160)
+    assert f"{BROKEN}  56 MIG devices  {product}" in unread and "56 GPUs" not in unread
+    mixed = text(render_metrics(broken_node(), "gpu-operator", node_reading(), NOW), 160)
+    assert f"{BROKEN}  3 GPUs + 1 MIG device on 1 GPU  " in mixed
+    whole = text(render_metrics(broken_node(), "gpu-operator", EMPTY_METRICS, NOW), 160)
+    assert f"{BROKEN}  8 GPUs  " in whole
