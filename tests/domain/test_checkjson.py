@@ -81,3 +81,23 @@ def test_healthy_cluster_exits_0() -> None:
     snap = SnapshotBuilder().build(f.objects([f.node()], f.healthy_pods()), f.T0)
     check_schema(to_check_json(snap))
     assert exit_code(snap) == 0
+
+
+def test_the_readme_documents_every_key_and_value_of_the_contract() -> None:
+    """README's ``gputui check --json`` section names every key ``check_schema`` holds the
+    object to, and every value of its closed sets (``unknown`` status, ``unreadable``
+    reasons, a finding's ``nodes``)."""
+    from pathlib import Path
+
+    readme = (Path(__file__).resolve().parents[2] / "README.md").read_text()
+    start = readme.index("### `gputui check --json`")
+    section = readme[start:readme.index("\n### ", start + 1)]
+    keys = {"context", "generated_at", "cluster_policy", "name", "state", "not_ready_states",
+            "nodes", "ready", "cordoned", "gpu_product", "gpus", "count", "capacity",
+            "allocatable", "driver_version", "kernel", "upgrade_state", "mig", "config",
+            "pipeline", "operand", "status", "detail", "findings", "code", "severity", "node",
+            "message", "hint", "unreadable", "resource", "reason", "hides", "required"}
+    missing = {k for k in keys if f'"{k}"' not in section}
+    assert not missing, missing
+    values = STATUSES | SEVERITIES | CP_STATES | REASONS
+    assert not {v for v in values if not re.search(rf"\b{re.escape(v)}\b", section)}
