@@ -10,6 +10,7 @@ from textual.app import ComposeResult
 from textual.containers import VerticalScroll
 from textual.widgets import Static
 
+from gputui.domain.metrics import MetricsReading
 from gputui.ui.render.node_detail import render_node_detail
 from gputui.ui.widgets.node_scoped import NodeScopedMixin
 from gputui.ui.widgets.palette_mixin import widget_palette
@@ -20,6 +21,9 @@ class NodeDetail(NodeScopedMixin, VerticalScroll):
 
     def compose(self) -> ComposeResult:
         yield Static(id="node-detail-body")
+
+    def show_metrics(self, reading: MetricsReading, now: float) -> None:
+        """Nothing: the describe tab shows no metrics (the metrics tab does)."""
 
     def _draw(self) -> None:
         if not self.is_mounted:

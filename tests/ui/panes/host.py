@@ -108,18 +108,18 @@ class HostApp(App[None]):
         self.jump_to(message.node, message.pane)
 
     def on_pod_log_requested(self, message: PodLogRequested) -> None:
-        self.log_requests.append((message.namespace, message.pod, message.container))
+        self.log_requests.append((message.pod_namespace, message.pod, message.container))
         top = self.screen
         if not (isinstance(top, PodLogScreen) and top.pod == message.pod):
-            top = PodLogScreen(message.namespace, message.pod, message.container)
+            top = PodLogScreen(message.pod_namespace, message.pod, message.container)
             self.push_screen(top)
         self._read(top, message)
 
     def _read(self, screen: PodLogScreen, message: PodLogRequested) -> None:
         try:
-            lines = self.source.pod_log(message.namespace, message.pod, message.container)
-            log = PodLog(message.namespace, message.pod, message.container, tuple(lines),
-                         tuple(self.source.pod_events(message.namespace, message.pod)))
+            lines = self.source.pod_log(message.pod_namespace, message.pod, message.container)
+            log = PodLog(message.pod_namespace, message.pod, message.container, tuple(lines),
+                         tuple(self.source.pod_events(message.pod_namespace, message.pod)))
         except Exception as error:  # noqa: BLE001 - shown as the screen's error line
-            log = PodLog(message.namespace, message.pod, message.container, error=str(error))
+            log = PodLog(message.pod_namespace, message.pod, message.container, error=str(error))
         screen.post_message(PodLogLoaded(log))
