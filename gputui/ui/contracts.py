@@ -82,7 +82,8 @@ emulated scenarios (``scripts/record_scenarios.py``) plus a few pod logs and the
 Messages
 --------
 Every message that crosses from one screen or layer to another (worker -> screen, screen ->
-app, dialog -> app) is defined here, as a dataclass with typed fields (no ``Any``). A widget
+app, dialog -> app) is defined here, as a dataclass with typed fields (no ``Any``), compared
+by identity and with Textual's empty repr (a log file gets no snapshot or pod log). A widget
 telling only the screen that composes it (``NodeTable.NodeSelected``) nests its message in
 the widget class; ``tests/ui/test_layering.py`` keeps both rules.
 """
@@ -180,14 +181,14 @@ def check_contract(cls: type, contract: type) -> None:
     registration (class creation), this turns the same slip into an error at import.
     """
     for name, wanted in _members(contract).items():
+        want = f"{contract.__name__}.{name}({', '.join(inspect.signature(wanted).parameters)})"
         have = inspect.getattr_static(cls, name, None)
         if not callable(have) or getattr(have, "__isabstractmethod__", False):
-            raise ContractError(f"{cls.__qualname__} does not implement "
-                                f"{contract.__name__}.{name}{inspect.signature(wanted)}")
-        if list(inspect.signature(have).parameters) != list(
-                inspect.signature(wanted).parameters):
-            raise ContractError(f"{cls.__qualname__}.{name}{inspect.signature(have)} does not "
-                                f"match {contract.__name__}.{name}{inspect.signature(wanted)}")
+            raise ContractError(f"{cls.__name__} does not implement {want}")
+        params = list(inspect.signature(have).parameters)
+        if params != list(inspect.signature(wanted).parameters):
+            raise ContractError(f"{cls.__name__}.{name}({', '.join(params)}) does not match "
+                                f"{want}")
 
 
 _C = TypeVar("_C", bound=type)
@@ -217,7 +218,7 @@ class CommandHost(Protocol):
 
 
 # ---------------------------------------------------------------------- the refresh path
-@dataclass
+@dataclass(eq=False, repr=False)
 class SnapshotUpdated(Message):
     """A new snapshot arrived from the source (posted from the source's thread).
 
@@ -231,7 +232,7 @@ class SnapshotUpdated(Message):
         return isinstance(message, SnapshotUpdated)
 
 
-@dataclass
+@dataclass(eq=False, repr=False)
 class SourceStatusChanged(Message):
     """The source's connection state changed."""
 
@@ -241,7 +242,7 @@ class SourceStatusChanged(Message):
         return isinstance(message, SourceStatusChanged)
 
 
-@dataclass
+@dataclass(eq=False, repr=False)
 class MetricsUpdated(Message):
     """A metrics reading arrived (posted from the metrics feed's thread); a newer one
     replaces an unprocessed older one."""
@@ -252,7 +253,7 @@ class MetricsUpdated(Message):
         return isinstance(message, MetricsUpdated)
 
 
-@dataclass
+@dataclass(eq=False, repr=False)
 class MetricsWanted(Message):
     """What is on screen changed (selected node, visible rows, their exporter pods): the
     app tells the metrics feed (never blocks); only the newest matters."""
@@ -264,7 +265,7 @@ class MetricsWanted(Message):
 
 
 # ---------------------------------------------------------------------- intents, up to the app
-@dataclass
+@dataclass(eq=False, repr=False)
 class JumpRequested(Message):
     """Go to ``node`` (or none) and show ``pane`` (one of :data:`PANES`)."""
 
@@ -272,14 +273,14 @@ class JumpRequested(Message):
     pane: str
 
 
-@dataclass
+@dataclass(eq=False, repr=False)
 class CommandRequested(Message):
     """Run a registry command by id (the palette picked it)."""
 
     command_id: str
 
 
-@dataclass
+@dataclass(eq=False, repr=False)
 class PodLogRequested(Message):
     """Open (or reload) the log and events of one pod's container.
 
@@ -306,7 +307,7 @@ class PodLog:
     error: str = ""
 
 
-@dataclass
+@dataclass(eq=False, repr=False)
 class PodLogLoaded(Message):
     """A pod log/events read finished (posted to the PodLogScreen by the app's worker)."""
 
@@ -314,7 +315,7 @@ class PodLogLoaded(Message):
 
 
 # ---------------------------------------------------------------------- actions
-@dataclass
+@dataclass(eq=False, repr=False)
 class ActionRequested(Message):
     """A screen asks for action ``action_id`` on ``targets`` (node names)."""
 
@@ -322,7 +323,7 @@ class ActionRequested(Message):
     targets: tuple[str, ...]
 
 
-@dataclass
+@dataclass(eq=False, repr=False)
 class ApplyRequested(Message):
     """The operator confirmed ``plan`` (after a clean dry run) in ``dialog``; ``cancel``
     stops it later. Progress and the result go back to ``dialog`` as messages."""
@@ -334,14 +335,14 @@ class ApplyRequested(Message):
     action: Action | None = None
 
 
-@dataclass
+@dataclass(eq=False, repr=False)
 class DryRunFinished(Message):
     """The server's answer to the plan sent with ``dryRun=All``."""
 
     dry_run: DryRun
 
 
-@dataclass
+@dataclass(eq=False, repr=False)
 class DryRunProgressed(Message):
     """``done`` of ``total`` writes answered so far (a newer one replaces an older one)."""
 
@@ -352,7 +353,7 @@ class DryRunProgressed(Message):
         return isinstance(message, DryRunProgressed)
 
 
-@dataclass
+@dataclass(eq=False, repr=False)
 class ActionProgressed(Message):
     """A running apply's latest progress (a newer one replaces an unprocessed older one)."""
 
@@ -362,7 +363,7 @@ class ActionProgressed(Message):
         return isinstance(message, ActionProgressed)
 
 
-@dataclass
+@dataclass(eq=False, repr=False)
 class ActionCompleted(Message):
     """The apply ended (done, failed or stopped)."""
 
@@ -370,31 +371,10 @@ class ActionCompleted(Message):
 
 
 __all__ = [
-    "PANES",
-    "ActionBlocks",
-    "ActionCompleted",
-    "ActionGate",
-    "ActionProgressed",
-    "ActionRequested",
-    "ApplyRequested",
-    "CommandHost",
-    "CommandRequested",
-    "ContractError",
-    "DetailPane",
-    "DryRunFinished",
-    "DryRunProgressed",
-    "JumpRequested",
-    "MetricsUpdated",
-    "MetricsView",
-    "MetricsWanted",
-    "NodeScoped",
-    "PodLog",
-    "PodLogLoaded",
-    "PodLogRequested",
-    "SnapshotUpdated",
-    "SnapshotView",
-    "SourceStatusChanged",
-    "ViewScreen",
-    "check_contract",
-    "fulfils",
+    "PANES", "ActionBlocks", "ActionCompleted", "ActionGate", "ActionProgressed",
+    "ActionRequested", "ApplyRequested", "CommandHost", "CommandRequested", "ContractError",
+    "DetailPane", "DryRunFinished", "DryRunProgressed", "JumpRequested", "MetricsUpdated",
+    "MetricsView", "MetricsWanted", "NodeScoped", "PodLog", "PodLogLoaded", "PodLogRequested",
+    "SnapshotUpdated", "SnapshotView", "SourceStatusChanged", "ViewScreen", "check_contract",
+    "fulfils"
 ]
