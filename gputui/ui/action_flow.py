@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import asyncio
 import time
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import replace
 from typing import Any
 
@@ -22,23 +22,25 @@ from textual.actions import ActionParseResult
 from textual.actions import parse as parse_action
 from textual.app import App
 from textual.dom import DOMNode
-from textual.message import Message
+from textual.screen import Screen
 
 from gputui.actions.base import Action, Plan, PlansFromServer, Progress, Result, Scope
 from gputui.actions.registry import ACTIONS, action
 from gputui.actions.runner import Runner
 from gputui.domain.model import ClusterSnapshot
-from gputui.ui.crash import worker_failure
-from gputui.ui.exit_signals import ExitGuard
-from gputui.ui.screens.confirm import (
+from gputui.ui.contracts import (
+    ActionBlocks,
     ActionCompleted,
+    ActionGate,
     ActionProgressed,
+    ActionRequested,
     ApplyRequested,
-    ConfirmScreen,
     DryRunFinished,
     DryRunProgressed,
-    ParamPrompt,
 )
+from gputui.ui.crash import worker_failure
+from gputui.ui.exit_signals import ExitGuard
+from gputui.ui.screens.confirm import ConfirmScreen, ParamPrompt
 
 NO_RUNNER = "no cluster connection for actions in this session"
 #: how often a plan that met a 409 is re-made before giving up
@@ -54,15 +56,6 @@ def greyed_action(action: str | ActionParseResult) -> str | None:
     return str(params[0]) if name == "act" and params else None
 
 
-class ActionRequested(Message):
-    """A screen asks for action ``action_id`` on ``targets`` (node names)."""
-
-    def __init__(self, action_id: str, targets: Sequence[str]) -> None:
-        super().__init__()
-        self.action_id = action_id
-        self.targets = tuple(targets)
-
-
 class ActionFlow(App[int]):
     """Mixed into the app: everything between a key press and the audit line."""
 
@@ -70,7 +63,7 @@ class ActionFlow(App[int]):
     snapshot: ClusterSnapshot
     exit_guard: ExitGuard
 
-    def action_blocks(self) -> Mapping[str, str]:
+    def action_blocks(self) -> ActionBlocks:
         """action id -> why it is greyed, for every greyed action (help, palette, footer)."""
         if self.runner is None:
             return {act.id: NO_RUNNER for act in ACTIONS}
@@ -95,15 +88,19 @@ class ActionFlow(App[int]):
 
     def permissions_known(self) -> None:
         """Tell the screens which actions are greyed (attributes down) and redraw keys."""
-        blocks = self.action_blocks()
-        for screen in self.screen_stack:
-            if hasattr(screen, "blocked_actions"):
-                screen.blocked_actions = blocks
+        self.hand_down_blocks(self.screen_stack)
         self.refresh_bindings()
         why = self.runner.audit_blocked() if self.runner is not None else None
         if why:  # said once, at start: every action is refused with it from now on
             self.notify(f"Actions are disabled: {why}", title="Audit log",
                         severity="error", timeout=30)
+
+    def hand_down_blocks(self, screens: Iterable[Screen[Any]]) -> None:
+        """The one way greyed actions reach the screens: one value, through the contract."""
+        blocks = self.action_blocks()
+        for screen in screens:
+            if isinstance(screen, ActionGate):
+                screen.show_blocks(blocks)
 
     async def run_action(self, action: str | ActionParseResult,
                          default_namespace: DOMNode | None = None,

@@ -37,15 +37,18 @@ from gputui.ui.contracts import (
     CommandRequested,
     JumpRequested,
     MetricsUpdated,
+    MetricsView,
     MetricsWanted,
+    NodeScoped,
     SnapshotUpdated,
+    SnapshotView,
     SourceStatusChanged,
 )
 from gputui.ui.crash import QuietCrash
 from gputui.ui.exit_signals import ExitGuard
 from gputui.ui.palette import GpuCommands
 from gputui.ui.pod_logs import PodLogFlow
-from gputui.ui.screens.base import GpuScreen
+from gputui.ui.screens.base import GpuScreen, view_modes
 from gputui.ui.screens.command_line import CommandLine
 from gputui.ui.screens.findings import FindingsScreen
 from gputui.ui.screens.help import HelpScreen
@@ -88,8 +91,8 @@ class GpuTuiApp(PodLogFlow, ActionFlow, QuietCrash):
     CSS_PATH = [styles_dir() / f"{name}.tcss" for name in STYLESHEETS]  # noqa: RUF012
     COMMANDS = {GpuCommands}  # noqa: RUF012 - a Textual class attribute
     BINDINGS = bindings_for("global")
-    MODES = {"nodes": NodesScreen, "findings": FindingsScreen,  # noqa: RUF012
-             "upgrades": UpgradesScreen, "mig": MigScreen}
+    MODES = view_modes(nodes=NodesScreen, findings=FindingsScreen,
+                       upgrades=UpgradesScreen, mig=MigScreen)
     DEFAULT_MODE = "nodes"
 
     def __init__(self, settings: Settings, source: ClusterSource,
@@ -206,10 +209,8 @@ class GpuTuiApp(PodLogFlow, ActionFlow, QuietCrash):
     def on_metrics_updated(self, message: MetricsUpdated) -> None:
         """Keep the newest reading; the active screen and the header show it."""
         self.metrics = message.reading
-        if self.screen_stack:
-            show = getattr(self.screen, "show_metrics", None)
-            if show is not None:
-                show(self.metrics, self.clock())
+        if self.screen_stack and isinstance(self.screen, MetricsView):
+            self.screen.show_metrics(self.metrics, self.clock())
         self._refresh_header()
 
     def on_metrics_wanted(self, message: MetricsWanted) -> None:
@@ -261,18 +262,15 @@ class GpuTuiApp(PodLogFlow, ActionFlow, QuietCrash):
     def _deliver(self, screen: Screen[Any]) -> None:
         if screen is not self.screen or not screen.is_mounted:
             return
-        if isinstance(screen, NodesScreen):
-            screen.blocked_actions = self.action_blocks()
-        show = getattr(screen, "show_snapshot", None)
-        if show is not None:
+        self.hand_down_blocks((screen,))
+        if isinstance(screen, SnapshotView):
             try:
-                show(self.snapshot, self.clock())
+                screen.show_snapshot(self.snapshot, self.clock())
             except NoMatches:  # not composed yet: the screen-change callback retries
                 self.call_after_refresh(self._deliver, screen)
                 return
-        show_metrics = getattr(screen, "show_metrics", None)
-        if show_metrics is not None and self.metrics is not EMPTY_METRICS:
-            show_metrics(self.metrics, self.clock())
+        if isinstance(screen, MetricsView) and self.metrics is not EMPTY_METRICS:
+            screen.show_metrics(self.metrics, self.clock())
         self._refresh_header()
 
     def _refresh_header(self) -> None:
@@ -294,7 +292,7 @@ class GpuTuiApp(PodLogFlow, ActionFlow, QuietCrash):
             await self.switch_mode(view)
         screen = self.screen
         self._deliver(screen)
-        if node is not None and hasattr(screen, "show_node"):
+        if node is not None and isinstance(screen, NodeScoped):
             screen.show_node(node)
         if tab is not None and isinstance(screen, NodesScreen):
             screen.show_tab(tab, focus=True)

@@ -42,11 +42,13 @@ Where the app finds each view
   ``app.open_pod_log``; it receives :class:`PodLogLoaded` (posted to the screen itself by the
   app's thread worker) and may post :class:`PodLogRequested` to reload.
 
-Full screens subclass :class:`gputui.ui.screens.base.GpuScreen` (status header on top,
-footer below, the app keeps the header current): yield your widgets from ``compose_body()``
-and override ``show_snapshot`` / ``show_node``. A ``ModalScreen`` (the pod log may be one) is
-fine too. All of them take no required constructor arguments (except PodLogScreen), implement
-:class:`SnapshotView` (and :class:`NodeScoped` where they show one node). Screens carry a CSS
+Full screens subclass :class:`gputui.ui.screens.base.GpuScreen` (header on top, footer
+below): yield widgets from ``compose_body()`` and implement :class:`ViewScreen` (a no-op with
+a docstring where the view has no node or metrics); greyed actions come down as one value
+(``show_blocks`` -> ``blocked_actions``). Detail tabs implement :class:`DetailPane` (listed
+in ``nodes.detail_tabs``); a modal fed snapshots says ``@fulfils(SnapshotView)``. Each is
+checked when registered (:func:`check_contract`: a misspelt method fails the import); the
+app dispatches with ``isinstance`` on these protocols, never ``getattr``. Screens carry a CSS
 class named after themselves (``upgrades-screen``, ``mig-screen``, ``pod-log-screen``) and
 their stylesheet rules are prefixed with it. Colours come from theme variables only:
 ``$gpu-ok $gpu-warn $gpu-crit $gpu-info $gpu-paused $gpu-muted $gpu-progress
@@ -61,6 +63,8 @@ Asking the app for things (messages up, never direct calls into sources)
   Enter on a pipeline stage). The app calls ``open_pod_log``.
 * ``self.post_message(JumpRequested(node, pane))`` — go to a node and pane; ``pane`` is one of
   :data:`PANES` (``Finding.pane`` gives it).
+* ``self.post_message(ActionRequested(action_id, targets))`` — run an action on nodes
+  (the app prompts, plans and opens the confirmation dialog).
 * ``self.app.post_message(CommandRequested(command_id))`` — run a registry command (the
   palette). Screens and widgets never call app methods and never read app attributes: what
   they show is pushed to them (``show_snapshot``, ``show_metrics``, constructor arguments),
@@ -70,37 +74,45 @@ Frozen data for tests and screenshots
 -------------------------------------
 ``tests/fixtures/scenarios/<scenario>.json`` holds raw ``ClusterObjects`` recorded from the
 emulated scenarios (``scripts/record_scenarios.py``) plus a few pod logs and the recorded
-``now``. Load them headless::
+``now``: ``load_recording(scenario, SCENARIOS)`` (``gputui.sources.replay``) gives its
+``snapshot()`` and ``ReplaySource.from_recording(rec)``, a source for
+``make_app(Settings(), source, clock=lambda: rec.now)``; ``tests/ui/conftest.py`` has
+``frozen_app(scenario)`` doing exactly that for Pilot and snapshot tests.
 
-    from gputui.sources.replay import load_recording, ReplaySource
-    from tests.fixtures import SCENARIOS
-    rec = load_recording("upgrade-rolling", SCENARIOS)  # Recording(objects, now, logs, events)
-    snapshot = rec.snapshot()                      # SnapshotBuilder().build(objects, rec.now)
-    source = ReplaySource.from_recording(rec)      # a ClusterSource for make_app
-
-and a Pilot/snapshot test::
-
-    from gputui.ui.app import make_app
-    app = make_app(Settings(), source, clock=lambda: rec.now)
-    async with app.run_test(size=(120, 40)) as pilot: ...
-
-``tests/ui/conftest.py`` has ``frozen_app(scenario)`` doing exactly that.
+Messages
+--------
+Every message that crosses from one screen or layer to another (worker -> screen, screen ->
+app, dialog -> app) is defined here, as a dataclass with typed fields (no ``Any``), compared
+by identity and with Textual's empty repr (a log file gets no snapshot or pod log). A widget
+telling only the screen that composes it (``NodeTable.NodeSelected``) nests its message in
+the widget class; ``tests/ui/test_layering.py`` keeps both rules.
 """
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+import inspect
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
-from typing import Any, Final, Protocol, runtime_checkable
+from types import FunctionType
+from typing import Final, Protocol, TypeAlias, TypeVar, runtime_checkable
 
 from textual.message import Message
+from textual.message_pump import MessagePump
 
+from gputui.actions.base import Action, Cancel, Plan, Progress, Result
+from gputui.actions.runner import DryRun
+from gputui.domain.metrics import MetricsReading, MetricsWant
 from gputui.domain.model import ClusterSnapshot
+from gputui.sources.base import SourceStatus
 
 #: The panes ``app.jump_to`` understands (``Finding.pane`` values plus ``findings``).
 PANES: Final = ("nodes", "pipeline", "upgrade", "mig", "metrics", "findings")
 
+#: action id -> why it is greyed (read-only, denied, no cluster): one value, handed down
+ActionBlocks: TypeAlias = Mapping[str, str]
 
+
+# ---------------------------------------------------------------------- what views implement
 @runtime_checkable
 class SnapshotView(Protocol):
     """Anything that renders the cluster snapshot (widgets and screens)."""
@@ -117,74 +129,80 @@ class NodeScoped(Protocol):
         """Show ``node_name`` (None: nothing selected); data comes from the last snapshot."""
 
 
-class SnapshotUpdated(Message):
-    """A new snapshot arrived from the source (posted from the source's thread).
+@runtime_checkable
+class MetricsView(Protocol):
+    """Views that show the metrics feed's latest reading."""
 
-    A newer one replaces an older one still waiting in the queue, so a slow terminal shows
-    the latest cluster, not a backlog.
+    def show_metrics(self, reading: MetricsReading, now: float) -> None:
+        """Take ``reading`` (``now`` as in :meth:`SnapshotView.show_snapshot`)."""
+
+
+@runtime_checkable
+class ActionGate(Protocol):
+    """Views whose keys run actions: they grey the ones the app says are blocked."""
+
+    def show_blocks(self, blocks: ActionBlocks) -> None:
+        """Take the greyed actions (every one of them, each time)."""
+
+
+@runtime_checkable
+class ViewScreen(SnapshotView, NodeScoped, MetricsView, ActionGate, Protocol):
+    """A view (a Textual mode: nodes, findings, upgrades, mig): all the app feeds it."""
+
+    def go_back(self) -> bool:
+        """``esc`` on this view: undo its own state (a filter, marks); True if it did."""
+
+
+@runtime_checkable
+class DetailPane(SnapshotView, NodeScoped, MetricsView, Protocol):
+    """A detail tab under the node list: the nodes screen feeds it all three."""
+
+
+class ContractError(TypeError):
+    """A class registered for a contract lacks one of its methods or misnames a parameter."""
+
+
+def _members(contract: type) -> dict[str, FunctionType]:
+    """The methods a Protocol (and the Protocols it extends) asks for."""
+    members: dict[str, FunctionType] = {}
+    for base in reversed(contract.__mro__):
+        if Protocol in base.__bases__:  # a protocol names Protocol among its bases
+            members.update({name: value for name, value in vars(base).items()
+                            if inspect.isfunction(value) and not name.startswith("_")})
+    return members
+
+
+def check_contract(cls: type, contract: type) -> None:
+    """Raise :class:`ContractError` unless ``cls`` defines every method of ``contract`` with
+    the same parameter names.
+
+    Why not ``isinstance`` alone: a runtime Protocol only sees names, so a misspelt
+    ``show_snapshots`` makes the check false and the view is skipped without a sound. Run at
+    registration (class creation), this turns the same slip into an error at import.
     """
-
-    def __init__(self, snapshot: ClusterSnapshot) -> None:
-        super().__init__()
-        self.snapshot = snapshot
-
-    def can_replace(self, message: Message) -> bool:
-        return isinstance(message, SnapshotUpdated)
-
-
-class SourceStatusChanged(Message):
-    """The source's connection state changed (``gputui.sources.base.SourceStatus``)."""
-
-    def __init__(self, status: Any) -> None:
-        super().__init__()
-        self.status = status
-
-    def can_replace(self, message: Message) -> bool:
-        return isinstance(message, SourceStatusChanged)
+    for name, wanted in _members(contract).items():
+        want = f"{contract.__name__}.{name}({', '.join(inspect.signature(wanted).parameters)})"
+        have = inspect.getattr_static(cls, name, None)
+        if not callable(have) or getattr(have, "__isabstractmethod__", False):
+            raise ContractError(f"{cls.__name__} does not implement {want}")
+        params = list(inspect.signature(have).parameters)
+        if params != list(inspect.signature(wanted).parameters):
+            raise ContractError(f"{cls.__name__}.{name}({', '.join(params)}) does not match "
+                                f"{want}")
 
 
-class MetricsUpdated(Message):
-    """A metrics reading arrived (``gputui.domain.metrics.MetricsReading``, posted from the
-    metrics feed's thread); a newer one replaces an unprocessed older one."""
-
-    def __init__(self, reading: Any) -> None:
-        super().__init__()
-        self.reading = reading
-
-    def can_replace(self, message: Message) -> bool:
-        return isinstance(message, MetricsUpdated)
+_C = TypeVar("_C", bound=type)
 
 
-class MetricsWanted(Message):
-    """What is on screen changed: the app tells the metrics feed (never blocks).
+def fulfils(*contracts: type) -> Callable[[_C], _C]:
+    """Class decorator: register ``cls`` as fulfilling ``contracts`` (checked at once)."""
 
-    ``want`` is a ``gputui.sources.metrics.MetricsWant`` (selected node, visible rows,
-    their exporter pods); only the newest matters.
-    """
+    def register(cls: _C) -> _C:
+        for contract in contracts:
+            check_contract(cls, contract)
+        return cls
 
-    def __init__(self, want: Any) -> None:
-        super().__init__()
-        self.want = want
-
-    def can_replace(self, message: Message) -> bool:
-        return isinstance(message, MetricsWanted)
-
-
-class JumpRequested(Message):
-    """Go to ``node`` (or none) and show ``pane`` (one of :data:`PANES`)."""
-
-    def __init__(self, node: str | None, pane: str) -> None:
-        super().__init__()
-        self.node = node
-        self.pane = pane
-
-
-class CommandRequested(Message):
-    """Run a registry command by id (the palette picked it)."""
-
-    def __init__(self, command_id: str) -> None:
-        super().__init__()
-        self.command_id = command_id
+    return register
 
 
 @runtime_checkable
@@ -194,53 +212,169 @@ class CommandHost(Protocol):
 
     keymap: dict[str, str]
 
-    def action_blocks(self) -> Mapping[str, str]:
+    def action_blocks(self) -> ActionBlocks:
         """action id -> why it is greyed."""
         ...
 
 
-class PodLogRequested(Message):
-    """Open (or reload) the log and events of one pod's container."""
+# ---------------------------------------------------------------------- the refresh path
+@dataclass(eq=False, repr=False)
+class SnapshotUpdated(Message):
+    """A new snapshot arrived from the source (posted from the source's thread).
 
-    def __init__(self, namespace: str, pod: str, container: str | None = None) -> None:
-        super().__init__()
-        # Message.namespace is a class-level prefix for handler names, read only when the
-        # class is created; an instance attribute of the same name does not touch it.
-        self.namespace = namespace  # type: ignore[misc]
-        self.pod = pod
-        self.container = container
+    A newer one replaces an older one still waiting in the queue, so a slow terminal shows
+    the latest cluster, not a backlog.
+    """
+
+    snapshot: ClusterSnapshot
+
+    def can_replace(self, message: Message) -> bool:
+        return isinstance(message, SnapshotUpdated)
+
+
+@dataclass(eq=False, repr=False)
+class SourceStatusChanged(Message):
+    """The source's connection state changed."""
+
+    status: SourceStatus
+
+    def can_replace(self, message: Message) -> bool:
+        return isinstance(message, SourceStatusChanged)
+
+
+@dataclass(eq=False, repr=False)
+class MetricsUpdated(Message):
+    """A metrics reading arrived (posted from the metrics feed's thread); a newer one
+    replaces an unprocessed older one."""
+
+    reading: MetricsReading
+
+    def can_replace(self, message: Message) -> bool:
+        return isinstance(message, MetricsUpdated)
+
+
+@dataclass(eq=False, repr=False)
+class MetricsWanted(Message):
+    """What is on screen changed (selected node, visible rows, their exporter pods): the
+    app tells the metrics feed (never blocks); only the newest matters."""
+
+    want: MetricsWant
+
+    def can_replace(self, message: Message) -> bool:
+        return isinstance(message, MetricsWanted)
+
+
+# ---------------------------------------------------------------------- intents, up to the app
+@dataclass(eq=False, repr=False)
+class JumpRequested(Message):
+    """Go to ``node`` (or none) and show ``pane`` (one of :data:`PANES`)."""
+
+    node: str | None
+    pane: str
+
+
+@dataclass(eq=False, repr=False)
+class CommandRequested(Message):
+    """Run a registry command by id (the palette picked it)."""
+
+    command_id: str
+
+
+@dataclass(eq=False, repr=False)
+class PodLogRequested(Message):
+    """Open (or reload) the log and events of one pod's container.
+
+    ``pod_namespace``, not ``namespace``: ``Message.namespace`` is Textual's class-level
+    prefix for handler names."""
+
+    pod_namespace: str
+    pod: str
+    container: str | None = None
 
 
 @dataclass(frozen=True)
 class PodLog:
-    """What a pod log read returned; ``error`` is one line when the read failed."""
+    """What a pod log read returned; ``error`` is one line when the read failed.
+
+    ``events`` are reduced Kubernetes Event objects as the server sent them: every value is
+    read and checked by the renderer (``object``, not a trusted shape)."""
 
     namespace: str
     pod: str
     container: str | None
     lines: tuple[str, ...] = ()
-    events: tuple[dict[str, Any], ...] = field(default=())
+    events: tuple[Mapping[str, object], ...] = field(default=())
     error: str = ""
 
 
+@dataclass(eq=False, repr=False)
 class PodLogLoaded(Message):
     """A pod log/events read finished (posted to the PodLogScreen by the app's worker)."""
 
-    def __init__(self, log: PodLog) -> None:
-        super().__init__()
-        self.log = log
+    log: PodLog
+
+
+# ---------------------------------------------------------------------- actions
+@dataclass(eq=False, repr=False)
+class ActionRequested(Message):
+    """A screen asks for action ``action_id`` on ``targets`` (node names)."""
+
+    action_id: str
+    targets: tuple[str, ...]
+
+
+@dataclass(eq=False, repr=False)
+class ApplyRequested(Message):
+    """The operator confirmed ``plan`` (after a clean dry run) in ``dialog``; ``cancel``
+    stops it later. Progress and the result go back to ``dialog`` as messages."""
+
+    plan: Plan
+    dry_run: DryRun
+    cancel: Cancel
+    dialog: MessagePump
+    action: Action | None = None
+
+
+@dataclass(eq=False, repr=False)
+class DryRunFinished(Message):
+    """The server's answer to the plan sent with ``dryRun=All``."""
+
+    dry_run: DryRun
+
+
+@dataclass(eq=False, repr=False)
+class DryRunProgressed(Message):
+    """``done`` of ``total`` writes answered so far (a newer one replaces an older one)."""
+
+    done: int
+    total: int
+
+    def can_replace(self, message: Message) -> bool:
+        return isinstance(message, DryRunProgressed)
+
+
+@dataclass(eq=False, repr=False)
+class ActionProgressed(Message):
+    """A running apply's latest progress (a newer one replaces an unprocessed older one)."""
+
+    progress: Progress
+
+    def can_replace(self, message: Message) -> bool:
+        return isinstance(message, ActionProgressed)
+
+
+@dataclass(eq=False, repr=False)
+class ActionCompleted(Message):
+    """The apply ended (done, failed or stopped)."""
+
+    result: Result
 
 
 __all__ = [
-    "PANES",
-    "JumpRequested",
-    "MetricsUpdated",
-    "MetricsWanted",
-    "NodeScoped",
-    "PodLog",
-    "PodLogLoaded",
-    "PodLogRequested",
-    "SnapshotUpdated",
-    "SnapshotView",
-    "SourceStatusChanged",
+    "PANES", "ActionBlocks", "ActionCompleted", "ActionGate", "ActionProgressed",
+    "ActionRequested", "ApplyRequested", "CommandHost", "CommandRequested", "ContractError",
+    "DetailPane", "DryRunFinished", "DryRunProgressed", "JumpRequested", "MetricsUpdated",
+    "MetricsView", "MetricsWanted", "NodeScoped", "PodLog", "PodLogLoaded", "PodLogRequested",
+    "SnapshotUpdated", "SnapshotView", "SourceStatusChanged", "ViewScreen", "check_contract",
+    "fulfils"
 ]

@@ -32,7 +32,7 @@ class PodLogFlow(App[int]):
         self._read_pod_log(screen, namespace, pod, container)
 
     def on_pod_log_requested(self, message: PodLogRequested) -> None:
-        self.open_pod_log(message.namespace, message.pod, message.container)
+        self.open_pod_log(message.pod_namespace, message.pod, message.container)
 
     @work(thread=True, exclusive=True, group="pod-log")
     def _read_pod_log(self, screen: Screen[Any], namespace: str, pod: str,

@@ -2,8 +2,11 @@
 
 from __future__ import annotations
 
+import ast
 import subprocess
 import sys
+from collections.abc import Iterator
+from pathlib import Path
 
 
 def _modules_after(code: str) -> set[str]:
@@ -22,3 +25,108 @@ def test_ui_imports_no_kubernetes_or_http_client() -> None:
 def test_replay_source_is_headless() -> None:
     loaded = _modules_after("import gputui.sources.replay")
     assert not loaded & {"textual", "rich"}
+
+
+# --------------------------------------------------------------------- the view contract
+UI = Path(__file__).resolve().parents[2] / "gputui" / "ui"
+
+#: (module, first argument) -> why a getattr/hasattr is right there. Screens and panes are
+#: fed through the typed protocols of ``gputui.ui.contracts``, never looked up by name: a
+#: misspelt name there is a view skipped without a sound (issue 20).
+ATTRIBUTE_LOOKUPS: dict[tuple[str, str], str] = {
+    ("terminal.py", "self._file"): "TerminalOut proxies a file object (__getattr__)",
+    ("run.py", "source"): "a replay source carries its recorded clock; live ones use time",
+    ("app.py", "driver"): "only gputui's Linux driver has hung_up; Textual's others do not",
+    ("widgets/datatable_internals.py", "DataTable"):
+        "checks that Textual's private DataTable members it relies on still exist",
+    ("widgets/datatable_internals.py", "table"):
+        "checks that Textual's private DataTable members it relies on still exist",
+    ("widgets/palette_mixin.py", "app"):
+        "a widget mounted in a test host app has no cached theme_variables",
+    ("contracts.py", "have"): "the contract check reads abc's marker off a function",
+}
+
+#: widget -> the one screen module that composes it: the only other module that may name
+#: the messages nested in the widget class (a widget telling its own screen)
+WIDGET_MESSAGES: dict[str, tuple[str, str]] = {
+    "NodeTable.NodeSelected": ("widgets/node_table.py", "screens/nodes.py"),
+    "NodeTable.ViewChanged": ("widgets/node_table.py", "screens/nodes.py"),
+    "UpgradeLanes.NodeHighlighted": ("widgets/upgrade_lanes.py", "screens/upgrades.py"),
+}
+
+
+def _ui_modules() -> Iterator[tuple[str, ast.Module]]:
+    for path in sorted(UI.rglob("*.py")):
+        yield str(path.relative_to(UI)), ast.parse(path.read_text(encoding="utf-8"))
+
+
+def _attribute_lookups() -> Iterator[tuple[str, str, int]]:
+    for name, tree in _ui_modules():
+        for node in ast.walk(tree):
+            if isinstance(node, ast.Call) and isinstance(node.func, ast.Name) \
+                    and node.func.id in ("getattr", "hasattr") and node.args:
+                yield name, ast.unparse(node.args[0]), node.lineno
+
+
+def test_no_getattr_or_hasattr_in_the_ui_outside_the_allow_list() -> None:
+    """Views are fed through the contract (``isinstance`` on a protocol), not by name."""
+    found = {(name, target): line for name, target, line in _attribute_lookups()}
+    unlisted = [f"{name}:{line} getattr/hasattr on {target}"
+                for (name, target), line in found.items()
+                if (name, target) not in ATTRIBUTE_LOOKUPS]
+    assert unlisted == []
+    assert set(ATTRIBUTE_LOOKUPS) <= set(found), "allow-list entries no longer needed"
+
+
+def _message_classes() -> Iterator[tuple[str, str, ast.ClassDef]]:
+    """(module, qualified name, class) of every class deriving from Textual's Message."""
+    def walk(body: list[ast.stmt], prefix: str, module: str) -> Iterator[
+            tuple[str, str, ast.ClassDef]]:
+        for node in body:
+            if isinstance(node, ast.ClassDef):
+                qualname = f"{prefix}{node.name}"
+                if any(ast.unparse(base).split(".")[-1] == "Message" for base in node.bases):
+                    yield module, qualname, node
+                yield from walk(node.body, f"{qualname}.", module)
+
+    for name, tree in _ui_modules():
+        yield from walk(tree.body, "", name)
+
+
+def test_every_message_crossing_screens_or_layers_lives_in_contracts() -> None:
+    """A message defined elsewhere is nested in a widget and named only by the screen that
+    composes it; everything else (worker -> screen, screen -> app) is in contracts.py."""
+    misplaced = [f"{module}: {qualname}" for module, qualname, _ in _message_classes()
+                 if module != "contracts.py" and qualname not in WIDGET_MESSAGES]
+    assert misplaced == []
+    for qualname, allowed in WIDGET_MESSAGES.items():
+        naming = {name for name, tree in _ui_modules() if _names_message(tree, qualname)}
+        assert naming <= set(allowed), f"{qualname} is named outside {allowed}: {naming}"
+
+
+def _names_message(tree: ast.Module, qualname: str) -> bool:
+    """Whether a module refers to a nested message: ``Widget.Inner`` or its handler name."""
+    inner = qualname.rsplit(".", 1)[-1]
+    handler = "_" + "".join(f"_{c.lower()}" if c.isupper() else c for c in inner).lstrip("_")
+    return any(isinstance(node, ast.Attribute) and node.attr == inner
+               or isinstance(node, ast.FunctionDef) and node.name.endswith(handler)
+               for node in ast.walk(tree))
+
+
+def test_contract_messages_are_dataclasses_with_typed_payloads() -> None:
+    """Each message in contracts.py is a dataclass whose fields all carry a type, and the
+    module names no ``Any`` (mypy's ``disallow_any_explicit`` holds it there too)."""
+    tree = ast.parse((UI / "contracts.py").read_text(encoding="utf-8"))
+    assert not [n.lineno for n in ast.walk(tree)
+                if isinstance(n, ast.Name) and n.id == "Any"
+                or isinstance(n, ast.alias) and n.name == "Any"]
+    messages = [node for module, _, node in _message_classes() if module == "contracts.py"]
+    assert len(messages) >= 10
+    for node in messages:
+        decorators = [ast.unparse(d) for d in node.decorator_list]
+        # identity, as Textual's messages; no repr: TEXTUAL_LOG would get the snapshot
+        assert decorators == ["dataclass(eq=False, repr=False)"], node.name
+        assigned = [n for n in node.body if isinstance(n, ast.Assign)]
+        assert assigned == [], f"{node.name} has an untyped field"
+        assert any(isinstance(n, ast.AnnAssign) for n in node.body), \
+            f"{node.name} carries no payload"

@@ -2,19 +2,25 @@
 
 Why a base class: the header must say on every view whether the data is live and how old it
 is (JOURNEYS "Always"), and the app keeps it current without knowing each screen's layout.
-Subclasses yield their widgets from :meth:`compose_body` and implement ``show_snapshot`` (and
-``show_node`` when they show one node); the app calls both (see ``gputui.ui.contracts``).
+Subclasses yield their widgets from :meth:`compose_body` and implement the
+:class:`~gputui.ui.contracts.ViewScreen` methods the app calls (see ``gputui.ui.contracts``);
+each subclass is checked against that contract when it is created, so a misspelt method is
+an error at import instead of a view the app silently never feeds.
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from abc import abstractmethod
+from collections.abc import Callable, Iterable
+from typing import Any, final
 
 from textual.screen import Screen
 from textual.widget import Widget
 from textual.widgets import Footer
 
+from gputui.domain.metrics import MetricsReading
 from gputui.domain.model import ClusterSnapshot
+from gputui.ui.contracts import ActionBlocks, ViewScreen, check_contract
 from gputui.ui.widgets.status_header import StatusHeader
 
 
@@ -24,9 +30,22 @@ class GpuScreen(Screen[None]):
     Class attributes:
         VIEW: the mode name this screen is shown under (``nodes``, ``upgrades``...); the
             footer's view keys and ``esc`` use it.
+
+    The ``show_*`` methods are abstract (mypy rejects registering a subclass that lacks one,
+    :func:`check_contract` rejects defining it); Textual's metaclass is not ``ABCMeta``.
     """
 
     VIEW: str = ""
+
+    def __init__(self, name: str | None = None, id: str | None = None,
+                 classes: str | None = None) -> None:
+        super().__init__(name=name, id=id, classes=classes)
+        #: action id -> why greyed; handed down by the app (:meth:`show_blocks`)
+        self.blocked_actions: ActionBlocks = {}
+
+    def __init_subclass__(cls, **kwargs: Any) -> None:
+        super().__init_subclass__(**kwargs)
+        check_contract(cls, ViewScreen)
 
     def compose(self) -> Iterable[Widget]:
         yield StatusHeader(id="status-header")
@@ -37,14 +56,36 @@ class GpuScreen(Screen[None]):
         """The screen's own widgets, between header and footer."""
         return ()
 
+    @abstractmethod
     def show_snapshot(self, snapshot: ClusterSnapshot, now: float) -> None:
-        """Render ``snapshot``; override and forward to your widgets."""
+        """Render ``snapshot``; forward to your widgets."""
 
+    @abstractmethod
     def show_node(self, node_name: str | None) -> None:
-        """Select ``node_name`` (a jump from another view); override where meaningful."""
+        """Select ``node_name`` (a jump from another view)."""
+
+    @abstractmethod
+    def show_metrics(self, reading: MetricsReading, now: float) -> None:
+        """Take the metrics feed's latest reading."""
+
+    @final
+    def show_blocks(self, blocks: ActionBlocks) -> None:
+        """The greyed actions (read-only, denied, no cluster); ``check_action`` reads them."""
+        self.blocked_actions = blocks
 
     def go_back(self) -> bool:
         """``esc`` on this screen: undo its own state (a filter, marks); True if it did.
 
         The app asks before leaving the view, so each screen owns what "back" means."""
         return False
+
+
+def view_modes(**views: type[GpuScreen]) -> dict[str, str | Callable[[], Screen[Any]]]:
+    """The app's ``MODES``, registered through the contract.
+
+    Why a function and not a dict literal: a view class that lacks one of the abstract
+    ``show_*`` methods (a misspelt override) is abstract, and mypy rejects an abstract class
+    given where ``type[GpuScreen]`` is expected; the class itself already failed
+    :func:`~gputui.ui.contracts.check_contract` when it was created.
+    """
+    return {name: view for name, view in views.items()}

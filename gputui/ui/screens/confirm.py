@@ -21,74 +21,28 @@ from typing import Any
 from rich.text import Text
 from textual import on
 from textual.containers import Horizontal, Vertical, VerticalScroll
-from textual.message import Message
 from textual.screen import ModalScreen
 from textual.widget import Widget
 from textual.widgets import Button, Input, OptionList, Static
 from textual.widgets.option_list import Option
 
-from gputui.actions.base import Cancel, ParamSpec, Plan, Progress, Result, Risk
+from gputui.actions.base import Cancel, ParamSpec, Plan, Result, Risk
 from gputui.actions.drain_plan import refused_pods
 from gputui.actions.runner import DryRun
 from gputui.ui.commands import bindings_for
+from gputui.ui.contracts import (
+    ActionCompleted,
+    ActionProgressed,
+    ApplyRequested,
+    DryRunFinished,
+    DryRunProgressed,
+)
 
 #: lines of a long list (changes, kubectl) shown before "... and N more"
 LIST_LIMIT = 12
 #: lines of the per-pod lists (impact, dry run) shown before "... and N more": the body
 #: scrolls, and the operator must be able to read what happens to every pod before ``y``
 POD_LIST_LIMIT = 500
-
-
-class ApplyRequested(Message):
-    """The operator confirmed ``plan`` (after a clean dry run); ``cancel`` stops it later."""
-
-    def __init__(self, plan: Plan, dry_run: DryRun, cancel: Cancel,
-                 dialog: ConfirmScreen) -> None:
-        super().__init__()
-        self.action = dialog.action
-        self.plan = plan
-        self.dry_run = dry_run
-        self.cancel = cancel
-        self.dialog = dialog
-
-
-class DryRunFinished(Message):
-    """The server's answer to the plan sent with ``dryRun=All``."""
-
-    def __init__(self, dry_run: DryRun) -> None:
-        super().__init__()
-        self.dry_run = dry_run
-
-
-class DryRunProgressed(Message):
-    """``done`` of ``total`` writes answered so far (a newer one replaces an older one)."""
-
-    def __init__(self, done: int, total: int) -> None:
-        super().__init__()
-        self.done = done
-        self.total = total
-
-    def can_replace(self, message: Message) -> bool:
-        return isinstance(message, DryRunProgressed)
-
-
-class ActionProgressed(Message):
-    """A running apply's latest progress (a newer one replaces an unprocessed older one)."""
-
-    def __init__(self, progress: Progress) -> None:
-        super().__init__()
-        self.progress = progress
-
-    def can_replace(self, message: Message) -> bool:
-        return isinstance(message, ActionProgressed)
-
-
-class ActionCompleted(Message):
-    """The apply ended (done, failed or stopped)."""
-
-    def __init__(self, result: Result) -> None:
-        super().__init__()
-        self.result = result
 
 
 def _section(title: str, lines: Sequence[str], style: str = "",
@@ -221,7 +175,7 @@ class ConfirmScreen(ModalScreen[bool | None]):
 
     def _options_hint(self) -> str:
         """``; o: other options`` when the action asks for values the operator may change."""
-        params = getattr(self.action, "params", ())
+        params = self.action.params if self.action is not None else ()
         return "; o: other options" if params and not self.applying else ""
 
     def _refresh_buttons(self) -> None:
@@ -269,7 +223,7 @@ class ConfirmScreen(ModalScreen[bool | None]):
         progress.update(Text("Applying...", style="bold"))
         self.query_one("#confirm-no", Button).label = "Stop (esc)"
         self.post_message(ApplyRequested(self.plan, self.dry_run or DryRun(), self.cancel,
-                                         self))
+                                         self, self.action))
 
     def _not_ready_reason(self) -> str:
         if self.plan.blocked:
@@ -289,7 +243,7 @@ class ConfirmScreen(ModalScreen[bool | None]):
         was sent. Not while applying, and not for an action that asks for nothing."""
         if self.applying:
             return
-        if not getattr(self.action, "params", ()):
+        if not (self.action is not None and self.action.params):
             self.notify("this action has no options to change", severity="warning")
             return
         self.options_requested = True

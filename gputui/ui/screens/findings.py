@@ -15,6 +15,7 @@ from textual.widget import Widget
 from textual.widgets import DataTable, Static
 from textual.widgets.data_table import CellDoesNotExist
 
+from gputui.domain.metrics import MetricsReading
 from gputui.domain.model import EMPTY_SNAPSHOT, ClusterSnapshot, Finding
 from gputui.ui.commands import bindings_for
 from gputui.ui.contracts import JumpRequested
@@ -133,6 +134,12 @@ class FindingsScreen(GpuScreen):
         self.query_one("#findings-summary", Static).update(
             f"{len(snapshot.findings)} findings  {summary}   enter: go to node and pane")
         self._show_hint()
+
+    def show_node(self, node_name: str | None) -> None:
+        """Nothing: the findings list shows every node (enter jumps to one)."""
+
+    def show_metrics(self, reading: MetricsReading, now: float) -> None:
+        """Nothing: findings come from the snapshot, not the metrics feed."""
 
     @on(DataTable.RowHighlighted, "#findings-table")
     def _show_hint(self) -> None:

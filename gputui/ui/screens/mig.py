@@ -12,6 +12,7 @@ from collections.abc import Iterable
 from textual.widget import Widget
 from textual.widgets import Static
 
+from gputui.domain.metrics import MetricsReading
 from gputui.domain.model import EMPTY_SNAPSHOT, ClusterSnapshot
 from gputui.ui.render.mig import summary_line
 from gputui.ui.screens.base import GpuScreen
@@ -57,3 +58,6 @@ class MigScreen(GpuScreen):
         """Select ``node_name``'s card (a jump from a finding or the node list)."""
         if self.is_mounted:
             self.layout_widget.show_node(node_name)
+
+    def show_metrics(self, reading: MetricsReading, now: float) -> None:
+        """Nothing: the MIG view shows layouts, not metrics."""

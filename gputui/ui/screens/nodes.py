@@ -7,7 +7,7 @@ rows does not re-render the detail pane 5,000 times), and hosts the ``/`` filter
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable
 
 from textual import on
 from textual.timer import Timer
@@ -22,9 +22,15 @@ from gputui.domain.model import (
     NodeView,
     StageStatus,
 )
-from gputui.ui.action_flow import ActionRequested
 from gputui.ui.commands import bindings_for
-from gputui.ui.contracts import MetricsWanted, PodLogRequested
+from gputui.ui.contracts import (
+    ActionRequested,
+    ContractError,
+    DetailPane,
+    MetricsWanted,
+    PodLogRequested,
+    check_contract,
+)
 from gputui.ui.node_rows import COLUMNS, NodeFilter
 from gputui.ui.screens.base import GpuScreen
 from gputui.ui.widgets.metrics_pane import MetricsPane
@@ -32,8 +38,19 @@ from gputui.ui.widgets.node_detail import NodeDetail
 from gputui.ui.widgets.node_table import NodeTable
 from gputui.ui.widgets.pipeline import PipelinePane
 
+DetailTab = tuple[str, type[Widget], str]
+
+
+def detail_tabs(*tabs: DetailTab) -> tuple[DetailTab, ...]:
+    """Register detail tabs: each pane is checked against :class:`DetailPane` here, so a
+    misspelt method fails the import instead of leaving a tab the screen never feeds."""
+    for _, pane, _ in tabs:
+        check_contract(pane, DetailPane)
+    return tabs
+
+
 #: tab id -> (widget class, tab title) of the selected node's detail panes
-DETAIL_TABS: tuple[tuple[str, type[Widget], str], ...] = (
+DETAIL_TABS = detail_tabs(
     ("pipeline", PipelinePane, "Pipeline"),
     ("node", NodeDetail, "Describe"),
     ("metrics", MetricsPane, "Metrics"),
@@ -64,8 +81,6 @@ class NodesScreen(GpuScreen):
         self._detail_snapshot: ClusterSnapshot | None = None
         self.metrics: MetricsReading = EMPTY_METRICS
         self._want: MetricsWant | None = None
-        #: action id -> why greyed; set by the app (attributes down)
-        self.blocked_actions: Mapping[str, str] = {}
 
     def compose_body(self) -> Iterable[Widget]:
         yield Input(placeholder="filter: text  key=value  key!=value  !key   (esc clears)",
@@ -80,8 +95,8 @@ class NodesScreen(GpuScreen):
     def action_act(self, action_id: str) -> None:
         """An action key: on the marked nodes when any are marked, else the cursor's node."""
         table = self.table
-        targets = sorted(table.marks) if table.marks else \
-            [n for n in (table.selected_node,) if n]
+        targets = tuple(sorted(table.marks)) if table.marks else \
+            tuple(n for n in (table.selected_node,) if n)
         self.post_message(ActionRequested(action_id, targets))
 
     def on_mount(self) -> None:
@@ -93,21 +108,25 @@ class NodesScreen(GpuScreen):
         """The node list."""
         return self.query_one("#node-table", NodeTable)
 
-    def detail_widgets(self) -> list[Widget]:
+    def detail_widgets(self) -> list[DetailPane]:
         """The detail widget of the visible tab (hidden tabs catch up when shown).
 
         Only the visible one is fed: each redraw re-lays out the screen, and at 5,000
         nodes and several snapshots a second three redraws per snapshot cost key presses.
         """
         active = self.query_one("#node-detail-tabs", TabbedContent).active or "pipeline"
-        return list(self.query(f"#detail-{active}"))
+        panes: list[DetailPane] = []
+        for widget in self.query(f"#detail-{active}"):
+            if not isinstance(widget, DetailPane):  # only DETAIL_TABS widgets carry the id
+                raise ContractError(f"{type(widget).__qualname__} is not a DetailPane")
+            panes.append(widget)
+        return panes
 
     @on(TabbedContent.TabActivated, "#node-detail-tabs")
     def _tab_shown(self) -> None:
         """A tab became visible: bring its widget to the current node and snapshot."""
         for widget in self.detail_widgets():
-            if hasattr(widget, "show_node"):
-                widget.show_node(self.selected)
+            widget.show_node(self.selected)
         self._feed_detail(force=True)
         self._feed_metrics()
         self._ask_metrics()
@@ -122,9 +141,7 @@ class NodesScreen(GpuScreen):
 
     def _feed_metrics(self) -> None:
         for widget in self.detail_widgets():
-            show = getattr(widget, "show_metrics", None)
-            if show is not None:
-                show(self.metrics, self.now)
+            widget.show_metrics(self.metrics, self.now)
 
     def _ask_metrics(self) -> None:
         """Tell the app what is on screen (the feed reads only that); only on change."""
@@ -166,9 +183,7 @@ class NodesScreen(GpuScreen):
         self._detail_policy = self.snapshot.cluster_policy
         self._detail_snapshot = self.snapshot
         for widget in self.detail_widgets():
-            show = getattr(widget, "show_snapshot", None)
-            if show is not None:
-                show(self.snapshot, self.now)
+            widget.show_snapshot(self.snapshot, self.now)
 
     def show_node(self, node_name: str | None) -> None:
         """Put the cursor on ``node_name`` (clearing a filter that hides it)."""
@@ -209,9 +224,7 @@ class NodesScreen(GpuScreen):
         if self._detail_snapshot is not self.snapshot:  # skipped feeds: catch up first
             self._feed_detail(force=True)
         for widget in widgets:
-            show = getattr(widget, "show_node", None)
-            if show is not None:
-                show(node)
+            widget.show_node(node)
         self._detail_fed = (self.snapshot.nodes.get(node or ""), self.now)
         self._update_view_line()
         self._ask_metrics()

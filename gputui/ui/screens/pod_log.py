@@ -19,7 +19,7 @@ from textual.widgets import Log, Static
 
 from gputui.domain.model import ClusterSnapshot
 from gputui.ui.commands import bindings_for
-from gputui.ui.contracts import PodLog, PodLogLoaded, PodLogRequested
+from gputui.ui.contracts import PodLog, PodLogLoaded, PodLogRequested, SnapshotView, fulfils
 from gputui.ui.render.pod_log import heading, render_events, status_line
 from gputui.ui.widgets.palette_mixin import widget_palette
 
@@ -40,6 +40,7 @@ def containers_of(snapshot: ClusterSnapshot, pod: str,
     return tuple(dict.fromkeys(names))
 
 
+@fulfils(SnapshotView)
 class PodLogScreen(ModalScreen[None]):
     """Log tail and events of one pod; ``esc`` closes it."""
 

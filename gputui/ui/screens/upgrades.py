@@ -14,6 +14,7 @@ from textual.containers import Horizontal
 from textual.widget import Widget
 from textual.widgets import Static
 
+from gputui.domain.metrics import MetricsReading
 from gputui.domain.model import EMPTY_SNAPSHOT, ClusterSnapshot
 from gputui.ui.render.upgrades import (
     blocked_text,
@@ -96,6 +97,9 @@ class UpgradesScreen(GpuScreen):
         """Put the cursor on ``node_name`` (a jump from a finding or the node list)."""
         if self.is_mounted:
             self.lanes.select_node(node_name)
+
+    def show_metrics(self, reading: MetricsReading, now: float) -> None:
+        """Nothing: the upgrade view shows lanes and slots, not metrics."""
 
     def _show_selected(self, node: str | None) -> None:
         status = self._snapshot.upgrade.nodes.get(node) if node else None

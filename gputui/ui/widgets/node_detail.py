@@ -12,6 +12,7 @@ from textual.app import ComposeResult
 from textual.containers import VerticalScroll
 from textual.widgets import Static
 
+from gputui.domain.metrics import MetricsReading
 from gputui.domain.model import Finding
 from gputui.ui.render.node_detail import naming, render_node_detail
 from gputui.ui.widgets.node_scoped import NodeScopedMixin
@@ -30,6 +31,9 @@ class NodeDetail(NodeScopedMixin, VerticalScroll):
 
     def _draw_key(self) -> tuple[Any, ...]:
         return (*super()._draw_key(), self._cluster())
+
+    def show_metrics(self, reading: MetricsReading, now: float) -> None:
+        """Nothing: the describe tab shows no metrics (the metrics tab does)."""
 
     def _draw(self) -> None:
         if not self.is_mounted:

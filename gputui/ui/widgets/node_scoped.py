@@ -10,7 +10,7 @@ also redraws when the clock enters a new :attr:`AGE_STEP` bucket.
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from gputui.domain.model import EMPTY_SNAPSHOT, ClusterSnapshot, NodeView
 
@@ -21,6 +21,10 @@ class NodeScopedMixin:
 
     #: seconds between redraws caused only by the clock (ages shown to the minute or so)
     AGE_STEP = 5.0
+
+    if TYPE_CHECKING:  # the Widget this is mixed into provides it
+        @property
+        def is_mounted(self) -> bool: ...
 
     def __init__(self, *args: Any, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
@@ -50,7 +54,7 @@ class NodeScopedMixin:
         return (self._node_name, self.node, int(self._now // self.AGE_STEP))
 
     def _redraw_if_changed(self) -> None:
-        if not getattr(self, "is_mounted", False):
+        if not self.is_mounted:
             return  # on_mount draws whatever is current then
         key = self._draw_key()
         if self._drawn_key is not None and len(key) == len(self._drawn_key) and all(

@@ -17,6 +17,7 @@ from textual.geometry import Region
 from textual.reactive import reactive
 from textual.widgets import Static
 
+from gputui.domain.metrics import MetricsReading
 from gputui.domain.model import PipelineStage
 from gputui.ui.commands import bindings_for
 from gputui.ui.contracts import PodLogRequested
@@ -57,6 +58,9 @@ class PipelinePane(NodeScopedMixin, NameCursorMixin, Vertical, can_focus=True):
             self.set_reactive(PipelinePane.cursor, broken.operand if broken else (
                 names[0] if names else None))
         self._redraw_if_changed()
+
+    def show_metrics(self, reading: MetricsReading, now: float) -> None:
+        """Nothing: the pipeline tab shows no metrics (the metrics tab does)."""
 
     # --- state ---------------------------------------------------------------------------
 

@@ -14,7 +14,14 @@ from textual.screen import Screen
 from textual.widget import Widget
 
 from gputui.domain.model import EMPTY_SNAPSHOT, ClusterSnapshot
-from gputui.ui.contracts import JumpRequested, PodLog, PodLogLoaded, PodLogRequested
+from gputui.ui.contracts import (
+    JumpRequested,
+    NodeScoped,
+    PodLog,
+    PodLogLoaded,
+    PodLogRequested,
+    SnapshotView,
+)
 from gputui.ui.screens.pod_log import PodLogScreen
 from gputui.ui.theme import GPUTUI_THEME, gpu_variables
 from tests.ui.panes.data import NOW
@@ -91,13 +98,16 @@ class HostApp(App[None]):
         self.snapshot = snapshot
         self.now = now if now is not None else self.now
         for view in self._views():
-            view.show_snapshot(snapshot, self.now)  # type: ignore[attr-defined]
-            if self._node is not None and hasattr(view, "show_node"):
+            view.show_snapshot(snapshot, self.now)
+            if self._node is not None and isinstance(view, NodeScoped):
                 view.show_node(self._node)
 
-    def _views(self) -> list[Any]:
-        views: list[Any] = [self.screen] if hasattr(self.screen, "show_snapshot") else []
+    def _views(self) -> list[SnapshotView]:
+        """The active screen when it takes snapshots, and the mounted pane (which must)."""
+        views: list[SnapshotView] = [self.screen] if isinstance(self.screen, SnapshotView) \
+            else []
         if self._widget is not None:
+            assert isinstance(self._widget, SnapshotView), type(self._widget)
             views.append(self._widget)
         return views
 
@@ -108,18 +118,18 @@ class HostApp(App[None]):
         self.jump_to(message.node, message.pane)
 
     def on_pod_log_requested(self, message: PodLogRequested) -> None:
-        self.log_requests.append((message.namespace, message.pod, message.container))
+        self.log_requests.append((message.pod_namespace, message.pod, message.container))
         top = self.screen
         if not (isinstance(top, PodLogScreen) and top.pod == message.pod):
-            top = PodLogScreen(message.namespace, message.pod, message.container)
+            top = PodLogScreen(message.pod_namespace, message.pod, message.container)
             self.push_screen(top)
         self._read(top, message)
 
     def _read(self, screen: PodLogScreen, message: PodLogRequested) -> None:
         try:
-            lines = self.source.pod_log(message.namespace, message.pod, message.container)
-            log = PodLog(message.namespace, message.pod, message.container, tuple(lines),
-                         tuple(self.source.pod_events(message.namespace, message.pod)))
+            lines = self.source.pod_log(message.pod_namespace, message.pod, message.container)
+            log = PodLog(message.pod_namespace, message.pod, message.container, tuple(lines),
+                         tuple(self.source.pod_events(message.pod_namespace, message.pod)))
         except Exception as error:  # noqa: BLE001 - shown as the screen's error line
-            log = PodLog(message.namespace, message.pod, message.container, error=str(error))
+            log = PodLog(message.pod_namespace, message.pod, message.container, error=str(error))
         screen.post_message(PodLogLoaded(log))
