@@ -52,7 +52,7 @@ nodePools:
      migConfig: all-disabled}
 workloads:
   - {name: inference-bert, namespace: ml-serving, pool: a100, count: 1, gpus: 1,
-     labels: {app: inference}, runSeconds: 10m}
+     labels: {app: inference}, runSeconds: 30m}
 """
 
 
@@ -172,7 +172,7 @@ async def test_journey_5_repartition_an_a100_node_by_the_safe_path(
         dialog = app.screen
         assert isinstance(dialog, ConfirmScreen) and dialog.dry_run is not None
         assert dialog.plan.risk is Risk.DESTRUCTIVE
-        assert any(job in step for step in dialog.plan.steps)
+        assert any(job in step for step in dialog.plan.steps), (job, dialog.plan.steps)
         assert dialog.dry_run.ok, dialog.dry_run.lines
         await pilot.press("y")
         await until(pilot, lambda: app.snapshot.nodes[node].cordoned, timeout=30)
