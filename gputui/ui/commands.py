@@ -239,23 +239,49 @@ def key_label(keys: str) -> str:
 
 
 def key_table(keymap: Mapping[str, str] | None = None,
-              blocked: Mapping[str, str] | None = None) -> list[tuple[str, str, str, str]]:
+              blocked: Mapping[str, str] | None = None,
+              view: str | None = None) -> list[tuple[str, str, str, str]]:
     """(scope title, keys, title, tooltip) for every command: the help screen and README.
 
-    ``blocked`` (action id -> why) marks greyed actions with their reason.
+    ``blocked`` (action id -> why) marks greyed actions with their reason. ``view`` (a scope:
+    ``nodes``, ``upgrades``...) puts that view's keys first, as help shows them: its keyed
+    actions (cordon, uncordon, drain on the node list), one line pointing to ``:`` and the
+    palette for everything else, then its own keys; every command is still listed once.
     """
+    first = _view_first(view, keymap) if view in SCOPE_TITLES and view != "global" else []
+    listed = {cmd.id for cmd in first}
     rows = []
+    if first:
+        heading = SCOPE_TITLES[str(view)]
+        keyed = [cmd for cmd in first if cmd.scope == "actions"]
+        rows += [_row(heading, cmd, keymap, blocked) for cmd in keyed]
+        rows.append((heading, ": ctrl+p", "Everything else",
+                     "Every other action and view by name: type : or open the palette."))
+        rows += [_row(heading, cmd, keymap, blocked) for cmd in first if cmd not in keyed]
     for scope in SCOPES:
         for cmd in COMMANDS:
-            if cmd.scope == scope:
-                keys = key_label(effective_keys(cmd, keymap))
-                if cmd.aliases and not keys:
-                    keys = f":{cmd.aliases[0]}"
-                tooltip = cmd.tooltip
-                if blocked and cmd.id in blocked:
-                    tooltip += f" (unavailable: {blocked[cmd.id]})"
-                rows.append((SCOPE_TITLES[scope], keys, cmd.title, tooltip))
+            if cmd.scope == scope and cmd.id not in listed:
+                rows.append(_row(SCOPE_TITLES[scope], cmd, keymap, blocked))
     return rows
+
+
+def _view_first(view: str | None, keymap: Mapping[str, str] | None) -> list[Command]:
+    """The commands help lists first for ``view``: the actions with a key bound there
+    (the ones an operator reaches for), then the view's own keys."""
+    actions = [cmd for cmd in ACTION_COMMANDS
+               if binding_scope(cmd) == view and effective_keys(cmd, keymap)]
+    return actions + [cmd for cmd in COMMANDS if cmd.scope == view]
+
+
+def _row(heading: str, cmd: Command, keymap: Mapping[str, str] | None,
+         blocked: Mapping[str, str] | None) -> tuple[str, str, str, str]:
+    keys = key_label(effective_keys(cmd, keymap))
+    if cmd.aliases and not keys:
+        keys = f":{cmd.aliases[0]}"
+    tooltip = cmd.tooltip
+    if blocked and cmd.id in blocked:
+        tooltip += f" (unavailable: {blocked[cmd.id]})"
+    return heading, keys, cmd.title, tooltip
 
 
 __all__ = [
