@@ -13,7 +13,7 @@ import pytest
 import gputui
 
 HEADLESS = ["gputui.domain", "gputui.sources", "gputui.actions", "gputui.sim",
-            "gputui.settings", "gputui.cli", "gputui.check"]
+            "gputui.settings", "gputui.cli", "gputui.check", "gputui.demo"]
 PACKAGE_ROOT = Path(gputui.__file__).parent
 
 
@@ -71,13 +71,15 @@ FORBIDDEN: dict[str, tuple[str, ...]] = {
     "domain": ("textual", "rich", "kubernetes", "aiohttp", "urllib3", "requests",
                "prometheus_api_client", "pynvml", "gputui.sources", "gputui.actions",
                "gputui.ui", "gputui.sim", "gputui.settings", "gputui.cli", "gputui.check"),
-    "sources": ("textual", "rich", "gputui.ui", "gputui.actions"),
+    # the demo is wired above sources (gputui.demo): sources never know the emulator exists
+    "sources": ("textual", "rich", "gputui.ui", "gputui.actions", "gputui.sim"),
     "actions": ("textual", "rich", "gputui.ui"),
     "sim": ("textual", "rich", "gputui.ui", "gputui.sources", "gputui.actions"),
     "ui": ("kubernetes", "aiohttp", "urllib3", "requests", "prometheus_api_client",
            "pynvml"),
     "settings": ("textual", "rich"),
     "check": ("textual", "rich"),
+    "demo": ("textual", "rich", "gputui.ui", "gputui.actions"),
 }
 
 
