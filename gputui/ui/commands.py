@@ -98,8 +98,9 @@ COMMANDS: Final[tuple[Command, ...]] = (
        "change_theme", ("theme",)),
     _c("quit", "q,ctrl+q", "Quit", "Leave gputui (nothing in the cluster changes).", "global",
        "quit", ("q", "quit", "q!"), show=True, priority=False),
-    _c("filter", "slash", "Filter", "Filter nodes: text, key=value, key!=value or key "
-       "(label selector terms).", "nodes", "filter", ("filter",), show=True),
+    _c("filter", "slash", "Filter", "Filter nodes: free text (name, GPU, labels) and label "
+       "selector terms k=v, k!=v, k in (a,b), k notin (a,b), !k, or a label key; all terms "
+       "must match.", "nodes", "filter", ("filter",), show=True),
     _c("findings_only", "f,ctrl+z", "Faults only", "Show only nodes with findings.", "nodes",
        "findings_only", show=True),
     _c("mark", "space", "Mark", "Mark or unmark the node (marks survive refresh and filter).",
@@ -147,6 +148,9 @@ COMMANDS: Final[tuple[Command, ...]] = (
        "pod_log", "next_container", show=True, palette=False),
     _c("command_line.cancel", "escape", "Cancel", "Close the prompt.", "command_line",
        "cancel", palette=False),
+    _c("command_line.complete", "tab", "Complete", "Take the greyed suggestion: the first "
+       "command name that starts with what is typed (right arrow does too).", "command_line",
+       "complete", palette=False),
     _c("help.close", "escape,q,question_mark", "Close", "Close help.", "help", "dismiss_help",
        show=True, palette=False),
     _c("confirm_yes", "y", "Confirm", "Apply the plan shown (only after a clean dry run).",
