@@ -19,7 +19,8 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
 from gputui.actions import upgrade_common as U
-from gputui.actions.base import ClusterWriter, JsonObj, Plan
+from gputui.actions.base import ClusterWriter, JsonObj, Plan, WriteError
+from gputui.actions.guard import WriteInterrupted
 from gputui.domain import labels as L
 from gputui.domain.policy import read_upgrade_policy
 from gputui.domain.upgrade_slots import Slots, compute_slots, needs_operator, waiting_for_slot
@@ -76,17 +77,23 @@ class SlotReader:
 
     def figures(self, fresh: Mapping[str, NodeRead]) -> Figures | None:
         """The figures now (``fresh``: nodes already read this poll); None when the driver
-        object or its policy cannot be known (a plan without its snapshot)."""
+        object, its policy or a node cannot be read (a plan without its snapshot, a 404,
+        a 403): the node is then said to wait in its state, without figures."""
         if self.target is None:
             return None
-        obj = self.writer.get(self.target.kind, self.target.name)
+        try:
+            obj = self.writer.get(self.target.kind, self.target.name)
+            nodes = {name: fresh.get(name) or read_node(self.writer.get("Node", name))
+                     for name in self.managed}
+        except WriteInterrupted:
+            raise  # stopped: the run ends as it would on any read
+        except WriteError:  # the figures only explain a wait: without them it is still said
+            return None
         spec: object = obj
         for key in self.target.policy_path:
             spec = spec.get(key) if isinstance(spec, dict) else None
         policy = read_upgrade_policy(spec if isinstance(spec, dict) else {},
                                      self.target.describe())
-        nodes = {name: fresh.get(name) or read_node(self.writer.get("Node", name))
-                 for name in self.managed}
         return figures_from(nodes, policy.max_parallel_upgrades, policy.max_unavailable)
 
 

@@ -17,7 +17,7 @@ import pytest
 from gputui.actions.audit import AuditLog
 from gputui.actions.base import Progress, Risk
 from gputui.actions.canary import CanaryUpgrade
-from gputui.actions.canary_slots import NodeRead, describe, figures_from
+from gputui.actions.canary_slots import NodeRead, SlotReader, describe, figures_from
 from gputui.actions.runner import Runner
 from gputui.sim.store import WatchEvent
 from tests.actions.upgrade.helpers import SKIP, STATE, Cluster, apply, plan_of
@@ -143,6 +143,22 @@ def test_a_pool_node_behind_a_failed_node_is_blocked_and_says_why() -> None:
               "c": nodes["c"], "d": up}
     waiting, blocked = describe(["a"], moving, figures_from(moving, 1, "50%"))
     assert (waiting, blocked) == (("a: waiting for a slot (1 of 1 in use)",), ())
+
+
+
+def test_slot_figures_that_cannot_be_read_are_left_out(start: Any) -> None:
+    """The figures only explain a wait: when the driver object cannot be read (here it is
+    gone: 404) the poll says the node's state without them instead of ending the roll."""
+    cluster, _ = start()
+    canary = cluster.sim.operator.world.pool_members["pool-a"][0]
+    plan = plan_of(_canary(), cluster, [canary], {"version": "580.82.07"})
+    reader = SlotReader(plan, cluster.writer)
+    assert reader.managed and reader.figures({}) is not None
+    cluster.sim.custom.delete_cluster_custom_object(
+        "nvidia.com", "v1", "clusterpolicies", "cluster-policy")
+    assert reader.figures({}) is None
+    up = {canary: NodeRead("upgrade-required", cordoned=False, ready=True)}
+    assert describe([canary], up, None) == ((f"{canary}: upgrade-required",), ())
 
 
 def test_a_failed_canary_stops_the_roll_out_with_every_hold_in_place(start: Any) -> None:
