@@ -38,10 +38,11 @@ def run_check(settings: Settings, as_json: bool = False, out: TextIO | None = No
     stdout = out or sys.stdout
     stderr = err or sys.stderr
     try:
+        from gputui.demo import read_demo_snapshot
         from gputui.sources.connect import read_snapshot
 
         notes: list[str] = []
-        snapshot = read_snapshot(settings, notes)
+        snapshot = (read_demo_snapshot if settings.demo else read_snapshot)(settings, notes)
     except SourceError as error:
         print(f"gputui: {clean_line(str(error))}", file=stderr)
         return EXIT_CANNOT_RUN

@@ -23,9 +23,9 @@ sys.path.insert(0, str(REPO))
 #: the recorded scenarios the UI tests and the screenshots read (not part of the package)
 SCENARIOS = REPO / "tests" / "fixtures" / "scenarios"
 
+from gputui.demo import DemoCluster, settle_span, settle_speed
 from gputui.domain.inputs import WHEN_UNKNOWN
 from gputui.domain.model import ClusterSnapshot, StageStatus
-from gputui.sources.demo import DemoCluster, settle_span, settle_speed
 from gputui.sources.http import KubeHttp
 from gputui.sources.oneshot import read_objects
 from gputui.sources.pods import read_pod_events, read_pod_log

@@ -149,13 +149,22 @@ class Plan:
 class Progress:
     """A report from a running apply: ``done`` of ``total`` with what is happening now.
 
-    ``blocked`` lists what waits and on what (``train-0: refused by PDB trainer-pdb``).
+    ``blocked`` lists what cannot go on until someone acts (``train-0: refused by
+    PodDisruptionBudget trainer-pdb``, slots held by a failed node); ``waiting`` lists what
+    only waits its turn (``n07: waiting for a slot (1 of 1 in use)``, a job still running):
+    "blocked" is kept for what an operator must fix.
     """
 
     message: str
     done: int = 0
     total: int = 0
     blocked: tuple[str, ...] = ()
+    waiting: tuple[str, ...] = ()
+
+    def lines(self) -> tuple[str, ...]:
+        """The detail lines under the message, as every view of a progress shows them:
+        what is blocked first (``blocked: ...``), then what waits, each line as said."""
+        return (*(f"blocked: {line}" for line in self.blocked), *self.waiting)
 
 
 class Cancel(threading.Event):

@@ -12,6 +12,7 @@ import threading
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
+from gputui.actions import canary_slots as S
 from gputui.actions import upgrade_common as U
 from gputui.actions.base import ClusterWriter, Plan, Progress, ProgressCallback, Result
 from gputui.actions.guard import stop_reason
@@ -65,6 +66,7 @@ class CanaryRun:
         self.held: list[str] = []
         self.done: list[str] = []
         self.total = 3 + len(self.pools)
+        self.slots = S.SlotReader(plan, writer)
 
     # ------------------------------------------------------------------ flow
     def run(self) -> Result:
@@ -79,8 +81,8 @@ class CanaryRun:
                       f"{self.canary}, then {len(self.pools)} pool(s)",
                       details=tuple(self.done))
 
-    def _say(self, step: int, message: str, blocked: tuple[str, ...] = ()) -> None:
-        self.progress(Progress(message, step, self.total, blocked))
+    def _say(self, step: int, message: str) -> None:
+        self.progress(Progress(message, step, self.total))
 
     def _stop(self, summary: str, error: str | None = None, *, cancelled: bool = False,
               replan: Plan | None = None) -> Result:
@@ -154,11 +156,16 @@ class CanaryRun:
         left: list[str] = []
 
         def finished() -> bool:
-            states = {n: U.upgrade_state(self.writer, n) for n in names}
-            failed[:] = [n for n, s in states.items() if s == L.STATE_FAILED]
-            left[:] = [n for n in names if n not in failed and not self._upgraded(n)]
-            self._say(3 + index, f"pool {pool}: {len(names) - len(left)} of {len(names)} "
-                      "upgraded", tuple(f"{n}: {states[n] or 'no state'}" for n in left[:8]))
+            reads = {n: S.read_node(self.writer.get("Node", n)) for n in names}
+            failed[:] = [n for n, r in reads.items() if r.state == L.STATE_FAILED]
+            left[:] = [n for n in names
+                       if n not in failed and not self._upgraded(n, state=reads[n].state)]
+            shown = left[:8]
+            figures = (self.slots.figures(reads) if any(
+                reads[n].state == L.STATE_REQUIRED for n in shown) else None)
+            waiting, blocked = S.describe(shown, reads, figures)
+            self.progress(Progress(f"pool {pool}: {len(names) - len(left)} of {len(names)} "
+                                   "upgraded", 3 + index, self.total, blocked, waiting))
             return bool(failed) or not left
 
         if self.waiter.until(finished) != "done":
@@ -171,8 +178,9 @@ class CanaryRun:
         return None
 
     # --------------------------------------------------------------- reading
-    def _upgraded(self, node: str, validator: bool = False) -> bool:
-        if U.upgrade_state(self.writer, node) != L.STATE_DONE:
+    def _upgraded(self, node: str, validator: bool = False, state: str | None = None) -> bool:
+        """``state``: the node's upgrade state when just read (else it is read here)."""
+        if (U.upgrade_state(self.writer, node) if state is None else state) != L.STATE_DONE:
             return False
         pods = self.writer.list_pods_on_node(node)
         driver = [p for p in pods if _is_driver(p)]

@@ -112,9 +112,9 @@ class SafePath:
                       details=tuple(self.done))
 
     # ------------------------------------------------------------------ steps
-    def _say(self, step: int, message: str, blocked: tuple[str, ...] = ()) -> None:
+    def _say(self, step: int, message: str, waiting: tuple[str, ...] = ()) -> None:
         self.progress(Progress(f"{self.node}: {message}", self.base + step, self.total,
-                               blocked))
+                               waiting=waiting))
 
     def _stop(self, summary: str, error: str | None = None, *,
               cancelled: bool = False) -> Result:
@@ -144,7 +144,9 @@ class SafePath:
 
         def gone() -> bool:
             left[:] = self._gpu_pods()
-            self._say(1, f"waiting for {len(left)} GPU pod(s) to finish", tuple(left))
+            # the safe path waits for jobs by design: their pods are waited for, not blocked
+            self._say(1, f"waiting for {len(left)} GPU pod(s) to finish",
+                      tuple(f"{pod}: still running" for pod in left))
             return not left
 
         outcome = self.waiter.until(gone)

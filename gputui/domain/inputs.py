@@ -14,13 +14,15 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
-if TYPE_CHECKING:  # pods.py reads JsonDict from here
+from gputui.domain.jsondict import JsonDict
+
+if TYPE_CHECKING:  # only a type here: pods.py takes JsonDict from the leaf jsondict.py
     from gputui.domain.pods import PodInfo
 
-#: One Kubernetes object as decoded JSON.
-JsonDict = dict[str, Any]
+__all__ = ["EMPTY_OBJECTS", "WHEN_UNKNOWN", "ClusterObjects", "GpuHealth", "JsonDict",
+           "XidEvent"]
 
 
 #: ``XidEvent.when`` for an XID whose time is not known (findings then state no age)

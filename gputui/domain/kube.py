@@ -11,7 +11,7 @@ from datetime import datetime
 from functools import lru_cache
 from typing import Any
 
-from gputui.domain.inputs import JsonDict
+from gputui.domain.jsondict import JsonDict
 
 
 def sub(obj: Mapping[str, Any] | None, *keys: str) -> JsonDict:

@@ -23,7 +23,7 @@ from typing import Any
 
 from gputui.domain import kube
 from gputui.domain.fastinit import maker
-from gputui.domain.inputs import JsonDict
+from gputui.domain.jsondict import JsonDict
 from gputui.domain.labels import is_gpu_resource
 
 #: waiting reasons that mean the container is failing, not just starting

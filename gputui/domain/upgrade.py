@@ -30,6 +30,7 @@ from gputui.domain.upgrade_slots import (
     compute_slots,
     resolve_max_unavailable,
     slots_from_counts,
+    waiting_for_slot,
 )
 
 __all__ = ["Slots", "blocked_reason", "build_upgrade_view", "compute_slots", "is_managed",
@@ -61,10 +62,8 @@ def _required_reason(node: NodeView, view: UpgradeView, policy: UpgradePolicy) -
         return f"slot free ({view.available_slots} available): starts next cycle"
     if node.cordoned:
         return "no slot, but already cordoned: proceeds anyway"
-    if view.unavailable >= view.max_unavailable:
-        return (f"no slot: {view.unavailable} of {view.max_unavailable} nodes unavailable "
-                f"(maxUnavailable {policy.max_unavailable})")
-    return "no slot: " + view.slot_line
+    return waiting_for_slot(view.in_progress, view.max_parallel, view.failed,
+                            view.unavailable, view.max_unavailable, policy.max_unavailable)
 
 
 def status_reason(node: NodeView, view: UpgradeView, policy: UpgradePolicy,

@@ -23,6 +23,10 @@ class Slots:
     max_unavailable: int
     unavailable: int
     available: int
+    #: ``maxParallelUpgrades`` (0 = unlimited) and the nodes in ``upgrade-failed``, which
+    #: hold their slots; both are needed to say why a node waits
+    max_parallel: int = 0
+    failed: int = 0
 
 
 def resolve_max_unavailable(raw: str, total: int) -> int | None:
@@ -66,10 +70,12 @@ def slots_from_counts(counts: Mapping[str, int], down: int, max_parallel: int,
     available = required if max_parallel == 0 else max_parallel - in_progress
     resolved = resolve_max_unavailable(max_unavailable_raw, total)
     unavailable = down + counts.get(L.STATE_CORDON, 0)
+    failed = counts.get(L.STATE_FAILED, 0)
     if resolved is None:
-        return Slots(total, in_progress, 0, unavailable, 0)
+        return Slots(total, in_progress, 0, unavailable, 0, max_parallel, failed)
     return Slots(total, in_progress, resolved, unavailable,
-                 max(upgrades_available(available, unavailable, resolved, total), 0))
+                 max(upgrades_available(available, unavailable, resolved, total), 0),
+                 max_parallel, failed)
 
 
 def upgrades_available(available: int, unavailable: int, max_unavailable: int,
@@ -85,3 +91,42 @@ def upgrades_available(available: int, unavailable: int, max_unavailable: int,
     if max_unavailable < total and unavailable + available > max_unavailable:
         return max_unavailable - unavailable
     return available
+
+
+def slots_in_use(in_progress: int, max_parallel: int, failed: int) -> str:
+    """E.g. "4 of 4 in use (1 failed)" or "2 of unlimited in use"."""
+    limit = str(max_parallel) if max_parallel else "unlimited"
+    told = f" ({failed} failed)" if failed else ""
+    return f"{in_progress} of {limit} in use{told}"
+
+
+def waiting_for_slot(in_progress: int, max_parallel: int, failed: int, unavailable: int,
+                     max_unavailable: int, max_unavailable_raw: str) -> str:
+    """How a node in ``upgrade-required`` with no free slot is described: "waiting for a
+    slot (1 of 1 in use)", or, when ``maxUnavailable`` is what is used up, "waiting for a
+    slot (2 of 2 nodes unavailable, maxUnavailable 50%)". Never "blocked": waiting its turn
+    is a rolling upgrade's normal life; whether the queue can move by itself is decided
+    apart (:func:`needs_operator`)."""
+    if unavailable >= max_unavailable:
+        return (f"waiting for a slot ({unavailable} of {max_unavailable} nodes unavailable, "
+                f"maxUnavailable {max_unavailable_raw})")
+    limit = str(max_parallel) if max_parallel else "unlimited"
+    told = f", {failed} failed" if failed else ""
+    return f"waiting for a slot ({in_progress} of {limit} in use{told})"
+
+
+def needs_operator(slots: Slots, down_outside: int) -> str | None:
+    """Why a queue with no free slot cannot move by itself, or None when it only waits its
+    turn: slots held by ``upgrade-failed`` nodes (a failed node keeps its slot until its
+    driver pod is ready), or ``maxUnavailable`` used up by ``down_outside`` nodes cordoned
+    or NotReady outside the upgrade (``GetUpgradesAvailable`` gives 0 once unavailable
+    reaches it). The same causes as the ``upgrade-stalled`` finding."""
+    if slots.available > 0:
+        return None
+    if slots.failed:
+        noun = "node holds its slot" if slots.failed == 1 else "nodes hold their slots"
+        return f"{slots.failed} upgrade-failed {noun} until fixed"
+    if slots.max_unavailable and down_outside >= slots.max_unavailable:
+        return (f"maxUnavailable used up by {down_outside} node(s) cordoned or NotReady "
+                "outside the upgrade")
+    return None

@@ -11,6 +11,7 @@ from dataclasses import dataclass, field
 from types import MappingProxyType
 
 from gputui.domain.upgrade_policy import UpgradePolicy
+from gputui.domain.upgrade_slots import slots_in_use
 
 
 @dataclass(frozen=True, slots=True)
@@ -86,9 +87,7 @@ class UpgradeView:
     @property
     def slot_line(self) -> str:
         """E.g. "4 of 4 in use (1 failed)" or "2 of unlimited in use"."""
-        limit = str(self.max_parallel) if self.max_parallel else "unlimited"
-        failed = f" ({self.failed} failed)" if self.failed else ""
-        return f"{self.in_progress} of {limit} in use{failed}"
+        return slots_in_use(self.in_progress, self.max_parallel, self.failed)
 
 
 @dataclass(frozen=True, slots=True)

@@ -1,10 +1,12 @@
 """From :class:`~gputui.settings.Settings` to a source: the two entry points the app uses.
 
-* :func:`open_source` — the live list+watch source for the TUI (demo mode included).
+* :func:`open_source` — the live list+watch source for the TUI.
 * :func:`read_snapshot` — one snapshot, no watches, for ``gputui check``.
 
 Both load the kubeconfig synchronously, so a missing file or an unknown context fails
-before any UI starts, as one :class:`~gputui.sources.errors.SourceError` line.
+before any UI starts, as one :class:`~gputui.sources.errors.SourceError` line. Demo mode
+is wired above this package (:mod:`gputui.demo` starts the emulated cluster and hands its
+kubeconfig here): sources never know that the emulator exists.
 """
 
 from __future__ import annotations
@@ -18,7 +20,6 @@ from gputui import gctuning
 from gputui.domain.inputs import WHEN_UNKNOWN, ClusterObjects
 from gputui.domain.model import ClusterSnapshot
 from gputui.settings import Settings
-from gputui.sources.demo import DemoCluster, settle_span, settle_speed
 from gputui.sources.errors import SourceError
 from gputui.sources.http import KubeHttp
 from gputui.sources.kube import KubeSource
@@ -27,7 +28,7 @@ from gputui.sources.metrics import MetricsFeed
 from gputui.sources.oneshot import read_objects
 from gputui.sources.prometheus import PrometheusOptions
 from gputui.sources.secrets import remember
-from gputui.sources.xids import EXPORTER_APP, XidReading, XidTracker, read_xids
+from gputui.sources.xids import XidReading, XidTracker, read_xids
 
 
 def prometheus_options(settings: Settings) -> PrometheusOptions | None:
@@ -55,22 +56,15 @@ def lookback_seconds(settings: Settings) -> float:
 def open_source(settings: Settings, **options: Any) -> KubeSource:
     """The live source for ``settings``; call ``start(on_snapshot, on_status)`` on it.
 
-    In demo mode the emulated cluster is started here and stopped by ``source.stop()``.
     ``options`` go to :class:`KubeSource` (``coalesce``, ``rebuild_every`` ...).
 
     Raises:
-        SourceError: unreadable kubeconfig, unknown context, or a demo that cannot start.
-            An unreachable server is not raised: the source reports it and keeps retrying.
+        SourceError: unreadable kubeconfig, unknown context, or demo settings (the emulated
+            cluster is started by :func:`gputui.demo.open_demo_source`, not here: failing
+            closed, a demo never reads the kubeconfig of a real cluster). An unreachable
+            server is not raised: the source reports it and keeps retrying.
     """
-    if settings.demo:
-        demo = DemoCluster(settings.scenario, speed=settings.speed)
-        target = demo.start()
-        # The emulated exporters move with the sped-up clock, so XIDs are read at the metrics
-        # refresh rate; a real dcgm-exporter collects every 30 s, which the default follows.
-        options.setdefault("xid_every", settings.refresh)
-        return KubeSource(target, settings.thresholds, namespace=settings.namespace,
-                          clock=demo.now, on_stop=demo.stop,
-                          prometheus=prometheus_options(settings), **options)
+    _refuse_demo(settings)
     target = load_target(settings.kubeconfig, settings.context)
     return KubeSource(target, settings.thresholds, namespace=settings.namespace,
                       prometheus=prometheus_options(settings), **options)
@@ -79,72 +73,31 @@ def open_source(settings: Settings, **options: Any) -> KubeSource:
 def read_snapshot(settings: Settings, notes: list[str] | None = None) -> ClusterSnapshot:
     """Connect once, list everything, read metrics, build one snapshot (``gputui check``).
 
-    In demo mode the emulated clock runs fast until the scenario has planted its faults
-    (:func:`~gputui.sources.demo.settle_span`, a few seconds of real time), and the
-    exporters are watched while it does, the way a running gputui would: XIDs that appear
-    meanwhile get the time they were first seen.
-
     Args:
         settings: connection, namespace, Prometheus and thresholds.
         notes: when given, receives one-line remarks for the report's header (which metrics
             source was read, or why none was).
 
     Raises:
-        SourceError: the cluster could not be read (one line; ``check`` exits 2).
+        SourceError: the cluster could not be read (one line; ``check`` exits 2), or demo
+            settings (:func:`gputui.demo.read_demo_snapshot` reads the emulated cluster).
     """
+    _refuse_demo(settings)
+    return read_target(load_target(settings.kubeconfig, settings.context), settings,
+                       time.time, notes)
+
+
+def _refuse_demo(settings: Settings) -> None:
     if settings.demo:
-        span = settle_span(settings.scenario)
-        demo = DemoCluster(settings.scenario, speed=settle_speed(span, settings.speed))
-        target = demo.start()
-        try:
-            tracker = _watch_while_settling(demo, target, settings, span)
-            return _read_once(target, settings, demo.now, notes, tracker)
-        finally:
-            demo.stop()
-    return _read_once(load_target(settings.kubeconfig, settings.context), settings, time.time,
-                      notes)
+        raise SourceError("demo mode: the emulated cluster is opened by gputui.demo, "
+                          "not by a kubeconfig")
 
 
-def _watch_while_settling(demo: DemoCluster, target: KubeTarget, settings: Settings,
-                          span: float) -> XidTracker:
-    """Settle the demo while reading its exporters, so XIDs get a first-seen time."""
-    http = KubeHttp(target.configuration)
-    # gputui started this cluster: an XID seen at the first read is no older than it
-    tracker = XidTracker(http, prometheus_options(settings), lookback_seconds(settings),
-                         born=demo.started)
-
-    def read() -> None:
-        try:
-            objects = _exporter_objects(http)
-        except SourceError:
-            return
-        tracker.refresh(objects, demo.now())
-
-    try:
-        demo.settle(span, tick=read, tick_every=0.5)
-    finally:
-        http.close()
-    return tracker
-
-
-def _exporter_objects(http: KubeHttp) -> ClusterObjects:
-    """Just the running dcgm-exporter pods and their nodes: what an XID read needs.
-
-    One label-selected list instead of a full read, so watching the exporters while the
-    demo settles at 600x does not slow the emulated controllers it waits for.
-    """
-    found = http.get("/api/v1/pods", {"labelSelector": f"app={EXPORTER_APP}"})
-    pods = {}
-    for pod in found.get("items") or []:
-        meta = pod.get("metadata") or {}
-        pods[(str(meta.get("namespace", "")), str(meta.get("name", "")))] = pod
-    nodes: dict[str, dict[str, Any]] = {
-        str((pod.get("spec") or {}).get("nodeName")): {} for pod in pods.values()}
-    return ClusterObjects(nodes=nodes, pods=pods)
-
-
-def _read_once(target: KubeTarget, settings: Settings, clock: Callable[[], float],
-               notes: list[str] | None, tracker: XidTracker | None = None) -> ClusterSnapshot:
+def read_target(target: KubeTarget, settings: Settings, clock: Callable[[], float],
+                notes: list[str] | None, tracker: XidTracker | None = None) -> ClusterSnapshot:
+    """One snapshot of the cluster ``target`` points at, its time from ``clock``;
+    ``tracker``: an XID tracker already watching the exporters (a settling demo), whose
+    first-seen times are kept."""
     from gputui.domain.snapshot import SnapshotBuilder
 
     http = KubeHttp(target.configuration)

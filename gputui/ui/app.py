@@ -323,7 +323,7 @@ class GpuTuiApp(PodLogFlow, ActionFlow, QuietCrash):
 
     def action_help(self) -> None:
         if not isinstance(self.screen, HelpScreen):
-            self.push_screen(HelpScreen(self.keymap, self.action_blocks()))
+            self.push_screen(HelpScreen(self.keymap, self.action_blocks(), self.current_mode))
 
     def action_command_line(self) -> None:
         self.push_screen(CommandLine(), callback=self._command_typed)

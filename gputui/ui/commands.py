@@ -98,8 +98,9 @@ COMMANDS: Final[tuple[Command, ...]] = (
        "change_theme", ("theme",)),
     _c("quit", "q,ctrl+q", "Quit", "Leave gputui (nothing in the cluster changes).", "global",
        "quit", ("q", "quit", "q!"), show=True, priority=False),
-    _c("filter", "slash", "Filter", "Filter nodes: text, key=value, key!=value or key "
-       "(label selector terms).", "nodes", "filter", ("filter",), show=True),
+    _c("filter", "slash", "Filter", "Filter nodes: free text (name, GPU, labels) and label "
+       "selector terms k=v, k!=v, k in (a,b), k notin (a,b), !k, or a label key; all terms "
+       "must match.", "nodes", "filter", ("filter",), show=True),
     _c("findings_only", "f,ctrl+z", "Faults only", "Show only nodes with findings.", "nodes",
        "findings_only", show=True),
     _c("mark", "space", "Mark", "Mark or unmark the node (marks survive refresh and filter).",
@@ -147,6 +148,9 @@ COMMANDS: Final[tuple[Command, ...]] = (
        "pod_log", "next_container", show=True, palette=False),
     _c("command_line.cancel", "escape", "Cancel", "Close the prompt.", "command_line",
        "cancel", palette=False),
+    _c("command_line.complete", "tab", "Complete", "Take the greyed suggestion: the first "
+       "command name that starts with what is typed (right arrow does too).", "command_line",
+       "complete", palette=False),
     _c("help.close", "escape,q,question_mark", "Close", "Close help.", "help", "dismiss_help",
        show=True, palette=False),
     _c("confirm_yes", "y", "Confirm", "Apply the plan shown (only after a clean dry run).",
@@ -239,23 +243,49 @@ def key_label(keys: str) -> str:
 
 
 def key_table(keymap: Mapping[str, str] | None = None,
-              blocked: Mapping[str, str] | None = None) -> list[tuple[str, str, str, str]]:
+              blocked: Mapping[str, str] | None = None,
+              view: str | None = None) -> list[tuple[str, str, str, str]]:
     """(scope title, keys, title, tooltip) for every command: the help screen and README.
 
-    ``blocked`` (action id -> why) marks greyed actions with their reason.
+    ``blocked`` (action id -> why) marks greyed actions with their reason. ``view`` (a scope:
+    ``nodes``, ``upgrades``...) puts that view's keys first, as help shows them: its keyed
+    actions (cordon, uncordon, drain on the node list), one line pointing to ``:`` and the
+    palette for everything else, then its own keys; every command is still listed once.
     """
+    first = _view_first(view, keymap) if view in SCOPE_TITLES and view != "global" else []
+    listed = {cmd.id for cmd in first}
     rows = []
+    if first:
+        heading = SCOPE_TITLES[str(view)]
+        keyed = [cmd for cmd in first if cmd.scope == "actions"]
+        rows += [_row(heading, cmd, keymap, blocked) for cmd in keyed]
+        rows.append((heading, ": ctrl+p", "Everything else",
+                     "Every other action and view by name: type : or open the palette."))
+        rows += [_row(heading, cmd, keymap, blocked) for cmd in first if cmd not in keyed]
     for scope in SCOPES:
         for cmd in COMMANDS:
-            if cmd.scope == scope:
-                keys = key_label(effective_keys(cmd, keymap))
-                if cmd.aliases and not keys:
-                    keys = f":{cmd.aliases[0]}"
-                tooltip = cmd.tooltip
-                if blocked and cmd.id in blocked:
-                    tooltip += f" (unavailable: {blocked[cmd.id]})"
-                rows.append((SCOPE_TITLES[scope], keys, cmd.title, tooltip))
+            if cmd.scope == scope and cmd.id not in listed:
+                rows.append(_row(SCOPE_TITLES[scope], cmd, keymap, blocked))
     return rows
+
+
+def _view_first(view: str | None, keymap: Mapping[str, str] | None) -> list[Command]:
+    """The commands help lists first for ``view``: the actions with a key bound there
+    (the ones an operator reaches for), then the view's own keys."""
+    actions = [cmd for cmd in ACTION_COMMANDS
+               if binding_scope(cmd) == view and effective_keys(cmd, keymap)]
+    return actions + [cmd for cmd in COMMANDS if cmd.scope == view]
+
+
+def _row(heading: str, cmd: Command, keymap: Mapping[str, str] | None,
+         blocked: Mapping[str, str] | None) -> tuple[str, str, str, str]:
+    keys = key_label(effective_keys(cmd, keymap))
+    if cmd.aliases and not keys:
+        keys = f":{cmd.aliases[0]}"
+    tooltip = cmd.tooltip
+    if blocked and cmd.id in blocked:
+        tooltip += f" (unavailable: {blocked[cmd.id]})"
+    return heading, keys, cmd.title, tooltip
 
 
 __all__ = [

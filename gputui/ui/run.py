@@ -34,7 +34,12 @@ def run_tui(settings: Settings) -> int:
     from gputui.sources.errors import SourceError
 
     try:
-        source = open_source(settings)
+        if settings.demo:  # the emulator is wired here, above sources (gputui.demo)
+            from gputui.demo import open_demo_source
+
+            source = open_demo_source(settings)
+        else:
+            source = open_source(settings)
     except SourceError as error:
         print(f"gputui: {error}", file=sys.stderr)
         return 2

@@ -8,6 +8,7 @@ import pytest
 
 from gputui.domain.snapshot import SnapshotBuilder
 from gputui.domain.upgrade import compute_slots, resolve_max_unavailable
+from gputui.domain.upgrade_slots import Slots, needs_operator, waiting_for_slot
 from tests.domain import factory as f
 
 
@@ -92,7 +93,7 @@ def test_journey_2_lanes_slots_and_reasons() -> None:
     assert next(iter(view.lanes)) == "upgrade-required"
     assert view.nodes["w1"].wait_reason == (
         "2 pods app=trainer still running (oldest 31 h), timeout: never")
-    assert view.nodes["r0"].wait_reason == "no slot: 4 of 4 in use (1 failed)"
+    assert view.nodes["r0"].wait_reason == "waiting for a slot (4 of 4 in use, 1 failed)"
     assert "Failed to drain the node" in view.nodes["x1"].wait_reason
     assert view.nodes["x1"].last_event is not None
     assert view.policy is not None and view.policy.describe() == (
@@ -113,7 +114,8 @@ def test_maxunavailable_reason_names_the_unavailable_nodes() -> None:
              _node("c", "upgrade-required"), _node("d", "upgrade-required")]
     view = _build(nodes, policy=f.upgrade_policy(maxParallelUpgrades=2)).upgrade
     assert view.unavailable == 1 and view.max_unavailable == 1
-    assert view.nodes["b"].wait_reason == "no slot: 1 of 1 nodes unavailable (maxUnavailable 25%)"
+    assert view.nodes["b"].wait_reason == (
+        "waiting for a slot (1 of 1 nodes unavailable, maxUnavailable 25%)")
 
 
 def test_already_cordoned_node_proceeds_without_slot() -> None:
@@ -274,7 +276,8 @@ def test_one_node_cluster_not_ready_reads_no_slot() -> None:
     nodes = [_node("a", "upgrade-required", ready=False)]
     snap = _build(nodes, policy=f.upgrade_policy(autoUpgrade=True, maxUnavailable="100%"))
     assert snap.upgrade.available_slots == 0
-    assert snap.upgrade.nodes["a"].wait_reason.startswith("no slot: 1 of 1 nodes unavailable")
+    assert snap.upgrade.nodes["a"].wait_reason.startswith(
+        "waiting for a slot (1 of 1 nodes unavailable")
 
 
 def _stalled(snap: Any) -> list[Any]:
@@ -422,7 +425,7 @@ def test_slots_are_counted_per_nvidiadriver() -> None:
     view = snap.upgrade
     assert set(view.groups) == {"a", "b"}
     assert view.groups["a"].available_slots == 0 and view.groups["b"].available_slots == 1
-    assert view.nodes["a2"].wait_reason.startswith("no slot")
+    assert view.nodes["a2"].wait_reason == "waiting for a slot (1 of 1 in use)"
     assert view.nodes["b1"].wait_reason.startswith("slot free")
 
 
@@ -445,3 +448,29 @@ def test_stalled_queue_is_per_nvidiadriver() -> None:
     assert x.node is None and x.nodes == ("a2",)
     assert x.message.startswith("upgrade queue stalled (NVIDIADriver a): 1 of 1 slots held by "
                                 "1 failed node; 1 node waiting")
+
+
+def test_waiting_for_a_slot_is_not_blocked_unless_an_operator_must_act() -> None:
+    """A node behind upgrading nodes waits its turn ("waiting for a slot (1 of 1 in use)",
+    nothing to fix); slots held by a failed node, or maxUnavailable used up by nodes down
+    outside the upgrade, do not free themselves (k8s-operator-libs
+    ``pkg/upgrade/common_manager.go``, ``GetUpgradesAvailable``): those need an operator."""
+    rest = {n: "upgrade-required" for n in "bcd"}
+    busy = compute_slots({"a": "drain-required", **rest}, ["a"], 1, "50%")
+    assert busy.available == 0 and needs_operator(busy, 0) is None
+    assert _waiting(busy, "50%") == "waiting for a slot (1 of 1 in use)"
+    held = compute_slots({"a": "upgrade-failed", **rest}, [], 1, "50%")
+    assert _waiting(held, "50%") == "waiting for a slot (1 of 1 in use, 1 failed)"
+    assert needs_operator(held, 0) == "1 upgrade-failed node holds its slot until fixed"
+    down = compute_slots({"a": "upgrade-done", "b": "upgrade-done", "c": "upgrade-required",
+                          "d": "upgrade-required"}, ["a", "b"], 2, "50%")
+    assert _waiting(down, "50%") == (
+        "waiting for a slot (2 of 2 nodes unavailable, maxUnavailable 50%)")
+    assert needs_operator(down, 2) == (
+        "maxUnavailable used up by 2 node(s) cordoned or NotReady outside the upgrade")
+    assert needs_operator(down, 1) is None
+
+
+def _waiting(slots: Slots, raw: str) -> str:
+    return waiting_for_slot(slots.in_progress, slots.max_parallel, slots.failed,
+                            slots.unavailable, slots.max_unavailable, raw)

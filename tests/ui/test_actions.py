@@ -17,6 +17,7 @@ from textual.widgets import Button, Input
 from gputui.actions.base import Change, Plan, Risk, Scope
 from gputui.actions.patches import apply_patches
 from gputui.actions.runner import NOTHING, DryRun
+from gputui.demo import open_demo_source
 from gputui.settings import Settings
 from gputui.sim.cluster import EmulatedCluster
 from gputui.sources.connect import open_source
@@ -318,7 +319,7 @@ async def test_journey_4_xid_node_cordoned_and_drained_budget_refusal_reported(
     stay, the budget-protected trainer is reported refused, never forced."""
     settings = Settings(demo=True, scenario="xid-storm", speed=30.0,
                         audit_log=str(tmp_path / "audit.jsonl"))
-    source = open_source(settings)
+    source = open_demo_source(settings)
     writer = writer_for_source(source, read_only=False)
     assert writer is not None
     app = make_app(settings, source, clock=source.clock, writer=writer)

@@ -24,8 +24,8 @@ from textual.widgets import Input, OptionList
 
 from gputui.actions.base import Change, Risk
 from gputui.actions.registry import action
+from gputui.demo import open_demo_source
 from gputui.settings import Settings
-from gputui.sources.connect import open_source
 from gputui.sources.writer import writer_for_source
 from gputui.ui.app import GpuTuiApp, make_app
 from gputui.ui.screens.confirm import ConfirmScreen, ParamPrompt
@@ -66,7 +66,7 @@ def demo(tmp_path: Path) -> Iterator[Any]:
         path.write_text(text)
         settings = Settings(demo=True, scenario=str(path), speed=speed,
                             audit_log=str(tmp_path / "audit.jsonl"))
-        source = open_source(settings)
+        source = open_demo_source(settings)
         writer = writer_for_source(source, read_only=False)
         opened.append(writer)
         app = make_app(settings, source, clock=source.clock, writer=writer)

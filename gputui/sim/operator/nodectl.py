@@ -148,18 +148,10 @@ def _resources(world: World, run: NodeRun, labels: dict[str, str]) -> tuple[dict
 def _sharing(world: World, run: NodeRun, labels: dict[str, str]) -> Sharing:
     """The sharing the node's plugin and GFD run: the selected config, or, when the
     ConfigMap lacks it (config-manager fails), the one they started with."""
-    cm, default = device_plugin_config(world)
+    cm, default = world.device_plugin_config()
     if missing_config(labels, cm, default) is None:
         run.sharing_applied = node_sharing(labels, cm, default)
     return run.sharing_applied or node_sharing(labels, cm, default)
-
-
-def device_plugin_config(world: World) -> tuple[dict[str, Any] | None, str | None]:
-    """(the device plugin's config ConfigMap, its default config name) from the policy."""
-    spec = world.policy_spec()
-    cfg = (spec.get("devicePlugin") or {}).get("config") or {}
-    cm = world.store.get("configmaps", cfg["name"], world.ns) if cfg.get("name") else None
-    return cm, cfg.get("default")
 
 
 def _gfd(world: World, run: NodeRun, labels: dict[str, str], now: float) -> dict[str, str]:

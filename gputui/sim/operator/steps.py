@@ -13,6 +13,7 @@ from gputui.sim.operator import keys as K
 from gputui.sim.operator.joining import first_build_wait
 from gputui.sim.operator.kubelet import DURATIONS, Outcome, Step, _elapsed
 from gputui.sim.operator.runtime import ContainerRun, NodeRun, PodRun
+from gputui.sim.operator.sharing import missing_config
 from gputui.sim.operator.world import World
 
 #: nvidia-driver-ctr's startupProbe (gpu-operator assets/state-driver/0500_daemonset.yaml)
@@ -153,11 +154,8 @@ def config_manager(world: World, node: NodeRun, run: PodRun, c: ContainerRun, no
     """config-manager selects the node's config from the ConfigMap; a name it lacks is fatal
     (k8s-device-plugin ``cmd/config-manager/main.go``: "specified config X does not exist"),
     in the init container and in the sidecar that watches the label afterwards."""
-    from gputui.sim.operator.nodectl import device_plugin_config
-    from gputui.sim.operator.sharing import missing_config
-
     labels = (world.node_obj(node.name) or {}).get("metadata", {}).get("labels", {})
-    cm, default = device_plugin_config(world)
+    cm, default = world.device_plugin_config()
     if missing_config(labels, cm, default) is not None:
         # upstream names the label's value here, "" when only the default is missing
         named = labels.get(K.DEVICE_PLUGIN_CONFIG, "")

@@ -4,14 +4,19 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Callable
-from typing import TYPE_CHECKING, Any
+from typing import Any, Protocol
 
 from gputui.sim.operator import keys as K
 from gputui.sim.operator import reboot
 from gputui.sim.operator.world import ALL_NODES, STATUS, World
 
-if TYPE_CHECKING:
-    from gputui.sim.operator.core import Operator
+
+class AddsNodes(Protocol):
+    """What the timeline asks of the operator (:class:`gputui.sim.operator.core.Operator`):
+    a protocol, not an import of it, since the operator imports the timeline it plays."""
+
+    def add_nodes(self, pool_name: str, count: int) -> list[str]: ...
+
 
 #: a timeline action's handler: the Timeline and the event's fields
 PLUGIN_DS = "nvidia-device-plugin-daemonset"
@@ -23,7 +28,7 @@ log = logging.getLogger(__name__)
 class Timeline:
     """Plays ``scenario.timeline`` against the running cluster."""
 
-    def __init__(self, world: World, operator: Operator):
+    def __init__(self, world: World, operator: AddsNodes):
         self.world = world
         self.operator = operator
         self.start = world.clock.now()

@@ -144,6 +144,16 @@ class World:
         """The active ClusterPolicy's spec over the Helm defaults ({} when there is none)."""
         return self._policies()[1]
 
+    def device_plugin_config(self) -> tuple[Obj | None, str | None]:
+        """(the device plugin's config ConfigMap, its default config name) from the policy.
+
+        Here, not in ``nodectl`` which labels nodes with it: the config-manager step in
+        ``steps`` reads it too, and ``nodectl`` imports ``steps`` (that was an import
+        circle)."""
+        cfg = (self.policy_spec().get("devicePlugin") or {}).get("config") or {}
+        cm = self.store.get("configmaps", cfg["name"], self.ns) if cfg.get("name") else None
+        return cm, cfg.get("default")
+
     def _policies(self) -> tuple[Obj | None, Obj]:
         cached = self._policy_cache
         if cached is None:

@@ -1,8 +1,10 @@
 """``CommandLine``: the k9s ``:`` prompt (``:nodes``, ``:upgrades``, ``:mig``, ``:q`` ...).
 
-A modal with one input docked at the bottom; Tab completes from the registry's aliases. It
-returns the typed text; the app resolves it through the registry, so the prompt knows no
-command itself.
+A modal with one input docked at the bottom. As it is typed, Textual's suggester greys in
+the first registry alias that starts with the text; Tab (like the right arrow, Textual's own
+key for it) takes that suggestion: Textual's ``Input`` has no Tab completion of its own, so
+the prompt binds Tab to its ``complete`` action. It returns the typed text; the app resolves
+it through the registry, so the prompt knows no command itself.
 """
 
 from __future__ import annotations
@@ -39,3 +41,10 @@ class CommandLine(ModalScreen[str | None]):
 
     def action_cancel(self) -> None:
         self.dismiss(None)
+
+    def action_complete(self) -> None:
+        """Tab: take the suggestion shown, as ``right`` at the end of the text does
+        (``Input.action_cursor_right`` accepts it there); nothing shown, nothing changes."""
+        field = self.query_one("#command-input", Input)
+        field.action_end()
+        field.action_cursor_right()

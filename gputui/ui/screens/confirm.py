@@ -277,8 +277,8 @@ class ConfirmScreen(ModalScreen[bool | None]):
         text = Text(progress.message, style="bold")
         if progress.total:
             text.append(f"  ({progress.done} of {progress.total} done)")
-        for line in progress.blocked:
-            text.append("\n  blocked: ")
+        for line in progress.lines():
+            text.append("\n  ")
             text.append(line)
         self.query_one("#confirm-progress", Static).update(text)
 

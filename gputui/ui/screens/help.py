@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
 
+from rich.console import Group
 from rich.table import Table
 from rich.text import Text
 from textual.containers import VerticalScroll
@@ -20,30 +21,41 @@ from textual.widgets import Static
 from gputui.ui.commands import COMMANDS, bindings_for, key_table
 
 
-def help_rows(keymap: Mapping[str, str],
-              blocked: Mapping[str, str] | None = None) -> list[tuple[str, str, str, str]]:
-    """(section, keys, title, tooltip) of every command; greyed actions say why."""
-    return key_table(keymap, blocked)
+def help_rows(keymap: Mapping[str, str], blocked: Mapping[str, str] | None = None,
+              view: str | None = None) -> list[tuple[str, str, str, str]]:
+    """(section, keys, title, tooltip) of every command, ``view``'s first (so that at 80x24
+    the keys of the view help was opened from show without scrolling: cordon, uncordon and
+    drain on the node list); greyed actions say why."""
+    return key_table(keymap, blocked, view)
 
 
-def help_table(rows: list[tuple[str, str, str, str]]) -> Table:
-    """The help as one Rich table, grouped by where the keys work."""
-    table = Table(box=None, show_header=True, header_style="bold", expand=True, pad_edge=False)
-    # capped, so at 80 columns the sentence that explains a key keeps most of the width
-    table.add_column("KEYS", style="bold", max_width=16)
-    table.add_column("COMMAND", max_width=22)
+def _section(heading: str, header: bool) -> Table:
+    """One section's table; every section has the same column widths, so they line up."""
+    table = Table(box=None, show_header=header, header_style="bold", expand=True,
+                  pad_edge=False, title=Text(heading, style="bold underline"),
+                  title_justify="left")
+    # fixed and narrow, so at 80 columns the sentence that explains a key keeps most of the
+    # width (and the node list's cordon, uncordon and drain fit above the fold at 80x24)
+    table.add_column("KEYS", style="bold", width=12)
+    table.add_column("COMMAND", width=16)
     table.add_column("WHAT IT DOES", ratio=1)
+    return table
+
+
+def help_table(rows: list[tuple[str, str, str, str]]) -> Group:
+    """The help as one table per section (the heading above it, where the keys work)."""
+    tables: list[Table] = []
     section = ""
     for scope, keys, title, tooltip in rows:
-        if scope != section:
+        if not tables or scope != section:
             section = scope
-            table.add_row(Text(scope, style="bold underline"), "", "")
-        table.add_row(keys or "-", title, tooltip)
-    table.add_row(Text(": commands", style="bold underline"), "", "")
+            tables.append(_section(scope, header=not tables))
+        tables[-1].add_row(keys or "-", title, tooltip)
+    commands = _section(": commands", header=not tables)
     for cmd in COMMANDS:
         if cmd.aliases:
-            table.add_row(" ".join(f":{a}" for a in cmd.aliases[:3]), cmd.title, "")
-    return table
+            commands.add_row(" ".join(f":{a}" for a in cmd.aliases[:3]), cmd.title, "")
+    return Group(*tables, commands)
 
 
 class HelpScreen(ModalScreen[None]):
@@ -53,14 +65,16 @@ class HelpScreen(ModalScreen[None]):
     BINDINGS = bindings_for("help")
 
     def __init__(self, keymap: Mapping[str, str] | None = None,
-                 blocked: Mapping[str, str] | None = None) -> None:
-        """``keymap``: the user's remaps; ``blocked``: action id -> why it is greyed."""
+                 blocked: Mapping[str, str] | None = None, view: str | None = None) -> None:
+        """``keymap``: the user's remaps; ``blocked``: action id -> why it is greyed;
+        ``view``: the view help was opened from (its keys come first)."""
         super().__init__()
-        self.rows: list[tuple[str, str, str, str]] = help_rows(keymap or {}, blocked or {})
+        self.rows: list[tuple[str, str, str, str]] = help_rows(keymap or {}, blocked or {},
+                                                               view)
 
     def compose(self) -> Iterable[Widget]:
         with VerticalScroll(id="help-body"):
-            yield Static("gputui keys — everything here is also in the palette (ctrl+p)",
+            yield Static("This view's keys first; everything else by name: type : or press ctrl+p",
                          id="help-title")
             yield Static(help_table(self.rows), id="help-table")
 

@@ -83,7 +83,9 @@ class NodesScreen(GpuScreen):
         self._want: MetricsWant | None = None
 
     def compose_body(self) -> Iterable[Widget]:
-        yield Input(placeholder="filter: text  key=value  key!=value  !key   (esc clears)",
+        # the grammar of gputui.ui.node_rows (NodeFilter): free text and selector terms
+        yield Input(placeholder="filter: text  k=v  k!=v  k in (a,b)  k notin (a,b)  !k  "
+                                "(esc clears)",
                     id="node-filter", classes="hidden")
         yield Static(id="node-view-line")
         yield NodeTable(id="node-table")

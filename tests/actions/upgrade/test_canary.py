@@ -17,6 +17,7 @@ import pytest
 from gputui.actions.audit import AuditLog
 from gputui.actions.base import Progress, Risk
 from gputui.actions.canary import CanaryUpgrade
+from gputui.actions.canary_slots import NodeRead, SlotReader, describe, figures_from
 from gputui.actions.runner import Runner
 from gputui.sim.store import WatchEvent
 from tests.actions.upgrade.helpers import SKIP, STATE, Cluster, apply, plan_of
@@ -90,6 +91,74 @@ def test_canary_first_then_pool_by_pool_and_every_hold_released(start: Any) -> N
     assert {n for n, _ in busy} == {canary, partner, *pool_b}
     assert any(p.message.startswith(f"canary {canary}: ") for p in progress)
     assert any(p.message.startswith("pool pool-b: ") for p in progress)
+
+
+def test_a_pool_node_waiting_for_its_slot_is_waiting_never_blocked(start: Any) -> None:
+    """With maxParallelUpgrades 1, pool-b's second node waits in upgrade-required while the
+    first upgrades: its progress line says "waiting for a slot (1 of 1 in use)", the
+    controller's own figures (k8s-operator-libs ``pkg/upgrade/common_manager.go``,
+    ``GetUpgradesAvailable``, as :mod:`gputui.domain.upgrade_slots`), and nothing of the
+    roll is "blocked" (before, every node not yet done was listed as blocked with its
+    state: ``blocked: gke-...: upgrade-required``). The clock slows to 60x once pool-b is
+    released, so that the wait lasts many polls rather than a few."""
+    cluster, _ = start()
+    world = cluster.sim.operator.world
+    canary = world.pool_members["pool-a"][0]
+    pool_b = sorted(world.pool_members["pool-b"])
+    plan = plan_of(_canary(), cluster, [canary], {"version": "580.82.07"})
+    for change in plan.changes:
+        cluster.writer.patch(change, dry_run=True)
+    seen: list[Progress] = []
+
+    def report(progress: Progress) -> None:
+        if progress.message.startswith("pool pool-b: ") and cluster.sim.cluster.clock.speed > 60:
+            cluster.sim.cluster.clock.set_speed(60)
+        seen.append(progress)
+
+    result = _canary().apply(plan, cluster.writer, report, threading.Event())
+    assert result.ok, (result.summary, result.error)
+    reports = [p for p in seen if p.message.startswith("pool pool-b: ")]
+    lines = [line for p in reports for line in p.lines()]
+    assert any(line in [f"{n}: waiting for a slot (1 of 1 in use)" for n in pool_b]
+               for line in lines), lines
+    assert not any(p.blocked for p in seen), [p.blocked for p in seen if p.blocked]
+    assert not any("blocked" in line for line in lines)
+
+
+
+def test_a_pool_node_behind_a_failed_node_is_blocked_and_says_why() -> None:
+    """"blocked" is kept for what an operator must fix: a failed node outside the pool
+    holds the only slot (it keeps it until its driver pod is ready, k8s-operator-libs
+    ``pkg/upgrade/common_manager.go``); a node already cordoned needs no slot."""
+    up = NodeRead("upgrade-required", cordoned=False, ready=True)
+    nodes = {"x": NodeRead("upgrade-failed", cordoned=False, ready=True), "a": up,
+             "b": NodeRead("upgrade-required", cordoned=True, ready=True),
+             "c": NodeRead("", cordoned=False, ready=True)}
+    waiting, blocked = describe(["a", "b", "c"], nodes, figures_from(nodes, 1, "50%"))
+    assert blocked == (("a: waiting for a slot (1 of 1 in use, 1 failed): 1 upgrade-failed "
+                        "node holds its slot until fixed"),)
+    assert waiting == ("b: upgrade-required, starts at the controller's next pass",
+                       "c: no upgrade state yet")
+    moving = {"x": NodeRead("drain-required", cordoned=True, ready=True), "a": up,
+              "c": nodes["c"], "d": up}
+    waiting, blocked = describe(["a"], moving, figures_from(moving, 1, "50%"))
+    assert (waiting, blocked) == (("a: waiting for a slot (1 of 1 in use)",), ())
+
+
+
+def test_slot_figures_that_cannot_be_read_are_left_out(start: Any) -> None:
+    """The figures only explain a wait: when the driver object cannot be read (here it is
+    gone: 404) the poll says the node's state without them instead of ending the roll."""
+    cluster, _ = start()
+    canary = cluster.sim.operator.world.pool_members["pool-a"][0]
+    plan = plan_of(_canary(), cluster, [canary], {"version": "580.82.07"})
+    reader = SlotReader(plan, cluster.writer)
+    assert reader.managed and reader.figures({}) is not None
+    cluster.sim.custom.delete_cluster_custom_object(
+        "nvidia.com", "v1", "clusterpolicies", "cluster-policy")
+    assert reader.figures({}) is None
+    up = {canary: NodeRead("upgrade-required", cordoned=False, ready=True)}
+    assert describe([canary], up, None) == ((f"{canary}: upgrade-required",), ())
 
 
 def test_a_failed_canary_stops_the_roll_out_with_every_hold_in_place(start: Any) -> None:

@@ -115,7 +115,10 @@ def test_safe_path_waits_for_the_job_then_applies_and_uncordons(start: Any) -> N
     success = order.index("state=success", configured)
     assert cordon < finished < configured < order.index("state=pending") < success
     assert order.index("unschedulable=False", configured) > success
-    assert any("waiting for 1 GPU pod(s)" in p.message and p.blocked for p in progress)
+    # the safe path waits for the job by design: its pod is waited for, never "blocked"
+    waits = [p for p in progress if "waiting for 1 GPU pod(s)" in p.message]
+    assert waits and all(not p.blocked for p in waits)
+    assert any(line.endswith(": still running") for p in waits for line in p.lines())
     assert capacity is not None
 
 

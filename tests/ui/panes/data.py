@@ -181,7 +181,7 @@ def upgrade_states() -> dict[str, str]:
 def _reason(state: str) -> str:
     return {
         "wait-for-jobs-required": "2 pods app=trainer still running (oldest 31 h), timeout: never",
-        "upgrade-required": "no slot: 4 of 4 in use (1 failed)",
+        "upgrade-required": "waiting for a slot (4 of 4 in use, 1 failed)",
         "upgrade-failed": "failed in pod-restart-required: driver pod restarted 11 times",
         "validation-required": "validator: waiting in init container cuda-validation",
     }.get(state, "")

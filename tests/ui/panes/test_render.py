@@ -118,7 +118,7 @@ def test_upgrades_view_shows_slots_reasons_and_the_failed_event() -> None:
     (row,) = lines_with(out, upgrade_node(0))
     assert "2 pods app=trainer still running (oldest 31 h), timeout: never" in row
     (row,) = lines_with(out, upgrade_node(4))
-    assert "no slot" in row
+    assert "waiting for a slot (4 of 4 in use, 1 failed)" in row
     (row,) = lines_with(out, upgrade_node(3))
     assert "failed in pod-restart-required" in row
 

@@ -6,16 +6,16 @@ from typing import Any
 
 import pytest
 
+from gputui.demo import open_demo_source, read_demo_snapshot, settle_span, settle_speed
 from gputui.settings import Settings
 from gputui.sources.base import Connection, SourceStatus
-from gputui.sources.connect import open_source
-from gputui.sources.demo import settle_span, settle_speed
+from gputui.sources.connect import open_source, read_snapshot
 from gputui.sources.errors import SourceError
 from tests.sources.helpers import wait_for
 
 
 def test_demo_source_streams_the_emulated_cluster() -> None:
-    source = open_source(Settings(demo=True, scenario="healthy", speed=5.0), coalesce=0.05)
+    source = open_demo_source(Settings(demo=True, scenario="healthy", speed=5.0), coalesce=0.05)
     snapshots: list[Any] = []
     statuses: list[SourceStatus] = []
     source.start(snapshots.append, statuses.append)
@@ -35,7 +35,18 @@ def test_demo_source_streams_the_emulated_cluster() -> None:
 
 def test_unknown_demo_scenario_is_one_line() -> None:
     with pytest.raises(SourceError, match="unknown scenario"):
-        open_source(Settings(demo=True, scenario="no-such-scenario"))
+        open_demo_source(Settings(demo=True, scenario="no-such-scenario"))
+
+
+def test_the_sources_never_start_a_demo() -> None:
+    """Demo settings given to the sources' own entry points fail closed (one line): they
+    do not know the emulator, and must not read whatever kubeconfig happens to be there."""
+    for entry in (open_source, read_snapshot):
+        with pytest.raises(SourceError, match="demo mode: the emulated cluster is opened by "
+                                              "gputui.demo"):
+            entry(Settings(demo=True, scenario="healthy"))
+    with pytest.raises(SourceError, match="unknown scenario"):
+        read_demo_snapshot(Settings(demo=True, scenario="no-such-scenario"))
 
 
 def test_settle_plan() -> None:
@@ -46,7 +57,7 @@ def test_settle_plan() -> None:
 
 def test_live_xids_from_the_exporters() -> None:
     """xid-storm: the exporters' XID 79 becomes a critical finding in live snapshots."""
-    source = open_source(Settings(demo=True, scenario="xid-storm", speed=30.0),
+    source = open_demo_source(Settings(demo=True, scenario="xid-storm", speed=30.0),
                          coalesce=0.05, xid_every=0.3)
     snapshots: list[Any] = []
     source.start(snapshots.append, lambda _: None)
@@ -65,7 +76,7 @@ def test_live_xids_from_the_exporters() -> None:
 
 def test_demo_reads_xids_at_the_metrics_refresh_rate() -> None:
     """The emulated exporters move with the fast clock: XIDs follow ``refresh``, not 30 s."""
-    source = open_source(Settings(demo=True, scenario="empty", refresh=1.5))
+    source = open_demo_source(Settings(demo=True, scenario="empty", refresh=1.5))
     try:
         assert source.xid_every == 1.5
     finally:

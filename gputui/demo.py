@@ -2,7 +2,12 @@
 
 ``gputui --demo`` and ``gputui check --demo`` both come through here, so the emulated
 cluster is always read over real HTTP with a real kubeconfig: the demo exercises exactly
-the code path an operator's cluster does.
+the code path an operator's cluster does. This is wiring, above both halves: it starts
+:mod:`gputui.sim` and hands its kubeconfig to :mod:`gputui.sources`, which never knows that
+the emulator exists (the layering test holds it to that).
+
+* :func:`open_demo_source` -> the live source on a started emulated cluster (the TUI);
+* :func:`read_demo_snapshot` -> one snapshot once the scenario has settled (``check``).
 """
 
 from __future__ import annotations
@@ -14,8 +19,15 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+from gputui.domain.inputs import ClusterObjects
+from gputui.domain.model import ClusterSnapshot
+from gputui.settings import Settings
+from gputui.sources.connect import lookback_seconds, prometheus_options, read_target
 from gputui.sources.errors import SourceError
+from gputui.sources.http import KubeHttp
+from gputui.sources.kube import KubeSource
 from gputui.sources.kubeconfig import KubeTarget, load_target
+from gputui.sources.xids import EXPORTER_APP, XidTracker
 
 #: emulated seconds a scenario with a timeline is played past its last event
 SETTLE_AFTER_TIMELINE = 45 * 60.0
@@ -131,3 +143,81 @@ def settle_span(scenario: str) -> float:
 def settle_speed(span: float, minimum: float = 1.0, wall_seconds: float = 4.0) -> float:
     """A clock speed that plays ``span`` emulated seconds in about ``wall_seconds``."""
     return max(minimum, min(MAX_SETTLE_SPEED, span / wall_seconds))
+
+
+def open_demo_source(settings: Settings, **options: Any) -> KubeSource:
+    """The live source on a freshly started emulated cluster (``settings.scenario`` at
+    ``settings.speed``); ``source.stop()`` stops the cluster too. ``options`` go to
+    :class:`~gputui.sources.kube.KubeSource` as with
+    :func:`~gputui.sources.connect.open_source`.
+
+    Raises:
+        SourceError: an unknown or broken scenario, or a cluster that fails to start.
+    """
+    demo = DemoCluster(settings.scenario, speed=settings.speed)
+    target = demo.start()
+    # The emulated exporters move with the sped-up clock, so XIDs are read at the metrics
+    # refresh rate; a real dcgm-exporter collects every 30 s, which the default follows.
+    options.setdefault("xid_every", settings.refresh)
+    return KubeSource(target, settings.thresholds, namespace=settings.namespace,
+                      clock=demo.now, on_stop=demo.stop,
+                      prometheus=prometheus_options(settings), **options)
+
+
+def read_demo_snapshot(settings: Settings, notes: list[str] | None = None) -> ClusterSnapshot:
+    """One snapshot of the scenario once it has planted its faults (``check --demo``).
+
+    The emulated clock runs fast until :func:`settle_span` has passed (a few seconds of
+    real time), and the exporters are watched while it does, the way a running gputui
+    would: XIDs that appear meanwhile get the time they were first seen. ``notes`` as for
+    :func:`~gputui.sources.connect.read_snapshot`.
+
+    Raises:
+        SourceError: the scenario or the cluster could not be read (``check`` exits 2).
+    """
+    span = settle_span(settings.scenario)
+    demo = DemoCluster(settings.scenario, speed=settle_speed(span, settings.speed))
+    target = demo.start()
+    try:
+        tracker = _watch_while_settling(demo, target, settings, span)
+        return read_target(target, settings, demo.now, notes, tracker)
+    finally:
+        demo.stop()
+
+
+def _watch_while_settling(demo: DemoCluster, target: KubeTarget, settings: Settings,
+                          span: float) -> XidTracker:
+    """Settle the demo while reading its exporters, so XIDs get a first-seen time."""
+    http = KubeHttp(target.configuration)
+    # gputui started this cluster: an XID seen at the first read is no older than it
+    tracker = XidTracker(http, prometheus_options(settings), lookback_seconds(settings),
+                         born=demo.started)
+
+    def read() -> None:
+        try:
+            objects = _exporter_objects(http)
+        except SourceError:
+            return
+        tracker.refresh(objects, demo.now())
+
+    try:
+        demo.settle(span, tick=read, tick_every=0.5)
+    finally:
+        http.close()
+    return tracker
+
+
+def _exporter_objects(http: KubeHttp) -> ClusterObjects:
+    """Just the running dcgm-exporter pods and their nodes: what an XID read needs.
+
+    One label-selected list instead of a full read, so watching the exporters while the
+    demo settles at 600x does not slow the emulated controllers it waits for.
+    """
+    found = http.get("/api/v1/pods", {"labelSelector": f"app={EXPORTER_APP}"})
+    pods = {}
+    for pod in found.get("items") or []:
+        meta = pod.get("metadata") or {}
+        pods[(str(meta.get("namespace", "")), str(meta.get("name", "")))] = pod
+    nodes: dict[str, dict[str, Any]] = {
+        str((pod.get("spec") or {}).get("nodeName")): {} for pod in pods.values()}
+    return ClusterObjects(nodes=nodes, pods=pods)
