@@ -5,6 +5,8 @@ bold is decided by the role alone."""
 from __future__ import annotations
 
 import io
+from collections.abc import Callable
+from typing import Any
 
 import pytest
 from hypothesis import given, settings
@@ -33,7 +35,12 @@ from gputui.ui.render.style import (
 from gputui.ui.render.upgrades import LANES, SHORT, lane_role, selected_text
 from gputui.ui.theme import GPUTUI_THEME, theme_palette
 from gputui.ui.widgets.cell_texts import CellTexts
+from gputui.ui.widgets.node_table import NodeTable
+from gputui.ui.widgets.palette_mixin import widget_palette
+from gputui.ui.widgets.status_header import StatusHeader
+from tests.ui.conftest import FrozenApp, settle
 
+H100 = "gke-prod-h100-pool-7f3a-4vvm"  # its driver crash-loops: GPUs 0/8, a crit cell
 PROPERTY = settings(max_examples=300, deadline=None, derandomize=True, database=None)
 #: a palette where every role has its own colour, so a style names its role
 DISTINCT = Palette.from_colours({role: Style(color=f"color({i + 1})")
@@ -135,3 +142,31 @@ def test_the_theme_palette_resolves_each_role_s_variable_and_its_fallback() -> N
     assert palette.colour("warn").color is None  # unreadable: uncoloured, not a crash
     gputui = theme_palette(dict(GPUTUI_THEME.variables))
     assert all(gputui.colour(role).color is not None for role in ROLES)
+
+
+async def test_a_theme_change_builds_one_palette_that_every_view_draws_with(
+        frozen_app: FrozenApp) -> None:
+    """The app rebuilds its palette when the theme changes; the node list recolours its
+    cells from that same object, and the header and panes draw with it too."""
+    app = frozen_app("driver-crashloop")
+    async with app.run_test(size=(120, 40)) as pilot:
+        await settle(pilot)
+        before = app.palette
+        assert before.colour("crit").color is not None
+        table = app.screen.query_one(NodeTable)
+        assert table.get_cell(H100, "gpus").style == before.role("crit")
+        app.theme = "textual-light"
+        assert await _until(pilot, lambda: app.palette is not before
+                            and table.get_cell(H100, "gpus").style == app.palette.role("crit"))
+        assert app.palette.colour("crit") != before.colour("crit")
+        for widget in (app.screen.query_one(StatusHeader), table):
+            assert widget_palette(widget) is app.palette
+
+
+async def _until(pilot: Any, done: Callable[[], bool], rounds: int = 50) -> bool:
+    """Let the app run until ``done`` holds (a theme change lands a few turns later)."""
+    for _ in range(rounds):
+        if done():
+            return True
+        await pilot.pause(0.02)
+    return done()

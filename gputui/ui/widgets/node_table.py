@@ -86,7 +86,9 @@ class NodeTable(StableTable):
             self.add_column(self._header(column.key, column.label), key=column.key,
                             width=width)
         self._refresh_styles()
-        self.watch(self.app, "theme", self._theme_changed, init=False)
+        # the app's theme-changed signal comes after it has rebuilt its palette (a watch on
+        # ``theme`` ran before, and recoloured the cells with the old theme's colours)
+        self.app.theme_changed_signal.subscribe(self, self._theme_changed)
 
     # ------------------------------------------------------------------ public API
     @property
@@ -389,7 +391,7 @@ class NodeTable(StableTable):
     def _refresh_styles(self) -> None:
         self._cell_texts.restyle(widget_palette(self))
 
-    def _theme_changed(self) -> None:
+    def _theme_changed(self, _theme: object = None) -> None:
         """Re-colour every shown cell from the new theme's palette."""
         self._refresh_styles()
         for name, cells in self._cells.items():
