@@ -53,6 +53,8 @@ MIG_STATE_PENDING = "pending"
 MIG_STATE_REBOOTING = "rebooting"
 MIG_STATE_SUCCESS = "success"
 MIG_STATE_FAILED = "failed"
+#: the values the MIG manager writes to ``mig.config.state`` (NVIDIA/mig-parted)
+MIG_STATES = (MIG_STATE_PENDING, MIG_STATE_REBOOTING, MIG_STATE_SUCCESS, MIG_STATE_FAILED)
 MIG_PARTED_DEFAULT_CONFIGMAP = "default-mig-parted-config"
 MIG_CONFIGMAP_SUFFIX = "-mig-config"
 MIG_CONFIG_KEY = "config.yaml"

@@ -48,6 +48,7 @@ from gputui.ui.crash import QuietCrash
 from gputui.ui.exit_signals import ExitGuard
 from gputui.ui.palette import GpuCommands
 from gputui.ui.pod_logs import PodLogFlow
+from gputui.ui.render.style import PLAIN, Palette
 from gputui.ui.screens.base import GpuScreen, view_modes
 from gputui.ui.screens.command_line import CommandLine
 from gputui.ui.screens.findings import FindingsScreen
@@ -55,7 +56,7 @@ from gputui.ui.screens.help import HelpScreen
 from gputui.ui.screens.mig import MigScreen
 from gputui.ui.screens.nodes import NodesScreen
 from gputui.ui.screens.upgrades import UpgradesScreen
-from gputui.ui.theme import GPUTUI_THEME, gpu_variables
+from gputui.ui.theme import GPUTUI_THEME, gpu_variables, theme_palette
 from gputui.ui.typeahead import TypeAhead
 from gputui.ui.widgets.status_header import INITIAL_STATUS, StatusHeader
 
@@ -94,6 +95,8 @@ class GpuTuiApp(PodLogFlow, ActionFlow, QuietCrash):
     MODES = view_modes(nodes=NodesScreen, findings=FindingsScreen,
                        upgrades=UpgradesScreen, mig=MigScreen)
     DEFAULT_MODE = "nodes"
+    #: role colours of the active theme, built once per theme change and handed down
+    palette: Palette = PLAIN
 
     def __init__(self, settings: Settings, source: ClusterSource,
                  clock: Callable[[], float] = time.time,
@@ -128,10 +131,12 @@ class GpuTuiApp(PodLogFlow, ActionFlow, QuietCrash):
         self.theme = settings.theme if settings.theme in self.available_themes else "gputui"
 
     def get_css_variables(self) -> dict[str, str]:
-        """Textual's variables plus ``$gpu-*`` for themes that do not define them."""
+        """Textual's variables plus ``$gpu-*`` for themes that do not define them; Textual
+        asks on every theme change, so the role palette is rebuilt here, once per change."""
         variables = super().get_css_variables()
         variables.update(gpu_variables(variables))
         self.theme_variables = variables
+        self.palette = theme_palette(variables)
         return variables
 
     # ------------------------------------------------------------------ lifecycle

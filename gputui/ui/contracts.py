@@ -54,8 +54,8 @@ their stylesheet rules are prefixed with it. Colours come from theme variables o
 ``$gpu-ok $gpu-warn $gpu-crit $gpu-info $gpu-paused $gpu-muted $gpu-progress
 $gpu-unknown``. For Rich
 ``Text`` (DataTable cells, renderables) take symbols, words and roles from
-:mod:`gputui.ui.render.style` and styles from :func:`gputui.ui.theme.severity_style` /
-:func:`gputui.ui.theme.status_style`, which read the active theme's variables.
+:mod:`gputui.ui.render.style` and styles from the app's one :class:`Palette`
+(``widget_palette(self)``), rebuilt from the active theme's variables on each theme change.
 
 Asking the app for things (messages up, never direct calls into sources)
 ------------------------------------------------------------------------

@@ -21,12 +21,14 @@ from typing import Final
 from gputui.domain.model import Finding, NodeView
 from gputui.domain.selectors import filter_terms, is_requirement, requirement
 from gputui.ui.render.style import (
-    MIG_STATE_ROLE,
+    HELD_LOOK,
     SEVERITY_ROLE,
     SEVERITY_SHORT,
     SEVERITY_SYMBOL,
     UNKNOWN_ROLE,
     UNKNOWN_WORD,
+    mig_look,
+    upgrade_look,
 )
 
 
@@ -88,8 +90,8 @@ def _mig(view: NodeView) -> Cell:
         return "-", "muted"
     config = view.mig_config or "?"
     state = view.mig_state or ""
-    role = "" if state == "success" else MIG_STATE_ROLE.get(state, "")
-    return (f"{config} {state}" if state and state != "success" else config), role
+    look = mig_look(state)  # a settled state is the config alone, uncoloured
+    return (config if look.settled else f"{config} {state}"), look.list_role
 
 
 def _sharing(view: NodeView) -> Cell:
@@ -140,11 +142,9 @@ def _finding(view: NodeView, queued: Finding | None = None) -> Cell:
 
 def _upgrade(view: NodeView) -> Cell:
     state = view.upgrade_state or "-"
-    role = {"upgrade-failed": "crit", "upgrade-done": "", "-": "muted",
-            "upgrade-required": "warn"}.get(state, "progress")
     if view.upgrade_skip:
-        return f"{state} (held)", "paused"
-    return state, role
+        return f"{state} ({HELD_LOOK.word})", HELD_LOOK.role
+    return state, upgrade_look(view.upgrade_state).list_role
 
 
 CELLS: Final[Mapping[str, Callable[[NodeView], Cell]]] = {

@@ -1,9 +1,10 @@
-"""The ``gputui`` theme, and Rich styles resolved from the active theme's variables.
+"""The ``gputui`` theme, and the :class:`Palette` resolved from the active theme's variables.
 
 Why here: stylesheets read ``$gpu-*`` variables and severity CSS classes (``sev-critical``...);
 Rich ``Text`` inside DataTables and renderables cannot read CSS variables, so this module
-resolves a variable of the *active* theme to a Rich style. Which role a severity or status
-has is decided once, in :mod:`gputui.ui.render.style`. Built-in Textual
+resolves each role's variable of the *active* theme to a Rich colour (:func:`theme_palette`).
+Which role a severity or state has, and what is bold, is decided once, in
+:mod:`gputui.ui.render.style` (which imports nothing from here). Built-in Textual
 themes do not define ``$gpu-*`` variables, so :func:`gpu_variables` derives them from each
 theme's own success/warning/error colours; the ``gputui`` theme sets them explicitly.
 Colours are named colours, never hex literals (STYLE.md rule 8).
@@ -21,8 +22,8 @@ from rich.style import Style
 from textual.color import Color
 from textual.theme import Theme
 
-from gputui.domain.model import Severity, StageStatus
-from gputui.ui.render.style import SEVERITY_ROLE, STATUS_ROLE, role_variable
+from gputui.domain.model import Severity
+from gputui.ui.render.style import ROLES, Palette, role_variable
 
 GPUTUI_THEME: Final = Theme(
     name="gputui",
@@ -69,40 +70,30 @@ def gpu_variables(variables: Mapping[str, str]) -> dict[str, str]:
             if name not in variables and base in variables}
 
 
-def _style(variables: Mapping[str, str], name: str, bold: bool = False) -> Style:
+def _colour(variables: Mapping[str, str], name: str) -> Style:
+    """The colour of theme variable ``name`` (its fallback when the theme lacks it);
+    translucent values are blended over the background, which Rich cannot do."""
     value = variables.get(name) or variables.get(_FALLBACKS.get(name, ""), "")
     if not value:
-        return Style(bold=bold)
+        return Style()
     try:
         color = Color.parse(value)
     except Exception:  # noqa: BLE001 - a theme value we cannot read is shown uncoloured
-        return Style(bold=bold)
+        return Style()
     background = variables.get("background")
     if color.a < 1 and background:
         color = Color.parse(background).blend(color, color.a).with_alpha(1)
-    return Style(color=color.rich_color, bold=bold)
+    return Style(color=color.rich_color)
 
 
-def severity_style(variables: Mapping[str, str], severity: Severity | None) -> Style:
-    """Rich style for a severity from the active theme (``app.theme_variables``)."""
-    if severity is None:
-        return Style()
-    return _style(variables, role_variable(SEVERITY_ROLE[severity]),
-                  bold=severity is Severity.CRITICAL)
+def theme_palette(variables: Mapping[str, str]) -> Palette:
+    """The palette of a theme's variables (``app.theme_variables``): every role's colour.
+
+    The app builds it once per theme change and hands it down; which role a state has and
+    whether it is bold is decided in :mod:`gputui.ui.render.style`, not here.
+    """
+    return Palette.from_colours({role: _colour(variables, role_variable(role))
+                                 for role in ROLES})
 
 
-def status_style(variables: Mapping[str, str], status: StageStatus) -> Style:
-    """Rich style for a pipeline stage status from the active theme."""
-    return _style(variables, role_variable(STATUS_ROLE[status]),
-                  bold=status is StageStatus.FAILED)
-
-
-def var_style(variables: Mapping[str, str], name: str, bold: bool = False) -> Style:
-    """Rich style for any ``gpu-*`` variable (``gpu-ok``, ``gpu-muted``...)."""
-    return _style(variables, name, bold)
-
-
-__all__ = [
-    "GPUTUI_THEME", "gpu_variables", "severity_class",
-    "severity_style", "status_style", "var_style",
-]
+__all__ = ["GPUTUI_THEME", "gpu_variables", "severity_class", "theme_palette"]

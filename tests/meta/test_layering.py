@@ -95,11 +95,8 @@ def test_no_layer_imports_what_it_must_not_even_lazily() -> None:
     assert breaches == []
 
 
-#: import circles allowed for now, each one exactly; nothing else may form a circle.
-#: h-style (issue 20) removes theme <-> render/style: delete this allowance once it is merged.
-ALLOWED_CIRCLES: tuple[frozenset[str], ...] = (
-    frozenset({"gputui.ui.theme", "gputui.ui.render.style"}),
-)
+#: import circles allowed, each one exactly; none is left, and nothing may form a new one
+ALLOWED_CIRCLES: tuple[frozenset[str], ...] = ()
 
 
 def _module_files() -> dict[str, Path]:

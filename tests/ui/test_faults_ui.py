@@ -81,6 +81,6 @@ async def test_keys_work_and_the_header_tells_during_a_fault(
 def test_a_failed_build_reads_as_stale_in_the_header() -> None:
     status = SourceStatus(Connection.LIVE, context="prod", last_update=1000.0,
                           stale_since=1000.0, message="snapshot build failed: KeyError: 'x'")
-    text = render_header(HeaderState(status=status, now=1090.0), 120, {}).plain
+    text = render_header(HeaderState(status=status, now=1090.0), 120).plain
     assert "stale since" in text and "(1 min" in text and "snapshot build failed" in text
     assert "live" not in text.splitlines()[0]

@@ -22,7 +22,7 @@ def text(renderable: RenderableType, width: int = 100) -> str:
 
 
 def test_header_before_anything_is_read_says_loading() -> None:
-    header = text(render_header(HeaderState(EMPTY_SNAPSHOT), 100, {}))
+    header = text(render_header(HeaderState(EMPTY_SNAPSHOT), 100))
     assert "loading" in header and "◌ connecting…" in header
     assert "policy missing" not in header and "0 nodes" not in header
 
@@ -31,15 +31,15 @@ def test_header_with_nodes_but_not_pods_counts_nodes_and_waits_for_findings() ->
     snapshot = ClusterSnapshot(counts=SnapshotCounts(gpu_nodes=5000, gpus_total=40000,
                                                      gpus_allocatable=40000),
                                loading=frozenset({"pods", "clusterpolicies"}))
-    header = text(render_header(HeaderState(snapshot), 100, {}))
+    header = text(render_header(HeaderState(snapshot), 100))
     assert "5000 nodes" in header and "findings loading" in header
     assert "◌ loading…" in header and "connecting" not in header  # the server has answered
     live = HeaderState(snapshot, SourceStatus(Connection.LIVE))  # feeds in, build not shown
-    assert "◌ loading…" in text(render_header(live, 100, {}))
+    assert "◌ loading…" in text(render_header(live, 100))
     shown = HeaderState(replace(snapshot, loading=frozenset()), SourceStatus(Connection.LIVE))
-    assert "● live" in text(render_header(shown, 100, {}))
+    assert "● live" in text(render_header(shown, 100))
     assert "policy loading" in header and "with findings" not in header
-    done = text(render_header(HeaderState(replace(snapshot, loading=frozenset())), 100, {}))
+    done = text(render_header(HeaderState(replace(snapshot, loading=frozenset())), 100))
     assert "0 with findings" in done and "policy missing" in done
 
 

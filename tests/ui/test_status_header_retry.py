@@ -12,10 +12,10 @@ def test_live_with_a_retry_in_progress_says_both() -> None:
                           retrying="429 Too Many Requests; retrying (Retry-After 1 s, attempt 2)")
     text, colour = connection_part(HeaderState(EMPTY_SNAPSHOT, status, now=1001.0))
     assert text.startswith("● live · ") and "429 Too Many Requests; retrying" in text
-    assert colour == "gpu-warn"
+    assert colour == "warn"
 
 
 def test_live_without_retries_is_just_live() -> None:
     text, colour = connection_part(HeaderState(EMPTY_SNAPSHOT, SourceStatus(
         Connection.LIVE, last_update=1000.0), now=1001.0))
-    assert text.startswith("● live") and "retrying" not in text and colour == "gpu-ok"
+    assert text.startswith("● live") and "retrying" not in text and colour == "ok"

@@ -95,27 +95,27 @@ def test_header_gap_line_fits_80_columns_and_optional_gaps_are_not_unknown_rows(
         "pods": "forbidden", "daemonsets": "forbidden", "clusterpolicies": "forbidden",
         "events": "forbidden"}, nodes={"a": NodeView("a", unknown=("pods",))},
         cluster_policy=ClusterPolicyView(state="unknown"))
-    lines = render_header(HeaderState(required, SourceStatus(Connection.LIVE), 1.0), 80,
-                          {}).plain.splitlines()
+    lines = render_header(HeaderState(required, SourceStatus(Connection.LIVE), 1.0),
+                          80).plain.splitlines()
     assert len(lines) == 3 and len(lines[2]) <= 80
     assert lines[2].startswith("⚠ cannot read clusterpolicies, daemonsets, pods, events (403)")
     assert lines[1].startswith("policy unknown (403)") and "? findings unknown" in lines[1]
-    wide = render_header(HeaderState(required, SourceStatus(Connection.LIVE), 1.0), 400,
-                         {}).plain.splitlines()
+    wide = render_header(HeaderState(required, SourceStatus(Connection.LIVE), 1.0),
+                         400).plain.splitlines()
     assert "; operand pipelines, GPU pods and the findings on them;" in wide[2]
     optional = ClusterSnapshot(generated_at=1.0, unreadable={"events": "forbidden"},
                                nodes={"a": NodeView("a")})
-    lines = render_header(HeaderState(optional, SourceStatus(Connection.LIVE), 1.0), 80,
-                          {}).plain.splitlines()
+    lines = render_header(HeaderState(optional, SourceStatus(Connection.LIVE), 1.0),
+                          80).plain.splitlines()
     assert lines[2].startswith("⚠ cannot read events (403): events unknown")
     assert "0 with findings" in lines[1]
     no_nodes = ClusterSnapshot(generated_at=1.0, unreadable={"nodes": "forbidden"})
-    lines = render_header(HeaderState(no_nodes, SourceStatus(Connection.LIVE), 1.0), 80,
-                          {}).plain.splitlines()
+    lines = render_header(HeaderState(no_nodes, SourceStatus(Connection.LIVE), 1.0),
+                          80).plain.splitlines()
     assert lines[1].endswith("│ ? nodes, GPUs and findings unknown") and "0 nodes" not in lines[1]
     assert lines[2].startswith("⚠ cannot read nodes (403):")
     crd_absent = ClusterSnapshot(unreadable={"nvidiadrivers": "not-served"})
-    assert len(render_header(HeaderState(crd_absent), 80, {}).plain.splitlines()) == 2
+    assert len(render_header(HeaderState(crd_absent), 80).plain.splitlines()) == 2
 
 
 def test_unknown_rows_sort_between_findings_and_ok() -> None:

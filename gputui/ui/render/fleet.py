@@ -10,18 +10,16 @@ exporters are scraped directly), so a partial view is never read as the fleet.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
-
 from rich.text import Text
 
 from gputui.domain.metrics import FleetMetrics
-from gputui.ui.theme import var_style
+from gputui.ui.render.style import PLAIN, Palette
 
 #: a GPU at or above this temperature (°C) is shown in the warning colour
 HOT_C = 85.0
 
 
-def fleet_line(fleet: FleetMetrics, width: int, variables: Mapping[str, str]) -> Text:
+def fleet_line(fleet: FleetMetrics, width: int, palette: Palette = PLAIN) -> Text:
     """One line, truncated to ``width``."""
     line = Text(no_wrap=True)
     line.append(f"{fleet.scope}: ", style="bold")
@@ -30,12 +28,12 @@ def fleet_line(fleet: FleetMetrics, width: int, variables: Mapping[str, str]) ->
         line.append(f" ({fleet.mig_devices} MIG)")
     if fleet.hottest is not None:
         node, gpu, temp = fleet.hottest
-        style = var_style(variables, "gpu-warn") if temp >= HOT_C else ""
+        style = palette.colour("warn") if temp >= HOT_C else ""
         line.append(" │ hottest ")
         line.append(f"{temp:.0f}°C", style=style)
         line.append(f" {node}/gpu{gpu}")
     line.append(" │ ")
     xids = f"{fleet.xids_last_hour} XID{'s' if fleet.xids_last_hour != 1 else ''} in 1 h"
-    line.append(xids, style=var_style(variables, "gpu-crit" if fleet.xids_last_hour else "gpu-ok"))
+    line.append(xids, style=palette.colour("crit" if fleet.xids_last_hour else "ok"))
     line.truncate(width, overflow="ellipsis")
     return line

@@ -13,17 +13,13 @@ from collections.abc import Sequence
 
 from rich.console import Group, RenderableType
 from rich.padding import Padding
-from rich.style import Style
 from rich.text import Text
 
 from gputui.domain.model import MigGpu, MigView, NodeMigView
 from gputui.domain.timefmt import duration
-from gputui.ui.render.style import MIG_STATE_ROLE, PLAIN, Palette
+from gputui.ui.render.style import BOLD, PLAIN, Palette, mig_look
 
 _SLICES = re.compile(r"^(\d+)g\.")
-#: MIG state → symbol, so state reads without colour
-STATE_SYMBOL = {"success": "✔", "pending": "◐", "rebooting": "◐", "failed": "✖"}
-BOLD = Style(bold=True)
 
 
 def profile_slices(profile: str) -> int:
@@ -75,11 +71,9 @@ def instance_summary(gpu: MigGpu) -> str:
 def state_text(view: NodeMigView, now: float, palette: Palette = PLAIN) -> Text:
     """``◐ pending for 50 min``: symbol, word and how long (the MIG manager writes no
     progress, so time in state is the only hint that it is stuck)."""
-    state = view.state or "no state"
-    role = MIG_STATE_ROLE.get(view.state or "", "muted")
+    look = mig_look(view.state)  # the raw value is shown even when gputui does not know it
     since = f" for {duration(now - view.since)}" if view.since is not None else ""
-    return Text(f"{STATE_SYMBOL.get(view.state or '', '?')} {state}{since}",
-                style=palette.role(role))
+    return Text(f"{look.symbol} {view.state or look.word}{since}", style=palette.look(look))
 
 
 def node_card(view: NodeMigView, now: float, *, product: str = "", cursor: bool = False,
@@ -153,7 +147,7 @@ def summary_line(view: MigView, palette: Palette = PLAIN) -> Text:
     for state in ("pending", "failed"):
         count = states.count(state)
         if count:
-            text.append(f" · {count} {state}", style=palette.role(MIG_STATE_ROLE[state]))
+            text.append(f" · {count} {state}", style=palette.look(mig_look(state)))
     text.append(f" · cluster strategy {view.strategy or 'none'}", style=palette.role("muted"))
     return text
 

@@ -18,12 +18,14 @@ from rich.text import Text
 from gputui.domain.model import DriverOwnership, Finding, NodeView
 from gputui.domain.timefmt import duration
 from gputui.ui.render.style import (
-    MIG_STATE_ROLE,
+    HELD_LOOK,
     PLAIN,
     UNKNOWN_ROLE,
     UNKNOWN_WORD,
     Palette,
+    mig_look,
     severity_word,
+    upgrade_look,
 )
 
 
@@ -95,9 +97,10 @@ def deploy_text(node: NodeView, palette: Palette = PLAIN) -> Text:
 def upgrade_text(node: NodeView, now: float, palette: Palette = PLAIN) -> Text:
     """State, how long, and the skip label."""
     text = Text((node.upgrade_state or "not evaluated") + _since(now, node.upgrade_since),
-                style=palette.role("crit") if node.upgrade_state == "upgrade-failed" else "")
+                style=palette.look(upgrade_look(node.upgrade_state)))
     if node.upgrade_skip:
-        text.append("  ‖ held (gpu-driver-upgrade.skip=true)", style=palette.role("paused"))
+        text.append(f"  {HELD_LOOK.symbol} {HELD_LOOK.word} (gpu-driver-upgrade.skip=true)",
+                    style=palette.look(HELD_LOOK))
     return text
 
 
@@ -108,7 +111,7 @@ def mig_text(node: NodeView, now: float, palette: Palette = PLAIN) -> Text:
     text = Text(f"config {node.mig_config or '(not set)'} · ")
     state = node.mig_state or "no state"
     text.append(state + _since(now, node.mig_since),
-                style=palette.role(MIG_STATE_ROLE.get(node.mig_state or "", "muted")))
+                style=palette.look(mig_look(node.mig_state)))
     text.append(f" · strategy {node.mig_strategy or 'none'}")
     return text
 

@@ -14,13 +14,13 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from rich.console import Group, RenderableType
-from rich.style import Style
 from rich.table import Table
 from rich.text import Text
 
 from gputui.domain.model import NodeView, PipelineStage, StageStatus, SubStage
 from gputui.domain.timefmt import duration
 from gputui.ui.render.style import (
+    BOLD,
     PLAIN,
     STATUS_SYMBOL,
     UNKNOWN_ROLE,
@@ -32,7 +32,6 @@ from gputui.ui.render.style import (
 #: the operand whose init containers are the readiness chain itself: always expanded
 VALIDATOR = "operator-validator"
 _WAITING_PREFIX = "waiting in init container "
-BOLD = Style(bold=True)
 
 
 @dataclass(frozen=True, slots=True)

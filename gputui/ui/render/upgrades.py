@@ -11,13 +11,12 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from rich.console import Group, RenderableType
-from rich.style import Style
 from rich.table import Table
 from rich.text import Text
 
 from gputui.domain.model import ClusterSnapshot, NodeUpgradeStatus, NodeView, UpgradeView
 from gputui.domain.timefmt import duration
-from gputui.ui.render.style import PLAIN, Palette, status_word
+from gputui.ui.render.style import BOLD, HELD_LOOK, PLAIN, Palette, status_word, upgrade_look
 
 #: the lanes, in the order a node moves through them; ``""`` (not yet evaluated) last
 LANES: tuple[str, ...] = (
@@ -27,26 +26,13 @@ LANES: tuple[str, ...] = (
 )
 
 #: short names for the flow line, so all lanes fit in 80 columns
-BOLD = Style(bold=True)
-
-SHORT: dict[str, str] = {
-    "upgrade-required": "required", "cordon-required": "cordon",
-    "wait-for-jobs-required": "jobs", "pod-deletion-required": "delete",
-    "drain-required": "drain", "pod-restart-required": "restart",
-    "validation-required": "validate", "uncordon-required": "uncordon",
-    "upgrade-done": "done", "upgrade-failed": "failed", "": "unknown",
-}
+SHORT: dict[str, str] = {state: upgrade_look(state).word for state in LANES}
 
 
 def lane_role(state: str) -> str:
-    """Palette role of a lane: failed is critical, done ok, waiting ones in progress."""
-    if state == "upgrade-failed":
-        return "crit"
-    if state == "upgrade-done":
-        return "ok"
-    if state in ("upgrade-required", ""):
-        return "muted"
-    return "progress"
+    """Palette role of a lane: the upgrade state's role (:func:`upgrade_look`), the same
+    role the node list and the node detail give that state."""
+    return upgrade_look(state).role
 
 
 def lane_of(view: UpgradeView, node: str) -> str:
@@ -191,7 +177,8 @@ def selected_text(status: NodeUpgradeStatus | None, now: float,
     if status.since is not None:
         text.append(f" for {duration(now - status.since)}")
     if status.skip:
-        text.append("  ‖ held (skip label)", style=palette.role("paused"))
+        text.append(f"  {HELD_LOOK.symbol} {HELD_LOOK.word} (skip label)",
+                    style=palette.look(HELD_LOOK))
     text.append("   enter: pipeline", style=palette.role("muted"))
     if status.wait_reason:
         text.append(f"\nwhy: {status.wait_reason}")

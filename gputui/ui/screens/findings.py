@@ -7,7 +7,7 @@ below the table because it is the "what do I do next" half of a finding.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable
 
 from rich.text import Text
 from textual import on
@@ -19,9 +19,9 @@ from gputui.domain.metrics import MetricsReading
 from gputui.domain.model import EMPTY_SNAPSHOT, ClusterSnapshot, Finding
 from gputui.ui.commands import bindings_for
 from gputui.ui.contracts import JumpRequested
-from gputui.ui.render.style import SEVERITY_SHORT, SEVERITY_SYMBOL
+from gputui.ui.render.style import PLAIN, SEVERITY_SHORT, SEVERITY_SYMBOL, Palette
 from gputui.ui.screens.base import GpuScreen
-from gputui.ui.theme import severity_style
+from gputui.ui.widgets.palette_mixin import widget_palette
 
 COLUMNS = (("severity", "SEV"), ("code", "CODE"), ("node", "NODE"), ("message", "MESSAGE"))
 
@@ -31,12 +31,12 @@ def finding_key(finding: Finding) -> str:
     return f"{finding.code}|{finding.node or '*'}|{finding.subject}"
 
 
-def finding_cells(finding: Finding, variables: Mapping[str, str]) -> dict[str, Text]:
+def finding_cells(finding: Finding, palette: Palette = PLAIN) -> dict[str, Text]:
     """The row of one finding; severity as symbol AND word AND colour."""
     sev = finding.severity
     return {
         "severity": Text(f"{SEVERITY_SYMBOL[sev]} {SEVERITY_SHORT[sev]}",
-                         style=severity_style(variables, sev)),
+                         style=palette.severity(sev)),
         "code": Text(finding.code),
         "node": Text(finding.node or "(cluster)"),
         "message": Text(finding.message, no_wrap=True),
@@ -64,7 +64,7 @@ class FindingsTable(DataTable[Text]):
             return None
         return self.findings.get(str(key))
 
-    def show_findings(self, findings: Iterable[Finding], variables: Mapping[str, str]) -> None:
+    def show_findings(self, findings: Iterable[Finding], palette: Palette = PLAIN) -> None:
         """Patch rows to ``findings`` (add new, update changed, remove gone), keep order."""
         current = self.selected
         wanted: dict[str, Finding] = {}
@@ -74,7 +74,7 @@ class FindingsTable(DataTable[Text]):
             self.remove_row(key)
             self._cells.pop(key, None)
         for key, finding in wanted.items():
-            cells = finding_cells(finding, variables)
+            cells = finding_cells(finding, palette)
             if key not in self.findings:
                 self.add_row(*cells.values(), key=key)
             else:
@@ -124,8 +124,7 @@ class FindingsScreen(GpuScreen):
     def show_snapshot(self, snapshot: ClusterSnapshot, now: float) -> None:
         """Patch the findings and the summary line."""
         self.snapshot = snapshot
-        variables = self.app.theme_variables or self.app.get_css_variables()
-        self.table.show_findings(snapshot.findings, variables)
+        self.table.show_findings(snapshot.findings, widget_palette(self))
         counts = {sev: 0 for sev in SEVERITY_SHORT}
         for finding in snapshot.findings:
             counts[finding.severity] += 1

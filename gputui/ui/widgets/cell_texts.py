@@ -2,19 +2,16 @@
 
 Why shared: when 5,000 rows arrive at once most cells repeat (``Ready``, ``✔ ok``, ``8/8``);
 one ``Text`` per distinct cell saves most of the allocation, and it is safe because DataTable
-never mutates a cell's renderable. Roles get their colour from the active theme
-(:mod:`gputui.ui.render.style` decides the role, :mod:`gputui.ui.theme` resolves it).
+never mutates a cell's renderable. Roles get their style from the app's palette
+(:mod:`gputui.ui.render.style` decides the role and its weight, the palette its colour).
 """
 
 from __future__ import annotations
 
-from collections.abc import Mapping
-
 from rich.style import Style
 from rich.text import Text
 
-from gputui.ui.render.style import ROLES, role_variable
-from gputui.ui.theme import var_style
+from gputui.ui.render.style import ROLES, Palette
 
 #: distinct cell texts kept for sharing (names are unique, so the cache stops growing)
 TEXT_CACHE_SIZE = 4096
@@ -27,10 +24,10 @@ class CellTexts:
         self._styles: dict[str, Style] = {}
         self._texts: dict[tuple[str, str], Text] = {}
 
-    def restyle(self, variables: Mapping[str, str]) -> None:
-        """Take the styles of a (new) theme; texts made with the old ones are dropped."""
-        self._styles = {role: var_style(variables, role_variable(role), bold=role == "crit")
-                        for role in ROLES}
+    def restyle(self, palette: Palette) -> None:
+        """Take the styles of a (new) theme's palette; texts made with the old ones are
+        dropped."""
+        self._styles = {role: palette.role(role) for role in ROLES}
         self._texts.clear()
 
     def style(self, role: str) -> Style | str:

@@ -31,6 +31,7 @@ from gputui.ui.node_rows import (
 )
 from gputui.ui.widgets.cell_texts import CellTexts
 from gputui.ui.widgets.datatable_internals import row_key_at
+from gputui.ui.widgets.palette_mixin import widget_palette
 from gputui.ui.widgets.stable_table import StableTable
 
 MARK = "●"
@@ -85,7 +86,9 @@ class NodeTable(StableTable):
             self.add_column(self._header(column.key, column.label), key=column.key,
                             width=width)
         self._refresh_styles()
-        self.watch(self.app, "theme", self._theme_changed, init=False)
+        # the app's theme-changed signal comes after it has rebuilt its palette (a watch on
+        # ``theme`` ran before, and recoloured the cells with the old theme's colours)
+        self.app.theme_changed_signal.subscribe(self, self._theme_changed)
 
     # ------------------------------------------------------------------ public API
     @property
@@ -386,11 +389,10 @@ class NodeTable(StableTable):
         self.remeasure()
 
     def _refresh_styles(self) -> None:
-        variables: Mapping[str, str] = self.app.theme_variables or self.app.get_css_variables()
-        self._cell_texts.restyle(variables)
+        self._cell_texts.restyle(widget_palette(self))
 
-    def _theme_changed(self) -> None:
-        """Re-colour every shown cell from the new theme's variables."""
+    def _theme_changed(self, _theme: object = None) -> None:
+        """Re-colour every shown cell from the new theme's palette."""
         self._refresh_styles()
         for name, cells in self._cells.items():
             for key, cell in cells.items():

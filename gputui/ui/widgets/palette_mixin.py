@@ -1,22 +1,33 @@
-"""The theme palette for widgets that draw Rich renderables.
+"""The palette a widget draws Rich renderables with: the one its app holds.
 
-Rich text cannot read CSS variables, so widgets resolve the active theme's ``$gpu-*``
-variables into a :class:`~gputui.ui.render.style.Palette` when they render; the palette is
-rebuilt on theme change because it is cheap and a stale palette would keep old colours.
+Rich text cannot read CSS variables, so the app resolves the active theme's ``$gpu-*``
+colours into one :class:`~gputui.ui.render.style.Palette` per theme change
+(:func:`gputui.ui.theme.theme_palette`) and every widget draws with that same object;
+none builds its own, so no two panes can colour a role differently.
 """
 
 from __future__ import annotations
 
+from typing import Protocol, runtime_checkable
+
+from textual._context import NoActiveAppError
 from textual.widget import Widget
 
 from gputui.ui.render.style import PLAIN, Palette
 
 
+@runtime_checkable
+class PaletteHolder(Protocol):
+    """An app that hands a palette down (the shell, and the panes' test host)."""
+
+    palette: Palette
+
+
 def widget_palette(widget: Widget) -> Palette:
-    """The palette of the app ``widget`` runs in (colourless before it is mounted)."""
+    """The palette of the app ``widget`` runs in (colourless before it is mounted, or in
+    an app that holds none)."""
     try:
         app = widget.app
-    except Exception:  # noqa: BLE001 - not attached to an app yet: no colour
+    except NoActiveAppError:  # not attached to an app yet: no colour
         return PLAIN
-    variables = getattr(app, "theme_variables", None) or app.get_css_variables()
-    return Palette.from_variables(variables)
+    return app.palette if isinstance(app, PaletteHolder) else PLAIN

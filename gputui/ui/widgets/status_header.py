@@ -10,7 +10,7 @@ can call it without an app.
 from __future__ import annotations
 
 import time
-from collections.abc import Mapping, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass
 
 from rich.text import Text
@@ -22,7 +22,8 @@ from gputui.domain.readgaps import ReadGap
 from gputui.domain.timefmt import duration
 from gputui.sources.base import Connection, SourceStatus
 from gputui.ui.render.fleet import fleet_line
-from gputui.ui.theme import var_style
+from gputui.ui.render.style import PLAIN, Palette
+from gputui.ui.widgets.palette_mixin import widget_palette
 
 INITIAL_STATUS = SourceStatus(Connection.CONNECTING)
 
@@ -44,7 +45,7 @@ class HeaderState:
 
 
 def connection_part(state: HeaderState) -> tuple[str, str]:
-    """(text, colour variable) of the live/stale part.
+    """(text, colour role) of the live/stale part.
 
     Live data says the time it is "as of" (the snapshot's clock time, emulated in demo mode)
     rather than an age, because watches keep it current without an update to count from.
@@ -58,76 +59,76 @@ def connection_part(state: HeaderState) -> tuple[str, str]:
     if loading and connection in (Connection.CONNECTING, Connection.LIVE) and (
             not status.stale_since):
         return "◌ loading…" + (f" {status.retrying}" if status.retrying else ""), \
-            "gpu-progress"
+            "progress"
     if connection is Connection.LIVE and not status.stale_since:
         live = f"● live · {clock_text(as_of)}" if as_of else "● live"
         if status.retrying:  # current data, a struggling server: say both
-            return f"{live} · {status.retrying}", "gpu-warn"
+            return f"{live} · {status.retrying}", "warn"
         if any(gap.required for gap in state.snapshot.gaps):  # live, but not all of it
-            return live, "gpu-unknown"
-        return live, "gpu-ok"
+            return live, "unknown"
+        return live, "ok"
     if connection is Connection.CONNECTING and not status.stale_since:
         return "◌ connecting…" + (f" {status.retrying}" if status.retrying else ""), \
-            "gpu-progress"
+            "progress"
     reason = f": {status.message}" if status.message else ""
     if connection is Connection.FAILED:
-        return f"✖ disconnected{reason}", "gpu-crit"
+        return f"✖ disconnected{reason}", "crit"
     if not as_of:
-        return f"✖ disconnected, retrying{reason}", "gpu-crit"
+        return f"✖ disconnected, retrying{reason}", "crit"
     since = status.stale_since or as_of
     return (f"✖ stale since {clock_text(since)} ({duration(now - since)}), retrying{reason}",
-            "gpu-crit")
+            "crit")
 
 
 def policy_part(snapshot: ClusterSnapshot) -> tuple[str, str]:
-    """(text, colour variable) of the ClusterPolicy part; ``state-`` prefixes dropped."""
+    """(text, colour role) of the ClusterPolicy part; ``state-`` prefixes dropped."""
     policy = snapshot.cluster_policy
     if "clusterpolicies" in snapshot.loading:
-        return "policy loading…", "gpu-progress"
+        return "policy loading…", "progress"
     if policy.state == "unknown":  # forbidden, not missing
-        return "policy unknown (403)", "gpu-unknown"
+        return "policy unknown (403)", "unknown"
     if policy.state == "ready":
-        return "policy ready", "gpu-ok"
+        return "policy ready", "ok"
     if policy.state == "notReady":
         states = [s.removeprefix("state-") for s in policy.not_ready_states]
         more = f"+{len(states) - 2}" if len(states) > 2 else ""
-        return f"policy notReady: {','.join(states[:2])}{more}".rstrip(": "), "gpu-crit"
-    return f"policy {policy.state}", "gpu-warn"
+        return f"policy notReady: {','.join(states[:2])}{more}".rstrip(": "), "crit"
+    return f"policy {policy.state}", "warn"
 
 
-def counts_line(snapshot: ClusterSnapshot, width: int, variables: Mapping[str, str]) -> Text:
+def counts_line(snapshot: ClusterSnapshot, width: int, palette: Palette = PLAIN) -> Text:
     """Line 2: the counts always fit; the policy part gets what is left (then an ellipsis)."""
     counts = snapshot.counts
-    gpu_var = "gpu-crit" if counts.gpus_allocatable < counts.gpus_total else "gpu-ok"
+    gpu_role = "crit" if counts.gpus_allocatable < counts.gpus_total else "ok"
     tail = Text(no_wrap=True)
     if "nodes" in snapshot.loading:  # nothing is known yet: no count is better than 0
-        tail.append(" │ loading nodes…", style=var_style(variables, "gpu-progress"))
+        tail.append(" │ loading nodes…", style=palette.colour("progress"))
     elif snapshot.loading:  # nodes known, pipelines and findings not yet
         tail.append(f" │ {counts.gpu_nodes} nodes │ GPUs ")
         tail.append(f"{counts.gpus_allocatable}/{counts.gpus_total}",
-                    style=var_style(variables, gpu_var))
-        tail.append(" │ findings loading…", style=var_style(variables, "gpu-progress"))
+                    style=palette.colour(gpu_role))
+        tail.append(" │ findings loading…", style=palette.colour("progress"))
     elif any(gap.resource == "nodes" for gap in snapshot.gaps):  # no node list: no count
         tail.append(" │ ? nodes, GPUs and findings unknown",
-                    style=var_style(variables, "gpu-unknown"))
+                    style=palette.colour("unknown"))
     else:
-        _append_counts(tail, snapshot, variables)
-    policy, policy_var = policy_part(snapshot)
-    head = Text(policy, style=var_style(variables, policy_var), no_wrap=True)
+        _append_counts(tail, snapshot, palette)
+    policy, policy_role = policy_part(snapshot)
+    head = Text(policy, style=palette.colour(policy_role), no_wrap=True)
     head.truncate(max(12, width - tail.cell_len), overflow="ellipsis")
     line = head + tail
     line.truncate(width, overflow="ellipsis")
     return line
 
 
-def _append_counts(tail: Text, snapshot: ClusterSnapshot, variables: Mapping[str, str]) -> None:
+def _append_counts(tail: Text, snapshot: ClusterSnapshot, palette: Palette) -> None:
     """Nodes, GPUs allocatable/total, nodes with findings, upgrades (all lists read)."""
     counts = snapshot.counts
-    gpu_var = "gpu-crit" if counts.gpus_allocatable < counts.gpus_total else "gpu-ok"
-    findings_var = "gpu-warn" if counts.nodes_with_findings else "gpu-ok"
+    gpu_role = "crit" if counts.gpus_allocatable < counts.gpus_total else "ok"
+    findings_role = "warn" if counts.nodes_with_findings else "ok"
     tail.append(f" │ {counts.gpu_nodes} nodes │ GPUs ")
     tail.append(f"{counts.gpus_allocatable}/{counts.gpus_total}",
-                style=var_style(variables, gpu_var))
+                style=palette.colour(gpu_role))
     if counts.mig_devices:  # the fleet line says the same of its busy/idle count
         tail.append(f" ({counts.mig_devices} MIG)")
     tail.append(" │ ")
@@ -136,10 +137,10 @@ def _append_counts(tail: Text, snapshot: ClusterSnapshot, variables: Mapping[str
     if unknown:
         found = counts.nodes_with_findings
         tail.append(f"{found} with findings, {unknown} unknown" if found
-                    else "? findings unknown", style=var_style(variables, "gpu-unknown"))
+                    else "? findings unknown", style=palette.colour("unknown"))
     else:
         tail.append(f"{counts.nodes_with_findings} with findings",
-                    style=var_style(variables, findings_var))
+                    style=palette.colour(findings_role))
     tail.append(f" │ {counts.upgrades_in_progress} upgrading")
 
 
@@ -154,7 +155,7 @@ def gaps_text(gaps: Sequence[ReadGap], short: bool) -> str:
     return f"⚠ cannot read {what}: {hidden} unknown"
 
 
-def gaps_line(snapshot: ClusterSnapshot, width: int, variables: Mapping[str, str]) -> Text:
+def gaps_line(snapshot: ClusterSnapshot, width: int, palette: Palette = PLAIN) -> Text:
     """Line 3, only when something could not be read: what, and what it hides (the long
     words when they fit, the short ones at 80 columns); a forbidden read is never silent."""
     gaps = snapshot.gaps
@@ -162,32 +163,32 @@ def gaps_line(snapshot: ClusterSnapshot, width: int, variables: Mapping[str, str
     if len(text) > width:
         text = gaps_text(gaps, short=True)
     required = any(gap.required for gap in gaps)
-    line = Text(text, style=var_style(variables, "gpu-unknown" if required else "gpu-warn"),
+    line = Text(text, style=palette.colour("unknown" if required else "warn"),
                 no_wrap=True)
     line.truncate(width, overflow="ellipsis")
     return line
 
 
-def render_header(state: HeaderState, width: int, variables: Mapping[str, str]) -> Text:
+def render_header(state: HeaderState, width: int, palette: Palette = PLAIN) -> Text:
     """The two header lines for a terminal ``width`` columns wide."""
     snapshot = state.snapshot
     where = snapshot.context or state.status.context or "no context"
     server = snapshot.server or state.status.server
-    conn, conn_var = connection_part(state)
+    conn, conn_role = connection_part(state)
     left = f"gputui ▸ {where}"
     room = width - len(left) - len(conn) - 2
     if server and room > len(server) + 3:
         left += f" ({server})"
     line1 = Text(left, style="bold", no_wrap=True)
     line1.append(" " * max(1, width - len(left) - len(conn)))
-    line1.append(conn, style=var_style(variables, conn_var, bold=conn_var == "gpu-crit"))
+    line1.append(conn, style=palette.role(conn_role))
     line1.truncate(width, overflow="ellipsis")
-    line2 = counts_line(snapshot, width, variables)
+    line2 = counts_line(snapshot, width, palette)
     lines = [line1, line2]
     if snapshot.gaps:
-        lines.append(gaps_line(snapshot, width, variables))
+        lines.append(gaps_line(snapshot, width, palette))
     if state.fleet is not None:
-        lines.append(fleet_line(state.fleet, width, variables))
+        lines.append(fleet_line(state.fleet, width, palette))
     return Text("\n").join(lines)
 
 
@@ -213,8 +214,7 @@ class StatusHeader(Static):
             self.refresh(layout=grows)
 
     def _text(self) -> Text:
-        variables = self.app.theme_variables or self.app.get_css_variables()
-        return render_header(self.state, max(20, self.size.width), variables)
+        return render_header(self.state, max(20, self.size.width), widget_palette(self))
 
     def render(self) -> Text:
         self._drawn = self._text()

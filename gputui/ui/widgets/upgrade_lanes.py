@@ -20,7 +20,7 @@ from textual.widgets.data_table import RowKey
 from gputui.domain.model import UpgradeView
 from gputui.ui.commands import bindings_for
 from gputui.ui.contracts import JumpRequested
-from gputui.ui.render.style import Palette
+from gputui.ui.render.style import BOLD, Palette
 from gputui.ui.render.upgrades import LaneRow, lane_role, lane_rows
 from gputui.ui.widgets.palette_mixin import widget_palette
 
@@ -54,7 +54,7 @@ class UpgradeLanes(DataTable[Text]):
 
     def _cells(self, row: LaneRow, palette: Palette) -> tuple[Text, Text, Text]:
         if row.node is None:
-            heading = palette.role(lane_role(row.lane)) + Style(bold=True)
+            heading = palette.role(lane_role(row.lane)) + BOLD
             return Text(f"▾ {row.label}", style=heading), Text(""), Text("")
         reason = row.reason
         if len(reason) > self._reason_width:

@@ -22,8 +22,9 @@ from gputui.ui.contracts import (
     PodLogRequested,
     SnapshotView,
 )
+from gputui.ui.render.style import PLAIN, Palette
 from gputui.ui.screens.pod_log import PodLogScreen
-from gputui.ui.theme import GPUTUI_THEME, gpu_variables
+from gputui.ui.theme import GPUTUI_THEME, gpu_variables, theme_palette
 from tests.ui.panes.data import NOW
 
 STYLES = ["../../../styles/detail.tcss", "../../../styles/upgrades.tcss",
@@ -58,6 +59,8 @@ class HostApp(App[None]):
     #: the shell's status header is theirs to picture; hiding it keeps these screenshots
     #: about the panes only (the shell's own snapshot suite covers the header)
     CSS = "StatusHeader { display: none; }"
+    #: the theme's role palette, handed down as the shell's app does
+    palette: Palette = PLAIN
 
     def __init__(self, snapshot: ClusterSnapshot = EMPTY_SNAPSHOT, *,
                  widget: Widget | None = None, screen: Screen[Any] | None = None,
@@ -81,9 +84,12 @@ class HostApp(App[None]):
             yield self._widget
 
     def get_css_variables(self) -> dict[str, str]:
-        """Theme variables plus ``$gpu-*`` fallbacks, as the shell's app does."""
+        """Theme variables plus ``$gpu-*`` fallbacks, and the palette, as the shell's app
+        does."""
         variables = super().get_css_variables()
-        return {**variables, **gpu_variables(variables)}
+        variables = {**variables, **gpu_variables(variables)}
+        self.palette = theme_palette(variables)
+        return variables
 
     def on_mount(self) -> None:
         # as the shell does: a screen that becomes active is given the latest snapshot

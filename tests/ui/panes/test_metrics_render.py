@@ -102,14 +102,14 @@ def test_fleet_line_and_header_count_mig_devices_alike() -> None:
 
     fleet = FleetMetrics("fleet", 104, 40, 35.0, ("gke-prod-a100-pool-2b9c-qvzd", 3, 71.0), 0,
                          mig_devices=56)
-    line = fleet_line(fleet, 80, {})
+    line = fleet_line(fleet, 80)
     assert "GPUs 40 busy / 64 idle (56 MIG)" in line.plain and line.cell_len <= 80
-    whole = fleet_line(replace(fleet, mig_devices=0), 80, {}).plain
+    whole = fleet_line(replace(fleet, mig_devices=0), 80).plain
     assert "GPUs 40 busy / 64 idle │" in whole and "MIG" not in whole
     counts = SnapshotCounts(gpu_nodes=7, nodes_ready=7, gpus_total=104, gpus_allocatable=104,
                             mig_devices=56)
     header = counts_line(ClusterSnapshot(context="c", server="s", generated_at=NOW,
-                                         counts=counts), 80, {}).plain
+                                         counts=counts), 80).plain
     assert "GPUs 104/104 (56 MIG) │ 0 with findings │ 0 upgrading" in header
 
 

@@ -13,8 +13,8 @@ from gputui.ui.render.mig import gpu_groups, node_card, profile_slices, render_m
 from gputui.ui.render.node_detail import render_node_detail
 from gputui.ui.render.pipeline import render_pipeline
 from gputui.ui.render.pod_log import render_events
-from gputui.ui.render.style import Palette
 from gputui.ui.render.upgrades import lane_rows, policy_line, render_upgrades
+from gputui.ui.theme import theme_palette
 from tests.ui.panes.data import (
     BROKEN,
     NOW,
@@ -87,7 +87,7 @@ def test_healthy_chain_reads_complete() -> None:
 
 
 def test_palette_colours_the_broken_stage() -> None:
-    palette = Palette.from_variables({"gpu-crit": "red", "gpu-progress": "blue"})
+    palette = theme_palette({"gpu-crit": "red", "gpu-progress": "blue"})
     console = Console(width=80, record=True, color_system="truecolor", file=io.StringIO())
     console.print(render_pipeline(broken_node(), NOW, None, palette=palette).renderable)
     assert "\x1b[1;38;2;255;0;0m" in console.export_text(styles=True)
