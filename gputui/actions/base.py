@@ -150,12 +150,15 @@ class Progress:
     """A report from a running apply: ``done`` of ``total`` with what is happening now.
 
     ``blocked`` lists what waits and on what (``train-0: refused by PDB trainer-pdb``).
+    ``glance`` is the action's own few words for the header's running line (``3/5 evicted,
+    1 refused by budget trainer-pdb, try 4``); empty: the header uses ``message``.
     """
 
     message: str
     done: int = 0
     total: int = 0
     blocked: tuple[str, ...] = ()
+    glance: str = ""
 
 
 class Cancel(threading.Event):

@@ -51,6 +51,7 @@ from gputui.ui.screens.findings import FindingsScreen
 from gputui.ui.screens.help import HelpScreen
 from gputui.ui.screens.mig import MigScreen
 from gputui.ui.screens.nodes import NodesScreen
+from gputui.ui.screens.operations import OperationsScreen
 from gputui.ui.screens.upgrades import UpgradesScreen
 from gputui.ui.theme import GPUTUI_THEME, gpu_variables
 from gputui.ui.typeahead import TypeAhead
@@ -69,7 +70,7 @@ def styles_dir() -> Path:
 
 #: one stylesheet per screen family (styles/), all shipped in the wheel
 STYLESHEETS = ("app", "nodes", "findings", "help", "detail", "upgrades", "mig", "pod_log",
-               "confirm")
+               "confirm", "ops")
 #: Finding.pane -> (view, detail tab or None)
 PANE_TARGETS = {"nodes": ("nodes", None), "pipeline": ("nodes", "pipeline"),
                 "node": ("nodes", "node"), "metrics": ("nodes", "metrics"),
@@ -89,7 +90,7 @@ class GpuTuiApp(PodLogFlow, ActionFlow, QuietCrash):
     COMMANDS = {GpuCommands}  # noqa: RUF012 - a Textual class attribute
     BINDINGS = bindings_for("global")
     MODES = {"nodes": NodesScreen, "findings": FindingsScreen,  # noqa: RUF012
-             "upgrades": UpgradesScreen, "mig": MigScreen}
+             "upgrades": UpgradesScreen, "mig": MigScreen, "ops": OperationsScreen}
     DEFAULT_MODE = "nodes"
 
     def __init__(self, settings: Settings, source: ClusterSource,
@@ -154,8 +155,10 @@ class GpuTuiApp(PodLogFlow, ActionFlow, QuietCrash):
         return driver
 
     async def action_quit(self) -> None:
-        """``q``, ``ctrl+q``, ``:q``: stop the running actions first, then leave."""
-        self.exit_guard.begin("quit", 0)
+        """``q``, ``ctrl+q``, ``:q``: with operations running ask first (stop them, or
+        stay); then stop the running actions and leave."""
+        if not self.ask_quit():
+            self.exit_guard.begin("quit", 0)
 
     def _exit_from_thread(self, code: int) -> None:
         """The exit guard's thread asks for the exit; never blocks on the event loop."""
@@ -273,13 +276,15 @@ class GpuTuiApp(PodLogFlow, ActionFlow, QuietCrash):
         show_metrics = getattr(screen, "show_metrics", None)
         if show_metrics is not None and self.metrics is not EMPTY_METRICS:
             show_metrics(self.metrics, self.clock())
+        self.show_operations_on(screen)
         self._refresh_header()
 
     def _refresh_header(self) -> None:
         if not self.screen_stack:
             return
         for header in self.screen.query(StatusHeader):
-            header.update_state(self.snapshot, self.status, self.clock(), self.metrics.fleet)
+            header.update_state(self.snapshot, self.status, self.clock(), self.metrics.fleet,
+                                running=self.operations.running())
 
     # ------------------------------------------------------------------ navigation
     def jump_to(self, node: str | None, pane: str) -> None:

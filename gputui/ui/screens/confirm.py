@@ -5,8 +5,10 @@ the kubectl equivalent, steps, impact, warnings), then the server-side dry run's
 it arrives. ``y`` confirms only once the dry run passed (and, for a cluster-wide change, once
 the operator typed ``plan.confirm_text``); ``n``/``esc`` cancel. Destructive plans open with
 focus on Cancel. After ``y`` the dialog stays open as the progress panel (pods left, which
-are blocked and by which budget); ``esc`` then stops further steps. Nothing here talks to
-the cluster: the app runs the dry run and the apply in workers and posts the answers here.
+are blocked and by which budget); ``esc`` then stops further steps, and ``b`` closes the
+dialog while the action keeps running as a background operation (``:ops`` reopens the same
+view with :meth:`ConfirmScreen.reattach`). Nothing here talks to the cluster: the app runs
+the dry run and the apply in workers and posts the answers here.
 
 :class:`ParamPrompt` asks one :class:`~gputui.actions.base.ParamSpec` value (a pick list
 when the cluster offers choices, else validated text) before anything is planned.
@@ -29,6 +31,7 @@ from textual.widgets.option_list import Option
 
 from gputui.actions.base import Cancel, ParamSpec, Plan, Progress, Result, Risk
 from gputui.actions.drain_plan import refused_pods
+from gputui.actions.operations import Operation
 from gputui.actions.runner import DryRun
 from gputui.ui.commands import bindings_for
 
@@ -126,7 +129,8 @@ class ConfirmScreen(ModalScreen[bool | None]):
 
     Dismisses True when applied, False when cancelled or failed, None when the server
     answered 409 (an object changed since the plan): the app then re-plans and asks again;
-    also None, with :attr:`options_requested`, when the operator asked for other options.
+    also None, with :attr:`options_requested`, when the operator asked for other options;
+    True, with :attr:`backgrounded`, when ``b`` left the action running in the background.
     ``action`` is the action that made the plan (handed back with the confirmation).
     """
 
@@ -145,6 +149,21 @@ class ConfirmScreen(ModalScreen[bool | None]):
         self.options_requested = False
         #: set when the dialog goes: a dry run still asking sends no more requests
         self.dry_run_stop = threading.Event()
+        #: the operation this dialog shows (set once applied, or when reattached)
+        self.operation_id: str | None = None
+        #: ``b`` closed the dialog: the operation runs on in the background
+        self.backgrounded = False
+
+    @classmethod
+    def reattach(cls, op: Operation) -> ConfirmScreen:
+        """The progress view of an operation already applied (``enter`` in ``:ops``): the
+        same dialog, its plan and dry run, showing the live progress; ``esc`` stops it,
+        ``b`` closes it again."""
+        dialog = cls(op.plan, op.action)
+        dialog.dry_run, dialog.cancel = op.dry_run, op.cancel
+        dialog.applying, dialog.operation_id = True, op.id
+        dialog.result = op.result
+        return dialog
 
     def compose(self) -> Iterable[Widget]:
         plan = self.plan
@@ -163,8 +182,14 @@ class ConfirmScreen(ModalScreen[bool | None]):
                 yield Button("Confirm (y)", id="confirm-yes", variant="error"
                              if plan.risk is not Risk.SAFE else "primary", disabled=True)
                 yield Button("Cancel (n)", id="confirm-no")
+                yield Button("Background (b)", id="confirm-background", classes="hidden")
 
     def on_mount(self) -> None:
+        if self.applying:  # reattached to a running (or finished) operation
+            self._show_applying()
+            if self.result is not None:
+                self.show_ended(self.result)
+            return
         if self.plan.risk is Risk.CLUSTER_WIDE and not self.plan.blocked and \
                 self.plan.confirm_text:
             self.query_one("#confirm-typed", Input).focus()
@@ -263,13 +288,40 @@ class ConfirmScreen(ModalScreen[bool | None]):
                 self.notify(self._not_ready_reason(), severity="warning")
             return
         self.applying = True
+        self._show_applying()
+        self.post_message(ApplyRequested(self.plan, self.dry_run or DryRun(), self.cancel,
+                                         self))
+
+    def _show_applying(self) -> None:
+        """The progress panel, ``Stop (esc)`` and ``Background (b)`` on the key line."""
         self._refresh_buttons()
         progress = self.query_one("#confirm-progress", Static)
         progress.remove_class("hidden")
         progress.update(Text("Applying...", style="bold"))
         self.query_one("#confirm-no", Button).label = "Stop (esc)"
-        self.post_message(ApplyRequested(self.plan, self.dry_run or DryRun(), self.cancel,
-                                         self))
+        self.query_one("#confirm-background", Button).remove_class("hidden")
+
+    def show_ended(self, result: Result) -> None:
+        """A reattached operation that had already ended: its result; ``esc`` closes."""
+        self.result = result
+        text = Text(result.summary, style="bold")
+        if result.error:
+            text.append(f"\n  {result.error}")
+        self.query_one("#confirm-progress", Static).update(text)
+        self.query_one("#confirm-no", Button).label = "Close (esc)"
+        self.query_one("#confirm-background", Button).add_class("hidden")
+
+    def action_background(self) -> None:
+        """``b``: while the action runs, close the dialog and leave it running (``:ops``)."""
+        if not self.applying:
+            self.notify("nothing runs yet: b keeps a running action in the background",
+                        severity="warning")
+            return
+        if self.result is not None:  # already ended: nothing left to keep running
+            self.dismiss(self.result.ok)
+            return
+        self.backgrounded = True
+        self.dismiss(True)
 
     def _not_ready_reason(self) -> str:
         if self.plan.blocked:
@@ -297,6 +349,9 @@ class ConfirmScreen(ModalScreen[bool | None]):
 
     def action_cancel(self) -> None:
         """``n``/``esc``: close; while applying, stop further steps (the result follows)."""
+        if self.applying and self.result is not None:  # a reattached, ended operation
+            self.dismiss(self.result.ok)
+            return
         if self.applying:
             self.cancel.stop("esc")
             self.query_one("#confirm-progress", Static).update(
@@ -316,6 +371,10 @@ class ConfirmScreen(ModalScreen[bool | None]):
     @on(Button.Pressed, "#confirm-no")
     def _no(self) -> None:
         self.action_cancel()
+
+    @on(Button.Pressed, "#confirm-background")
+    def _background(self) -> None:
+        self.action_background()
 
     # ------------------------------------------------------------------ progress
     def on_action_progressed(self, message: ActionProgressed) -> None:
