@@ -97,9 +97,15 @@ class Operation:
             return ("starting...",)
         return (self.progress.message, *self.progress.blocked)
 
+    @property
+    def verb(self) -> str:
+        """The action's first ``:`` name (``drain``, ``canary``), else its id."""
+        aliases = getattr(self.action, "aliases", ())
+        return str(aliases[0]) if aliases else self.action_id
+
     def glance(self) -> str:
         """One short line for the header: ``drain svxj 3/5 evicted, 1 refused by budget x``."""
-        head = f"{self.action_id} {short_targets(self.targets)}".strip()
+        head = f"{self.verb} {short_targets(self.targets)}".strip()
         if self.stopping and self.running:
             return f"{head} stopping..."
         progress = self.progress

@@ -58,7 +58,7 @@ def now_text(op: Operation) -> str:
     """What the ``:ops`` row says of it now: the glance while it runs, else the result."""
     if op.result is not None:
         return op.result.summary
-    return op.glance().removeprefix(op.action_id).strip()
+    return op.glance().removeprefix(op.verb).strip()
 
 
 def row_cells(op: Operation, palette: Palette = PLAIN) -> tuple[Text, Text, Text, Text]:
