@@ -18,11 +18,10 @@ from gputui.ui.app import GpuTuiApp
 from gputui.ui.render.operations import BUSY_MARK
 from gputui.ui.screens.ask import AskScreen
 from gputui.ui.screens.confirm import ConfirmScreen, ParamPrompt
-from gputui.ui.screens.nodes import NodesScreen
 from gputui.ui.screens.operations import OperationsScreen
 from gputui.ui.screens.upgrades import UpgradesScreen
 from gputui.ui.widgets.status_header import StatusHeader
-from tests.ui.test_actions import _ready, cluster, live_app, until  # noqa: F401 - fixtures
+from tests.ui.test_actions import _ready, cluster, live_app, until
 
 __all__ = ["cluster", "live_app"]
 
@@ -241,8 +240,8 @@ async def test_an_exception_in_plan_is_one_sentence_and_the_app_stays(
                       notes.append(str(message)))
         app._action_flow(_Broken(), ("gpu-1",))  # type: ignore[arg-type]
         await until(pilot, lambda: bool(notes))
-        assert notes == ["Broken: planning failed: KeyError: 'nvidia.com/gpu.product'; "
-                         "nothing was sent"]
+        assert notes == [("Broken: planning failed: KeyError: 'nvidia.com/gpu.product'; "
+                          "nothing was sent")]
         assert app.is_running and app.screen is screen
         await pilot.press("c")  # and the next action still works
         await until(pilot, lambda: isinstance(app.screen, ConfirmScreen)
