@@ -22,8 +22,9 @@ from gputui.ui.screens.operations import OperationsScreen
 from gputui.ui.screens.upgrades import UpgradesScreen
 from gputui.ui.widgets.status_header import StatusHeader
 from tests.ui.test_actions import _ready, cluster, live_app, until
+from tests.ui.test_upgrade_journeys import CANARY, _answer, _nodes_screen, demo, fast_polls
 
-__all__ = ["cluster", "live_app"]
+__all__ = ["cluster", "demo", "fast_polls", "live_app"]
 
 
 def header_text(app: GpuTuiApp) -> str:
@@ -266,3 +267,45 @@ async def test_b_before_y_keeps_nothing_running(live_app: Any) -> None:
         await until(pilot, lambda: bool(notes))
         assert isinstance(app.screen, ConfirmScreen) and not app.operations.all()
         assert notes == ["nothing runs yet: b keeps a running action in the background"]
+
+
+async def test_a_canary_runs_in_the_background_and_x_stops_it_with_its_holds_said(
+        demo: Any, fast_polls: None, tmp_path: Path) -> None:
+    """The same journey for a canary: at speed 1 the canary node takes minutes to roll, so
+    the operation is still watching it when it is backgrounded, listed and stopped."""
+    app = demo(CANARY, speed=1)
+    async with app.run_test(size=(80, 24)) as pilot:
+        screen = await _nodes_screen(pilot, app, 4)
+        await until(pilot, lambda: app.snapshot.upgrade.done == 4, timeout=60)
+        canary = min(app.snapshot.nodes)
+        screen.show_node(canary)
+        await until(pilot, lambda: screen.table.selected_node == canary)
+        app.start_action("upgrade-canary", (canary,))
+        await _answer(pilot, app, "580.82.07")
+        await until(pilot, lambda: isinstance(app.screen, ConfirmScreen)
+                    and app.screen.dry_run is not None)
+        dialog = app.screen
+        assert isinstance(dialog, ConfirmScreen)
+        await pilot.press(*"580.82.07", "enter")
+        progress = dialog.query_one("#confirm-progress")
+        await until(pilot, lambda: f"canary {canary}:" in str(progress.render()), timeout=30)
+        await pilot.press("b")
+        await until(pilot, lambda: app.screen is screen)
+        (op,) = app.operations.running()
+        short = canary.rsplit("-", 1)[1]
+        await until(pilot, lambda: f"⟳ 1 running: canary {short} 2/5: canary {canary}"
+                    in header_text(app) or f"⟳ 1: canary {short} 2/5" in header_text(app))
+        assert str(screen.table.get_cell(canary, "mark")) == BUSY_MARK
+        await pilot.press("colon", *"ops", "enter")
+        await until(pilot, lambda: isinstance(app.screen, OperationsScreen)
+                    and app.screen.table.row_count == 1)
+        await pilot.press("x")
+        await until(pilot, lambda: isinstance(app.screen, AskScreen))
+        await pilot.press("y")
+        await until(pilot, lambda: not app.operations.running(), timeout=20)
+        ended = app.operations.get(op.id)
+        assert ended is not None and ended.state is OpState.STOPPED
+        assert ended.result is not None and "holds left on 3 node(s)" in ended.result.summary
+    outcome = audit_lines(tmp_path)[-1]
+    assert outcome["id"] == op.id and outcome["interrupted"] == "x"
+    assert outcome["result"].startswith("cancelled: canary stopped while")

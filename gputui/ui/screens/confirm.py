@@ -299,7 +299,11 @@ class ConfirmScreen(ModalScreen[bool | None]):
         progress.remove_class("hidden")
         progress.update(Text("Applying...", style="bold"))
         self.query_one("#confirm-no", Button).label = "Stop (esc)"
-        self.query_one("#confirm-background", Button).remove_class("hidden")
+        background = self.query_one("#confirm-background", Button)
+        background.remove_class("hidden")
+        for typed in self.query("#confirm-typed"):  # typed once: b must reach the dialog
+            typed.disabled = True
+        background.focus()  # enter there keeps it running, never stops it
 
     def show_ended(self, result: Result) -> None:
         """A reattached operation that had already ended: its result; ``esc`` closes."""
