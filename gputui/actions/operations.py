@@ -105,16 +105,19 @@ class Operation:
 
     def glance(self) -> str:
         """One short line for the header: ``drain svxj 3/5 evicted, 1 refused by budget x``."""
-        head = f"{self.verb} {short_targets(self.targets)}".strip()
+        return f"{self.verb} {short_targets(self.targets)} {self.now()}"
+
+    def now(self) -> str:
+        """What it does now, in a few words (the glance without the verb and targets)."""
         if self.stopping and self.running:
-            return f"{head} stopping..."
+            return "stopping..."
         progress = self.progress
         if progress is None:
-            return f"{head} starting..."
+            return "starting..."
         if progress.glance:
-            return f"{head} {progress.glance}"
+            return progress.glance
         step = f"{progress.done}/{progress.total}: " if progress.total else ""
-        return f"{head} {step}{progress.message}"
+        return f"{step}{progress.message}"
 
 
 def short_node(name: str) -> str:

@@ -166,7 +166,8 @@ COMMANDS: Final[tuple[Command, ...]] = (
        "the background and close the dialog (:ops shows it, the header counts it).",
        "confirm", "background", show=True, palette=False),
     _c("ops.open", "enter", "Progress", "Open the selected operation's live progress (b "
-       "closes it again, esc stops it).", "ops", "open_operation", show=True, palette=False),
+       "closes it again, esc stops it).", "ops", "open_operation", show=True, palette=False,
+       priority=True),
     _c("ops.stop", "x", "Stop", "Stop the selected running operation, after a question "
        "(audited as stopped).", "ops", "stop_operation", show=True, palette=False),
     _c("ask.yes", "y", "Yes", "Answer yes (stop the operation, or stop them and quit).",

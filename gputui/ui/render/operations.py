@@ -13,7 +13,7 @@ from types import MappingProxyType
 
 from rich.text import Text
 
-from gputui.actions.operations import Operation, OpState
+from gputui.actions.operations import Operation, OpState, short_targets
 from gputui.ui.render.style import PLAIN, Palette
 
 STATE_SYMBOL: Mapping[OpState, str] = MappingProxyType({
@@ -58,13 +58,15 @@ def now_text(op: Operation) -> str:
     """What the ``:ops`` row says of it now: the glance while it runs, else the result."""
     if op.result is not None:
         return op.result.summary
-    return op.glance().removeprefix(op.verb).strip()
+    return op.now()
 
 
 def row_cells(op: Operation, palette: Palette = PLAIN) -> tuple[Text, Text, Text, Text]:
-    """(state, started, operation, now) cells of one ``:ops`` row."""
+    """(state, started, operation, now) cells of one ``:ops`` row; the operation is its
+    verb and short target (the full title is in the detail below the table)."""
+    name = f"{op.verb} {short_targets(op.targets)}"
     return (state_text(op, palette), Text(clock_text(op.started)),
-            Text(op.title, no_wrap=True), Text(now_text(op), no_wrap=True))
+            Text(name, no_wrap=True), Text(now_text(op), no_wrap=True))
 
 
 def pods_of(op: Operation) -> tuple[str, ...]:
