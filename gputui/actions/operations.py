@@ -173,10 +173,11 @@ class Operations:
             return self._ops.get(op_id)
 
     def all(self) -> tuple[Operation, ...]:
-        """Every operation of the session, newest first (UUIDv7 ids sort by time)."""
+        """Every operation of the session, newest first (by start time, then the later
+        begun first: a frozen or coarse clock gives two the same start)."""
         with self._lock:
-            ops = list(self._ops.values())
-        return tuple(sorted(ops, key=lambda op: (op.started, op.id), reverse=True))
+            ops = list(reversed(self._ops.values()))
+        return tuple(sorted(ops, key=lambda op: op.started, reverse=True))
 
     def running(self) -> tuple[Operation, ...]:
         """The running ones, newest first."""
