@@ -30,7 +30,7 @@ from textual.message import Message
 from gputui.actions.base import Action, Plan, PlansFromServer, Progress, Result, Scope
 from gputui.actions.operations import NodesHeld, Operation
 from gputui.actions.registry import ACTIONS, action
-from gputui.actions.runner import Runner
+from gputui.actions.runner import DryRun, Runner
 from gputui.domain.model import ClusterSnapshot
 from gputui.ui.crash import worker_failure
 from gputui.ui.exit_signals import ExitGuard
@@ -237,7 +237,11 @@ class ActionFlow(OperationsFlow):
         def progress(done: int, total: int) -> None:
             dialog.post_message(DryRunProgressed(done, total))
 
-        dry_run = self.runner.dry_run(dialog.plan, progress, dialog.dry_run_stop)
+        try:
+            dry_run = self.runner.dry_run(dialog.plan, progress, dialog.dry_run_stop)
+        except Exception as error:  # noqa: BLE001 - a bug here is a refusal, never the end
+            why = worker_failure("the dry run", error)
+            dry_run = DryRun((why,), refusal=why, total=len(dialog.plan.changes))
         dialog.post_message(DryRunFinished(dry_run))
 
     def on_apply_requested(self, message: ApplyRequested) -> None:

@@ -309,3 +309,26 @@ async def test_a_canary_runs_in_the_background_and_x_stops_it_with_its_holds_sai
     outcome = audit_lines(tmp_path)[-1]
     assert outcome["id"] == op.id and outcome["interrupted"] == "x"
     assert outcome["result"].startswith("cancelled: canary stopped while")
+
+
+async def test_an_exception_in_the_dry_run_refuses_the_plan_and_the_app_stays(
+        live_app: Any, tmp_path: Path, monkeypatch: Any) -> None:
+    app = live_app()
+    async with app.run_test(size=(80, 24)) as pilot:
+        await _ready(pilot, app)
+        assert app.runner is not None
+
+        def broken(*args: Any) -> Any:
+            raise ValueError("no such pod list")
+
+        monkeypatch.setattr(app.runner, "dry_run", broken)
+        await pilot.press("c")
+        await until(pilot, lambda: isinstance(app.screen, ConfirmScreen)
+                    and app.screen.dry_run is not None)
+        dialog = app.screen
+        assert isinstance(dialog, ConfirmScreen) and dialog.dry_run is not None
+        assert dialog.dry_run.refusal == ("the dry run failed: ValueError: no such pod list")
+        await pilot.press("y")  # refused: nothing can be applied
+        await pilot.pause(0.2)
+        assert app.screen is dialog and not dialog.applying and app.is_running
+    assert (tmp_path / "audit.jsonl").read_text() == ""
