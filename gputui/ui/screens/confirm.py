@@ -10,8 +10,8 @@ dialog while the action keeps running as a background operation (``:ops`` reopen
 view with :meth:`ConfirmScreen.reattach`). Nothing here talks to the cluster: the app runs
 the dry run and the apply in workers and posts the answers here.
 
-:class:`ParamPrompt` asks one :class:`~gputui.actions.base.ParamSpec` value (a pick list
-when the cluster offers choices, else validated text) before anything is planned.
+:class:`ParamPrompt` (in :mod:`gputui.ui.screens.param_prompt`, re-exported here) asks one
+:class:`~gputui.actions.base.ParamSpec` value before anything is planned.
 """
 
 from __future__ import annotations
@@ -26,14 +26,17 @@ from textual.containers import Horizontal, Vertical, VerticalScroll
 from textual.message import Message
 from textual.screen import ModalScreen
 from textual.widget import Widget
-from textual.widgets import Button, Input, OptionList, Static
-from textual.widgets.option_list import Option
+from textual.widgets import Button, Input, Static
 
-from gputui.actions.base import Cancel, ParamSpec, Plan, Progress, Result, Risk
+from gputui.actions.base import Cancel, Plan, Progress, Result, Risk
 from gputui.actions.drain_plan import refused_pods
 from gputui.actions.operations import Operation
 from gputui.actions.runner import DryRun
 from gputui.ui.commands import bindings_for
+from gputui.ui.screens.param_prompt import ParamPrompt
+
+__all__ = ["ActionCompleted", "ActionProgressed", "ApplyRequested", "ConfirmScreen",
+           "DryRunFinished", "DryRunProgressed", "ParamPrompt", "plan_text"]
 
 #: lines of a long list (changes, kubectl) shown before "... and N more"
 LIST_LIMIT = 12
@@ -394,58 +397,3 @@ class ConfirmScreen(ModalScreen[bool | None]):
     def on_action_completed(self, message: ActionCompleted) -> None:
         self.result = message.result
         self.dismiss(None if message.result.conflict else message.result.ok)
-
-
-class ParamPrompt(ModalScreen[str | None]):
-    """Asks one value: a pick list of ``choices``, or text checked by ``spec.validate``."""
-
-    DEFAULT_CLASSES = "confirm-screen param-prompt"  # styled in confirm.tcss
-    BINDINGS = bindings_for("prompt")
-
-    def __init__(self, title: str, spec: ParamSpec, choices: Sequence[str],
-                 default: str = "") -> None:
-        super().__init__()
-        self.title_text = title
-        self.spec = spec
-        self.choices = tuple(choices)
-        self.default = default
-
-    def compose(self) -> Iterable[Widget]:
-        with VerticalScroll(id="prompt-body"):
-            yield Static(Text(f"{self.title_text}: {self.spec.prompt}", style="bold"),
-                         id="prompt-title")
-            if self.choices:
-                yield OptionList(*(Option(choice, id=str(i))
-                                   for i, choice in enumerate(self.choices)),
-                                 id="prompt-choices")
-            else:
-                yield Input(value=self.default, placeholder=self.spec.prompt,
-                            id="prompt-input")
-            yield Static("", id="prompt-error")
-
-    def on_mount(self) -> None:
-        if self.choices:
-            options = self.query_one(OptionList)
-            if self.default in self.choices:
-                options.highlighted = self.choices.index(self.default)
-            options.focus()
-        else:
-            self.query_one(Input).focus()
-
-    @on(OptionList.OptionSelected)
-    def _picked(self, event: OptionList.OptionSelected) -> None:
-        self._offer(self.choices[event.option_index])
-
-    @on(Input.Submitted, "#prompt-input")
-    def _typed(self, event: Input.Submitted) -> None:
-        self._offer(event.value.strip())
-
-    def _offer(self, value: str) -> None:
-        error = self.spec.validate(value) if self.spec.validate else None
-        if error:
-            self.query_one("#prompt-error", Static).update(Text(error, style="bold"))
-            return
-        self.dismiss(value)
-
-    def action_cancel(self) -> None:
-        self.dismiss(None)
