@@ -332,3 +332,24 @@ async def test_an_exception_in_the_dry_run_refuses_the_plan_and_the_app_stays(
         await pilot.pause(0.2)
         assert app.screen is dialog and not dialog.applying and app.is_running
     assert (tmp_path / "audit.jsonl").read_text() == ""
+
+
+async def test_sigterm_stops_a_background_drain_without_asking(
+        live_app: Any, tmp_path: Path) -> None:
+    """The way out a signal takes (the exit guard) stops background operations too, at
+    once, and their outcome line says by what."""
+    app = live_app()
+    async with app.run_test(size=(80, 24)) as pilot:
+        screen = await _ready(pilot, app)
+        await start_drain(pilot, app)
+        await pilot.press("b")
+        await until(pilot, lambda: app.screen is screen)
+        (op,) = app.operations.running()
+        app.exit_guard.begin("SIGTERM", 143)  # what the signal handler does
+        await pilot.pause()
+        assert not isinstance(app.screen, AskScreen)
+    assert poll(lambda: audit_lines(tmp_path)[-1]["phase"] == "outcome")
+    outcome = audit_lines(tmp_path)[-1]
+    assert outcome["id"] == op.id and outcome["interrupted"] == "SIGTERM"
+    assert app.operations.get(op.id).state is OpState.INTERRUPTED  # type: ignore[union-attr]
+    assert app.return_code == 143

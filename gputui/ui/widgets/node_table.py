@@ -29,12 +29,10 @@ from gputui.ui.node_rows import (
     sort_value,
     util_cell,
 )
-from gputui.ui.render.operations import BUSY_MARK
 from gputui.ui.widgets.cell_texts import CellTexts
 from gputui.ui.widgets.datatable_internals import row_key_at
-from gputui.ui.widgets.stable_table import StableTable
+from gputui.ui.widgets.mark_column import MarkColumn
 
-MARK = "●"
 #: rows patched per event-loop turn: about a millisecond of work, so a key press that
 #: arrives during a 250-row patch waits for one slice, not for the whole patch
 PATCH_SLICE = 48
@@ -42,7 +40,7 @@ PATCH_SLICE = 48
 UTIL_WIDTH = 6
 
 
-class NodeTable(StableTable):
+class NodeTable(MarkColumn):
     """The GPU node list. Attributes down (``show_snapshot``), messages up."""
 
     class NodeSelected(Message):
@@ -59,8 +57,6 @@ class NodeTable(StableTable):
         super().__init__(id=id, classes=classes, cursor_type="row", zebra_stripes=False)
         self.snapshot: ClusterSnapshot = EMPTY_SNAPSHOT
         self.marks: set[str] = set()
-        #: nodes a running operation works on: marked with BUSY_MARK (a mark wins)
-        self.busy: frozenset[str] = frozenset()
         self.node_filter = NodeFilter()
         self.sort_column = "finding"
         self.sort_reverse = False
@@ -164,12 +160,6 @@ class NodeTable(StableTable):
             if name in self._views and self._util.get(name) != cell:
                 self._util[name] = cell
                 self.update_cell(name, "util", self._text(cell))
-
-    def show_busy(self, nodes: frozenset[str]) -> None:
-        """The nodes running operations work on (``:ops``); their mark cell says so."""
-        changed, self.busy = self.busy ^ nodes, nodes
-        for node in changed:
-            self._set_mark_cell(node)
 
     def clear_marks(self) -> None:
         """Unmark every node."""
@@ -374,15 +364,6 @@ class NodeTable(StableTable):
     # ------------------------------------------------------------------ cells and styles
     def _text(self, cell: Cell) -> Text:
         return self._cell_texts.text(cell)
-
-    def _mark_text(self, node: str) -> Text:
-        if node in self.busy and node not in self.marks:
-            return Text(BUSY_MARK, style=self._cell_texts.style("progress"))
-        return Text(MARK if node in self.marks else " ", style=self._cell_texts.style("info"))
-
-    def _set_mark_cell(self, node: str) -> None:
-        if node in self._views:
-            self.update_cell(node, "mark", self._mark_text(node))
 
     def _header(self, key: str, label: str) -> Text:
         if key == self.sort_column:
