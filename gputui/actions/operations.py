@@ -154,11 +154,15 @@ class Operations:
 
     Args:
         clock: "now" in epoch seconds (the app's clock: emulated in demo mode, frozen in
-            tests); the start time shown and the UUIDv7's time.
+            tests): the start time shown.
+        id_clock: the wall clock the ids' UUIDv7 time comes from, as the audit log's own
+            ids and ``time`` fields do (an emulated clock would sort them out of order).
     """
 
-    def __init__(self, clock: Callable[[], float] = time.time) -> None:
+    def __init__(self, clock: Callable[[], float] = time.time,
+                 id_clock: Callable[[], float] = time.time) -> None:
         self._clock = clock
+        self._id_clock = id_clock
         self._lock = threading.Lock()
         self._ops: dict[str, Operation] = {}
         self._observers: list[Observer] = []
@@ -217,7 +221,7 @@ class Operations:
             NodesHeld: a running operation holds one of its targets (nothing is claimed).
         """
         now = self._clock()
-        op = Operation(new_id(now), plan.title, plan.action_id, tuple(plan.targets), now,
+        op = Operation(new_id(self._id_clock()), plan.title, plan.action_id, tuple(plan.targets), now,
                        cancel, plan, dry_run, action)
         with self._lock:
             holders = [o for o in self._ops.values() if o.running and set(o.targets) &

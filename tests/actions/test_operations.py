@@ -55,10 +55,11 @@ def test_a_running_operation_holds_its_nodes_until_it_ends() -> None:
 
 def test_ids_are_uuidv7_and_observers_see_every_change() -> None:
     seen: list[tuple[str, OpState, str | None]] = []
-    ops = Operations(clock=lambda: 1_700_000_000.5)
+    ops = Operations(clock=lambda: 1_000.0, id_clock=lambda: 1_700_000_000.5)
     ops.subscribe(lambda op: seen.append((op.id, op.state, op.stopping)))
     op = ops.begin(_plan("gpu-1"), DryRun(), Cancel())
-    assert op.id[14] == "7" and op.id.startswith("018bcfe5-6")  # version 7, the clock's ms
+    # version 7 with the wall clock's milliseconds, as the audit log's ids; started: the app's
+    assert op.id[14] == "7" and op.id.startswith("018bcfe5-69f4-") and op.started == 1_000.0
     ops.progressed(op.id, Progress("draining gpu-1: 1 pod left", 0, 1))
     assert ops.stop(op.id, "x") and op.cancel.reason == "x"
     ops.finished(op.id, Result(False, "stopped", cancelled=True, interrupted="x"))
