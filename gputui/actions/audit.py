@@ -118,14 +118,15 @@ class AuditLog:
         return None
 
     def intent(self, *, context: str, identity: Identity, plan: Plan,
-               dry_run: str) -> str:
-        """Write and fsync the intent line for ``plan``; returns its id.
+               dry_run: str, audit_id: str | None = None) -> str:
+        """Write and fsync the intent line for ``plan``; returns its id (``audit_id`` when
+        given: an operation's id is made before its intent line, see ``operations.py``).
 
         Raises:
             AuditError: the line is not on disk; the caller must send nothing.
         """
         now = self._clock()
-        audit_id = new_id(now)
+        audit_id = audit_id or new_id(now)
         self._append({
             "id": audit_id, "time": rfc3339(now), "phase": "intent", "context": context,
             "user": identity.user, "user_source": identity.source, "action": plan.action_id,

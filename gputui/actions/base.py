@@ -153,6 +153,8 @@ class Progress:
     PodDisruptionBudget trainer-pdb``, slots held by a failed node); ``waiting`` lists what
     only waits its turn (``n07: waiting for a slot (1 of 1 in use)``, a job still running):
     "blocked" is kept for what an operator must fix.
+    ``glance`` is the action's own few words for the header's running line (``3/5 evicted,
+    1 refused by budget trainer-pdb, try 4``); empty: the header uses ``message``.
     """
 
     message: str
@@ -160,6 +162,7 @@ class Progress:
     total: int = 0
     blocked: tuple[str, ...] = ()
     waiting: tuple[str, ...] = ()
+    glance: str = ""
 
     def lines(self) -> tuple[str, ...]:
         """The detail lines under the message, as every view of a progress shows them:

@@ -134,7 +134,22 @@ class EvictionLoop:
         gone = len(self.pods) - len(left)
         self.progress(Progress(f"draining {self.label}: {len(left)} pod"
                                f"{'s' if len(left) != 1 else ''} left", gone,
-                               len(self.pods), blocked))
+                               len(self.pods), blocked, glance=self._glance(left, gone)))
+
+    def _glance(self, left: list[_Pod], gone: int) -> str:
+        """``3/5 evicted, 1 refused by budget trainer-pdb, try 4``: the header's running
+        line; the try count moves as refused evictions are retried."""
+        parts = [f"{gone}/{len(self.pods)} evicted"]
+        budgets: dict[str, int] = {}
+        for pod in left:
+            if pod.budget or pod.refusal:
+                by = f"budget {pod.budget}" if pod.budget else "the server"
+                budgets[by] = budgets.get(by, 0) + 1
+        parts += [f"{count} refused by {by}" for by, count in budgets.items()]
+        tries = max((p.tries for p in left if p.budget or p.refusal), default=0)
+        if tries > 1:
+            parts.append(f"try {tries}")
+        return ", ".join(parts)
 
     def _result(self) -> Result:
         evicted = [str(p.ref) for p in self.pods if p.evicted]

@@ -273,18 +273,21 @@ class Runner:
                 "--audit-log PATH, then restart gputui")
 
     def apply(self, action: Action, plan: Plan, dry_run: DryRun,
-              progress: ProgressCallback, cancel: threading.Event) -> Result:
+              progress: ProgressCallback, cancel: threading.Event,
+              audit_id: str | None = None) -> Result:
         """Write the intent line, carry ``plan`` out, write the outcome line; never raises.
 
         Nothing is sent unless the intent line is on disk first (fail closed: the result
         says why). Refuses a blocked plan or one the dry run refused: the confirmation step
         is the only way in, and it must have seen a clean dry run. The outcome line is
         written however the apply ends (also when it raises or is interrupted).
+        ``audit_id``: the id the audit lines carry (an operation's), else a new one.
         """
         refusal = plan.blocked or (None if dry_run.ok else dry_run.refusal or "")
         try:
             audit_id = self.audit.intent(context=self.writer.context, identity=self.identity(),
-                                         plan=plan, dry_run=dry_run_verdict(dry_run))
+                                         plan=plan, dry_run=dry_run_verdict(dry_run),
+                                         audit_id=audit_id)
         except AuditError as error:
             why = refusal if refusal is not None else f"nothing was sent: {error}"
             return Result(False, f"{plan.title}: not applied", error=why)

@@ -4,9 +4,13 @@ A key press (or palette entry, or ``:`` name) becomes :class:`ActionRequested` w
 targets (the node list sends the marked nodes, else the cursor's node). Then, in order:
 refuse at once when the action is greyed (read-only, denied, no cluster connection); ask
 each :class:`~gputui.actions.base.ParamSpec` with :class:`ParamPrompt`; plan from the
-latest snapshot; open :class:`ConfirmScreen`; dry-run in a thread worker; on ``y`` apply in
-a thread worker whose progress and result go to the dialog as messages; notify the result.
-The table then shows the change when the watch delivers it, like any other change.
+latest snapshot (refused when a running operation holds a target); open
+:class:`ConfirmScreen`; dry-run in a thread worker; on ``y`` start an operation
+(:mod:`gputui.actions.operations`) and apply in a thread worker whose progress and result go
+to the registry, which the app forwards to the dialog, the header and ``:ops``
+(:mod:`gputui.ui.operations_flow`); notify the result. ``b`` closes the dialog and the
+worker runs on. The table then shows the change when the watch delivers it, like any other
+change. An exception while prompting or planning is one sentence, never the end of the app.
 """
 
 from __future__ import annotations
@@ -20,19 +24,18 @@ from typing import Any
 from textual import work
 from textual.actions import ActionParseResult
 from textual.actions import parse as parse_action
-from textual.app import App
 from textual.dom import DOMNode
 from textual.screen import Screen
 
 from gputui.actions.base import Action, Plan, PlansFromServer, Progress, Result, Scope
+from gputui.actions.operations import NodesHeld, Operation
 from gputui.actions.registry import ACTIONS, action
-from gputui.actions.runner import Runner
+from gputui.actions.runner import DryRun, Runner
 from gputui.domain.model import ClusterSnapshot
 from gputui.ui.contracts import (
     ActionBlocks,
     ActionCompleted,
     ActionGate,
-    ActionProgressed,
     ActionRequested,
     ApplyRequested,
     DryRunFinished,
@@ -40,6 +43,7 @@ from gputui.ui.contracts import (
 )
 from gputui.ui.crash import worker_failure
 from gputui.ui.exit_signals import ExitGuard
+from gputui.ui.operations_flow import OperationsFlow
 from gputui.ui.screens.confirm import ConfirmScreen, ParamPrompt
 
 NO_RUNNER = "no cluster connection for actions in this session"
@@ -56,7 +60,7 @@ def greyed_action(action: str | ActionParseResult) -> str | None:
     return str(params[0]) if name == "act" and params else None
 
 
-class ActionFlow(App[int]):
+class ActionFlow(OperationsFlow):
     """Mixed into the app: everything between a key press and the audit line."""
 
     runner: Runner | None = None
@@ -145,6 +149,16 @@ class ActionFlow(App[int]):
 
     @work(exclusive=True, group="action-flow")
     async def _action_flow(self, act: Action, targets: tuple[str, ...]) -> None:
+        """The worker boundary of :meth:`_plan_and_confirm`: an exception in an action's
+        ``plan()`` (or a prompt's choices) is one scrubbed sentence and the app stays
+        (Textual's default ends the session on a worker's exception)."""
+        try:
+            await self._plan_and_confirm(act, targets)
+        except Exception as error:  # noqa: BLE001 - a bug in one action must not end the session
+            self.notify(worker_failure(f"{act.title}: planning", error) + "; nothing was sent",
+                        title="Action failed", severity="error", timeout=15)
+
+    async def _plan_and_confirm(self, act: Action, targets: tuple[str, ...]) -> None:
         """Prompts, then plan and dialog; a 409 re-plans from a newer snapshot and asks
         again (at most :data:`MAX_REPLANS` times)."""
         runner = self.runner
@@ -163,7 +177,7 @@ class ActionFlow(App[int]):
             elif isinstance(act, PlansFromServer) and not replan.blocked:
                 # the action's own re-plan is made from its re-read object alone
                 replan = await asyncio.to_thread(act.server_plan, replan, runner.writer)
-            plan = replan
+            plan = self.operations.refuse_held(replan)
             if attempt:
                 plan = replace(plan, warnings=(REPLANNED, *plan.warnings))
             dialog = ConfirmScreen(plan, act)
@@ -220,49 +234,47 @@ class ActionFlow(App[int]):
         def progress(done: int, total: int) -> None:
             dialog.post_message(DryRunProgressed(done, total))
 
-        dry_run = self.runner.dry_run(dialog.plan, progress, dialog.dry_run_stop)
+        try:
+            dry_run = self.runner.dry_run(dialog.plan, progress, dialog.dry_run_stop)
+        except Exception as error:  # noqa: BLE001 - a bug here is a refusal, never the end
+            why = worker_failure("the dry run", error)
+            dry_run = DryRun((why,), refusal=why, total=len(dialog.plan.changes))
         dialog.post_message(DryRunFinished(dry_run))
 
     def on_apply_requested(self, message: ApplyRequested) -> None:
-        if self.runner is None:  # a dialog opened without a cluster (tests, replays)
-            message.dialog.post_message(ActionCompleted(Result(False, "not applied",
-                                                               error=NO_RUNNER)))
+        """``y``: start an operation (claiming its nodes, fail closed) and apply it."""
+        dialog = message.dialog
+        if not isinstance(dialog, ConfirmScreen):  # only the confirm dialog asks to apply
             return
-        self._apply(message)
+        if self.runner is None:  # a dialog opened without a cluster (tests, replays)
+            dialog.post_message(ActionCompleted(Result(False, "not applied", error=NO_RUNNER)))
+            return
+        act = message.action or action(message.plan.action_id)
+        try:
+            op = self.operations.begin(message.plan, message.dry_run, message.cancel, act)
+        except NodesHeld as held:  # planned before the other one started: refused now
+            dialog.post_message(ActionCompleted(Result(False, f"{message.plan.title}: not "
+                                                       "applied", error=str(held))))
+            return
+        dialog.operation_id = op.id
+        self.attach_dialog(dialog)
+        self._apply(op)
 
     @work(thread=True, group="apply")
-    def _apply(self, request: ApplyRequested) -> None:
-        """The blocking apply; progress and the result go to the dialog as messages."""
+    def _apply(self, op: Operation) -> None:
+        """The blocking apply; progress and the result go to the operations registry, which
+        the app forwards to whoever shows the operation (dialog, header, ``:ops``)."""
         assert self.runner is not None
-        dialog = request.dialog
+        act = op.action or action(op.plan.action_id)
 
         def progress(report: Progress) -> None:
-            dialog.post_message(ActionProgressed(report))
+            self.operations.progressed(op.id, report)
 
-        act = request.action or action(request.plan.action_id)
-        cancel = request.cancel
         # SIGHUP, SIGTERM and quit stop it at once; the exit waits (briefly) for its outcome
-        self.exit_guard.track(cancel)
+        self.exit_guard.track(op.cancel)
         try:
-            result = self.runner.apply(act, request.plan, request.dry_run, progress, cancel)
+            result = self.runner.apply(act, op.plan, op.dry_run, progress, op.cancel,
+                                       audit_id=op.id)
         finally:
-            self.exit_guard.finished(cancel)
-        if self.exit_guard.exiting:  # the app is leaving: the audit line is written, and
-            return  # call_from_thread could wait for ever on a loop that has stopped
-        # the notification first (call_from_thread returns once it is up): whoever sees the
-        # dialog close can read the outcome at once
-        self.call_from_thread(self._notify_result, result)
-        dialog.post_message(ActionCompleted(result))
-
-    def _notify_result(self, result: Result) -> None:
-        if result.conflict:
-            return  # the flow re-plans and says so
-        if result.ok:
-            self.notify(result.summary, title="Done")
-        elif result.cancelled:
-            self.notify(result.summary, title="Stopped", severity="warning")
-        else:
-            detail = f"\n{result.error}" if result.error else ""
-            self.notify(result.summary + detail, title="Failed", severity="error",
-                        timeout=15)
-
+            self.exit_guard.finished(op.cancel)
+        self.operations.finished(op.id, result)  # no UI here: safe while the app leaves

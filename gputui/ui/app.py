@@ -14,7 +14,6 @@ import asyncio
 import os
 import time
 from collections.abc import Callable
-from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from textual import events
@@ -55,7 +54,9 @@ from gputui.ui.screens.findings import FindingsScreen
 from gputui.ui.screens.help import HelpScreen
 from gputui.ui.screens.mig import MigScreen
 from gputui.ui.screens.nodes import NodesScreen
+from gputui.ui.screens.operations import OperationsScreen
 from gputui.ui.screens.upgrades import UpgradesScreen
+from gputui.ui.stylesheets import stylesheet_paths
 from gputui.ui.theme import GPUTUI_THEME, gpu_variables, theme_palette
 from gputui.ui.typeahead import TypeAhead
 from gputui.ui.widgets.status_header import INITIAL_STATUS, StatusHeader
@@ -64,16 +65,6 @@ if TYPE_CHECKING:  # the feed talks HTTP; the UI only starts, feeds and stops it
     from gputui.sources.metrics import MetricsFeed
 
 
-def styles_dir() -> Path:
-    """``styles/`` of the source tree, or ``gputui/_styles`` inside an installed wheel."""
-    package = Path(__file__).resolve().parents[1]
-    shipped = package / "_styles"
-    return shipped if shipped.is_dir() else package.parent / "styles"
-
-
-#: one stylesheet per screen family (styles/), all shipped in the wheel
-STYLESHEETS = ("app", "nodes", "findings", "help", "detail", "upgrades", "mig", "pod_log",
-               "confirm")
 #: Finding.pane -> (view, detail tab or None)
 PANE_TARGETS = {"nodes": ("nodes", None), "pipeline": ("nodes", "pipeline"),
                 "node": ("nodes", "node"), "metrics": ("nodes", "metrics"),
@@ -89,11 +80,11 @@ class GpuTuiApp(PodLogFlow, ActionFlow, QuietCrash):
     """The gputui terminal UI; build it with :func:`make_app`."""
 
     TITLE = "gputui"
-    CSS_PATH = [styles_dir() / f"{name}.tcss" for name in STYLESHEETS]  # noqa: RUF012
+    CSS_PATH = stylesheet_paths()
     COMMANDS = {GpuCommands}  # noqa: RUF012 - a Textual class attribute
     BINDINGS = bindings_for("global")
     MODES = view_modes(nodes=NodesScreen, findings=FindingsScreen,
-                       upgrades=UpgradesScreen, mig=MigScreen)
+                       upgrades=UpgradesScreen, mig=MigScreen, ops=OperationsScreen)
     DEFAULT_MODE = "nodes"
     #: role colours of the active theme, built once per theme change and handed down
     palette: Palette = PLAIN
@@ -162,8 +153,10 @@ class GpuTuiApp(PodLogFlow, ActionFlow, QuietCrash):
         return driver
 
     async def action_quit(self) -> None:
-        """``q``, ``ctrl+q``, ``:q``: stop the running actions first, then leave."""
-        self.exit_guard.begin("quit", 0)
+        """``q``, ``ctrl+q``, ``:q``: with operations running ask first (stop them, or
+        stay); then stop the running actions and leave."""
+        if not self.ask_quit():
+            self.exit_guard.begin("quit", 0)
 
     def _exit_from_thread(self, code: int) -> None:
         """The exit guard's thread asks for the exit; never blocks on the event loop."""
@@ -276,13 +269,15 @@ class GpuTuiApp(PodLogFlow, ActionFlow, QuietCrash):
                 return
         if isinstance(screen, MetricsView) and self.metrics is not EMPTY_METRICS:
             screen.show_metrics(self.metrics, self.clock())
+        self.show_operations_on(screen)
         self._refresh_header()
 
     def _refresh_header(self) -> None:
         if not self.screen_stack:
             return
         for header in self.screen.query(StatusHeader):
-            header.update_state(self.snapshot, self.status, self.clock(), self.metrics.fleet)
+            header.update_state(self.snapshot, self.status, self.clock(), self.metrics.fleet,
+                                running=self.operations.running())
 
     # ------------------------------------------------------------------ navigation
     def jump_to(self, node: str | None, pane: str) -> None:

@@ -28,13 +28,14 @@ from gputui.actions.registry import ACTIONS
 
 #: scopes, in the order help lists them
 SCOPES: Final = ("global", "nodes", "actions", "pipeline", "findings", "upgrades", "mig",
-                  "pod_log", "confirm", "prompt", "command_line", "help")
+                  "pod_log", "confirm", "prompt", "command_line", "help", "ops", "ask")
 SCOPE_TITLES: Final = {"global": "Everywhere", "nodes": "Node list",
                        "actions": "Actions",
                        "pipeline": "Pipeline pane", "findings": "Findings",
                        "upgrades": "Upgrade lanes", "mig": "MIG", "pod_log": "Pod log",
                        "confirm": "Confirmation dialog", "prompt": "Action prompts",
-                       "command_line": "Command line (:)", "help": "Help"}
+                       "command_line": "Command line (:)", "help": "Help",
+                       "ops": "Operations (:ops)", "ask": "Questions (stop, quit)"}
 
 
 @dataclass(frozen=True)
@@ -88,6 +89,9 @@ COMMANDS: Final[tuple[Command, ...]] = (
     _c("view_findings", "4", "Findings", "Everything wrong, most severe first; Enter jumps "
        "to the node and pane.", "global", "switch_view('findings')",
        ("findings", "fi", "faults")),
+    _c("view_ops", "", "Operations", "Running and finished actions of this session, newest "
+       "first; enter: live progress, x: stop.", "global", "switch_view('ops')",
+       ("ops", "operations")),
     _c("back", "escape", "Back", "Close this view, or clear the filter and marks.", "global",
        "back"),
     _c("focus_next", "tab", "Next pane", "Move focus to the next pane.", "global",
@@ -162,6 +166,18 @@ COMMANDS: Final[tuple[Command, ...]] = (
        "options", palette=False),
     _c("confirm_quit", "ctrl+q", "Quit", "Stop the running action (what it did is audited) "
        "and leave gputui.", "confirm", "quit", palette=False),
+    _c("confirm_background", "b", "Background", "While an action runs: keep it running in "
+       "the background and close the dialog (:ops shows it, the header counts it).",
+       "confirm", "background", show=True, palette=False),
+    _c("ops.open", "enter", "Progress", "Open the selected operation's live progress (b "
+       "closes it again, esc stops it).", "ops", "open_operation", show=True, palette=False,
+       priority=True),
+    _c("ops.stop", "x", "Stop", "Stop the selected running operation, after a question "
+       "(audited as stopped).", "ops", "stop_operation", show=True, palette=False),
+    _c("ask.yes", "y", "Yes", "Answer yes (stop the operation, or stop them and quit).",
+       "ask", "yes", show=True, palette=False),
+    _c("ask.no", "n,escape", "No", "Answer no: nothing is stopped.", "ask", "no",
+       show=True, palette=False),
     _c("prompt_cancel", "escape", "Cancel", "Stop asking; nothing is planned or sent.",
        "prompt", "cancel", show=True, palette=False),
 )

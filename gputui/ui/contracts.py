@@ -33,15 +33,9 @@ other screens (the upgrades and MIG screens select that node's row/card).
 
 Where the app finds each view
 -----------------------------
-* ``gputui.ui.widgets.pipeline.PipelinePane``   -> main screen tab ``pipeline``
-* ``gputui.ui.widgets.node_detail.NodeDetail``  -> main screen tab ``node``
-* ``gputui.ui.widgets.metrics_pane.MetricsPane`` -> main screen tab ``metrics``
-* ``gputui.ui.screens.upgrades.UpgradesScreen``  -> mode ``upgrades`` (``:upgrades``, key 2)
-* ``gputui.ui.screens.mig.MigScreen``            -> mode ``mig`` (``:mig``, key 3)
-* ``gputui.ui.screens.pod_log.PodLogScreen(namespace, pod, container)`` -> pushed by
-  ``app.open_pod_log``; it receives :class:`PodLogLoaded` (posted to the screen itself by the
-  app's thread worker) and may post :class:`PodLogRequested` to reload.
-
+Full-screen views are the app's ``MODES`` (``view_modes(nodes=..., upgrades=..., ops=...)``),
+detail tabs are ``nodes.detail_tabs()``; the pod log is pushed by ``app.open_pod_log`` and
+receives :class:`PodLogLoaded` (it may post :class:`PodLogRequested` to reload).
 Full screens subclass :class:`gputui.ui.screens.base.GpuScreen` (header on top, footer
 below): yield widgets from ``compose_body()`` and implement :class:`ViewScreen` (a no-op with
 a docstring where the view has no node or metrics); greyed actions come down as one value
@@ -50,12 +44,10 @@ in ``nodes.detail_tabs``); a modal fed snapshots says ``@fulfils(SnapshotView)``
 checked when registered (:func:`check_contract`: a misspelt method fails the import); the
 app dispatches with ``isinstance`` on these protocols, never ``getattr``. Screens carry a CSS
 class named after themselves (``upgrades-screen``, ``mig-screen``, ``pod-log-screen``) and
-their stylesheet rules are prefixed with it. Colours come from theme variables only:
-``$gpu-ok $gpu-warn $gpu-crit $gpu-info $gpu-paused $gpu-muted $gpu-progress
-$gpu-unknown``. For Rich
-``Text`` (DataTable cells, renderables) take symbols, words and roles from
+their stylesheet rules are prefixed with it. Colours come from theme variables only
+(``$gpu-ok``, ``$gpu-warn``, ...); Rich ``Text`` takes symbols, words and roles from
 :mod:`gputui.ui.render.style` and styles from the app's one :class:`Palette`
-(``widget_palette(self)``), rebuilt from the active theme's variables on each theme change.
+(``widget_palette(self)``), rebuilt on each theme change.
 
 Asking the app for things (messages up, never direct calls into sources)
 ------------------------------------------------------------------------
@@ -100,6 +92,7 @@ from textual.message import Message
 from textual.message_pump import MessagePump
 
 from gputui.actions.base import Action, Cancel, Plan, Progress, Result
+from gputui.actions.operations import Operation
 from gputui.actions.runner import DryRun
 from gputui.domain.metrics import MetricsReading, MetricsWant
 from gputui.domain.model import ClusterSnapshot
@@ -370,11 +363,38 @@ class ActionCompleted(Message):
     result: Result
 
 
+@dataclass(eq=False, repr=False)
+class OperationChanged(Message):
+    """An operation started, progressed, was asked to stop or ended (from any thread)."""
+
+    operation: Operation
+
+    def can_replace(self, message: Message) -> bool:
+        """A newer change of the same operation replaces one not yet handled."""
+        return (isinstance(message, OperationChanged)
+                and message.operation.id == self.operation.id)
+
+
+@dataclass(eq=False, repr=False)
+class OperationOpenRequested(Message):
+    """``:ops``: reopen the live progress of operation ``op_id``."""
+
+    op_id: str
+
+
+@dataclass(eq=False, repr=False)
+class OperationStopRequested(Message):
+    """``:ops``: stop operation ``op_id`` (the app asks the operator first)."""
+
+    op_id: str
+
+
 __all__ = [
     "PANES", "ActionBlocks", "ActionCompleted", "ActionGate", "ActionProgressed",
     "ActionRequested", "ApplyRequested", "CommandHost", "CommandRequested", "ContractError",
     "DetailPane", "DryRunFinished", "DryRunProgressed", "JumpRequested", "MetricsUpdated",
-    "MetricsView", "MetricsWanted", "NodeScoped", "PodLog", "PodLogLoaded", "PodLogRequested",
+    "MetricsView", "MetricsWanted", "NodeScoped", "OperationChanged",
+    "OperationOpenRequested", "OperationStopRequested", "PodLog", "PodLogLoaded", "PodLogRequested",
     "SnapshotUpdated", "SnapshotView", "SourceStatusChanged", "ViewScreen", "check_contract",
     "fulfils"
 ]

@@ -1,8 +1,8 @@
 """Stopping the real binary mid-drain and killing its terminal: it stops sending and leaves.
 
 gputui in tmux against ``gputui sim`` in its own process (every eviction refused, so a drain
-keeps evicting until stopped). SIGTERM, SIGHUP and ``ctrl+q`` (the progress dialog open)
-mid-drain: no eviction reaches the server more than 2 s after, the process is gone within
+keeps evicting until stopped). SIGTERM, SIGHUP and ``ctrl+q`` (the progress dialog open; its
+question, stop and quit, answered ``y``) mid-drain: no eviction reaches the server more than 2 s after, the process is gone within
 5 s, and the audit log says the drain was interrupted. ``tmux kill-session`` (an SSH drop),
 idle and mid-drain, twice each: gone within 5 s, no request after.
 ``benchmarks/bench_interrupt.py`` runs each way 20 times and prints the spread.

@@ -130,11 +130,18 @@ def start_drain(tmux: Tmux, sim: Sim) -> None:
     assert poll(lambda: sim.evictions() > before, every=0.1), tmux.screen()
 
 
-def stop(tmux: Tmux, pid: int, way: str) -> None:
+def ask_to_quit(tmux: Tmux) -> bool:
+    """``ctrl+q`` while an operation runs asks first (stop them, or stay): send it and wait
+    for the question, so the stop itself is the ``y`` that answers it."""
+    tmux.run("send-keys", "C-q")
+    return poll(lambda: "stop and quit?" in tmux.screen(), timeout=30)
+
+
+def stop(tmux: Tmux, pid: int, way: str, asked: bool = False) -> None:
     if way == "kill-session":
         tmux.run("kill-session")
     elif way == "ctrl+q":
-        tmux.run("send-keys", "C-q")
+        tmux.run("send-keys", "y" if asked else "C-q")
     else:
         os.kill(pid, getattr(signal, way))
 
@@ -147,10 +154,11 @@ def run_once(sim: Sim, way: str, mid_drain: bool, directory: Path) -> ExitRun:
         launch(tmux, sim, audit)
         if mid_drain:
             start_drain(tmux, sim)
+        asked = way == "ctrl+q" and mid_drain and ask_to_quit(tmux)
         pid = gputui_pid(tmux)
         at_stop = sim.evictions()
         started = time.monotonic()
-        stop(tmux, pid, way)
+        stop(tmux, pid, way, asked)
         poll(lambda: gone(pid), timeout=60, every=0.02)
         exit_seconds = time.monotonic() - started
         ended_at = float(sim.stats()["elapsed"])

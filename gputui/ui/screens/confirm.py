@@ -5,11 +5,13 @@ the kubectl equivalent, steps, impact, warnings), then the server-side dry run's
 it arrives. ``y`` confirms only once the dry run passed (and, for a cluster-wide change, once
 the operator typed ``plan.confirm_text``); ``n``/``esc`` cancel. Destructive plans open with
 focus on Cancel. After ``y`` the dialog stays open as the progress panel (pods left, which
-are blocked and by which budget); ``esc`` then stops further steps. Nothing here talks to
-the cluster: the app runs the dry run and the apply in workers and posts the answers here.
+are blocked and by which budget); ``esc`` then stops further steps, and ``b`` closes the
+dialog while the action keeps running as a background operation (``:ops`` reopens the same
+view with :meth:`ConfirmScreen.reattach`). Nothing here talks to the cluster: the app runs
+the dry run and the apply in workers and posts the answers here.
 
-:class:`ParamPrompt` asks one :class:`~gputui.actions.base.ParamSpec` value (a pick list
-when the cluster offers choices, else validated text) before anything is planned.
+:class:`ParamPrompt` (in :mod:`gputui.ui.screens.param_prompt`, re-exported here) asks one
+:class:`~gputui.actions.base.ParamSpec` value before anything is planned.
 """
 
 from __future__ import annotations
@@ -23,11 +25,11 @@ from textual import on
 from textual.containers import Horizontal, Vertical, VerticalScroll
 from textual.screen import ModalScreen
 from textual.widget import Widget
-from textual.widgets import Button, Input, OptionList, Static
-from textual.widgets.option_list import Option
+from textual.widgets import Button, Input, Static
 
-from gputui.actions.base import Cancel, ParamSpec, Plan, Result, Risk
+from gputui.actions.base import Cancel, Plan, Result, Risk
 from gputui.actions.drain_plan import refused_pods
+from gputui.actions.operations import Operation
 from gputui.actions.runner import DryRun
 from gputui.ui.commands import bindings_for
 from gputui.ui.contracts import (
@@ -37,6 +39,10 @@ from gputui.ui.contracts import (
     DryRunFinished,
     DryRunProgressed,
 )
+from gputui.ui.screens.param_prompt import ParamPrompt
+
+__all__ = ["ActionCompleted", "ActionProgressed", "ApplyRequested", "ConfirmScreen",
+           "DryRunFinished", "DryRunProgressed", "ParamPrompt", "plan_text"]
 
 #: lines of a long list (changes, kubectl) shown before "... and N more"
 LIST_LIMIT = 12
@@ -80,7 +86,8 @@ class ConfirmScreen(ModalScreen[bool | None]):
 
     Dismisses True when applied, False when cancelled or failed, None when the server
     answered 409 (an object changed since the plan): the app then re-plans and asks again;
-    also None, with :attr:`options_requested`, when the operator asked for other options.
+    also None, with :attr:`options_requested`, when the operator asked for other options;
+    True, with :attr:`backgrounded`, when ``b`` left the action running in the background.
     ``action`` is the action that made the plan (handed back with the confirmation).
     """
 
@@ -99,6 +106,21 @@ class ConfirmScreen(ModalScreen[bool | None]):
         self.options_requested = False
         #: set when the dialog goes: a dry run still asking sends no more requests
         self.dry_run_stop = threading.Event()
+        #: the operation this dialog shows (set once applied, or when reattached)
+        self.operation_id: str | None = None
+        #: ``b`` closed the dialog: the operation runs on in the background
+        self.backgrounded = False
+
+    @classmethod
+    def reattach(cls, op: Operation) -> ConfirmScreen:
+        """The progress view of an operation already applied (``enter`` in ``:ops``): the
+        same dialog, its plan and dry run, showing the live progress; ``esc`` stops it,
+        ``b`` closes it again."""
+        dialog = cls(op.plan, op.action)
+        dialog.dry_run, dialog.cancel = op.dry_run, op.cancel
+        dialog.applying, dialog.operation_id = True, op.id
+        dialog.result = op.result
+        return dialog
 
     def compose(self) -> Iterable[Widget]:
         plan = self.plan
@@ -117,8 +139,14 @@ class ConfirmScreen(ModalScreen[bool | None]):
                 yield Button("Confirm (y)", id="confirm-yes", variant="error"
                              if plan.risk is not Risk.SAFE else "primary", disabled=True)
                 yield Button("Cancel (n)", id="confirm-no")
+                yield Button("Background (b)", id="confirm-background", classes="hidden")
 
     def on_mount(self) -> None:
+        if self.applying:  # reattached to a running (or finished) operation
+            self._show_applying()
+            if self.result is not None:
+                self.show_ended(self.result)
+            return
         if self.plan.risk is Risk.CLUSTER_WIDE and not self.plan.blocked and \
                 self.plan.confirm_text:
             self.query_one("#confirm-typed", Input).focus()
@@ -217,13 +245,44 @@ class ConfirmScreen(ModalScreen[bool | None]):
                 self.notify(self._not_ready_reason(), severity="warning")
             return
         self.applying = True
+        self._show_applying()
+        self.post_message(ApplyRequested(self.plan, self.dry_run or DryRun(), self.cancel,
+                                         self, self.action))
+
+    def _show_applying(self) -> None:
+        """The progress panel, ``Stop (esc)`` and ``Background (b)`` on the key line."""
         self._refresh_buttons()
         progress = self.query_one("#confirm-progress", Static)
         progress.remove_class("hidden")
         progress.update(Text("Applying...", style="bold"))
         self.query_one("#confirm-no", Button).label = "Stop (esc)"
-        self.post_message(ApplyRequested(self.plan, self.dry_run or DryRun(), self.cancel,
-                                         self, self.action))
+        background = self.query_one("#confirm-background", Button)
+        background.remove_class("hidden")
+        for typed in self.query("#confirm-typed"):  # typed once: b must reach the dialog
+            typed.disabled = True
+        background.focus()  # enter there keeps it running, never stops it
+
+    def show_ended(self, result: Result) -> None:
+        """A reattached operation that had already ended: its result; ``esc`` closes."""
+        self.result = result
+        text = Text(result.summary, style="bold")
+        if result.error:
+            text.append(f"\n  {result.error}")
+        self.query_one("#confirm-progress", Static).update(text)
+        self.query_one("#confirm-no", Button).label = "Close (esc)"
+        self.query_one("#confirm-background", Button).add_class("hidden")
+
+    def action_background(self) -> None:
+        """``b``: while the action runs, close the dialog and leave it running (``:ops``)."""
+        if not self.applying:
+            self.notify("nothing runs yet: b keeps a running action in the background",
+                        severity="warning")
+            return
+        if self.result is not None:  # already ended: nothing left to keep running
+            self.dismiss(self.result.ok)
+            return
+        self.backgrounded = True
+        self.dismiss(True)
 
     def _not_ready_reason(self) -> str:
         if self.plan.blocked:
@@ -251,6 +310,9 @@ class ConfirmScreen(ModalScreen[bool | None]):
 
     def action_cancel(self) -> None:
         """``n``/``esc``: close; while applying, stop further steps (the result follows)."""
+        if self.applying and self.result is not None:  # a reattached, ended operation
+            self.dismiss(self.result.ok)
+            return
         if self.applying:
             self.cancel.stop("esc")
             self.query_one("#confirm-progress", Static).update(
@@ -271,6 +333,10 @@ class ConfirmScreen(ModalScreen[bool | None]):
     def _no(self) -> None:
         self.action_cancel()
 
+    @on(Button.Pressed, "#confirm-background")
+    def _background(self) -> None:
+        self.action_background()
+
     # ------------------------------------------------------------------ progress
     def on_action_progressed(self, message: ActionProgressed) -> None:
         progress = message.progress
@@ -285,58 +351,3 @@ class ConfirmScreen(ModalScreen[bool | None]):
     def on_action_completed(self, message: ActionCompleted) -> None:
         self.result = message.result
         self.dismiss(None if message.result.conflict else message.result.ok)
-
-
-class ParamPrompt(ModalScreen[str | None]):
-    """Asks one value: a pick list of ``choices``, or text checked by ``spec.validate``."""
-
-    DEFAULT_CLASSES = "confirm-screen param-prompt"  # styled in confirm.tcss
-    BINDINGS = bindings_for("prompt")
-
-    def __init__(self, title: str, spec: ParamSpec, choices: Sequence[str],
-                 default: str = "") -> None:
-        super().__init__()
-        self.title_text = title
-        self.spec = spec
-        self.choices = tuple(choices)
-        self.default = default
-
-    def compose(self) -> Iterable[Widget]:
-        with VerticalScroll(id="prompt-body"):
-            yield Static(Text(f"{self.title_text}: {self.spec.prompt}", style="bold"),
-                         id="prompt-title")
-            if self.choices:
-                yield OptionList(*(Option(choice, id=str(i))
-                                   for i, choice in enumerate(self.choices)),
-                                 id="prompt-choices")
-            else:
-                yield Input(value=self.default, placeholder=self.spec.prompt,
-                            id="prompt-input")
-            yield Static("", id="prompt-error")
-
-    def on_mount(self) -> None:
-        if self.choices:
-            options = self.query_one(OptionList)
-            if self.default in self.choices:
-                options.highlighted = self.choices.index(self.default)
-            options.focus()
-        else:
-            self.query_one(Input).focus()
-
-    @on(OptionList.OptionSelected)
-    def _picked(self, event: OptionList.OptionSelected) -> None:
-        self._offer(self.choices[event.option_index])
-
-    @on(Input.Submitted, "#prompt-input")
-    def _typed(self, event: Input.Submitted) -> None:
-        self._offer(event.value.strip())
-
-    def _offer(self, value: str) -> None:
-        error = self.spec.validate(value) if self.spec.validate else None
-        if error:
-            self.query_one("#prompt-error", Static).update(Text(error, style="bold"))
-            return
-        self.dismiss(value)
-
-    def action_cancel(self) -> None:
-        self.dismiss(None)

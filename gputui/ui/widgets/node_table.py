@@ -31,10 +31,9 @@ from gputui.ui.node_rows import (
 )
 from gputui.ui.widgets.cell_texts import CellTexts
 from gputui.ui.widgets.datatable_internals import row_key_at
+from gputui.ui.widgets.mark_column import MarkColumn
 from gputui.ui.widgets.palette_mixin import widget_palette
-from gputui.ui.widgets.stable_table import StableTable
 
-MARK = "●"
 #: rows patched per event-loop turn: about a millisecond of work, so a key press that
 #: arrives during a 250-row patch waits for one slice, not for the whole patch
 PATCH_SLICE = 48
@@ -42,7 +41,7 @@ PATCH_SLICE = 48
 UTIL_WIDTH = 6
 
 
-class NodeTable(StableTable):
+class NodeTable(MarkColumn):
     """The GPU node list. Attributes down (``show_snapshot``), messages up."""
 
     class NodeSelected(Message):
@@ -368,13 +367,6 @@ class NodeTable(StableTable):
     # ------------------------------------------------------------------ cells and styles
     def _text(self, cell: Cell) -> Text:
         return self._cell_texts.text(cell)
-
-    def _mark_text(self, node: str) -> Text:
-        return Text(MARK if node in self.marks else " ", style=self._cell_texts.style("info"))
-
-    def _set_mark_cell(self, node: str) -> None:
-        if node in self._views:
-            self.update_cell(node, "mark", self._mark_text(node))
 
     def _header(self, key: str, label: str) -> Text:
         if key == self.sort_column:

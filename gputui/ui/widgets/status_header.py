@@ -4,7 +4,8 @@ Line 1: context and server, connection state and data age (or "stale since 14:02
 Line 2: ClusterPolicy state (and the states not ready), GPU nodes, GPUs allocatable/total
 (with the MIG devices among them, as the fleet line counts them), nodes with findings, upgrades in progress. It must fit 80 columns, so parts are dropped from
 the right (the server first) rather than wrapped; the rendering is a plain function so tests
-can call it without an app.
+can call it without an app. While operations run, one more line counts them and says what
+the newest does now (``⟳ 1 running: drain svxj 3/5 evicted, 1 refused by budget ...``).
 """
 
 from __future__ import annotations
@@ -16,12 +17,14 @@ from dataclasses import dataclass
 from rich.text import Text
 from textual.widgets import Static
 
+from gputui.actions.operations import Operation
 from gputui.domain.metrics import FleetMetrics
 from gputui.domain.model import EMPTY_SNAPSHOT, ClusterSnapshot
 from gputui.domain.readgaps import ReadGap
 from gputui.domain.timefmt import duration
 from gputui.sources.base import Connection, SourceStatus
 from gputui.ui.render.fleet import fleet_line
+from gputui.ui.render.operations import running_line
 from gputui.ui.render.style import PLAIN, Palette
 from gputui.ui.widgets.palette_mixin import widget_palette
 
@@ -42,6 +45,8 @@ class HeaderState:
     now: float = 0.0
     #: the metrics fleet line's figures; None until a metrics source answers (no line)
     fleet: FleetMetrics | None = None
+    #: operations running now, newest first (a line while there are any)
+    running: tuple[Operation, ...] = ()
 
 
 def connection_part(state: HeaderState) -> tuple[str, str]:
@@ -189,6 +194,8 @@ def render_header(state: HeaderState, width: int, palette: Palette = PLAIN) -> T
         lines.append(gaps_line(snapshot, width, palette))
     if state.fleet is not None:
         lines.append(fleet_line(state.fleet, width, palette))
+    if state.running:
+        lines.append(running_line(state.running, width, palette))
     return Text("\n").join(lines)
 
 
@@ -201,15 +208,17 @@ class StatusHeader(Static):
         self._drawn: Text | None = None
 
     def update_state(self, snapshot: ClusterSnapshot, status: SourceStatus, now: float,
-                     fleet: FleetMetrics | None = None) -> None:
+                     fleet: FleetMetrics | None = None,
+                     running: Sequence[Operation] = ()) -> None:
         """Re-render from the app's latest snapshot, status and clock, if the text changed.
 
         The app calls this on every applied snapshot and every second; most calls change
         nothing an operator can see, and a repaint is work stolen from the next key press.
         """
         grows = ((fleet is None) != (self.state.fleet is None)  # the fleet line comes or goes
-                 or bool(snapshot.gaps) != bool(self.state.snapshot.gaps))  # or the gaps line
-        self.state = HeaderState(snapshot, status, now, fleet)
+                 or bool(snapshot.gaps) != bool(self.state.snapshot.gaps)  # or the gaps line
+                 or bool(running) != bool(self.state.running))  # or the running line
+        self.state = HeaderState(snapshot, status, now, fleet, tuple(running))
         if grows or self._drawn is None or self._text() != self._drawn:
             self.refresh(layout=grows)
 

@@ -1,0 +1,87 @@
+"""The drain journey of issue 20 with the real binary in tmux at 80x24 on ``gputui --demo``.
+
+The default scenario (``healthy``) runs a trainer on ``...-4vvm`` that a PodDisruptionBudget
+protects, so a drain of that node is refused eviction after eviction. The operator starts
+it, presses ``b``, moves to ``:upgrades`` and back, sees the header's running line change as
+the eviction is retried, opens ``:ops`` (the drain with its pod), stops it with ``x`` (and
+``y`` to the question), and the audit log says it was stopped. Content only: every wait is
+a poll for text, never a timed assertion.
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+import time
+from collections.abc import Callable
+from pathlib import Path
+
+import pytest
+
+from tests.ui.test_tmux_smoke import REPO, Tmux, tmux  # noqa: F401 - the fixture
+
+pytestmark = pytest.mark.tmux
+NODE = "gke-prod-h100-pool-7f3a-4vvm"
+
+
+def poll(check: Callable[[], bool], timeout: float = 60.0) -> bool:
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        if check():
+            return True
+        time.sleep(0.1)
+    return False
+
+
+def running_line(screen: str) -> str:
+    """The header's running line, or ``""``."""
+    return next((line for line in screen.splitlines() if line.startswith("⟳ 1")), "")
+
+
+def test_a_refused_drain_runs_in_the_background_and_x_stops_it(tmux: Tmux,  # noqa: F811
+                                                               tmp_path: Path) -> None:
+    audit = tmp_path / "audit.jsonl"
+    command = (f"cd {REPO} && env TERM=xterm-256color PYTHONPATH={REPO} {sys.executable} -m "
+               f"gputui --demo --speed 20 --audit-log {audit}; "
+               "echo \"gputui exited with $?\"; sleep 120")
+    started = tmux.run("new-session", "-d", "-x", "80", "-y", "24", command)
+    assert started.returncode == 0, started.stderr
+    assert poll(lambda: "● live" in tmux.screen() and "gke-" in tmux.screen()), tmux.screen()
+    tmux.run("send-keys", "/", "4vvm", "Enter")
+    assert poll(lambda: "hdmv" not in tmux.screen() and "4vvm" in tmux.screen()), tmux.screen()
+    tmux.run("send-keys", "r")
+    assert poll(lambda: "Drain options" in tmux.screen()), tmux.screen()
+    tmux.run("send-keys", "Enter")
+    assert poll(lambda: "Seconds to keep retrying" in tmux.screen()), tmux.screen()
+    tmux.run("send-keys", "Enter")
+    assert poll(lambda: "Dry run: passed" in tmux.screen()), tmux.screen()
+    tmux.run("send-keys", "y")
+    assert poll(lambda: "Background (b)" in tmux.screen()
+                and "refused by PodDisruptionBudget" in tmux.screen()), tmux.screen()
+    tmux.run("send-keys", "b")
+    assert poll(lambda: "evicted, 1 refused by budget" in running_line(tmux.screen())), \
+        tmux.screen()
+    first = running_line(tmux.screen())
+    assert first.startswith("⟳ 1 running: drain 4vvm ") and \
+        "evicted, 1 refused by budget trainer-llama-pdb" in first, first
+    tmux.run("send-keys", "2")
+    assert poll(lambda: "maxParallelUpgrades" in tmux.screen()
+                and running_line(tmux.screen())), tmux.screen()
+    tmux.run("send-keys", "1")
+    assert poll(lambda: "4vvm" in tmux.screen()), tmux.screen()
+    # retried: the try count on the line moves
+    assert poll(lambda: running_line(tmux.screen()) not in ("", first), timeout=30), \
+        tmux.screen()
+    tmux.run("send-keys", ":", "ops", "Enter")
+    assert poll(lambda: "OPERATION" in tmux.screen() and f"Drain {NODE}" in tmux.screen()
+                and "ml-training/trainer-llama" in tmux.screen()), tmux.screen()
+    tmux.run("send-keys", "x")
+    assert poll(lambda: f"Stop Drain {NODE}?" in tmux.screen()), tmux.screen()
+    tmux.run("send-keys", "y")
+    assert poll(lambda: "■ stopped" in tmux.screen()), tmux.screen()
+    assert poll(lambda: audit.exists() and len(audit.read_text().splitlines()) == 2)
+    intent, outcome = (json.loads(line) for line in audit.read_text().splitlines())
+    assert intent["action"] == "drain" and outcome["id"] == intent["id"]
+    assert outcome["interrupted"] == "x" and outcome["result"].startswith("cancelled: ")
+    tmux.run("send-keys", "q")  # nothing runs now: no question
+    assert poll(lambda: "gputui exited with 0" in tmux.screen()), tmux.screen()
