@@ -30,6 +30,8 @@ from gputui.domain.findings_metrics import metric_findings
 from gputui.domain.findings_upgrade import required_stalled, upgrade_blocked
 from gputui.domain.fleet import Fleet, finding_order
 from gputui.domain.inputs import ClusterObjects, GpuHealth, JsonDict, XidEvent
+from gputui.domain.join_pools import JoinSettings, JoinTracker, slow_join_findings
+from gputui.domain.joins import AllocatableObserver
 from gputui.domain.labels import DEVICE_PLUGIN_CONFIG, MIG_CONFIG
 from gputui.domain.mig import config_source
 from gputui.domain.model import (
@@ -121,6 +123,8 @@ class SnapshotBuilder:
         self._configmaps: dict[tuple[str, str], JsonDict] | None = None
         self._xid_nodes: set[str] = set()
         self._coming = ComingUpTracker()
+        self._joins = JoinTracker(JoinSettings.of(thresholds))
+        self._observer = AllocatableObserver()
 
     def build(self, objects: ClusterObjects, now: float,
               changed_nodes: Collection[str] | None = None) -> ClusterSnapshot:
@@ -171,6 +175,9 @@ class SnapshotBuilder:
             cluster += no_gpu_nodes_seen(policy, nodes)
             normal = self._normal_life(upgrade, cluster) if policy.state == "notReady" else ""
             cluster += cluster_policy_findings(policy, objects.forbidden, normal)
+        joins = self._joins.pools(now)
+        if not shared.loading:  # after the policy's: a slow join is still a node coming up
+            cluster += slow_join_findings(joins, nodes, now)
         return ClusterSnapshot(
             context=objects.context, server=objects.server, generated_at=now,
             operator_namespace=namespace, cluster_policy=policy, nodes=nodes, upgrade=upgrade,
@@ -178,7 +185,7 @@ class SnapshotBuilder:
             daemonsets=daemonsets, counts=self._fleet.counts(upgrade.in_progress),
             forbidden=objects.forbidden, loading=objects.loading, unreadable=unreadable,
             sharing_configs=sharing_config_names(objects.configmaps, namespace,
-                                                 policy.device_plugin_config))
+                                                 policy.device_plugin_config), joins=joins)
 
     def _normal_life(self, upgrade: UpgradeView, cluster: Sequence[Finding]) -> str:
         """What explains a notReady ClusterPolicy when nothing fails, else "".
@@ -219,6 +226,7 @@ class SnapshotBuilder:
         if todo is None:
             self._entries, self._deadlines, self._xid_nodes = {}, [], set()
             self._fleet, self._mig, self._coming = Fleet(), MigTracker(), ComingUpTracker()
+            self._joins = JoinTracker(JoinSettings.of(self._thresholds))
             self._upgrades.reset()
             todo = set(objects.nodes)
         else:
@@ -256,9 +264,11 @@ class SnapshotBuilder:
         self._fleet.put(name, view)
         self._upgrades.put(name, view)
         self._coming.put(name, view)
+        self._joins.put(name, view)
 
     def _forget(self, name: str) -> None:
         del self._entries[name]
+        self._observer.forget(name)
         self._publish(name, None)
         self._mig.put(name, None, None, None, {})
 
@@ -282,7 +292,8 @@ class SnapshotBuilder:
             with_daemonset=shared.with_daemonset, upgrade_policy=shared.upgrade_policy,
             event=event, driver_generations=generations,
             mig_configs=self._mig_configs(objects, name, shared), loading=shared.loading,
-            unknown=shared.unknown, sharing_configs=self._sharing_configs(objects, name, shared))
+            unknown=shared.unknown, sharing_configs=self._sharing_configs(objects, name, shared),
+            observed_allocatable=self._observer.see(name, objects.nodes[name], now))
         view, recheck_at = build_node(inputs, self._thresholds, now)
         return _Entry(view, recheck_at, event)
 
