@@ -122,6 +122,7 @@ def _watch_while_settling(demo: DemoCluster, target: KubeTarget, settings: Setti
 
     try:
         demo.settle(span, tick=read, tick_every=0.5)
+        demo.hold()
     finally:
         http.close()
     return tracker

@@ -9,6 +9,7 @@ from typing import TYPE_CHECKING, Any
 from gputui.sim.operator import keys as K
 from gputui.sim.operator import reboot
 from gputui.sim.operator.world import ALL_NODES, STATUS, World
+from gputui.sim.scenario import parse_duration
 
 if TYPE_CHECKING:
     from gputui.sim.operator.core import Operator
@@ -169,7 +170,10 @@ class Timeline:
                                 manager="kubectl-patch")
 
     def do_join(self, args: dict[str, Any]) -> None:
-        self.operator.add_nodes(str(args["pool"]), int(args.get("count", 1)))
+        build = args.get("driverBuild")
+        self.operator.add_nodes(str(args["pool"]), int(args.get("count", 1)),
+                                parse_duration(build, "join: driverBuild")
+                                if build is not None else None)
 
     def do_cordon(self, args: dict[str, Any]) -> None:
         for name in self.world.resolve(args):
