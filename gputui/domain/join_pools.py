@@ -106,9 +106,10 @@ def _limit(figures: _Figures, settings: JoinSettings) -> tuple[float, str]:
     """Seconds after which a node of the pool still without GPUs is slow, and why."""
     if figures.count >= settings.min_joins and figures.p90 is not None:
         return 2 * figures.p90, f"2 x the pool's p90 of {duration(figures.p90)}"
-    return (60.0 * settings.limit_minutes,
-            f"the configured {duration(60.0 * settings.limit_minutes)} "
-            f"(the pool has {figures.count} timed joins, fewer than {settings.min_joins:g})")
+    limit = 60.0 * settings.limit_minutes
+    why = (f"the configured {duration(limit)} (the pool has {figures.count} timed joins, "
+           f"fewer than {settings.min_joins:g})")
+    return limit, why
 
 
 def _longest_stage(join: NodeJoin) -> str:

@@ -31,7 +31,6 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from gputui.domain import kube
-
 from gputui.domain.join_model import (
     JOIN_COMING,
     JOIN_DONE,
