@@ -123,6 +123,7 @@ class PoolJoins:
         joining: nodes still on their way, longest first.
         unknown: GPU nodes of the pool whose join cannot be timed.
         nodes: every GPU node of the pool, by name.
+        window_days: the window the figures are taken over.
     """
 
     pool: str
@@ -138,3 +139,5 @@ class PoolJoins:
     joining: tuple[JoiningNode, ...] = ()
     unknown: int = 0
     nodes: tuple[str, ...] = ()
+    #: the window the figures are taken over, in days
+    window_days: float = 7.0

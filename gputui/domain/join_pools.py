@@ -174,7 +174,8 @@ class JoinTracker:
             limit=limit, limit_from=limit_from,
             stragglers=tuple(sorted(stragglers, key=lambda s: (-s.seconds, s.node))),
             joining=tuple(sorted(joining, key=lambda j: (j.since, j.node))),
-            unknown=unknown, nodes=tuple(sorted(names)))
+            unknown=unknown, nodes=tuple(sorted(names)),
+            window_days=self._settings.window_days)
 
 
 def slow_join_findings(pools: Sequence[PoolJoins], views: Mapping[str, NodeView],

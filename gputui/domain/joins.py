@@ -31,6 +31,7 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from gputui.domain import kube
+from gputui.domain import labels as L
 from gputui.domain.join_model import (
     JOIN_COMING,
     JOIN_DONE,
@@ -52,6 +53,9 @@ JOIN_HORIZON_SECONDS = 24 * 3600
 #: clocks of the API server and the kubelets differ a little; a pod "created" up to this
 #: long before its node is still the join's
 CLOCK_SKEW_SECONDS = 60
+
+#: upgrade states a joining node may have: none yet, or the controller found it up to date
+_NOT_UPGRADING = frozenset({"", L.STATE_UNKNOWN, L.STATE_DONE})
 
 _OPERANDS = ("driver", "container-toolkit", "operator-validator", "device-plugin")
 
@@ -124,7 +128,8 @@ def _stage_ends(pods: Mapping[str, PodInfo], joined: float, allocatable: bool,
 
 
 def node_join(joined: float | None, pods: Sequence[PodInfo], allocatable: int,
-              observed_at: float | None, now: float) -> NodeJoin:
+              observed_at: float | None, now: float, upgrade_state: str = "",
+              gpu_counted: bool = False) -> NodeJoin:
     """The node's join as the cluster records it (see the module docstring).
 
     Args:
@@ -133,6 +138,13 @@ def node_join(joined: float | None, pods: Sequence[PodInfo], allocatable: int,
         allocatable: GPU resources the node lists as allocatable (GPUs, shares, MIG slices).
         observed_at: when gputui saw the node go from no allocatable GPU to some, if it did.
         now: the clock.
+        upgrade_state: the node's ``nvidia.com/gpu-driver-upgrade-state``: a node the upgrade
+            controller has taken (or failed) had its GPUs before, it is not joining.
+        gpu_counted: GFD has labelled the node's ``nvidia.com/gpu.count``; GFD starts only
+            once the driver and toolkit are ready (gpu-operator
+            ``assets/gpu-feature-discovery/0500_daemonset.yaml``, init container
+            ``toolkit-validation``), so a node that has it and waits for its driver or
+            toolkit had them before: it is not on its first way to GPUs.
     """
     if joined is None:
         return NodeJoin(JOIN_UNKNOWN, why_unknown="the node has no creation time")
@@ -143,6 +155,9 @@ def node_join(joined: float | None, pods: Sequence[PodInfo], allocatable: int,
             return NodeJoin(JOIN_UNKNOWN, joined, tuple(ends),
                             why_unknown="its operand pods were made or restarted after it joined")
         return NodeJoin(JOIN_DONE, joined, tuple(ends), ends[-1], observed)
+    if upgrade_state not in _NOT_UPGRADING:
+        return NodeJoin(JOIN_UNKNOWN, joined,
+                        why_unknown=f"no allocatable GPU in a driver upgrade ({upgrade_state})")
     if now - joined > JOIN_HORIZON_SECONDS:
         return NodeJoin(JOIN_UNKNOWN, joined, why_unknown="no allocatable GPU, long after joining")
     if any(p.created is not None and p.created > joined + RECORD_SLACK_SECONDS
@@ -154,6 +169,9 @@ def node_join(joined: float | None, pods: Sequence[PodInfo], allocatable: int,
                         why_unknown="its GPUs were allocatable before (plugin-validation passed)")
     stage = next((key for key, done in zip(STAGE_KEYS, reached, strict=True) if not done),
                  STAGE_KEYS[-1])
+    if gpu_counted and stage in STAGE_KEYS[:2]:
+        return NodeJoin(JOIN_UNKNOWN, joined, why_unknown=f"its {stage} was ready before "
+                        "(GFD counted its GPUs): not a first join")
     return NodeJoin(JOIN_COMING, joined, tuple(ends), stage=stage)
 
 

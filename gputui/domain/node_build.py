@@ -125,7 +125,8 @@ def build_node(inputs: NodeInputs, thresholds: ThresholdsLike,
     view = _node_view(**fields)
     if is_gpu_node(view) and not view.unknown:
         fields["join"] = node_join(basics.created, pods, basics.resources.allocatable,
-                                   inputs.observed_allocatable, now)
+                                   inputs.observed_allocatable, now, view.upgrade_state,
+                                   view.gpu_count > 0)
     ctx = NodeContext(node=view, pods=pods, thresholds=thresholds, now=now,
                       label_times=MappingProxyType(dict(inputs.label_times)),
                       policy=inputs.upgrade_policy, event=inputs.event,

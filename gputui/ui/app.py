@@ -49,6 +49,7 @@ from gputui.ui.screens.base import GpuScreen
 from gputui.ui.screens.command_line import CommandLine
 from gputui.ui.screens.findings import FindingsScreen
 from gputui.ui.screens.help import HelpScreen
+from gputui.ui.screens.joins import JoinsScreen
 from gputui.ui.screens.mig import MigScreen
 from gputui.ui.screens.nodes import NodesScreen
 from gputui.ui.screens.upgrades import UpgradesScreen
@@ -69,7 +70,7 @@ def styles_dir() -> Path:
 
 #: one stylesheet per screen family (styles/), all shipped in the wheel
 STYLESHEETS = ("app", "nodes", "findings", "help", "detail", "upgrades", "mig", "pod_log",
-               "confirm")
+               "confirm", "joins")
 #: Finding.pane -> (view, detail tab or None)
 PANE_TARGETS = {"nodes": ("nodes", None), "pipeline": ("nodes", "pipeline"),
                 "node": ("nodes", "node"), "metrics": ("nodes", "metrics"),
@@ -89,7 +90,7 @@ class GpuTuiApp(PodLogFlow, ActionFlow, QuietCrash):
     COMMANDS = {GpuCommands}  # noqa: RUF012 - a Textual class attribute
     BINDINGS = bindings_for("global")
     MODES = {"nodes": NodesScreen, "findings": FindingsScreen,  # noqa: RUF012
-             "upgrades": UpgradesScreen, "mig": MigScreen}
+             "upgrades": UpgradesScreen, "mig": MigScreen, "joins": JoinsScreen}
     DEFAULT_MODE = "nodes"
 
     def __init__(self, settings: Settings, source: ClusterSource,
