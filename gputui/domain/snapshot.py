@@ -20,6 +20,7 @@ from dataclasses import dataclass, replace
 
 from gputui.domain import kube
 from gputui.domain.coming_up import ComingUpTracker
+from gputui.domain.catalogue import SLOW_GPU_JOIN
 from gputui.domain.daemonsets import driver_generations, summarize_daemonsets
 from gputui.domain.findings_cluster import (
     cluster_policy_findings,
@@ -40,6 +41,7 @@ from gputui.domain.model import (
     DaemonSetSummary,
     Finding,
     NodeView,
+    PoolJoins,
     UpgradeEvent,
     UpgradePolicy,
     UpgradeView,
@@ -125,6 +127,7 @@ class SnapshotBuilder:
         self._coming = ComingUpTracker()
         self._joins = JoinTracker(JoinSettings.of(thresholds))
         self._observer = AllocatableObserver()
+        self._slow: set[str] = set()
 
     def build(self, objects: ClusterObjects, now: float,
               changed_nodes: Collection[str] | None = None) -> ClusterSnapshot:
@@ -165,6 +168,10 @@ class SnapshotBuilder:
         todo = None if full else ({*(changed_nodes or ()), *touched, *event_nodes,
                                    *(mig_nodes or ())})
         nodes = self._nodes(objects, now, todo, shared, events)
+        joins = self._joins.pools(now)
+        if not shared.loading:
+            self._slow_joins(joins, now)
+            nodes = self._fleet.nodes()
         groups = driver_policies(policy, objects.nvidia_drivers)
         upgrade = self._upgrades.view(upgrade_policy, policy.sandbox_workloads, daemonsets,
                                       events, now, groups)
@@ -175,9 +182,6 @@ class SnapshotBuilder:
             cluster += no_gpu_nodes_seen(policy, nodes)
             normal = self._normal_life(upgrade, cluster) if policy.state == "notReady" else ""
             cluster += cluster_policy_findings(policy, objects.forbidden, normal)
-        joins = self._joins.pools(now)
-        if not shared.loading:  # after the policy's: a slow join is still a node coming up
-            cluster += slow_join_findings(joins, nodes, now)
         return ClusterSnapshot(
             context=objects.context, server=objects.server, generated_at=now,
             operator_namespace=namespace, cluster_policy=policy, nodes=nodes, upgrade=upgrade,
@@ -208,6 +212,24 @@ class SnapshotBuilder:
             parts.append(coming)
         return " and ".join(parts)
 
+    def _slow_joins(self, joins: Sequence[PoolJoins], now: float) -> None:
+        """Put ``slow-gpu-join`` on the nodes still joining past their pool's limit (and take
+        it off those no longer so): a node's own finding, though the limit comes from its
+        pool, so the node list, the header and describe show it like any other."""
+        found = {f.node: f for f in slow_join_findings(joins, self._fleet.views, now) if f.node}
+        for name in sorted(self._slow | found.keys()):
+            view = self._fleet.views.get(name)
+            if view is None:
+                continue
+            kept = tuple(f for f in view.findings if f.code != SLOW_GPU_JOIN)
+            new = found.get(name)
+            findings = tuple(sorted(kept + ((new,) if new is not None else ()),
+                                    key=lambda f: -f.severity.rank))
+            if findings != view.findings:
+                self._publish(name, replace(view, findings=findings,
+                                            worst=findings[0].severity if findings else None))
+        self._slow = set(found)
+
     def _read_events(self, source: Sequence[JsonDict]) -> tuple[dict[str, UpgradeEvent],
                                                                  set[str]]:
         """The last upgrade event per node, and the nodes whose last event changed."""
@@ -226,7 +248,7 @@ class SnapshotBuilder:
         if todo is None:
             self._entries, self._deadlines, self._xid_nodes = {}, [], set()
             self._fleet, self._mig, self._coming = Fleet(), MigTracker(), ComingUpTracker()
-            self._joins = JoinTracker(JoinSettings.of(self._thresholds))
+            self._joins, self._slow = JoinTracker(JoinSettings.of(self._thresholds)), set()
             self._upgrades.reset()
             todo = set(objects.nodes)
         else:

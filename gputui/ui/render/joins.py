@@ -25,8 +25,8 @@ from gputui.ui.render.style import PLAIN, UNKNOWN_ROLE, UNKNOWN_WORD, Palette
 POOL_COLUMNS = (("pool", "POOL"), ("count", "JOINS"), ("p50", "P50"), ("p90", "P90"),
                 ("max", "MAX"), ("slowest", "SLOWEST STAGE"), ("now", "NOW"))
 #: the nodes table's columns: (key, label)
-NODE_COLUMNS = (("node", "NODE"), ("state", "TIME TO GPU"), ("stage", "STAGE"),
-                ("stages", "DRIVER / TOOLKIT / VALID. / PLUGIN"))
+NODE_COLUMNS = (("node", "NODE"), ("state", "TIME TO GPU"),
+                ("stage", "STAGE / SHARES"))
 #: short stage names where columns are narrow
 STAGE_SHORT = {"driver": "driver", "toolkit": "toolkit", "validations": "valid.",
                "device-plugin": "plugin"}
@@ -81,14 +81,17 @@ def stage_shares(join: NodeJoin | None) -> str:
 
 def node_cells(name: str, join: NodeJoin | None, now: float, limit: float | None,
                palette: Palette = PLAIN) -> dict[str, Text]:
-    """One node's row in the selected pool."""
+    """One node's row in the selected pool: the stage a joining node waits for, each
+    stage's share of a timed join, or why a join cannot be timed."""
     stage = ""
     if join is not None and join.state == JOIN_COMING:
-        stage = STAGE_WORDS.get(join.stage, join.stage)
-    elif join is not None and join.state != JOIN_DONE:
+        stage = "→ " + STAGE_WORDS.get(join.stage, join.stage)
+    elif join is not None and join.state == JOIN_DONE:
+        stage = stage_shares(join)
+    elif join is not None:
         stage = join.why_unknown
     return {"node": Text(name), "state": node_state(join, now, limit, palette),
-            "stage": Text(stage, no_wrap=True), "stages": Text(stage_shares(join))}
+            "stage": Text(stage, no_wrap=True)}
 
 
 def pool_summary(pool: PoolJoins | None) -> Text:
@@ -96,14 +99,14 @@ def pool_summary(pool: PoolJoins | None) -> Text:
     if pool is None:
         return Text("no GPU node has joined yet (joins are timed from node creation to "
                     "allocatable GPUs)")
-    text = Text(f"{pool.pool or '(no pool)'}: {pool.count} timed joins")
-    text.append(f" in {pool.window_days:g} d")
+    text = Text(f"{pool.pool or '(no pool)'}: {pool.count} joins in {pool.window_days:g} d")
     if pool.unknown:
-        text.append(f", {pool.unknown} not timeable")
-    text.append(f"; slow past {duration(pool.limit)} ({pool.limit_from})")
+        text.append(f", {pool.unknown} untimed")
+    limit = "2 x p90" if pool.limit_from.startswith("2 x") else "configured"
+    text.append(f"; slow past {duration(pool.limit)} ({limit}); enter: nodes")
     medians = [f"{STAGE_SHORT[k]} {_figure(m)}" for k, m
                in zip(STAGE_KEYS, pool.stage_medians, strict=True)]
-    text.append("\nmedian per stage: " + " · ".join(medians) + "   enter: nodes")
+    text.append("\nmedian: " + " · ".join(medians))
     return text
 
 
