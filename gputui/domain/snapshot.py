@@ -19,8 +19,8 @@ from collections.abc import Collection, Mapping, Sequence
 from dataclasses import dataclass, replace
 
 from gputui.domain import kube
-from gputui.domain.coming_up import ComingUpTracker
 from gputui.domain.catalogue import SLOW_GPU_JOIN
+from gputui.domain.coming_up import ComingUpTracker
 from gputui.domain.daemonsets import driver_generations, summarize_daemonsets
 from gputui.domain.findings_cluster import (
     cluster_policy_findings,
