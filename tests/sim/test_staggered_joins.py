@@ -68,9 +68,11 @@ def test_pool_figures_match_the_emulated_stage_times(start_sim: Any, tmp_path: P
         run, join = world.nodes[name], snap.nodes[name].join
         if run.allocatable_at is None:
             continue
-        # the records give back the kubelet's moment, to the second they are written in
+        # the records give back the kubelet's moment: the device-plugin pod turns Ready when
+        # its config-manager sidecar is ready too, a few seconds after the plugin registered
+        # (and times are written to the second)
         assert join.state == "done" and join.joined is not None
-        assert abs(join.joined + join.total - run.allocatable_at) <= 1.5, name
+        assert -1.5 <= join.joined + join.total - run.allocatable_at <= 6, name
         driver = join.stage_seconds()[0] if run.pool != "l4" else None
         if driver is not None:  # the host-driver pool builds nothing
             assert build + DRIVER_OVERHEAD[0] <= driver <= build + DRIVER_OVERHEAD[1], name
