@@ -19,7 +19,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from gputui.domain import catalogue as C
 from gputui.domain.findings_pipeline import ACTIVE_UPGRADE_STATES
@@ -68,6 +68,9 @@ def _median(values: list[float]) -> float | None:
     return nearest_rank(sorted(values), 50) if values else None
 
 
+_NO_POOL = PoolJoins("")
+
+
 @dataclass(frozen=True, slots=True)
 class _Figures:
     """A pool's figures from its done joins (the part that does not move with the clock)."""
@@ -78,6 +81,10 @@ class _Figures:
     max: float | None
     stage_medians: tuple[float | None, ...]
     expires: float  # when the oldest join in the window leaves it
+    #: the pool's figures without the nodes slow so far (they move with the clock)
+    base: PoolJoins = _NO_POOL
+    joining: tuple[JoiningNode, ...] = ()
+    limit: float = 0.0
 
 
 def _figures(joins: Iterable[NodeJoin], now: float, window: float) -> _Figures:
@@ -146,36 +153,42 @@ class JoinTracker:
                      for pool, names in sorted(self._pools.items()) if names)
 
     def _pool(self, pool: str, names: set[str], now: float) -> PoolJoins:
-        figures = self._figures.get(pool)
-        if figures is None or now >= figures.expires:
-            window = 86400.0 * self._settings.window_days
-            figures = _figures((self._joins[n][1] for n in names), now, window)
-            self._figures[pool] = figures
+        """The pool's figures: its done joins' part is kept until one of its joins changes
+        or leaves the window; only the nodes still joining are looked at again (their
+        time so far moves with the clock)."""
+        static = self._figures.get(pool)
+        if static is None or now >= static.expires:
+            static = self._static(pool, names, now)
+            self._figures[pool] = static
+        late = [JoinStraggler(j.node, now - j.since, j.stage, True) for j in static.joining
+                if now - j.since > static.limit]
+        return replace(static.base, stragglers=tuple(sorted(
+            late + list(static.base.stragglers), key=lambda s: (-s.seconds, s.node))))
+
+    def _static(self, pool: str, names: set[str], now: float) -> _Figures:
+        window = 86400.0 * self._settings.window_days
+        figures = _figures((self._joins[n][1] for n in names), now, window)
         limit, limit_from = _limit(figures, self._settings)
+        done_limit = (2 * figures.p50 if figures.p50 and figures.count >= self._settings.min_joins
+                      else limit)
         joining, stragglers, unknown = [], [], 0
-        done_limit = 2 * figures.p50 if figures.p50 and figures.count >= \
-            self._settings.min_joins else limit
         for name in sorted(names):
             _, join, held = self._joins[name]
             if join.state == JOIN_COMING and join.joined is not None and not held:
                 joining.append(JoiningNode(name, join.stage, join.joined))
-                if now - join.joined > limit:
-                    stragglers.append(JoinStraggler(name, now - join.joined, join.stage, True))
-            elif join.state == JOIN_DONE and join.total is not None:
-                if join.total > done_limit and join.joined is not None and \
-                        join.joined >= now - 86400.0 * self._settings.window_days:
+            elif join.state == JOIN_DONE and join.total is not None and join.joined is not None:
+                if join.total > done_limit and join.joined >= now - window:
                     stragglers.append(JoinStraggler(name, join.total, _longest_stage(join),
                                                     False))
             elif join.state != JOIN_COMING:
                 unknown += 1
-        return PoolJoins(
+        base = PoolJoins(
             pool=pool, count=figures.count, p50=figures.p50, p90=figures.p90, max=figures.max,
             slowest_stage=_slowest(figures.stage_medians), stage_medians=figures.stage_medians,
-            limit=limit, limit_from=limit_from,
-            stragglers=tuple(sorted(stragglers, key=lambda s: (-s.seconds, s.node))),
+            limit=limit, limit_from=limit_from, stragglers=tuple(stragglers),
             joining=tuple(sorted(joining, key=lambda j: (j.since, j.node))),
-            unknown=unknown, nodes=tuple(sorted(names)),
-            window_days=self._settings.window_days)
+            unknown=unknown, nodes=tuple(sorted(names)), window_days=self._settings.window_days)
+        return replace(figures, base=base, joining=base.joining, limit=limit)
 
 
 def slow_join_findings(pools: Sequence[PoolJoins], views: Mapping[str, NodeView],
