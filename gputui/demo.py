@@ -105,6 +105,14 @@ class DemoCluster:
                 tick()
             time.sleep(0.05)
 
+    def hold(self) -> None:
+        """Run the emulated clock at real speed from now on, so what is read next shows the
+        cluster as it settled: at the settling speed (hundreds of times real time) the
+        second a full read takes would be minutes of emulated life, and a scenario caught
+        in the middle of something (a node still joining) would have moved on."""
+        if self.cluster is not None:
+            self.cluster.clock.set_speed(1.0)
+
     def stop(self) -> None:
         """Stop the emulated cluster and remove its kubeconfig; safe to call twice."""
         if self.cluster is not None:
@@ -202,6 +210,7 @@ def _watch_while_settling(demo: DemoCluster, target: KubeTarget, settings: Setti
 
     try:
         demo.settle(span, tick=read, tick_every=0.5)
+        demo.hold()
     finally:
         http.close()
     return tracker

@@ -84,6 +84,21 @@ class Settings:
     log_file: str | None = None
 
 
+#: settings read at the top level of the config (and ``GPUTUI_POOL_LABEL``...) that live in
+#: :class:`Thresholds` because the snapshot builder reads them there (see "Time to GPU" in
+#: the README):
+#:
+#: ``pool_label``: a node label naming the node's pool, tried before GKE's
+#: ``cloud.google.com/gke-nodepool``, EKS's ``eks.amazonaws.com/nodegroup``, Karpenter's
+#: ``karpenter.sh/nodepool`` and AKS's ``kubernetes.azure.com/agentpool``;
+#: ``join_window_days`` (7): the window of joins the per-pool figures are taken over;
+#: ``slow_join_minutes`` (15): ``slow-gpu-join`` past this while a pool has fewer than
+#: ``slow_join_min_joins`` (5) timed joins (its own p90 x 2 otherwise).
+JOIN_SETTINGS: Mapping[str, Any] = {"pool_label": "str", "join_window_days": "float",
+                                    "slow_join_minutes": "float",
+                                    "slow_join_min_joins": "float"}
+
+
 def _state_dir() -> Path:
     base = os.environ.get("XDG_STATE_HOME") or str(Path.home() / ".local" / "state")
     return Path(base) / "gputui"
@@ -131,13 +146,19 @@ def _apply(base: Settings, values: Mapping[str, Any], origin: str) -> Settings:
         if name == "thresholds":
             if not isinstance(value, Mapping):
                 raise SettingsError(f"{origin}: 'thresholds' must be a mapping")
-            tfields = {f.name for f in fields(Thresholds)}
+            tfields = {f.name: f for f in fields(Thresholds)}
             bad = [k for k in value if k.replace("-", "_") not in tfields]
             if bad:
                 raise SettingsError(f"{origin}: unknown threshold {bad[0]!r}")
             changes["thresholds"] = replace(
-                base.thresholds,
-                **{k.replace("-", "_"): _coerce(k, v, float) for k, v in value.items()})
+                changes.get("thresholds", base.thresholds),
+                **{k.replace("-", "_"): _coerce(k, v, tfields[k.replace("-", "_")].type)
+                   for k, v in value.items()})
+            continue
+        if name in JOIN_SETTINGS:  # top-level names for the time-to-GPU settings
+            changes["thresholds"] = replace(
+                changes.get("thresholds", base.thresholds),
+                **{name: _coerce(name, value, JOIN_SETTINGS[name])})
             continue
         if name not in known:
             raise SettingsError(f"{origin}: unknown setting {key!r}")

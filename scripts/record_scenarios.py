@@ -33,7 +33,8 @@ from gputui.sources.replay import Recording, log_key
 from gputui.sources.xids import read_xids
 
 SMALL = ("healthy", "driver-crashloop", "upgrade-rolling", "upgrade-failed",
-         "mig-reconfig-failed", "xid-storm", "validator-stuck", "time-slicing", "node-join")
+         "mig-reconfig-failed", "xid-storm", "validator-stuck", "time-slicing", "node-join",
+         "staggered-joins")
 MAX_LOGS = 6
 LOG_LINES = 60
 
@@ -66,6 +67,7 @@ def record(scenario: str, speed: float) -> Recording:
     target = demo.start()
     try:
         demo.settle(span)
+        demo.hold()  # read the cluster as it settled (a node still joining stays so)
         http = KubeHttp(target.configuration)
         try:
             objects = read_objects(target, http=http)

@@ -49,6 +49,8 @@ SHOTS = (
     Shot("findings", "upgrade-failed", ("4",), title=":findings"),
     Shot("help", "healthy", ("question_mark",), title="? help"),
     Shot("nodes-80x24", "upgrade-rolling", (), (80, 24), title="80x24"),
+    Shot("joins", "staggered-joins", ("colon", *"joins", "enter", "down", "enter"), (100, 28),
+         title=":joins: time to GPU per pool, then the pool's nodes"),
 )
 
 

@@ -59,6 +59,7 @@ GPU_NODE_UNMANAGED = "gpu-node-unmanaged"
 GPU_MISSING = "gpu-missing"
 ROW_REMAP_FAILURE = "row-remap-failure"
 SHARING_CONFIG_MISSING = "sharing-config-missing"
+SLOW_GPU_JOIN = "slow-gpu-join"
 
 _W, _C = Severity.WARNING, Severity.CRITICAL
 _ENTRIES = (
@@ -97,6 +98,9 @@ _ENTRIES = (
          "DCGM_FI_DEV_ROW_REMAP_FAILURE set: the GPU's memory cannot be trusted"),
     Code(SHARING_CONFIG_MISSING, _W, Pane.PIPELINE,
          "the device-plugin config label names a key its ConfigMap lacks"),
+    Code(SLOW_GPU_JOIN, _W, Pane.PIPELINE,
+         "a joining node still has no allocatable GPU past its pool's p90 x 2 (or the "
+         "configured limit); names the stage it is stuck in"),
 )
 
 #: code -> its entry, in the README's order.

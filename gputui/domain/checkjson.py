@@ -8,7 +8,8 @@ from __future__ import annotations
 from datetime import UTC, datetime
 from typing import Any
 
-from gputui.domain.model import ClusterSnapshot, Finding, NodeView
+from gputui.domain.join_model import STAGE_KEYS
+from gputui.domain.model import ClusterSnapshot, Finding, NodeJoin, NodeView, PoolJoins
 from gputui.domain.readgaps import health_unknowable
 
 #: exit status when what could not be read makes "healthy" unknowable (as "could not run")
@@ -35,12 +36,41 @@ def _node_json(node: NodeView) -> dict[str, Any]:
         "mig": {"config": node.mig_config, "state": node.mig_state},
         "pipeline": [{"operand": stage.operand, "status": stage.status.value,
                       "detail": stage.detail} for stage in node.pipeline.stages],
+        "join": _join_json(node.join),
     }
+
+
+def _join_json(join: NodeJoin | None) -> dict[str, Any] | None:
+    """The node's time to GPU: state, total seconds, its stage (joining), each stage's share."""
+    if join is None:
+        return None
+    return {"state": join.state, "seconds": _seconds(join.total), "stage": join.stage or None,
+            "observed": join.observed,
+            "stages": {key: _seconds(share) for key, share
+                       in zip(STAGE_KEYS, join.stage_seconds(), strict=True)}}
 
 
 def _finding_json(finding: Finding) -> dict[str, Any]:
     return {"code": finding.code, "severity": finding.severity.value, "node": finding.node,
             "message": finding.message, "hint": finding.hint, "nodes": list(finding.nodes)}
+
+
+def _seconds(value: float | None) -> int | None:
+    return None if value is None else round(value)
+
+
+def _pool_json(pool: PoolJoins, now: float) -> dict[str, Any]:
+    """One pool's time to GPU: figures over the window's timed joins, seconds."""
+    return {
+        "pool": pool.pool, "count": pool.count, "p50_s": _seconds(pool.p50),
+        "p90_s": _seconds(pool.p90), "max_s": _seconds(pool.max),
+        "slowest_stage": pool.slowest_stage or None,
+        "limit_s": _seconds(pool.limit), "unknown": pool.unknown,
+        "stragglers": [{"node": s.node, "seconds": _seconds(s.seconds), "stage": s.stage,
+                        "joining": s.joining} for s in pool.stragglers],
+        "joining": [{"node": j.node, "stage": j.stage, "elapsed_s": _seconds(now - j.since)}
+                    for j in pool.joining],
+    }
 
 
 def to_check_json(snapshot: ClusterSnapshot) -> dict[str, Any]:
@@ -55,6 +85,7 @@ def to_check_json(snapshot: ClusterSnapshot) -> dict[str, Any]:
         "findings": [_finding_json(finding) for finding in snapshot.findings],
         "unreadable": [{"resource": gap.resource, "reason": gap.reason, "hides": gap.hides,
                         "required": gap.required} for gap in snapshot.gaps],
+        "joins": [_pool_json(pool, snapshot.generated_at) for pool in snapshot.joins],
     }
 
 

@@ -12,6 +12,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from types import MappingProxyType
 
+from gputui.domain.join_model import JoiningNode, JoinStraggler, NodeJoin, PoolJoins
 from gputui.domain.readgaps import ReadGap, read_gaps
 from gputui.domain.upgrade_policy import UpgradePolicy
 from gputui.domain.views import (
@@ -40,14 +41,18 @@ __all__ = [
     "Finding",
     "GpuPod",
     "GpuResources",
+    "JoinStraggler",
+    "JoiningNode",
     "MigGpu",
     "MigInstance",
     "MigView",
+    "NodeJoin",
     "NodeMigView",
     "NodePipeline",
     "NodeUpgradeStatus",
     "NodeView",
     "PipelineStage",
+    "PoolJoins",
     "ResourceCount",
     "Severity",
     "SnapshotCounts",
@@ -372,6 +377,9 @@ class NodeView:
     #: the node is coming up within its grace (joining, rebooting, an operand restarting);
     #: None when its pipeline is ready, fails, is late or cannot be told
     coming_up: ComingUp | None = None
+    #: its way from joining to its first allocatable GPU (:mod:`gputui.domain.joins`);
+    #: None for a node that is not a GPU node, or while its pods are being listed
+    join: NodeJoin | None = None
 
     @property
     def paused_labels(self) -> tuple[DeployLabel, ...]:
@@ -408,6 +416,8 @@ class ClusterSnapshot:
     #: resource -> why it could not be read (``forbidden``, ``not-served``): see
     #: :mod:`gputui.domain.readgaps` for what each hides
     unreadable: Mapping[str, str] = field(default_factory=lambda: MappingProxyType({}))
+    #: time to GPU per pool (:mod:`gputui.domain.join_pools`), by pool name
+    joins: tuple[PoolJoins, ...] = ()
 
     @property
     def gaps(self) -> tuple[ReadGap, ...]:

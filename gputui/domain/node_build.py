@@ -9,10 +9,11 @@ from typing import Any
 
 from gputui.domain import labels as L
 from gputui.domain import nodes as N
-from gputui.domain.coming_up import judge
+from gputui.domain.coming_up import is_gpu_node, judge
 from gputui.domain.fastinit import maker
 from gputui.domain.findings import NodeContext, node_findings
 from gputui.domain.inputs import JsonDict
+from gputui.domain.joins import node_join
 from gputui.domain.mig import MigSpec
 from gputui.domain.model import NodePipeline, NodeView, UpgradeEvent, UpgradePolicy
 from gputui.domain.pipeline import build_pipeline
@@ -45,6 +46,8 @@ class NodeInputs:
     loading: bool = False
     #: those of them that could not be read (403): what rests on them is unknown
     unknown: tuple[str, ...] = ()
+    #: when gputui saw the node's GPUs become allocatable while it watched (None: it did not)
+    observed_allocatable: float | None = None
 
 
 def join_to_allocatable(created: float | None, pods: Sequence[PodInfo],
@@ -76,14 +79,14 @@ def _gpu_count(labels: Mapping[str, str]) -> int:
 
 
 def _base_fields(inputs: NodeInputs, basics: N.NodeBasics,
-                 pods: Sequence[PodInfo]) -> dict[str, Any]:
+                 pods: Sequence[PodInfo], pool_label: str = "") -> dict[str, Any]:
     """Every :class:`NodeView` field but findings and worst, as keyword arguments (the view
     is made twice, without and with findings: cheaper than ``dataclasses.replace``)."""
     labels = basics.labels
     strategy, replicas = N.sharing(labels)
     capable = N.mig_capable(labels)
     return {
-        "name": basics.name, "pool": N.pool_of(labels), "product": labels.get(L.GPU_PRODUCT, ""),
+        "name": basics.name, "pool": N.pool_of(labels, pool_label), "product": labels.get(L.GPU_PRODUCT, ""),
         "gpu_count": _gpu_count(labels),
         "resources": basics.resources, "driver_version": N.driver_version(labels),
         "kernel": basics.kernel, "os_image": basics.os_image, "ready": basics.ready,
@@ -119,10 +122,14 @@ def build_node(inputs: NodeInputs, thresholds: ThresholdsLike,
     """The node's view and the next time a threshold may change its findings (or None)."""
     pods = inputs.pods
     basics = N.read_basics(inputs.node)
-    fields = _base_fields(inputs, basics, pods)
+    fields = _base_fields(inputs, basics, pods, getattr(thresholds, "pool_label", ""))
     if inputs.loading:  # findings would rest on lists not read yet (see NodeView.loading)
         return _node_view(**fields, loading=True), None
     view = _node_view(**fields)
+    if is_gpu_node(view) and not view.unknown:
+        fields["join"] = node_join(basics.created, pods, basics.resources.allocatable,
+                                   inputs.observed_allocatable, now, view.upgrade_state,
+                                   view.gpu_count > 0)
     ctx = NodeContext(node=view, pods=pods, thresholds=thresholds, now=now,
                       label_times=MappingProxyType(dict(inputs.label_times)),
                       policy=inputs.upgrade_policy, event=inputs.event,

@@ -71,8 +71,11 @@ def read_basics(node: Mapping[str, Any]) -> NodeBasics:
         os_image=str(info.get("osImage", "")), resources=read_resources(node))
 
 
-def pool_of(labels: Mapping[str, str]) -> str:
-    """The node's pool: the first well-known pool label it carries."""
+def pool_of(labels: Mapping[str, str], pool_label: str = "") -> str:
+    """The node's pool: the configured pool label if it carries it, else the first
+    well-known pool label it carries (GKE, EKS, Karpenter, AKS...)."""
+    if pool_label and labels.get(pool_label):
+        return labels[pool_label]
     return next((labels[key] for key in L.POOL_LABELS if labels.get(key)), "")
 
 

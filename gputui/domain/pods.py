@@ -90,6 +90,9 @@ class PodInfo:
     #: node affinity); "" once ``node`` is set or when nothing pins it
     pinned_node: str = ""
     resource_version: str = ""
+    #: when the pod's ``Ready`` condition last turned True (its ``lastTransitionTime``, which
+    #: the kubelet moves only when the status changes); None while not Ready or unknown
+    ready_since: float | None = None
 
     @property
     def placement(self) -> str | None:
@@ -255,13 +258,17 @@ def _kubectl_status(phase: str, deleting: bool, inits: tuple[ContainerInfo, ...]
     return phase or "Unknown"
 
 
-def _unschedulable(status: JsonDict) -> str:
+def _conditions(status: JsonDict) -> tuple[str, float | None]:
+    """Why the pod is not scheduled ("" when it is) and when it last turned Ready (None
+    while it is not Ready, or when no time is recorded), in one pass over its conditions."""
+    unschedulable, ready_since = "", None
     for entry in _dict_list(status.get("conditions")):
-        if entry.get("type") == "PodScheduled":
-            if entry.get("status") == "False":
-                return str(entry.get("message") or entry.get("reason") or "unschedulable")
-            return ""
-    return ""
+        kind = entry.get("type")
+        if kind == "PodScheduled" and entry.get("status") == "False":
+            unschedulable = str(entry.get("message") or entry.get("reason") or "unschedulable")
+        elif kind == "Ready" and entry.get("status") == "True":
+            ready_since = _parse_time(entry.get("lastTransitionTime"))
+    return unschedulable, ready_since
 
 
 def _affinity_node(spec: JsonDict) -> str:
@@ -334,6 +341,7 @@ def read_pod(pod: Mapping[str, Any]) -> PodInfo:
     for container in mains:
         restarts += container.restarts
     node = _text(spec.get("nodeName") or "")
+    unschedulable, ready_since = _conditions(status) if "conditions" in status else ("", None)
     return _pod_info(
         str(meta.get("name", "")), _text(meta.get("namespace", "")),
         node, phase, _labels(meta.get("labels")),
@@ -341,8 +349,8 @@ def read_pod(pod: Mapping[str, Any]) -> PodInfo:
         phase == "Running" and bool(mains) and all(c.ready for c in mains), restarts,
         _parse_time(status.get("startTime")), _parse_time(meta.get("creationTimestamp")),
         deleting, inits, mains, _gpu_requests(spec), _text(owner.get("kind", "")),
-        _text(owner.get("name", "")), _unschedulable(status),
-        "" if node else _pinned_node(spec), str(meta.get("resourceVersion") or ""))
+        _text(owner.get("name", "")), unschedulable,
+        "" if node else _pinned_node(spec), str(meta.get("resourceVersion") or ""), ready_since)
 
 
 def as_pod_info(pod: PodInfo | Mapping[str, Any]) -> PodInfo:
@@ -397,9 +405,15 @@ def pod_to_dict(pod: PodInfo) -> JsonDict:
     status: JsonDict = {"phase": pod.phase} if pod.phase else {}
     if pod.start_time is not None:
         status["startTime"] = _timestamp(pod.start_time)
+    conditions: list[JsonDict] = []
     if pod.unschedulable:
-        status["conditions"] = [{"type": "PodScheduled", "status": "False",
-                                 "message": pod.unschedulable}]
+        conditions.append({"type": "PodScheduled", "status": "False",
+                           "message": pod.unschedulable})
+    if pod.ready_since is not None:
+        conditions.append({"type": "Ready", "status": "True",
+                           "lastTransitionTime": _timestamp(pod.ready_since)})
+    if conditions:
+        status["conditions"] = conditions
     for spec_key, status_key, containers in (
             ("initContainers", "initContainerStatuses", pod.init_containers),
             ("containers", "containerStatuses", pod.containers)):

@@ -19,6 +19,7 @@ from collections.abc import Collection, Mapping, Sequence
 from dataclasses import dataclass, replace
 
 from gputui.domain import kube
+from gputui.domain.catalogue import SLOW_GPU_JOIN
 from gputui.domain.coming_up import ComingUpTracker
 from gputui.domain.daemonsets import driver_generations, summarize_daemonsets
 from gputui.domain.findings_cluster import (
@@ -30,6 +31,8 @@ from gputui.domain.findings_metrics import metric_findings
 from gputui.domain.findings_upgrade import required_stalled, upgrade_blocked
 from gputui.domain.fleet import Fleet, finding_order
 from gputui.domain.inputs import ClusterObjects, GpuHealth, JsonDict, XidEvent
+from gputui.domain.join_pools import JoinSettings, JoinTracker, slow_join_findings
+from gputui.domain.joins import AllocatableObserver
 from gputui.domain.labels import DEVICE_PLUGIN_CONFIG, MIG_CONFIG
 from gputui.domain.mig import MigSpec, config_source
 from gputui.domain.model import (
@@ -38,6 +41,7 @@ from gputui.domain.model import (
     DaemonSetSummary,
     Finding,
     NodeView,
+    PoolJoins,
     UpgradeEvent,
     UpgradePolicy,
     UpgradeView,
@@ -121,6 +125,9 @@ class SnapshotBuilder:
         self._configmaps: dict[tuple[str, str], JsonDict] | None = None
         self._xid_nodes: set[str] = set()
         self._coming = ComingUpTracker()
+        self._joins = JoinTracker(JoinSettings.of(thresholds))
+        self._observer = AllocatableObserver()
+        self._slow: set[str] = set()
 
     def build(self, objects: ClusterObjects, now: float,
               changed_nodes: Collection[str] | None = None) -> ClusterSnapshot:
@@ -161,6 +168,10 @@ class SnapshotBuilder:
         todo = None if full else ({*(changed_nodes or ()), *touched, *event_nodes,
                                    *(mig_nodes or ())})
         nodes = self._nodes(objects, now, todo, shared, events)
+        joins = self._joins.pools(now)
+        if not shared.loading:
+            self._slow_joins(joins, now)
+            nodes = self._fleet.nodes()
         groups = driver_policies(policy, objects.nvidia_drivers)
         upgrade = self._upgrades.view(upgrade_policy, policy.sandbox_workloads, daemonsets,
                                       events, now, groups)
@@ -179,7 +190,7 @@ class SnapshotBuilder:
             daemonsets=daemonsets, counts=self._fleet.counts(upgrade.in_progress),
             forbidden=objects.forbidden, loading=objects.loading, unreadable=unreadable,
             sharing_configs=sharing_config_names(objects.configmaps, namespace,
-                                                 policy.device_plugin_config))
+                                                 policy.device_plugin_config), joins=joins)
 
     def _normal_life(self, upgrade: UpgradeView, cluster: Sequence[Finding]) -> tuple[str, str]:
         """(what explains a notReady ClusterPolicy as normal life, the node findings it is
@@ -207,6 +218,24 @@ class SnapshotBuilder:
             parts.append(coming)
         return " and ".join(parts), self._coming.blame()
 
+    def _slow_joins(self, joins: Sequence[PoolJoins], now: float) -> None:
+        """Put ``slow-gpu-join`` on the nodes still joining past their pool's limit (and take
+        it off those no longer so): a node's own finding, though the limit comes from its
+        pool, so the node list, the header and describe show it like any other."""
+        found = {f.node: f for f in slow_join_findings(joins, self._fleet.views, now) if f.node}
+        for name in sorted(self._slow | found.keys()):
+            view = self._fleet.views.get(name)
+            if view is None:
+                continue
+            kept = tuple(f for f in view.findings if f.code != SLOW_GPU_JOIN)
+            new = found.get(name)
+            findings = tuple(sorted(kept + ((new,) if new is not None else ()),
+                                    key=lambda f: -f.severity.rank))
+            if findings != view.findings:
+                self._publish(name, replace(view, findings=findings,
+                                            worst=findings[0].severity if findings else None))
+        self._slow = set(found)
+
     def _read_events(self, source: Sequence[JsonDict]) -> tuple[dict[str, UpgradeEvent],
                                                                  set[str]]:
         """The last upgrade event per node, and the nodes whose last event changed."""
@@ -225,6 +254,7 @@ class SnapshotBuilder:
         if todo is None:
             self._entries, self._deadlines, self._xid_nodes = {}, [], set()
             self._fleet, self._mig, self._coming = Fleet(), MigTracker(), ComingUpTracker()
+            self._joins, self._slow = JoinTracker(JoinSettings.of(self._thresholds)), set()
             self._upgrades.reset()
             todo = set(objects.nodes)
         else:
@@ -262,9 +292,11 @@ class SnapshotBuilder:
         self._fleet.put(name, view)
         self._upgrades.put(name, view)
         self._coming.put(name, view)
+        self._joins.put(name, view)
 
     def _forget(self, name: str) -> None:
         del self._entries[name]
+        self._observer.forget(name)
         self._publish(name, None)
         self._mig.put(name, None, None, None, {})
 
@@ -290,7 +322,8 @@ class SnapshotBuilder:
             event=event, driver_generations=generations,
             mig_configs=mig[0] if mig else None, mig_specs=mig[1] if mig else None,
             loading=shared.loading,
-            unknown=shared.unknown, sharing_configs=self._sharing_configs(objects, name, shared))
+            unknown=shared.unknown, sharing_configs=self._sharing_configs(objects, name, shared),
+            observed_allocatable=self._observer.see(name, objects.nodes[name], now))
         view, recheck_at = build_node(inputs, self._thresholds, now)
         return _Entry(view, recheck_at, event)
 

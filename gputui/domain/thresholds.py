@@ -89,6 +89,17 @@ class DomainThresholds:
     #: an XID that appeared within this window has its meaning's severity; an older one, or
     #: one of unknown age, is ``info`` (not an upstream limit: how far back "current" reaches)
     xid_lookback_minutes: float = 60.0
+    #: a joining node still without an allocatable GPU this long is ``slow-gpu-join`` while
+    #: its pool has too few timed joins for its own p90 x 2 to say (not an upstream limit:
+    #: a join takes about 5 to 10 min when the driver compiles on the node)
+    slow_join_minutes: float = 15.0
+    #: timed joins a pool needs (in the window) before its p90 x 2 is the limit
+    slow_join_min_joins: float = 5.0
+    #: the window of joins the per-pool time-to-GPU figures are taken over
+    join_window_days: float = 7.0
+    #: a node label naming the node's pool, tried before the providers' own
+    #: (``cloud.google.com/gke-nodepool``, ``eks.amazonaws.com/nodegroup``...); "" for none
+    pool_label: str = ""
 
 
 DEFAULT_THRESHOLDS = DomainThresholds()
@@ -102,4 +113,8 @@ SOURCES: dict[str, str] = {
     "upgrade_stalled_minutes": "past every upgrade step's own limit",
     "mig_pending_minutes": "mig-manager's 5 min wait for GPU clients, twice",
     "xid_lookback_minutes": "gputui's XID lookback (a setting)",
+    "slow_join_minutes": "gputui's limit for a join while the pool has few (a setting)",
+    "slow_join_min_joins": "joins a pool needs for its own p90 (a setting)",
+    "join_window_days": "the window of the time-to-GPU figures (a setting)",
+    "pool_label": "the node label naming its pool (a setting)",
 }

@@ -9,7 +9,8 @@ A scenario file (``gputui/sim/scenarios/<name>.yaml``, shipped in the wheel) has
     extraClusterPolicies: [name, ...]  # more ClusterPolicies (they become ``ignored``)
     devicePluginConfig: {name: CM, default: KEY, data: {KEY: "<device-plugin v1 yaml>"}}
     nodePools: [{name, prefix, count, gpu, gpusPerNode, migConfig, driver: operator|host,
-                 deviceConfig, kernel, os: {id, version}, converged, cordoned, labels}]
+                 deviceConfig, kernel, os: {id, version}, converged, cordoned, labels,
+                 driverBuild}]
     workloads: [{name, namespace, pool, count, gpus, labels, runSeconds, startedAgo, pdb,
                  drainSkip}]
     timeline: [{at: 30s, action: ACTION, ...fields}]
@@ -18,7 +19,8 @@ Timeline actions (fields): ``kernel-update`` (pool or node, kernel, breaksDriver
 (pool|node, reason: kernel-headers|driver-in-use, nextStart), ``validator-stuck`` (pool|node),
 ``xid`` (node, gpu, code), ``row-remap-failure`` (node, gpu), ``mig-config`` (pool|node,
 config), ``mig-fail`` (pool|node),
-``driver-version`` (version), ``join`` (pool, count), ``cordon`` (node),
+``driver-version`` (version), ``join`` (pool, count, driverBuild: how long these nodes'
+first driver build takes, else the pool's ``driverBuild``, 5m by default), ``cordon`` (node),
 ``driver-unscheduled`` (node|pool: NotReady, driver pod Pending without a node),
 ``upgrade-policy`` (policy: fields merged into ``spec.driver.upgradePolicy``).
 A node reference is a node name or ``POOL/INDEX`` (``h100/0`` = first node of pool h100).
@@ -80,6 +82,8 @@ class Pool:
     converged: bool = True
     cordoned: int = 0
     labels: dict[str, str] = field(default_factory=dict)
+    #: seconds a joining node's first driver build takes (image pull, headers, compile)
+    driver_build: float = 300.0
 
 
 @dataclass(frozen=True)
@@ -130,7 +134,7 @@ ACTIONS: dict[str, set[str]] = {
     "mig-config": {"pool", "node", "config"},
     "mig-fail": {"pool", "node"},
     "driver-version": {"version"},
-    "join": {"pool", "count"},
+    "join": {"pool", "count", "driverBuild"},
     "cordon": {"node"},
     "driver-unscheduled": {"node", "pool"},
     "upgrade-policy": {"policy"},
@@ -141,7 +145,8 @@ TOP_KEYS = {"summary", "settleSeconds", "namespace", "clusterPolicy", "extraClus
 POOL_KEYS = {"name": "name", "prefix": "prefix", "count": "count", "gpu": "gpu",
              "gpusPerNode": "gpus_per_node", "migConfig": "mig_config", "driver": "driver",
              "deviceConfig": "device_config", "kernel": "kernel", "converged": "converged",
-             "cordoned": "cordoned", "labels": "labels", "os": None}
+             "cordoned": "cordoned", "labels": "labels", "os": None,
+             "driverBuild": "driver_build"}
 WORKLOAD_KEYS = {"name": "name", "pool": "pool", "count": "count", "gpus": "gpus",
                  "namespace": "namespace", "labels": "labels", "runSeconds": "run_seconds",
                  "startedAgo": "started_ago", "pdb": "pdb", "drainSkip": "drain_skip",
@@ -282,6 +287,8 @@ def _pool(data: Any, where: str) -> Pool:
     for attr in ("count", "gpus_per_node", "cordoned"):
         if attr in kwargs:
             _typed(kwargs[attr], int, f"{where}: {attr}")
+    if "driver_build" in kwargs:
+        kwargs["driver_build"] = parse_duration(kwargs["driver_build"], f"{where}: driverBuild")
     os_info = _check_keys(data.get("os") or {}, {"id", "version"}, f"{where}: os")
     if os_info:
         kwargs["os_id"] = str(os_info.get("id", "ubuntu"))
@@ -316,6 +323,8 @@ def _event(data: Any, where: str) -> TimelineEvent:
         raise ScenarioError(f"{where}: unknown action {action!r} (known: {', '.join(ACTIONS)})")
     _check_keys(data, ACTIONS[action] | {"at", "action"}, f"{where} ({action})")
     args = {k: v for k, v in data.items() if k not in ("at", "action")}
+    if action == "join" and "driverBuild" in args:
+        args["driverBuild"] = parse_duration(args["driverBuild"], f"{where}: driverBuild")
     return TimelineEvent(parse_duration(data.get("at", 0), f"{where}: at"), action, args)
 
 

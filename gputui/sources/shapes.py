@@ -131,6 +131,8 @@ class _PodCondition(TypedDict, total=False):
     status: str
     reason: str
     message: str
+    #: when ``Ready`` last turned True: how a join's stages are timed (domain/joins.py)
+    lastTransitionTime: str
 
 
 class _ContainerStatus(TypedDict, total=False):

@@ -52,6 +52,7 @@ from gputui.ui.screens.base import GpuScreen, view_modes
 from gputui.ui.screens.command_line import CommandLine
 from gputui.ui.screens.findings import FindingsScreen
 from gputui.ui.screens.help import HelpScreen
+from gputui.ui.screens.joins import JoinsScreen
 from gputui.ui.screens.mig import MigScreen
 from gputui.ui.screens.nodes import NodesScreen
 from gputui.ui.screens.operations import OperationsScreen
@@ -83,8 +84,8 @@ class GpuTuiApp(PodLogFlow, ActionFlow, QuietCrash):
     CSS_PATH = stylesheet_paths()
     COMMANDS = {GpuCommands}  # noqa: RUF012 - a Textual class attribute
     BINDINGS = bindings_for("global")
-    MODES = view_modes(nodes=NodesScreen, findings=FindingsScreen,
-                       upgrades=UpgradesScreen, mig=MigScreen, ops=OperationsScreen)
+    MODES = view_modes(nodes=NodesScreen, findings=FindingsScreen, upgrades=UpgradesScreen,
+                       mig=MigScreen, joins=JoinsScreen, ops=OperationsScreen)
     DEFAULT_MODE = "nodes"
     #: role colours of the active theme, built once per theme change and handed down
     palette: Palette = PLAIN

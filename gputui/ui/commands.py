@@ -28,11 +28,12 @@ from gputui.actions.registry import ACTIONS
 
 #: scopes, in the order help lists them
 SCOPES: Final = ("global", "nodes", "actions", "pipeline", "findings", "upgrades", "mig",
-                  "pod_log", "confirm", "prompt", "command_line", "help", "ops", "ask")
+                  "joins", "pod_log", "confirm", "prompt", "command_line", "help", "ops", "ask")
 SCOPE_TITLES: Final = {"global": "Everywhere", "nodes": "Node list",
                        "actions": "Actions",
                        "pipeline": "Pipeline pane", "findings": "Findings",
-                       "upgrades": "Upgrade lanes", "mig": "MIG", "pod_log": "Pod log",
+                       "upgrades": "Upgrade lanes", "mig": "MIG", "joins": "Time to GPU",
+                       "pod_log": "Pod log",
                        "confirm": "Confirmation dialog", "prompt": "Action prompts",
                        "command_line": "Command line (:)", "help": "Help",
                        "ops": "Operations (:ops)", "ask": "Questions (stop, quit)"}
@@ -92,6 +93,9 @@ COMMANDS: Final[tuple[Command, ...]] = (
     _c("view_ops", "", "Operations", "Running and finished actions of this session, newest "
        "first; enter: live progress, x: stop.", "global", "switch_view('ops')",
        ("ops", "operations")),
+    _c("view_joins", "", "Time to GPU", "Join to first allocatable GPU per pool (p50, p90, "
+       "max, slowest stage, stragglers); Enter for a pool's nodes.", "global",
+       "switch_view('joins')", ("joins", "join", "ttg")),
     _c("back", "escape", "Back", "Close this view, or clear the filter and marks.", "global",
        "back"),
     _c("focus_next", "tab", "Next pane", "Move focus to the next pane.", "global",
@@ -144,6 +148,10 @@ COMMANDS: Final[tuple[Command, ...]] = (
        "mig", "open_node", show=True, palette=False),
     _c("mig.log", "l", "MIG manager log", "Open the selected node's mig-manager pod log.",
        "mig", "open_log", show=True, palette=False),
+    _c("joins.open_pool", "enter", "Nodes", "Show the selected pool's nodes.", "joins",
+       "open_pool", palette=False),
+    _c("joins.open_node", "p", "Pipeline", "Open the selected node's operand pipeline.",
+       "joins", "open_node", show=True, palette=False),
     _c("pod_log.close", "escape,q", "Close", "Close the pod log.", "pod_log", "close",
        show=True, palette=False),
     _c("pod_log.reload", "r", "Reload", "Read the log and events again.", "pod_log", "reload",

@@ -65,3 +65,29 @@ def test_grace_periods_can_be_overridden_and_feed_the_findings(tmp_path: Path) -
         bad = tmp_path / "bad.yaml"
         bad.write_text("thresholds: {driver_minutes: 40}\n")
         load_settings(bad, environ={}, flags={})
+
+
+def test_time_to_gpu_settings_at_the_top_level(tmp_path: Path) -> None:
+    """``pool_label`` and the join settings read at the top level (file and environment)
+    and reach the domain through the thresholds; a bad value is one line."""
+    config = tmp_path / "config.yaml"
+    config.write_text("pool_label: example.com/gpu-pool\njoin_window_days: 3\n"
+                      "thresholds: {slow-join-minutes: 20}\n")
+    settings = load_settings(config, environ={"GPUTUI_SLOW_JOIN_MIN_JOINS": "8"}, flags={})
+    t = settings.thresholds
+    assert (t.pool_label, t.join_window_days, t.slow_join_minutes, t.slow_join_min_joins) == (
+        "example.com/gpu-pool", 3.0, 20.0, 8.0)
+    with pytest.raises(SettingsError) as error:
+        load_settings(None, environ={"GPUTUI_JOIN_WINDOW_DAYS": "a week"}, flags={})
+    assert "invalid value 'a week'" in str(error.value)
+
+
+def test_the_pool_label_setting_names_the_pool() -> None:
+    from gputui.domain.nodes import pool_of
+
+    labels = {"cloud.google.com/gke-nodepool": "gke-pool", "example.com/gpu-pool": "mine"}
+    assert pool_of(labels) == "gke-pool"
+    assert pool_of(labels, "example.com/gpu-pool") == "mine"
+    assert pool_of({"eks.amazonaws.com/nodegroup": "ng"}, "example.com/gpu-pool") == "ng"
+    assert pool_of({"kubernetes.azure.com/agentpool": "ak"}) == "ak"
+    assert pool_of({"karpenter.sh/nodepool": "kp"}) == "kp"

@@ -19,13 +19,14 @@ from gputui.domain import (
     findings_mig,
     findings_pipeline,
     findings_upgrade,
+    join_pools,
     sharing,
 )
 from gputui.domain.catalogue import CATALOGUE, Pane
 from gputui.domain.model import Finding, Severity
 
 RULE_MODULES = (findings, findings_cluster, findings_metrics, findings_mig, findings_pipeline,
-                findings_upgrade, sharing)
+                findings_upgrade, sharing, join_pools)
 README = Path(__file__).resolve().parents[2] / "README.md"
 
 

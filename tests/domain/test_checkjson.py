@@ -19,10 +19,30 @@ CODES = set(CATALOGUE)
 RFC3339 = re.compile(r"^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(\.\d+)?(Z|[+-]\d{2}:\d{2})$")
 
 
+JOIN_STATES = {"done", "joining", "unknown"}
+STAGES = ("driver", "toolkit", "validations", "device-plugin")
+
+
+def check_pool(pool: dict[str, Any]) -> None:
+    """One pool's time-to-GPU figures (``joins``)."""
+    assert set(pool) == {"pool", "count", "p50_s", "p90_s", "max_s", "slowest_stage",
+                         "limit_s", "unknown", "stragglers", "joining"}
+    assert isinstance(pool["pool"], str) and isinstance(pool["count"], int)
+    for key in ("p50_s", "p90_s", "max_s"):
+        assert (pool[key] is None) == (pool["count"] == 0)
+    assert pool["slowest_stage"] in (None, *STAGES)
+    for straggler in pool["stragglers"]:
+        assert set(straggler) == {"node", "seconds", "stage", "joining"}
+    for joining in pool["joining"]:
+        assert set(joining) == {"node", "stage", "elapsed_s"} and joining["stage"] in STAGES
+
+
 def check_schema(doc: dict[str, Any]) -> None:
     """Assert the exact shape of the contract object (keys, types, value sets)."""
     assert set(doc) == {"context", "generated_at", "cluster_policy", "nodes", "findings",
-                        "unreadable"}
+                        "unreadable", "joins"}
+    for pool in doc["joins"]:
+        check_pool(pool)
     for gap in doc["unreadable"]:
         assert set(gap) == {"resource", "reason", "hides", "required"}
         assert gap["reason"] in REASONS and gap["hides"] and isinstance(gap["required"], bool)
@@ -32,7 +52,12 @@ def check_schema(doc: dict[str, Any]) -> None:
     assert all(isinstance(s, str) for s in cp["not_ready_states"])
     for node in doc["nodes"]:
         assert set(node) == {"name", "ready", "cordoned", "gpu_product", "gpus",
-                             "driver_version", "kernel", "upgrade_state", "mig", "pipeline"}
+                             "driver_version", "kernel", "upgrade_state", "mig", "pipeline",
+                             "join"}
+        if node["join"] is not None:
+            assert set(node["join"]) == {"state", "seconds", "stage", "observed", "stages"}
+            assert node["join"]["state"] in JOIN_STATES
+            assert set(node["join"]["stages"]) == set(STAGES)
         assert isinstance(node["ready"], bool) and isinstance(node["cordoned"], bool)
         assert set(node["gpus"]) == {"count", "capacity", "allocatable"}
         assert all(isinstance(v, int) for v in node["gpus"].values())

@@ -231,8 +231,11 @@ class Operator:
         """The workload pods running on ``node`` (what the exporter's pod mapping sees)."""
         return [t for t in self.workloads.pods.values() if t.node == node and not t.done]
 
-    def add_nodes(self, pool_name: str, count: int) -> list[str]:
-        """New nodes join a pool now (timeline ``join``)."""
+    def add_nodes(self, pool_name: str, count: int,
+                  driver_build: float | None = None) -> list[str]:
+        """New nodes join a pool now (timeline ``join``); their first driver build takes
+        ``driver_build`` seconds (the pool's own when None)."""
         pool = self.world.pools[pool_name]
         now = self.world.clock.now()
-        return [nodectl.add_node(self.world, pool, now, converged=False).name for _ in range(count)]
+        return [nodectl.add_node(self.world, pool, now, converged=False,
+                                 driver_build=driver_build).name for _ in range(count)]

@@ -25,10 +25,11 @@ JOIN_DRIVER_BUILD_SECONDS = 300.0
 
 def first_build_wait(node: NodeRun, c: ContainerRun, now: float) -> float | None:
     """When the driver container of a joining node may finish its first build, while that
-    is still ahead; None when the node is not on its first build (or it is over)."""
+    is still ahead; None when the node is not on its first build (or it is over). How long
+    it takes is the node's own (its pool's ``driverBuild``, or the join's)."""
     if not node.first_build:
         return None
-    due = (c.started_at or now) + JOIN_DRIVER_BUILD_SECONDS
+    due = (c.started_at or now) + node.first_build_seconds
     if now < due:
         return due
     node.first_build = False

@@ -22,11 +22,18 @@ from gputui.sim.scenario import Pool
 
 Obj = dict[str, Any]
 READY_AFTER, NFD_AFTER = 10.0, 15.0
+#: how long before the scenario's start a converged node joined (plus an hour per index)
+CONVERGED_AGE_S = 20 * 86400.0
 HOST_DRIVER_VERSION = "550.163.01"
 
 
-def add_node(world: World, pool: Pool, now: float, converged: bool) -> NodeRun:
-    """Register a new node of ``pool`` (joining, or already converged at scenario start)."""
+def add_node(world: World, pool: Pool, now: float, converged: bool,
+             driver_build: float | None = None) -> NodeRun:
+    """Register a new node of ``pool`` (joining, or already converged at scenario start).
+
+    A converged node joined weeks before the scenario starts (its creationTimestamp says
+    so) and its operand pods were made since (a driver upgrade recreates them), as in a
+    cluster that has run a while: its join predates what the pods record."""
     index = len(world.pool_members[pool.name])
     from gputui.sim.operator.hardware import node_suffix
     name, salt = f"{pool.prefix}-{node_suffix(f'{pool.name}/{index}')}", 0
@@ -38,6 +45,7 @@ def add_node(world: World, pool: Pool, now: float, converged: bool) -> NodeRun:
     if run.host_driver:
         run.driver_loaded = HOST_DRIVER_VERSION
     run.first_build = not converged and not run.host_driver  # see joining.py
+    run.first_build_seconds = pool.driver_build if driver_build is None else driver_build
     world.nodes[name] = run
     world.pool_members[pool.name].append(name)
     labels = dict(pool.labels)
@@ -53,6 +61,9 @@ def add_node(world: World, pool: Pool, now: float, converged: bool) -> NodeRun:
         annotations = _converged_labels(world, run, pool, labels, now)
         run.phase = "labelled"
     obj = nodes.node_object(run, own, world.clock.rfc3339(now), converged, cordoned)
+    if converged:
+        age = CONVERGED_AGE_S + 3600.0 * (run.index % 240)
+        obj["metadata"]["creationTimestamp"] = world.clock.rfc3339(now - age)
     if converged and world.policy_spec() and labels.get(K.DEPLOY_PREFIX + "device-plugin") == "true":
         capacity, healthy = _resources(world, run, labels)
         obj["status"]["capacity"].update({k: str(v) for k, v in capacity.items()})
@@ -238,6 +249,8 @@ def publish(world: World, run: NodeRun, now: float) -> None:
     up = plugin is not None and plugin.initialized and all(
         c.ready for c in plugin.main if c.name != "config-manager")
     _write_resources(world, run.name, capacity if up else None, healthy if up else None)
+    if up and run.allocatable_at is None and any(healthy.values()):
+        run.allocatable_at = now  # what a test holds gputui's time to GPU to
 
 
 def _write_resources(world: World, name: str, capacity: dict[str, int] | None,

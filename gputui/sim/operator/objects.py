@@ -152,11 +152,19 @@ def pod_status(run: PodRun, node: NodeRun, images: dict[str, str], rfc: Any, now
 
 
 def _conditions(run: PodRun, rfc: Any, now: float) -> list[Obj]:
-    stamp = rfc(run.step_started or run.created_at)
+    """The pod's conditions, each with the time its status last changed: the kubelet's
+    status manager (kubernetes ``pkg/kubelet/status/status_manager.go``,
+    ``updateLastTransitionTime``) keeps ``lastTransitionTime`` while a condition's status
+    stays the same and sets it to now when it flips, so ``Ready`` says when the pod last
+    became ready, not when it was last written."""
+    run.transitions.setdefault("PodScheduled", (True, run.created_at))  # bound as created
 
     def cond(kind: str, ok: bool, reason: str | None = None) -> Obj:
+        before = run.transitions.get(kind)
+        if before is None or before[0] != ok:
+            before = run.transitions[kind] = (ok, now)
         entry: Obj = {"type": kind, "status": "True" if ok else "False",
-                      "lastProbeTime": None, "lastTransitionTime": stamp}
+                      "lastProbeTime": None, "lastTransitionTime": rfc(before[1])}
         if not ok and reason:
             entry["reason"] = reason
         return entry

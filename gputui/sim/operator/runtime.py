@@ -47,6 +47,9 @@ class PodRun:
     ip: str = ""
     child: str = ""                      # the nvidia-cuda-validator pod it launched
     child_started: float = 0.0
+    #: condition type -> (status, lastTransitionTime): the kubelet's status manager keeps a
+    #: condition's transition time until its status changes
+    transitions: dict[str, tuple[bool, float]] = field(default_factory=dict)
 
     @property
     def initialized(self) -> bool:
@@ -98,6 +101,8 @@ class NodeRun:
     mig_fail_next: bool = False
     driver_blocked: bool = False          # its driver pod cannot be scheduled (#688)
     first_build: bool = False             # joined: its first driver build takes minutes
+    first_build_seconds: float = 300.0    # how long that first build takes (joining.py)
+    allocatable_at: float | None = None   # when the kubelet first listed its GPUs
     mig_applied_label: str | None = None  # last mig.config value the MIG manager handled
     mig_job: dict[str, float | str] | None = None
     sharing_applied: Sharing | None = None  # the config the running device plugin uses

@@ -9,13 +9,15 @@ from typing import Any, Protocol
 from gputui.sim.operator import keys as K
 from gputui.sim.operator import reboot
 from gputui.sim.operator.world import ALL_NODES, STATUS, World
+from gputui.sim.scenario import parse_duration
 
 
 class AddsNodes(Protocol):
     """What the timeline asks of the operator (:class:`gputui.sim.operator.core.Operator`):
     a protocol, not an import of it, since the operator imports the timeline it plays."""
 
-    def add_nodes(self, pool_name: str, count: int) -> list[str]: ...
+    def add_nodes(self, pool_name: str, count: int,
+                  driver_build: float | None = None) -> list[str]: ...
 
 
 #: a timeline action's handler: the Timeline and the event's fields
@@ -174,7 +176,10 @@ class Timeline:
                                 manager="kubectl-patch")
 
     def do_join(self, args: dict[str, Any]) -> None:
-        self.operator.add_nodes(str(args["pool"]), int(args.get("count", 1)))
+        build = args.get("driverBuild")
+        self.operator.add_nodes(str(args["pool"]), int(args.get("count", 1)),
+                                parse_duration(build, "join: driverBuild")
+                                if build is not None else None)
 
     def do_cordon(self, args: dict[str, Any]) -> None:
         for name in self.world.resolve(args):

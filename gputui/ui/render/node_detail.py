@@ -17,6 +17,7 @@ from rich.text import Text
 
 from gputui.domain.model import DriverOwnership, Finding, NodeView
 from gputui.domain.timefmt import duration
+from gputui.ui.render.joins import join_value
 from gputui.ui.render.style import (
     HELD_LOOK,
     PLAIN,
@@ -168,11 +169,8 @@ def findings_block(node: NodeView, palette: Palette = PLAIN,
 
 
 def join_text(node: NodeView, now: float) -> str:
-    """``joined 30 d ago · GPUs allocatable 6 min after join``."""
-    joined = f"joined {duration(now - node.created)} ago" if node.created is not None else ""
-    ready = (f"GPUs allocatable {duration(node.join_to_allocatable_seconds)} after join"
-             if node.join_to_allocatable_seconds is not None else "GPUs not allocatable yet")
-    return " · ".join(p for p in (joined, ready) if p)
+    """``joined 30 d ago`` (how long it took to GPUs is the ``JOIN`` row)."""
+    return f"joined {duration(now - node.created)} ago" if node.created is not None else "—"
 
 
 def render_node_detail(node: NodeView | None, now: float, palette: Palette = PLAIN,
@@ -192,6 +190,7 @@ def render_node_detail(node: NodeView | None, now: float, palette: Palette = PLA
     facts.add_row("MIG", mig_text(node, now, palette))
     facts.add_row("sharing", sharing_text(node))
     facts.add_row("lifecycle", join_text(node, now))
+    facts.add_row("JOIN", join_value(node, now, palette))  # time to GPU (render/joins.py)
     return Group(facts, Text(""), Text(f"GPU pods ({len(node.gpu_pods)})", style="bold"),
                  pods_table(node, now, palette), Text(""),
                  Text(f"Findings ({len(node.findings) + len(cluster)})", style="bold"),

@@ -19,6 +19,7 @@ from gputui.domain.model import (
     MigGpu,
     MigInstance,
     MigView,
+    NodeJoin,
     NodeMigView,
     NodePipeline,
     NodeUpgradeStatus,
@@ -134,6 +135,8 @@ def broken_node() -> NodeView:
         sharing_strategy="none", sharing_replicas=1,
         gpu_pods=(GpuPod("trainer-7d9f-0", "ml", "Pending", 8, None),),
         created=NOW - 86400 * 30, join_to_allocatable_seconds=412.0,
+        join=NodeJoin("unknown", NOW - 86400 * 30,
+                      why_unknown="its operand pods were made or restarted after it joined"),
         pipeline=broken_pipeline(), findings=(finding, unavailable), worst=Severity.CRITICAL)
 
 
@@ -149,7 +152,13 @@ def healthy_node() -> NodeView:
         gpu_pods=(GpuPod("trainer-7d9f-1", "ml", "Running", 8, NOW - 31 * 3600,
                          MappingProxyType({"app": "trainer"}), ("nvidia.com/gpu",)),),
         created=NOW - 86400 * 30, join_to_allocatable_seconds=388.0,
+        join=_joined(NOW - 86400 * 30, 250.0, 262.0, 300.0, 388.0),
         pipeline=healthy_pipeline())
+
+
+def _joined(at: float, *ends: float) -> NodeJoin:
+    """A join done: each stage's end, seconds after ``at``."""
+    return NodeJoin("done", at, tuple(at + end for end in ends), at + ends[-1])
 
 
 def pipeline_snapshot() -> ClusterSnapshot:

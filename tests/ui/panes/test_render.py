@@ -174,7 +174,14 @@ def test_node_detail_puts_kernel_beside_driver_and_flags_missing_gpus() -> None:
     assert "nvidia.com/gpu 0/8 allocatable  ✖ 8 missing" in out
     assert "ml/trainer-7d9f-0" in out and "Pending" in out
     assert "✖ critical driver-pod-failing" in out and "hint: Kernel 6.8.0-1015-gcp" in out
-    assert "GPUs allocatable 6 min after join" in out
+    assert "JOIN" in out and "? unknown: its operand pods were made or restarted" in out
+
+
+def test_node_detail_join_gives_time_to_gpu_and_each_stage() -> None:
+    out = text(render_node_detail(healthy_node(), NOW), width=160)
+    (line,) = [line for line in out.splitlines() if line.startswith("JOIN ")]
+    assert "GPUs allocatable 6 min after joining (driver 4 min · toolkit 12 s · valid. 38 s · " \
+        "plugin 88 s)" in line
 
 
 def test_node_detail_highlights_paused_deploy_labels() -> None:

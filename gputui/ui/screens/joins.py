@@ -1,0 +1,185 @@
+"""``JoinsScreen`` (``:joins``): time to GPU per pool, then the nodes of the selected pool.
+
+Top: one row per pool with its count, p50, p90 and max over the window's timed joins, its
+slowest stage and what is happening now (nodes joining, nodes slow). Below: the selected
+pool's nodes, each with its time to GPU and the share of each stage, or its current stage
+and how long it has been at it, or why its join cannot be timed. ``enter`` on a pool moves
+to its nodes; ``enter`` on a node opens its pipeline; ``esc`` goes back up.
+
+Both tables are keyed (pool name, node name) and patched in place, so the cursor stays on
+the row the operator was reading as snapshots arrive.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping
+
+from rich.text import Text
+from textual import on
+from textual.widget import Widget
+from textual.widgets import DataTable, Static
+from textual.widgets.data_table import CellDoesNotExist
+
+from gputui.domain.metrics import MetricsReading
+from gputui.domain.model import EMPTY_SNAPSHOT, ClusterSnapshot, PoolJoins
+from gputui.ui.commands import bindings_for
+from gputui.ui.contracts import JumpRequested
+from gputui.ui.render.joins import NODE_COLUMNS, POOL_COLUMNS, node_cells, pool_cells, pool_summary
+from gputui.ui.screens.base import GpuScreen
+from gputui.ui.widgets.palette_mixin import widget_palette
+
+
+class KeyedRows(DataTable[Text]):
+    """A table of rows keyed by name, patched to the rows wanted (add, update, remove)."""
+
+    def __init__(self, columns: tuple[tuple[str, str], ...], *, id: str | None = None) -> None:
+        super().__init__(id=id, cursor_type="row")
+        self._columns = columns
+        self._cells: dict[str, dict[str, Text]] = {}
+
+    def on_mount(self) -> None:
+        for key, label in self._columns:
+            self.add_column(label, key=key)
+
+    @property
+    def selected(self) -> str | None:
+        """The key of the row under the cursor."""
+        try:
+            key = self.coordinate_to_cell_key(self.cursor_coordinate).row_key.value
+        except CellDoesNotExist:
+            return None
+        return str(key) if key is not None else None
+
+    def show_rows(self, rows: Mapping[str, dict[str, Text]]) -> None:
+        """Patch to ``rows`` (in their order), keeping the cursor on its row."""
+        current = self.selected
+        for key in set(self._cells) - set(rows):
+            self.remove_row(key)
+            del self._cells[key]
+        for key, cells in rows.items():
+            old = self._cells.get(key)
+            if old is None:
+                self.add_row(*cells.values(), key=key)
+            else:
+                for column, text in cells.items():
+                    if old[column] != text:
+                        self.update_cell(key, column, text, update_width=True)
+            self._cells[key] = cells
+        order = {key: index for index, key in enumerate(rows)}  # the first column is the key
+        self.sort(self._columns[0][0], key=lambda first: order.get(first.plain, 0))
+        if current is not None and current in rows:
+            self.move_cursor(row=self.get_row_index(current), scroll=False)
+
+
+class JoinsScreen(GpuScreen):
+    """Pools with their time to GPU; enter shows a pool's nodes, enter again a node's pipeline."""
+
+    VIEW = "joins"
+    DEFAULT_CLASSES = "joins-screen"
+    BINDINGS = bindings_for("joins")
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.snapshot: ClusterSnapshot = EMPTY_SNAPSHOT
+        self._now = 0.0
+
+    def compose_body(self) -> Iterable[Widget]:
+        yield KeyedRows(POOL_COLUMNS, id="joins-pools")
+        yield Static(id="joins-summary")
+        yield KeyedRows(NODE_COLUMNS, id="joins-nodes")
+
+    def on_mount(self) -> None:
+        self.pools.focus()
+
+    @property
+    def pools(self) -> KeyedRows:
+        """The pools table."""
+        return self.query_one("#joins-pools", KeyedRows)
+
+    @property
+    def nodes(self) -> KeyedRows:
+        """The selected pool's nodes."""
+        return self.query_one("#joins-nodes", KeyedRows)
+
+    def selected_pool(self) -> PoolJoins | None:
+        """The pool under the pools table's cursor (the first one before any move)."""
+        key = self.pools.selected
+        pools = self.snapshot.joins
+        return next((p for p in pools if _pool_key(p) == key), pools[0] if pools else None)
+
+    def show_snapshot(self, snapshot: ClusterSnapshot, now: float) -> None:
+        """Patch the pools, the summary and the selected pool's nodes."""
+        self.snapshot, self._now = snapshot, now
+        palette = widget_palette(self)
+        self.pools.show_rows({_pool_key(p): pool_cells(p, now, palette) for p in snapshot.joins})
+        self._show_pool()
+
+    @on(DataTable.RowHighlighted, "#joins-pools")
+    def _show_pool(self) -> None:
+        pool = self.selected_pool()
+        self.query_one("#joins-summary", Static).update(pool_summary(pool))
+        palette = widget_palette(self)
+        rows: dict[str, dict[str, Text]] = {}
+        for name in _node_order(pool, self.snapshot) if pool is not None else ():
+            view = self.snapshot.nodes.get(name)
+            join = view.join if view is not None else None
+            rows[name] = node_cells(name, join, self._now, pool.limit if pool else None,
+                                    palette)
+        self.nodes.show_rows(rows)
+
+    def show_node(self, node_name: str | None) -> None:
+        """Select the pool of ``node_name`` and the node in it (a jump from elsewhere)."""
+        for pool in self.snapshot.joins:
+            if node_name in pool.nodes:
+                self.pools.move_cursor(row=self.pools.get_row_index(_pool_key(pool)))
+                self._show_pool()
+                self.nodes.move_cursor(row=self.nodes.get_row_index(node_name))
+                self.nodes.focus()
+                return
+
+    def show_metrics(self, reading: MetricsReading, now: float) -> None:
+        """Nothing: time to GPU comes from the cluster's records, not metrics."""
+
+    def go_back(self) -> bool:
+        """``esc`` in the nodes goes back up to the pools."""
+        if self.nodes.has_focus:
+            self.pools.focus()
+            return True
+        return False
+
+    def action_open_pool(self) -> None:
+        """``enter`` on a pool: its nodes."""
+        if self.nodes.row_count:
+            self.nodes.focus()
+
+    def action_open_node(self) -> None:
+        """``enter`` on a node: its operand pipeline, where the stage it waits on is."""
+        node = self.nodes.selected
+        if node is not None:
+            self.post_message(JumpRequested(node, "pipeline"))
+
+    @on(DataTable.RowSelected)
+    def _row_selected(self, event: DataTable.RowSelected) -> None:
+        event.stop()
+        if event.data_table.id == "joins-pools":
+            self.action_open_pool()
+        else:
+            self.action_open_node()
+
+
+def _pool_key(pool: PoolJoins) -> str:
+    return pool.pool or "(no pool)"
+
+
+def _node_order(pool: PoolJoins, snapshot: ClusterSnapshot) -> list[str]:
+    """Joining nodes first (longest at it first), then by time to GPU, slowest first, then
+    the untimed ones by name: the operator's eye lands on what is late."""
+    def key(name: str) -> tuple[int, float, str]:
+        view = snapshot.nodes.get(name)
+        join = view.join if view is not None else None
+        if join is not None and join.state == "joining" and join.joined is not None:
+            return (0, join.joined, name)
+        if join is not None and join.total is not None:
+            return (1, -join.total, name)
+        return (2, 0.0, name)
+    return sorted(pool.nodes, key=key)
