@@ -55,6 +55,7 @@ from gputui.ui.screens.help import HelpScreen
 from gputui.ui.screens.mig import MigScreen
 from gputui.ui.screens.nodes import NodesScreen
 from gputui.ui.screens.upgrades import UpgradesScreen
+from gputui.ui.summary_flow import SummaryFlow
 from gputui.ui.theme import GPUTUI_THEME, gpu_variables
 from gputui.ui.typeahead import TypeAhead
 from gputui.ui.widgets.status_header import INITIAL_STATUS, StatusHeader
@@ -72,7 +73,7 @@ def styles_dir() -> Path:
 
 #: one stylesheet per screen family (styles/), all shipped in the wheel
 STYLESHEETS = ("app", "nodes", "findings", "help", "detail", "upgrades", "mig", "pod_log",
-               "confirm")
+               "confirm", "summary")
 #: Finding.pane -> (view, detail tab or None)
 PANE_TARGETS = {"nodes": ("nodes", None), "pipeline": ("nodes", "pipeline"),
                 "node": ("nodes", "node"), "metrics": ("nodes", "metrics"),
@@ -84,7 +85,7 @@ MIN_SNAPSHOT_INTERVAL = 0.25
 SCOPE_VIEWS = {"nodes": "nodes", "findings": "findings"}
 
 
-class GpuTuiApp(PodLogFlow, ActionFlow, QuietCrash):
+class GpuTuiApp(PodLogFlow, ActionFlow, SummaryFlow, QuietCrash):
     """The gputui terminal UI; build it with :func:`make_app`."""
 
     TITLE = "gputui"
@@ -105,6 +106,7 @@ class GpuTuiApp(PodLogFlow, ActionFlow, QuietCrash):
         #: carries out actions; None when the source has no cluster to write to (replays)
         self.runner = Runner(writer, AuditLog(settings.audit_log)) if writer else None
         self.clock = clock
+        self.session_started = time.time()  # wall clock, as the audit log's lines
         self.metrics_feed = metrics
         self.metrics: MetricsReading = EMPTY_METRICS
         self.snapshot: ClusterSnapshot = EMPTY_SNAPSHOT

@@ -28,13 +28,14 @@ from gputui.actions.registry import ACTIONS
 
 #: scopes, in the order help lists them
 SCOPES: Final = ("global", "nodes", "actions", "pipeline", "findings", "upgrades", "mig",
-                  "pod_log", "confirm", "prompt", "command_line", "help")
+                  "pod_log", "confirm", "prompt", "command_line", "help", "summary")
 SCOPE_TITLES: Final = {"global": "Everywhere", "nodes": "Node list",
                        "actions": "Actions",
                        "pipeline": "Pipeline pane", "findings": "Findings",
                        "upgrades": "Upgrade lanes", "mig": "MIG", "pod_log": "Pod log",
                        "confirm": "Confirmation dialog", "prompt": "Action prompts",
-                       "command_line": "Command line (:)", "help": "Help"}
+                       "command_line": "Command line (:)", "help": "Help",
+                       "summary": "Handoff summary"}
 
 
 @dataclass(frozen=True)
@@ -88,6 +89,9 @@ COMMANDS: Final[tuple[Command, ...]] = (
     _c("view_findings", "4", "Findings", "Everything wrong, most severe first; Enter jumps "
        "to the node and pane.", "global", "switch_view('findings')",
        ("findings", "fi", "faults")),
+    _c("view_summary", "", "Handoff summary", "The cluster's state, findings and this "
+       "session's operations as Markdown, to review and copy for the next person on call.",
+       "global", "summary", ("summary", "handoff")),
     _c("back", "escape", "Back", "Close this view, or clear the filter and marks.", "global",
        "back"),
     _c("focus_next", "tab", "Next pane", "Move focus to the next pane.", "global",
@@ -122,6 +126,8 @@ COMMANDS: Final[tuple[Command, ...]] = (
        "nodes", "open_log", ("logs", "log")),
     _c("jump", "enter", "Go to", "Jump to the finding's node and pane.", "findings", "jump",
        palette=False),
+    _c("findings.summary", "s", "Summary", "Open the handoff summary (Markdown) to review "
+       "and copy.", "findings", "summary", show=True, palette=False),
     _c("pipeline.cursor_up", "up,k", "Prev stage", "Move to the previous stage.", "pipeline",
        "cursor_up", palette=False),
     _c("pipeline.cursor_down", "down,j", "Next stage", "Move to the next stage.", "pipeline",
@@ -152,6 +158,11 @@ COMMANDS: Final[tuple[Command, ...]] = (
        "command name that starts with what is typed (right arrow does too).", "command_line",
        "complete", palette=False),
     _c("help.close", "escape,q,question_mark", "Close", "Close help.", "help", "dismiss_help",
+       show=True, palette=False),
+    _c("summary.copy", "y", "Copy", "Copy the summary to the clipboard (OSC 52), or to a "
+       "private file when the terminal cannot take it.", "summary", "copy", show=True,
+       palette=False),
+    _c("summary.close", "escape", "Close", "Close the summary.", "summary", "close",
        show=True, palette=False),
     _c("confirm_yes", "y", "Confirm", "Apply the plan shown (only after a clean dry run).",
        "confirm", "confirm", show=True, palette=False),

@@ -314,6 +314,14 @@ class PodLogLoaded(Message):
     log: PodLog
 
 
+@dataclass(eq=False, repr=False)
+class SummaryCopyRequested(Message):
+    """The operator confirmed the handoff summary shown: copy ``markdown`` to the
+    clipboard (OSC 52), or to a private file when the terminal cannot take it."""
+
+    markdown: str
+
+
 # ---------------------------------------------------------------------- actions
 @dataclass(eq=False, repr=False)
 class ActionRequested(Message):
@@ -375,6 +383,7 @@ __all__ = [
     "ActionRequested", "ApplyRequested", "CommandHost", "CommandRequested", "ContractError",
     "DetailPane", "DryRunFinished", "DryRunProgressed", "JumpRequested", "MetricsUpdated",
     "MetricsView", "MetricsWanted", "NodeScoped", "PodLog", "PodLogLoaded", "PodLogRequested",
-    "SnapshotUpdated", "SnapshotView", "SourceStatusChanged", "ViewScreen", "check_contract",
+    "SnapshotUpdated", "SnapshotView", "SourceStatusChanged", "SummaryCopyRequested",
+    "ViewScreen", "check_contract",
     "fulfils"
 ]
