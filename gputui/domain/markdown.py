@@ -16,7 +16,9 @@ and ``# ...`` a heading. So every such string goes through :func:`md_text`:
    (CommonMark 0.31, "Backslash escapes": any ASCII punctuation may be escaped, and the
    escaped character is literal text; GFM tables honour ``\\|`` inside a cell).
    ``&`` is escaped so that no entity (``&lt;``, ``&#96;``) can be spelt by the input,
-   ``$`` so that GitHub's math (``$...$``) cannot be opened.
+   ``$`` so that GitHub's math (``$...$``) cannot be opened;
+4. a leading ``-``, ``+``, ``=`` or ``1.`` escaped too: the summary puts cluster text
+   first in a list item (``- <node>: ...``), where it would open a nested list or a rule.
 
 Hyphens, dots, colons and parentheses stay as they are: node names and messages are full
 of them, and they have no inline meaning of their own (a link needs ``](``, and ``]`` is
@@ -36,9 +38,21 @@ SPECIAL = "\\`*_{}[]<>#!|~&$"
 _SPECIAL = re.compile("([" + re.escape(SPECIAL) + "])")
 
 
+#: what opens a block when it starts a line's content (after our ``- ``): a list item
+#: (``-``, ``+``, ``1.``, ``1)``), a thematic break (``---``) or a setext underline (``===``)
+_BLOCK_START = re.compile(r"^(?:([-+=])|(\d{1,9})([.)]))")
+
+
 def md_text(text: str) -> str:
     """``text`` (from the cluster or the audit log) as one line of literal Markdown text."""
-    return _SPECIAL.sub(r"\\\1", clean_line(text).strip())
+    escaped = _SPECIAL.sub(r"\\\1", clean_line(text).strip())
+    return _BLOCK_START.sub(_escape_start, escaped, count=1)
+
+
+def _escape_start(found: re.Match[str]) -> str:
+    if found.group(1):
+        return "\\" + found.group(1)
+    return f"{found.group(2)}\\{found.group(3)}"
 
 
 def md_list(items: tuple[str, ...] | list[str]) -> str:
