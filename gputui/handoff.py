@@ -9,11 +9,12 @@ configured log and names the file; the TUI takes what was done since it started.
 from __future__ import annotations
 
 import time
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 
-from gputui.actions.audit_read import read_audit
+from gputui.actions.audit_read import MAX_BYTES, read_audit
 from gputui.domain.model import ClusterSnapshot
-from gputui.domain.operations import pair_operations
+from gputui.domain.operations import pair_operations, parse_time
 from gputui.domain.summary import SummaryInput, build_summary
 
 #: how far back ``check --format markdown`` looks in the audit log (seconds)
@@ -41,4 +42,15 @@ def _summary(snapshot: ClusterSnapshot, path: Path, since: float, scope: str,
              now: float) -> str:
     read = read_audit(path)
     operations = pair_operations(read.entries, since=since)
-    return build_summary(SummaryInput(snapshot, now, operations, scope, read.note))
+    notes = [read.note] if read.note else []
+    if read.cut and not _reaches_back(read.entries, since):
+        notes.append(f"only the newest {MAX_BYTES // (1024 * 1024)} MiB of the log were read; "
+                     "older operations in this window are left out")
+    return build_summary(SummaryInput(snapshot, now, operations, scope, "; ".join(notes)))
+
+
+def _reaches_back(entries: Sequence[Mapping[str, object]], since: float) -> bool:
+    """Whether the first line read is older than the window: nothing in it was cut off."""
+    first = entries[0].get("time") if entries else None
+    at = parse_time(first) if isinstance(first, str) else None
+    return at is not None and at < since

@@ -26,6 +26,8 @@ class AuditRead:
     entries: tuple[dict[str, object], ...] = ()
     note: str = ""
     skipped: int = field(default=0)
+    #: the file is longer than what was read: lines before ``entries`` were left out
+    cut: bool = False
 
 
 def read_audit(path: str | Path, max_bytes: int = MAX_BYTES) -> AuditRead:
@@ -54,7 +56,7 @@ def read_audit(path: str | Path, max_bytes: int = MAX_BYTES) -> AuditRead:
     lines = data.split(b"\n")
     if start > 0:
         lines = lines[1:]  # the first line was cut by where reading began
-    return _decode(lines, "older lines not read" if start > 0 else "")
+    return _decode(lines, start > 0)
 
 
 def _read_all(fd: int) -> bytes:
@@ -64,7 +66,7 @@ def _read_all(fd: int) -> bytes:
     return b"".join(chunks)
 
 
-def _decode(lines: list[bytes], note: str) -> AuditRead:
+def _decode(lines: list[bytes], cut: bool) -> AuditRead:
     entries: list[dict[str, object]] = []
     skipped = 0
     for line in lines:
@@ -79,6 +81,5 @@ def _decode(lines: list[bytes], note: str) -> AuditRead:
             entries.append(value)
         else:
             skipped += 1
-    if skipped:
-        note = "; ".join(filter(None, (note, f"{skipped} unreadable line(s) skipped")))
-    return AuditRead(tuple(entries), note, skipped)
+    note = f"{skipped} unreadable line(s) skipped" if skipped else ""
+    return AuditRead(tuple(entries), note, skipped, cut)

@@ -14,6 +14,8 @@ import time
 from collections.abc import Callable
 from pathlib import Path
 
+import pytest
+
 from gputui.actions.audit import rfc3339
 from gputui.domain.markdown import md_text
 
@@ -81,3 +83,21 @@ def test_bad_format_is_one_line_and_exit_2(gputui: Run) -> None:
     assert both.returncode == 2 and both.stdout == ""
     assert both.stderr == ("gputui: --json and --format cannot be combined (--json is the "
                            "script contract)\n")
+
+
+def test_a_log_cut_inside_the_window_is_said(tmp_path: Path,
+                                              monkeypatch: pytest.MonkeyPatch) -> None:
+    """Only the log's end is read: when that end starts inside the 24 h, the summary says
+    operations may be missing; when it reaches back past them, nothing is said."""
+    from gputui import handoff
+    from gputui.actions import audit_read
+    from gputui.domain.model import ClusterSnapshot
+
+    audit = tmp_path / "state" / "audit.jsonl"
+    _audit(audit)
+    snapshot = ClusterSnapshot(context="c", generated_at=time.time())
+    assert "were read" not in handoff.check_summary(snapshot, str(audit))
+    monkeypatch.setattr(handoff, "read_audit",
+                        lambda path: audit_read.read_audit(path, max_bytes=450))
+    assert "older operations in this window are left out" in \
+        handoff.check_summary(snapshot, str(audit))
