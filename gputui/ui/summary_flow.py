@@ -28,6 +28,7 @@ from gputui.domain.model import ClusterSnapshot
 from gputui.handoff import session_summary
 from gputui.privatefile import PrivateFileError, open_private, write_all
 from gputui.settings import Settings
+from gputui.ui.commands import command, effective_keys
 from gputui.ui.contracts import SummaryCopyRequested
 from gputui.ui.screens.summary import SummaryScreen
 
@@ -84,6 +85,7 @@ class SummaryFlow(App[int]):
     settings: Settings
     snapshot: ClusterSnapshot
     clock: Callable[[], float]
+    keymap: dict[str, str]
     #: wall-clock time the session began: the audit lines from then on are "this session"
     session_started: float
 
@@ -91,7 +93,8 @@ class SummaryFlow(App[int]):
         """``:summary``: build the summary now and show it for review."""
         text = session_summary(self.snapshot, self.settings.audit_log, self.session_started,
                                self.clock())
-        self.push_screen(SummaryScreen(text))
+        keys = effective_keys(command("summary.copy"), self.keymap)
+        self.push_screen(SummaryScreen(text, keys))
 
     def on_summary_copy_requested(self, message: SummaryCopyRequested) -> None:
         """Copy through OSC 52, or write the file; one line says which."""

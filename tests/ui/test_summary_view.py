@@ -71,6 +71,19 @@ async def test_s_on_findings_opens_it(frozen_app: FrozenApp, tmp_path: Path) -> 
         assert isinstance(app.screen, SummaryScreen)
 
 
+async def test_a_remapped_copy_key_is_the_one_shown_and_used(frozen_app: FrozenApp,
+                                                             tmp_path: Path) -> None:
+    settings = Settings(audit_log=str(tmp_path / "a.jsonl"), keymap={"summary.copy": "C"})
+    app = frozen_app("upgrade-failed", settings=settings)
+    async with app.run_test(size=(100, 40)) as pilot:
+        await _open_summary(pilot)
+        title = app.screen.query_one("#summary-title")
+        assert "C: copy to the clipboard" in str(title.render())
+        await pilot.press("C")
+        await settle(pilot)
+        assert app.clipboard.startswith("# GPU cluster handoff")
+
+
 @pytest.mark.parametrize("setting,limit,why", [
     ("file", summary_flow.OSC52_LIMIT, "clipboard: file is set"),
     ("osc52", 16, "too large for OSC 52"),

@@ -30,13 +30,15 @@ class SummaryScreen(GpuScreen):
     DEFAULT_CLASSES = "summary-screen"
     BINDINGS = bindings_for("summary")
 
-    def __init__(self, markdown: str) -> None:
+    def __init__(self, markdown: str, copy_keys: str | None = None) -> None:
+        """``copy_keys``: the keys ``summary.copy`` answers to after the user's remaps."""
         super().__init__()
         #: the document shown and copied
         self.markdown = markdown
+        self._copy_keys = copy_keys or command("summary.copy").keys
 
     def compose_body(self) -> Iterable[Widget]:
-        copy = key_label(command("summary.copy").keys)
+        copy = key_label(self._copy_keys)
         yield Static(f"Handoff summary (Markdown). {copy}: copy to the clipboard   "
                      "esc: close", id="summary-title")
         with VerticalScroll(id="summary-body"):
