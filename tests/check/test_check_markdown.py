@@ -79,6 +79,10 @@ def test_bad_format_is_one_line_and_exit_2(gputui: Run) -> None:
     result = gputui("check", "--format", "html")
     assert result.returncode == 2 and result.stdout == ""
     assert result.stderr.count("\n") == 1 and "invalid choice: 'html'" in result.stderr
+    # table is accepted (today's output): it goes on to connect, as without --format
+    table = gputui("check", "--format", "table")
+    assert (table.returncode, table.stderr) == (2, gputui("check").stderr) and \
+        "no kubeconfig found" in table.stderr
     both = gputui("check", "--json", "--format", "markdown")
     assert both.returncode == 2 and both.stdout == ""
     assert both.stderr == ("gputui: --json and --format cannot be combined (--json is the "
