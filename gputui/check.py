@@ -33,8 +33,9 @@ _JSON_MARKS = (b"\\u", b"\\r", b"\\b", b"\\f", b"\x7f")
 
 
 def run_check(settings: Settings, as_json: bool = False, out: TextIO | None = None,
-              err: TextIO | None = None) -> int:
-    """Run the check and print the report; returns the process exit code."""
+              err: TextIO | None = None, fmt: str = "table") -> int:
+    """Run the check and print the report (``fmt``: ``table`` or ``markdown``, the handoff
+    summary); returns the process exit code, the same for every format."""
     stdout = out or sys.stdout
     stderr = err or sys.stderr
     try:
@@ -57,6 +58,10 @@ def run_check(settings: Settings, as_json: bool = False, out: TextIO | None = No
         text = _check_json(snapshot)
         stdout.write(text.decode())
         stdout.write("\n")
+    elif fmt == "markdown":
+        from gputui.handoff import check_summary
+
+        stdout.write(check_summary(snapshot, settings.audit_log))
     else:
         stdout.write(render_table(snapshot, notes))
     stdout.flush()

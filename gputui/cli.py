@@ -73,6 +73,9 @@ def _demo_flags(parser: argparse.ArgumentParser, with_demo: bool = True) -> None
                         help="emulated clock speed factor (default 1)")
 
 
+#: ``gputui check --format`` values
+FORMATS = ("table", "markdown")
+
 _FAULTS_HELP = """faults (gputui sim --faults SPEC, or a scenario file's 'faults:' list):
   scenario events   xid:NODE:GPU:CODE, crashloop:POOL|NODE, driver-in-use:POOL|NODE,
                     kernel:POOL:VERSION, validator-stuck:POOL|NODE, mig:POOL|NODE:CONFIG,
@@ -125,6 +128,9 @@ def build_parser() -> argparse.ArgumentParser:
     check = commands.add_parser("check", help="print findings and exit 0/1/2 (no TUI)",
                                 description="Connect, build one snapshot and report findings.")
     check.add_argument("--json", action="store_true", help="print the JSON report")
+    check.add_argument("--format", choices=FORMATS, default=None,
+                       help="table (default) or markdown: the handoff summary, with the "
+                            "audit log's last 24 h")
     _connection_flags(check)
     _demo_flags(check)
 
@@ -162,7 +168,10 @@ def _run(args: argparse.Namespace) -> int:
 
         remove_on_signals()  # a SIGTERM mid-check must not leave a key file behind
 
-        return run_check(settings, as_json=args.json)
+        if args.json and args.format:
+            raise CliError("--json and --format cannot be combined (--json is the script "
+                           "contract)")
+        return run_check(settings, as_json=args.json, fmt=args.format or "table")
     from gputui.ui.run import run_tui
 
     return run_tui(settings)

@@ -74,6 +74,9 @@ class Settings:
     scenario: str = "healthy"
     #: emulated clock speed (with ``demo``)
     speed: float = 1.0
+    #: how the handoff summary is handed over: ``osc52`` (the terminal's clipboard) or
+    #: ``file`` (a private file next to the audit log)
+    clipboard: str = "osc52"
     #: Textual theme name
     theme: str = "gputui"
     #: key remaps: binding id -> key(s), e.g. ``{"cordon": "C"}``

@@ -58,6 +58,7 @@ from gputui.ui.screens.nodes import NodesScreen
 from gputui.ui.screens.operations import OperationsScreen
 from gputui.ui.screens.upgrades import UpgradesScreen
 from gputui.ui.stylesheets import stylesheet_paths
+from gputui.ui.summary_flow import SummaryFlow
 from gputui.ui.theme import GPUTUI_THEME, gpu_variables, theme_palette
 from gputui.ui.typeahead import TypeAhead
 from gputui.ui.widgets.status_header import INITIAL_STATUS, StatusHeader
@@ -77,7 +78,7 @@ MIN_SNAPSHOT_INTERVAL = 0.25
 SCOPE_VIEWS = {"nodes": "nodes", "findings": "findings"}
 
 
-class GpuTuiApp(PodLogFlow, ActionFlow, QuietCrash):
+class GpuTuiApp(PodLogFlow, ActionFlow, SummaryFlow, QuietCrash):
     """The gputui terminal UI; build it with :func:`make_app`."""
 
     TITLE = "gputui"
@@ -100,6 +101,7 @@ class GpuTuiApp(PodLogFlow, ActionFlow, QuietCrash):
         #: carries out actions; None when the source has no cluster to write to (replays)
         self.runner = Runner(writer, AuditLog(settings.audit_log)) if writer else None
         self.clock = clock
+        self.session_started = time.time()  # wall clock, as the audit log's lines
         self.metrics_feed = metrics
         self.metrics: MetricsReading = EMPTY_METRICS
         self.snapshot: ClusterSnapshot = EMPTY_SNAPSHOT

@@ -28,7 +28,8 @@ from gputui.actions.registry import ACTIONS
 
 #: scopes, in the order help lists them
 SCOPES: Final = ("global", "nodes", "actions", "pipeline", "findings", "upgrades", "mig",
-                  "joins", "pod_log", "confirm", "prompt", "command_line", "help", "ops", "ask")
+                  "joins", "pod_log", "confirm", "prompt", "command_line", "help", "ops", "ask",
+                  "summary")
 SCOPE_TITLES: Final = {"global": "Everywhere", "nodes": "Node list",
                        "actions": "Actions",
                        "pipeline": "Pipeline pane", "findings": "Findings",
@@ -36,7 +37,8 @@ SCOPE_TITLES: Final = {"global": "Everywhere", "nodes": "Node list",
                        "pod_log": "Pod log",
                        "confirm": "Confirmation dialog", "prompt": "Action prompts",
                        "command_line": "Command line (:)", "help": "Help",
-                       "ops": "Operations (:ops)", "ask": "Questions (stop, quit)"}
+                       "ops": "Operations (:ops)", "ask": "Questions (stop, quit)",
+                       "summary": "Handoff summary"}
 
 
 @dataclass(frozen=True)
@@ -96,6 +98,9 @@ COMMANDS: Final[tuple[Command, ...]] = (
     _c("view_joins", "", "Time to GPU", "Join to first allocatable GPU per pool (p50, p90, "
        "max, slowest stage, stragglers); Enter for a pool's nodes.", "global",
        "switch_view('joins')", ("joins", "join", "ttg")),
+    _c("view_summary", "", "Handoff summary", "The cluster's state, findings and this "
+       "session's operations as Markdown, to review and copy for the next person on call.",
+       "global", "summary", ("summary", "handoff")),
     _c("back", "escape", "Back", "Close this view, or clear the filter and marks.", "global",
        "back"),
     _c("focus_next", "tab", "Next pane", "Move focus to the next pane.", "global",
@@ -130,6 +135,8 @@ COMMANDS: Final[tuple[Command, ...]] = (
        "nodes", "open_log", ("logs", "log")),
     _c("jump", "enter", "Go to", "Jump to the finding's node and pane.", "findings", "jump",
        palette=False),
+    _c("findings.summary", "s", "Summary", "Open the handoff summary (Markdown) to review "
+       "and copy.", "findings", "summary", show=True, palette=False),
     _c("pipeline.cursor_up", "up,k", "Prev stage", "Move to the previous stage.", "pipeline",
        "cursor_up", palette=False),
     _c("pipeline.cursor_down", "down,j", "Next stage", "Move to the next stage.", "pipeline",
@@ -164,6 +171,11 @@ COMMANDS: Final[tuple[Command, ...]] = (
        "command name that starts with what is typed (right arrow does too).", "command_line",
        "complete", palette=False),
     _c("help.close", "escape,q,question_mark", "Close", "Close help.", "help", "dismiss_help",
+       show=True, palette=False),
+    _c("summary.copy", "y", "Copy", "Copy the summary to the clipboard (OSC 52), or to a "
+       "private file when the terminal cannot take it.", "summary", "copy", show=True,
+       palette=False),
+    _c("summary.close", "escape", "Close", "Close the summary.", "summary", "close",
        show=True, palette=False),
     _c("confirm_yes", "y", "Confirm", "Apply the plan shown (only after a clean dry run).",
        "confirm", "confirm", show=True, palette=False),

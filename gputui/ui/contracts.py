@@ -82,11 +82,9 @@ the widget class; ``tests/ui/test_layering.py`` keeps both rules.
 
 from __future__ import annotations
 
-import inspect
-from collections.abc import Callable, Mapping
+from collections.abc import Mapping
 from dataclasses import dataclass, field
-from types import FunctionType
-from typing import Final, Protocol, TypeAlias, TypeVar, runtime_checkable
+from typing import Final, Protocol, TypeAlias, runtime_checkable
 
 from textual.message import Message
 from textual.message_pump import MessagePump
@@ -97,6 +95,7 @@ from gputui.actions.runner import DryRun
 from gputui.domain.metrics import MetricsReading, MetricsWant
 from gputui.domain.model import ClusterSnapshot
 from gputui.sources.base import SourceStatus
+from gputui.ui.contract_check import ContractError, check_contract, fulfils
 
 #: The panes ``app.jump_to`` understands (``Finding.pane`` values plus ``findings``).
 PANES: Final = ("nodes", "pipeline", "upgrade", "mig", "metrics", "findings")
@@ -149,53 +148,6 @@ class ViewScreen(SnapshotView, NodeScoped, MetricsView, ActionGate, Protocol):
 @runtime_checkable
 class DetailPane(SnapshotView, NodeScoped, MetricsView, Protocol):
     """A detail tab under the node list: the nodes screen feeds it all three."""
-
-
-class ContractError(TypeError):
-    """A class registered for a contract lacks one of its methods or misnames a parameter."""
-
-
-def _members(contract: type) -> dict[str, FunctionType]:
-    """The methods a Protocol (and the Protocols it extends) asks for."""
-    members: dict[str, FunctionType] = {}
-    for base in reversed(contract.__mro__):
-        if Protocol in base.__bases__:  # a protocol names Protocol among its bases
-            members.update({name: value for name, value in vars(base).items()
-                            if inspect.isfunction(value) and not name.startswith("_")})
-    return members
-
-
-def check_contract(cls: type, contract: type) -> None:
-    """Raise :class:`ContractError` unless ``cls`` defines every method of ``contract`` with
-    the same parameter names.
-
-    Why not ``isinstance`` alone: a runtime Protocol only sees names, so a misspelt
-    ``show_snapshots`` makes the check false and the view is skipped without a sound. Run at
-    registration (class creation), this turns the same slip into an error at import.
-    """
-    for name, wanted in _members(contract).items():
-        want = f"{contract.__name__}.{name}({', '.join(inspect.signature(wanted).parameters)})"
-        have = inspect.getattr_static(cls, name, None)
-        if not callable(have) or getattr(have, "__isabstractmethod__", False):
-            raise ContractError(f"{cls.__name__} does not implement {want}")
-        params = list(inspect.signature(have).parameters)
-        if params != list(inspect.signature(wanted).parameters):
-            raise ContractError(f"{cls.__name__}.{name}({', '.join(params)}) does not match "
-                                f"{want}")
-
-
-_C = TypeVar("_C", bound=type)
-
-
-def fulfils(*contracts: type) -> Callable[[_C], _C]:
-    """Class decorator: register ``cls`` as fulfilling ``contracts`` (checked at once)."""
-
-    def register(cls: _C) -> _C:
-        for contract in contracts:
-            check_contract(cls, contract)
-        return cls
-
-    return register
 
 
 @runtime_checkable
@@ -307,6 +259,14 @@ class PodLogLoaded(Message):
     log: PodLog
 
 
+@dataclass(eq=False, repr=False)
+class SummaryCopyRequested(Message):
+    """The operator confirmed the handoff summary shown: copy ``markdown`` to the
+    clipboard (OSC 52), or to a private file when the terminal cannot take it."""
+
+    markdown: str
+
+
 # ---------------------------------------------------------------------- actions
 @dataclass(eq=False, repr=False)
 class ActionRequested(Message):
@@ -395,6 +355,7 @@ __all__ = [
     "DetailPane", "DryRunFinished", "DryRunProgressed", "JumpRequested", "MetricsUpdated",
     "MetricsView", "MetricsWanted", "NodeScoped", "OperationChanged",
     "OperationOpenRequested", "OperationStopRequested", "PodLog", "PodLogLoaded", "PodLogRequested",
-    "SnapshotUpdated", "SnapshotView", "SourceStatusChanged", "ViewScreen", "check_contract",
+    "SnapshotUpdated", "SnapshotView", "SourceStatusChanged", "SummaryCopyRequested",
+    "ViewScreen", "check_contract",
     "fulfils"
 ]

@@ -44,7 +44,7 @@ ATTRIBUTE_LOOKUPS: dict[tuple[str, str], str] = {
         "checks that Textual's private DataTable members it relies on still exist",
     ("widgets/datatable_internals.py", "table"):
         "checks that Textual's private DataTable members it relies on still exist",
-    ("contracts.py", "have"): "the contract check reads abc's marker off a function",
+    ("contract_check.py", "have"): "the contract check reads abc's marker off a function",
 }
 
 #: widget -> the one screen module that composes it: the only other module that may name

@@ -18,7 +18,7 @@ from textual.widgets.data_table import CellDoesNotExist
 from gputui.domain.metrics import MetricsReading
 from gputui.domain.model import EMPTY_SNAPSHOT, ClusterSnapshot, Finding
 from gputui.ui.commands import bindings_for
-from gputui.ui.contracts import JumpRequested
+from gputui.ui.contracts import CommandRequested, JumpRequested
 from gputui.ui.render.style import PLAIN, SEVERITY_SHORT, SEVERITY_SYMBOL, Palette
 from gputui.ui.screens.base import GpuScreen
 from gputui.ui.widgets.palette_mixin import widget_palette
@@ -157,6 +157,10 @@ class FindingsScreen(GpuScreen):
         finding = self.table.selected
         if finding is not None:
             self.post_message(JumpRequested(finding.node, finding.pane))
+
+    def action_summary(self) -> None:
+        """``s``: the handoff summary (the app builds it)."""
+        self.post_message(CommandRequested("view_summary"))
 
     @on(DataTable.RowSelected, "#findings-table")
     def _row_selected(self, event: DataTable.RowSelected) -> None:

@@ -1,0 +1,116 @@
+"""Operations taken, from the audit log's lines: each intent paired with its outcome.
+
+:mod:`gputui.actions.audit` writes an intent line before the first write and an outcome
+line with the same ``id`` after the last. An intent with no outcome is an operation whose
+end nobody recorded (gputui was killed mid-drain, the disk filled): the summary says
+"no outcome recorded", never "ok". Pure: the lines come decoded (``gputui.actions.
+audit_read`` reads the file); every value is checked, because the file is only as
+trustworthy as whoever could write to it, and targets are names from the cluster.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass
+from datetime import datetime
+
+#: what the summary says of an intent with no outcome line
+NO_OUTCOME = "no outcome recorded"
+
+
+@dataclass(frozen=True, slots=True)
+class Operation:
+    """One action as the audit log tells it.
+
+    Attributes:
+        time: the intent's time as written (RFC 3339, UTC).
+        at: the same in epoch seconds, None when it cannot be read.
+        result: the outcome's ``result`` (``ok: ...``, ``failed: ...``), None without one.
+    """
+
+    id: str
+    time: str
+    at: float | None
+    action: str
+    targets: tuple[str, ...]
+    user: str
+    context: str
+    dry_run: str = ""
+    result: str | None = None
+    error: str = ""
+    interrupted: str = ""
+
+    @property
+    def outcome(self) -> str:
+        """The result, the error and an interruption in one phrase."""
+        if self.result is None:
+            return NO_OUTCOME
+        parts = [self.result]
+        if self.error and self.error not in self.result:
+            parts.append(f"error: {self.error}")
+        if self.interrupted:
+            parts.append(f"interrupted: {self.interrupted}")
+        return "; ".join(parts)
+
+
+def parse_time(text: str) -> float | None:
+    """Epoch seconds of an RFC 3339 time (``2026-12-01T13:53:21.123Z``), None if not one."""
+    try:
+        parsed = datetime.fromisoformat(text)
+    except ValueError:
+        return None
+    # a time without an offset would be read as this machine's local time: not placed
+    return parsed.timestamp() if parsed.tzinfo is not None else None
+
+
+def _text(entry: Mapping[str, object], key: str) -> str:
+    value = entry.get(key)
+    return value if isinstance(value, str) else ""
+
+
+def _targets(entry: Mapping[str, object]) -> tuple[str, ...]:
+    value = entry.get("targets")
+    if not isinstance(value, list):
+        return ()
+    return tuple(item for item in value if isinstance(item, str))
+
+
+def pair_operations(entries: Iterable[Mapping[str, object]],
+                    since: float | None = None) -> tuple[Operation, ...]:
+    """Intents (at or after ``since``, oldest first) with their outcomes.
+
+    An outcome whose intent is not among ``entries`` (older than the window, or a line cut
+    off) is left out: there is nothing to say what it was the outcome of. An intent whose
+    time cannot be read is kept when no window is asked for, dropped otherwise (it cannot be
+    placed in the window; fail closed towards "not this session").
+    """
+    intents: list[Mapping[str, object]] = []
+    outcomes: dict[str, Mapping[str, object]] = {}
+    for entry in entries:
+        audit_id = _text(entry, "id")
+        if not audit_id:
+            continue
+        phase = entry.get("phase")
+        if phase == "intent":
+            intents.append(entry)
+        elif phase == "outcome":
+            outcomes[audit_id] = entry
+    found = []
+    for intent in intents:
+        at = parse_time(_text(intent, "time"))
+        if since is not None and (at is None or at < since):
+            continue
+        found.append(_operation(intent, outcomes.get(_text(intent, "id")), at))
+    return tuple(found)
+
+
+def _operation(intent: Mapping[str, object], outcome: Mapping[str, object] | None,
+               at: float | None) -> Operation:
+    result = None if outcome is None else (_text(outcome, "result") or "(no result)")
+    return Operation(
+        id=_text(intent, "id"), time=_text(intent, "time"), at=at,
+        action=_text(intent, "action") or "(unnamed)", targets=_targets(intent),
+        user=_text(intent, "user"), context=_text(intent, "context"),
+        dry_run=_text(intent, "dry_run"), result=result,
+        error=_text(outcome, "error") if outcome is not None else "",
+        interrupted=_text(outcome, "interrupted") if outcome is not None else "")

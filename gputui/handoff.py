@@ -1,0 +1,56 @@
+"""The handoff summary with its audit log read: what ``check`` and ``:summary`` print.
+
+The summary itself is pure (:mod:`gputui.domain.summary`); this module adds the one thing
+it cannot do, reading the audit log (:mod:`gputui.actions.audit_read`), and chooses which
+operations belong: ``check`` runs alone, so it takes the last :data:`CHECK_WINDOW` of the
+configured log and names the file; the TUI takes what was done since it started.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+
+from gputui.actions.audit_read import MAX_BYTES, read_audit
+from gputui.domain.model import ClusterSnapshot
+from gputui.domain.operations import pair_operations, parse_time
+from gputui.domain.summary import SummaryInput, build_summary
+
+#: how far back ``check --format markdown`` looks in the audit log (seconds)
+CHECK_WINDOW = 24 * 3600
+
+
+def check_summary(snapshot: ClusterSnapshot, audit_log: str,
+                  wall_now: float | None = None) -> str:
+    """The summary ``gputui check --format markdown`` prints: operations of the last 24 h
+    from ``audit_log``, which it names."""
+    wall = time.time() if wall_now is None else wall_now
+    path = Path(audit_log).expanduser()
+    scope = f"the audit log {path}, last 24 h"
+    return _summary(snapshot, path, wall - CHECK_WINDOW, scope, snapshot.generated_at or wall)
+
+
+def session_summary(snapshot: ClusterSnapshot, audit_log: str, session_started: float,
+                    now: float) -> str:
+    """The summary ``:summary`` shows: operations since the TUI started (wall clock)."""
+    return _summary(snapshot, Path(audit_log).expanduser(), session_started, "this session",
+                    now)
+
+
+def _summary(snapshot: ClusterSnapshot, path: Path, since: float, scope: str,
+             now: float) -> str:
+    read = read_audit(path)
+    operations = pair_operations(read.entries, since=since)
+    notes = [read.note] if read.note else []
+    if read.cut and not _reaches_back(read.entries, since):
+        notes.append(f"only the newest {MAX_BYTES // (1024 * 1024)} MiB of the log were read; "
+                     "older operations in this window are left out")
+    return build_summary(SummaryInput(snapshot, now, operations, scope, "; ".join(notes)))
+
+
+def _reaches_back(entries: Sequence[Mapping[str, object]], since: float) -> bool:
+    """Whether the first line read is older than the window: nothing in it was cut off."""
+    first = entries[0].get("time") if entries else None
+    at = parse_time(first) if isinstance(first, str) else None
+    return at is not None and at < since

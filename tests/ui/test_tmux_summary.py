@@ -1,0 +1,98 @@
+"""The handoff summary in a real terminal: tmux with ``set-clipboard on`` takes gputui's
+OSC 52 into its paste buffer.
+
+``gputui sim`` serves the driver-crashloop scenario (a driver crash-loop on the H100 pool:
+critical and warning findings); the TUI cordons a node through the confirmation dialog,
+then ``:summary`` and ``y``. ``tmux show-buffer`` must hold the Markdown, naming every
+warning and critical finding the findings view showed, and the cordon with its result.
+Asserts content only; polls wait for text to appear.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import subprocess
+import sys
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from tests.ui.test_tmux_smoke import REPO, Tmux, _gputui_command, _poll
+
+pytestmark = pytest.mark.tmux
+
+
+@pytest.fixture
+def crashloop_sim(tmp_path: Path) -> Iterator[Path]:
+    """``gputui sim --scenario driver-crashloop``; yields the kubeconfig it wrote."""
+    config = tmp_path / "kubeconfig"
+    process = subprocess.Popen(
+        [sys.executable, "-m", "gputui", "sim", "--scenario", "driver-crashloop", "--speed",
+         "20", "--kubeconfig-out", str(config)], cwd=REPO, stdout=subprocess.DEVNULL,
+        stderr=subprocess.STDOUT)
+    try:
+        assert _poll(config.exists, timeout=60), "gputui sim did not start"
+        yield config
+    finally:
+        process.terminate()
+        process.wait(timeout=30)
+
+
+#: a findings row: severity symbol and word, then the code
+_ROW = re.compile(r"[✖▲] (?:crit|warn)\w*\s+([a-z0-9-]+)\s")
+
+
+def _serious_codes(screen: str) -> set[str]:
+    return set(_ROW.findall(screen))
+
+
+def test_summary_then_y_lands_in_the_tmux_paste_buffer(crashloop_sim: Path,
+                                                       tmp_path: Path) -> None:
+    tmux = Tmux()
+    try:
+        _run(tmux, crashloop_sim, tmp_path / "audit.jsonl")
+    finally:
+        tmux.run("kill-server")
+
+
+def _run(tmux: Tmux, sim: Path, audit: Path) -> None:
+    command = (f"env TERM=xterm-256color PYTHONPATH={REPO} {_gputui_command()} --kubeconfig "
+               f"{sim} --audit-log {audit}; echo \"gputui exited with $?\"; sleep 120")
+    started = tmux.run("new-session", "-d", "-x", "160", "-y", "48", command)
+    assert started.returncode == 0, started.stderr
+    assert tmux.run("set-option", "-s", "set-clipboard", "on").returncode == 0
+    assert _poll(lambda: "gke-" in tmux.screen() and "● live" in tmux.screen()), tmux.screen()
+    # one action first, through the confirmation dialog, on the node the crash-loop spares
+    # (k8s-driver-manager cordons the others itself)
+    tmux.run("send-keys", "/", "stnm", "Enter")
+    assert _poll(lambda: "1/5 nodes" in tmux.screen()), tmux.screen()
+    tmux.run("send-keys", "c")
+    assert _poll(lambda: "Dry run: passed" in tmux.screen()), tmux.screen()
+    tmux.run("send-keys", "y")
+    assert _poll(lambda: audit.exists() and '"phase":"outcome"' in audit.read_text(),
+                 timeout=30), tmux.screen()
+    intent, outcome = (json.loads(line) for line in audit.read_text().splitlines())
+    (node,) = intent["targets"]
+    # the findings the operator sees: the crash-loop's critical and warning rows
+    tmux.run("send-keys", "4")
+    assert _poll(lambda: "go to node and pane" in tmux.screen()
+                 and "driver-pod-failing" in tmux.screen()), tmux.screen()
+    codes = _serious_codes(tmux.screen())
+    assert {"driver-pod-failing", "gpus-unavailable"} <= codes, tmux.screen()
+    tmux.run("send-keys", ":summary", "Enter")
+    assert _poll(lambda: "Handoff summary (Markdown)" in tmux.screen()), tmux.screen()
+    tmux.run("send-keys", "y")
+    assert _poll(lambda: "Summary sent to the clipboard" in tmux.screen(), timeout=30), \
+        tmux.screen()
+    assert _poll(lambda: "# GPU cluster handoff" in tmux.run("show-buffer").stdout,
+                 timeout=30), tmux.run("list-buffers").stdout
+    buffer = tmux.run("show-buffer").stdout
+    for code in codes:
+        assert f"**{code}** on " in buffer, code
+    assert f"**cordon** on {node}" in buffer and outcome["result"] in buffer
+    tmux.run("send-keys", "Escape")  # alone: ESC then q in one write would read as alt+q
+    assert _poll(lambda: "Handoff summary (Markdown)" not in tmux.screen()), tmux.screen()
+    tmux.run("send-keys", "q")
+    assert _poll(lambda: "gputui exited with 0" in tmux.screen(), timeout=60), tmux.screen()
