@@ -24,17 +24,17 @@ from textual.screen import Screen
 from textual.timer import Timer
 
 from gputui import gctuning
-from gputui.actions.audit import AuditLog
 from gputui.actions.base import ClusterWriter
-from gputui.actions.runner import Runner
 from gputui.domain.metrics import EMPTY_METRICS, MetricsReading
 from gputui.domain.model import EMPTY_SNAPSHOT, ClusterSnapshot
 from gputui.settings import Settings
 from gputui.sources.base import ClusterSource, SourceStatus
 from gputui.ui.action_flow import ActionFlow
 from gputui.ui.commands import binding_scope, bindings_for, by_alias, command, command_for_action
+from gputui.ui.context_switch import ContextSwitch
 from gputui.ui.contracts import (
     CommandRequested,
+    ContextSwitchRequested,
     JumpRequested,
     MetricsUpdated,
     MetricsView,
@@ -102,8 +102,10 @@ class GpuTuiApp(PodLogFlow, ActionFlow, QuietCrash):
         super().__init__()
         self.settings = settings
         self.source = source
+        #: ``:ctx``: which kubeconfig context is shown, and the switch to another
+        self.contexts = ContextSwitch(self, settings, source)
         #: carries out actions; None when the source has no cluster to write to (replays)
-        self.runner = Runner(writer, AuditLog(settings.audit_log)) if writer else None
+        self.runner = self.contexts.first_runner(writer)
         self.clock = clock
         self.metrics_feed = metrics
         self.metrics: MetricsReading = EMPTY_METRICS
@@ -142,10 +144,20 @@ class GpuTuiApp(PodLogFlow, ActionFlow, QuietCrash):
         self.set_interval(1.0, self._refresh_header, name="header-age")
         self._exit_loop = asyncio.get_running_loop()
         self.exit_guard.install()
+        self.set_interval(1.0, self.contexts.tidy, name="context-writers")
         self.check_permissions()
+        self.start_feeds()
+
+    def start_feeds(self) -> None:
+        """Start the source and the metrics feed (at mount, and after a context switch)."""
         self.source.start(self._snapshot_from_source, self._status_from_source)
         if self.metrics_feed is not None:
             self.metrics_feed.start(self._metrics_from_feed)
+
+    def forget_cluster(self) -> None:
+        """A context switch: nothing of the old cluster is shown or applied after this."""
+        self._pending_snapshot = None
+        self.snapshot, self.status, self.metrics = EMPTY_SNAPSHOT, INITIAL_STATUS, EMPTY_METRICS
 
     def get_driver_class(self) -> type[Driver]:
         """Textual's Linux driver, made safe for a terminal that goes away (terminal.py)."""
@@ -190,6 +202,7 @@ class GpuTuiApp(PodLogFlow, ActionFlow, QuietCrash):
     def on_unmount(self) -> None:
         self.exit_guard.release()
         self.typeahead.cancel()
+        self.contexts.close()
         self.source.stop()
         if self.metrics_feed is not None:
             self.metrics_feed.stop()
@@ -226,6 +239,8 @@ class GpuTuiApp(PodLogFlow, ActionFlow, QuietCrash):
         each would starve key presses. Applying the newest snapshot a few times a second
         keeps the screen current to the eye and the keyboard responsive.
         """
+        if not self.contexts.accepts(message.snapshot.context):
+            return  # queued by the context shown before a switch
         self._pending_snapshot = message.snapshot
         if self._apply_timer is not None:
             return
@@ -252,6 +267,8 @@ class GpuTuiApp(PodLogFlow, ActionFlow, QuietCrash):
 
     def on_source_status_changed(self, message: SourceStatusChanged) -> None:
         """Connection state changed: the header says live / stale since / disconnected."""
+        if not self.contexts.accepts(message.status.context):
+            return  # queued by the context shown before a switch
         self.status = message.status
         self._refresh_header()
 
@@ -277,7 +294,8 @@ class GpuTuiApp(PodLogFlow, ActionFlow, QuietCrash):
         if not self.screen_stack:
             return
         for header in self.screen.query(StatusHeader):
-            header.update_state(self.snapshot, self.status, self.clock(), self.metrics.fleet)
+            header.update_state(self.snapshot, self.status, self.clock(), self.metrics.fleet,
+                                read_only=self.contexts.read_only)
 
     # ------------------------------------------------------------------ navigation
     def jump_to(self, node: str | None, pane: str) -> None:
@@ -299,6 +317,13 @@ class GpuTuiApp(PodLogFlow, ActionFlow, QuietCrash):
 
     def on_jump_requested(self, message: JumpRequested) -> None:
         self.jump_to(message.node, message.pane)
+
+    def on_context_switch_requested(self, message: ContextSwitchRequested) -> None:
+        self.contexts.switch(message.context)
+
+    def action_contexts(self) -> None:
+        """``:ctx``: the kubeconfig's contexts."""
+        self.contexts.open_view()
 
     def on_command_requested(self, message: CommandRequested) -> None:
         self.call_later(self.run_command, message.command_id)
@@ -326,7 +351,8 @@ class GpuTuiApp(PodLogFlow, ActionFlow, QuietCrash):
             self.push_screen(HelpScreen(self.keymap, self.action_blocks(), self.current_mode))
 
     def action_command_line(self) -> None:
-        self.push_screen(CommandLine(), callback=self._command_typed)
+        self.push_screen(CommandLine(contexts=self.contexts.names()),
+                         callback=self._command_typed)
 
     def _command_typed(self, text: str | None) -> None:
         if not text:
@@ -346,6 +372,9 @@ class GpuTuiApp(PodLogFlow, ActionFlow, QuietCrash):
             self.typeahead.end()
 
     async def _run_command_line(self, command_id: str, argument: str) -> None:
+        if argument and command_id == "view_ctx":  # :ctx NAME switches directly
+            self.contexts.switch(argument)
+            return
         await self.run_command(command_id)
         if argument and command_id == "view_nodes" and isinstance(self.screen, NodesScreen):
             self.screen.apply_filter(argument)

@@ -28,11 +28,12 @@ from gputui.actions.registry import ACTIONS
 
 #: scopes, in the order help lists them
 SCOPES: Final = ("global", "nodes", "actions", "pipeline", "findings", "upgrades", "mig",
-                  "pod_log", "confirm", "prompt", "command_line", "help")
+                  "contexts", "pod_log", "confirm", "prompt", "command_line", "help")
 SCOPE_TITLES: Final = {"global": "Everywhere", "nodes": "Node list",
                        "actions": "Actions",
                        "pipeline": "Pipeline pane", "findings": "Findings",
-                       "upgrades": "Upgrade lanes", "mig": "MIG", "pod_log": "Pod log",
+                       "upgrades": "Upgrade lanes", "mig": "MIG",
+                       "contexts": "Contexts (:ctx)", "pod_log": "Pod log",
                        "confirm": "Confirmation dialog", "prompt": "Action prompts",
                        "command_line": "Command line (:)", "help": "Help"}
 
@@ -88,6 +89,9 @@ COMMANDS: Final[tuple[Command, ...]] = (
     _c("view_findings", "4", "Findings", "Everything wrong, most severe first; Enter jumps "
        "to the node and pane.", "global", "switch_view('findings')",
        ("findings", "fi", "faults")),
+    _c("view_ctx", "", "Contexts", "The kubeconfig's contexts (current marked); enter "
+       "switches cluster in place, :ctx NAME switches directly.", "global", "contexts",
+       ("ctx", "context", "contexts")),
     _c("back", "escape", "Back", "Close this view, or clear the filter and marks.", "global",
        "back"),
     _c("focus_next", "tab", "Next pane", "Move focus to the next pane.", "global",
@@ -140,6 +144,9 @@ COMMANDS: Final[tuple[Command, ...]] = (
        "mig", "open_node", show=True, palette=False),
     _c("mig.log", "l", "MIG manager log", "Open the selected node's mig-manager pod log.",
        "mig", "open_log", show=True, palette=False),
+    _c("contexts.switch", "enter", "Switch", "Show the highlighted context's cluster; "
+       "actions running in this one keep running.", "contexts", "switch", show=True,
+       palette=False),
     _c("pod_log.close", "escape,q", "Close", "Close the pod log.", "pod_log", "close",
        show=True, palette=False),
     _c("pod_log.reload", "r", "Reload", "Read the log and events again.", "pod_log", "reload",

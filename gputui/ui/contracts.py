@@ -281,6 +281,14 @@ class CommandRequested(Message):
 
 
 @dataclass(eq=False, repr=False)
+class ContextSwitchRequested(Message):
+    """Show the cluster of kubeconfig context ``context`` (``enter`` in ``:ctx``); the name
+    exactly as the kubeconfig spells it."""
+
+    context: str
+
+
+@dataclass(eq=False, repr=False)
 class PodLogRequested(Message):
     """Open (or reload) the log and events of one pod's container.
 
@@ -372,7 +380,8 @@ class ActionCompleted(Message):
 
 __all__ = [
     "PANES", "ActionBlocks", "ActionCompleted", "ActionGate", "ActionProgressed",
-    "ActionRequested", "ApplyRequested", "CommandHost", "CommandRequested", "ContractError",
+    "ActionRequested", "ApplyRequested", "CommandHost", "CommandRequested", "ContextSwitchRequested",
+    "ContractError",
     "DetailPane", "DryRunFinished", "DryRunProgressed", "JumpRequested", "MetricsUpdated",
     "MetricsView", "MetricsWanted", "NodeScoped", "PodLog", "PodLogLoaded", "PodLogRequested",
     "SnapshotUpdated", "SnapshotView", "SourceStatusChanged", "ViewScreen", "check_contract",

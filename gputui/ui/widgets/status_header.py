@@ -41,6 +41,8 @@ class HeaderState:
     now: float = 0.0
     #: the metrics fleet line's figures; None until a metrics source answers (no line)
     fleet: FleetMetrics | None = None
+    #: no write can be sent (``--read-only`` or a ``read_only_contexts`` match)
+    read_only: bool = False
 
 
 def connection_part(state: HeaderState) -> tuple[str, str]:
@@ -175,11 +177,14 @@ def render_header(state: HeaderState, width: int, variables: Mapping[str, str]) 
     server = snapshot.server or state.status.server
     conn, conn_var = connection_part(state)
     left = f"gputui ▸ {where}"
-    room = width - len(left) - len(conn) - 2
-    if server and room > len(server) + 3:
-        left += f" ({server})"
+    tag = " read-only" if state.read_only else ""  # before the server: it matters more
+    room = width - len(left) - len(tag) - len(conn) - 2
     line1 = Text(left, style="bold", no_wrap=True)
-    line1.append(" " * max(1, width - len(left) - len(conn)))
+    if tag:
+        line1.append(tag, style=var_style(variables, "gpu-warn", bold=True))
+    if server and room > len(server) + 3:
+        line1.append(f" ({server})", style="bold")
+    line1.append(" " * max(1, width - line1.cell_len - len(conn)))
     line1.append(conn, style=var_style(variables, conn_var, bold=conn_var == "gpu-crit"))
     line1.truncate(width, overflow="ellipsis")
     line2 = counts_line(snapshot, width, variables)
@@ -200,7 +205,7 @@ class StatusHeader(Static):
         self._drawn: Text | None = None
 
     def update_state(self, snapshot: ClusterSnapshot, status: SourceStatus, now: float,
-                     fleet: FleetMetrics | None = None) -> None:
+                     fleet: FleetMetrics | None = None, read_only: bool = False) -> None:
         """Re-render from the app's latest snapshot, status and clock, if the text changed.
 
         The app calls this on every applied snapshot and every second; most calls change
@@ -208,7 +213,7 @@ class StatusHeader(Static):
         """
         grows = ((fleet is None) != (self.state.fleet is None)  # the fleet line comes or goes
                  or bool(snapshot.gaps) != bool(self.state.snapshot.gaps))  # or the gaps line
-        self.state = HeaderState(snapshot, status, now, fleet)
+        self.state = HeaderState(snapshot, status, now, fleet, read_only)
         if grows or self._drawn is None or self._text() != self._drawn:
             self.refresh(layout=grows)
 
