@@ -15,15 +15,16 @@ import fnmatch
 import os
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 from urllib.parse import urlsplit, urlunsplit
 
 from gputui.domain.sanitize import clean_line
 from gputui.settings import Settings
 from gputui.sources.errors import SourceError
-from gputui.sources.kube import KubeSource
-from gputui.sources.kubeconfig import _candidate_paths, _read_yaml, load_target
 from gputui.sources.secrets import scrub
+
+if TYPE_CHECKING:  # the UI imports this module; the client is loaded when a context opens
+    from gputui.sources.kube import KubeSource
 
 
 @dataclass(frozen=True)
@@ -70,6 +71,20 @@ def read_only_reason(settings: Settings, context: str) -> str | None:
     return f"read-only context (read_only_contexts: {clean_line(glob)}): gputui sends no writes"
 
 
+def source_context(source: object) -> str | None:
+    """The kubeconfig context a live source reads (``KubeSource.target``); None for a
+    source without one (a replay, a recording)."""
+    context = getattr(getattr(source, "target", None), "context", None)
+    return context if isinstance(context, str) else None
+
+
+def close_writer(writer: object) -> None:
+    """Drop a writer's pooled connections (a ``KubeWriter``; test writers hold none)."""
+    close = getattr(writer, "close", None)
+    if callable(close):
+        close()
+
+
 def server_shown(url: str) -> str:
     """``url`` without ``user:password@`` (a server URL may carry basic-auth credentials)."""
     try:
@@ -90,6 +105,8 @@ def list_contexts(settings: Settings, showing: str | None = None,
     Raises:
         SourceError: one line naming the file that cannot be read or parsed.
     """
+    from gputui.sources.kubeconfig import _candidate_paths, _read_yaml
+
     env = os.environ if environ is None else environ
     paths = [p for p in _candidate_paths(settings.kubeconfig, env) if p.exists()]
     documents = [_read_yaml(p) for p in paths]
@@ -144,6 +161,8 @@ def open_context(settings: Settings, context: str, **options: Any) -> KubeSource
     if settings.demo:
         raise SourceError("demo mode: the emulated clusters are opened by gputui.demo")
     from gputui.sources.connect import prometheus_options
+    from gputui.sources.kube import KubeSource
+    from gputui.sources.kubeconfig import load_target
 
     target = load_target(settings.kubeconfig, context, may_prompt=False)
     return KubeSource(target, settings.thresholds, namespace=settings.namespace,

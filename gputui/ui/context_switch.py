@@ -41,19 +41,20 @@ from gputui.settings import Settings
 from gputui.sources.base import ClusterSource
 from gputui.sources.contexts import (
     ContextEntry,
+    close_writer,
     is_read_only,
     list_contexts,
     open_context,
     read_only_reason,
+    source_context,
 )
 from gputui.sources.errors import SourceError
-from gputui.sources.kubeconfig import KubeTarget
-from gputui.sources.writer import KubeWriter, writer_for_source
 from gputui.ui.crash import worker_failure
 from gputui.ui.screens.contexts import ContextsScreen
 
-if TYPE_CHECKING:
+if TYPE_CHECKING:  # the UI loads no HTTP client at import (tests/ui/test_layering.py)
     from gputui.sources.metrics import MetricsFeed
+    from gputui.sources.writer import KubeWriter
     from gputui.ui.app import GpuTuiApp
 
 #: why ``:ctx`` does nothing in a session without a kubeconfig (demo, replay)
@@ -81,6 +82,7 @@ def kube_opener(settings: Settings) -> ContextOpener:
 
     def open_one(name: str) -> Opened:
         from gputui.sources.connect import open_metrics
+        from gputui.sources.writer import writer_for_source
 
         source = open_context(settings, name)
         context = source.target.context
@@ -98,10 +100,10 @@ class ContextSwitch:
                  opener: ContextOpener | None = None) -> None:
         self.app = app
         self.settings = settings
-        target = getattr(source, "target", None)
-        live = isinstance(target, KubeTarget) and not settings.demo
+        context = source_context(source)
+        live = context is not None and not settings.demo
         #: the context shown now (exactly as the kubeconfig spells it); "" without one
-        self.current = target.context if isinstance(target, KubeTarget) else ""
+        self.current = context or ""
         #: None: this session cannot switch (demo, replay, no kubeconfig)
         self.opener = opener or (kube_opener(settings) if live else None)
         self.source = source
@@ -118,10 +120,13 @@ class ContextSwitch:
         if writer is None:
             return None
         if self.read_only and not writer.read_only:
-            writer = writer_for_source(self.source, read_only=True)
-            if writer is None:
+            from gputui.sources.writer import writer_for_source
+
+            made = writer_for_source(self.source, read_only=True)
+            if made is None:
                 return None
-            self.made.append(writer)
+            self.made.append(made)
+            writer = made
         return Runner(writer, AuditLog(self.settings.audit_log),
                       read_only_reason=read_only_reason(self.settings, self.current))
 
@@ -233,9 +238,7 @@ class ContextSwitch:
             return
         retired, self.retired = self.retired, []
         for writer in retired:
-            close = getattr(writer, "close", None)
-            if callable(close):  # KubeWriter; test writers may hold no connection
-                close()
+            close_writer(writer)
 
     def close(self) -> None:
         """The app is leaving: every writer this switch used is closed (closing twice is
@@ -245,6 +248,4 @@ class ContextSwitch:
         if self.app.runner is not None:
             retired.append(self.app.runner.writer)
         for writer in retired:
-            close = getattr(writer, "close", None)
-            if callable(close):
-                close()
+            close_writer(writer)
