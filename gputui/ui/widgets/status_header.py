@@ -179,12 +179,12 @@ def render_header(state: HeaderState, width: int, variables: Mapping[str, str]) 
     left = f"gputui ▸ {where}"
     tag = " read-only" if state.read_only else ""  # before the server: it matters more
     room = width - len(left) - len(tag) - len(conn) - 2
-    line1 = Text(left, style="bold", no_wrap=True)
+    shown = f" ({server})" if server and room > len(server) + 3 else ""
+    line1 = Text(left if tag else left + shown, style="bold", no_wrap=True)
     if tag:
         line1.append(tag, style=var_style(variables, "gpu-warn", bold=True))
-    if server and room > len(server) + 3:
-        line1.append(f" ({server})", style="bold")
-    line1.append(" " * max(1, width - line1.cell_len - len(conn)))
+        line1.append(shown, style="bold")
+    line1.append(" " * max(1, width - len(left) - len(shown) - len(tag) - len(conn)))
     line1.append(conn, style=var_style(variables, conn_var, bold=conn_var == "gpu-crit"))
     line1.truncate(width, overflow="ellipsis")
     line2 = counts_line(snapshot, width, variables)
