@@ -223,7 +223,10 @@ class GpuTuiApp(PodLogFlow, ActionFlow, QuietCrash):
         """Keep the newest reading; the active screen and the header show it."""
         self.metrics = message.reading
         if self.screen_stack and isinstance(self.screen, MetricsView):
-            self.screen.show_metrics(self.metrics, self.clock())
+            try:
+                self.screen.show_metrics(self.metrics, self.clock())
+            except NoMatches:  # not composed, or taken apart on the way out: _deliver
+                pass  # hands it the reading when it is shown
         self._refresh_header()
 
     def on_metrics_wanted(self, message: MetricsWanted) -> None:

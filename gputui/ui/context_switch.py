@@ -38,7 +38,7 @@ from gputui.actions.base import ClusterWriter
 from gputui.actions.runner import Runner
 from gputui.domain.sanitize import clean_line
 from gputui.settings import Settings
-from gputui.sources.base import ClusterSource
+from gputui.sources.base import ClusterSource, Connection, SourceStatus
 from gputui.sources.contexts import (
     ContextEntry,
     close_writer,
@@ -61,6 +61,10 @@ if TYPE_CHECKING:  # the UI loads no HTTP client at import (tests/ui/test_layeri
 NO_KUBECONFIG = "this session has no kubeconfig contexts to switch between"
 #: why a switch waits (see step 1 above)
 ACTION_OPEN = "finish or close the open action first (its plan is for this cluster)"
+#: the app's worker groups of an action being prompted, planned or dry-run (action_flow.py)
+FLOWS = ("action-flow", "dry-run")
+#: ... and of one applying: a retired writer is closed only when none of these runs
+WRITING = (*FLOWS, "apply")
 
 
 @dataclass(frozen=True)
@@ -72,6 +76,8 @@ class Opened:
     writer: KubeWriter | None
     metrics: MetricsFeed | None
     read_only_reason: str | None = None
+    #: the API server, for the header until the new source reports
+    server: str = ""
 
 
 ContextOpener = Callable[[str], Opened]
@@ -88,7 +94,8 @@ def kube_opener(settings: Settings) -> ContextOpener:
         context = source.target.context
         writer = writer_for_source(source, read_only=is_read_only(settings, context))
         metrics = open_metrics(replace(settings, context=context), source)
-        return Opened(context, source, writer, metrics, read_only_reason(settings, context))
+        return Opened(context, source, writer, metrics, read_only_reason(settings, context),
+                      source.target.server)
 
     return open_one
 
@@ -184,11 +191,13 @@ class ContextSwitch:
             return f"still switching to {clean_line(self.switching)}"
         if name == self.current:
             return "it is the context shown"
-        flows = ("action-flow", "dry-run")
-        if any(w.group in flows and w.state in (WorkerState.PENDING, WorkerState.RUNNING)
-               for w in self.app.workers):
+        if self._running(FLOWS):
             return ACTION_OPEN
         return None
+
+    def _running(self, groups: tuple[str, ...]) -> bool:
+        return any(w.group in groups and w.state in (WorkerState.PENDING, WorkerState.RUNNING)
+                   for w in self.app.workers)
 
     def _open(self, name: str) -> None:
         """Thread: open the new context; only then stop the old one's feeds."""
@@ -215,11 +224,17 @@ class ContextSwitch:
     def _install(self, opened: Opened) -> None:
         """UI thread: the new cluster replaces the old everywhere the app keeps it."""
         app = self.app
+        if self._running(FLOWS):  # opened while the new context loaded: it planned for the
+            app.workers.cancel_group(app, "action-flow")  # old one; nothing was applied
+            app.notify("The open action was closed: it was planned for "
+                       f"{clean_line(self.current)}", severity="warning")
         old_runner = app.runner
         if old_runner is not None:
             self.retired.append(old_runner.writer)
         self.current, self.switching = opened.context, ""
         app.forget_cluster()
+        app.status = SourceStatus(Connection.CONNECTING, context=opened.context,
+                                  server=opened.server)
         app.source, app.metrics_feed = opened.source, opened.metrics
         app.runner = Runner(opened.writer, AuditLog(self.settings.audit_log),
                             read_only_reason=opened.read_only_reason) \
@@ -234,7 +249,7 @@ class ContextSwitch:
     def tidy(self) -> None:
         """Close the writers of contexts left behind once no action runs (an action still
         applying writes through its own; the app calls this every second)."""
-        if not self.retired or self.app.exit_guard.busy:
+        if not self.retired or self.app.exit_guard.busy or self._running(WRITING):
             return
         retired, self.retired = self.retired, []
         for writer in retired:

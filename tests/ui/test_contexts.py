@@ -252,3 +252,70 @@ async def test_a_switch_waits_while_an_action_dialog_is_open(ctx_app: Any) -> No
         app.contexts.switch("lab-b")
         assert notes and "finish or close the open action first" in notes[-1]
         assert app.contexts.current == "lab-a" and not app.contexts.switching
+
+
+async def test_an_action_running_in_the_old_context_keeps_its_writer_and_context(
+        ctx_app: Any, clusters: tuple[EmulatedCluster, EmulatedCluster],
+        tmp_path: Path) -> None:
+    """An apply that outlives its dialog (background operations) holds the runner of the
+    context it was planned in: after a switch its write still reaches that cluster, its
+    audit line names that context, and the old writer is closed only once it ended."""
+    from gputui.actions.base import Cancel
+    from gputui.actions.registry import action
+
+    app = ctx_app("lab-a")
+    async with app.run_test(size=(120, 40)) as pilot:
+        await shows(pilot, app, {"a-1", "a-2"})
+        old = app.runner
+        assert old is not None
+        cordon = action("cordon")
+        plan = await asyncio.to_thread(old.plan, cordon, app.snapshot, ["a-1"], {})
+        dry_run = await asyncio.to_thread(old.dry_run, plan)
+        running = Cancel()
+        app.exit_guard.track(running)  # as ActionFlow._apply does while it applies
+        closed: list[str] = []
+        old.writer.close = lambda: closed.append("closed")  # type: ignore[method-assign]
+        app.contexts.switch("lab-b")
+        await shows(pilot, app, {"b-1", "b-2", "b-3"})
+        assert app.runner is not old
+        app.contexts.tidy()
+        assert closed == []  # still applying: the old connection stays
+        result = await asyncio.to_thread(old.apply, cordon, plan, dry_run, lambda _: None,
+                                         running)
+        app.exit_guard.finished(running)
+        assert result.ok, result
+        app.contexts.tidy()
+        assert closed == ["closed"]
+    assert clusters[0].store.get("nodes", "a-1", None)["spec"]["unschedulable"] is True
+    assert "unschedulable" not in clusters[1].store.get("nodes", "b-1", None)["spec"]
+    intent = json.loads((tmp_path / "audit.jsonl").read_text().splitlines()[0])
+    assert intent["context"] == "lab-a" and intent["targets"] == ["a-1"]
+
+
+async def test_an_action_opened_while_the_switch_loads_is_closed_unsent(
+        ctx_app: Any, clusters: tuple[EmulatedCluster, EmulatedCluster]) -> None:
+    import threading
+
+    app = ctx_app("lab-a")
+    release = threading.Event()
+    async with app.run_test(size=(120, 40)) as pilot:
+        screen = await shows(pilot, app, {"a-1", "a-2"})
+        real = app.contexts.opener
+        assert real is not None
+
+        def slow(name: str) -> Any:
+            release.wait(20)
+            return real(name)
+
+        app.contexts.opener = slow
+        app.contexts.switch("lab-b")
+        screen.table.focus()
+        await pilot.press("c")  # the old cluster is still shown: its dialog opens
+        await until(pilot, lambda: isinstance(app.screen, ConfirmScreen))
+        release.set()
+        await shows(pilot, app, {"b-1", "b-2", "b-3"})
+        assert not isinstance(app.screen, ConfirmScreen)
+        await pilot.press("y")
+        await pilot.pause(0.3)
+    for cluster, node in ((clusters[0], "a-1"), (clusters[1], "b-1")):
+        assert "unschedulable" not in cluster.store.get("nodes", node, None)["spec"]
