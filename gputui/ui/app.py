@@ -154,10 +154,12 @@ class GpuTuiApp(PodLogFlow, ActionFlow, QuietCrash):
         if self.metrics_feed is not None:
             self.metrics_feed.start(self._metrics_from_feed)
 
-    def forget_cluster(self) -> None:
-        """A context switch: nothing of the old cluster is shown or applied after this."""
+    def forget_cluster(self, status: SourceStatus) -> None:
+        """A context switch: nothing of the old cluster is shown or applied after this;
+        ``status`` names the new one until its source reports."""
         self._pending_snapshot = None
-        self.snapshot, self.status, self.metrics = EMPTY_SNAPSHOT, INITIAL_STATUS, EMPTY_METRICS
+        self.snapshot, self.status, self.metrics = EMPTY_SNAPSHOT, status, EMPTY_METRICS
+        self._refresh_header()
 
     def get_driver_class(self) -> type[Driver]:
         """Textual's Linux driver, made safe for a terminal that goes away (terminal.py)."""

@@ -232,9 +232,8 @@ class ContextSwitch:
         if old_runner is not None:
             self.retired.append(old_runner.writer)
         self.current, self.switching = opened.context, ""
-        app.forget_cluster()
-        app.status = SourceStatus(Connection.CONNECTING, context=opened.context,
-                                  server=opened.server)
+        app.forget_cluster(SourceStatus(Connection.CONNECTING, context=opened.context,
+                                        server=opened.server))
         app.source, app.metrics_feed = opened.source, opened.metrics
         app.runner = Runner(opened.writer, AuditLog(self.settings.audit_log),
                             read_only_reason=opened.read_only_reason) \

@@ -153,17 +153,25 @@ async def test_ctx_lists_both_switches_with_enter_and_back_by_name(
 async def test_switch_shows_loading_until_every_list_is_read(
         ctx_app: Any, clusters: tuple[EmulatedCluster, EmulatedCluster]) -> None:
     app = ctx_app("lab-a")
-    headers: list[str] = []
+    headers: list[tuple[str, bool]] = []  # (line 1, every list of lab-b read) per redraw
     async with app.run_test(size=(120, 40)) as pilot:
         await shows(pilot, app, {"a-1", "a-2"})
+        refresh = app._refresh_header
+
+        def recorded() -> None:
+            refresh()
+            read = bool(app.snapshot.nodes) and not app.snapshot.loading
+            headers.append((header_text(app).splitlines()[0], read))
+
+        app._refresh_header = recorded  # type: ignore[method-assign]
         app.contexts.switch("lab-b")
-        while app.contexts.current != "lab-b" or app.snapshot.loading or not app.snapshot.nodes:
-            headers.append(header_text(app).splitlines()[0])
-            await pilot.pause(0.01)
         await shows(pilot, app, {"b-1", "b-2", "b-3"})
-    after = [h for h in headers if "lab-b" in h]
-    assert after and all("live" not in h for h in after)  # never "live" before every list
-    assert any("loading" in h or "connecting" in h for h in after), after
+        await until(pilot, lambda: any("live" in h and "lab-b" in h for h, _ in headers))
+    before = [h for h, read in headers if "lab-b" in h and not read]
+    assert before and all("live" not in h for h in before)  # never "live" before every list
+    assert any("loading" in h or "connecting" in h for h in before), before
+    assert all("lab-a" not in h for h, _ in headers[headers.index(next(
+        x for x in headers if "lab-b" in x[0])):])  # the old name never comes back
 
 
 async def test_unknown_context_says_so_in_one_line_and_stays(ctx_app: Any) -> None:
