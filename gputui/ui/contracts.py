@@ -38,6 +38,8 @@ Where the app finds each view
 * ``gputui.ui.widgets.metrics_pane.MetricsPane`` -> main screen tab ``metrics``
 * ``gputui.ui.screens.upgrades.UpgradesScreen``  -> mode ``upgrades`` (``:upgrades``, key 2)
 * ``gputui.ui.screens.mig.MigScreen``            -> mode ``mig`` (``:mig``, key 3)
+* ``gputui.ui.screens.contexts.ContextsScreen(entries)`` -> pushed by ``:ctx``
+  (``gputui.ui.context_switch``); ``enter`` posts :class:`ContextSwitchRequested`.
 * ``gputui.ui.screens.pod_log.PodLogScreen(namespace, pod, container)`` -> pushed by
   ``app.open_pod_log``; it receives :class:`PodLogLoaded` (posted to the screen itself by the
   app's thread worker) and may post :class:`PodLogRequested` to reload.
