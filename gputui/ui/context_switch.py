@@ -211,6 +211,9 @@ class ContextSwitch:
             self.app.call_from_thread(self._failed, worker_failure(
                 f"opening context {clean_line(name)}", error))
             return
+        if self.app.exit_guard.exiting:  # leaving: the new context is never shown, and
+            close_writer(opened.writer)  # call_from_thread could wait on a stopped loop
+            return
         old_source, old_metrics = self.app.source, self.app.metrics_feed
         old_source.stop()
         if old_metrics is not None:
