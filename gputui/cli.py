@@ -110,6 +110,8 @@ def build_parser() -> argparse.ArgumentParser:
     _demo_flags(sim, with_demo=False)
     sim.add_argument("--port", type=_port, default=0, help="API server port (default: free port)")
     sim.add_argument("--kubeconfig-out", metavar="PATH", help="write a kubeconfig for it here")
+    sim.add_argument("--kubeconfig-context", metavar="NAME",
+                     help="name of that kubeconfig's context and cluster (default gputui-demo)")
     sim.add_argument("--exporters-port", type=_port, metavar="N",
                      help="also serve each node's dcgm-exporter on loopback ports from N")
     sim.add_argument("--faults", metavar="SPEC",

@@ -64,6 +64,8 @@ class Settings:
     local: bool = False
     #: hide and refuse every action that changes the cluster
     read_only: bool = False
+    #: context name globs (``prod-*``) that are read-only as if ``--read-only`` were given
+    read_only_contexts: tuple[str, ...] = ()
     #: where applied actions are appended, one JSON line each
     audit_log: str = field(default_factory=lambda: str(_state_dir() / "audit.jsonl"))
     #: seconds between metric refreshes (the cluster itself streams through watches)
@@ -132,6 +134,11 @@ def _coerce(name: str, value: Any, kind: Any) -> Any:
             raise ValueError(value)
         if "float" in text_kind:
             return float(value)
+        if "tuple" in text_kind:  # a YAML list, or comma-separated in GPUTUI_* variables
+            items = value.split(",") if isinstance(value, str) else value
+            if not isinstance(items, list | tuple):
+                raise ValueError(value)
+            return tuple(str(item).strip() for item in items if str(item).strip())
         if "Mapping" in text_kind:
             if not isinstance(value, Mapping):
                 raise ValueError(value)

@@ -15,8 +15,10 @@ import asyncio
 import os
 import sys
 import time
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 REPO = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO))
@@ -38,6 +40,22 @@ class Shot:
     keys: tuple[str, ...] = ()
     size: tuple[int, int] = (120, 40)
     title: str = ""
+    #: a screen pushed before the keys (a view a replay cannot open by itself: ``:ctx``)
+    push: Callable[[], Any] | None = None
+
+
+def contexts_screen() -> Any:
+    """``:ctx`` as a kubeconfig of three clusters lists it (a replay has no kubeconfig)."""
+    from gputui.sources.contexts import ContextEntry
+    from gputui.ui.screens.contexts import ContextsScreen
+
+    return ContextsScreen((
+        ContextEntry("lab", "lab", "lab", "https://10.20.0.4:6443", "alice", current=True),
+        ContextEntry("staging-us", "staging-us", "staging", "https://staging.k8s.example:6443",
+                     "oncall"),
+        ContextEntry("prod-eu-west-1", "prod-eu-west-1", "prod", "https://prod-eu-west-1."
+                     "k8s.example:6443", "oncall", read_only=True),
+    ))
 
 
 SHOTS = (
@@ -51,6 +69,7 @@ SHOTS = (
     Shot("nodes-80x24", "upgrade-rolling", (), (80, 24), title="80x24"),
     Shot("joins", "staggered-joins", ("colon", *"joins", "enter", "down", "enter"), (100, 28),
          title=":joins: time to GPU per pool, then the pool's nodes"),
+    Shot("contexts", "healthy", (), (100, 20), title=":ctx", push=contexts_screen),
 )
 
 
@@ -62,6 +81,9 @@ async def take(shot: Shot, out: Path) -> Path:
     async with app.run_test(size=shot.size) as pilot:
         await pilot.pause()
         await pilot.pause(0.15)
+        if shot.push is not None:
+            await app.push_screen(shot.push())
+            await pilot.pause()
         for key in shot.keys:
             await pilot.press(key)
             await pilot.pause()

@@ -27,11 +27,13 @@ class Permissions:
     read_only: bool = False
     #: True until the reviews have been asked (actions wait, they are not denied)
     pending: bool = False
+    #: what a greyed action says in read-only mode (the flag, or a read-only context)
+    read_only_reason: str = READ_ONLY_REASON
 
     def blocked(self, action: Action) -> str | None:
         """Why ``action`` cannot run now (read-only, denied, unknown), or None."""
         if self.read_only:
-            return READ_ONLY_REASON
+            return self.read_only_reason
         if self.pending:
             return None
         for permission in action.permissions:

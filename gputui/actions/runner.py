@@ -35,7 +35,12 @@ from gputui.actions.base import (
     WriteError,
 )
 from gputui.actions.guard import guarded, mark_interrupted
-from gputui.actions.permissions import Permissions, ask_identity, check_permissions
+from gputui.actions.permissions import (
+    READ_ONLY_REASON,
+    Permissions,
+    ask_identity,
+    check_permissions,
+)
 from gputui.actions.recording import RecordingWriter
 from gputui.actions.registry import ACTIONS, all_permissions
 from gputui.domain.model import ClusterSnapshot
@@ -136,11 +141,14 @@ class Runner:
     """Runs actions against one cluster through ``writer``, auditing to ``audit``."""
 
     def __init__(self, writer: ClusterWriter, audit: AuditLog,
-                 actions: Sequence[Action] = ACTIONS):
+                 actions: Sequence[Action] = ACTIONS, read_only_reason: str | None = None):
         self.writer = writer
         self.audit = audit
         self.actions = tuple(actions)
-        self.permissions = Permissions(read_only=writer.read_only, pending=not writer.read_only)
+        #: why a read-only writer refuses (a read-only context says which glob); None: the flag
+        self.read_only_reason = read_only_reason or READ_ONLY_REASON
+        self.permissions = Permissions(read_only=writer.read_only, pending=not writer.read_only,
+                                       read_only_reason=self.read_only_reason)
         #: why the audit log cannot be written (one sentence), found by check_permissions
         self.audit_problem: str | None = None
         self._identity: Identity | None = None
@@ -149,7 +157,8 @@ class Runner:
     def check_permissions(self) -> Permissions:
         """At start: every permission the actions declare, who the server says we are,
         and whether the audit log can be written (none of it in read-only mode)."""
-        self.permissions = check_permissions(self.writer, all_permissions(self.actions))
+        self.permissions = replace(check_permissions(self.writer, all_permissions(self.actions)),
+                                   read_only_reason=self.read_only_reason)
         if not self.writer.read_only:
             self.audit_problem = self.audit.check()
             self.identity()

@@ -14,7 +14,7 @@ import threading
 from types import FrameType
 
 from gputui.sim.apiserver.rbac import parse_identity
-from gputui.sim.cluster import EmulatedCluster
+from gputui.sim.cluster import DEFAULT_CONTEXT, EmulatedCluster
 
 
 def _start(args: argparse.Namespace) -> EmulatedCluster:
@@ -30,9 +30,11 @@ def _start(args: argparse.Namespace) -> EmulatedCluster:
     return cluster.start()
 
 
-def _announce(cluster: EmulatedCluster, kubeconfig_out: str | None) -> None:
+def _announce(cluster: EmulatedCluster, kubeconfig_out: str | None,
+              context: str | None = None) -> None:
     if kubeconfig_out:
-        path = cluster.write_kubeconfig(kubeconfig_out)
+        # a named context lets two sims' kubeconfigs merge into one (``:ctx`` between them)
+        path = cluster.write_kubeconfig(kubeconfig_out, context or DEFAULT_CONTEXT)
         how = f"export KUBECONFIG={path}"
     else:
         how = f"kubectl --server {cluster.url} get nodes (or pass --kubeconfig-out PATH)"
@@ -68,7 +70,8 @@ def run_sim(args: argparse.Namespace) -> int:
         print(f"gputui sim: cannot serve: {error}", file=sys.stderr)
         return 2
     try:
-        _announce(cluster, getattr(args, "kubeconfig_out", None))
+        _announce(cluster, getattr(args, "kubeconfig_out", None),
+                  getattr(args, "kubeconfig_context", None))
         _wait_for_signal()
     except KeyboardInterrupt:
         pass

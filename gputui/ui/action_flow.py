@@ -246,7 +246,8 @@ class ActionFlow(OperationsFlow):
         dialog = message.dialog
         if not isinstance(dialog, ConfirmScreen):  # only the confirm dialog asks to apply
             return
-        if self.runner is None:  # a dialog opened without a cluster (tests, replays)
+        runner = self.runner  # held by the operation: a :ctx switch never redirects it
+        if runner is None:  # a dialog opened without a cluster (tests, replays)
             dialog.post_message(ActionCompleted(Result(False, "not applied", error=NO_RUNNER)))
             return
         act = message.action or action(message.plan.action_id)
@@ -258,13 +259,13 @@ class ActionFlow(OperationsFlow):
             return
         dialog.operation_id = op.id
         self.attach_dialog(dialog)
-        self._apply(op)
+        self._apply(op, runner)
 
     @work(thread=True, group="apply")
-    def _apply(self, op: Operation) -> None:
-        """The blocking apply; progress and the result go to the operations registry, which
-        the app forwards to whoever shows the operation (dialog, header, ``:ops``)."""
-        assert self.runner is not None
+    def _apply(self, op: Operation, runner: Runner) -> None:
+        """The blocking apply with the runner of the context it was confirmed in; progress
+        and the result go to the operations registry, which the app forwards to whoever
+        shows the operation (dialog, header, ``:ops``)."""
         act = op.action or action(op.plan.action_id)
 
         def progress(report: Progress) -> None:
@@ -273,8 +274,8 @@ class ActionFlow(OperationsFlow):
         # SIGHUP, SIGTERM and quit stop it at once; the exit waits (briefly) for its outcome
         self.exit_guard.track(op.cancel)
         try:
-            result = self.runner.apply(act, op.plan, op.dry_run, progress, op.cancel,
-                                       audit_id=op.id)
+            result = runner.apply(act, op.plan, op.dry_run, progress, op.cancel,
+                                  audit_id=op.id)
         finally:
             self.exit_guard.finished(op.cancel)
         self.operations.finished(op.id, result)  # no UI here: safe while the app leaves

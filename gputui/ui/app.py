@@ -23,17 +23,16 @@ from textual.screen import Screen
 from textual.timer import Timer
 
 from gputui import gctuning
-from gputui.actions.audit import AuditLog
 from gputui.actions.base import ClusterWriter
-from gputui.actions.runner import Runner
 from gputui.domain.metrics import EMPTY_METRICS, MetricsReading
 from gputui.domain.model import EMPTY_SNAPSHOT, ClusterSnapshot
 from gputui.settings import Settings
 from gputui.sources.base import ClusterSource, SourceStatus
-from gputui.ui.action_flow import ActionFlow
-from gputui.ui.commands import binding_scope, bindings_for, by_alias, command, command_for_action
+from gputui.ui.command_flow import CommandFlow
+from gputui.ui.commands import bindings_for, command_for_action
+from gputui.ui.context_switch import ContextSwitch
 from gputui.ui.contracts import (
-    CommandRequested,
+    ContextSwitchRequested,
     JumpRequested,
     MetricsUpdated,
     MetricsView,
@@ -48,10 +47,8 @@ from gputui.ui.exit_signals import ExitGuard
 from gputui.ui.palette import GpuCommands
 from gputui.ui.pod_logs import PodLogFlow
 from gputui.ui.render.style import PLAIN, Palette
-from gputui.ui.screens.base import GpuScreen, view_modes
-from gputui.ui.screens.command_line import CommandLine
+from gputui.ui.screens.base import view_modes
 from gputui.ui.screens.findings import FindingsScreen
-from gputui.ui.screens.help import HelpScreen
 from gputui.ui.screens.joins import JoinsScreen
 from gputui.ui.screens.mig import MigScreen
 from gputui.ui.screens.nodes import NodesScreen
@@ -74,11 +71,9 @@ PANE_TARGETS = {"nodes": ("nodes", None), "pipeline": ("nodes", "pipeline"),
                 "findings": ("findings", None)}
 #: default pace of applied snapshots (seconds); the newest one always wins
 MIN_SNAPSHOT_INTERVAL = 0.25
-#: registry scope -> the view its actions live in
-SCOPE_VIEWS = {"nodes": "nodes", "findings": "findings"}
 
 
-class GpuTuiApp(PodLogFlow, ActionFlow, SummaryFlow, QuietCrash):
+class GpuTuiApp(PodLogFlow, CommandFlow, SummaryFlow, QuietCrash):
     """The gputui terminal UI; build it with :func:`make_app`."""
 
     TITLE = "gputui"
@@ -98,8 +93,10 @@ class GpuTuiApp(PodLogFlow, ActionFlow, SummaryFlow, QuietCrash):
         super().__init__()
         self.settings = settings
         self.source = source
+        #: ``:ctx``: which kubeconfig context is shown, and the switch to another
+        self.contexts = ContextSwitch(self, self, settings, source)
         #: carries out actions; None when the source has no cluster to write to (replays)
-        self.runner = Runner(writer, AuditLog(settings.audit_log)) if writer else None
+        self.runner = self.contexts.first_runner(writer)
         self.clock = clock
         self.session_started = time.time()  # wall clock, as the audit log's lines
         self.metrics_feed = metrics
@@ -141,10 +138,22 @@ class GpuTuiApp(PodLogFlow, ActionFlow, SummaryFlow, QuietCrash):
         self.set_interval(1.0, self._refresh_header, name="header-age")
         self._exit_loop = asyncio.get_running_loop()
         self.exit_guard.install()
+        self.set_interval(1.0, self.contexts.tidy, name="context-writers")
         self.check_permissions()
+        self.start_feeds()
+
+    def start_feeds(self) -> None:
+        """Start the source and the metrics feed (at mount, and after a context switch)."""
         self.source.start(self._snapshot_from_source, self._status_from_source)
         if self.metrics_feed is not None:
             self.metrics_feed.start(self._metrics_from_feed)
+
+    def forget_cluster(self, status: SourceStatus) -> None:
+        """A context switch: nothing of the old cluster is shown or applied after this;
+        ``status`` names the new one until its source reports."""
+        self._pending_snapshot = None
+        self.snapshot, self.status, self.metrics = EMPTY_SNAPSHOT, status, EMPTY_METRICS
+        self._refresh_header()
 
     def get_driver_class(self) -> type[Driver]:
         """Textual's Linux driver, made safe for a terminal that goes away (terminal.py)."""
@@ -191,6 +200,7 @@ class GpuTuiApp(PodLogFlow, ActionFlow, SummaryFlow, QuietCrash):
     def on_unmount(self) -> None:
         self.exit_guard.release()
         self.typeahead.cancel()
+        self.contexts.close()
         self.source.stop()
         if self.metrics_feed is not None:
             self.metrics_feed.stop()
@@ -211,7 +221,10 @@ class GpuTuiApp(PodLogFlow, ActionFlow, SummaryFlow, QuietCrash):
         """Keep the newest reading; the active screen and the header show it."""
         self.metrics = message.reading
         if self.screen_stack and isinstance(self.screen, MetricsView):
-            self.screen.show_metrics(self.metrics, self.clock())
+            try:
+                self.screen.show_metrics(self.metrics, self.clock())
+            except NoMatches:  # not composed, or taken apart on the way out: _deliver
+                pass  # hands it the reading when it is shown
         self._refresh_header()
 
     def on_metrics_wanted(self, message: MetricsWanted) -> None:
@@ -227,6 +240,8 @@ class GpuTuiApp(PodLogFlow, ActionFlow, SummaryFlow, QuietCrash):
         each would starve key presses. Applying the newest snapshot a few times a second
         keeps the screen current to the eye and the keyboard responsive.
         """
+        if not self.contexts.accepts(message.snapshot.context):
+            return  # queued by the context shown before a switch
         self._pending_snapshot = message.snapshot
         if self._apply_timer is not None:
             return
@@ -253,6 +268,8 @@ class GpuTuiApp(PodLogFlow, ActionFlow, SummaryFlow, QuietCrash):
 
     def on_source_status_changed(self, message: SourceStatusChanged) -> None:
         """Connection state changed: the header says live / stale since / disconnected."""
+        if not self.contexts.accepts(message.status.context):
+            return  # queued by the context shown before a switch
         self.status = message.status
         self._refresh_header()
 
@@ -280,7 +297,8 @@ class GpuTuiApp(PodLogFlow, ActionFlow, SummaryFlow, QuietCrash):
             return
         for header in self.screen.query(StatusHeader):
             header.update_state(self.snapshot, self.status, self.clock(), self.metrics.fleet,
-                                running=self.operations.running())
+                                running=self.operations.running(),
+                                read_only=self.contexts.read_only)
 
     # ------------------------------------------------------------------ navigation
     def jump_to(self, node: str | None, pane: str) -> None:
@@ -303,67 +321,12 @@ class GpuTuiApp(PodLogFlow, ActionFlow, SummaryFlow, QuietCrash):
     def on_jump_requested(self, message: JumpRequested) -> None:
         self.jump_to(message.node, message.pane)
 
-    def on_command_requested(self, message: CommandRequested) -> None:
-        self.call_later(self.run_command, message.command_id)
+    def on_context_switch_requested(self, message: ContextSwitchRequested) -> None:
+        self.contexts.switch(message.context)
 
-    async def action_switch_view(self, view: str) -> None:
-        """Number keys and ``:`` names: switch to a view (closing pushed screens)."""
-        while len(self.screen_stack) > 1:
-            self.pop_screen()
-        if self.current_mode != view:
-            await self.switch_mode(view)
-
-    async def action_back(self) -> None:
-        """``esc``: close a pushed screen, leave a view, or clear filter / faults-only / marks."""
-        if len(self.screen_stack) > 1:
-            self.pop_screen()
-            return
-        screen = self.screen
-        if isinstance(screen, GpuScreen) and screen.go_back():
-            return
-        if self.current_mode != "nodes":
-            await self.switch_mode("nodes")
-
-    def action_help(self) -> None:
-        if not isinstance(self.screen, HelpScreen):
-            self.push_screen(HelpScreen(self.keymap, self.action_blocks(), self.current_mode))
-
-    def action_command_line(self) -> None:
-        self.push_screen(CommandLine(), callback=self._command_typed)
-
-    def _command_typed(self, text: str | None) -> None:
-        if not text:
-            return
-        word, _, rest = text.partition(" ")
-        cmd = by_alias(word)
-        if cmd is None:
-            self.notify(f"unknown command :{word} (try :help)", severity="warning")
-            return
-        self.typeahead.begin()  # keys typed after Enter belong to the view it opens
-        self.call_later(self._run_then, cmd.id, rest.strip())
-
-    async def _run_then(self, command_id: str, argument: str) -> None:
-        try:
-            await self._run_command_line(command_id, argument)
-        finally:
-            self.typeahead.end()
-
-    async def _run_command_line(self, command_id: str, argument: str) -> None:
-        await self.run_command(command_id)
-        if argument and command_id == "view_nodes" and isinstance(self.screen, NodesScreen):
-            self.screen.apply_filter(argument)
-        elif argument and command_id == "theme" and argument in self.available_themes:
-            self.theme = argument
-
-    async def run_command(self, command_id: str) -> None:
-        """Run a registry command by id (palette, ``:`` line), in the view it belongs to."""
-        cmd = command(command_id)
-        view = SCOPE_VIEWS.get(binding_scope(cmd))
-        if view is None:
-            await self.run_action(cmd.action)
-            return
-        await self.action_switch_view(view)
-        await self.run_action(cmd.action, self.screen)
+    def action_contexts(self) -> None:
+        """``:ctx``: the kubeconfig's contexts."""
+        self.contexts.open_view()
 
     def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
         """Registry answers: the current view's own key is shown greyed out."""

@@ -28,13 +28,13 @@ from gputui.actions.registry import ACTIONS
 
 #: scopes, in the order help lists them
 SCOPES: Final = ("global", "nodes", "actions", "pipeline", "findings", "upgrades", "mig",
-                  "joins", "pod_log", "confirm", "prompt", "command_line", "help", "ops", "ask",
-                  "summary")
+                  "joins", "contexts", "pod_log", "confirm", "prompt", "command_line", "help",
+                  "ops", "ask", "summary")
 SCOPE_TITLES: Final = {"global": "Everywhere", "nodes": "Node list",
                        "actions": "Actions",
                        "pipeline": "Pipeline pane", "findings": "Findings",
                        "upgrades": "Upgrade lanes", "mig": "MIG", "joins": "Time to GPU",
-                       "pod_log": "Pod log",
+                       "contexts": "Contexts (:ctx)", "pod_log": "Pod log",
                        "confirm": "Confirmation dialog", "prompt": "Action prompts",
                        "command_line": "Command line (:)", "help": "Help",
                        "ops": "Operations (:ops)", "ask": "Questions (stop, quit)",
@@ -101,6 +101,9 @@ COMMANDS: Final[tuple[Command, ...]] = (
     _c("view_summary", "", "Handoff summary", "The cluster's state, findings and this "
        "session's operations as Markdown, to review and copy for the next person on call.",
        "global", "summary", ("summary", "handoff")),
+    _c("view_ctx", "", "Contexts", "The kubeconfig's contexts (current marked); enter "
+       "switches cluster in place, :ctx NAME switches directly.", "global", "contexts",
+       ("ctx", "context", "contexts")),
     _c("back", "escape", "Back", "Close this view, or clear the filter and marks.", "global",
        "back"),
     _c("focus_next", "tab", "Next pane", "Move focus to the next pane.", "global",
@@ -159,6 +162,9 @@ COMMANDS: Final[tuple[Command, ...]] = (
        "open_pool", palette=False),
     _c("joins.open_node", "p", "Pipeline", "Open the selected node's operand pipeline.",
        "joins", "open_node", show=True, palette=False),
+    _c("contexts.switch", "enter", "Switch", "Show the highlighted context's cluster; "
+       "actions running in this one keep running.", "contexts", "switch", show=True,
+       palette=False),
     _c("pod_log.close", "escape,q", "Close", "Close the pod log.", "pod_log", "close",
        show=True, palette=False),
     _c("pod_log.reload", "r", "Reload", "Read the log and events again.", "pod_log", "reload",

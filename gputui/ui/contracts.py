@@ -35,7 +35,9 @@ Where the app finds each view
 -----------------------------
 Full-screen views are the app's ``MODES`` (``view_modes(nodes=..., upgrades=..., ops=...)``),
 detail tabs are ``nodes.detail_tabs()``; the pod log is pushed by ``app.open_pod_log`` and
-receives :class:`PodLogLoaded` (it may post :class:`PodLogRequested` to reload).
+receives :class:`PodLogLoaded` (it may post :class:`PodLogRequested` to reload); ``:ctx``
+pushes ``ContextsScreen`` (``gputui.ui.context_switch``), whose ``enter`` posts
+:class:`ContextSwitchRequested`.
 Full screens subclass :class:`gputui.ui.screens.base.GpuScreen` (header on top, footer
 below): yield widgets from ``compose_body()`` and implement :class:`ViewScreen` (a no-op with
 a docstring where the view has no node or metrics); greyed actions come down as one value
@@ -226,6 +228,14 @@ class CommandRequested(Message):
 
 
 @dataclass(eq=False, repr=False)
+class ContextSwitchRequested(Message):
+    """Show the cluster of kubeconfig context ``context`` (``enter`` in ``:ctx``); the name
+    exactly as the kubeconfig spells it."""
+
+    context: str
+
+
+@dataclass(eq=False, repr=False)
 class PodLogRequested(Message):
     """Open (or reload) the log and events of one pod's container.
 
@@ -351,7 +361,8 @@ class OperationStopRequested(Message):
 
 __all__ = [
     "PANES", "ActionBlocks", "ActionCompleted", "ActionGate", "ActionProgressed",
-    "ActionRequested", "ApplyRequested", "CommandHost", "CommandRequested", "ContractError",
+    "ActionRequested", "ApplyRequested", "CommandHost", "CommandRequested", "ContextSwitchRequested",
+    "ContractError",
     "DetailPane", "DryRunFinished", "DryRunProgressed", "JumpRequested", "MetricsUpdated",
     "MetricsView", "MetricsWanted", "NodeScoped", "OperationChanged",
     "OperationOpenRequested", "OperationStopRequested", "PodLog", "PodLogLoaded", "PodLogRequested",

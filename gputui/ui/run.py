@@ -47,7 +47,10 @@ def run_tui(settings: Settings) -> int:
     from gputui.ui.app import make_app
 
     clock: Callable[[], float] = getattr(source, "clock", time.time)
-    writer = writer_for_source(source, read_only=settings.read_only)
+    from gputui.sources.contexts import is_read_only
+
+    # a context matching read_only_contexts is read-only from the start (--context prod-1)
+    writer = writer_for_source(source, read_only=is_read_only(settings, source.target.context))
     try:
         app = make_app(settings, source, clock=clock, writer=writer,
                        metrics=open_metrics(settings, source))

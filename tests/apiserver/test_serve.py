@@ -39,3 +39,37 @@ def test_serves_until_sigterm(tmp_path: Path) -> None:
         if process.poll() is None:
             process.kill()
             process.wait()
+
+
+def test_two_sims_named_contexts_merge_into_one_kubeconfig(tmp_path: Path) -> None:
+    """``--kubeconfig-context`` names the context and cluster, so two sims' kubeconfigs
+    merge (``KUBECONFIG=a:b``) into two contexts for ``:ctx`` (README's recipe)."""
+    from gputui.settings import Settings
+    from gputui.sources.contexts import list_contexts
+
+    processes, configs = [], []
+    try:
+        for name in ("lab", "prod-eu"):
+            config = tmp_path / f"{name}.yaml"
+            configs.append(config)
+            processes.append(subprocess.Popen(
+                [sys.executable, "-m", "gputui", "sim", "--scenario", "empty",
+                 "--kubeconfig-out", str(config), "--kubeconfig-context", name],
+                stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True))
+        urls = []
+        for process in processes:
+            assert process.stdout is not None
+            line = process.stdout.readline()
+            urls.append(line.split("serving the Kubernetes API at ", 1)[1].split(" ;")[0])
+        entries = list_contexts(Settings(), environ={"KUBECONFIG": f"{configs[0]}:{configs[1]}"})
+        assert [(e.key, e.server) for e in entries] == [("lab", urls[0]), ("prod-eu", urls[1])]
+        assert [e.current for e in entries] == [True, False]
+    finally:
+        for process in processes:
+            process.send_signal(signal.SIGTERM)
+        for process in processes:
+            try:
+                process.communicate(timeout=30)
+            except subprocess.TimeoutExpired:
+                process.kill()
+                process.wait()

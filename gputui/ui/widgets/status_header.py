@@ -47,6 +47,8 @@ class HeaderState:
     fleet: FleetMetrics | None = None
     #: operations running now, newest first (a line while there are any)
     running: tuple[Operation, ...] = ()
+    #: no write can be sent (``--read-only`` or a ``read_only_contexts`` match)
+    read_only: bool = False
 
 
 def connection_part(state: HeaderState) -> tuple[str, str]:
@@ -181,11 +183,14 @@ def render_header(state: HeaderState, width: int, palette: Palette = PLAIN) -> T
     server = snapshot.server or state.status.server
     conn, conn_role = connection_part(state)
     left = f"gputui ▸ {where}"
-    room = width - len(left) - len(conn) - 2
-    if server and room > len(server) + 3:
-        left += f" ({server})"
-    line1 = Text(left, style="bold", no_wrap=True)
-    line1.append(" " * max(1, width - len(left) - len(conn)))
+    tag = " read-only" if state.read_only else ""  # before the server: it matters more
+    room = width - len(left) - len(tag) - len(conn) - 2
+    shown = f" ({server})" if server and room > len(server) + 3 else ""
+    line1 = Text(left if tag else left + shown, style="bold", no_wrap=True)
+    if tag:
+        line1.append(tag, style=palette.role("warn"))
+        line1.append(shown, style="bold")
+    line1.append(" " * max(1, width - len(left) - len(shown) - len(tag) - len(conn)))
     line1.append(conn, style=palette.role(conn_role))
     line1.truncate(width, overflow="ellipsis")
     line2 = counts_line(snapshot, width, palette)
@@ -209,7 +214,7 @@ class StatusHeader(Static):
 
     def update_state(self, snapshot: ClusterSnapshot, status: SourceStatus, now: float,
                      fleet: FleetMetrics | None = None,
-                     running: Sequence[Operation] = ()) -> None:
+                     running: Sequence[Operation] = (), read_only: bool = False) -> None:
         """Re-render from the app's latest snapshot, status and clock, if the text changed.
 
         The app calls this on every applied snapshot and every second; most calls change
@@ -218,7 +223,7 @@ class StatusHeader(Static):
         grows = ((fleet is None) != (self.state.fleet is None)  # the fleet line comes or goes
                  or bool(snapshot.gaps) != bool(self.state.snapshot.gaps)  # or the gaps line
                  or bool(running) != bool(self.state.running))  # or the running line
-        self.state = HeaderState(snapshot, status, now, fleet, tuple(running))
+        self.state = HeaderState(snapshot, status, now, fleet, tuple(running), read_only)
         if grows or self._drawn is None or self._text() != self._drawn:
             self.refresh(layout=grows)
 
