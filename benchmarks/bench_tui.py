@@ -23,6 +23,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import copyreg
 import dataclasses
 import gc
 import pickle
@@ -63,6 +64,15 @@ def rss_now_mib() -> float:
     except (OSError, IndexError, ValueError):
         return 0.0
     return pages * resource.getpagesize() / 2**20
+
+
+def _reduce_proxy(proxy: MappingProxyType[Any, Any]) -> tuple[Any, tuple[dict[Any, Any]]]:
+    """Pickle a read-only mapping as the mapping it wraps (``ClusterObjects`` holds some;
+    pickle refuses ``mappingproxy`` and the cache could not be written)."""
+    return MappingProxyType, (dict(proxy),)
+
+
+copyreg.pickle(MappingProxyType, _reduce_proxy)
 
 
 def read_scale(scenario: str, cache: Path) -> tuple[ClusterObjects, float]:
