@@ -101,8 +101,10 @@ def read_scale(scenario: str, cache: Path) -> tuple[ClusterObjects, float]:
         print(f"one-shot read ({len(objects.nodes)} nodes)    {time.perf_counter() - started:7.1f} s")
     finally:
         demo.stop()
-    with cache.open("wb") as handle:
+    partial = cache.with_name(cache.name + ".partial")  # a failed write leaves no cache
+    with partial.open("wb") as handle:
         pickle.dump((objects, now), handle)
+    partial.replace(cache)
     return objects, now
 
 
