@@ -66,10 +66,14 @@ def rss_now_mib() -> float:
     return pages * resource.getpagesize() / 2**20
 
 
+def _proxy(mapping: dict[Any, Any]) -> MappingProxyType[Any, Any]:
+    return MappingProxyType(mapping)
+
+
 def _reduce_proxy(proxy: MappingProxyType[Any, Any]) -> tuple[Any, tuple[dict[Any, Any]]]:
     """Pickle a read-only mapping as the mapping it wraps (``ClusterObjects`` holds some;
     pickle refuses ``mappingproxy`` and the cache could not be written)."""
-    return MappingProxyType, (dict(proxy),)
+    return _proxy, (dict(proxy),)
 
 
 copyreg.pickle(MappingProxyType, _reduce_proxy)
