@@ -70,7 +70,7 @@ def same_cell(old: Text, new: Text) -> bool:
     """
     if old is new:
         return True
-    return (old.plain == new.plain and old.style == new.style and old.spans == new.spans
+    return (old == new and old.style == new.style  # == is characters and spans
             and old.justify == new.justify and old.no_wrap == new.no_wrap
             and old.overflow == new.overflow and old.end == new.end
             and _carried(old) == _carried(new))
