@@ -213,6 +213,15 @@ def cell_sort_key(column: str, view: NodeView, queued: Finding | None = None) ->
     return CELL_SORT_KEYS[column](view)
 
 
+def cell_sort_keys(view: NodeView, queued: Finding | None = None) -> dict[str, Hashable]:
+    """:func:`cell_sort_key` of every column of :func:`node_cells` at once (the widget's
+    path: one call per row, not one per cell)."""
+    keys = {key: fn(view) for key, fn in CELL_SORT_KEYS.items()}
+    if queued is not None:
+        keys["finding"] = cell_sort_key("finding", view, queued)
+    return keys
+
+
 def sort_value(column: str, view: NodeView, queued: Finding | None = None) -> tuple[Any, ...]:
     """The row's sort key for ``column``: its cell's key, then the name (a total order)."""
     key = cell_sort_key(column, view, queued)
@@ -267,5 +276,6 @@ class NodeFilter:
         return keep
 
 
-__all__ = ["COLUMNS", "SORTABLE", "Cell", "Column", "NodeFilter", "cell_sort_key", "node_cells",
+__all__ = ["COLUMNS", "SORTABLE", "Cell", "Column", "NodeFilter", "cell_sort_key", "cell_sort_keys",
+           "node_cells",
            "queue_findings", "requeue", "sort_value"]

@@ -87,6 +87,7 @@ class KeyedTable(DataTable[Text]):
         super().__init__(**kwargs)
         self.sort_columns: tuple[str, ...] = ()
         self.sort_reverse = False
+        self._names: list[str] = []
 
     # ------------------------------------------------------------------ rows
     def put_row(self, key: str, cells: Mapping[str, Text]) -> bool:
@@ -96,7 +97,7 @@ class KeyedTable(DataTable[Text]):
         it is new, or the key of one of :attr:`sort_columns` changed.
         """
         if key not in self.rows:
-            self.add_row(*(cells[str(column.value)] for column in self.columns), key=key)
+            self.add_row(*map(cells.__getitem__, self._column_names()), key=key)
             return True
         changed: dict[str, Text] = {}
         moved = False
@@ -110,6 +111,13 @@ class KeyedTable(DataTable[Text]):
         if changed:
             self.write_cells(key, changed)
         return moved
+
+    def _column_names(self) -> list[str]:
+        """Column keys in display order, kept while the count holds (a 5,000-row fill asks
+        once per row; these tables only ever add columns)."""
+        if len(self._names) != len(self.columns):
+            self._names = [str(column.value) for column in self.columns]
+        return self._names
 
     def write_cells(self, key: str, cells: Mapping[str, Text]) -> None:
         """Write changed cells of one row; columns are measured again on idle."""

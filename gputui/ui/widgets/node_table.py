@@ -24,7 +24,7 @@ from gputui.ui.node_rows import (
     SORTABLE,
     Cell,
     NodeFilter,
-    cell_sort_key,
+    cell_sort_keys,
     node_cells,
     requeue,
     sort_value,
@@ -343,8 +343,8 @@ class NodeTable(StableTable):
     def _data_texts(self, view: NodeView) -> dict[str, Text]:
         """The snapshot's cells of ``view``'s row, each carrying its sort key."""
         queued = self._queued.get(view.name)
-        return {key: self._cell_texts.text(cell, cell_sort_key(key, view, queued))
-                for key, cell in node_cells(view, queued).items()}
+        keys, text = cell_sort_keys(view, queued), self._cell_texts.text
+        return {key: text(cell, keys[key]) for key, cell in node_cells(view, queued).items()}
 
     def _mark_text(self, node: str) -> Text:
         return Text(MARK if node in self.marks else " ", style=self._cell_texts.style("info"))
