@@ -23,6 +23,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import copyreg
 import dataclasses
 import gc
 import pickle
@@ -65,6 +66,19 @@ def rss_now_mib() -> float:
     return pages * resource.getpagesize() / 2**20
 
 
+def _proxy(mapping: dict[Any, Any]) -> MappingProxyType[Any, Any]:
+    return MappingProxyType(mapping)
+
+
+def _reduce_proxy(proxy: MappingProxyType[Any, Any]) -> tuple[Any, tuple[dict[Any, Any]]]:
+    """Pickle a read-only mapping as the mapping it wraps (``ClusterObjects`` holds some;
+    pickle refuses ``mappingproxy`` and the cache could not be written)."""
+    return _proxy, (dict(proxy),)
+
+
+copyreg.pickle(MappingProxyType, _reduce_proxy)
+
+
 def read_scale(scenario: str, cache: Path) -> tuple[ClusterObjects, float]:
     """The scenario's raw objects and emulated now, from the cache or the emulated cluster."""
     if cache.exists():
@@ -91,8 +105,10 @@ def read_scale(scenario: str, cache: Path) -> tuple[ClusterObjects, float]:
         print(f"one-shot read ({len(objects.nodes)} nodes)    {time.perf_counter() - started:7.1f} s")
     finally:
         demo.stop()
-    with cache.open("wb") as handle:
+    partial = cache.with_name(cache.name + ".partial")  # a failed write leaves no cache
+    with partial.open("wb") as handle:
         pickle.dump((objects, now), handle)
+    partial.replace(cache)
     return objects, now
 
 

@@ -14,9 +14,9 @@ term is free text, matched (case-insensitive) against the name, the GPU product 
 
 from __future__ import annotations
 
-from collections.abc import Callable, Collection, Mapping, Sequence
+from collections.abc import Callable, Collection, Hashable, Mapping, Sequence
 from dataclasses import dataclass
-from typing import Final
+from typing import Any, Final
 
 from gputui.domain.model import Finding, NodeView
 from gputui.domain.selectors import filter_terms, is_requirement, requirement
@@ -73,14 +73,18 @@ def _status(view: NodeView) -> Cell:
     return text, ("" if view.ready and not view.cordoned else ("warn" if view.ready else "crit"))
 
 
-def _gpus(view: NodeView) -> Cell:
+def _gpu_counts(view: NodeView) -> tuple[int, int]:
+    """Allocatable and capacity GPUs, as the GPUS cell shows them."""
     entry = view.resources.get("nvidia.com/gpu")
     if entry is not None:
-        allocatable, capacity = entry.allocatable, max(entry.capacity, view.gpu_count)
-    elif view.resources.entries:
-        allocatable, capacity = view.resources.allocatable, view.resources.capacity
-    else:
-        allocatable, capacity = 0, view.gpu_count
+        return entry.allocatable, max(entry.capacity, view.gpu_count)
+    if view.resources.entries:
+        return view.resources.allocatable, view.resources.capacity
+    return 0, view.gpu_count
+
+
+def _gpus(view: NodeView) -> Cell:
+    allocatable, capacity = _gpu_counts(view)
     role = "crit" if allocatable < capacity else ""
     return f"{allocatable}/{capacity}", role
 
@@ -178,34 +182,50 @@ def node_cells(view: NodeView, queued: Finding | None = None) -> dict[str, Cell]
     return cells
 
 
-def _gpu_ratio(view: NodeView) -> tuple[float, str]:
-    text, _ = _gpus(view)
-    allocatable, capacity = (int(x) for x in text.split("/"))
-    return (allocatable / capacity if capacity else 1.0), view.name
+def _gpu_ratio(view: NodeView) -> float:
+    allocatable, capacity = _gpu_counts(view)
+    return allocatable / capacity if capacity else 1.0
 
 
-SORT_VALUES: Final[Mapping[str, Callable[[NodeView], object]]] = {
+#: what each column's cell sorts by (the cell carries it); rows that tie go by name
+CELL_SORT_KEYS: Final[Mapping[str, Callable[[NodeView], Hashable]]] = {
     "name": lambda v: v.name,
-    "status": lambda v: (v.ready, not v.cordoned, v.name),
-    "product": lambda v: (v.product, v.name),
+    "status": lambda v: (v.ready, not v.cordoned),
+    "product": lambda v: v.product,
     "gpus": _gpu_ratio,
-    "driver": lambda v: (v.driver_version, v.name),
-    "upgrade": lambda v: (v.upgrade_state, v.name),
-    "mig": lambda v: (v.mig_config or "", v.mig_state or "", v.name),
-    "sharing": lambda v: (v.sharing_strategy, v.sharing_replicas, v.name),
+    "driver": lambda v: v.driver_version,
+    "upgrade": lambda v: v.upgrade_state,
+    "mig": lambda v: (v.mig_config or "", v.mig_state or ""),
+    "sharing": lambda v: (v.sharing_strategy, v.sharing_replicas),
     # worst first when ascending: that is the order an on-call operator wants by default
     # an unknown row sorts between the rows with findings and the healthy ones
     "finding": lambda v: (-(v.worst.rank if v.worst else 0.5 if v.unknown else 0),
-                          -len(v.findings), v.name),
+                          -len(v.findings)),
 }
 
 
-def sort_value(column: str, view: NodeView, queued: Finding | None = None) -> object:
-    """The sort key of ``view`` for ``column`` (``queued`` as for :func:`node_cells`)."""
+def cell_sort_key(column: str, view: NodeView, queued: Finding | None = None) -> Hashable:
+    """The sort key ``view``'s cell in ``column`` carries (``queued`` as for
+    :func:`node_cells`): what the cell means, never parsed back from its text."""
     if column == "finding" and queued is not None:
         rank = max(view.worst.rank if view.worst else 0, queued.severity.rank)
-        return -rank, -len(view.findings) - 1, view.name
-    return SORT_VALUES[column](view)
+        return -rank, -len(view.findings) - 1
+    return CELL_SORT_KEYS[column](view)
+
+
+def cell_sort_keys(view: NodeView, queued: Finding | None = None) -> dict[str, Hashable]:
+    """:func:`cell_sort_key` of every column of :func:`node_cells` at once (the widget's
+    path: one call per row, not one per cell)."""
+    keys = {key: fn(view) for key, fn in CELL_SORT_KEYS.items()}
+    if queued is not None:
+        keys["finding"] = cell_sort_key("finding", view, queued)
+    return keys
+
+
+def sort_value(column: str, view: NodeView, queued: Finding | None = None) -> tuple[Any, ...]:
+    """The row's sort key for ``column``: its cell's key, then the name (a total order)."""
+    key = cell_sort_key(column, view, queued)
+    return (key,) if column == "name" else (key, view.name)
 
 
 Predicate = Callable[[NodeView], bool]
@@ -256,5 +276,6 @@ class NodeFilter:
         return keep
 
 
-__all__ = ["COLUMNS", "SORTABLE", "Cell", "Column", "NodeFilter", "node_cells",
+__all__ = ["COLUMNS", "SORTABLE", "Cell", "Column", "NodeFilter", "cell_sort_key", "cell_sort_keys",
+           "node_cells",
            "queue_findings", "requeue", "sort_value"]

@@ -18,7 +18,6 @@ from rich.text import Text
 from textual import on
 from textual.widget import Widget
 from textual.widgets import DataTable, Static
-from textual.widgets.data_table import CellDoesNotExist
 
 from gputui.domain.metrics import MetricsReading
 from gputui.domain.model import EMPTY_SNAPSHOT, ClusterSnapshot, PoolJoins
@@ -26,16 +25,17 @@ from gputui.ui.commands import bindings_for
 from gputui.ui.contracts import JumpRequested
 from gputui.ui.render.joins import NODE_COLUMNS, POOL_COLUMNS, node_cells, pool_cells, pool_summary
 from gputui.ui.screens.base import GpuScreen
+from gputui.ui.widgets.keyed_table import KeyedTable, SortableText
 from gputui.ui.widgets.palette_mixin import widget_palette
 
 
-class KeyedRows(DataTable[Text]):
-    """A table of rows keyed by name, patched to the rows wanted (add, update, remove)."""
+class KeyedRows(KeyedTable):
+    """A table of rows keyed by name, patched to the rows wanted, in the order given."""
 
     def __init__(self, columns: tuple[tuple[str, str], ...], *, id: str | None = None) -> None:
         super().__init__(id=id, cursor_type="row")
         self._columns = columns
-        self._cells: dict[str, dict[str, Text]] = {}
+        self.sort_columns = (columns[0][0],)  # its cells carry their place in the order
 
     def on_mount(self) -> None:
         for key, label in self._columns:
@@ -44,31 +44,22 @@ class KeyedRows(DataTable[Text]):
     @property
     def selected(self) -> str | None:
         """The key of the row under the cursor."""
-        try:
-            key = self.coordinate_to_cell_key(self.cursor_coordinate).row_key.value
-        except CellDoesNotExist:
-            return None
-        return str(key) if key is not None else None
+        return self.current_key
 
-    def show_rows(self, rows: Mapping[str, dict[str, Text]]) -> None:
+    def show_rows(self, rows: Mapping[str, Mapping[str, Text]]) -> None:
         """Patch to ``rows`` (in their order), keeping the cursor on its row."""
-        current = self.selected
-        for key in set(self._cells) - set(rows):
-            self.remove_row(key)
-            del self._cells[key]
-        for key, cells in rows.items():
-            old = self._cells.get(key)
-            if old is None:
-                self.add_row(*cells.values(), key=key)
-            else:
-                for column, text in cells.items():
-                    if old[column] != text:
-                        self.update_cell(key, column, text, update_width=True)
-            self._cells[key] = cells
-        order = {key: index for index, key in enumerate(rows)}  # the first column is the key
-        self.sort(self._columns[0][0], key=lambda first: order.get(first.plain, 0))
+        current, first = self.current_key, self._columns[0][0]
+        super().show_rows({key: {**cells, first: _placed(cells[first], index)}
+                           for index, (key, cells) in enumerate(rows.items())})
         if current is not None and current in rows:
-            self.move_cursor(row=self.get_row_index(current), scroll=False)
+            self.move_to_key(current, scroll=False, force=True)
+
+
+def _placed(cell: Text, index: int) -> SortableText:
+    """``cell`` as shown, carrying its place in the order the rows were given."""
+    placed = SortableText("", index, style=cell.style, no_wrap=cell.no_wrap, end=cell.end)
+    placed.append_text(cell)
+    return placed
 
 
 class JoinsScreen(GpuScreen):

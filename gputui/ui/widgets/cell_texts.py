@@ -8,10 +8,13 @@ never mutates a cell's renderable. Roles get their style from the app's palette
 
 from __future__ import annotations
 
+from collections.abc import Hashable
+
 from rich.style import Style
 from rich.text import Text
 
 from gputui.ui.render.style import ROLES, Palette
+from gputui.ui.widgets.keyed_table import SortableText
 
 #: distinct cell texts kept for sharing (names are unique, so the cache stops growing)
 TEXT_CACHE_SIZE = 4096
@@ -22,7 +25,7 @@ class CellTexts:
 
     def __init__(self) -> None:
         self._styles: dict[str, Style] = {}
-        self._texts: dict[tuple[str, str], Text] = {}
+        self._texts: dict[tuple[tuple[str, str], Hashable], Text] = {}
 
     def restyle(self, palette: Palette) -> None:
         """Take the styles of a (new) theme's palette; texts made with the old ones are
@@ -34,11 +37,15 @@ class CellTexts:
         """The style of ``role`` (``""`` for no role)."""
         return self._styles.get(role, "")
 
-    def text(self, cell: tuple[str, str]) -> Text:
-        """The styled text of ``(text, role)``, the same object for equal cells."""
-        text = self._texts.get(cell)
+    def text(self, cell: tuple[str, str], sort_key: Hashable = None) -> Text:
+        """The styled text of ``(text, role)``, the same object for equal cells; with a
+        ``sort_key``, a :class:`SortableText` carrying it (cells of sorted columns)."""
+        key = (cell, sort_key)
+        text = self._texts.get(key)
         if text is None:
-            text = Text(cell[0], style=self.style(cell[1]), no_wrap=True, end="")
+            style = self.style(cell[1])
+            text = (Text(cell[0], style=style, no_wrap=True, end="") if sort_key is None else
+                    SortableText(cell[0], sort_key, style=style, no_wrap=True, end=""))
             if len(self._texts) < TEXT_CACHE_SIZE:
-                self._texts[cell] = text
+                self._texts[key] = text
         return text

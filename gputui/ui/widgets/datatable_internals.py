@@ -41,6 +41,8 @@ from textual.geometry import Size
 from textual.widgets import DataTable
 from textual.widgets.data_table import ColumnKey, RowKey
 
+from gputui.ui.widgets.keyed_table import SortableText
+
 #: the Textual release these internals were read from (pyproject pins it exactly)
 TESTED_TEXTUAL = "8.2.8"
 
@@ -55,6 +57,8 @@ METHODS: dict[str, tuple[str, ...]] = {
     "_clear_caches": ("self",),
 }
 PROPERTIES = ("_y_offsets", "ordered_rows")
+#: cell types measured from their characters (they render as ``Text`` does)
+MEASURED_TYPES = (Text, SortableText)
 
 
 # ----------------------------------------------------------------------- accessors
@@ -115,7 +119,8 @@ def widen_for_new_rows(table: DataTable[Any], new_rows: list[RowKey]) -> bool:
     0.1 ms a cell): a 15,000-row fill spent seconds there. A ``Text`` cell measures to its
     widest line, which is read here directly; columns only widen, as in Textual. Returns
     False, having changed nothing, when a row has a label, an automatic height or a cell
-    that is not ``Text`` (Textual's own measurement must run then).
+    that is not a plain ``Text`` or :class:`SortableText` (which adds only a sort key):
+    Textual's own measurement must run then.
     """
     widths: dict[ColumnKey, int] = {}
     for key in new_rows:
@@ -126,7 +131,7 @@ def widen_for_new_rows(table: DataTable[Any], new_rows: list[RowKey]) -> bool:
         if row is None or cells is None or row.label is not None or row.auto_height:
             return False
         for column, value in cells.items():
-            if type(value) is not Text:
+            if type(value) not in MEASURED_TYPES:
                 return False
             plain = value.plain
             width = (max(map(cell_len, plain.splitlines()), default=0) if "\n" in plain

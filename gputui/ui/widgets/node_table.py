@@ -14,7 +14,7 @@ from collections.abc import Mapping
 from rich.text import Text
 from textual.message import Message
 from textual.widgets import DataTable
-from textual.widgets.data_table import CellDoesNotExist, ColumnKey, RowDoesNotExist
+from textual.widgets.data_table import ColumnKey
 
 from gputui.domain.model import EMPTY_SNAPSHOT, ClusterSnapshot, NodeView
 from gputui.ui.node_rows import (
@@ -24,6 +24,7 @@ from gputui.ui.node_rows import (
     SORTABLE,
     Cell,
     NodeFilter,
+    cell_sort_keys,
     node_cells,
     requeue,
     sort_value,
@@ -59,10 +60,8 @@ class NodeTable(MarkColumn):
         self.snapshot: ClusterSnapshot = EMPTY_SNAPSHOT
         self.marks: set[str] = set()
         self.node_filter = NodeFilter()
-        self.sort_column = "finding"
-        self.sort_reverse = False
+        self.sort_columns = _sort_columns("finding")
         self._views: dict[str, NodeView] = {}
-        self._cells: dict[str, dict[str, Cell]] = {}
         self._util: dict[str, Cell] = {}
         self._cell_texts = CellTexts()
         self._seen: dict[str, NodeView] = {}
@@ -93,13 +92,12 @@ class NodeTable(MarkColumn):
     @property
     def selected_node(self) -> str | None:
         """The node under the cursor, None on an empty table."""
-        if not self.row_count:
-            return None
-        try:
-            key = self.coordinate_to_cell_key(self.cursor_coordinate).row_key
-        except CellDoesNotExist:
-            return None
-        return key.value
+        return self.current_key
+
+    @property
+    def sort_column(self) -> str:
+        """The column rows are sorted by (ties go by name)."""
+        return self.sort_columns[0]
 
     @property
     def filling(self) -> bool:
@@ -128,7 +126,7 @@ class NodeTable(MarkColumn):
         """Sort by ``column`` (a key of :data:`SORTABLE`); same column again flips order."""
         if reverse is None:
             reverse = (not self.sort_reverse) if column == self.sort_column else False
-        self.sort_column, self.sort_reverse = column, reverse
+        self.sort_columns, self.sort_reverse = _sort_columns(column), reverse
         self._relabel_headers()
         self._resort()
         self.post_message(self.ViewChanged())
@@ -174,12 +172,7 @@ class NodeTable(MarkColumn):
     def select_node(self, node: str) -> bool:
         """Put the cursor on ``node``; False when it is not shown (filtered or absent)."""
         self._at_top = False
-        try:
-            index = self.get_row_index(node)
-        except RowDoesNotExist:
-            return False
-        self.move_cursor(row=index, animate=False)
-        return True
+        return self.move_to_key(node, force=True)
 
     # ------------------------------------------------------------------ patching
     def _apply(self, force_order: bool) -> None:
@@ -218,7 +211,7 @@ class NodeTable(MarkColumn):
         screenful, so the first rows show at once instead of after all 5,000 (no re-sort:
         appending in sort order keeps the order)."""
         nodes, column = self.snapshot.nodes, self.sort_column
-        queue.sort(key=lambda n: sort_value(column, nodes[n], self._queued.get(n)),  # type: ignore[arg-type,return-value]
+        queue.sort(key=lambda n: sort_value(column, nodes[n], self._queued.get(n)),
                    reverse=self.sort_reverse)
         self._queue, self._filling = queue, True
         self._patch_slice(max(self.patch_slice, self.size.height))
@@ -287,56 +280,37 @@ class NodeTable(MarkColumn):
         """Add rows; into an empty table already sorted (no DataTable.sort of 5,000 rows)."""
         nodes, column = self.snapshot.nodes, self.sort_column
         if in_order:
-            names.sort(key=lambda n: sort_value(column, nodes[n], self._queued.get(n)),  # type: ignore[arg-type,return-value]
+            names.sort(key=lambda n: sort_value(column, nodes[n], self._queued.get(n)),
                        reverse=self.sort_reverse)
         for name in names:
             self._add(nodes[name])
 
     def _drop_all(self, names: list[str]) -> None:
         """Remove rows: one by one is O(rows) each, so a filter's many go in one re-index."""
-        if len(names) == 1:
-            self.remove_row(names[0])
-        else:
-            self.remove_rows(names)
+        self.drop_rows(names)
         for name in names:
             del self._views[name]
-            self._cells.pop(name, None)
             self._util.pop(name, None)
 
     def _add(self, view: NodeView) -> None:
-        cells = node_cells(view, self._queued.get(view.name))
         self._views[view.name] = view
-        self._cells[view.name] = cells
-        util = self._util.get(view.name, NO_UTIL)
-        row = [self._mark_text(view.name)] + [self._text(cells.get(c.key, util))
-                                              for c in COLUMNS[1:]]
-        self.add_row(*row, key=view.name)
+        util = self._text(self._util.get(view.name, NO_UTIL))
+        self.put_row(view.name, {"mark": self._mark_text(view.name), "util": util,
+                                 **self._data_texts(view)})
 
     def _patch(self, view: NodeView) -> bool:
-        """Update changed cells of one row; True when the sort column's value changed."""
-        old_view = self._views[view.name]
-        old = self._cells[view.name]
-        cells = node_cells(view, self._queued.get(view.name))
-        changed = {key: self._text(cell) for key, cell in cells.items() if old.get(key) != cell}
-        if changed:
-            self.patch_row(view.name, changed)
+        """Write the changed cells of one row; True when its place in the sort changed."""
         self._views[view.name] = view
-        self._cells[view.name] = cells
-        return sort_value(self.sort_column, old_view) != sort_value(self.sort_column, view)
+        return self.put_row(view.name, self._data_texts(view))
 
     def _resort(self, cursor: str | None = None) -> None:
         """Re-order rows; the cursor stays on ``cursor`` (default: the node under it)."""
         cursor = cursor or self.selected_node
-        views, column, queued = self._views, self.sort_column, self._queued
-        self.sort("name", key=lambda n: sort_value(column, views[n.plain], queued.get(n.plain)),
-                  reverse=self.sort_reverse)
+        self.sort_rows()
         self._restore_cursor(cursor)
 
     def _restore_cursor(self, node: str | None) -> None:
-        if node is not None and node in self._views:
-            index = self.get_row_index(node)
-            if index != self.cursor_row:
-                self.move_cursor(row=index, animate=False, scroll=False)
+        self.move_to_key(node, scroll=False)
         self._notify_selection()
 
     def _notify_selection(self) -> None:
@@ -368,6 +342,12 @@ class NodeTable(MarkColumn):
     def _text(self, cell: Cell) -> Text:
         return self._cell_texts.text(cell)
 
+    def _data_texts(self, view: NodeView) -> dict[str, Text]:
+        """The snapshot's cells of ``view``'s row, each carrying its sort key."""
+        queued = self._queued.get(view.name)
+        keys, text = cell_sort_keys(view, queued), self._cell_texts.text
+        return {key: text(cell, keys[key]) for key, cell in node_cells(view, queued).items()}
+
     def _header(self, key: str, label: str) -> Text:
         if key == self.sort_column:
             return Text(label + (" ▼" if self.sort_reverse else " ▲"), style="bold")
@@ -386,9 +366,15 @@ class NodeTable(MarkColumn):
     def _theme_changed(self, _theme: object = None) -> None:
         """Re-colour every shown cell from the new theme's palette."""
         self._refresh_styles()
-        for name, cells in self._cells.items():
-            for key, cell in cells.items():
-                self.update_cell(name, key, self._text(cell))
+        for name, view in self._views.items():
+            for key, text in self._data_texts(view).items():
+                self.update_cell(name, key, text)
             if name in self._util:
                 self.update_cell(name, "util", self._text(self._util[name]))
             self._set_mark_cell(name)
+
+
+def _sort_columns(column: str) -> tuple[str, ...]:
+    """Sort by ``column``, then by name: every order is total, so it is the same however the
+    rows came in."""
+    return (column,) if column == "name" else (column, "name")

@@ -43,10 +43,10 @@ from typing import Any
 from rich.style import Style
 from rich.text import Text
 from textual._types import SegmentLines
-from textual.widgets import DataTable
 from textual.widgets.data_table import ColumnKey, Row, RowKey
 
 from gputui.ui.widgets import datatable_internals as dt
+from gputui.ui.widgets.keyed_table import KeyedTable
 
 log = logging.getLogger(__name__)
 
@@ -55,8 +55,8 @@ log = logging.getLogger(__name__)
 CELL_CACHE_SIZE = 8192
 
 
-class StableTable(DataTable[Text]):
-    """A DataTable with a content-keyed cell render cache (see the module docstring)."""
+class StableTable(KeyedTable):
+    """A keyed table with a content-keyed cell render cache (see the module docstring)."""
 
     def __init__(self, **kwargs: Any) -> None:
         # set before DataTable.__init__, which already reads the properties below
@@ -111,6 +111,10 @@ class StableTable(DataTable[Text]):
         top = int(self.scroll_y)
         if index is not None and top <= index < top + self.size.height:
             self.refresh_row(index)
+
+    def write_cells(self, key: str, cells: Mapping[str, Text]) -> None:
+        """The keyed patcher's writes go through :meth:`patch_row`."""
+        self.patch_row(key, cells)
 
     def remove_rows(self, rows: Iterable[str]) -> None:
         """Remove many rows with one re-indexing.
