@@ -56,9 +56,11 @@ def test_a_reboot_makes_the_node_unknown_after_the_grace_then_ready(start_sim: A
     assert (cond.reason, cond.message) == ("NodeStatusUnknown", "Kubelet stopped posting node status.")
     sim.wait_for(lambda: seen[-1][1:] == ("True", "5.15.0-1075-gke"), 600, "Ready on the new kernel")
     went, back = next(t for t, s, _ in seen if s == "Unknown"), seen[-1][0]
-    # silent for the grace after the reboot at 600 s, then Unknown until the machine is up
+    # silent for the grace after the reboot at 600 s, then Unknown until the machine is up.
+    # Both bounds count from the reboot: on a loaded machine a controller writes late, never
+    # early, so a late Unknown must not shorten what is asked of the boot
     assert went >= 600 + reboot.NODE_MONITOR_GRACE_S - 1
-    assert back - went >= reboot.BOOT_S - reboot.NODE_MONITOR_GRACE_S - 2
+    assert back >= 600 + reboot.BOOT_S - 2
     assert [s for _, s, _ in seen] == ["Unknown", "True"]
 
 

@@ -217,9 +217,11 @@ def test_stop_returns_promptly(cluster: EmulatedCluster,
     wait_for(lambda: snapshots)
     began = time.monotonic()
     source.stop()
-    assert time.monotonic() - began < 3.0
-    assert not [t for t in threading.enumerate() if t.name.startswith("gputui-feed")
-                and t.is_alive()]
+    # stop waits at most 2 s for its threads; the watches themselves would hang on for 300 s.
+    # Ceilings far below that, polled, so a loaded machine's slow thread exit is no failure
+    assert time.monotonic() - began < 15.0
+    wait_for(lambda: not [t for t in threading.enumerate() if t.name.startswith("gputui-feed")
+                          and t.is_alive()], timeout=30, what="every feed thread ended")
 
 
 def test_pod_log_and_events(cluster: EmulatedCluster,

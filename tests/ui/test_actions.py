@@ -354,7 +354,9 @@ async def test_journey_4_xid_node_cordoned_and_drained_budget_refusal_reported(
             await pilot.press("enter")
             await until(pilot, lambda: isinstance(app.screen, ParamPrompt)
                         and app.screen.spec.name == "timeout")
-            app.screen.query_one(Input).value = "2"
+            # the budget refuses for ever, so the drain lasts its whole timeout: short, but
+            # long enough for a first eviction to be sent and refused on a loaded machine
+            app.screen.query_one(Input).value = "8"
             await pilot.press("enter")
             await until(pilot, lambda: isinstance(app.screen, ConfirmScreen)
                         and app.screen.dry_run is not None)
