@@ -122,8 +122,9 @@ def test_upgrade_rolling_rolls_within_policy_and_exits_0(gputui: Run) -> None:
     """A roll within its policy is normal life: nodes finish, others are under way, exit 0."""
     rc, report = check(gputui, "upgrade-rolling")
     states = [n["upgrade_state"] for n in report["nodes"]]
-    assert any(s in IN_PROGRESS for s in states) and "upgrade-done" in states
-    assert rc == 0 and codes(report, "warning") == set() and codes(report, "critical") == set()
+    assert any(s in IN_PROGRESS for s in states) and "upgrade-done" in states, states
+    assert rc == 0 and codes(report, "warning") == set() and codes(report, "critical") == set(), (
+        states, not_info(report))
 
 
 def test_upgrade_slots_held_completes_nothing(gputui: Run) -> None:
