@@ -73,7 +73,7 @@ def live_app(cluster: EmulatedCluster, tmp_path: Path) -> Iterator[LiveApp]:
             writer.close()
 
 
-async def until(pilot: Any, check: Callable[[], bool], timeout: float = 15.0) -> None:
+async def until(pilot: Any, check: Callable[[], bool], timeout: float = 60.0) -> None:
     """Pause the pilot until ``check()`` holds (real HTTP and threads take real time)."""
     deadline = time.monotonic() + timeout
     while not check():

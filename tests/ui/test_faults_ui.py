@@ -38,7 +38,7 @@ def header_line(app: Any) -> str:
     return str(app.screen.query_one("StatusHeader").render()).splitlines()[0]
 
 
-async def wait(pilot: Any, predicate: Any, seconds: float = 20.0) -> bool:
+async def wait(pilot: Any, predicate: Any, seconds: float = 60.0) -> bool:
     deadline = time.monotonic() + seconds
     while time.monotonic() < deadline:
         if predicate():
