@@ -129,3 +129,36 @@ def utc() -> Iterator[None]:
     else:
         os.environ["TZ"] = old
     time.tzset()
+
+
+#: tests that take longest (node-id prefixes, longest first): under xdist they start first, so
+#: the run does not end with one worker busy on a long test while the others idle. Only the
+#: order changes; a stale entry costs time, never a test
+SLOW_FIRST = (
+    "tests/sim/test_pod_names.py::test_scale_5000",
+    "tests/ui/test_tmux_",
+    "tests/check/",
+    "tests/ui/test_faults_ui.py",
+    "tests/sources/test_sanitize_entry.py",
+    "tests/sources/test_identity.py",
+    "tests/domain/test_sanitize.py",
+    "tests/sources/test_answers.py",
+    "tests/ui/test_navigation.py",
+    "tests/ui/test_node_list.py",
+    "tests/ui/test_actions.py",
+    "tests/ui/test_typeahead.py",
+    "tests/sources/test_demo.py",
+    "tests/sources/test_bookmarks.py",
+)
+
+
+def _slow_rank(item: pytest.Item) -> int:
+    return next((rank for rank, prefix in enumerate(SLOW_FIRST)
+                 if item.nodeid.startswith(prefix)), len(SLOW_FIRST))
+
+
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    """Under xdist (scripts/test.sh), the slowest tests first (a stable sort: every worker
+    collects the same order, as xdist requires); a serial run keeps pytest's order."""
+    if os.environ.get("PYTEST_XDIST_WORKER"):
+        items.sort(key=_slow_rank)

@@ -31,7 +31,10 @@ def test_prometheus_scrapes_dcgm_series(start_sim: Any, tmp_path: Path) -> None:
     binary = shutil.which("prometheus")
     if binary is None:
         pytest.fail("prometheus not found (Debian package prometheus)")
-    exporters, web = free_port(), free_port()
+    exporters = free_port()
+    web = free_port()
+    while web == exporters:  # a port just released may be handed out again
+        web = free_port()
     sim = start_sim("xid-storm", speed=20, exporters_port=exporters)
     config = tmp_path / "prometheus.yml"
     config.write_text(

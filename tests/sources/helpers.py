@@ -46,8 +46,11 @@ def upgrade_event(node_name: str, name: str, message: str) -> dict[str, Any]:
             "reason": "GPUDriverUpgrade", "message": message, "type": "Normal"}
 
 
-def wait_for(predicate: Callable[[], Any], timeout: float = 15.0, what: str = "") -> Any:
-    """Poll until ``predicate()`` is truthy; fail the test with ``what`` otherwise."""
+def wait_for(predicate: Callable[[], Any], timeout: float = 60.0, what: str = "") -> Any:
+    """Poll until ``predicate()`` is truthy; fail the test with ``what`` otherwise.
+
+    The ceiling is generous (a passing test never waits for it): the suite runs in parallel
+    on two shared cores, where a first list can take many times its quiet-machine time."""
     deadline = time.monotonic() + timeout
     while time.monotonic() < deadline:
         value = predicate()

@@ -217,9 +217,11 @@ def test_stop_returns_promptly(cluster: EmulatedCluster,
     wait_for(lambda: snapshots)
     began = time.monotonic()
     source.stop()
-    assert time.monotonic() - began < 3.0
-    assert not [t for t in threading.enumerate() if t.name.startswith("gputui-feed")
-                and t.is_alive()]
+    # stop waits at most 2 s for its threads; the watches themselves would hang on for 300 s.
+    # Ceilings far below that, polled, so a loaded machine's slow thread exit is no failure
+    assert time.monotonic() - began < 15.0
+    wait_for(lambda: not [t for t in threading.enumerate() if t.name.startswith("gputui-feed")
+                          and t.is_alive()], timeout=30, what="every feed thread ended")
 
 
 def test_pod_log_and_events(cluster: EmulatedCluster,
@@ -247,12 +249,19 @@ def test_idle_source_builds_no_full_snapshot(cluster: EmulatedCluster,
     seed(cluster)
     _, builder, _, _ = start_source(rebuild_every=0.2)
     wait_for(lambda: complete_build(builder))
+    began = time.monotonic()
+
+    def complete_changes() -> list[Any]:
+        with builder.lock:
+            return [changed for objects, changed in builder.calls if not objects.loading]
+
     time.sleep(1.5)  # several idle ticks, and bookmarks on every watch each second
-    with builder.lock:
-        changes = [changed for objects, changed in builder.calls if not objects.loading]
+    wait_for(lambda: len(complete_changes()) >= 4, what="idle ticks")  # slower when loaded
+    elapsed = time.monotonic() - began
+    changes = complete_changes()
     assert changes[0] is None and len(changes) >= 4
     assert all(changed == frozenset() for changed in changes[1:])
-    assert len(changes) < 1.5 / 0.2 + 4  # ticks, not one build per bookmark
+    assert len(changes) < elapsed / 0.2 + 4  # ticks, not one build per bookmark
 
 
 def test_bookmarks_wake_no_build(cluster: EmulatedCluster,
@@ -263,8 +272,9 @@ def test_bookmarks_wake_no_build(cluster: EmulatedCluster,
     time.sleep(0.3)
     before, touched = builder.count(), source.status().last_update
     time.sleep(1.5)  # the emulated server sends a bookmark on each watch every second
+    # the data is still proved current (polled: a loaded machine delays the bookmark)
+    wait_for(lambda: source.status().last_update > touched, what="a bookmark")
     assert builder.count() == before
-    assert source.status().last_update > touched  # the data is still proved current
 
 
 def test_gc_is_paused_until_the_first_snapshot_and_never_left_off(

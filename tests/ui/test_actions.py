@@ -74,7 +74,7 @@ def live_app(cluster: EmulatedCluster, tmp_path: Path) -> Iterator[LiveApp]:
             writer.close()
 
 
-async def until(pilot: Any, check: Callable[[], bool], timeout: float = 15.0) -> None:
+async def until(pilot: Any, check: Callable[[], bool], timeout: float = 60.0) -> None:
     """Pause the pilot until ``check()`` holds (real HTTP and threads take real time)."""
     deadline = time.monotonic() + timeout
     while not check():
@@ -355,7 +355,9 @@ async def test_journey_4_xid_node_cordoned_and_drained_budget_refusal_reported(
             await pilot.press("enter")
             await until(pilot, lambda: isinstance(app.screen, ParamPrompt)
                         and app.screen.spec.name == "timeout")
-            app.screen.query_one(Input).value = "2"
+            # the budget refuses for ever, so the drain lasts its whole timeout: short, but
+            # long enough for a first eviction to be sent and refused on a loaded machine
+            app.screen.query_one(Input).value = "8"
             await pilot.press("enter")
             await until(pilot, lambda: isinstance(app.screen, ConfirmScreen)
                         and app.screen.dry_run is not None)

@@ -43,7 +43,7 @@ def _app(cluster: EmulatedCluster, tmp_path: Path, audit: Path,
     return app, writer
 
 
-async def until(pilot: Any, check: Callable[[], bool], timeout: float = 15.0) -> None:
+async def until(pilot: Any, check: Callable[[], bool], timeout: float = 60.0) -> None:
     deadline = time.monotonic() + timeout
     while not check():
         if time.monotonic() > deadline:

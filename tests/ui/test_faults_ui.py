@@ -18,6 +18,7 @@ from gputui.sim.cluster import EmulatedCluster
 from gputui.sources.base import Connection, SourceStatus
 from gputui.sources.kube import KubeSource
 from gputui.sources.kubeconfig import load_target
+from gputui.sources.retry import RetryPolicy
 from gputui.ui.app import make_app
 from gputui.ui.widgets.status_header import HeaderState, render_header
 from tests.sources.helpers import cluster_policy, node
@@ -37,7 +38,7 @@ def header_line(app: Any) -> str:
     return str(app.screen.query_one("StatusHeader").render()).splitlines()[0]
 
 
-async def wait(pilot: Any, predicate: Any, seconds: float = 20.0) -> bool:
+async def wait(pilot: Any, predicate: Any, seconds: float = 60.0) -> bool:
     deadline = time.monotonic() + seconds
     while time.monotonic() < deadline:
         if predicate():
@@ -56,6 +57,9 @@ async def test_keys_work_and_the_header_tells_during_a_fault(
     cluster, kubeconfig = seeded
     source = KubeSource(load_target(str(kubeconfig)), watch_timeout=3, backoff_cap=0.5,
                         xid_every=0)
+    # client-go's 11 attempts, backing off to 0.5 s instead of 8 s: the relist under "500"
+    # gives up after ~5 s instead of ~45 (the schedule itself: tests/sources/test_retry.py)
+    source.http.policy = RetryPolicy(cap=0.5)
     app = make_app(Settings(), source)
     app.min_snapshot_interval = 0.0
     async with app.run_test(size=(100, 30)) as pilot:

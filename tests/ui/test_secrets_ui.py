@@ -29,7 +29,7 @@ def debug_log(tmp_path: Path) -> Iterator[Path]:
     remove_logging(handler)
 
 
-async def wait(pilot: Any, predicate: Any, seconds: float = 20.0) -> bool:
+async def wait(pilot: Any, predicate: Any, seconds: float = 60.0) -> bool:
     deadline = time.monotonic() + seconds
     while time.monotonic() < deadline:
         if predicate():

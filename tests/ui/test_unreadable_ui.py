@@ -23,7 +23,7 @@ from tests.sources.helpers import cluster_policy, node
 NS = "gpu-operator"
 
 
-async def until(pilot: Any, check: Any, timeout: float = 20.0) -> None:
+async def until(pilot: Any, check: Any, timeout: float = 60.0) -> None:
     deadline = time.monotonic() + timeout
     while not check():
         if time.monotonic() > deadline:

@@ -177,7 +177,7 @@ def run_once(sim: Sim, way: str, mid_drain: bool, directory: Path) -> ExitRun:
 
 
 def _exit_code(tmux: Tmux) -> int | None:
-    poll(lambda: "gputui exited with" in tmux.screen(), timeout=10)
+    poll(lambda: "gputui exited with" in tmux.screen(), timeout=30)
     for line in tmux.screen().splitlines():
         if line.startswith("gputui exited with "):
             return int(line.split()[-1])
