@@ -15,7 +15,7 @@ from typing import Any
 from gputui.actions import canary_slots as S
 from gputui.actions import upgrade_common as U
 from gputui.actions.base import ClusterWriter, Plan, Progress, ProgressCallback, Result
-from gputui.actions.guard import stop_reason
+from gputui.actions.guard import WriteInterrupted, stop_reason
 from gputui.domain import labels as L
 from gputui.domain.model import ClusterSnapshot
 
@@ -70,6 +70,15 @@ class CanaryRun:
 
     # ------------------------------------------------------------------ flow
     def run(self) -> Result:
+        """The steps in order; a stop during any request still says which holds are left
+        (the operator must release them), never just "failed"."""
+        try:
+            return self._steps()
+        except WriteInterrupted as stop:
+            return self._stop("canary stopped while waiting on the server", stop.reason,
+                              cancelled=True)
+
+    def _steps(self) -> Result:
         stopped = self._hold() or self._set_version() or self._watch_canary()
         if stopped is not None:
             return stopped

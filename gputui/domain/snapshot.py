@@ -42,6 +42,7 @@ from gputui.domain.model import (
     Finding,
     NodeView,
     PoolJoins,
+    Severity,
     UpgradeEvent,
     UpgradePolicy,
     UpgradeView,
@@ -221,7 +222,12 @@ class SnapshotBuilder:
     def _slow_joins(self, joins: Sequence[PoolJoins], now: float) -> None:
         """Put ``slow-gpu-join`` on the nodes still joining past their pool's limit (and take
         it off those no longer so): a node's own finding, though the limit comes from its
-        pool, so the node list, the header and describe show it like any other."""
+        pool, so the node list, the header and describe show it like any other.
+
+        A node with a warning or critical finding of its own (a crash-looping driver, MIG
+        enabled with no instances) is slow because of it: the join is then info that names
+        the cause, so the operator reads one warning, on the cause.
+        """
         found = {f.node: f for f in slow_join_findings(joins, self._fleet.views, now) if f.node}
         for name in sorted(self._slow | found.keys()):
             view = self._fleet.views.get(name)
@@ -229,6 +235,10 @@ class SnapshotBuilder:
                 continue
             kept = tuple(f for f in view.findings if f.code != SLOW_GPU_JOIN)
             new = found.get(name)
+            cause = next((f for f in kept if f.severity.rank >= Severity.WARNING.rank), None)
+            if new is not None and cause is not None:
+                new = replace(new, severity=Severity.INFO,
+                              message=f"{new.message} (because of {cause.code})")
             findings = tuple(sorted(kept + ((new,) if new is not None else ()),
                                     key=lambda f: -f.severity.rank))
             if findings != view.findings:

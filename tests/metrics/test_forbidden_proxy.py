@@ -15,8 +15,8 @@ from typing import Any
 
 from rich.console import Console
 
+from gputui.demo import _exporter_objects
 from gputui.domain.metrics import MetricsWant
-from gputui.sources.connect import _exporter_objects
 from gputui.sources.http import KubeHttp
 from gputui.sources.kubeconfig import load_target
 from gputui.sources.metrics import MetricsFeed

@@ -73,7 +73,9 @@ def test_read_only_says_a_plugin_failing_from_the_start(
     kubeconfig = plugin_kubeconfig(tmp_path / "kc", api_only.url, plugin, LIFETIME,
                                    interactiveMode="Never")
     _start(tmux, kubeconfig, tmp_path, "--read-only")
-    assert _poll(lambda: FAILED in tmux.screen(), timeout=60), tmux.screen()
+    # the header's "read-only" tag takes the room of the last word at 80 columns
+    assert _poll(lambda: "retrying: credential plugin exec-plugin" in tmux.screen(),
+                 timeout=60), tmux.screen()
     assert "PLUGIN-STDERR-MARKER" not in tmux.screen()
     (plugin.parent / "plugin-state" / "fail").unlink()  # the retry logs in: live again
     assert _poll(lambda: "● live" in tmux.screen(), timeout=60), tmux.screen()
