@@ -129,6 +129,8 @@ def _mig_sim(start_sim: Any, tmp_path: Path, strategy: str, resource: str) -> tu
             if error.status != 404:
                 raise
             text = ""
+        except IndexError:  # gone between the readiness check and the scrape's own list
+            text = ""
         seen.append(text)
         return text.count('pod="infer-small-') >= 2 and 'GPU_I_PROFILE="1g.10gb"' in text
     sim.wait_for(mapped, 900, "MIG instances exported with their pods")

@@ -49,7 +49,7 @@ TESTED_TEXTUAL = "8.2.8"
 ATTRIBUTES = ("_row_locations", "_column_locations", "_data", "_update_count",
               "_cell_render_cache", "_require_update_dimensions", "_updated_cells",
               "_header_row_key", "_show_hover_cursor", "_pseudo_class_state",
-              "_row_label_column_width", "_total_row_height")
+              "_row_label_column_width", "_total_row_height", "_new_rows")
 METHODS: dict[str, tuple[str, ...]] = {
     "_render_cell": ("self", "row_index", "column_index", "base_style", "width", "cursor",
                      "hover"),
@@ -94,6 +94,17 @@ def invalidate_renders(table: DataTable[Any]) -> None:
 
 def measure_on_idle(table: DataTable[Any]) -> None:
     table._require_update_dimensions = True
+
+
+def measure_new_rows_now(table: DataTable[Any]) -> None:
+    """Textual's idle-time measurement of the rows added since the last one, now: the
+    first screenful is painted right after it is added, and on a loaded machine that paint
+    can come before the idle, with every column still as wide as its header."""
+    if table._require_update_dimensions:
+        table._require_update_dimensions = False
+        new_rows = table._new_rows.copy()
+        table._new_rows.clear()
+        table._update_dimensions(new_rows)
 
 
 def drop_rows(table: DataTable[Any], rows: set[RowKey]) -> None:

@@ -31,7 +31,7 @@ from gputui.ui.node_rows import (
     util_cell,
 )
 from gputui.ui.widgets.cell_texts import CellTexts
-from gputui.ui.widgets.datatable_internals import row_key_at
+from gputui.ui.widgets.datatable_internals import measure_new_rows_now, row_key_at
 from gputui.ui.widgets.mark_column import MarkColumn
 from gputui.ui.widgets.palette_mixin import widget_palette
 
@@ -215,6 +215,7 @@ class NodeTable(MarkColumn):
                    reverse=self.sort_reverse)
         self._queue, self._filling = queue, True
         self._patch_slice(max(self.patch_slice, self.size.height))
+        measure_new_rows_now(self)  # the first paint shows whole names, never "gke-"
 
     def _patch_slice(self, limit: int) -> None:
         """Patch the next ``limit`` queued rows; queue the rest for the next event-loop turn.
