@@ -1,4 +1,4 @@
-"""The drain journey of issue 20 with the real binary in tmux at 80x24 on ``gputui --demo``.
+"""The journeys of issue 20 with the real binary in tmux at 80x24: a refused drain and a canary.
 
 The default scenario (``healthy``) runs a trainer on ``...-4vvm`` that a PodDisruptionBudget
 protects, so a drain of that node is refused eviction after eviction. The operator starts
@@ -85,4 +85,55 @@ def test_a_refused_drain_runs_in_the_background_and_x_stops_it(tmux: Tmux,  # no
     assert intent["action"] == "drain" and outcome["id"] == intent["id"]
     assert outcome["interrupted"] == "x" and outcome["result"].startswith("cancelled: ")
     tmux.run("send-keys", "q")  # nothing runs now: no question
+    assert poll(lambda: "gputui exited with 0" in tmux.screen()), tmux.screen()
+
+
+CANARY = """summary: two pools of two H100 nodes, one node at a time
+namespace: gpu-operator
+clusterPolicy:
+  spec:
+    driver:
+      upgradePolicy: {autoUpgrade: true, maxParallelUpgrades: 1, maxUnavailable: 50%}
+nodePools:
+  - {name: pool-a, prefix: gke-prod-h100-pool-7f3a, count: 2, gpu: H100-80GB, gpusPerNode: 8}
+  - {name: pool-b, prefix: gke-prod-h100-pool-9e1d, count: 2, gpu: H100-80GB, gpusPerNode: 8}
+"""
+
+
+def test_a_canary_runs_in_the_background_and_x_stops_it(tmux: Tmux,  # noqa: F811
+                                                        tmp_path: Path) -> None:
+    """The same journey for a canary: at speed 1 its node takes minutes to roll, so the
+    operation still watches it when it is backgrounded, listed in ``:ops`` and stopped; the
+    audit outcome says stopped (x) and names the holds it left."""
+    audit, scenario = tmp_path / "audit.jsonl", tmp_path / "canary.yaml"
+    scenario.write_text(CANARY)
+    command = (f"cd {REPO} && env TERM=xterm-256color PYTHONPATH={REPO} {sys.executable} -m "
+               f"gputui --demo --scenario {scenario} --speed 1 --audit-log {audit}; "
+               "echo \"gputui exited with $?\"; sleep 120")
+    started = tmux.run("new-session", "-d", "-x", "80", "-y", "24", command)
+    assert started.returncode == 0, started.stderr
+    assert poll(lambda: "● live" in tmux.screen() and tmux.screen().count("gke-") >= 4), \
+        tmux.screen()
+    tmux.run("send-keys", ":", "canary", "Enter")
+    assert poll(lambda: "580.82.07" in tmux.screen() or "version" in tmux.screen().lower()), \
+        tmux.screen()
+    tmux.run("send-keys", "580.82.07", "Enter")
+    assert poll(lambda: "Dry run: passed" in tmux.screen()), tmux.screen()
+    tmux.run("send-keys", "580.82.07", "Enter")  # the typed confirmation of a rollout
+    assert poll(lambda: "Background (b)" in tmux.screen()), tmux.screen()
+    tmux.run("send-keys", "b")
+    assert poll(lambda: "canary" in running_line(tmux.screen())), tmux.screen()
+    tmux.run("send-keys", ":", "ops", "Enter")
+    assert poll(lambda: "OPERATION" in tmux.screen() and "Canary driver 580.82.07" in
+                tmux.screen()), tmux.screen()
+    tmux.run("send-keys", "x")
+    assert poll(lambda: "Stop Canary driver 580.82.07" in tmux.screen()), tmux.screen()
+    tmux.run("send-keys", "y")
+    assert poll(lambda: "■ stopped" in tmux.screen()), tmux.screen()
+    assert poll(lambda: audit.exists() and len(audit.read_text().splitlines()) == 2)
+    intent, outcome = (json.loads(line) for line in audit.read_text().splitlines())
+    assert intent["action"] == "upgrade-canary" and outcome["id"] == intent["id"]
+    assert outcome["interrupted"] == "x" and outcome["result"].startswith("cancelled: canary")
+    assert "holds left on 3 node(s)" in outcome["result"], outcome
+    tmux.run("send-keys", "q")
     assert poll(lambda: "gputui exited with 0" in tmux.screen()), tmux.screen()
