@@ -169,6 +169,10 @@ class Upgrader:
     # ----------------------------------------------------------- transitions
     def _from_done(self) -> None:
         for name in self.in_state(K.S_UNKNOWN) + self.in_state(K.S_DONE):
+            if self.driver.get(name) is None:
+                # upstream builds the node states from the driver pods (k8s-operator-libs
+                # upgrade_state.go BuildState): a node between two driver pods is not judged
+                continue
             requested = self.ann(name, K.UPGRADE_REQUESTED_ANN) == "true"
             if not self.in_sync(name) or requested:
                 extra: dict[str, str | None] = (
