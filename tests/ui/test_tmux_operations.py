@@ -19,6 +19,7 @@ from pathlib import Path
 import pytest
 
 from tests.ui.test_tmux_smoke import REPO, Tmux, tmux  # noqa: F401 - the fixture
+from tests.ui.test_upgrade_journeys import CANARY
 
 pytestmark = pytest.mark.tmux
 NODE = "gke-prod-h100-pool-7f3a-4vvm"
@@ -87,17 +88,6 @@ def test_a_refused_drain_runs_in_the_background_and_x_stops_it(tmux: Tmux,  # no
     tmux.run("send-keys", "q")  # nothing runs now: no question
     assert poll(lambda: "gputui exited with 0" in tmux.screen()), tmux.screen()
 
-
-CANARY = """summary: two pools of two H100 nodes, one node at a time
-namespace: gpu-operator
-clusterPolicy:
-  spec:
-    driver:
-      upgradePolicy: {autoUpgrade: true, maxParallelUpgrades: 1, maxUnavailable: 50%}
-nodePools:
-  - {name: pool-a, prefix: gke-prod-h100-pool-7f3a, count: 2, gpu: H100-80GB, gpusPerNode: 8}
-  - {name: pool-b, prefix: gke-prod-h100-pool-9e1d, count: 2, gpu: H100-80GB, gpusPerNode: 8}
-"""
 
 
 def test_a_canary_runs_in_the_background_and_x_stops_it(tmux: Tmux,  # noqa: F811
