@@ -24,6 +24,8 @@ class Connection(Enum):
     LIVE = "live"
     RECONNECTING = "reconnecting"
     FAILED = "failed"
+    #: ``gputui replay``: a recording, never the cluster as it is now
+    REPLAY = "replay"
 
 
 @dataclass(frozen=True)
@@ -44,6 +46,8 @@ class SourceStatus:
     #: a request being retried right now ("429 Too Many Requests; retrying (Retry-After 1 s,
     #: attempt 2)"), or "": the data is still current, the server is struggling
     retrying: str = ""
+    #: a replay: wall-clock epoch seconds at which the recording started (0 when live)
+    recorded_at: float = 0.0
 
     def __post_init__(self) -> None:
         """The header's text, cleaned once more whatever the source: a message may quote a
