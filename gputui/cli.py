@@ -136,6 +136,12 @@ def build_parser() -> argparse.ArgumentParser:
     _connection_flags(check)
     _demo_flags(check)
 
+    replay = commands.add_parser("replay", help="the TUI on a recording (gputui --record)",
+                                 description="Open the TUI on a recording, read-only, with a "
+                                             "time cursor (space, left/right, g/G, t).")
+    replay.add_argument("file", metavar="FILE", help="a recording written by --record")
+    replay.add_argument("--config", metavar="PATH", help="gputui config file")
+
     commands.add_parser("scenarios", help="list the emulated scenarios",
                         description="List the emulated cluster's scenarios.",
                         epilog=_FAULTS_HELP, formatter_class=argparse.RawDescriptionHelpFormatter)
@@ -174,6 +180,10 @@ def _run(args: argparse.Namespace) -> int:
             raise CliError("--json and --format cannot be combined (--json is the script "
                            "contract)")
         return run_check(settings, as_json=args.json, fmt=args.format or "table")
+    if args.command == "replay":
+        from gputui.ui.replay_run import run_replay
+
+        return run_replay(settings, args.file)
     from gputui.ui.run import run_tui
 
     return run_tui(settings)

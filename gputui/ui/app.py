@@ -324,6 +324,10 @@ class GpuTuiApp(PodLogFlow, CommandFlow, SummaryFlow, QuietCrash):
     def on_context_switch_requested(self, message: ContextSwitchRequested) -> None:
         self.contexts.switch(message.context)
 
+    def action_replay(self, what: str) -> None:
+        """Replay keys (``:at``) outside ``gputui replay`` (replay_app.py): one line."""
+        self.notify("only in a replay of a recording (gputui replay FILE)", severity="warning")
+
     def action_contexts(self) -> None:
         """``:ctx``: the kubeconfig's contexts."""
         self.contexts.open_view()
@@ -353,6 +357,11 @@ def make_app(settings: Settings, source: ClusterSource, *,
 
     ``writer`` carries out actions (``gputui.sources.writer.KubeWriter`` on the source's
     cluster); without one every action is greyed. ``metrics`` is the metrics feed (started
-    and stopped with the app), None for none.
+    and stopped with the app), None for none. A recording's source
+    (:class:`~gputui.sources.replay_source.TapeSource`) gets the replay app, never a writer.
     """
+    if getattr(source, "replay", False) is True:  # gputui replay: no writer can exist
+        from gputui.ui.replay_app import ReplayApp
+
+        return ReplayApp(settings, source, clock, metrics)  # type: ignore[arg-type]
     return GpuTuiApp(settings, source, clock=clock, writer=writer, metrics=metrics)

@@ -29,7 +29,7 @@ from gputui.actions.registry import ACTIONS
 #: scopes, in the order help lists them
 SCOPES: Final = ("global", "nodes", "actions", "pipeline", "findings", "upgrades", "mig",
                   "joins", "contexts", "pod_log", "confirm", "prompt", "command_line", "help",
-                  "ops", "ask", "summary")
+                  "ops", "ask", "summary", "replay")
 SCOPE_TITLES: Final = {"global": "Everywhere", "nodes": "Node list",
                        "actions": "Actions",
                        "pipeline": "Pipeline pane", "findings": "Findings",
@@ -38,7 +38,7 @@ SCOPE_TITLES: Final = {"global": "Everywhere", "nodes": "Node list",
                        "confirm": "Confirmation dialog", "prompt": "Action prompts",
                        "command_line": "Command line (:)", "help": "Help",
                        "ops": "Operations (:ops)", "ask": "Questions (stop, quit)",
-                       "summary": "Handoff summary"}
+                       "summary": "Handoff summary", "replay": "Replay (gputui replay)"}
 
 
 @dataclass(frozen=True)
@@ -206,6 +206,26 @@ COMMANDS: Final[tuple[Command, ...]] = (
        show=True, palette=False),
     _c("prompt_cancel", "escape", "Cancel", "Stop asking; nothing is planned or sent.",
        "prompt", "cancel", show=True, palette=False),
+    # gputui replay only (gputui/ui/replay_app.py binds them, ahead of the views' own
+    # space and left/right, but never while a text field or a dialog has the keys)
+    _c("replay.play", "space", "Play/pause", "Play the recording from the cursor in real "
+       "time, or pause it.", "replay", "replay('toggle')", show=True, palette=False,
+       priority=True),
+    _c("replay.prev", "left", "Prev change", "Step back to the previous change in the "
+       "recording (pauses).", "replay", "replay('prev')", palette=False, priority=True),
+    _c("replay.next", "right", "Next change", "Step to the next change in the recording "
+       "(pauses).", "replay", "replay('next')", show=True, palette=False, priority=True),
+    _c("replay.start", "g", "Start", "Jump to the start of the recording.", "replay",
+       "replay('start')", palette=False, priority=True),
+    _c("replay.end", "G", "End", "Jump to the end of the recording.", "replay",
+       "replay('end')", palette=False, priority=True),
+    _c("replay.time", "t", "Go to time", "Jump to a time: 14:02:11 (UTC), "
+       "2026-12-01T14:02:11Z, +5m from the start or -30s from the end (:at TIME).",
+       "replay", "replay('time')", ("at",), show=True, palette=False, priority=True),
+    _c("replay.faster", "right_square_bracket", "Faster", "Play faster (2x, 4x ... 64x).",
+       "replay", "replay('faster')", palette=False, priority=True),
+    _c("replay.slower", "left_square_bracket", "Slower", "Play slower (down to 0.25x).",
+       "replay", "replay('slower')", palette=False, priority=True),
 )
 
 
@@ -276,7 +296,8 @@ def palette_commands() -> Iterable[Command]:
 
 
 _KEY_NAMES: Final = {"question_mark": "?", "colon": ":", "slash": "/", "escape": "esc",
-                     "ctrl+backslash": "ctrl+\\", "space": "space", "enter": "enter"}
+                     "ctrl+backslash": "ctrl+\\", "space": "space", "enter": "enter",
+                     "left_square_bracket": "[", "right_square_bracket": "]"}
 
 
 def key_label(keys: str) -> str:

@@ -27,6 +27,7 @@ from gputui.ui.render.fleet import fleet_line
 from gputui.ui.render.operations import running_line
 from gputui.ui.render.style import PLAIN, Palette
 from gputui.ui.widgets.palette_mixin import widget_palette
+from gputui.ui.widgets.status_header_replay import replay_line
 
 INITIAL_STATUS = SourceStatus(Connection.CONNECTING)
 
@@ -193,6 +194,8 @@ def render_header(state: HeaderState, width: int, palette: Palette = PLAIN) -> T
     line1.append(" " * max(1, width - len(left) - len(shown) - len(tag) - len(conn)))
     line1.append(conn, style=palette.role(conn_role))
     line1.truncate(width, overflow="ellipsis")
+    if state.status.connection is Connection.REPLAY:  # never "live": status_header_replay
+        line1 = replay_line(where, state.status, width, palette)
     line2 = counts_line(snapshot, width, palette)
     lines = [line1, line2]
     if snapshot.gaps:

@@ -1,0 +1,65 @@
+"""``run_replay``: what ``gputui replay FILE`` runs after the CLI built the settings.
+
+The recording is opened before the terminal switches to the UI, so a missing, unreadable or
+corrupt file is one line on stderr and exit 2, never a flash of a broken screen. No
+kubeconfig is read and no writer is built: the app can only show the recording.
+"""
+
+from __future__ import annotations
+
+import sys
+import time
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from gputui.settings import Settings
+
+if TYPE_CHECKING:  # loaded when a replay opens, not at import (tests/ui/test_layering.py)
+    from gputui.domain.replay_cursor import ReplayCursor
+    from gputui.sources.replay_source import TapeMetrics, TapeSource
+
+
+def open_replay(settings: Settings, path: Path) -> tuple[TapeSource, TapeMetrics,
+                                                          ReplayCursor]:
+    """(source, metrics, cursor) for the recording at ``path``; raises ``TapeError``."""
+    from gputui.domain.replay_cursor import ReplayCursor
+    from gputui.sources.replay_source import TapeMetrics, TapeSource
+    from gputui.sources.tape_reader import TapeReader
+
+    reader = TapeReader.open(path)
+    cursor = ReplayCursor(reader.change_times(), reader.start, reader.end,
+                          monotonic=time.monotonic)
+    source = TapeSource(reader, cursor, settings.thresholds)
+    metrics = TapeMetrics(reader, cursor, settings.refresh)
+    return source, metrics, cursor
+
+
+def run_replay(settings: Settings, file: str) -> int:
+    """Open ``file``, run the TUI on it until quit; the exit code."""
+    from gputui.sources.errors import SourceError
+    from gputui.ui.app import make_app
+
+    try:
+        source, metrics, cursor = open_replay(settings, Path(file))
+    except SourceError as error:  # TapeError: not a recording, newer format, unreadable
+        print(f"gputui: {error}", file=sys.stderr)
+        return 2
+    except OSError as error:  # the reader's own words are preferred; this is the floor
+        print(f"gputui: cannot read recording {file}: {error.strerror or error}",
+              file=sys.stderr)
+        return 2
+    app = make_app(settings, source, clock=lambda: cursor.position, writer=None,
+                   metrics=metrics)
+    app.exit_guard.hard_exit = True  # leave within 5 s of SIGHUP, SIGTERM or quit
+    try:
+        app.run()
+    except KeyboardInterrupt:
+        return 130
+    finally:
+        source.stop()
+    code = int(app.return_code or 0)
+    if app.exit_guard.exiting:
+        from gputui.ui.exit_signals import end_process
+
+        end_process(code)
+    return code

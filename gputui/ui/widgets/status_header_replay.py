@@ -1,0 +1,57 @@
+"""The header's first line in ``gputui replay``: which recording, at what time, playing or not.
+
+``gputui ▸ replay of prod-east at 14:02:11 (recorded 2026-12-01)      ❚❚ paused``
+
+Why its own line: a replay must never read as the live cluster (no "● live", no local
+clock time that could be taken for now). Times are UTC, as the ``t`` prompt reads them
+(:mod:`gputui.domain.at_time`). At 80 columns the context name is shortened first, then the
+recording date goes; the play state always shows.
+"""
+
+from __future__ import annotations
+
+import time
+
+from rich.text import Text
+
+from gputui.sources.base import SourceStatus
+from gputui.ui.render.style import Palette
+
+
+def utc_clock(epoch: float) -> str:
+    """``14:02:11`` in UTC."""
+    return time.strftime("%H:%M:%S", time.gmtime(epoch))
+
+
+def utc_date(epoch: float) -> str:
+    """``2026-12-01`` in UTC."""
+    return time.strftime("%Y-%m-%d", time.gmtime(epoch))
+
+
+def play_part(status: SourceStatus) -> tuple[str, str]:
+    """(text, colour role) of the cursor's state, from the source's status message."""
+    word = status.message
+    if word.startswith("playing"):
+        return f"▶ {word}", "ok"
+    if word.startswith("paused"):
+        return f"❚❚ {word}", "progress"
+    return f"✖ {word}" if word else "❚❚ paused", "crit" if word else "progress"
+
+
+def replay_line(context: str, status: SourceStatus, width: int, palette: Palette) -> Text:
+    """Line 1 of the header in a replay, at most ``width`` cells."""
+    play, role = play_part(status)
+    at = f" at {utc_clock(status.last_update)}" if status.last_update else ""
+    recorded = f" (recorded {utc_date(status.recorded_at)})" if status.recorded_at else ""
+    prefix = "gputui ▸ replay of "
+    room = width - len(prefix) - len(at) - len(play) - 2
+    if room - len(recorded) < min(len(context), 12):
+        recorded = ""  # the date goes before the context name is cut short
+    room -= len(recorded)
+    name = context if len(context) <= room else context[:max(1, room - 1)] + "…"
+    line = Text(prefix + name + at, style="bold", no_wrap=True)
+    line.append(recorded)
+    line.append(" " * max(1, width - line.cell_len - len(play)))
+    line.append(play, style=palette.role(role))
+    line.truncate(width, overflow="ellipsis")
+    return line
