@@ -248,7 +248,7 @@ class TapeMetrics(MetricsFeed):
         want = self._want
         reading = self.tape.metrics_at(at, want)
         if reading is None:
-            reading = MetricsReading(MetricsOrigin("replay", "recording", at,
+            reading = MetricsReading(MetricsOrigin("replay", "", 0.0,
                                                    error=METRICS_NOT_RECORDED))
         else:
             origin = reading.origin

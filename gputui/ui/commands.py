@@ -208,20 +208,20 @@ COMMANDS: Final[tuple[Command, ...]] = (
        "prompt", "cancel", show=True, palette=False),
     # gputui replay only (gputui/ui/replay_app.py binds them, ahead of the views' own
     # space and left/right, but never while a text field or a dialog has the keys)
-    _c("replay.play", "space", "Play/pause", "Play the recording from the cursor in real "
+    _c("replay.play", "space", "Play", "Play the recording from the cursor in real "
        "time, or pause it.", "replay", "replay('toggle')", show=True, palette=False,
        priority=True),
     _c("replay.prev", "left", "Prev change", "Step back to the previous change in the "
        "recording (pauses).", "replay", "replay('prev')", palette=False, priority=True),
     _c("replay.next", "right", "Next change", "Step to the next change in the recording "
-       "(pauses).", "replay", "replay('next')", show=True, palette=False, priority=True),
+       "(pauses).", "replay", "replay('next')", palette=False, priority=True),
     _c("replay.start", "g", "Start", "Jump to the start of the recording.", "replay",
        "replay('start')", palette=False, priority=True),
     _c("replay.end", "G", "End", "Jump to the end of the recording.", "replay",
        "replay('end')", palette=False, priority=True),
     _c("replay.time", "t", "Go to time", "Jump to a time: 14:02:11 (UTC), "
        "2026-12-01T14:02:11Z, +5m from the start or -30s from the end (:at TIME).",
-       "replay", "replay('time')", ("at",), show=True, palette=False, priority=True),
+       "replay", "replay('time')", ("at",), palette=False, priority=True),
     _c("replay.faster", "right_square_bracket", "Faster", "Play faster (2x, 4x ... 64x).",
        "replay", "replay('faster')", palette=False, priority=True),
     _c("replay.slower", "left_square_bracket", "Slower", "Play slower (down to 0.25x).",

@@ -34,7 +34,9 @@ if TYPE_CHECKING:  # the UI loads no HTTP client at import (tests/ui/test_layeri
     from gputui.sources.replay_source import TapeSource
 
 #: why every action is greyed in a replay
-READ_ONLY = "a replay is read-only: it shows a recording and sends nothing"
+READ_ONLY = "this is a replay of a recording (read-only, nothing is sent)"
+#: why ``:ctx`` does nothing in a replay
+NO_CONTEXTS = "a replay shows one recording; there is no cluster to switch to"
 #: the ``:`` word of the time prompt (``replay.time``'s alias)
 AT_WORD = "at"
 
@@ -77,6 +79,10 @@ class ReplayApp(GpuTuiApp):
         """Every action, greyed with the same reason: there is no cluster to act on."""
         return {act.id: READ_ONLY for act in ACTIONS}
 
+    def action_contexts(self) -> None:
+        """``:ctx``: refused in one sentence (no kubeconfig was read)."""
+        self.notify(f":ctx: {NO_CONTEXTS}", severity="warning")
+
     # ------------------------------------------------------------------ the cursor keys
     def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
         """Replay keys give way to a focused text field or an open dialog (their keys)."""
@@ -102,7 +108,11 @@ class ReplayApp(GpuTuiApp):
             self.notify(f"replay speed {cursor.speed:g}×", timeout=2)
 
     async def _run_command_line(self, command_id: str, argument: str) -> None:
-        """``:at TIME`` (and ``t``): jump to the typed time, or say why not in one line."""
+        """``:at TIME`` (and ``t``): jump to the typed time, or say why not in one line;
+        ``:ctx NAME`` is refused as ``:ctx`` is."""
+        if command_id == "view_ctx":
+            self.action_contexts()
+            return
         if command_id != "replay.time" or not argument:
             await super()._run_command_line(command_id, argument)
             return

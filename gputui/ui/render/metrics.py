@@ -55,11 +55,12 @@ def source_line(origin: MetricsOrigin, now: float, palette: Palette = PLAIN) -> 
     """Which source, how fresh, and the fallback taken."""
     names = {"prometheus": f"Prometheus {origin.where}",
              "exporter": "exporter scrape via the API server's pod proxy",
-             "nvml": origin.where or "local NVML", "none": "no metrics source"}
+             "nvml": origin.where or "local NVML", "none": "no metrics source",
+             "replay": f"recorded metrics ({origin.where})" if origin.where else "recording"}
     text = Text(names.get(origin.kind, origin.kind), style="bold")
     if origin.updated_at:
         text.append(f", {duration(now - origin.updated_at)} ago")
-    elif origin.kind != "none":
+    elif origin.kind not in ("none", "replay"):
         text.append(", waiting for the first reading", style=palette.role("muted"))
     if origin.fallback:
         since = f" since {_clock(origin.since)}" if origin.since else ""
@@ -218,8 +219,9 @@ def render_metrics(node: NodeView | None, namespace: str | None,
                    palette: Palette = PLAIN, width: int = 80) -> RenderableType:
     """The whole pane body for ``node`` from ``reading`` (``width``: the pane's columns)."""
     head: list[RenderableType] = [source_line(reading.origin, now, palette)]
-    if reading.origin.error:
-        head.append(Text(f"last read failed: {reading.origin.error}", style=palette.role("warn")))
+    if reading.origin.error:  # a replay's "not recorded" is no failed read
+        said = "" if reading.origin.kind == "replay" else "last read failed: "
+        head.append(Text(f"{said}{reading.origin.error}", style=palette.role("warn")))
     if node is None:
         return Group(*head, Text("no node selected", style=palette.role("muted")))
     metrics = reading.node if reading.node is not None and reading.node.node == node.name else None
