@@ -23,7 +23,7 @@ from pathlib import Path
 from typing import Any
 
 from gputui import gctuning
-from gputui.domain.inputs import ClusterObjects, JsonDict, XidEvent
+from gputui.domain.inputs import ClusterObjects, GpuHealth, JsonDict, XidEvent
 from gputui.domain.model import EMPTY_SNAPSHOT, ClusterSnapshot
 from gputui.domain.pods import PodInfo, pod_to_dict
 from gputui.domain.sanitize import clean_tree
@@ -54,13 +54,17 @@ def objects_to_json(objects: ClusterObjects) -> dict[str, Any]:
         "server": objects.server,
         "forbidden": sorted(objects.forbidden),
         "unreadable": dict(sorted(objects.unreadable.items())),
-        "xids": {node: [[x.gpu, x.xid, x.when, x.message] for x in xids]
+        "xids": {node: [[x.gpu, x.xid, x.when, x.message, x.before] for x in xids]
                  for node, xids in sorted(objects.xids.items())},
+        "loading": sorted(objects.loading),
+        "gpu_health": {node: [h.gpus_reported, list(h.row_remap_failed)]
+                       for node, h in sorted(objects.gpu_health.items())},
     }
 
 
 def objects_from_json(data: Mapping[str, Any]) -> ClusterObjects:
-    """The inverse of :func:`objects_to_json`."""
+    """The inverse of :func:`objects_to_json` (a shape it does not expect raises
+    ``TypeError``/``ValueError``/``KeyError``: callers reading a file say it is damaged)."""
     return ClusterObjects(
         nodes=dict(data.get("nodes") or {}),
         pods={(ns, name): obj for ns, name, obj in data.get("pods") or []},
@@ -75,9 +79,19 @@ def objects_from_json(data: Mapping[str, Any]) -> ClusterObjects:
         server=str(data.get("server") or ""),
         forbidden=frozenset(data.get("forbidden") or ()),
         unreadable={str(k): str(v) for k, v in (data.get("unreadable") or {}).items()},
-        xids={node: tuple(XidEvent(int(g), int(x), float(w), str(m)) for g, x, w, m in xids)
+        xids={node: tuple(_xid(x) for x in xids)
               for node, xids in (data.get("xids") or {}).items()},
+        loading=frozenset(str(r) for r in data.get("loading") or ()),
+        gpu_health={str(node): GpuHealth(int(gpus), tuple(int(i) for i in failed))
+                    for node, (gpus, failed) in (data.get("gpu_health") or {}).items()},
     )
+
+
+def _xid(row: Sequence[Any]) -> XidEvent:
+    """``[gpu, xid, when, message]`` (older files) or with ``before`` as a fifth element."""
+    gpu, xid, when, message = row[:4]
+    return XidEvent(int(gpu), int(xid), float(when), str(message),
+                    bool(row[4]) if len(row) > 4 else False)
 
 
 def _pod_key(namespace: str, pod: str, container: str | None) -> str:

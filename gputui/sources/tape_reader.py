@@ -1,0 +1,322 @@
+"""Reading a recording back: the cluster's input as it was at any recorded moment.
+
+The file is read once, whole (:meth:`TapeReader.open`): every frame is parsed, sanitised and
+checked, and each delta is resolved into the objects it leaves (a merge patch applied once,
+a pod read into :class:`~gputui.domain.pods.PodInfo` once), so seeking never parses or
+patches again. A checkpoint (shallow copies of the keyed collections, sharing the objects)
+is kept at each keyframe and every :data:`CHECKPOINT_OPS` changes; :meth:`objects_at` copies
+the nearest one before the time and replays at most that many dict assignments after it.
+
+A truncated tail (a ``kill -9``, a copy cut short) is fine: the partial last line, and a
+build whose last part is missing, are ignored. Anything else that does not read as a
+recording raises :class:`TapeError` with one line.
+"""
+
+from __future__ import annotations
+
+import json
+import zlib
+from bisect import bisect_right
+from collections.abc import Callable, Iterator, Mapping, Sequence
+from dataclasses import dataclass, replace
+from pathlib import Path
+from typing import Any
+
+from gputui.domain.inputs import ClusterObjects
+from gputui.domain.metrics import MetricsReading, MetricsWant
+from gputui.domain.pods import read_pod
+from gputui.domain.sanitize import clean_tree
+from gputui.sources.replay import objects_from_json
+from gputui.sources.tape_format import (
+    COLLECTIONS,
+    DELETE,
+    DELTA,
+    FORMAT,
+    KEYFRAME,
+    MAGIC,
+    METRICS,
+    PATCH,
+    SET,
+    SMALL_FIELDS,
+    TIMELINE,
+    TapeError,
+    merge_apply,
+)
+from gputui.sources.tape_metrics import MetricsHistory
+
+#: changes between two checkpoints: the most objects_at replays after copying one
+CHECKPOINT_OPS = 20_000
+#: objects frames between two checkpoints, at the most
+CHECKPOINT_FRAMES = 400
+_CHUNK = 1 << 20
+
+Change = tuple[str, Any, Any]  # collection, key, object (None: removed)
+State = dict[str, dict[Any, Any]]
+
+
+class _Damaged(Exception):
+    """A frame that does not have the shape it must (said as the reader's TapeError)."""
+
+
+@dataclass(frozen=True, slots=True)
+class _ObjectsFrame:
+    at: float
+    keyframe: bool
+    changes: tuple[Change, ...]
+    small: ClusterObjects  # the small fields after this frame (shared while unchanged)
+
+
+class TapeReader:
+    """A recording, loaded; see the module docstring. Build with :meth:`open`."""
+
+    def __init__(self, path: Path, head: Mapping[str, Any]) -> None:
+        self.path = path
+        self.context = str(head.get("context") or "")
+        self.server = str(head.get("server") or "")
+        self.recorded_at = _number(head.get("recorded_at"), "recorded_at")
+        self.version = str(head.get("version") or "")
+        self.start = 0.0
+        self.end = 0.0
+        self._frames: list[_ObjectsFrame] = []
+        self._times: list[float] = []
+        self._checkpoints: list[int] = []  # frame indices, ascending
+        self._saved: dict[int, State] = {}
+        self._events: list[dict[str, Any]] = []
+        self._event_times: list[float] = []
+        self._metrics = MetricsHistory()
+        self._metric_times: list[float] = []
+        # the open pass only
+        self._json: State = {name: {} for name in COLLECTIONS}
+        self._state: State = {name: {} for name in COLLECTIONS}
+        self._small_json: dict[str, Any] = {}
+        self._small = ClusterObjects()
+        self._parts: list[Mapping[str, Any]] = []
+        self._since_checkpoint = 0
+
+    # ------------------------------------------------------------ opening
+    @classmethod
+    def open(cls, path: Path) -> TapeReader:
+        """Read ``path`` whole; TapeError (one line) when it is not a readable recording."""
+        path = Path(path)
+        try:
+            with path.open("rb") as file:
+                lines = _lines(file.read, path)
+                first = next(lines, None)
+                if first is None:
+                    raise TapeError(f"not a gputui recording: {path} (empty)")
+                reader = cls(path, _header(first, path))
+                for number, line in enumerate(lines, start=2):
+                    reader._line(line, number)
+        except OSError as error:
+            raise TapeError(f"cannot read recording {path}: "
+                            f"{error.strerror or error}") from None
+        reader._finish()
+        return reader
+
+    def _line(self, line: bytes, number: int) -> None:
+        try:
+            frame = clean_tree(json.loads(line))
+            if not isinstance(frame, dict) or not isinstance(frame.get("k"), str):
+                raise _Damaged("not a frame")
+            at = _number(frame.get("t"), "t")
+            kind = frame["k"]
+            if kind in (KEYFRAME, DELTA):
+                self._objects_part(frame, at)
+            elif kind == METRICS:
+                self._metrics.add(frame)
+                self._metric_times.append(at)
+            elif kind == TIMELINE:
+                self._timeline(frame)
+        except (_Damaged, ValueError, TypeError, KeyError, AttributeError) as error:
+            raise TapeError(f"recording {self.path} is damaged (line {number}: "
+                            f"{str(error)[:120] or type(error).__name__})") from None
+
+    def _timeline(self, frame: Mapping[str, Any]) -> None:
+        """Timeline events are the timeline's to read: here only "a dict with a time"."""
+        events = frame.get("events")
+        if not isinstance(events, list):
+            raise _Damaged("timeline frame without events")
+        for event in events:
+            if isinstance(event, dict) and isinstance(event.get("at"), int | float):
+                self._events.append(event)
+
+    def _objects_part(self, frame: Mapping[str, Any], at: float) -> None:
+        self._parts.append(frame)
+        if frame.get("end"):
+            parts, self._parts = self._parts, []
+            self._apply(parts, at, parts[0]["k"] == KEYFRAME)
+
+    def _apply(self, parts: Sequence[Mapping[str, Any]], at: float, keyframe: bool) -> None:
+        """Resolve one build's ops into the objects it leaves, and keep it as a frame."""
+        if keyframe:
+            self._json = {name: {} for name in COLLECTIONS}
+            self._state = {name: {} for name in COLLECTIONS}
+            self._small_json = {}
+        elif not self._frames:
+            raise _Damaged("a delta before any keyframe")
+        changes: list[Change] = []
+        for part in parts:
+            ops = part.get("ops")
+            if not isinstance(ops, list):
+                raise _Damaged("objects frame without ops")
+            changes.extend(self._op(op) for op in ops)
+        whole = parts[-1].get("whole") or {}
+        if not isinstance(whole, dict) or any(f not in SMALL_FIELDS for f in whole):
+            raise _Damaged("unknown cluster-wide field")
+        for field in ("cluster_policies", "nvidia_drivers", "events"):
+            if field in whole and not all(isinstance(i, dict) for i in whole[field] or ()):
+                raise _Damaged(f"{field} holds something other than objects")
+        if whole or keyframe:
+            self._small_json.update(whole)
+            self._small = objects_from_json(self._small_json)
+        self._frames.append(_ObjectsFrame(at, keyframe, tuple(changes), self._small))
+        self._times.append(at)
+        self._since_checkpoint += len(changes)
+        if (keyframe or self._since_checkpoint >= CHECKPOINT_OPS
+                or len(self._frames) - 1 - self._last_checkpoint() >= CHECKPOINT_FRAMES):
+            self._checkpoint()
+
+    def _op(self, op: Any) -> Change:
+        if not isinstance(op, list) or len(op) != 4 or op[0] not in COLLECTIONS:
+            raise _Damaged("bad op")
+        name, kind, raw_key, value = op
+        key = _read_key(raw_key, COLLECTIONS[name])
+        documents, state = self._json[name], self._state[name]
+        if kind == DELETE:
+            documents.pop(key, None)
+            state.pop(key, None)
+            return name, key, None
+        if kind == PATCH:
+            if key not in documents:
+                raise _Damaged(f"a patch of {name} {key!r} never recorded")
+            value = merge_apply(documents[key], value)
+        elif kind != SET:
+            raise _Damaged(f"unknown op {kind!r}")
+        if not isinstance(value, dict):
+            raise _Damaged(f"{name} {key!r} is not an object")
+        documents[key] = value
+        state[key] = _object(name, value)
+        return name, key, state[key]
+
+    def _last_checkpoint(self) -> int:
+        return self._checkpoints[-1] if self._checkpoints else -1
+
+    def _checkpoint(self) -> None:
+        index = len(self._frames) - 1
+        self._checkpoints.append(index)
+        self._saved[index] = {name: dict(items) for name, items in self._state.items()}
+        self._since_checkpoint = 0
+
+    def _finish(self) -> None:
+        """Drop what only the open pass needed and settle start/end (TapeError if empty)."""
+        self._json, self._parts = {}, []
+        self._events.sort(key=lambda e: float(e["at"]))
+        self._event_times = [float(e["at"]) for e in self._events]
+        times = self._times + self._metric_times + self._event_times
+        if not self._frames:
+            raise TapeError(f"recording {self.path} holds no cluster state (it ended before "
+                            "the first snapshot)")
+        self.start, self.end = min(times), max(times)
+
+    # ------------------------------------------------------------ reading
+    def change_times(self) -> Sequence[float]:
+        """Sorted distinct times at which objects, metrics or timeline changed."""
+        return sorted(set(self._times) | set(self._metric_times) | set(self._event_times))
+
+    def objects_at(self, at: float) -> ClusterObjects:
+        """The cluster's input as of the last build at or before ``at`` (the first build
+        when ``at`` is before it). A fresh object each call: the caller may keep it."""
+        index = max(0, bisect_right(self._times, at) - 1)
+        base = self._checkpoints[bisect_right(self._checkpoints, index) - 1]
+        state = {name: dict(items) for name, items in self._saved[base].items()}
+        for frame in self._frames[base + 1:index + 1]:
+            for name, key, value in frame.changes:
+                if value is None:
+                    state[name].pop(key, None)
+                else:
+                    state[name][key] = value
+        return replace(self._frames[index].small, nodes=state["nodes"], pods=state["pods"],
+                       daemonsets=state["daemonsets"], configmaps=state["configmaps"],
+                       label_times=state["label_times"])
+
+    def timeline_until(self, at: float) -> list[dict[str, Any]]:
+        """Recorded timeline events with ``at`` <= ``at``, oldest first (copies)."""
+        return [dict(e) for e in self._events[:bisect_right(self._event_times, at)]]
+
+    def metrics_at(self, at: float, want: MetricsWant) -> MetricsReading | None:
+        """The newest reading at or before ``at``; its selected node's part from the newest
+        reading of ``want.selected`` at or before ``at`` (no node part when there is none).
+        None when no reading was recorded by then."""
+        index = bisect_right(self._metric_times, at) - 1
+        if index < 0:
+            return None
+        frames = self._metrics.frames
+        node_frame = None
+        if want.selected:
+            node_frame = next((frames[i] for i in range(index, -1, -1)
+                               if frames[i].node == want.selected), None)
+        return self._metrics.reading(frames[index], node_frame)
+
+
+def _object(name: str, value: dict[str, Any]) -> Any:
+    """What ClusterObjects holds: a read pod, label times as numbers, other objects as is."""
+    if name == "pods":
+        return read_pod(value)
+    if name == "label_times":
+        return {str(label): _number(when, "label time") for label, when in value.items()}
+    return value
+
+
+def _read_key(raw: Any, pair: bool) -> Any:
+    if pair:
+        if (isinstance(raw, list) and len(raw) == 2
+                and all(isinstance(part, str) for part in raw)):
+            return raw[0], raw[1]
+    elif isinstance(raw, str):
+        return raw
+    raise _Damaged("bad key")
+
+
+def _number(value: Any, what: str) -> float:
+    if isinstance(value, bool) or not isinstance(value, int | float):
+        raise _Damaged(f"{what} is not a number")
+    return float(value)
+
+
+def _header(line: bytes, path: Path) -> Mapping[str, Any]:
+    try:
+        head = json.loads(line)
+    except ValueError:
+        head = None
+    if not isinstance(head, dict) or not isinstance(head.get(MAGIC), int):
+        raise TapeError(f"not a gputui recording: {path}")
+    if head[MAGIC] > FORMAT:
+        raise TapeError(f"recording {path} was written by a newer gputui (format "
+                        f"{head[MAGIC]}; this one reads format {FORMAT})")
+    try:
+        _number(head.get("recorded_at"), "recorded_at")
+    except _Damaged:
+        raise TapeError(f"not a gputui recording: {path} (no recording time)") from None
+    cleaned: Mapping[str, Any] = clean_tree(head)
+    return cleaned
+
+
+def _lines(read: Callable[[int], bytes], path: Path) -> Iterator[bytes]:
+    """Complete lines of the decompressed stream; the partial last one is dropped."""
+    unzip = zlib.decompressobj(31)
+    rest = b""
+    started = False
+    while not unzip.eof:
+        chunk = read(_CHUNK)
+        if not chunk:
+            break
+        try:
+            data = unzip.decompress(chunk)
+        except zlib.error:
+            raise TapeError(f"not a gputui recording: {path}" if not started else
+                            f"recording {path} is damaged (its compressed data is corrupt)"
+                            ) from None
+        started = True
+        pieces = (rest + data).split(b"\n")
+        rest = pieces.pop()
+        yield from pieces

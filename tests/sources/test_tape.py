@@ -1,0 +1,278 @@
+"""The recording format: what the writer writes, the reader gives back exactly.
+
+Unit level: ClusterObjects built with the domain's test factory, written through the real
+:class:`TapeWriter` (its thread, gzip, flushes) and read with :class:`TapeReader`. The
+recording of a live emulated session is in ``tests/sources/test_tape_live.py``.
+"""
+
+from __future__ import annotations
+
+import gzip
+import json
+import os
+import stat
+import zlib
+from dataclasses import replace
+from pathlib import Path
+from typing import Any
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from gputui.domain.inputs import ClusterObjects, GpuHealth, XidEvent
+from gputui.domain.metrics import (
+    FleetMetrics,
+    GpuMetrics,
+    MetricsOrigin,
+    MetricsReading,
+    MetricsWant,
+    NodeMetrics,
+)
+from gputui.domain.pods import read_pod
+from gputui.sources.tape_format import FORMAT, TapeError, merge_apply, merge_diff
+from gputui.sources.tape_reader import TapeReader
+from gputui.sources.tape_writer import TapeWriter
+from tests.domain import factory as f
+
+T0 = f.T0
+
+
+def cluster(nodes: int = 3, *, label: str = "1", prefix: str = "gpu") -> ClusterObjects:
+    """A small cluster as the live cache hands it (pods already read)."""
+    node_list = [f.node(f"{prefix}-{i}", labels={"example.com/rev": label})
+                 for i in range(nodes)]
+    pods: list[dict[str, Any]] = []
+    for i in range(nodes):
+        pods.extend(f.healthy_pods(f"{prefix}-{i}"))
+    base = f.objects(node_list, pods)
+    return replace(base, pods={k: read_pod(v) if isinstance(v, dict) else v
+                               for k, v in base.pods.items()},
+                   context="ctx", server="https://k", operator_namespace="gpu-operator",
+                   label_times={"gpu-0": {"example.com/rev": T0 - 60}},
+                   xids={"gpu-1": (XidEvent(3, 79, T0 - 5, "fell off the bus"),)},
+                   gpu_health={"gpu-1": GpuHealth(7, (3,))},
+                   loading=frozenset({"events"}))
+
+
+def write(path: Path, frames: list[tuple[ClusterObjects, float]], **kw: Any) -> None:
+    writer = TapeWriter(path, context="ctx", server="https://k", **kw)
+    for objects, now in frames:
+        writer.objects(objects, now)
+        assert writer.drain(10.0)  # it keeps only the newest build waiting
+    writer.close()
+
+
+def same(a: ClusterObjects, b: ClusterObjects) -> None:
+    """Field by field, so a failure names the field."""
+    for name in ClusterObjects.__dataclass_fields__:
+        left, right = getattr(a, name), getattr(b, name)
+        if isinstance(left, tuple | list):
+            left, right = list(left), list(right)
+        elif isinstance(left, dict):
+            left, right = dict(left), dict(right)
+        assert left == right, name
+
+
+def test_round_trip_of_keyframe_and_deltas(tmp_path: Path) -> None:
+    first = cluster()
+    node = dict(first.nodes["gpu-0"])
+    node["status"] = {**node.get("status", {}), "conditions": [{"type": "Ready",
+                                                               "status": "False"}]}
+    second = replace(first, nodes={**first.nodes, "gpu-0": node},
+                     forbidden=frozenset({"nvidiadrivers"}))
+    pods = dict(second.pods)
+    removed = next(iter(pods))
+    del pods[removed]
+    third = replace(second, pods=pods, nodes={k: v for k, v in second.nodes.items()
+                                              if k != "gpu-2"})
+    path = tmp_path / "r.gputui-rec"
+    write(path, [(first, T0), (second, T0 + 10), (third, T0 + 20)])
+    reader = TapeReader.open(path)
+    assert (reader.context, reader.server, reader.start, reader.end) == (
+        "ctx", "https://k", T0, T0 + 20)
+    same(reader.objects_at(T0 - 100), first)  # before the start: the first build
+    same(reader.objects_at(T0 + 9.9), first)
+    same(reader.objects_at(T0 + 10), second)
+    same(reader.objects_at(T0 + 25), third)
+    assert removed not in reader.objects_at(T0 + 20).pods
+    assert list(reader.change_times()) == [T0, T0 + 10, T0 + 20]
+
+
+def test_unchanged_build_writes_no_frame_and_delta_is_a_patch(tmp_path: Path) -> None:
+    first = cluster(2)
+    node = json.loads(json.dumps(first.nodes["gpu-1"]))
+    node["metadata"]["labels"]["example.com/rev"] = "2"
+    second = replace(first, nodes={**first.nodes, "gpu-1": node})
+    path = tmp_path / "r"
+    write(path, [(first, T0), (first, T0 + 5), (second, T0 + 10)])
+    lines = [json.loads(line) for line in gzip.decompress(path.read_bytes()).splitlines()]
+    assert lines[0]["gputui_tape"] == FORMAT
+    assert [line["k"] for line in lines[1:]] == ["K", "D"]
+    assert lines[2]["ops"] == [["nodes", "p", "gpu-1",
+                                {"metadata": {"labels": {"example.com/rev": "2"}}}]]
+    assert TapeReader.open(path).change_times() == [T0, T0 + 10]
+
+
+def test_keyframe_parts_and_periodic_keyframes(tmp_path: Path) -> None:
+    """A 30-node build spans several lines; once the deltas weigh enough (here: every node
+    replaced by another), a later keyframe restarts from nothing."""
+    builds = [(cluster(30, prefix=f"p{i}"), T0 + 60 * i) for i in range(4)]
+    path = tmp_path / "r"
+    write(path, builds, keyframe_every=100.0)
+    lines = [json.loads(line) for line in gzip.decompress(path.read_bytes()).splitlines()]
+    kinds = [(line["k"], line["end"]) for line in lines[1:]]
+    assert ("K", 0) in kinds and kinds.count(("K", 1)) >= 2
+    reader = TapeReader.open(path)
+    for objects, now in builds:
+        same(reader.objects_at(now + 1), objects)
+
+
+def test_file_is_private_and_never_overwritten(tmp_path: Path) -> None:
+    path = tmp_path / "r"
+    write(path, [(cluster(1), T0)])
+    assert stat.S_IMODE(os.stat(path).st_mode) == 0o600
+    with pytest.raises(TapeError, match="exists already"):
+        TapeWriter(path, context="c", server="s")
+    os.symlink(path, tmp_path / "link")
+    with pytest.raises(TapeError, match="symbolic link"):
+        TapeWriter(tmp_path / "link", context="c", server="s")
+
+
+def test_truncated_file_keeps_every_complete_build(tmp_path: Path) -> None:
+    builds = [(cluster(20, label=str(i)), T0 + i) for i in range(5)]
+    path = tmp_path / "r"
+    write(path, builds)
+    raw = gzip.decompress(path.read_bytes())
+    cut = raw.rindex(b'"t":') + 10  # inside the last build's last line
+    # a stream written with sync flushes and cut there: what a kill -9 leaves
+    squeeze = zlib.compressobj(6, zlib.DEFLATED, 31)
+    partial = squeeze.compress(raw[:cut]) + squeeze.flush(zlib.Z_SYNC_FLUSH)
+    (tmp_path / "cut").write_bytes(partial[:-3])
+    reader = TapeReader.open(tmp_path / "cut")
+    assert reader.end == T0 + 3
+    same(reader.objects_at(T0 + 10), builds[3][0])
+
+
+@pytest.mark.parametrize(("content", "message"), [
+    (b"", "not a gputui recording"),
+    (b"hello, this is text\n", "not a gputui recording"),
+    (gzip.compress(b'{"format": 1}\n'), "not a gputui recording"),
+    (gzip.compress(b'{"gputui_tape": 9, "recorded_at": 1}\n'), "newer gputui .format 9"),
+    (gzip.compress(b'{"gputui_tape": 1, "recorded_at": 1}\n'), "holds no cluster state"),
+    (gzip.compress(b'{"gputui_tape": 1, "recorded_at": 1}\n{"t": 1, "k": "D", "end": 1, '
+                   b'"ops": []}\n{"t": 2}\n'), "damaged .line 2: a delta before"),
+    (gzip.compress(b'{"gputui_tape": 1, "recorded_at": 1}\n{"t": 1, "k": "K", "end": 1, '
+                   b'"ops": [["nodes", "p", "x", {}]]}\n\n'), "damaged .line 2: a patch"),
+    (gzip.compress(b'{"gputui_tape": 1, "recorded_at": 1}\n{"t": 1, "k": "K", "end": 1, '
+                   b'"ops": [["nodes", "s", ["a"], {}]]}\n\n'), "damaged .line 2: bad key"),
+    (gzip.compress(b'{"gputui_tape": 1, "recorded_at": 1}\n{"t": "x", "k": "K"}\n\n'),
+     "damaged .line 2: t is not"),
+    (gzip.compress(b'{"gputui_tape": 1, "recorded_at": 1}\n{"t": 1, "k": "K", "end": 1, '
+                   b'"ops": [], "whole": {"cluster_policies": ["x"]}}\n\n'), "damaged"),
+])
+def test_foreign_or_damaged_files_are_one_line(tmp_path: Path, content: bytes,
+                                               message: str) -> None:
+    path = tmp_path / "r"
+    path.write_bytes(content)
+    with pytest.raises(TapeError, match=message) as caught:
+        TapeReader.open(path)
+    assert "\n" not in str(caught.value)
+
+
+def test_corrupt_compressed_data_and_missing_file(tmp_path: Path) -> None:
+    path = tmp_path / "r"
+    write(path, [(cluster(5), T0)])
+    data = bytearray(path.read_bytes())
+    data[len(data) // 2] ^= 0xFF
+    path.write_bytes(bytes(data))
+    with pytest.raises(TapeError, match="damaged|not a gputui"):
+        TapeReader.open(path)
+    with pytest.raises(TapeError, match="cannot read recording"):
+        TapeReader.open(tmp_path / "absent")
+
+
+def test_hostile_strings_come_back_sanitised(tmp_path: Path) -> None:
+    """A recording may come from anyone: terminal escapes in it never reach the screen."""
+    evil = "\x1b]52;c;ZXZpbA==\x07\x1b[2J"
+    objects = cluster(1)
+    node = json.loads(json.dumps(objects.nodes["gpu-0"]))
+    node["metadata"]["labels"][f"k{evil}"] = f"v{evil}"
+    objects = replace(objects, nodes={"gpu-0": node}, context=f"ctx{evil}")
+    path = tmp_path / "r"
+    writer = TapeWriter(path, context=f"c{evil}", server="s")
+    writer.objects(objects, T0)
+    writer.timeline([{"at": T0, "text": evil}])
+    writer.close()
+    reader = TapeReader.open(path)
+    text = json.dumps([reader.context, reader.objects_at(T0).nodes, reader.objects_at(T0).context,
+                       reader.timeline_until(T0)], ensure_ascii=False)
+    assert "\x1b" not in text and "\x07" not in text
+    assert reader.timeline_until(T0)[0]["text"]  # kept, cleaned
+
+
+def test_timeline_events_in_time_order(tmp_path: Path) -> None:
+    path = tmp_path / "r"
+    writer = TapeWriter(path, context="c", server="s")
+    writer.objects(cluster(1), T0)
+    writer.timeline([{"at": T0 + 5, "n": 2}, {"at": T0 + 1, "n": 1}])
+    writer.timeline([{"at": T0 + 9, "n": 3}, {"bad": True}])
+    writer.close()
+    reader = TapeReader.open(path)
+    assert [e["n"] for e in reader.timeline_until(T0 + 5)] == [1, 2]
+    assert [e["n"] for e in reader.timeline_until(T0 + 100)] == [1, 2, 3]
+    assert reader.timeline_until(T0) == []
+    assert reader.end == T0 + 9
+
+
+def _gpu(times: range, base: float) -> GpuMetrics:
+    trace = tuple((float(t), base + t % 7) for t in times)
+    return GpuMetrics(0, model="NVIDIA H100", util=trace, temp=trace, fb_total=80.0)
+
+
+def _reading(now: float, node: str | None) -> MetricsReading:
+    window = range(int(now) - 118, int(now) + 1, 2)
+    return MetricsReading(
+        MetricsOrigin("exporter", "API server pod proxy", now),
+        FleetMetrics("2 nodes on screen", 16, 9, 55.0, ("gpu-0", 3, 71.0), 1),
+        None if node is None else NodeMetrics(node, (_gpu(window, 10.0),)),
+        {"gpu-0": 50.0, "gpu-1": float("nan")})
+
+
+def test_metrics_windows_come_back_whole_but_are_written_once(tmp_path: Path) -> None:
+    path = tmp_path / "r"
+    writer = TapeWriter(path, context="c", server="s")
+    writer.objects(cluster(1), T0)
+    readings = [_reading(T0 + 2 * i, "gpu-0") for i in range(60)]
+    readings.append(_reading(T0 + 120, "gpu-1"))
+    for reading in readings:
+        writer.metrics(reading)
+    writer.close()
+    raw = gzip.decompress(path.read_bytes())
+    # the point at T0+100 sits in 60 windows of gpu-0 and one of gpu-1: written once per
+    # node and trace (util, temp), not once per reading
+    assert raw.count(b"[" + str(T0 + 100).encode() + b",") == 4
+    reader = TapeReader.open(path)
+    got = reader.metrics_at(T0 + 101, MetricsWant(selected="gpu-0"))
+    assert got is not None and got.node is not None
+    assert got.node.gpus == readings[50].node.gpus  # type: ignore[union-attr]
+    assert got.fleet == readings[50].fleet and got.node_util["gpu-0"] == 50.0
+    # the newest reading is of gpu-1: gpu-0's part comes from its newest reading
+    later = reader.metrics_at(T0 + 200, MetricsWant(selected="gpu-0"))
+    assert later is not None and later.node == readings[59].node
+    assert reader.metrics_at(T0 - 1, MetricsWant()) is None
+
+
+@settings(max_examples=200, derandomize=True, deadline=None)
+@given(st.recursive(st.none() | st.booleans() | st.integers() | st.text(max_size=3),
+                    lambda inner: st.lists(inner, max_size=3)
+                    | st.dictionaries(st.text(max_size=2), inner, max_size=3), max_leaves=12),
+       st.recursive(st.none() | st.booleans() | st.integers() | st.text(max_size=3),
+                    lambda inner: st.lists(inner, max_size=3)
+                    | st.dictionaries(st.text(max_size=2), inner, max_size=3), max_leaves=12))
+def test_merge_patch_is_exact_or_absent(old: Any, new: Any) -> None:
+    """Whenever the writer records a patch, applying it gives the new object exactly."""
+    patch = merge_diff(old, new)
+    if patch is not None:
+        assert merge_apply(old, patch) == new
+        assert json.loads(json.dumps(merge_apply(old, patch))) == new
