@@ -252,11 +252,13 @@ class TapeMetrics(MetricsFeed):
                                                    error=METRICS_NOT_RECORDED))
         else:
             origin = reading.origin
+            node = reading.node
+            missing = bool(want.selected) and (node is None or node.node != want.selected)
             where = f"{origin.kind} {origin.where}".strip()
-            reading = MetricsReading(MetricsOrigin("replay", where, origin.updated_at,
-                                                   origin.fallback, origin.since,
-                                                   origin.error),
-                                     reading.fleet, reading.node, reading.node_util)
+            reading = MetricsReading(MetricsOrigin(
+                "replay", where, origin.updated_at, origin.fallback, origin.since,
+                METRICS_NOT_RECORDED if missing else origin.error),
+                reading.fleet, None if missing else node, reading.node_util)
         self.last = reading
         self.readings += 1
         return reading
