@@ -55,7 +55,7 @@ class TimePrompt(CommandLine):
     def compose(self) -> Iterable[Widget]:
         yield Input(value=f"{AT_WORD} ", placeholder="at 14:02:11 (UTC), +5m, -30s, "
                     "2026-12-01T14:02:11Z", suggester=CommandSuggester(()),
-                    id="command-input")
+                    select_on_focus=False, id="command-input")
 
 
 class ReplayApp(GpuTuiApp):

@@ -1,0 +1,199 @@
+"""``gputui replay FILE`` in Pilot: the same TUI on a real recording, read-only, with a cursor.
+
+The recording is written by the real :class:`TapeWriter` from fixed frames of the recorded
+``xid-storm`` scenario (tests/fixtures/tapes.py): no XID for 20 s, then XID 79 on
+:data:`XID_NODE`, three more XIDs, a cordon at +150 s. The app is built exactly as the CLI
+builds it (:func:`gputui.ui.replay_run.open_replay` then ``make_app``).
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from gputui.settings import Settings
+from gputui.ui.app import GpuTuiApp, make_app
+from gputui.ui.replay_app import NO_CONTEXTS, READ_ONLY, ReplayApp
+from gputui.ui.replay_run import open_replay
+from gputui.ui.screens.help import HelpScreen
+from gputui.ui.screens.nodes import NodesScreen
+from gputui.ui.widgets.status_header import StatusHeader
+from tests.fixtures.tapes import XID_NODE, write_xid_tape
+
+#: 2026-12-01 09:30 UTC: the recording's header date, fixed for stable screens
+RECORDED_AT = 1796117400.0
+#: the tape's start (the recorded scenario's "now" minus 180 s): 18:29:00 UTC
+START_CLOCK = "18:29:00"
+
+ReplayFactory = Callable[[], ReplayApp]
+
+
+@pytest.fixture
+def replay_app(tmp_path: Path) -> ReplayFactory:
+    """``replay_app()`` -> the replay app on a fresh deterministic recording."""
+
+    def build() -> ReplayApp:
+        path = write_xid_tape(tmp_path / "xid-storm.tape")
+        source, metrics, cursor = open_replay(Settings(), path)
+        source.tape.recorded_at = RECORDED_AT
+        app = make_app(Settings(), source, clock=lambda: cursor.position, writer=None,
+                       metrics=metrics)
+        assert isinstance(app, ReplayApp)
+        app.min_snapshot_interval = 0.0
+        return app
+    return build
+
+
+async def until(pilot: Any, check: Callable[[], bool], timeout: float = 30.0) -> None:
+    deadline = time.monotonic() + timeout
+    while not check():
+        if time.monotonic() > deadline:
+            raise AssertionError("condition not reached in time")
+        await pilot.pause(0.05)
+
+
+def header(app: GpuTuiApp) -> list[str]:
+    return app.screen.query_one(StatusHeader).render().plain.splitlines()
+
+
+def xid_shown(app: GpuTuiApp) -> bool:
+    view = app.snapshot.nodes.get(XID_NODE)
+    return view is not None and any(f.code == "xid-error" for f in view.findings)
+
+
+async def _ready(pilot: Any, app: ReplayApp) -> NodesScreen:
+    await until(pilot, lambda: app.snapshot.generated_at == app.cursor.start
+                and "paused" in header(app)[0])
+    screen = app.screen
+    assert isinstance(screen, NodesScreen)
+    return screen
+
+
+async def test_header_says_replay_of_the_context_at_the_time_recorded_and_paused(
+        replay_app: ReplayFactory) -> None:
+    app = replay_app()
+    async with app.run_test(size=(80, 24)) as pilot:
+        await _ready(pilot, app)
+        line = header(app)[0]
+        assert line.startswith(f"gputui ▸ replay of gputui-demo at {START_CLOCK} "
+                               "(recorded 2026-12-01)")
+        assert line.rstrip().endswith("❚❚ paused") and len(line) <= 80
+        assert "live" not in line
+        assert app.runner is None  # no writer exists
+
+
+async def test_right_steps_to_the_xid_left_back_g_and_big_g_jump(
+        replay_app: ReplayFactory) -> None:
+    app = replay_app()
+    async with app.run_test(size=(80, 24)) as pilot:
+        await _ready(pilot, app)
+        assert not xid_shown(app)
+        await pilot.press("right")
+        await until(pilot, lambda: xid_shown(app) and "at 18:29:20" in header(app)[0])
+        await pilot.press("left")
+        await until(pilot, lambda: not xid_shown(app) and f"at {START_CLOCK}" in header(app)[0])
+        await pilot.press("G")
+        await until(pilot, lambda: app.snapshot.generated_at == app.cursor.end)
+        assert app.snapshot.nodes[XID_NODE].cordoned and "at 18:32:00" in header(app)[0]
+        assert "paused at end" in header(app)[0]
+        await pilot.press("g")
+        await until(pilot, lambda: app.snapshot.generated_at == app.cursor.start)
+        assert not app.snapshot.nodes[XID_NODE].cordoned
+
+
+async def test_t_jumps_to_a_typed_time_and_a_bad_one_is_one_line(
+        replay_app: ReplayFactory) -> None:
+    app = replay_app()
+    notes: list[str] = []
+    async with app.run_test(size=(80, 24)) as pilot:
+        await _ready(pilot, app)
+        app.notify = lambda message, **kw: notes.append(str(message))  # type: ignore[method-assign]
+        await pilot.press("t", *"18:31:31", "enter")  # the cordon came at 18:31:30.28
+        await until(pilot, lambda: "at 18:31:31" in header(app)[0])
+        assert app.cursor.position == int(app.cursor.start) + 151
+        await until(pilot, lambda: app.snapshot.nodes[XID_NODE].cordoned)
+        await pilot.press("t", *"+45s", "enter")
+        await until(pilot, lambda: "at 18:29:45" in header(app)[0])
+        await pilot.press("colon", *"at 23:59", "enter")
+        await until(pilot, lambda: len(notes) == 1)
+        assert notes[0].startswith(":at: ") and "\n" not in notes[0]
+        assert app.cursor.position == app.cursor.start + 45  # unchanged by the bad time
+
+
+async def test_space_plays_and_pauses(replay_app: ReplayFactory) -> None:
+    app = replay_app()
+    async with app.run_test(size=(80, 24)) as pilot:
+        await _ready(pilot, app)
+        await pilot.press("space")
+        await until(pilot, lambda: "▶ playing" in header(app)[0]
+                    and app.snapshot.generated_at > app.cursor.start)
+        await pilot.press("space")
+        await until(pilot, lambda: "❚❚ paused" in header(app)[0])
+        stopped = app.cursor.position
+        await pilot.pause(0.3)
+        assert app.cursor.position == stopped
+        screen = app.screen
+        assert isinstance(screen, NodesScreen) and not screen.table.marks  # space: no mark
+
+
+async def test_action_keys_say_read_only_and_nothing_can_write(
+        replay_app: ReplayFactory) -> None:
+    app = replay_app()
+    notes: list[str] = []
+    async with app.run_test(size=(80, 24)) as pilot:
+        screen = await _ready(pilot, app)
+        app.notify = lambda message, **kw: notes.append(str(message))  # type: ignore[method-assign]
+        for key in ("c", "u", "r"):
+            await pilot.press(key)
+        await until(pilot, lambda: len(notes) == 3)
+        assert notes == [f"{title} is not available: {READ_ONLY}"
+                         for title in ("Cordon", "Uncordon", "Drain")]
+        assert isinstance(app.screen, NodesScreen) and app.screen is screen
+        assert screen.check_action("act", ("cordon",)) is None  # greyed in the footer
+        await pilot.press("colon", *"ctx", "enter")
+        await pilot.press("colon", *"ctx prod", "enter")
+        await until(pilot, lambda: len(notes) == 5)
+        assert notes[3:] == [f":ctx: {NO_CONTEXTS}"] * 2
+        assert app.runner is None and app.contexts.opener is None
+
+
+async def test_typing_in_the_filter_keeps_space_and_arrows(replay_app: ReplayFactory) -> None:
+    app = replay_app()
+    async with app.run_test(size=(80, 24)) as pilot:
+        await _ready(pilot, app)
+        await pilot.press("slash", *"a b", "left", "right", "g")
+        field = app.focused
+        assert field is not None and getattr(field, "value", None) == "a bg"
+        assert app.cursor.position == app.cursor.start and app.cursor.version == 0
+
+
+async def test_help_lists_the_replay_keys(replay_app: ReplayFactory) -> None:
+    app = replay_app()
+    async with app.run_test(size=(100, 40)) as pilot:
+        await _ready(pilot, app)
+        await pilot.press("question_mark")
+        await until(pilot, lambda: isinstance(app.screen, HelpScreen))
+        screen = app.screen
+        assert isinstance(screen, HelpScreen)
+        rows = {(keys, title) for scope, keys, title, _ in screen.rows
+                if scope == "Replay (gputui replay)"}
+        assert rows == {("space", "Play"), ("left", "Prev change"), ("right", "Next change"),
+                        ("g", "Start"), ("G", "End"), ("t", "Go to time"), ("]", "Faster"),
+                        ("[", "Slower")}
+
+
+async def _settle_on_xid(pilot: Any) -> None:
+    app = pilot.app
+    await until(pilot, lambda: app.snapshot.generated_at == app.cursor.start)
+    await pilot.press("right")
+    await until(pilot, lambda: xid_shown(app) and "at 18:29:20" in header(app)[0])
+    await pilot.pause(0.15)
+    await pilot.pause()
+
+
+def test_replay_at_the_xid_80x24(snap_compare: Any, replay_app: ReplayFactory) -> None:
+    assert snap_compare(replay_app(), terminal_size=(80, 24), run_before=_settle_on_xid)
