@@ -142,7 +142,7 @@ def build_parser() -> argparse.ArgumentParser:
                        help="report from a recording (gputui --record) instead of a cluster")
     check.add_argument("--at", metavar="TIME",
                        help="with --replay: HH:MM[:SS] (UTC), RFC 3339, +5m from the start "
-                            "or -30s from the end")
+                            "or -30s from the end (write --at=-30s)")
 
     commands.add_parser("scenarios", help="list the emulated scenarios",
                         description="List the emulated cluster's scenarios.",
@@ -208,7 +208,7 @@ def _replay_args(args: argparse.Namespace) -> tuple[str, str] | None:
                        f"with {', '.join(given)}")
     if at is None:
         raise CliError("--replay needs --at TIME (HH:MM[:SS] UTC, RFC 3339, +5m from the "
-                       "start or -30s from the end)")
+                       "start, or --at=-30s from the end)")
     return replay, at
 
 
