@@ -77,8 +77,9 @@ def test_replay_agrees_with_live_check_at_that_moment(gputui: Run, storm_sim: Pa
     path = tmp_path / "storm.gputui-rec"
     session = Session(load_target(str(storm_sim)), path).start()
     try:
-        all_xids = lambda: any(sum(len(v) for v in b["xids"].values()) >= 4  # noqa: E731
-                               for b, _ in session.built())
+        def all_xids() -> bool:
+            return any(sum(len(v) for v in b["xids"].values()) >= 4 for b, _ in session.built())
+
         assert _poll(all_xids, timeout=120), "the recorder never read the four XIDs"
         live = gputui("check", "--json", "--kubeconfig", str(storm_sim))
         assert live.returncode == 1, live.stderr
@@ -142,5 +143,5 @@ def test_record_to_an_unusable_file_stops_before_the_screen(gputui: Run,
     result = gputui("--demo", "--record", str(tmp_path / "link"), timeout=120)
     assert result.returncode == 2 and result.stdout == ""
     assert result.stderr.splitlines() == [
-        f"gputui: recording {tmp_path / 'link'} is a symbolic link; gputui does not write "
-        "through one"]
+        (f"gputui: recording {tmp_path / 'link'} is a symbolic link; gputui does not write "
+         "through one")]
