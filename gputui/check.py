@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import sys
 from collections.abc import Sequence
+from pathlib import Path
 from typing import TextIO
 
 import msgspec
@@ -33,9 +34,11 @@ _JSON_MARKS = (b"\\u", b"\\r", b"\\b", b"\\f", b"\x7f")
 
 
 def run_check(settings: Settings, as_json: bool = False, out: TextIO | None = None,
-              err: TextIO | None = None, fmt: str = "table") -> int:
+              err: TextIO | None = None, fmt: str = "table",
+              replay: tuple[str, str] | None = None) -> int:
     """Run the check and print the report (``fmt``: ``table`` or ``markdown``, the handoff
-    summary); returns the process exit code, the same for every format."""
+    summary); returns the process exit code, the same for every format. ``replay``: (FILE,
+    TIME) reads the recording at that time instead of a cluster (``--replay --at``)."""
     stdout = out or sys.stdout
     stderr = err or sys.stderr
     try:
@@ -43,7 +46,10 @@ def run_check(settings: Settings, as_json: bool = False, out: TextIO | None = No
         from gputui.sources.connect import read_snapshot
 
         notes: list[str] = []
-        snapshot = (read_demo_snapshot if settings.demo else read_snapshot)(settings, notes)
+        if replay is not None:
+            snapshot = replay_snapshot(settings, replay[0], replay[1], notes)
+        else:
+            snapshot = (read_demo_snapshot if settings.demo else read_snapshot)(settings, notes)
     except SourceError as error:
         print(f"gputui: {clean_line(str(error))}", file=stderr)
         return EXIT_CANNOT_RUN
@@ -66,6 +72,33 @@ def run_check(settings: Settings, as_json: bool = False, out: TextIO | None = No
         stdout.write(render_table(snapshot, notes))
     stdout.flush()
     return exit_code(snapshot)
+
+
+def replay_snapshot(settings: Settings, path: str, at_text: str,
+                    notes: list[str]) -> ClusterSnapshot:
+    """The snapshot a recording's session built at ``at_text``: the recorded input of the
+    last build by then, built again with ``now`` = that time, so findings and their ages
+    are those of that moment (with this gputui's thresholds).
+
+    Raises:
+        TapeError: the file is not a readable recording, or the time is not in it.
+    """
+    from gputui import gctuning
+    from gputui.domain.at_time import format_at, parse_at
+    from gputui.domain.snapshot import SnapshotBuilder
+    from gputui.sources.tape_format import TapeError
+    from gputui.sources.tape_reader import TapeReader
+
+    reader = TapeReader.open(Path(path).expanduser())
+    try:
+        at = parse_at(at_text, reader.start, reader.end)
+    except ValueError as error:
+        raise TapeError(f"--at: {error}") from None
+    with gctuning.paused():  # as every caller of a build does (gctuning's rule)
+        snapshot: ClusterSnapshot = SnapshotBuilder(settings.thresholds).build(
+            reader.objects_at(at), at)
+    notes.append(f"replay of {Path(path).name} at {format_at(at)}")
+    return snapshot
 
 
 def _check_json(snapshot: ClusterSnapshot) -> bytes:

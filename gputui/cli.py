@@ -98,6 +98,9 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--read-only", action="store_true", default=None,
                         help="never change the cluster; hide every action")
     parser.add_argument("--audit-log", metavar="PATH", help="append applied actions here")
+    parser.add_argument("--record", metavar="FILE", dest="record_file",
+                        help="record the session to FILE (replay it with 'gputui check "
+                             "--replay FILE --at TIME')")
     parser.add_argument("--refresh", metavar="SECONDS", type=_positive_float,
                         help="metrics refresh interval (default 2)")
     parser.add_argument("--local", action="store_true", default=None,
@@ -135,6 +138,11 @@ def build_parser() -> argparse.ArgumentParser:
                             "audit log's last 24 h")
     _connection_flags(check)
     _demo_flags(check)
+    check.add_argument("--replay", metavar="FILE",
+                       help="report from a recording (gputui --record) instead of a cluster")
+    check.add_argument("--at", metavar="TIME",
+                       help="with --replay: HH:MM[:SS] (UTC), RFC 3339, +5m from the start "
+                            "or -30s from the end (write --at=-30s)")
 
     replay = commands.add_parser("replay", help="the TUI on a recording (gputui --record)",
                                  description="Open the TUI on a recording, read-only, with a "
@@ -152,7 +160,8 @@ def settings_from_args(args: argparse.Namespace) -> Settings:
     """Turn parsed flags into :class:`Settings` (file, then environment, then flags)."""
     flags: dict[str, Any] = {}
     for name in ("kubeconfig", "context", "namespace", "prometheus_url", "read_only",
-                 "audit_log", "refresh", "demo", "scenario", "speed", "local", "log_file"):
+                 "audit_log", "refresh", "demo", "scenario", "speed", "local", "log_file",
+                 "record_file"):
         flags[name] = getattr(args, name, None)
     return load_settings(getattr(args, "config", None), flags=flags)
 
@@ -179,7 +188,8 @@ def _run(args: argparse.Namespace) -> int:
         if args.json and args.format:
             raise CliError("--json and --format cannot be combined (--json is the script "
                            "contract)")
-        return run_check(settings, as_json=args.json, fmt=args.format or "table")
+        return run_check(settings, as_json=args.json, fmt=args.format or "table",
+                         replay=_replay_args(args))
     if args.command == "replay":
         from gputui.ui.replay_run import run_replay
 
@@ -187,6 +197,29 @@ def _run(args: argparse.Namespace) -> int:
     from gputui.ui.run import run_tui
 
     return run_tui(settings)
+
+
+#: what ``check --replay`` cannot be combined with: it reads a file, not a cluster
+_NOT_WITH_REPLAY = ("kubeconfig", "context", "namespace", "prometheus_url", "demo", "scenario",
+                    "speed", "local")
+
+
+def _replay_args(args: argparse.Namespace) -> tuple[str, str] | None:
+    """(FILE, TIME) of ``check --replay FILE --at TIME``; CliError for a bad combination."""
+    replay, at = getattr(args, "replay", None), getattr(args, "at", None)
+    if replay is None:
+        if at is not None:
+            raise CliError("--at needs --replay FILE")
+        return None
+    given = [f"--{name.replace('_', '-')}" for name in _NOT_WITH_REPLAY
+             if getattr(args, name, None) not in (None, False)]
+    if given:
+        raise CliError(f"--replay reads a recording, not a cluster: it cannot be combined "
+                       f"with {', '.join(given)}")
+    if at is None:
+        raise CliError("--replay needs --at TIME (HH:MM[:SS] UTC, RFC 3339, +5m from the "
+                       "start, or --at=-30s from the end)")
+    return replay, at
 
 
 def _start_log(path: str | None) -> None:

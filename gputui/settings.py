@@ -87,6 +87,11 @@ class Settings:
     thresholds: Thresholds = field(default_factory=Thresholds)
     #: debug log (requests, retries, fallbacks, errors; never a credential); None: no log
     log_file: str | None = None
+    #: record every TUI session into this directory (``<context>-<UTC time>.gputui-rec``,
+    #: created 0700); None: no recording unless ``--record FILE``
+    record: str | None = None
+    #: the file ``--record FILE`` records this session to (wins over ``record``)
+    record_file: str | None = None
 
 
 #: settings read at the top level of the config (and ``GPUTUI_POOL_LABEL``...) that live in

@@ -12,7 +12,7 @@ from __future__ import annotations
 import re
 from datetime import UTC, datetime, timedelta
 
-__all__ = ["parse_at"]
+__all__ = ["format_at", "parse_at"]
 
 _CLOCK = re.compile(r"(\d{1,2}):(\d{2})(?::(\d{2})(?:\.(\d{1,6}))?)?")
 _RELATIVE = re.compile(r"([+-])(\d+(?:\.\d+)?)([smh]?)")
@@ -37,7 +37,7 @@ def parse_at(text: str, start: float, end: float) -> float:
         raise ValueError(f"cannot read time {typed[:40]!r}: use {_FORMS}")
     if not start <= at <= end:
         raise ValueError(f"time {typed[:40]} is outside the recording, which runs from "
-                         f"{_show(start)} to {_show(end)}")
+                         f"{format_at(start)} to {format_at(end)}")
     return at
 
 
@@ -82,5 +82,6 @@ def _rfc3339(text: str) -> float | None:
     return moment.timestamp()
 
 
-def _show(at: float) -> str:
+def format_at(at: float) -> str:
+    """A moment as the errors and ``check --replay`` name it (``2026-12-01 14:02:11 UTC``)."""
     return datetime.fromtimestamp(at, UTC).strftime("%Y-%m-%d %H:%M:%S UTC")

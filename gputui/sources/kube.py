@@ -129,6 +129,9 @@ class KubeSource:
         lookback = 60.0 * getattr(self.thresholds, "xid_lookback_minutes", 60.0)
         self.xids = XidTracker(self.http, prometheus, lookback)
         self.xid_every = xid_every
+        #: called on the build thread after each successful build with its input and
+        #: ``now`` (``--record``); it must return quickly and not keep the mappings
+        self.on_built: Callable[[ClusterObjects, float], None] | None = None
 
     # ---------------------------------------------------------------- protocol
     def start(self, on_snapshot: SnapshotCallback, on_status: StatusCallback) -> None:
@@ -354,11 +357,12 @@ class KubeSource:
             server=self.target.server, forbidden=frozenset(self.tracker.forbidden()),
             xids=self.xids.current, gpu_health=self.xids.health, loading=loading,
             unreadable=self._unreadable())
+        now = self.clock()
         try:
             # a build allocates ~10^6 acyclic objects at 5,000 nodes: collections over them
             # measured a third to a half of the build (gctuning's rule)
             with gctuning.paused():
-                snapshot = self._builder().build(objects, self.clock(), changed_nodes=changes)
+                snapshot = self._builder().build(objects, now, changed_nodes=changes)
         except Exception as error:  # any domain bug: keep the last snapshot, say so in the
             # header (stale since now), and try a full build next time
             log.exception("snapshot build failed")
@@ -369,6 +373,11 @@ class KubeSource:
             return
         self.tracker.build_succeeded()
         self.snapshot = snapshot
+        if self.on_built is not None:
+            try:
+                self.on_built(objects, now)
+            except Exception:  # broad: a recorder's bug must not end the builder thread
+                log.exception("on_built callback failed")
         if not loading:  # the collector stays paused while the big lists are decoded, then
             # what is cached now is frozen first: later passes need not walk it again
             self._gc_pause.end(freeze_first=True)

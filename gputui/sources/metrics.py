@@ -76,6 +76,9 @@ class MetricsFeed:
         self._prom_down_since = 0.0
         self._prom_error = ""
         self._prom_retry_at = 0.0
+        #: also given each reading and the time it was read at (``--record``)
+        self.tap: Callable[[MetricsReading, float], None] | None = None
+        self.read_at = 0.0
 
     # ------------------------------------------------------------------ lifecycle
     def start(self, on_reading: ReadingCallback) -> None:
@@ -85,6 +88,8 @@ class MetricsFeed:
                 self._wake.clear()
                 reading = self.read_once_safely()
                 try:
+                    if self.tap is not None:
+                        self.tap(reading, self.read_at)
                     on_reading(reading)
                 except Exception:  # broad: the caller's bug must not end the reading thread
                     log.exception("on_reading callback failed")
@@ -126,7 +131,7 @@ class MetricsFeed:
 
     def read_once(self) -> MetricsReading:
         """One reading of what is wanted now, from the best source that answers."""
-        now = self.clock()
+        now = self.read_at = self.clock()
         want = self._want
         if self.local and self.nvml is not None:
             reading = self._from_nvml(now, "")

@@ -79,6 +79,7 @@ class TapeReader:
         self.end = 0.0
         self._frames: list[_ObjectsFrame] = []
         self._times: list[float] = []
+        self._changed: list[float] = []  # frames that changed something (not idle ones)
         self._checkpoints: list[int] = []  # frame indices, ascending
         self._saved: dict[int, State] = {}
         self._events: list[dict[str, Any]] = []
@@ -171,6 +172,8 @@ class TapeReader:
             self._small = objects_from_json(self._small_json)
         self._frames.append(_ObjectsFrame(at, keyframe, tuple(changes), self._small))
         self._times.append(at)
+        if changes or whole or keyframe:
+            self._changed.append(at)
         self._since_checkpoint += len(changes)
         if (keyframe or self._since_checkpoint >= CHECKPOINT_OPS
                 or len(self._frames) - 1 - self._last_checkpoint() >= CHECKPOINT_FRAMES):
@@ -221,7 +224,7 @@ class TapeReader:
     # ------------------------------------------------------------ reading
     def change_times(self) -> Sequence[float]:
         """Sorted distinct times at which objects, metrics or timeline changed."""
-        return sorted(set(self._times) | set(self._metric_times) | set(self._event_times))
+        return sorted(set(self._changed) | set(self._metric_times) | set(self._event_times))
 
     def objects_at(self, at: float) -> ClusterObjects:
         """The cluster's input as of the last build at or before ``at`` (the first build

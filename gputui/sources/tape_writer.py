@@ -57,6 +57,9 @@ FLUSH_EVERY = 1.0
 PART_OPS = 200
 #: source seconds between keyframes, at the least (see :meth:`TapeWriter._keyframe_due`)
 KEYFRAME_EVERY = 900.0
+#: source seconds after which a build that changed nothing is still written (an empty
+#: frame): the recording then says until when the state held, and where it ends
+IDLE_FRAME_EVERY = 10.0
 #: metrics readings kept waiting at most (the oldest go first when the disk is slow)
 METRICS_BACKLOG = 64
 
@@ -118,6 +121,7 @@ class TapeWriter:
         self._key_bytes = 0
         self._delta_bytes = 0
         self._last_at = 0.0
+        self._frame_at = 0.0  # the time of the last objects frame written
         self._encoder = MetricsEncoder()
         self._write([encode_line(header(context, server, time.time(), __version__))])
         self._flush()
@@ -207,8 +211,18 @@ class TapeWriter:
             with self._lock:
                 self._busy = False
                 self._lock.notify_all()
-                if closing and not self._has_work():
-                    return
+                done = closing and not self._has_work()
+            if done:
+                self._last_frame()
+                return
+
+    def _last_frame(self) -> None:
+        """On close: an empty frame at the last build's time, so the recording ends when
+        the session did, not at its last change."""
+        if self.error is None and self._prev is not None and self._last_at > self._frame_at:
+            self._write([encode_line({"t": self._last_at, "k": DELTA, "end": 1, "ops": [],
+                                      "whole": {}})])
+            self._frame_at = self._last_at
 
     def _has_work(self) -> bool:
         return self._objects is not None or bool(self._metrics) or bool(self._timeline)
@@ -243,8 +257,9 @@ class TapeWriter:
         ops = list(self._ops(prev, objects))
         whole = self._whole(prev, objects)
         self._prev = objects
-        if prev is not None and not ops and not whole:
+        if prev is not None and not ops and not whole and now - self._frame_at < IDLE_FRAME_EVERY:
             return  # nothing changed: no frame (the reader keeps the state)
+        self._frame_at = now
         kind = KEYFRAME if key else DELTA
         size = 0
         parts = [ops[i:i + PART_OPS] for i in range(0, len(ops), PART_OPS)] or [[]]

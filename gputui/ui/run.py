@@ -51,9 +51,17 @@ def run_tui(settings: Settings) -> int:
 
     # a context matching read_only_contexts is read-only from the start (--context prod-1)
     writer = writer_for_source(source, read_only=is_read_only(settings, source.target.context))
+    metrics = open_metrics(settings, source)
     try:
-        app = make_app(settings, source, clock=clock, writer=writer,
-                       metrics=open_metrics(settings, source))
+        from gputui.sources.recording import open_recorder
+
+        recorder = open_recorder(settings, source, metrics)
+    except SourceError as error:  # --record: an unwritable file, before the screen changes
+        print(f"gputui: {error}", file=sys.stderr)
+        _stop_quietly(source.stop)
+        return 2
+    try:
+        app = make_app(settings, source, clock=clock, writer=writer, metrics=metrics)
         # the real program leaves within 5 s of SIGHUP, SIGTERM or quit, whatever the
         # terminal or the server does (tests run apps in-process and never end it)
         app.exit_guard.hard_exit = True
@@ -64,6 +72,8 @@ def run_tui(settings: Settings) -> int:
         _stop_quietly(source.stop)
         if writer is not None:
             _stop_quietly(writer.close)
+        if recorder is not None:
+            _stop_quietly(recorder.close)
     code = int(app.return_code or 0)
     if app.exit_guard.exiting:  # quit or a signal: no finalisation to wait for or crash in
         from gputui.ui.exit_signals import end_process
