@@ -42,7 +42,11 @@ def run_replay(settings: Settings, file: str) -> int:
     try:
         source, metrics, cursor = open_replay(settings, Path(file))
     except SourceError as error:  # TapeError: not a recording, newer format, unreadable
-        print(f"gputui: {error}", file=sys.stderr)
+        # TapeReader.open wraps its own TapeError (an OSError) once more as "cannot read
+        # recording X: not a gputui recording: X"; the inner sentence is the one to say
+        inner = error.__context__
+        print(f"gputui: {inner if isinstance(inner, SourceError) else error}",
+              file=sys.stderr)
         return 2
     except OSError as error:  # the reader's own words are preferred; this is the floor
         print(f"gputui: cannot read recording {file}: {error.strerror or error}",

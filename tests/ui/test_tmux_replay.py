@@ -1,0 +1,48 @@
+"""``gputui replay FILE``, the real binary in tmux at 80x24: the header says it is a replay,
+right steps to the XID, an action key is refused as read-only, q leaves with 0.
+
+The recording is written by the real :class:`TapeWriter` (tests/fixtures/tapes.py: the
+recorded xid-storm cluster, XID 79 on :data:`XID_NODE` 20 s in). Asserts content only;
+polls wait for text to appear.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from tests.fixtures.tapes import XID_NODE, write_xid_tape
+from tests.ui.test_tmux_smoke import REPO, Tmux, _gputui_command, _poll
+
+pytestmark = pytest.mark.tmux
+
+
+def _row(screen: str, name: str) -> str:
+    return next((line for line in screen.splitlines() if name in line and "Ready" in line), "")
+
+
+def test_replay_steps_to_the_xid_in_a_real_terminal(tmp_path: Path) -> None:
+    tmux = Tmux()
+    try:
+        _run(tmux, write_xid_tape(tmp_path / "xid-storm.tape"))
+    finally:
+        tmux.run("kill-server")
+
+
+def _run(tmux: Tmux, tape: Path) -> None:
+    command = (f"cd {REPO} && env TERM=xterm-256color TZ=UTC PYTHONPATH={REPO} "
+               f"{_gputui_command()} replay {tape}; echo \"gputui exited with $?\"; sleep 120")
+    started = tmux.run("new-session", "-d", "-x", "80", "-y", "24", command)
+    assert started.returncode == 0, started.stderr
+    assert _poll(lambda: "replay of gputui-demo at 18:29:00 (recorded " in tmux.screen()
+                 and "paused" in tmux.screen() and XID_NODE in tmux.screen()), tmux.screen()
+    assert "live" not in tmux.screen().splitlines()[0]
+    assert "xid-error" not in _row(tmux.screen(), XID_NODE)
+    tmux.run("send-keys", "Right")
+    assert _poll(lambda: "at 18:29:20" in tmux.screen()
+                 and "xid-error" in _row(tmux.screen(), XID_NODE)), tmux.screen()
+    tmux.run("send-keys", "c")
+    assert _poll(lambda: "read-only" in tmux.screen()), tmux.screen()
+    tmux.run("send-keys", "q")
+    assert _poll(lambda: "gputui exited with 0" in tmux.screen(), timeout=60), tmux.screen()
