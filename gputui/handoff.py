@@ -16,6 +16,7 @@ from gputui.actions.audit_read import MAX_BYTES, read_audit
 from gputui.domain.model import ClusterSnapshot
 from gputui.domain.operations import pair_operations, parse_time
 from gputui.domain.summary import SummaryInput, build_summary
+from gputui.domain.timeline_event import Timeline
 
 #: how far back ``check --format markdown`` looks in the audit log (seconds)
 CHECK_WINDOW = 24 * 3600
@@ -32,21 +33,25 @@ def check_summary(snapshot: ClusterSnapshot, audit_log: str,
 
 
 def session_summary(snapshot: ClusterSnapshot, audit_log: str, session_started: float,
-                    now: float) -> str:
-    """The summary ``:summary`` shows: operations since the TUI started (wall clock)."""
+                    now: float, timeline: Timeline | None = None) -> str:
+    """The summary ``:summary`` shows: operations since the TUI started (wall clock), and
+    the app's ``timeline`` (a live one: ``check`` has none)."""
     return _summary(snapshot, Path(audit_log).expanduser(), session_started, "this session",
-                    now)
+                    now, timeline if timeline is not None else Timeline())
 
 
 def _summary(snapshot: ClusterSnapshot, path: Path, since: float, scope: str,
-             now: float) -> str:
+             now: float, timeline: Timeline | None = None) -> str:
     read = read_audit(path)
     operations = pair_operations(read.entries, since=since)
     notes = [read.note] if read.note else []
     if read.cut and not _reaches_back(read.entries, since):
         notes.append(f"only the newest {MAX_BYTES // (1024 * 1024)} MiB of the log were read; "
                      "older operations in this window are left out")
-    return build_summary(SummaryInput(snapshot, now, operations, scope, "; ".join(notes)))
+    return build_summary(SummaryInput(
+        snapshot, now, operations, scope, "; ".join(notes),
+        timeline=timeline.events() if timeline is not None else None,
+        timeline_since=timeline.since if timeline is not None else None))
 
 
 def _reaches_back(entries: Sequence[Mapping[str, object]], since: float) -> bool:

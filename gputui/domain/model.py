@@ -12,6 +12,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from types import MappingProxyType
 
+from gputui.domain.inputs import XidEvent
 from gputui.domain.join_model import JoiningNode, JoinStraggler, NodeJoin, PoolJoins
 from gputui.domain.readgaps import ReadGap, read_gaps
 from gputui.domain.upgrade_policy import UpgradePolicy
@@ -380,6 +381,9 @@ class NodeView:
     #: its way from joining to its first allocatable GPU (:mod:`gputui.domain.joins`);
     #: None for a node that is not a GPU node, or while its pods are being listed
     join: NodeJoin | None = None
+    #: each GPU's most recent XID (what ``xid-error`` findings are made of), so the
+    #: timeline can place a new one at its own time; () without metrics
+    xids: tuple[XidEvent, ...] = ()
 
     @property
     def paused_labels(self) -> tuple[DeployLabel, ...]:

@@ -39,6 +39,8 @@ class Operation:
     result: str | None = None
     error: str = ""
     interrupted: str = ""
+    #: the outcome line's time in epoch seconds, None without one (or unreadable)
+    ended_at: float | None = None
 
     @property
     def outcome(self) -> str:
@@ -113,4 +115,5 @@ def _operation(intent: Mapping[str, object], outcome: Mapping[str, object] | Non
         user=_text(intent, "user"), context=_text(intent, "context"),
         dry_run=_text(intent, "dry_run"), result=result,
         error=_text(outcome, "error") if outcome is not None else "",
-        interrupted=_text(outcome, "interrupted") if outcome is not None else "")
+        interrupted=_text(outcome, "interrupted") if outcome is not None else "",
+        ended_at=parse_time(_text(outcome, "time")) if outcome is not None else None)

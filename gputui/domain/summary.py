@@ -28,6 +28,7 @@ from gputui.domain.markdown import md_list, md_text
 from gputui.domain.model import ClusterSnapshot, Finding, Severity
 from gputui.domain.operations import Operation
 from gputui.domain.readgaps import gap_phrase, health_unknowable
+from gputui.domain.timeline_event import TimelineEvent
 
 
 @dataclass(frozen=True, slots=True)
@@ -40,6 +41,9 @@ class SummaryInput:
         operations_scope: our words for where they come from ("this session", "the audit
             log FILE, last 24 h"); the file name is escaped like cluster text.
         operations_note: why operations may be missing (log unreadable), or "".
+        timeline: the events gputui saw while it watched, oldest first; None when nothing
+            watched (``check`` reads once and sees no change).
+        timeline_since: when watching began (epoch seconds), None if not yet.
     """
 
     snapshot: ClusterSnapshot
@@ -47,6 +51,8 @@ class SummaryInput:
     operations: tuple[Operation, ...] = ()
     operations_scope: str = "this session"
     operations_note: str = ""
+    timeline: tuple[TimelineEvent, ...] | None = None
+    timeline_since: float | None = None
 
 
 Section = Callable[[SummaryInput], list[str]]
@@ -181,6 +187,44 @@ def operations_section(summary: SummaryInput) -> list[str]:
     return lines
 
 
+#: how far back the summary's timeline goes (seconds), and the most events it lists
+TIMELINE_WINDOW = 3600.0
+TIMELINE_LINES = 100
+
+
+def timeline_section(summary: SummaryInput) -> list[str]:
+    """The last hour of the timeline for the nodes with warning or critical findings, and
+    every action taken, oldest first (the order a postmortem reads)."""
+    lines = ["## Timeline (last hour)", ""]
+    if summary.timeline is None:
+        return lines + ["No live timeline: a one-shot read sees no changes (:summary in "
+                        "the TUI has one)."]
+    affected = {f.node for f in summary.snapshot.findings
+                if f.node and f.severity.rank >= Severity.WARNING.rank}
+    start = summary.now - TIMELINE_WINDOW
+    if summary.timeline_since is not None:
+        start = max(start, summary.timeline_since)
+    chosen = [e for e in summary.timeline if e.at >= summary.now - TIMELINE_WINDOW
+              and (e.kind == "action" or (e.node is not None and e.node in affected))]
+    names = sorted(affected)
+    nodes = (md_list(names) if len(names) <= 10
+             else f"{md_list(names[:10])} and {len(names) - 10} more")
+    if not chosen:
+        return lines + [f"No events for {nodes}, and no action, since {iso_utc(start)}."
+                        if affected else "No node has a warning or critical finding, and "
+                        f"no action was taken since {iso_utc(start)}."]
+    lines += [f"Events of {nodes} and every action, since {iso_utc(start)}:" if affected
+              else f"Actions since {iso_utc(start)} (no node has a warning or critical "
+              "finding):", ""]
+    for event in chosen[-TIMELINE_LINES:]:
+        node = md_text(event.node) if event.node else "cluster"
+        who = f" (by {md_text(event.who)})" if event.who else ""
+        lines.append(f"- {iso_utc(event.at)} {node}: {md_text(event.text)}{who}")
+    if len(chosen) > TIMELINE_LINES:
+        lines.append(f"- ({len(chosen) - TIMELINE_LINES} older events left out)")
+    return lines
+
+
 def unreadable_section(summary: SummaryInput) -> list[str]:
     """Every resource that could not be read (or not yet): what it hides is unknown."""
     snapshot = summary.snapshot
@@ -195,7 +239,7 @@ def unreadable_section(summary: SummaryInput) -> list[str]:
 #: the summary's sections, in order (see the module docstring to add one)
 SECTIONS: tuple[Section, ...] = (header_section, policy_section, findings_section,
                                  upgrade_section, mig_section, operations_section,
-                                 unreadable_section)
+                                 timeline_section, unreadable_section)
 
 
 def build_summary(summary: SummaryInput, sections: Sequence[Section] = SECTIONS) -> str:

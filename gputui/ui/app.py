@@ -53,10 +53,12 @@ from gputui.ui.screens.joins import JoinsScreen
 from gputui.ui.screens.mig import MigScreen
 from gputui.ui.screens.nodes import NodesScreen
 from gputui.ui.screens.operations import OperationsScreen
+from gputui.ui.screens.timeline import TimelineScreen
 from gputui.ui.screens.upgrades import UpgradesScreen
 from gputui.ui.stylesheets import stylesheet_paths
 from gputui.ui.summary_flow import SummaryFlow
 from gputui.ui.theme import GPUTUI_THEME, gpu_variables, theme_palette
+from gputui.ui.timeline_flow import TimelineFlow, TimelineSink
 from gputui.ui.typeahead import TypeAhead
 from gputui.ui.widgets.status_header import INITIAL_STATUS, StatusHeader
 
@@ -68,12 +70,12 @@ if TYPE_CHECKING:  # the feed talks HTTP; the UI only starts, feeds and stops it
 PANE_TARGETS = {"nodes": ("nodes", None), "pipeline": ("nodes", "pipeline"),
                 "node": ("nodes", "node"), "metrics": ("nodes", "metrics"),
                 "upgrade": ("upgrades", None), "mig": ("mig", None),
-                "findings": ("findings", None)}
+                "findings": ("findings", None), "timeline": ("timeline", None)}
 #: default pace of applied snapshots (seconds); the newest one always wins
 MIN_SNAPSHOT_INTERVAL = 0.25
 
 
-class GpuTuiApp(PodLogFlow, CommandFlow, SummaryFlow, QuietCrash):
+class GpuTuiApp(PodLogFlow, CommandFlow, SummaryFlow, TimelineFlow, QuietCrash):
     """The gputui terminal UI; build it with :func:`make_app`."""
 
     TITLE = "gputui"
@@ -81,7 +83,8 @@ class GpuTuiApp(PodLogFlow, CommandFlow, SummaryFlow, QuietCrash):
     COMMANDS = {GpuCommands}  # noqa: RUF012 - a Textual class attribute
     BINDINGS = bindings_for("global")
     MODES = view_modes(nodes=NodesScreen, findings=FindingsScreen, upgrades=UpgradesScreen,
-                       mig=MigScreen, joins=JoinsScreen, ops=OperationsScreen)
+                       mig=MigScreen, joins=JoinsScreen, ops=OperationsScreen,
+                       timeline=TimelineScreen)
     DEFAULT_MODE = "nodes"
     #: role colours of the active theme, built once per theme change and handed down
     palette: Palette = PLAIN
@@ -262,6 +265,7 @@ class GpuTuiApp(PodLogFlow, CommandFlow, SummaryFlow, QuietCrash):
         # a big cluster's first load is frozen before delivery (collections during the table
         # fill skip it) and once more after, for the rows the fill built (gputui.gctuning)
         big = self._heap.loaded(len(snapshot.nodes))
+        self.timeline_snapshot(snapshot)
         self._deliver(self.screen)
         if big:
             gctuning.freeze()
@@ -290,6 +294,7 @@ class GpuTuiApp(PodLogFlow, CommandFlow, SummaryFlow, QuietCrash):
         if isinstance(screen, MetricsView) and self.metrics is not EMPTY_METRICS:
             screen.show_metrics(self.metrics, self.clock())
         self.show_operations_on(screen)
+        self.show_timeline_on(screen)
         self._refresh_header()
 
     def _refresh_header(self) -> None:
@@ -352,16 +357,22 @@ def _isatty(fd: int) -> bool:
 def make_app(settings: Settings, source: ClusterSource, *,
              clock: Callable[[], float] = time.time,
              writer: ClusterWriter | None = None,
-             metrics: MetricsFeed | None = None) -> GpuTuiApp:
+             metrics: MetricsFeed | None = None,
+             timeline_sink: TimelineSink | None = None) -> GpuTuiApp:
     """The app for ``settings`` reading ``source``; ``clock`` is "now" for every age shown.
 
     ``writer`` carries out actions (``gputui.sources.writer.KubeWriter`` on the source's
     cluster); without one every action is greyed. ``metrics`` is the metrics feed (started
-    and stopped with the app), None for none. A recording's source
-    (:class:`~gputui.sources.replay_source.TapeSource`) gets the replay app, never a writer.
+    and stopped with the app), None for none. ``timeline_sink`` is told each batch of new
+    timeline events (a recording); ``app.timeline_given(events)`` shows given ones instead.
+    A recording's source (:class:`~gputui.sources.replay_source.TapeSource`) gets the
+    replay app, never a writer.
     """
     if getattr(source, "replay", False) is True:  # gputui replay: no writer can exist
         from gputui.ui.replay_app import ReplayApp
 
-        return ReplayApp(settings, source, clock, metrics)  # type: ignore[arg-type]
-    return GpuTuiApp(settings, source, clock=clock, writer=writer, metrics=metrics)
+        app: GpuTuiApp = ReplayApp(settings, source, clock, metrics)  # type: ignore[arg-type]
+    else:
+        app = GpuTuiApp(settings, source, clock=clock, writer=writer, metrics=metrics)
+    app.timeline_sink = timeline_sink
+    return app

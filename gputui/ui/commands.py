@@ -28,12 +28,13 @@ from gputui.actions.registry import ACTIONS
 
 #: scopes, in the order help lists them
 SCOPES: Final = ("global", "nodes", "actions", "pipeline", "findings", "upgrades", "mig",
-                  "joins", "contexts", "pod_log", "confirm", "prompt", "command_line", "help",
-                  "ops", "ask", "summary", "replay")
+                  "joins", "timeline", "contexts", "pod_log", "confirm", "prompt",
+                  "command_line", "help", "ops", "ask", "summary", "replay")
 SCOPE_TITLES: Final = {"global": "Everywhere", "nodes": "Node list",
                        "actions": "Actions",
                        "pipeline": "Pipeline pane", "findings": "Findings",
                        "upgrades": "Upgrade lanes", "mig": "MIG", "joins": "Time to GPU",
+                       "timeline": "Timeline",
                        "contexts": "Contexts (:ctx)", "pod_log": "Pod log",
                        "confirm": "Confirmation dialog", "prompt": "Action prompts",
                        "command_line": "Command line (:)", "help": "Help",
@@ -98,6 +99,10 @@ COMMANDS: Final[tuple[Command, ...]] = (
     _c("view_joins", "", "Time to GPU", "Join to first allocatable GPU per pool (p50, p90, "
        "max, slowest stage, stragglers); Enter for a pool's nodes.", "global",
        "switch_view('joins')", ("joins", "join", "ttg")),
+    _c("view_timeline", "", "Timeline", "What changed and when, newest first: findings "
+       "raised and cleared, Ready, cordons, upgrade and MIG states, restarts, XIDs, actions "
+       "with who; / filters.", "global", "switch_view('timeline')",
+       ("timeline", "tl", "events")),
     _c("view_summary", "", "Handoff summary", "The cluster's state, findings and this "
        "session's operations as Markdown, to review and copy for the next person on call.",
        "global", "summary", ("summary", "handoff")),
@@ -136,6 +141,8 @@ COMMANDS: Final[tuple[Command, ...]] = (
        "show_tab('metrics')", ("metrics",)),
     _c("open_log", "l", "Logs", "Log and events of the node's first broken operand pod.",
        "nodes", "open_log", ("logs", "log")),
+    _c("node_timeline", "h", "History", "The selected node's timeline: what changed on it "
+       "and when (esc there shows every node).", "nodes", "node_timeline", show=True),
     _c("jump", "enter", "Go to", "Jump to the finding's node and pane.", "findings", "jump",
        palette=False),
     _c("findings.summary", "s", "Summary", "Open the handoff summary (Markdown) to review "
@@ -162,6 +169,9 @@ COMMANDS: Final[tuple[Command, ...]] = (
        "open_pool", palette=False),
     _c("joins.open_node", "p", "Pipeline", "Open the selected node's operand pipeline.",
        "joins", "open_node", show=True, palette=False),
+    _c("timeline.filter", "slash", "Filter", "Filter events: words that must all be found "
+       "in the node, the text or the user (esc clears, and clears the node chosen).",
+       "timeline", "filter", show=True, palette=False),
     _c("contexts.switch", "enter", "Switch", "Show the highlighted context's cluster; "
        "actions running in this one keep running.", "contexts", "switch", show=True,
        palette=False),

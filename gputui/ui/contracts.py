@@ -84,7 +84,7 @@ the widget class; ``tests/ui/test_layering.py`` keeps both rules.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Final, Protocol, TypeAlias, runtime_checkable
 
@@ -96,11 +96,12 @@ from gputui.actions.operations import Operation
 from gputui.actions.runner import DryRun
 from gputui.domain.metrics import MetricsReading, MetricsWant
 from gputui.domain.model import ClusterSnapshot
+from gputui.domain.timeline_event import TimelineEvent
 from gputui.sources.base import SourceStatus
 from gputui.ui.contract_check import ContractError, check_contract, fulfils
 
 #: The panes ``app.jump_to`` understands (``Finding.pane`` values plus ``findings``).
-PANES: Final = ("nodes", "pipeline", "upgrade", "mig", "metrics", "findings")
+PANES: Final = ("nodes", "pipeline", "upgrade", "mig", "metrics", "findings", "timeline")
 
 #: action id -> why it is greyed (read-only, denied, no cluster): one value, handed down
 ActionBlocks: TypeAlias = Mapping[str, str]
@@ -145,6 +146,16 @@ class ViewScreen(SnapshotView, NodeScoped, MetricsView, ActionGate, Protocol):
 
     def go_back(self) -> bool:
         """``esc`` on this view: undo its own state (a filter, marks); True if it did."""
+
+
+@runtime_checkable
+class TimelineView(Protocol):
+    """``:timeline``: the app hands it the incident timeline (:mod:`gputui.ui.timeline_flow`)."""
+
+    def show_timeline(self, events: Sequence[TimelineEvent], since: float | None,
+                      dropped: int, now: float) -> None:
+        """Every event kept, newest first; ``since``: when watching began (None: not yet);
+        ``dropped``: how many of the oldest went over the store's cap."""
 
 
 @runtime_checkable
@@ -367,6 +378,6 @@ __all__ = [
     "MetricsView", "MetricsWanted", "NodeScoped", "OperationChanged",
     "OperationOpenRequested", "OperationStopRequested", "PodLog", "PodLogLoaded", "PodLogRequested",
     "SnapshotUpdated", "SnapshotView", "SourceStatusChanged", "SummaryCopyRequested",
-    "ViewScreen", "check_contract",
+    "TimelineView", "ViewScreen", "check_contract",
     "fulfils"
 ]

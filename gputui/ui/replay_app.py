@@ -10,7 +10,9 @@ What differs from the live app, and why:
   can act on marks here) and the tables' left/right (horizontal scroll), but
   :meth:`ReplayApp.check_action` gives them up while a text field (``/`` filter, ``:`` line)
   or a dialog has the focus, so typing stays typing;
-* the recorded timeline is handed to ``:timeline`` on every cursor move.
+* the recorded timeline up to the cursor is handed to ``:timeline`` on every move that
+  changes it; nothing is derived from the replayed snapshots, and this machine's audit log
+  is not read.
 """
 
 from __future__ import annotations
@@ -24,6 +26,7 @@ from textual.widget import Widget
 from textual.widgets import Input
 
 from gputui.actions.registry import ACTIONS
+from gputui.domain.timeline_event import events_from_json
 from gputui.settings import Settings
 from gputui.ui.app import GpuTuiApp
 from gputui.ui.commands import bindings_for
@@ -69,6 +72,9 @@ class ReplayApp(GpuTuiApp):
         self.tape_source = source
         self.cursor = source.cursor
         source.on_timeline = self._timeline_from_source
+        # nothing is derived from the replayed snapshots or read from this machine's audit
+        # log: the timeline shows what was recorded, from the first cursor move on
+        self.timeline_given([], since=self.cursor.start)
 
     def _timeline_from_source(self, events: list[dict[str, Any]]) -> None:
         """Replay thread -> message (never touch widgets here)."""
@@ -127,16 +133,6 @@ class ReplayApp(GpuTuiApp):
 
     # ------------------------------------------------------------------ the timeline
     def on_timeline_recorded(self, message: TimelineRecorded) -> None:
-        """Hand the recorded events to ``:timeline`` (a bad one is skipped, not shown)."""
-        given = getattr(self, "timeline_given", None)
-        if given is None:
-            return
-        from gputui.domain.timeline import TimelineEvent
-
-        events = []
-        for data in message.events:
-            try:
-                events.append(TimelineEvent.from_json(data))
-            except (ValueError, TypeError, KeyError):  # a damaged recording: skip the event
-                continue
-        given(events)
+        """Hand the recorded events up to the cursor to ``:timeline`` (bad ones skipped)."""
+        events, _ = events_from_json(message.events)
+        self.timeline_given(events, since=self.cursor.start)

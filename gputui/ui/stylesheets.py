@@ -10,7 +10,7 @@ from pathlib import Path, PurePath
 
 #: one stylesheet per screen family (styles/), all shipped in the wheel
 STYLESHEETS = ("app", "nodes", "findings", "help", "detail", "upgrades", "mig", "pod_log",
-               "confirm", "ops", "joins", "summary")
+               "confirm", "ops", "joins", "summary", "timeline")
 
 
 def styles_dir() -> Path:

@@ -25,6 +25,7 @@ from pathlib import Path
 from textual.app import App
 
 from gputui.domain.model import ClusterSnapshot
+from gputui.domain.timeline_event import Timeline
 from gputui.handoff import session_summary
 from gputui.privatefile import PrivateFileError, open_private, write_all
 from gputui.settings import Settings
@@ -88,11 +89,13 @@ class SummaryFlow(App[int]):
     keymap: dict[str, str]
     #: wall-clock time the session began: the audit lines from then on are "this session"
     session_started: float
+    #: what the app saw change (:class:`~gputui.ui.timeline_flow.TimelineFlow`)
+    timeline: Timeline
 
     def action_summary(self) -> None:
         """``:summary``: build the summary now and show it for review."""
         text = session_summary(self.snapshot, self.settings.audit_log, self.session_started,
-                               self.clock())
+                               self.clock(), self.timeline)
         keys = effective_keys(command("summary.copy"), self.keymap)
         self.push_screen(SummaryScreen(text, keys))
 

@@ -223,3 +223,36 @@ def test_sections_are_a_tuple_to_extend() -> None:
 
     text = build_summary(SummaryInput(snapshot(), NOW), (*SECTIONS, extra))
     assert text.endswith("## Extra\n\n- 4 findings\n")
+
+
+def test_timeline_section_lists_the_affected_nodes_and_every_action() -> None:
+    """The last hour of events for nodes with warning or critical findings (gpu-a, gpu-b),
+    plus actions; gpu-c (info only), older events and cluster text stay out or inert."""
+    from gputui.domain.timeline import make_event
+
+    events = (
+        make_event(NOW - 7200, "ready", "gpu-a", "NotReady", Severity.WARNING),
+        make_event(NOW - 600, "xid", "gpu-a", "XID 79 on GPU 3: fallen off the bus",
+                   Severity.CRITICAL),
+        make_event(NOW - 500, "finding", "gpu-c", "validator-stuck: validator stuck"),
+        make_event(NOW - 400, "upgrade", "gpu-b", "upgrade upgrade-done → upgrade-failed"),
+        make_event(NOW - 300, "action", "gpu-x", "cordon on gpu-x: ok: done", who="alice|`"),
+    )
+    text = build_summary(SummaryInput(snapshot(), NOW, timeline=events,
+                                      timeline_since=NOW - 9000))
+    part = text[text.index("## Timeline (last hour)"):text.index("## Could not be read")]
+    assert f"Events of gpu-a, gpu-b and every action, since {iso_utc(NOW - 3600)}:" in part
+    assert f"- {iso_utc(NOW - 600)} gpu-a: XID 79 on GPU 3: fallen off the bus" in part
+    assert f"- {iso_utc(NOW - 400)} gpu-b: upgrade upgrade-done → upgrade-failed" in part
+    assert f"- {iso_utc(NOW - 300)} gpu-x: cordon on gpu-x: ok: done (by alice\\|\\`)" in part
+    assert "NotReady" not in part and "validator stuck" not in part
+    assert part.index("XID 79") < part.index("upgrade-failed")  # oldest first
+
+
+def test_timeline_section_says_when_there_is_none() -> None:
+    check = build_summary(SummaryInput(snapshot(), NOW))
+    assert ("## Timeline (last hour)\n\nNo live timeline: a one-shot read sees no changes"
+            in check)
+    quiet = build_summary(SummaryInput(snapshot(), NOW, timeline=(), timeline_since=NOW - 60))
+    assert (f"No events for gpu-a, gpu-b, and no action, since {iso_utc(NOW - 60)}."
+            in quiet)

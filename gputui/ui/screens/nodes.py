@@ -27,6 +27,7 @@ from gputui.ui.contracts import (
     ActionRequested,
     ContractError,
     DetailPane,
+    JumpRequested,
     MetricsWanted,
     PodLogRequested,
     check_contract,
@@ -341,10 +342,16 @@ class NodesScreen(GpuScreen):
             return
         self.post_message(PodLogRequested(stage.namespace, stage.pod, stage.container))
 
+    def action_node_timeline(self) -> None:
+        """``h``: the selected node's timeline (``:timeline`` filtered to it)."""
+        node = self.table.selected_node
+        if node is not None:
+            self.post_message(JumpRequested(node, "timeline"))
+
     def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
         """Node keys need a node under the cursor (greyed out in the footer otherwise);
         action keys are greyed while read-only or denied (what the app was told)."""
-        if action in ("mark", "open_detail", "open_log"):
+        if action in ("mark", "open_detail", "open_log", "node_timeline"):
             return self.table.selected_node is not None or None
         if action == "act" and parameters and str(parameters[0]) in self.blocked_actions:
             return None
