@@ -152,7 +152,8 @@ def test_the_source_thread_follows_the_cursor(tape: TapeReader) -> None:
     count = len(snapshots)
     time.sleep(0.3)
     assert len(snapshots) == count  # stopped means stopped
-    assert timelines == [0]  # this tape has no timeline: handed once, empty
+    # handed when it changes: none at the start, the XID, all 7 at the end, none again
+    assert timelines == [0, 1, 7, 0]
 
 
 def test_pod_logs_and_events_are_not_in_the_recording(tape: TapeReader) -> None:

@@ -197,3 +197,23 @@ async def _settle_on_xid(pilot: Any) -> None:
 
 def test_replay_at_the_xid_80x24(snap_compare: Any, replay_app: ReplayFactory) -> None:
     assert snap_compare(replay_app(), terminal_size=(80, 24), run_before=_settle_on_xid)
+
+
+async def test_timeline_shows_what_was_recorded_up_to_the_cursor(
+        replay_app: ReplayFactory) -> None:
+    app = replay_app()
+    async with app.run_test(size=(80, 24)) as pilot:
+        await _ready(pilot, app)
+        assert list(app.timeline.query()) == []  # nothing derived, no audit log read
+        await pilot.press("right")
+        await until(pilot, lambda: [e.kind for e in app.timeline.query()] == ["xid"])
+        assert app.timeline.query()[0].node == XID_NODE
+        await pilot.press("G")
+        await until(pilot, lambda: len(app.timeline.query()) == 6)  # the damaged one skipped
+        kinds = sorted(e.kind for e in app.timeline.query())
+        assert kinds == ["action", "cordon", "xid", "xid", "xid", "xid"]
+        assert [e.who for e in app.timeline.query() if e.kind == "action"] == ["alice"]
+        await pilot.press("colon", *"timeline", "enter")
+        await until(pilot, lambda: app.current_mode == "timeline")
+        await pilot.press("g")
+        await until(pilot, lambda: list(app.timeline.query()) == [])
