@@ -107,9 +107,6 @@ class TapeSource:
         thresholds: finding thresholds (the settings'), as the live source uses.
     """
 
-    #: ``make_app`` builds the replay app (no writer) for a source saying this
-    replay = True
-
     def __init__(self, tape: Tape, cursor: ReplayCursor,
                  thresholds: ThresholdsLike = DEFAULT_THRESHOLDS) -> None:
         self.tape = tape

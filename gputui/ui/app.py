@@ -365,14 +365,8 @@ def make_app(settings: Settings, source: ClusterSource, *,
     cluster); without one every action is greyed. ``metrics`` is the metrics feed (started
     and stopped with the app), None for none. ``timeline_sink`` is told each batch of new
     timeline events (a recording); ``app.timeline_given(events)`` shows given ones instead.
-    A recording's source (:class:`~gputui.sources.replay_source.TapeSource`) gets the
-    replay app, never a writer.
+    A recording is shown by :func:`gputui.ui.replay_app.make_replay_app` (no writer).
     """
-    if getattr(source, "replay", False) is True:  # gputui replay: no writer can exist
-        from gputui.ui.replay_app import ReplayApp
-
-        app: GpuTuiApp = ReplayApp(settings, source, clock, metrics)  # type: ignore[arg-type]
-    else:
-        app = GpuTuiApp(settings, source, clock=clock, writer=writer, metrics=metrics)
+    app = GpuTuiApp(settings, source, clock=clock, writer=writer, metrics=metrics)
     app.timeline_sink = timeline_sink
     return app

@@ -212,6 +212,17 @@ class MetricsUpdated(Message):
 
 
 @dataclass(eq=False, repr=False)
+class TimelineRecorded(Message):
+    """``gputui replay``: the recorded timeline up to the cursor (posted from the replay's
+    thread, bad entries already skipped); a newer one replaces an unprocessed older one."""
+
+    events: tuple[TimelineEvent, ...]
+
+    def can_replace(self, message: Message) -> bool:
+        return isinstance(message, TimelineRecorded)
+
+
+@dataclass(eq=False, repr=False)
 class MetricsWanted(Message):
     """What is on screen changed (selected node, visible rows, their exporter pods): the
     app tells the metrics feed (never blocks); only the newest matters."""

@@ -20,7 +20,6 @@ from __future__ import annotations
 from collections.abc import Callable, Iterable
 from typing import TYPE_CHECKING, Any
 
-from textual.message import Message
 from textual.screen import ModalScreen
 from textual.widget import Widget
 from textual.widgets import Input
@@ -30,6 +29,7 @@ from gputui.domain.timeline_event import events_from_json
 from gputui.settings import Settings
 from gputui.ui.app import GpuTuiApp
 from gputui.ui.commands import bindings_for
+from gputui.ui.contracts import TimelineRecorded
 from gputui.ui.screens.command_line import CommandLine, CommandSuggester
 
 if TYPE_CHECKING:  # the UI loads no HTTP client at import (tests/ui/test_layering.py)
@@ -44,14 +44,6 @@ NO_CONTEXTS = "a replay shows one recording; there is no cluster to switch to"
 AT_WORD = "at"
 
 
-class TimelineRecorded(Message):
-    """The recorded timeline up to the cursor (posted from the replay's thread)."""
-
-    def __init__(self, events: list[dict[str, Any]]) -> None:
-        super().__init__()
-        self.events = events
-
-
 class TimePrompt(CommandLine):
     """``t``: the ``:`` line with ``at `` typed, so Enter runs ``:at TIME``."""
 
@@ -62,7 +54,8 @@ class TimePrompt(CommandLine):
 
 
 class ReplayApp(GpuTuiApp):
-    """The TUI on a :class:`~gputui.sources.replay_source.TapeSource`; build with ``make_app``."""
+    """The TUI on a :class:`~gputui.sources.replay_source.TapeSource`; build it with
+    :func:`make_replay_app`."""
 
     BINDINGS = bindings_for("replay")
 
@@ -77,8 +70,9 @@ class ReplayApp(GpuTuiApp):
         self.timeline_given([], since=self.cursor.start)
 
     def _timeline_from_source(self, events: list[dict[str, Any]]) -> None:
-        """Replay thread -> message (never touch widgets here)."""
-        self.post_message(TimelineRecorded(events))
+        """Replay thread -> message (never touch widgets here); a damaged entry of the
+        recording is skipped."""
+        self.post_message(TimelineRecorded(tuple(events_from_json(events)[0])))
 
     # ------------------------------------------------------------------ read-only
     def action_blocks(self) -> dict[str, str]:
@@ -133,6 +127,15 @@ class ReplayApp(GpuTuiApp):
 
     # ------------------------------------------------------------------ the timeline
     def on_timeline_recorded(self, message: TimelineRecorded) -> None:
-        """Hand the recorded events up to the cursor to ``:timeline`` (bad ones skipped)."""
-        events, _ = events_from_json(message.events)
-        self.timeline_given(events, since=self.cursor.start)
+        """Hand the recorded events up to the cursor to ``:timeline``."""
+        self.timeline_given(message.events, since=self.cursor.start)
+
+
+def make_replay_app(settings: Settings, source: TapeSource, *, clock: Callable[[], float],
+                    metrics: MetricsFeed | None = None) -> ReplayApp:
+    """:func:`gputui.ui.app.make_app` for a recording: the same app, the replay's keys and
+    header, and no ``writer`` parameter at all (there is nothing a replay could write to).
+
+    Its own factory, not a branch of ``make_app``: the app module must not import this one
+    (which extends it), and the UI does not guess a source's kind by its attributes."""
+    return ReplayApp(settings, source, clock=clock, metrics=metrics)

@@ -37,7 +37,7 @@ def open_replay(settings: Settings, path: Path) -> tuple[TapeSource, TapeMetrics
 def run_replay(settings: Settings, file: str) -> int:
     """Open ``file``, run the TUI on it until quit; the exit code."""
     from gputui.sources.errors import SourceError
-    from gputui.ui.app import make_app
+    from gputui.ui.replay_app import make_replay_app
 
     try:
         source, metrics, cursor = open_replay(settings, Path(file))
@@ -52,8 +52,7 @@ def run_replay(settings: Settings, file: str) -> int:
         print(f"gputui: cannot read recording {file}: {error.strerror or error}",
               file=sys.stderr)
         return 2
-    app = make_app(settings, source, clock=lambda: cursor.position, writer=None,
-                   metrics=metrics)
+    app = make_replay_app(settings, source, clock=lambda: cursor.position, metrics=metrics)
     app.exit_guard.hard_exit = True  # leave within 5 s of SIGHUP, SIGTERM or quit
     try:
         app.run()

@@ -3,7 +3,7 @@
 The recording is written by the real :class:`TapeWriter` from fixed frames of the recorded
 ``xid-storm`` scenario (tests/fixtures/tapes.py): no XID for 20 s, then XID 79 on
 :data:`XID_NODE`, three more XIDs, a cordon at +150 s. The app is built exactly as the CLI
-builds it (:func:`gputui.ui.replay_run.open_replay` then ``make_app``).
+builds it (:func:`gputui.ui.replay_run.open_replay` then ``make_replay_app``).
 """
 
 from __future__ import annotations
@@ -16,8 +16,8 @@ from typing import Any
 import pytest
 
 from gputui.settings import Settings
-from gputui.ui.app import GpuTuiApp, make_app
-from gputui.ui.replay_app import NO_CONTEXTS, READ_ONLY, ReplayApp
+from gputui.ui.app import GpuTuiApp
+from gputui.ui.replay_app import NO_CONTEXTS, READ_ONLY, ReplayApp, make_replay_app
 from gputui.ui.replay_run import open_replay
 from gputui.ui.screens.help import HelpScreen
 from gputui.ui.screens.nodes import NodesScreen
@@ -40,9 +40,8 @@ def replay_app(tmp_path: Path) -> ReplayFactory:
         path = write_xid_tape(tmp_path / "xid-storm.tape")
         source, metrics, cursor = open_replay(Settings(), path)
         source.tape.recorded_at = RECORDED_AT
-        app = make_app(Settings(), source, clock=lambda: cursor.position, writer=None,
-                       metrics=metrics)
-        assert isinstance(app, ReplayApp)
+        app = make_replay_app(Settings(), source, clock=lambda: cursor.position,
+                              metrics=metrics)
         app.min_snapshot_interval = 0.0
         return app
     return build
