@@ -228,7 +228,9 @@ class TapeReader:
 
     def objects_at(self, at: float) -> ClusterObjects:
         """The cluster's input as of the last build at or before ``at`` (the first build
-        when ``at`` is before it). A fresh object each call: the caller may keep it."""
+        when ``at`` is before it). Fresh mappings each call (the caller may keep them);
+        the objects in them are shared with the reader and must not be changed, as the
+        domain never changes its input."""
         index = max(0, bisect_right(self._times, at) - 1)
         base = self._checkpoints[bisect_right(self._checkpoints, index) - 1]
         state = {name: dict(items) for name, items in self._saved[base].items()}
