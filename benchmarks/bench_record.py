@@ -37,10 +37,10 @@ REPO = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO))
 sys.path.insert(0, str(REPO / "benchmarks"))
 
-from bench_snapshot import make_objects  # noqa: E402
+from bench_snapshot import make_objects
 
-from gputui.domain.inputs import ClusterObjects  # noqa: E402
-from gputui.domain.metrics import (  # noqa: E402
+from gputui.domain.inputs import ClusterObjects
+from gputui.domain.metrics import (
     FleetMetrics,
     GpuMetrics,
     MetricsOrigin,
@@ -48,10 +48,10 @@ from gputui.domain.metrics import (  # noqa: E402
     MetricsWant,
     NodeMetrics,
 )
-from gputui.domain.pods import read_pod  # noqa: E402
-from gputui.sources.tape_reader import TapeReader  # noqa: E402
-from gputui.sources.tape_writer import TapeWriter  # noqa: E402
-from tests.domain import factory as f  # noqa: E402
+from gputui.domain.pods import read_pod
+from gputui.sources.tape_reader import TapeReader
+from gputui.sources.tape_writer import TapeWriter
+from tests.domain import factory as f
 
 STATES = ("upgrade-required", "cordon-required", "wait-for-jobs-required",
           "pod-deletion-required", "drain-required", "pod-restart-required",
