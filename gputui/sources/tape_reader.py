@@ -22,10 +22,10 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
+from gputui import gctuning
 from gputui.domain.inputs import ClusterObjects
 from gputui.domain.metrics import MetricsReading, MetricsWant
 from gputui.domain.pods import read_pod
-from gputui import gctuning
 from gputui.domain.sanitize import clean_line, clean_tree
 from gputui.sources.replay import objects_from_json
 from gputui.sources.tape_format import (
