@@ -134,6 +134,8 @@ class TapeWriter:
     # ------------------------------------------------------------ callers' side
     def objects(self, objects: ClusterObjects, now: float) -> None:
         """A successful build's input at ``now`` (the source's clock); never blocks on disk."""
+        if self.error is not None or self._closing:
+            return  # nothing more is written: no copy of the cache for nothing
         captured = _capture(objects)
         with self._lock:
             if not self._closing:

@@ -170,6 +170,10 @@ def test_truncated_file_keeps_every_complete_build(tmp_path: Path) -> None:
      "damaged .line 2: t is not"),
     (gzip.compress(b'{"gputui_tape": 1, "recorded_at": 1}\n{"t": 1, "k": "K", "end": 1, '
                    b'"ops": [], "whole": {"cluster_policies": ["x"]}}\n\n'), "damaged"),
+    (gzip.compress(b'{"gputui_tape": 1, "recorded_at": 1}\n{"t": 1, "k": "M", "origin": '
+                   b'["none", "", 0, "", 0, ""], "node": {"node": "n", "gpus": [{"gpu": 0, '
+                   b'"traces": {"util": [0, 1, [["1", 2]]]}}]}}\n\n'),
+     "damaged .line 2: a trace point that is not a number"),
 ])
 def test_foreign_or_damaged_files_are_one_line(tmp_path: Path, content: bytes,
                                                message: str) -> None:
