@@ -13,7 +13,8 @@ over it are wasted work that grows with the heap. Hence three moves, and only th
 
 Who calls what, and why (each measured; the numbers stay with the callers' reasons):
 ``sources.oneshot`` pauses while lists are decoded, ``sources.kube`` pauses until the first
-snapshot, the snapshot builder's callers pause around builds (the domain is pure and does not
+snapshot, the recording reader pauses while it reads a file and freezes what it read,
+the snapshot builder's callers pause around builds (the domain is pure and does not
 touch the collector itself), the emulator pauses while it sets a cluster up, and the app
 freezes and spaces collections once a big cluster is loaded. Nothing else imports ``gc``
 (``tests/meta/test_gctuning.py`` checks).

@@ -137,6 +137,8 @@ class MetricsHistory:
             times = self._times.setdefault(key, [])
             values = self._values.setdefault(key, [])
             for t, v in points:
+                if isinstance(t, str) or isinstance(v, str):
+                    raise TypeError("a trace point that is not a number")
                 if not times or float(t) > times[-1]:  # time order, each point once
                     times.append(float(t))
                     values.append(_back(v))

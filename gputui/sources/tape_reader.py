@@ -22,10 +22,11 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
+from gputui import gctuning
 from gputui.domain.inputs import ClusterObjects
 from gputui.domain.metrics import MetricsReading, MetricsWant
 from gputui.domain.pods import read_pod
-from gputui.domain.sanitize import clean_tree
+from gputui.domain.sanitize import clean_line, clean_tree
 from gputui.sources.replay import objects_from_json
 from gputui.sources.tape_format import (
     COLLECTIONS,
@@ -100,7 +101,9 @@ class TapeReader:
         """Read ``path`` whole; TapeError (one line) when it is not a readable recording."""
         path = Path(path)
         try:
-            with path.open("rb") as file:
+            # millions of acyclic, long-lived objects: no cyclic collection while they are
+            # made (it measured half the open time), and frozen after (gctuning's rule)
+            with path.open("rb") as file, gctuning.paused(freeze_after=True):
                 lines = _lines(file.read, path)
                 first = next(lines, None)
                 if first is None:
@@ -116,7 +119,9 @@ class TapeReader:
 
     def _line(self, line: bytes, number: int) -> None:
         try:
-            frame = clean_tree(json.loads(line))
+            frame = json.loads(line)
+            if _may_need_cleaning(line):
+                frame = _clean(frame)
             if not isinstance(frame, dict) or not isinstance(frame.get("k"), str):
                 raise _Damaged("not a frame")
             at = _number(frame.get("t"), "t")
@@ -228,7 +233,9 @@ class TapeReader:
 
     def objects_at(self, at: float) -> ClusterObjects:
         """The cluster's input as of the last build at or before ``at`` (the first build
-        when ``at`` is before it). A fresh object each call: the caller may keep it."""
+        when ``at`` is before it). Fresh mappings each call (the caller may keep them);
+        the objects in them are shared with the reader and must not be changed, as the
+        domain never changes its input."""
         index = max(0, bisect_right(self._times, at) - 1)
         base = self._checkpoints[bisect_right(self._checkpoints, index) - 1]
         state = {name: dict(items) for name, items in self._saved[base].items()}
@@ -259,6 +266,38 @@ class TapeReader:
             node_frame = next((frames[i] for i in range(index, -1, -1)
                                if frames[i].node == want.selected), None)
         return self._metrics.reading(frames[index], node_frame)
+
+
+#: what a line must hold for a string in it to be unsafe: an escape that decodes to a
+#: control or a line break (raw ones are refused by the JSON parser inside strings), DEL
+_UNSAFE_MARKS = (b"\\u", b"\\n", b"\\t", b"\\r", b"\\b", b"\\f", b"\x7f")
+
+
+def _may_need_cleaning(line: bytes) -> bool:
+    """False when no string in the line can hold an unsafe character: told by scanning its
+    bytes in C, so the sanitiser walks only the rare line that may (a recording is almost
+    all clean, and walking an hour of a big cluster took seconds)."""
+    if any(mark in line for mark in _UNSAFE_MARKS):
+        return True
+    return not (line.isascii() or line.decode("utf-8", "replace").isprintable())
+
+
+def _clean(frame: Any) -> Any:
+    """``frame`` with every string sanitised. A metrics frame's trace points are numbers
+    (``float()`` reads them, a string there is damage) and the bulk of it: they are not
+    walked."""
+    if not isinstance(frame, dict) or frame.get("k") != METRICS:
+        return clean_tree(frame)
+    node = frame.get("node")
+    if not isinstance(node, dict) or not isinstance(node.get("gpus"), list):
+        return clean_tree(frame)
+    traces = [g.pop("traces", None) if isinstance(g, dict) else None for g in node["gpus"]]
+    cleaned = clean_tree(frame)
+    for gpu, trace in zip(cleaned["node"]["gpus"], traces, strict=True):
+        if isinstance(gpu, dict) and trace is not None:
+            gpu["traces"] = {clean_line(str(k)): v for k, v in trace.items()} \
+                if isinstance(trace, dict) else trace
+    return cleaned
 
 
 def _object(name: str, value: dict[str, Any]) -> Any:

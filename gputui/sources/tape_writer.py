@@ -104,7 +104,9 @@ class TapeWriter:
         self.keyframe_every = keyframe_every
         #: why recording stopped (a write failed), None while it works
         self.error: str | None = None
+        #: objects frames and keyframes written so far
         self.frames = 0
+        self.keyframes = 0
         self._fd = _open(self.path)
         self._zip = zlib.compressobj(6, zlib.DEFLATED, 31)  # 31: a gzip wrapper
         self._lock = threading.Condition()
@@ -132,6 +134,8 @@ class TapeWriter:
     # ------------------------------------------------------------ callers' side
     def objects(self, objects: ClusterObjects, now: float) -> None:
         """A successful build's input at ``now`` (the source's clock); never blocks on disk."""
+        if self.error is not None or self._closing:
+            return  # nothing more is written: no copy of the cache for nothing
         captured = _capture(objects)
         with self._lock:
             if not self._closing:
@@ -237,10 +241,14 @@ class TapeWriter:
                 lines.extend(self._objects_lines(*objects))
             for reading, at in metrics:
                 when = at if at is not None else (reading.origin.updated_at or self._last_at)
-                lines.append(encode_line(self._encoder.frame(reading, when)))
+                if when > 0:  # a reading with no time (none yet) cannot be placed
+                    lines.append(encode_line(self._encoder.frame(reading, when)))
             for batch in timeline:
-                when = max((float(e.get("at") or 0.0) for e in batch), default=self._last_at)
-                lines.append(encode_line({"t": when, "k": TIMELINE, "events": batch}))
+                times = [float(e["at"]) for e in batch
+                         if isinstance(e.get("at"), int | float) and e["at"] > 0]
+                if times:
+                    lines.append(encode_line({"t": max(times), "k": TIMELINE,
+                                              "events": batch}))
         except (TypeError, ValueError) as error:  # something not JSON: a bug, said once
             log.exception("recording: cannot encode a frame")
             self._failed(error)
@@ -273,6 +281,7 @@ class TapeWriter:
             yield line
         self.frames += 1
         if key:
+            self.keyframes += 1
             self._key_at, self._key_bytes, self._delta_bytes = now, size, 0
         else:
             self._delta_bytes += size

@@ -170,6 +170,10 @@ def test_truncated_file_keeps_every_complete_build(tmp_path: Path) -> None:
      "damaged .line 2: t is not"),
     (gzip.compress(b'{"gputui_tape": 1, "recorded_at": 1}\n{"t": 1, "k": "K", "end": 1, '
                    b'"ops": [], "whole": {"cluster_policies": ["x"]}}\n\n'), "damaged"),
+    (gzip.compress(b'{"gputui_tape": 1, "recorded_at": 1}\n{"t": 1, "k": "M", "origin": '
+                   b'["none", "", 0, "", 0, ""], "node": {"node": "n", "gpus": [{"gpu": 0, '
+                   b'"traces": {"util": [0, 1, [["1", 2]]]}}]}}\n\n'),
+     "damaged .line 2: a trace point that is not a number"),
 ])
 def test_foreign_or_damaged_files_are_one_line(tmp_path: Path, content: bytes,
                                                message: str) -> None:
@@ -276,3 +280,22 @@ def test_merge_patch_is_exact_or_absent(old: Any, new: Any) -> None:
     if patch is not None:
         assert merge_apply(old, patch) == new
         assert json.loads(json.dumps(merge_apply(old, patch))) == new
+
+
+def test_record_dir_names_the_file_by_context_and_time(tmp_path: Path) -> None:
+    """``record: DIR`` in the config: DIR/<context>-<UTC time>.gputui-rec, DIR made 0700;
+    ``--record FILE`` wins."""
+    from gputui.cli import build_parser, settings_from_args
+    from gputui.sources.recording import recording_path
+
+    config = tmp_path / "config.yaml"
+    config.write_text(f"record: {tmp_path / 'recs'}\n")
+    settings = settings_from_args(build_parser().parse_args(["--config", str(config)]))
+    path = recording_path(settings, "prod/eu-1 ctx", wall_now=T0)
+    assert path == tmp_path / "recs" / "prod_eu-1_ctx-20261129T100000Z.gputui-rec"
+    TapeWriter(path, context="c", server="s").close()
+    assert stat.S_IMODE(os.stat(tmp_path / "recs").st_mode) == 0o700
+    flagged = settings_from_args(build_parser().parse_args(
+        ["--config", str(config), "--record", str(tmp_path / "x.rec")]))
+    assert recording_path(flagged, "c") == tmp_path / "x.rec"
+    assert recording_path(replace(settings, record=None), "c") is None
