@@ -14,6 +14,7 @@ import argparse
 import asyncio
 import os
 import sys
+import tempfile
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -42,6 +43,8 @@ class Shot:
     title: str = ""
     #: a screen pushed before the keys (a view a replay cannot open by itself: ``:ctx``)
     push: Callable[[], Any] | None = None
+    #: builds the app instead of the frozen scenario (``gputui replay`` on a recording)
+    make: Callable[[], Any] | None = None
 
 
 def contexts_screen() -> Any:
@@ -58,6 +61,30 @@ def contexts_screen() -> Any:
     ))
 
 
+def replay_app() -> Any:
+    """``gputui replay`` on the xid-storm test recording (tests/fixtures/tapes.py), its
+    header's recording date fixed."""
+    from gputui.ui.replay_app import make_replay_app
+    from gputui.ui.replay_run import open_replay
+    from tests.fixtures.tapes import write_xid_tape
+
+    path = write_xid_tape(Path(tempfile.mkdtemp(prefix="gputui-shot-")) / "xid-storm.tape")
+    source, metrics, cursor = open_replay(Settings(), path)
+    source.tape.recorded_at = 1796117400.0  # 2026-12-01
+    app = make_replay_app(Settings(), source, clock=lambda: cursor.position, metrics=metrics)
+    app.min_snapshot_interval = 0.0
+    return app
+
+
+async def _replayed(app: Any, pilot: Any) -> None:
+    """A replay builds on its own thread: wait until the cursor's snapshot is shown."""
+    cursor = getattr(app, "cursor", None)
+    for _ in range(200):
+        if cursor is None or app.snapshot.generated_at == cursor.position:
+            return
+        await pilot.pause(0.05)
+
+
 SHOTS = (
     Shot("nodes", "driver-crashloop", title="Node list: driver crash loop"),
     Shot("node-pipeline", "driver-crashloop", ("enter",), title="Enter: the node's pipeline"),
@@ -70,23 +97,27 @@ SHOTS = (
     Shot("joins", "staggered-joins", ("colon", *"joins", "enter", "down", "enter"), (100, 28),
          title=":joins: time to GPU per pool, then the pool's nodes"),
     Shot("contexts", "healthy", (), (100, 20), title=":ctx", push=contexts_screen),
+    Shot("replay", "xid-storm", ("right", "4"), (100, 28), title="gputui replay: right "
+         "steps to the XID, 4 shows the findings then", make=replay_app),
 )
 
 
 async def take(shot: Shot, out: Path) -> Path:
     """Run the app headless on the shot's recording, press its keys, save the SVG."""
     recording = load_recording(shot.scenario, SCENARIOS)
-    app = make_app(Settings(), ReplaySource.from_recording(recording),
-                   clock=lambda: recording.now)
+    app = shot.make() if shot.make is not None else make_app(
+        Settings(), ReplaySource.from_recording(recording), clock=lambda: recording.now)
     async with app.run_test(size=shot.size) as pilot:
         await pilot.pause()
         await pilot.pause(0.15)
+        await _replayed(app, pilot)
         if shot.push is not None:
             await app.push_screen(shot.push())
             await pilot.pause()
         for key in shot.keys:
             await pilot.press(key)
             await pilot.pause()
+        await _replayed(app, pilot)
         await pilot.pause(0.15)
         await pilot.pause()
         path = out / f"{shot.name}.svg"
