@@ -26,7 +26,7 @@ sys.path.insert(0, str(REPO))
 SCENARIOS = REPO / "tests" / "fixtures" / "scenarios"
 
 from gputui.settings import Settings
-from gputui.sources.replay import ReplaySource, load_recording
+from gputui.sources.replay import Recording, ReplaySource, load_recording
 from gputui.ui.app import make_app
 from gputui.ui.commands import key_table
 
@@ -42,6 +42,8 @@ class Shot:
     title: str = ""
     #: a screen pushed before the keys (a view a replay cannot open by itself: ``:ctx``)
     push: Callable[[], Any] | None = None
+    #: later snapshots the source delivers before the keys (what ``:timeline`` shows)
+    later: Callable[[Recording], list[Any]] | None = None
 
 
 def contexts_screen() -> Any:
@@ -58,6 +60,34 @@ def contexts_screen() -> Any:
     ))
 
 
+def incident(recording: Recording) -> list[Any]:
+    """Three later reads of the recording: a node cordoned, a new XID on another, then the
+    first NotReady and a node gone (the events ``:timeline`` shows)."""
+    from dataclasses import replace
+
+    from gputui.domain.inputs import XidEvent
+    from gputui.domain.snapshot import SnapshotBuilder
+
+    objects = recording.objects
+    names = sorted(objects.nodes)
+    now = recording.now
+    nodes = dict(objects.nodes)
+    cordoned = {**nodes[names[0]], "spec": {**nodes[names[0]].get("spec", {}),
+                                            "unschedulable": True}}
+    nodes[names[0]] = cordoned
+    xids = {**objects.xids, names[1]: (*objects.xids.get(names[1], ()),
+                                       XidEvent(2, 79, now - 200, "GPU has fallen off the bus"))}
+    down = {**cordoned, "status": {**cordoned["status"], "conditions": [
+        {**c, "status": "False"} if c.get("type") == "Ready" else c
+        for c in cordoned["status"]["conditions"]]}}
+    gone = {k: v for k, v in nodes.items() if k != names[-1]}
+    builder = SnapshotBuilder()
+    builder.build(objects, now - 600)
+    return [builder.build(replace(objects, nodes=nodes), now - 420),
+            builder.build(replace(objects, nodes=nodes, xids=xids), now - 180),
+            builder.build(replace(objects, nodes={**gone, names[0]: down}, xids=xids), now)]
+
+
 SHOTS = (
     Shot("nodes", "driver-crashloop", title="Node list: driver crash loop"),
     Shot("node-pipeline", "driver-crashloop", ("enter",), title="Enter: the node's pipeline"),
@@ -70,13 +100,17 @@ SHOTS = (
     Shot("joins", "staggered-joins", ("colon", *"joins", "enter", "down", "enter"), (100, 28),
          title=":joins: time to GPU per pool, then the pool's nodes"),
     Shot("contexts", "healthy", (), (100, 20), title=":ctx", push=contexts_screen),
+    Shot("timeline", "xid-storm", ("colon", *"timeline", "enter"), (100, 24),
+         title=":timeline: what changed and when, newest first", later=incident),
 )
 
 
 async def take(shot: Shot, out: Path) -> Path:
     """Run the app headless on the shot's recording, press its keys, save the SVG."""
     recording = load_recording(shot.scenario, SCENARIOS)
-    app = make_app(Settings(), ReplaySource.from_recording(recording),
+    # an audit log that does not exist: no picture shows this machine's own actions
+    app = make_app(Settings(audit_log=str(out / "no-audit-log.jsonl")),
+                   ReplaySource.from_recording(recording),
                    clock=lambda: recording.now)
     async with app.run_test(size=shot.size) as pilot:
         await pilot.pause()
@@ -84,6 +118,10 @@ async def take(shot: Shot, out: Path) -> Path:
         if shot.push is not None:
             await app.push_screen(shot.push())
             await pilot.pause()
+        for snapshot in shot.later(recording) if shot.later is not None else ():
+            app.min_snapshot_interval = 0.0
+            app.source.push(snapshot)  # type: ignore[attr-defined]  # a ReplaySource
+            await pilot.pause(0.05)
         for key in shot.keys:
             await pilot.press(key)
             await pilot.pause()

@@ -110,6 +110,15 @@ class Timeline:
         self.dropped = 0
         self._events: list[TimelineEvent] = []
 
+    @property
+    def start(self) -> float | None:
+        """Where what is kept begins: when watching began, or the oldest event when that
+        is older (an XID seen at its own time, the audit log's last hour)."""
+        first = self._events[0].at if self._events else None
+        if self.since is None or first is None:
+            return self.since if first is None else first
+        return min(self.since, first)
+
     def __len__(self) -> int:
         return len(self._events)
 

@@ -99,7 +99,7 @@ class TimelineFlow(App[int]):
     def show_timeline_on(self, screen: Screen[Any]) -> None:
         """Hand the timeline to ``screen`` when it shows one."""
         if isinstance(screen, TimelineView):
-            screen.show_timeline(self.timeline.query(), self.timeline.since,
+            screen.show_timeline(self.timeline.query(), self.timeline.start,
                                  self.timeline.dropped, self.clock())
 
     def _timeline_shown(self) -> None:

@@ -110,7 +110,7 @@ async def test_filter_by_node_and_the_node_list_key(frozen_app: FrozenApp,
 async def test_actions_of_this_context_come_from_the_audit_log_with_who(
         frozen_app: FrozenApp, tmp_path: Path) -> None:
     recording = load_recording("driver-crashloop", SCENARIOS)
-    node = sorted(recording.objects.nodes)[0]
+    node = min(recording.objects.nodes)
     audit = tmp_path / "audit.jsonl"
     import time as clock
 
