@@ -108,6 +108,8 @@ class Timeline:
         self.cap = cap
         self.since: float | None = None
         self.dropped = 0
+        #: counts every change, so a view redraws only when there is something new
+        self.version = 0
         self._events: list[TimelineEvent] = []
 
     @property
@@ -124,6 +126,7 @@ class Timeline:
 
     def append(self, event: TimelineEvent) -> None:
         """Keep ``event`` in time order (an XID may be older than what was seen before)."""
+        self.version += 1
         if self._events and event.at < self._events[-1].at:
             bisect.insort_right(self._events, event, key=_at)
         else:
@@ -141,6 +144,7 @@ class Timeline:
         """Hold exactly ``events`` (a replay's timeline up to its cursor)."""
         self._events, self.dropped = [], 0
         self.since = since
+        self.version += 1
         self.extend(events)
 
     def clear(self, since: float | None) -> None:
