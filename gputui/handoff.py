@@ -51,7 +51,7 @@ def _summary(snapshot: ClusterSnapshot, path: Path, since: float, scope: str,
     return build_summary(SummaryInput(
         snapshot, now, operations, scope, "; ".join(notes),
         timeline=timeline.events() if timeline is not None else None,
-        timeline_since=timeline.since if timeline is not None else None))
+        timeline_since=timeline.start if timeline is not None else None))
 
 
 def _reaches_back(entries: Sequence[Mapping[str, object]], since: float) -> bool:

@@ -27,7 +27,7 @@ sys.path.insert(0, str(REPO))
 SCENARIOS = REPO / "tests" / "fixtures" / "scenarios"
 
 from gputui.settings import Settings
-from gputui.sources.replay import ReplaySource, load_recording
+from gputui.sources.replay import Recording, ReplaySource, load_recording
 from gputui.ui.app import make_app
 from gputui.ui.commands import key_table
 
@@ -45,6 +45,8 @@ class Shot:
     push: Callable[[], Any] | None = None
     #: builds the app instead of the frozen scenario (``gputui replay`` on a recording)
     make: Callable[[], Any] | None = None
+    #: later snapshots the source delivers before the keys (what ``:timeline`` shows)
+    later: Callable[[Recording], list[Any]] | None = None
 
 
 def contexts_screen() -> Any:
@@ -85,6 +87,34 @@ async def _replayed(app: Any, pilot: Any) -> None:
         await pilot.pause(0.05)
 
 
+def incident(recording: Recording) -> list[Any]:
+    """Three later reads of the recording: a node cordoned, a new XID on another, then the
+    first NotReady and a node gone (the events ``:timeline`` shows)."""
+    from dataclasses import replace
+
+    from gputui.domain.inputs import XidEvent
+    from gputui.domain.snapshot import SnapshotBuilder
+
+    objects = recording.objects
+    names = sorted(objects.nodes)
+    now = recording.now
+    nodes = dict(objects.nodes)
+    cordoned = {**nodes[names[0]], "spec": {**nodes[names[0]].get("spec", {}),
+                                            "unschedulable": True}}
+    nodes[names[0]] = cordoned
+    xids = {**objects.xids, names[1]: (*objects.xids.get(names[1], ()),
+                                       XidEvent(2, 79, now - 200, "GPU has fallen off the bus"))}
+    down = {**cordoned, "status": {**cordoned["status"], "conditions": [
+        {**c, "status": "False"} if c.get("type") == "Ready" else c
+        for c in cordoned["status"]["conditions"]]}}
+    gone = {k: v for k, v in nodes.items() if k != names[-1]}
+    builder = SnapshotBuilder()
+    builder.build(objects, now - 600)
+    return [builder.build(replace(objects, nodes=nodes), now - 420),
+            builder.build(replace(objects, nodes=nodes, xids=xids), now - 180),
+            builder.build(replace(objects, nodes={**gone, names[0]: down}, xids=xids), now)]
+
+
 SHOTS = (
     Shot("nodes", "driver-crashloop", title="Node list: driver crash loop"),
     Shot("node-pipeline", "driver-crashloop", ("enter",), title="Enter: the node's pipeline"),
@@ -99,14 +129,18 @@ SHOTS = (
     Shot("contexts", "healthy", (), (100, 20), title=":ctx", push=contexts_screen),
     Shot("replay", "xid-storm", ("right", "4"), (100, 28), title="gputui replay: right "
          "steps to the XID, 4 shows the findings then", make=replay_app),
+    Shot("timeline", "xid-storm", ("colon", *"timeline", "enter"), (100, 24),
+         title=":timeline: what changed and when, newest first", later=incident),
 )
 
 
 async def take(shot: Shot, out: Path) -> Path:
     """Run the app headless on the shot's recording, press its keys, save the SVG."""
     recording = load_recording(shot.scenario, SCENARIOS)
+    # an audit log that does not exist: no picture shows this machine's own actions
     app = shot.make() if shot.make is not None else make_app(
-        Settings(), ReplaySource.from_recording(recording), clock=lambda: recording.now)
+        Settings(audit_log=str(out / "no-audit-log.jsonl")),
+        ReplaySource.from_recording(recording), clock=lambda: recording.now)
     async with app.run_test(size=shot.size) as pilot:
         await pilot.pause()
         await pilot.pause(0.15)
@@ -114,6 +148,10 @@ async def take(shot: Shot, out: Path) -> Path:
         if shot.push is not None:
             await app.push_screen(shot.push())
             await pilot.pause()
+        for snapshot in shot.later(recording) if shot.later is not None else ():
+            app.min_snapshot_interval = 0.0
+            app.source.push(snapshot)  # type: ignore[attr-defined]  # a ReplaySource
+            await pilot.pause(0.05)
         for key in shot.keys:
             await pilot.press(key)
             await pilot.pause()

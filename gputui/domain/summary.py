@@ -197,8 +197,8 @@ def timeline_section(summary: SummaryInput) -> list[str]:
     every action taken, oldest first (the order a postmortem reads)."""
     lines = ["## Timeline (last hour)", ""]
     if summary.timeline is None:
-        return lines + ["No live timeline: a one-shot read sees no changes (:summary in "
-                        "the TUI has one)."]
+        return [*lines, ("No live timeline: a one-shot read sees no changes (:summary in "
+                         "the TUI has one).")]
     affected = {f.node for f in summary.snapshot.findings
                 if f.node and f.severity.rank >= Severity.WARNING.rank}
     start = summary.now - TIMELINE_WINDOW

@@ -147,7 +147,8 @@ def _changes(old: NodeView, new: NodeView, now: float, known: _Known) -> list[Ti
     if pods_known:
         events += _restarts(old, new, now)
     events += _xids(old, new, now)
-    if pods_known or (not (old.loading or new.loading) and old.unknown == new.unknown):
+    # findings are compared only while what they are read from stays the same
+    if not (old.loading or new.loading) and old.unknown == new.unknown:
         events += _finding_events(name, old.findings, new.findings, now, known)
     return events
 

@@ -108,13 +108,25 @@ class Timeline:
         self.cap = cap
         self.since: float | None = None
         self.dropped = 0
+        #: counts every change, so a view redraws only when there is something new
+        self.version = 0
         self._events: list[TimelineEvent] = []
+
+    @property
+    def start(self) -> float | None:
+        """Where what is kept begins: when watching began, or the oldest event when that
+        is older (an XID seen at its own time, the audit log's last hour)."""
+        first = self._events[0].at if self._events else None
+        if self.since is None or first is None:
+            return self.since if first is None else first
+        return min(self.since, first)
 
     def __len__(self) -> int:
         return len(self._events)
 
     def append(self, event: TimelineEvent) -> None:
         """Keep ``event`` in time order (an XID may be older than what was seen before)."""
+        self.version += 1
         if self._events and event.at < self._events[-1].at:
             bisect.insort_right(self._events, event, key=_at)
         else:
@@ -132,6 +144,7 @@ class Timeline:
         """Hold exactly ``events`` (a replay's timeline up to its cursor)."""
         self._events, self.dropped = [], 0
         self.since = since
+        self.version += 1
         self.extend(events)
 
     def clear(self, since: float | None) -> None:

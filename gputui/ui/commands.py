@@ -142,7 +142,7 @@ COMMANDS: Final[tuple[Command, ...]] = (
     _c("open_log", "l", "Logs", "Log and events of the node's first broken operand pod.",
        "nodes", "open_log", ("logs", "log")),
     _c("node_timeline", "h", "History", "The selected node's timeline: what changed on it "
-       "and when (esc there shows every node).", "nodes", "node_timeline", show=True),
+       "and when (esc there shows every node).", "nodes", "node_timeline"),
     _c("jump", "enter", "Go to", "Jump to the finding's node and pane.", "findings", "jump",
        palette=False),
     _c("findings.summary", "s", "Summary", "Open the handoff summary (Markdown) to review "

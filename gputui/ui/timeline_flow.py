@@ -55,6 +55,7 @@ class TimelineFlow(App[int]):
         self._timeline_given = False
         self._timeline_actions: set[str] = set()
         self._sink_failed = False
+        self._timeline_drawn: tuple[object, int] | None = None
 
     # ------------------------------------------------------------------ deriving
     def timeline_snapshot(self, snapshot: ClusterSnapshot) -> None:
@@ -99,7 +100,11 @@ class TimelineFlow(App[int]):
     def show_timeline_on(self, screen: Screen[Any]) -> None:
         """Hand the timeline to ``screen`` when it shows one."""
         if isinstance(screen, TimelineView):
-            screen.show_timeline(self.timeline.query(), self.timeline.since,
+            shown = (screen, self.timeline.version)
+            if shown == self._timeline_drawn:
+                return  # nothing new since this screen was given it (each snapshot asks)
+            self._timeline_drawn = shown
+            screen.show_timeline(self.timeline.query(), self.timeline.start,
                                  self.timeline.dropped, self.clock())
 
     def _timeline_shown(self) -> None:

@@ -197,7 +197,9 @@ def test_store_orders_caps_and_filters() -> None:
     assert [e.at for e in store.query(since=30.0)] == [40.0, 30.0]
     store.replace([make_event(5.0, "join", "c", "joined the cluster")], since=1.0)
     assert [e.node for e in store.query()] == ["c"] and store.dropped == 0
-    assert store.since == 1.0
+    assert store.since == 1.0 and store.start == 1.0
+    store.append(make_event(0.5, "xid", "c", "XID 79 on GPU 0: seen at its own time"))
+    assert store.start == 0.5 and store.since == 1.0  # what is kept begins before watching
 
 
 def test_actions_from_audit_lines_with_who() -> None:

@@ -39,7 +39,8 @@ async def test_every_view_in_the_app_is_a_view_screen_and_gets_the_greyed_action
     app = frozen_app("upgrade-rolling")
     async with app.run_test(size=(120, 40)) as pilot:
         await settle(pilot)
-        assert set(app.MODES) == {"nodes", "findings", "upgrades", "mig", "joins", "ops"}
+        assert set(app.MODES) == {"nodes", "findings", "upgrades", "mig", "joins", "ops",
+                                  "timeline"}
         for mode in app.MODES:
             await app.switch_mode(mode)
             await settle(pilot)

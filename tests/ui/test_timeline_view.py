@@ -110,7 +110,7 @@ async def test_filter_by_node_and_the_node_list_key(frozen_app: FrozenApp,
 async def test_actions_of_this_context_come_from_the_audit_log_with_who(
         frozen_app: FrozenApp, tmp_path: Path) -> None:
     recording = load_recording("driver-crashloop", SCENARIOS)
-    node = sorted(recording.objects.nodes)[0]
+    node = min(recording.objects.nodes)
     audit = tmp_path / "audit.jsonl"
     import time as clock
 
@@ -179,3 +179,30 @@ def test_timeline_80x24(snap_compare: Any, frozen_app: FrozenApp, tmp_path: Path
         await _open(pilot)
 
     assert snap_compare(app, terminal_size=(80, 24), run_before=run_before)
+
+
+async def test_summary_has_the_last_hour_of_the_affected_nodes(frozen_app: FrozenApp,
+                                                               tmp_path: Path) -> None:
+    """``:summary`` takes the app's timeline: a change on a node with a critical finding is
+    listed, one on a healthy node is not."""
+    from gputui.ui.screens.summary import SummaryScreen
+
+    recording = load_recording("driver-crashloop", SCENARIOS)
+    snapshot = recording.snapshot()
+    sick = sorted(n for n, v in snapshot.nodes.items() if v.worst is Severity.CRITICAL)
+    well = sorted(n for n, v in snapshot.nodes.items() if v.worst in (None, Severity.INFO))
+    assert sick and well
+    app = frozen_app("driver-crashloop", settings=_settings(tmp_path))
+    async with app.run_test(size=(100, 30)) as pilot:
+        await settle(pilot)
+        source = app.source
+        assert isinstance(source, ReplaySource)
+        source.push(modified(recording, cordon=(sick[0], well[0])))
+        await settle(pilot)
+        await pilot.press("colon", *"summary", "enter")
+        await settle(pilot)
+        screen = app.screen
+        assert isinstance(screen, SummaryScreen)
+        part = screen.markdown[screen.markdown.index("## Timeline (last hour)"):]
+        assert f"{iso_utc(recording.now)} {sick[0]}: cordoned" in part
+        assert well[0] not in part

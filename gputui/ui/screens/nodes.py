@@ -22,7 +22,7 @@ from gputui.domain.model import (
     NodeView,
     StageStatus,
 )
-from gputui.ui.commands import bindings_for
+from gputui.ui.commands import bindings_for, key_label
 from gputui.ui.contracts import (
     ActionRequested,
     ContractError,
@@ -82,6 +82,7 @@ class NodesScreen(GpuScreen):
         self._detail_snapshot: ClusterSnapshot | None = None
         self.metrics: MetricsReading = EMPTY_METRICS
         self._want: MetricsWant | None = None
+        self._timeline_key = ""
 
     def compose_body(self) -> Iterable[Widget]:
         # the grammar of gputui.ui.node_rows (NodeFilter): free text and selector terms
@@ -255,6 +256,14 @@ class NodesScreen(GpuScreen):
             parts.append(f"{len(table.marks)} marked")
         label = next(c.label for c in COLUMNS if c.key == table.sort_column)
         parts.append(f"sort: {label} {'▼' if table.sort_reverse else '▲'}")
+        # the footer has no room left for it at 80 columns (it would push out "? Help")
+        if not self._timeline_key and self.is_current:
+            # the node's timeline key after the user's remaps (Textual applied them)
+            self._timeline_key = next((key_label(key) for key, active in
+                                       self.active_bindings.items()
+                                       if active.binding.action == "node_timeline"), "")
+        if self._timeline_key:
+            parts.append(f"{self._timeline_key}: history")
         line = " │ ".join(parts)
         if line != self._view_line:  # an update re-lays out the screen: only on change
             self._view_line = line
