@@ -72,9 +72,8 @@ def changed_nodes(old: ClusterObjects, new: ClusterObjects) -> frozenset[str]:
     Objects are compared by identity first, then by value: a reader may decode unchanged
     objects again.
     """
-    changed: set[str] = set()
-    for key in _differing(old.nodes, new.nodes):
-        changed.add(key)
+    changed: set[str] = {key for key in _differing(old.nodes, new.nodes)
+                         if not _heartbeat_only(old.nodes.get(key), new.nodes.get(key))}
     for key in _differing(old.pods, new.pods):
         for pod in (old.pods.get(key), new.pods.get(key)):
             node = pod_node_name(pod) if pod is not None else None
@@ -84,6 +83,28 @@ def changed_nodes(old: ClusterObjects, new: ClusterObjects) -> frozenset[str]:
                      (old.gpu_health, new.gpu_health)):
         changed.update(_differing(*per_node))
     return frozenset(changed)
+
+
+def _heartbeat_only(old: Any, new: Any) -> bool:
+    """Whether two versions of a Node differ only in their conditions' ``lastHeartbeatTime``
+    (the kubelet's status report every 5 minutes): nothing the domain reads, so the node
+    need not be rebuilt. Over an hour every node has several; a far jump would otherwise
+    rebuild the whole cluster."""
+    if not isinstance(old, Mapping) or not isinstance(new, Mapping):
+        return False
+    return bool(_without_heartbeats(old) == _without_heartbeats(new))
+
+
+def _without_heartbeats(node: Mapping[str, Any]) -> Any:
+    status = node.get("status")
+    if not isinstance(status, Mapping):
+        return node
+    conditions = status.get("conditions")
+    if not isinstance(conditions, list):
+        return node
+    kept = [{k: v for k, v in c.items() if k != "lastHeartbeatTime"}
+            if isinstance(c, Mapping) else c for c in conditions]
+    return {**node, "status": {**status, "conditions": kept}}
 
 
 def _differing(old: Mapping[Any, Any], new: Mapping[Any, Any]) -> set[Any]:

@@ -11,6 +11,7 @@ import random
 import threading
 import time
 from collections.abc import Callable
+from dataclasses import replace
 from pathlib import Path
 
 import pytest
@@ -180,3 +181,22 @@ def test_metrics_come_from_the_recording_or_say_not_recorded(tape: TapeReader) -
     feed.want(MetricsWant(selected="gke-prod-h100-pool-7f3a-hdmv"))
     other = feed.read_once()
     assert other.node is None and other.origin.error == METRICS_NOT_RECORDED
+
+
+def test_a_heartbeat_alone_rebuilds_no_node(tape: TapeReader) -> None:
+    """The kubelet's status report (``lastHeartbeatTime``, every 5 min) changes nothing the
+    domain shows, so a jump over it rebuilds nothing; a real condition change still counts."""
+    objects = tape.objects_at(tape.start)
+    node = objects.nodes[XID_NODE]
+    conditions = node["status"]["conditions"]
+    beat = {**node, "status": {**node["status"], "conditions": [
+        {**c, "lastHeartbeatTime": "2026-12-01T18:30:00Z"} for c in conditions]}}
+    later = replace(objects, nodes={**objects.nodes, XID_NODE: beat})
+    assert changed_nodes(objects, later) == frozenset()
+    full = SnapshotBuilder()
+    assert full.build(later, tape.start).nodes == SnapshotBuilder().build(
+        objects, tape.start).nodes  # what makes skipping it safe
+    down = {**beat, "status": {**beat["status"], "conditions": [
+        {**c, "status": "False"} if c.get("type") == "Ready" else c for c in conditions]}}
+    assert changed_nodes(objects, replace(objects, nodes={**objects.nodes,
+                                                          XID_NODE: down})) == {XID_NODE}
