@@ -14,6 +14,7 @@ second, written by the real :class:`TapeWriter`). Then, as ``gputui replay FILE`
 timings as min / median / max. Target: a seek well under 1 s. Asserts nothing.
 
     python benchmarks/bench_replay_seek.py [--nodes 5000] [--minutes 60] [--seeks 100]
+                                           [--save FILE | --file FILE]
 """
 
 from __future__ import annotations
@@ -74,12 +75,13 @@ def main() -> None:
     parser.add_argument("--minutes", type=int, default=60)
     parser.add_argument("--seeks", type=int, default=100)
     parser.add_argument("--file", type=Path, help="replay this recording instead")
+    parser.add_argument("--save", type=Path, help="write the recording here and keep it")
     args = parser.parse_args()
     path = args.file
     if path is None:
         started = time.perf_counter()
         cluster = Cluster(args.nodes)
-        path = Path(tempfile.mkdtemp(prefix="gputui-bench-")) / "hour.gputui-rec"
+        path = args.save or Path(tempfile.mkdtemp(prefix="gputui-bench-")) / "hour.gputui-rec"
         record(cluster, path, args.minutes)
         print(f"recording: {args.nodes} nodes, {args.minutes} emulated minutes, "
               f"{path.stat().st_size / 1e6:.1f} MB ({time.perf_counter() - started:.0f} s "
@@ -91,7 +93,7 @@ def main() -> None:
         opens.append(time.perf_counter() - begin)
     print(f"open, s:                                 {spread(opens)}")
     seek_figures(reader, args.seeks)
-    if args.file is None:
+    if args.file is None and args.save is None:
         path.unlink()
 
 

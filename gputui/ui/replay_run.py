@@ -7,12 +7,16 @@ kubeconfig is read and no writer is built: the app can only show the recording.
 
 from __future__ import annotations
 
+import math
 import sys
 import time
 from pathlib import Path
 from typing import TYPE_CHECKING
 
 from gputui.settings import Settings
+
+#: epoch seconds beyond any calendar a header can print (year ~5000)
+MAX_TIME = 1e11
 
 if TYPE_CHECKING:  # loaded when a replay opens, not at import (tests/ui/test_layering.py)
     from gputui.domain.replay_cursor import ReplayCursor
@@ -24,9 +28,12 @@ def open_replay(settings: Settings, path: Path) -> tuple[TapeSource, TapeMetrics
     """(source, metrics, cursor) for the recording at ``path``; raises ``TapeError``."""
     from gputui.domain.replay_cursor import ReplayCursor
     from gputui.sources.replay_source import TapeMetrics, TapeSource
+    from gputui.sources.tape_format import TapeError
     from gputui.sources.tape_reader import TapeReader
 
     reader = TapeReader.open(path)
+    if not all(math.isfinite(t) and abs(t) < MAX_TIME for t in (reader.start, reader.end)):
+        raise TapeError(f"recording {path} is damaged (its times are not times)")
     cursor = ReplayCursor(reader.change_times(), reader.start, reader.end,
                           monotonic=time.monotonic)
     source = TapeSource(reader, cursor, settings.thresholds)

@@ -52,3 +52,16 @@ def test_a_directory_and_no_file_argument(tmp_path: Path) -> None:
     result = subprocess.run([sys.executable, "-m", "gputui", "replay"], capture_output=True,
                             text=True, timeout=60, env=env, check=False)
     assert _one_line(result).startswith("gputui replay: error: the following arguments")
+
+
+def test_times_no_calendar_has_are_one_line(tmp_path: Path) -> None:
+    """A hostile recording's frame time of 1e300 s would crash the header's clock."""
+    from gputui.domain.inputs import ClusterObjects
+    from gputui.sources.tape_writer import TapeWriter
+
+    path = tmp_path / "far.tape"
+    writer = TapeWriter(path, context="c", server="s")
+    writer.objects(ClusterObjects(context="c"), 1e300)
+    writer.close()
+    assert _one_line(_replay(path)) == (f"gputui: recording {path} is damaged (its times are "
+                                        "not times)")

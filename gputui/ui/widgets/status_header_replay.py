@@ -19,13 +19,20 @@ from gputui.ui.render.style import Palette
 
 
 def utc_clock(epoch: float) -> str:
-    """``14:02:11`` in UTC."""
-    return time.strftime("%H:%M:%S", time.gmtime(epoch))
+    """``14:02:11`` in UTC (``?`` for a time no calendar has: a recording may be hostile)."""
+    return _utc("%H:%M:%S", epoch)
 
 
 def utc_date(epoch: float) -> str:
     """``2026-12-01`` in UTC."""
-    return time.strftime("%Y-%m-%d", time.gmtime(epoch))
+    return _utc("%Y-%m-%d", epoch)
+
+
+def _utc(form: str, epoch: float) -> str:
+    try:
+        return time.strftime(form, time.gmtime(epoch))
+    except (OverflowError, OSError, ValueError):
+        return "?"
 
 
 def play_part(status: SourceStatus) -> tuple[str, str]:
