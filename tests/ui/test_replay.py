@@ -22,7 +22,8 @@ from gputui.ui.replay_run import open_replay
 from gputui.ui.screens.help import HelpScreen
 from gputui.ui.screens.nodes import NodesScreen
 from gputui.ui.widgets.status_header import StatusHeader
-from tests.fixtures.tapes import XID_NODE, write_xid_tape
+from gputui.ui.widgets.status_header_replay import utc_clock
+from tests.fixtures.tapes import XID_NODE, record_xid_storm, write_xid_tape
 
 #: 2026-12-01 09:30 UTC: the recording's header date, fixed for stable screens
 RECORDED_AT = 1796117400.0
@@ -216,3 +217,36 @@ async def test_timeline_shows_what_was_recorded_up_to_the_cursor(
         await until(pilot, lambda: app.current_mode == "timeline")
         await pilot.press("g")
         await until(pilot, lambda: list(app.timeline.query()) == [])
+
+
+@pytest.fixture(scope="module")
+def live_tape(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, dict[str, object]]:
+    """Two emulated minutes of xid-storm recorded from a live KubeSource (real HTTP)."""
+    path = tmp_path_factory.mktemp("live") / "xid-storm.tape"
+    seen = record_xid_storm(path)
+    assert "xid79_at" in seen, "the live session never showed XID 79"
+    return path, seen
+
+
+async def test_a_live_recording_shows_the_xid_when_the_live_screen_did(
+        live_tape: tuple[Path, dict[str, object]]) -> None:
+    path, seen = live_tape
+    source, metrics, cursor = open_replay(Settings(), path)
+    app = make_replay_app(Settings(), source, clock=lambda: cursor.position, metrics=metrics)
+    app.min_snapshot_interval = 0.0
+
+    def xid79() -> bool:
+        return any(f.code == "xid-error" and "XID 79" in f.message
+                   for f in app.snapshot.findings)
+
+    async with app.run_test(size=(80, 24)) as pilot:
+        await until(pilot, lambda: app.snapshot.generated_at == cursor.start)
+        for _ in range(100):  # right, change by change, until the XID is on screen
+            if xid79():
+                break
+            await pilot.press("right")
+            await until(pilot, lambda: app.snapshot.generated_at == cursor.position)
+        assert xid79()
+        assert app.snapshot.generated_at == seen["xid79_at"]
+        await until(pilot, lambda: f"at {utc_clock(float(seen['xid79_at']))}"  # type: ignore[arg-type]
+                    in header(app)[0])
