@@ -71,12 +71,12 @@ class ReplayCursor:
         return self._speed
 
     def state_word(self) -> str:
-        """``paused``, ``playing``, ``playing 4×`` or ``at end`` (for the header)."""
+        """``paused``, ``playing``, ``playing 4×`` or ``end`` (paused there; for the header)."""
         with self._lock:
             position = self._now()
             if self._playing:
                 return "playing" if self._speed == 1.0 else f"playing {_speed_text(self._speed)}"
-            return "paused at end" if position >= self.end and self.end > self.start else "paused"
+            return "end" if position >= self.end and self.end > self.start else "paused"
 
     def listen(self, listener: Listener) -> None:
         """Call ``listener()`` after every move (from the thread that moved the cursor)."""

@@ -45,7 +45,7 @@ def test_play_stops_at_the_end_and_space_again_starts_over() -> None:
     cursor.toggle()
     clock.now += 60
     assert (cursor.position, cursor.playing) == (200.0, False)
-    assert cursor.state_word() == "paused at end"
+    assert cursor.state_word() == "end"
     cursor.toggle()
     assert (cursor.position, cursor.playing) == (100.0, True)
 

@@ -141,7 +141,7 @@ def test_the_source_thread_follows_the_cursor(tape: TapeReader) -> None:
         cursor.to_end()
         assert _until(lambda: statuses[-1].last_update == tape.end)
         status = statuses[-1]
-        assert status.connection is Connection.REPLAY and status.message == "paused at end"
+        assert status.connection is Connection.REPLAY and status.message == "end"
         assert snapshots[-1].generated_at == tape.end
         assert status.recorded_at == tape.recorded_at and status.context == tape.context
         cursor.to_start()

@@ -46,3 +46,44 @@ def _run(tmux: Tmux, tape: Path) -> None:
     assert _poll(lambda: "read-only" in tmux.screen()), tmux.screen()
     tmux.run("send-keys", "q")
     assert _poll(lambda: "gputui exited with 0" in tmux.screen(), timeout=60), tmux.screen()
+
+
+def test_record_in_the_demo_then_replay_it(tmp_path: Path) -> None:
+    """The whole loop with the real binary twice: ``gputui --demo --scenario xid-storm
+    --record FILE`` until the recording holds an XID, quit, then ``gputui replay FILE``:
+    at the start (``g``) the findings view names no XID, at the end (``G``) XID 79."""
+    from tests.ui.test_tmux_record import _xid_recorded
+
+    path = tmp_path / "session.gputui-rec"
+    recording, replaying = Tmux(), Tmux()
+    try:
+        command = (f"cd {REPO} && env TERM=xterm-256color PYTHONPATH={REPO} HOME={tmp_path} "
+                   f"{_gputui_command()} --demo --scenario xid-storm --speed 10 --record "
+                   f"{path}; echo \"gputui exited with $?\"; sleep 120")
+        assert recording.run("new-session", "-d", "-x", "120", "-y", "40",
+                             command).returncode == 0
+        assert _poll(lambda: _xid_recorded(path), timeout=120), recording.screen()
+        recording.run("send-keys", "q")
+        assert _poll(lambda: "gputui exited with 0" in recording.screen(), timeout=60)
+        command = (f"cd {REPO} && env TERM=xterm-256color TZ=UTC PYTHONPATH={REPO} "
+                   f"{_gputui_command()} replay {path}; echo \"gputui exited with $?\"; "
+                   "sleep 120")
+        assert replaying.run("new-session", "-d", "-x", "80", "-y", "24",
+                             command).returncode == 0
+        assert _poll(lambda: "replay of gputui-demo at " in replaying.screen()
+                     and "gke-" in replaying.screen()), replaying.screen()
+        replaying.run("send-keys", "4")  # the findings view lists every finding
+        assert _poll(lambda: "findings" in replaying.screen()
+                     and "XID" not in replaying.screen()), replaying.screen()
+        replaying.run("send-keys", "G")
+        assert _poll(lambda: "❚❚ end" in replaying.screen()
+                     and "XID 79" in replaying.screen()), replaying.screen()
+        assert "(recorded 20" in replaying.screen().splitlines()[0]
+        replaying.run("send-keys", "g")
+        assert _poll(lambda: "❚❚ end" not in replaying.screen()
+                     and "XID" not in replaying.screen()), replaying.screen()
+        replaying.run("send-keys", "q")
+        assert _poll(lambda: "gputui exited with 0" in replaying.screen(), timeout=60)
+    finally:
+        recording.run("kill-server")
+        replaying.run("kill-server")

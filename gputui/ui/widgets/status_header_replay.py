@@ -5,7 +5,7 @@
 Why its own line: a replay must never read as the live cluster (no "● live", no local
 clock time that could be taken for now). Times are UTC, as the ``t`` prompt reads them
 (:mod:`gputui.domain.at_time`). At 80 columns the context name is shortened first, then the
-recording date goes; the play state always shows.
+recording date goes; the play state always shows (``❚❚ paused``, ``❚❚ end``, ``▶ playing 4×``).
 """
 
 from __future__ import annotations
@@ -40,7 +40,7 @@ def play_part(status: SourceStatus) -> tuple[str, str]:
     word = status.message
     if word.startswith("playing"):
         return f"▶ {word}", "ok"
-    if word.startswith("paused"):
+    if word.startswith("paused") or word == "end":
         return f"❚❚ {word}", "progress"
     return f"✖ {word}" if word else "❚❚ paused", "crit" if word else "progress"
 
