@@ -86,25 +86,27 @@ def changed_nodes(old: ClusterObjects, new: ClusterObjects) -> frozenset[str]:
 
 
 def _heartbeat_only(old: Any, new: Any) -> bool:
-    """Whether two versions of a Node differ only in their conditions' ``lastHeartbeatTime``
-    (the kubelet's status report every 5 minutes): nothing the domain reads, so the node
-    need not be rebuilt. Over an hour every node has several; a far jump would otherwise
-    rebuild the whole cluster."""
+    """Whether two versions of a Node differ only by the kubelet's status report (every
+    5 minutes): the conditions' ``lastHeartbeatTime`` and the ``resourceVersion`` the write
+    bumped, neither of which the domain reads, so the node need not be rebuilt. Over an
+    hour every node has a dozen; a far jump would otherwise rebuild the whole cluster."""
     if not isinstance(old, Mapping) or not isinstance(new, Mapping):
         return False
-    return bool(_without_heartbeats(old) == _without_heartbeats(new))
+    return bool(_without_heartbeat(old) == _without_heartbeat(new))
 
 
-def _without_heartbeats(node: Mapping[str, Any]) -> Any:
+def _without_heartbeat(node: Mapping[str, Any]) -> dict[str, Any]:
+    bare = dict(node)
+    metadata = node.get("metadata")
+    if isinstance(metadata, Mapping):
+        bare["metadata"] = {k: v for k, v in metadata.items() if k != "resourceVersion"}
     status = node.get("status")
-    if not isinstance(status, Mapping):
-        return node
-    conditions = status.get("conditions")
-    if not isinstance(conditions, list):
-        return node
-    kept = [{k: v for k, v in c.items() if k != "lastHeartbeatTime"}
-            if isinstance(c, Mapping) else c for c in conditions]
-    return {**node, "status": {**status, "conditions": kept}}
+    conditions = status.get("conditions") if isinstance(status, Mapping) else None
+    if isinstance(status, Mapping) and isinstance(conditions, list):
+        bare["status"] = {**status, "conditions": [
+            {k: v for k, v in c.items() if k != "lastHeartbeatTime"}
+            if isinstance(c, Mapping) else c for c in conditions]}
+    return bare
 
 
 def _differing(old: Mapping[Any, Any], new: Mapping[Any, Any]) -> set[Any]:

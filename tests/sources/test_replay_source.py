@@ -184,13 +184,15 @@ def test_metrics_come_from_the_recording_or_say_not_recorded(tape: TapeReader) -
 
 
 def test_a_heartbeat_alone_rebuilds_no_node(tape: TapeReader) -> None:
-    """The kubelet's status report (``lastHeartbeatTime``, every 5 min) changes nothing the
-    domain shows, so a jump over it rebuilds nothing; a real condition change still counts."""
+    """The kubelet's status report (``lastHeartbeatTime`` and the ``resourceVersion`` its
+    write bumps, every 5 min) changes nothing the domain shows, so a jump over it rebuilds
+    nothing; a real condition change still counts."""
     objects = tape.objects_at(tape.start)
     node = objects.nodes[XID_NODE]
     conditions = node["status"]["conditions"]
-    beat = {**node, "status": {**node["status"], "conditions": [
-        {**c, "lastHeartbeatTime": "2026-12-01T18:30:00Z"} for c in conditions]}}
+    beat = {**node, "metadata": {**node["metadata"], "resourceVersion": "987654"},
+            "status": {**node["status"], "conditions": [
+                {**c, "lastHeartbeatTime": "2026-12-01T18:30:00Z"} for c in conditions]}}
     later = replace(objects, nodes={**objects.nodes, XID_NODE: beat})
     assert changed_nodes(objects, later) == frozenset()
     full = SnapshotBuilder()
