@@ -154,7 +154,9 @@ class TapeReader:
 
     def _apply(self, parts: Sequence[Mapping[str, Any]], at: float, keyframe: bool) -> None:
         """Resolve one build's ops into the objects it leaves, and keep it as a frame."""
-        if keyframe:
+        carried: State = {name: {} for name in COLLECTIONS}
+        if keyframe:  # starts from nothing, but what it repeats keeps its identity
+            carried = dict(zip(self._json, self._carry(), strict=True))
             self._json = {name: {} for name in COLLECTIONS}
             self._state = {name: {} for name in COLLECTIONS}
             self._small_json = {}
@@ -165,7 +167,7 @@ class TapeReader:
             ops = part.get("ops")
             if not isinstance(ops, list):
                 raise _Damaged("objects frame without ops")
-            changes.extend(self._op(op) for op in ops)
+            changes.extend(self._op(op, carried) for op in ops)
         whole = parts[-1].get("whole") or {}
         if not isinstance(whole, dict) or any(f not in SMALL_FIELDS for f in whole):
             raise _Damaged("unknown cluster-wide field")
@@ -184,12 +186,24 @@ class TapeReader:
                 or len(self._frames) - 1 - self._last_checkpoint() >= CHECKPOINT_FRAMES):
             self._checkpoint()
 
-    def _op(self, op: Any) -> Change:
+    def _carry(self) -> list[dict[Any, tuple[Any, Any]]]:
+        """Per collection, key -> (document, object) of the state a keyframe replaces."""
+        return [{key: (documents[key], self._state[name][key]) for key in documents}
+                for name, documents in self._json.items()]
+
+    def _op(self, op: Any, carried: State) -> Change:
+        """One op resolved into the object it leaves. An object a keyframe repeats
+        unchanged is the one already read (no second ``read_pod``), so a snapshot builder
+        that knows objects by identity sees no change across a keyframe either."""
         if not isinstance(op, list) or len(op) != 4 or op[0] not in COLLECTIONS:
             raise _Damaged("bad op")
         name, kind, raw_key, value = op
         key = _read_key(raw_key, COLLECTIONS[name])
         documents, state = self._json[name], self._state[name]
+        same = carried[name].get(key)
+        if kind == SET and same is not None and same[0] == value:
+            documents[key], state[key] = same
+            return name, key, state[key]
         if kind == DELETE:
             documents.pop(key, None)
             state.pop(key, None)

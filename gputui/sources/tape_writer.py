@@ -24,6 +24,8 @@ import time
 import zlib
 from collections import deque
 from collections.abc import Iterator, Mapping, Sequence
+from itertools import compress
+from operator import is_not
 from pathlib import Path
 from typing import Any
 
@@ -297,23 +299,11 @@ class TapeWriter:
 
     def _ops(self, prev: ClusterObjects | None, new: ClusterObjects) -> Iterator[Op]:
         for name in COLLECTIONS:
-            before: Mapping[Any, Any] = getattr(prev, name) if prev is not None else {}
             after: Mapping[Any, Any] = getattr(new, name)
-            for key, obj in after.items():
-                old = before.get(key)
-                if old is obj:
-                    continue
-                value = _json(obj)
-                if old is None:
-                    yield [name, SET, _key(key), value]
-                    continue
-                patch = merge_diff(_json(old), value)
-                if patch is None:
-                    yield [name, SET, _key(key), value]
-                elif patch:
-                    yield [name, PATCH, _key(key), patch]
-            if len(before) > len(after) or any(k not in after for k in before):
-                yield from ([name, DELETE, _key(k), None] for k in before if k not in after)
+            if prev is None:
+                yield from ([name, SET, _key(k), _json(v)] for k, v in after.items())
+            else:
+                yield from _changes(name, getattr(prev, name), after)
 
     def _whole(self, prev: ClusterObjects | None, new: ClusterObjects) -> dict[str, Any]:
         """The small cluster-wide fields that changed (all of them for a keyframe)."""
@@ -351,6 +341,26 @@ class TapeWriter:
         if self.error is None:
             self.error = f"recording to {self.path} stopped: {error}"
             log.error("%s", self.error)
+
+
+def _changes(name: str, before: Mapping[Any, Any], after: Mapping[Any, Any]) -> Iterator[Op]:
+    """The ops turning ``before`` into ``after``. Which objects changed is told by identity
+    in C (key sets, ``map`` and ``compress``): a Python loop over 45,000 pods per build
+    was most of the writer's CPU at 5,000 nodes."""
+    common = list(after.keys() & before.keys())
+    moved = compress(common, map(is_not, map(after.__getitem__, common),
+                                 map(before.__getitem__, common)))
+    for key in moved:
+        value = _json(after[key])
+        patch = merge_diff(_json(before[key]), value)
+        if patch is None:
+            yield [name, SET, _key(key), value]
+        elif patch:
+            yield [name, PATCH, _key(key), patch]
+    for key in after.keys() - before.keys():
+        yield [name, SET, _key(key), _json(after[key])]
+    for key in before.keys() - after.keys():
+        yield [name, DELETE, _key(key), None]
 
 
 def _open(path: Path) -> int:

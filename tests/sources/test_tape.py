@@ -299,3 +299,24 @@ def test_record_dir_names_the_file_by_context_and_time(tmp_path: Path) -> None:
         ["--config", str(config), "--record", str(tmp_path / "x.rec")]))
     assert recording_path(flagged, "c") == tmp_path / "x.rec"
     assert recording_path(replace(settings, record=None), "c") is None
+
+
+def test_a_keyframe_keeps_the_identity_of_what_it_repeats(tmp_path: Path) -> None:
+    """Objects a later keyframe repeats unchanged come back as the same objects, so a
+    replay's incremental snapshot builder sees no change across it."""
+    small, y, z = cluster(2, prefix="x"), cluster(20, prefix="y"), cluster(20, prefix="z")
+
+    def union(other: ClusterObjects) -> ClusterObjects:
+        return replace(small, nodes={**small.nodes, **other.nodes},
+                       pods={**small.pods, **other.pods})
+
+    path = tmp_path / "r"
+    write(path, [(union(y), T0), (union(z), T0 + 100), (union(z), T0 + 200)],
+          keyframe_every=100.0)
+    lines = [json.loads(line) for line in gzip.decompress(path.read_bytes()).splitlines()]
+    assert [(line["k"], line["end"]) for line in lines[1:]].count(("K", 1)) == 2
+    reader = TapeReader.open(path)
+    before, after = reader.objects_at(T0 + 100), reader.objects_at(T0 + 200)
+    same(after, union(z))
+    assert all(after.pods[k] is before.pods[k] for k in after.pods)
+    assert all(after.nodes[k] is before.nodes[k] for k in after.nodes)
