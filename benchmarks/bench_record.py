@@ -186,9 +186,10 @@ def spread(values: list[float]) -> str:
             f"max {max(values):8.2f}")
 
 
-def record(cluster: Cluster, path: Path, minutes: int) -> tuple[list[float], list[float]]:
+def record(cluster: Cluster, path: Path, minutes: int,
+           **options: Any) -> tuple[list[float], list[float]]:
     """The emulated hour through the writer; CPU ms of each delta frame and keyframe."""
-    writer = TapeWriter(path, context="bench", server="https://bench")
+    writer = TapeWriter(path, context="bench", server="https://bench", **options)
     deltas: list[float] = []
     keys: list[float] = []
     for t in range(minutes * 60):

@@ -344,23 +344,25 @@ class TapeWriter:
 
 
 def _changes(name: str, before: Mapping[Any, Any], after: Mapping[Any, Any]) -> Iterator[Op]:
-    """The ops turning ``before`` into ``after``. Which objects changed is told by identity
-    in C (key sets, ``map`` and ``compress``): a Python loop over 45,000 pods per build
-    was most of the writer's CPU at 5,000 nodes."""
-    common = list(after.keys() & before.keys())
-    moved = compress(common, map(is_not, map(after.__getitem__, common),
-                                 map(before.__getitem__, common)))
-    for key in moved:
+    """The ops turning ``before`` into ``after``. Which objects changed or came is told by
+    identity in C (``map`` and ``compress`` over the mappings, no set of 45,000 keys: that
+    measured ten times slower), and removals are looked for only when the sizes say some
+    object went."""
+    added = 0
+    for key in compress(after.keys(), map(is_not, after.values(), map(before.get, after))):
         value = _json(after[key])
-        patch = merge_diff(_json(before[key]), value)
+        old = before.get(key)
+        if old is None:
+            added += 1
+            yield [name, SET, _key(key), value]
+            continue
+        patch = merge_diff(_json(old), value)
         if patch is None:
             yield [name, SET, _key(key), value]
         elif patch:
             yield [name, PATCH, _key(key), patch]
-    for key in after.keys() - before.keys():
-        yield [name, SET, _key(key), _json(after[key])]
-    for key in before.keys() - after.keys():
-        yield [name, DELETE, _key(key), None]
+    if len(before) + added != len(after):
+        yield from ([name, DELETE, _key(k), None] for k in before if k not in after)
 
 
 def _open(path: Path) -> int:
