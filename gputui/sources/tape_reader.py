@@ -28,6 +28,8 @@ from gputui.domain.inputs import ClusterObjects
 from gputui.domain.metrics import MetricsReading, MetricsWant
 from gputui.domain.pods import read_pod
 from gputui.domain.sanitize import clean_line, clean_tree
+from gputui.sources.decode import reduce_node
+from gputui.sources.reduce import reduce_configmap, reduce_plain
 from gputui.sources.replay import objects_from_json
 from gputui.sources.tape_format import (
     COLLECTIONS,
@@ -316,12 +318,17 @@ def _clean(frame: Any) -> Any:
 
 
 def _object(name: str, value: dict[str, Any]) -> Any:
-    """What ClusterObjects holds: a read pod, label times as numbers, other objects as is."""
+    """What ClusterObjects holds, cut to the shapes the live cache keeps (the same
+    reducers: a recorded object of a shape the cluster never sends cannot reach the domain,
+    and one that was recorded from the cache comes back equal): a read pod, label times as
+    numbers."""
     if name == "pods":
         return read_pod(value)
     if name == "label_times":
         return {str(label): _number(when, "label time") for label, when in value.items()}
-    return value
+    if name == "nodes":
+        return reduce_node(value)[0]
+    return (reduce_configmap if name == "configmaps" else reduce_plain)(value)[0]
 
 
 def _read_key(raw: Any, pair: bool) -> Any:
