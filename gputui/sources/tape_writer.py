@@ -202,7 +202,9 @@ class TapeWriter:
         while True:
             with self._lock:
                 if not self._has_work() and not self._closing:
-                    self._lock.wait(FLUSH_EVERY)
+                    # unflushed data waits no longer than FLUSH_EVERY after the last flush
+                    self._lock.wait(max(0.0, last_flush + FLUSH_EVERY - time.monotonic())
+                                    if dirty else FLUSH_EVERY)
                 objects, self._objects = self._objects, None
                 metrics = list(self._metrics)
                 self._metrics.clear()
@@ -238,9 +240,12 @@ class TapeWriter:
                     timeline: list[list[dict[str, Any]]]) -> bool:
         """Encode and compress what was taken; True when anything was written."""
         lines: list[bytes] = []
+        wrote = False
         try:
-            if objects is not None:
-                lines.extend(self._objects_lines(*objects))
+            if objects is not None:  # line by line: a keyframe is never whole in memory
+                for line in self._objects_lines(*objects):
+                    self._write([line])
+                    wrote = True
             for reading, at in metrics:
                 when = at if at is not None else (reading.origin.updated_at or self._last_at)
                 if when > 0:  # a reading with no time (none yet) cannot be placed
@@ -256,7 +261,7 @@ class TapeWriter:
             self._failed(error)
             return False
         self._write(lines)
-        return bool(lines)
+        return wrote or bool(lines)
 
     # ------------------------------------------------------------ objects frames
     def _objects_lines(self, objects: ClusterObjects, now: float) -> Iterator[bytes]:
