@@ -30,6 +30,7 @@ import statistics
 import sys
 import tempfile
 import time
+import uuid
 from pathlib import Path
 from typing import Any
 
@@ -67,7 +68,8 @@ class Cluster:
     def __init__(self, count: int) -> None:
         base = make_objects(count)
         self.t0 = f.T0
-        self.nodes: dict[str, Json] = dict(base.nodes)
+        self.nodes: dict[str, Json] = {n: _unique(node, i) for i, (n, node)
+                                       in enumerate(base.nodes.items())}
         self.raw: dict[tuple[str, str], Json] = dict(base.pods)  # type: ignore[arg-type]
         self.pods = {k: read_pod(v) for k, v in self.raw.items()}
         self.times = {k: dict(v) for k, v in base.label_times.items()}
@@ -75,6 +77,8 @@ class Cluster:
         self.names = sorted(self.nodes)
         self.crasher = next(k for k in self.raw if k[1].startswith("trainer"))
         self.spacing = 3600.0 * 0.9 / count
+        self.drivers = {p["spec"]["nodeName"]: k for k, p in self.raw.items()
+                        if k[1].startswith("nvidia-driver")}
 
     def objects(self) -> ClusterObjects:
         b = self.base
@@ -119,14 +123,14 @@ class Cluster:
             node["spec"] = {**node.get("spec", {}),
                             "unschedulable": STATES[step] == "cordon-required"}
         if STATES[step] == "pod-restart-required":
-            key = next(k for k, p in self.raw.items()
-                       if p["spec"].get("nodeName") == name and k[1].startswith("nvidia-dr"))
+            key = self.drivers[name]
             pod = dict(self.raw.pop(key))
             del self.pods[key]
             pod["metadata"] = {**pod["metadata"], "name": f"nvidia-driver-daemonset-u{step}"
                                f"{name[-5:]}", "resourceVersion": str(int(now))}
             new = (key[0], pod["metadata"]["name"])
             self.raw[new], self.pods[new] = pod, read_pod(pod)
+            self.drivers[name] = new
 
     def _restart(self, key: tuple[str, str]) -> None:
         pod = dict(self.raw[key])
@@ -135,6 +139,26 @@ class Cluster:
                                        for c in status.get("containerStatuses", [])]
         pod["metadata"] = {**pod["metadata"], "resourceVersion": str(int(time.time() * 1e6))}
         self.raw[key], self.pods[key] = pod, read_pod(pod)
+
+
+def _unique(node: Json, index: int) -> Json:
+    """What differs between two real nodes of a pool besides the name (the factory's are
+    otherwise identical, which gzip would compress better than any real cluster): ids,
+    addresses, provider id, boot and machine ids, creation time."""
+    rng = random.Random(index)
+    ident = {k: uuid.UUID(int=rng.getrandbits(128)).hex for k in
+             ("uid", "machineID", "systemUUID", "bootID")}
+    ip = f"10.{index // 250 % 250}.{index % 250}.{rng.randrange(2, 250)}"
+    node = {**node, "metadata": {**node["metadata"], "uid": ident["uid"],
+                                  "creationTimestamp": f.iso(f.T0 - rng.randrange(10**7))}}
+    node["spec"] = {**node.get("spec", {}), "podCIDR": f"10.{index % 250}.{index // 250}.0/24",
+                    "providerID": f"gce://prod/us-central1-a/{node['metadata']['name']}"}
+    status = node["status"] = dict(node["status"])
+    status["addresses"] = [{"type": "InternalIP", "address": ip},
+                           {"type": "Hostname", "address": node["metadata"]["name"]}]
+    status["nodeInfo"] = {**status.get("nodeInfo", {}),
+                          **{k: v for k, v in ident.items() if k != "uid"}}
+    return node
 
 
 def reading(cluster: Cluster, t: int) -> MetricsReading:
@@ -162,9 +186,10 @@ def spread(values: list[float]) -> str:
             f"max {max(values):8.2f}")
 
 
-def record(cluster: Cluster, path: Path, minutes: int) -> tuple[list[float], list[float]]:
+def record(cluster: Cluster, path: Path, minutes: int,
+           **options: Any) -> tuple[list[float], list[float]]:
     """The emulated hour through the writer; CPU ms of each delta frame and keyframe."""
-    writer = TapeWriter(path, context="bench", server="https://bench")
+    writer = TapeWriter(path, context="bench", server="https://bench", **options)
     deltas: list[float] = []
     keys: list[float] = []
     for t in range(minutes * 60):
@@ -179,6 +204,8 @@ def record(cluster: Cluster, path: Path, minutes: int) -> tuple[list[float], lis
         spent = (time.process_time() - cpu) * 1000
         if writer.frames > frames:
             (keys if writer.keyframes > keyframes else deltas).append(spent)
+        if t % 600 == 599:
+            print(f"  {t + 1} s recorded, {path.stat().st_size / 1e6:.1f} MB", flush=True)
     writer.close()
     return deltas, keys
 

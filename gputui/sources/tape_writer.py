@@ -24,6 +24,8 @@ import time
 import zlib
 from collections import deque
 from collections.abc import Iterator, Mapping, Sequence
+from itertools import compress
+from operator import is_not
 from pathlib import Path
 from typing import Any
 
@@ -200,7 +202,9 @@ class TapeWriter:
         while True:
             with self._lock:
                 if not self._has_work() and not self._closing:
-                    self._lock.wait(FLUSH_EVERY)
+                    # unflushed data waits no longer than FLUSH_EVERY after the last flush
+                    self._lock.wait(max(0.0, last_flush + FLUSH_EVERY - time.monotonic())
+                                    if dirty else FLUSH_EVERY)
                 objects, self._objects = self._objects, None
                 metrics = list(self._metrics)
                 self._metrics.clear()
@@ -236,9 +240,12 @@ class TapeWriter:
                     timeline: list[list[dict[str, Any]]]) -> bool:
         """Encode and compress what was taken; True when anything was written."""
         lines: list[bytes] = []
+        wrote = False
         try:
-            if objects is not None:
-                lines.extend(self._objects_lines(*objects))
+            if objects is not None:  # line by line: a keyframe is never whole in memory
+                for line in self._objects_lines(*objects):
+                    self._write([line])
+                    wrote = True
             for reading, at in metrics:
                 when = at if at is not None else (reading.origin.updated_at or self._last_at)
                 if when > 0:  # a reading with no time (none yet) cannot be placed
@@ -254,7 +261,7 @@ class TapeWriter:
             self._failed(error)
             return False
         self._write(lines)
-        return bool(lines)
+        return wrote or bool(lines)
 
     # ------------------------------------------------------------ objects frames
     def _objects_lines(self, objects: ClusterObjects, now: float) -> Iterator[bytes]:
@@ -297,23 +304,11 @@ class TapeWriter:
 
     def _ops(self, prev: ClusterObjects | None, new: ClusterObjects) -> Iterator[Op]:
         for name in COLLECTIONS:
-            before: Mapping[Any, Any] = getattr(prev, name) if prev is not None else {}
             after: Mapping[Any, Any] = getattr(new, name)
-            for key, obj in after.items():
-                old = before.get(key)
-                if old is obj:
-                    continue
-                value = _json(obj)
-                if old is None:
-                    yield [name, SET, _key(key), value]
-                    continue
-                patch = merge_diff(_json(old), value)
-                if patch is None:
-                    yield [name, SET, _key(key), value]
-                elif patch:
-                    yield [name, PATCH, _key(key), patch]
-            if len(before) > len(after) or any(k not in after for k in before):
-                yield from ([name, DELETE, _key(k), None] for k in before if k not in after)
+            if prev is None:
+                yield from ([name, SET, _key(k), _json(v)] for k, v in after.items())
+            else:
+                yield from _changes(name, getattr(prev, name), after)
 
     def _whole(self, prev: ClusterObjects | None, new: ClusterObjects) -> dict[str, Any]:
         """The small cluster-wide fields that changed (all of them for a keyframe)."""
@@ -351,6 +346,28 @@ class TapeWriter:
         if self.error is None:
             self.error = f"recording to {self.path} stopped: {error}"
             log.error("%s", self.error)
+
+
+def _changes(name: str, before: Mapping[Any, Any], after: Mapping[Any, Any]) -> Iterator[Op]:
+    """The ops turning ``before`` into ``after``. Which objects changed or came is told by
+    identity in C (``map`` and ``compress`` over the mappings, no set of 45,000 keys: that
+    measured ten times slower), and removals are looked for only when the sizes say some
+    object went."""
+    added = 0
+    for key in compress(after.keys(), map(is_not, after.values(), map(before.get, after))):
+        value = _json(after[key])
+        old = before.get(key)
+        if old is None:
+            added += 1
+            yield [name, SET, _key(key), value]
+            continue
+        patch = merge_diff(_json(old), value)
+        if patch is None:
+            yield [name, SET, _key(key), value]
+        elif patch:
+            yield [name, PATCH, _key(key), patch]
+    if len(before) + added != len(after):
+        yield from ([name, DELETE, _key(k), None] for k in before if k not in after)
 
 
 def _open(path: Path) -> int:

@@ -30,6 +30,8 @@ from gputui.domain.metrics import (
     NodeMetrics,
 )
 from gputui.domain.pods import read_pod
+from gputui.sources.decode import reduce_node
+from gputui.sources.reduce import reduce_configmap, reduce_plain
 from gputui.sources.tape_format import FORMAT, TapeError, merge_apply, merge_diff
 from gputui.sources.tape_reader import TapeReader
 from gputui.sources.tape_writer import TapeWriter
@@ -39,7 +41,7 @@ T0 = f.T0
 
 
 def cluster(nodes: int = 3, *, label: str = "1", prefix: str = "gpu") -> ClusterObjects:
-    """A small cluster as the live cache hands it (pods already read)."""
+    """A small cluster as the live cache hands it (reduced, pods already read)."""
     node_list = [f.node(f"{prefix}-{i}", labels={"example.com/rev": label})
                  for i in range(nodes)]
     pods: list[dict[str, Any]] = []
@@ -48,6 +50,9 @@ def cluster(nodes: int = 3, *, label: str = "1", prefix: str = "gpu") -> Cluster
     base = f.objects(node_list, pods)
     return replace(base, pods={k: read_pod(v) if isinstance(v, dict) else v
                                for k, v in base.pods.items()},
+                   nodes={k: reduce_node(v)[0] for k, v in base.nodes.items()},
+                   daemonsets={k: reduce_plain(v)[0] for k, v in base.daemonsets.items()},
+                   configmaps={k: reduce_configmap(v)[0] for k, v in base.configmaps.items()},
                    context="ctx", server="https://k", operator_namespace="gpu-operator",
                    label_times={"gpu-0": {"example.com/rev": T0 - 60}},
                    xids={"gpu-1": (XidEvent(3, 79, T0 - 5, "fell off the bus"),)},
@@ -299,3 +304,42 @@ def test_record_dir_names_the_file_by_context_and_time(tmp_path: Path) -> None:
         ["--config", str(config), "--record", str(tmp_path / "x.rec")]))
     assert recording_path(flagged, "c") == tmp_path / "x.rec"
     assert recording_path(replace(settings, record=None), "c") is None
+
+
+def test_a_keyframe_keeps_the_identity_of_what_it_repeats(tmp_path: Path) -> None:
+    """Objects a later keyframe repeats unchanged come back as the same objects, so a
+    replay's incremental snapshot builder sees no change across it."""
+    small, y, z = cluster(2, prefix="x"), cluster(20, prefix="y"), cluster(20, prefix="z")
+
+    def union(other: ClusterObjects) -> ClusterObjects:
+        return replace(small, nodes={**small.nodes, **other.nodes},
+                       pods={**small.pods, **other.pods})
+
+    path = tmp_path / "r"
+    write(path, [(union(y), T0), (union(z), T0 + 100), (union(z), T0 + 200)],
+          keyframe_every=100.0)
+    lines = [json.loads(line) for line in gzip.decompress(path.read_bytes()).splitlines()]
+    assert [(line["k"], line["end"]) for line in lines[1:]].count(("K", 1)) == 2
+    reader = TapeReader.open(path)
+    before, after = reader.objects_at(T0 + 100), reader.objects_at(T0 + 200)
+    same(after, union(z))
+    assert all(after.pods[k] is before.pods[k] for k in after.pods)
+    assert all(after.nodes[k] is before.nodes[k] for k in after.nodes)
+
+
+def test_objects_of_shapes_the_cluster_never_sends_are_cut_as_the_cache_cuts_them(
+        tmp_path: Path) -> None:
+    """A crafted recording cannot hand the domain what the live cache would not: the
+    snapshot still builds."""
+    from gputui.domain.snapshot import SnapshotBuilder
+
+    objects = cluster(2)
+    odd = {"metadata": {"name": "gpu-odd", "labels": ["not", "a", "map"]},
+           "status": {"conditions": "Ready", "capacity": {"nvidia.com/gpu": {"x": 1}}}}
+    objects = replace(objects, nodes={**objects.nodes, "gpu-odd": odd})
+    path = tmp_path / "r"
+    write(path, [(objects, T0)])
+    back = TapeReader.open(path).objects_at(T0)
+    assert back.nodes["gpu-0"] == objects.nodes["gpu-0"]
+    assert not isinstance(back.nodes["gpu-odd"].get("metadata", {}).get("labels"), list)
+    SnapshotBuilder().build(back, T0)
