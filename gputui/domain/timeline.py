@@ -249,9 +249,18 @@ def action_events(operations: Iterable[Operation], context: str, shift: float,
         severity = Severity.WARNING if failed else None
         on_nodes = [t for t in targets if t in nodes]
         if on_nodes and len(targets) <= MAX_ACTION_NODES and len(on_nodes) == len(targets):
-            events = [make_event(when + shift, "action", t, text, severity, op.user)
+            events = [make_event(when + shift, "action", t, _on_node(op, t), severity, op.user)
                       for t in on_nodes]
         else:
             events = [make_event(when + shift, "action", None, text, severity, op.user)]
         found.append((op.id, events))
     return found
+
+
+def _on_node(op: Operation, node: str) -> str:
+    """``cordon: ok: ...`` on one node's row (the node column names it), with the other
+    targets named when there are any."""
+    others = [t for t in op.targets if t != node]
+    more = f" and {len(others) - 3} more" if len(others) > 3 else ""
+    also = f" (with {', '.join(others[:3])}{more})" if others else ""
+    return f"{op.action}{also}: {op.outcome}"

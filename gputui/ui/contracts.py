@@ -37,7 +37,9 @@ Full-screen views are the app's ``MODES`` (``view_modes(nodes=..., upgrades=...,
 detail tabs are ``nodes.detail_tabs()``; the pod log is pushed by ``app.open_pod_log`` and
 receives :class:`PodLogLoaded` (it may post :class:`PodLogRequested` to reload); ``:ctx``
 pushes ``ContextsScreen`` (``gputui.ui.context_switch``), whose ``enter`` posts
-:class:`ContextSwitchRequested`.
+:class:`ContextSwitchRequested`. ``:timeline`` is handed the app's timeline through
+:class:`TimelineView` (``gputui.ui.timeline_flow``); the node list's ``h`` reaches it as
+``JumpRequested(node, "timeline")``.
 Full screens subclass :class:`gputui.ui.screens.base.GpuScreen` (header on top, footer
 below): yield widgets from ``compose_body()`` and implement :class:`ViewScreen` (a no-op with
 a docstring where the view has no node or metrics); greyed actions come down as one value

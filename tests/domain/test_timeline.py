@@ -212,12 +212,22 @@ def test_actions_from_audit_lines_with_who() -> None:
          "user": "bob\x1b[2J", "action": "drain", "targets": ["gpu-b"]},
         {"id": "3", "time": "2026-11-29T10:02:00Z", "phase": "intent", "context": "staging",
          "user": "carol", "action": "cordon", "targets": ["gpu-a"]},
+        {"id": "4", "time": "2026-11-29T10:03:00Z", "phase": "intent", "context": "prod-gke",
+         "user": "dan", "action": "drain", "targets": ["gpu-a", "gpu-b"]},
+        {"id": "4", "time": "2026-11-29T10:04:00Z", "phase": "outcome", "result": "ok: done"},
+        {"id": "5", "time": "2026-11-29T10:05:00Z", "phase": "intent", "context": "prod-gke",
+         "user": "dan", "action": "set-version", "targets": ["gpu-a", "cluster-policy"]},
+        {"id": "5", "time": "2026-11-29T10:05:01Z", "phase": "outcome", "result": "ok: set"},
     ]
     found = dict(action_events(pair_operations(lines), "prod-gke", 100.0, {"gpu-a", "gpu-b"}))
-    assert set(found) == {"1", "2"}
+    assert set(found) == {"1", "2", "4", "5"}
+    assert [(e.node, e.text) for e in found["4"]] == [
+        ("gpu-a", "drain (with gpu-b): ok: done"), ("gpu-b", "drain (with gpu-a): ok: done")]
+    wide, = found["5"]  # not all of its targets are nodes: one cluster event
+    assert (wide.node, wide.text) == (None, "set-version on gpu-a, cluster-policy: ok: set")
     cordon, = found["1"]
     assert (cordon.node, cordon.who, cordon.at) == ("gpu-a", "alice", f.T0 + 2 + 100.0)
-    assert cordon.text == "cordon on gpu-a: ok: Cordon gpu-a: done" and cordon.severity is None
+    assert cordon.text == "cordon: ok: Cordon gpu-a: done" and cordon.severity is None
     drain, = found["2"]
     assert drain.who == "bob\\x1b[2J" and drain.text.endswith("no outcome recorded")
     assert drain.severity is Severity.WARNING

@@ -44,7 +44,7 @@ async def test_a_cordon_shows_as_an_action_with_who_and_as_the_change_it_made(
             by_kind = {e.kind: e for e in app.timeline.events()}
             action = by_kind["action"]
             assert action.node == "gpu-1" and action.who  # the audit log's user
-            assert action.text.startswith("cordon on gpu-1: ok: ")
+            assert action.text.startswith("cordon: ok: ")
             assert (by_kind["cordon"].node, by_kind["cordon"].text) == ("gpu-1", "cordoned")
             assert sorted(kind for batch in batches for kind in batch) == ["action", "cordon"]
             await pilot.press("colon", *"timeline", "enter")

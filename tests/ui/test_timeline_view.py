@@ -206,3 +206,26 @@ async def test_summary_has_the_last_hour_of_the_affected_nodes(frozen_app: Froze
         part = screen.markdown[screen.markdown.index("## Timeline (last hour)"):]
         assert f"{iso_utc(recording.now)} {sick[0]}: cordoned" in part
         assert well[0] not in part
+
+
+async def test_another_cluster_starts_a_new_timeline(frozen_app: FrozenApp,
+                                                     tmp_path: Path) -> None:
+    """After a context switch the new cluster's first snapshot is its baseline: the old
+    cluster's events go, and nothing is said of the difference between two clusters."""
+    from dataclasses import replace
+
+    recording = load_recording("driver-crashloop", SCENARIOS)
+    names = sorted(recording.objects.nodes)
+    app = frozen_app("driver-crashloop", settings=_settings(tmp_path))
+    async with app.run_test(size=(100, 30)) as pilot:
+        await settle(pilot)
+        app.timeline_snapshot(modified(recording, cordon=(names[0],)))
+        assert [e.text for e in app.timeline.events()] == ["cordoned"]
+        other = replace(modified(recording, remove=(names[0],)), context="other",
+                        generated_at=recording.now + 60)
+        app.timeline_snapshot(other)
+        assert app.timeline.events() == () and app.timeline.since == recording.now + 60
+        screen = await _open(pilot)
+        # (the view names the context of the snapshot the app applied: not pushed here)
+        assert " since 18:31:23 UTC: findings raised" in str(
+            screen.query_one("#timeline-empty").render())

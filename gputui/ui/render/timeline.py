@@ -102,7 +102,8 @@ def empty_text(context: str, since: float | None, now: float, filtered: Timeline
 def view_line(shown: int, total: int, since: float | None, dropped: int,
               filtered: TimelineFilter, now: float) -> str:
     """``12/40 events since 14:02:11 │ node gpu-3 │ oldest 5 dropped (cap)``."""
-    count = f"{shown}/{total} events" if filtered else f"{total} events"
+    noun = "event" if total == 1 else "events"
+    count = f"{shown}/{total} {noun}" if filtered else f"{total} {noun}"
     parts = [count + (f" since {clock_time(since, now)} UTC" if since is not None else "")]
     if filtered:
         parts.append(filtered.words())

@@ -21,6 +21,7 @@ from gputui.domain.metrics import MetricsReading
 from gputui.domain.model import ClusterSnapshot
 from gputui.domain.timeline_event import TimelineEvent
 from gputui.ui.commands import bindings_for
+from gputui.ui.contracts import TimelineView, fulfils
 from gputui.ui.render.timeline import (
     COLUMNS,
     TimelineFilter,
@@ -53,6 +54,7 @@ class TimelineTable(KeyedTable):
             self.add_column(label, key=key)
 
 
+@fulfils(TimelineView)
 class TimelineScreen(GpuScreen):
     """The incident timeline, newest first, filterable by node and text."""
 
