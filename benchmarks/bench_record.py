@@ -40,6 +40,7 @@ sys.path.insert(0, str(REPO / "benchmarks"))
 
 from bench_snapshot import make_objects
 
+from gputui import gctuning
 from gputui.domain.inputs import ClusterObjects
 from gputui.domain.metrics import (
     FleetMetrics,
@@ -196,10 +197,11 @@ def record(cluster: Cluster, path: Path, minutes: int,
         if t:
             cluster.second(t)
         frames, keyframes = writer.frames, writer.keyframes
+        metrics = reading(cluster, t) if t % 2 == 0 else None
         cpu = time.process_time()
         writer.objects(cluster.objects(), cluster.t0 + t)
-        if t % 2 == 0:
-            writer.metrics(reading(cluster, t), cluster.t0 + t)
+        if metrics is not None:
+            writer.metrics(metrics, cluster.t0 + t)
         writer.drain(60.0)
         spent = (time.process_time() - cpu) * 1000
         if writer.frames > frames:
@@ -218,6 +220,7 @@ def main() -> None:
     args = parser.parse_args()
     started = time.perf_counter()
     cluster = Cluster(args.nodes)
+    gctuning.freeze()  # as the app does once a big cluster is loaded (gctuning.BigHeap)
     print(f"cluster: {len(cluster.nodes)} nodes, {len(cluster.pods)} pods "
           f"({time.perf_counter() - started:.1f} s to make)")
     path = Path(tempfile.mkdtemp(prefix="gputui-bench-")) / "hour.gputui-rec"

@@ -373,17 +373,18 @@ class KubeSource:
             return
         self.tracker.build_succeeded()
         self.snapshot = snapshot
-        if self.on_built is not None:
-            try:
-                self.on_built(objects, now)
-            except Exception:  # broad: a recorder's bug must not end the builder thread
-                log.exception("on_built callback failed")
         if not loading:  # the collector stays paused while the big lists are decoded, then
             # what is cached now is frozen first: later passes need not walk it again
             self._gc_pause.end(freeze_first=True)
         else:  # but not for ever when a list never arrives
             self._gc_pause.end_if_longer_than(GC_PAUSE_LIMIT)
         self._deliver(snapshot)
+        if self.on_built is not None:  # after delivery: the screen does not wait for it,
+            # and before the next apply_pending, which changes what ``objects`` shares
+            try:
+                self.on_built(objects, now)
+            except Exception:  # broad: a recorder's bug must not end the builder thread
+                log.exception("on_built callback failed")
 
     def _unreadable(self) -> dict[str, str]:
         """What the feeds could not read, plus the metrics when every scrape was refused."""
