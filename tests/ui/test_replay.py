@@ -250,3 +250,29 @@ async def test_a_live_recording_shows_the_xid_when_the_live_screen_did(
         assert app.snapshot.generated_at == seen["xid79_at"]
         await until(pilot, lambda: f"at {utc_clock(float(seen['xid79_at']))}"  # type: ignore[arg-type]
                     in header(app)[0])
+
+
+async def test_metrics_are_those_recorded_or_say_not_recorded(replay_app: ReplayFactory) -> None:
+    from rich.console import Console
+
+    from gputui.sources.replay_source import METRICS_NOT_RECORDED
+    from gputui.ui.render.metrics import render_metrics
+
+    def pane_text() -> str:
+        node = app.snapshot.nodes.get(screen.table.selected_node or "")
+        console = Console(width=100, record=True)
+        console.print(render_metrics(node, None, app.metrics, app.clock()))
+        return console.export_text()
+
+    app = replay_app()
+    async with app.run_test(size=(100, 40)) as pilot:
+        screen = await _ready(pilot, app)
+        await pilot.press("G", "m")
+        screen.show_node(XID_NODE)  # the only node on screen while recording
+        await until(pilot, lambda: app.metrics.node is not None
+                    and app.metrics.node.node == XID_NODE)
+        assert "recorded metrics (exporter API server pod proxy)" in pane_text()
+        screen.show_node("gke-prod-h100-pool-7f3a-hdmv")
+        await until(pilot, lambda: app.metrics.origin.error == METRICS_NOT_RECORDED)
+        assert app.metrics.node is None and "not recorded at this time" in pane_text()
+        assert "last read failed" not in pane_text()
