@@ -12,9 +12,16 @@ from __future__ import annotations
 
 import sys
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
+from typing import TYPE_CHECKING
 
 from gputui.settings import Settings
+
+if TYPE_CHECKING:  # types only: the TUI's modules load after the kubeconfig is read
+    from gputui.domain.timeline import TimelineEvent
+    from gputui.sources.tape_writer import TapeWriter
+    from gputui.ui.context_switch import ContextSwitch
+    from gputui.ui.timeline_flow import TimelineSink
 
 
 def _stop_quietly(stop: Callable[[], None]) -> None:
@@ -62,6 +69,8 @@ def run_tui(settings: Settings) -> int:
         return 2
     try:
         app = make_app(settings, source, clock=clock, writer=writer, metrics=metrics)
+        if recorder is not None:
+            app.timeline_sink = _timeline_recorder(recorder, app.contexts)
         # the real program leaves within 5 s of SIGHUP, SIGTERM or quit, whatever the
         # terminal or the server does (tests run apps in-process and never end it)
         app.exit_guard.hard_exit = True
@@ -80,3 +89,16 @@ def run_tui(settings: Settings) -> int:
 
         end_process(code)
     return code
+
+
+def _timeline_recorder(recorder: TapeWriter, contexts: ContextSwitch) -> TimelineSink:
+    """The recording's timeline: the recorded context's events only. The recorder is
+    tapped into the first context's source and feed, so after ``:ctx`` the other cluster's
+    objects are not recorded, and neither are its events (README, Recording and replay)."""
+    recorded = contexts.current
+
+    def record(events: Sequence[TimelineEvent]) -> None:
+        if contexts.current == recorded:
+            recorder.timeline([event.to_json() for event in events])
+
+    return record

@@ -48,10 +48,25 @@ def _run(tmux: Tmux, tape: Path) -> None:
     assert _poll(lambda: "gputui exited with 0" in tmux.screen(), timeout=60), tmux.screen()
 
 
+def _action_recorded(path: Path) -> bool:
+    """The growing recording's timeline holds the cordon's action (with who) and the
+    cordon the next snapshot showed."""
+    from gputui.sources.tape_format import TapeError
+    from gputui.sources.tape_reader import TapeReader
+
+    try:
+        reader = TapeReader.open(path)
+    except TapeError:
+        return False
+    kinds = {event.get("kind") for event in reader.timeline_until(reader.end)}
+    return {"action", "cordon"} <= kinds
+
+
 def test_record_in_the_demo_then_replay_it(tmp_path: Path) -> None:
     """The whole loop with the real binary twice: ``gputui --demo --scenario xid-storm
     --record FILE`` until the recording holds an XID, quit, then ``gputui replay FILE``:
-    at the start (``g``) the findings view names no XID, at the end (``G``) XID 79."""
+    at the start (``g``) the findings view names no XID, at the end (``G``) XID 79, and the
+    timeline shows the cordon taken while recording, with who took it."""
     from tests.ui.test_tmux_record import _xid_recorded
 
     path = tmp_path / "session.gputui-rec"
@@ -63,6 +78,11 @@ def test_record_in_the_demo_then_replay_it(tmp_path: Path) -> None:
         assert recording.run("new-session", "-d", "-x", "120", "-y", "40",
                              command).returncode == 0
         assert _poll(lambda: _xid_recorded(path), timeout=120), recording.screen()
+        # an action taken while recording: the replay's timeline must show it, with who
+        recording.run("send-keys", "c")
+        assert _poll(lambda: "Cordon" in recording.screen()), recording.screen()
+        recording.run("send-keys", "y")
+        assert _poll(lambda: _action_recorded(path), timeout=60), recording.screen()
         recording.run("send-keys", "q")
         assert _poll(lambda: "gputui exited with 0" in recording.screen(), timeout=60)
         command = (f"cd {REPO} && env TERM=xterm-256color TZ=UTC PYTHONPATH={REPO} "
@@ -79,6 +99,12 @@ def test_record_in_the_demo_then_replay_it(tmp_path: Path) -> None:
         assert _poll(lambda: "❚❚ end" in replaying.screen()
                      and "XID 79" in replaying.screen()), replaying.screen()
         assert "(recorded 20" in replaying.screen().splitlines()[0]
+        replaying.run("send-keys", ":")
+        replaying.run("send-keys", "-l", "timeline")
+        replaying.run("send-keys", "Enter")
+        assert _poll(lambda: "cordon: ok" in replaying.screen()
+                     and "operator" in replaying.screen()), replaying.screen()
+        replaying.run("send-keys", "4")
         replaying.run("send-keys", "g")
         assert _poll(lambda: "❚❚ end" not in replaying.screen()
                      and "XID" not in replaying.screen()), replaying.screen()
