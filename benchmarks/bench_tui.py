@@ -92,6 +92,7 @@ def read_scale(scenario: str, cache: Path) -> tuple[ClusterObjects, float]:
             print(f"objects from cache {cache}")
             return objects, now
     from gputui.sources.demo import DemoCluster
+
     from gputui.sources.oneshot import read_objects
 
     started = time.perf_counter()
