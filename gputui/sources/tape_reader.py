@@ -115,6 +115,8 @@ class TapeReader:
                 reader = cls(path, _header(first, path))
                 for number, line in enumerate(lines, start=2):
                     reader._line(line, number)
+        except TapeError:
+            raise  # already one line (a SourceError is an OSError: not wrapped twice)
         except OSError as error:
             raise TapeError(f"cannot read recording {path}: "
                             f"{error.strerror or error}") from None

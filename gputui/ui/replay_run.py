@@ -46,14 +46,11 @@ def run_replay(settings: Settings, file: str) -> int:
     from gputui.sources.errors import SourceError
     from gputui.ui.replay_app import make_replay_app
 
+    _say_reading(Path(file))
     try:
         source, metrics, cursor = open_replay(settings, Path(file))
     except SourceError as error:  # TapeError: not a recording, newer format, unreadable
-        # TapeReader.open wraps its own TapeError (an OSError) once more as "cannot read
-        # recording X: not a gputui recording: X"; the inner sentence is the one to say
-        inner = error.__context__
-        print(f"gputui: {inner if isinstance(inner, SourceError) else error}",
-              file=sys.stderr)
+        print(f"gputui: {error}", file=sys.stderr)
         return 2
     except OSError as error:  # the reader's own words are preferred; this is the floor
         print(f"gputui: cannot read recording {file}: {error.strerror or error}",
@@ -73,3 +70,21 @@ def run_replay(settings: Settings, file: str) -> int:
 
         end_process(code)
     return code
+
+
+#: recordings above this size take seconds to read (a 5,000-node hour is ~5 MB): say so
+SAY_READING_BYTES = 1 << 20
+
+
+def _say_reading(path: Path) -> None:
+    """One line on a terminal while a big recording is read, before the screen opens: the
+    operator sees why nothing happens yet (the live source says "loading" the same way)."""
+    try:
+        size = path.stat().st_size
+    except OSError:
+        return  # open_replay says why in one line
+    if size >= SAY_READING_BYTES and sys.stderr.isatty():
+        from gputui.domain.sanitize import clean_line
+
+        print(f"gputui: reading recording {clean_line(str(path))} "
+              f"({size / (1 << 20):.1f} MB)…", file=sys.stderr, flush=True)

@@ -159,23 +159,29 @@ def test_truncated_file_keeps_every_complete_build(tmp_path: Path) -> None:
     same(reader.objects_at(T0 + 10), builds[3][0])
 
 
+def _gz(data: bytes) -> bytes:
+    """gzip with a fixed header time: the bytes name the test, and every xdist worker must
+    collect the same names."""
+    return gzip.compress(data, mtime=0)
+
+
 @pytest.mark.parametrize(("content", "message"), [
     (b"", "not a gputui recording"),
     (b"hello, this is text\n", "not a gputui recording"),
-    (gzip.compress(b'{"format": 1}\n'), "not a gputui recording"),
-    (gzip.compress(b'{"gputui_tape": 9, "recorded_at": 1}\n'), "newer gputui .format 9"),
-    (gzip.compress(b'{"gputui_tape": 1, "recorded_at": 1}\n'), "holds no cluster state"),
-    (gzip.compress(b'{"gputui_tape": 1, "recorded_at": 1}\n{"t": 1, "k": "D", "end": 1, '
+    (_gz(b'{"format": 1}\n'), "not a gputui recording"),
+    (_gz(b'{"gputui_tape": 9, "recorded_at": 1}\n'), "newer gputui .format 9"),
+    (_gz(b'{"gputui_tape": 1, "recorded_at": 1}\n'), "holds no cluster state"),
+    (_gz(b'{"gputui_tape": 1, "recorded_at": 1}\n{"t": 1, "k": "D", "end": 1, '
                    b'"ops": []}\n{"t": 2}\n'), "damaged .line 2: a delta before"),
-    (gzip.compress(b'{"gputui_tape": 1, "recorded_at": 1}\n{"t": 1, "k": "K", "end": 1, '
+    (_gz(b'{"gputui_tape": 1, "recorded_at": 1}\n{"t": 1, "k": "K", "end": 1, '
                    b'"ops": [["nodes", "p", "x", {}]]}\n\n'), "damaged .line 2: a patch"),
-    (gzip.compress(b'{"gputui_tape": 1, "recorded_at": 1}\n{"t": 1, "k": "K", "end": 1, '
+    (_gz(b'{"gputui_tape": 1, "recorded_at": 1}\n{"t": 1, "k": "K", "end": 1, '
                    b'"ops": [["nodes", "s", ["a"], {}]]}\n\n'), "damaged .line 2: bad key"),
-    (gzip.compress(b'{"gputui_tape": 1, "recorded_at": 1}\n{"t": "x", "k": "K"}\n\n'),
+    (_gz(b'{"gputui_tape": 1, "recorded_at": 1}\n{"t": "x", "k": "K"}\n\n'),
      "damaged .line 2: t is not"),
-    (gzip.compress(b'{"gputui_tape": 1, "recorded_at": 1}\n{"t": 1, "k": "K", "end": 1, '
+    (_gz(b'{"gputui_tape": 1, "recorded_at": 1}\n{"t": 1, "k": "K", "end": 1, '
                    b'"ops": [], "whole": {"cluster_policies": ["x"]}}\n\n'), "damaged"),
-    (gzip.compress(b'{"gputui_tape": 1, "recorded_at": 1}\n{"t": 1, "k": "M", "origin": '
+    (_gz(b'{"gputui_tape": 1, "recorded_at": 1}\n{"t": 1, "k": "M", "origin": '
                    b'["none", "", 0, "", 0, ""], "node": {"node": "n", "gpus": [{"gpu": 0, '
                    b'"traces": {"util": [0, 1, [["1", 2]]]}}]}}\n\n'),
      "damaged .line 2: a trace point that is not a number"),
