@@ -94,6 +94,7 @@ class Operator:
             # broad: stopping must finish, whatever a controller task died of
             with contextlib.suppress(asyncio.CancelledError, Exception):
                 await task
+        await self.world.clock.close()
         await self.exporters.stop()
 
     # ------------------------------------------------------------- bootstrap
@@ -182,10 +183,8 @@ class Operator:
             now = world.clock.now()
             nxt = self._due[0][0] if self._due else now + MAX_SLEEP
             nxt = min(nxt, self.workloads.next_due or nxt, now + MAX_SLEEP)
-            delay = max(0.0, world.clock.wall_seconds(nxt - now))
             assert world.wake is not None
-            with contextlib.suppress(asyncio.TimeoutError):
-                await asyncio.wait_for(world.wake.wait(), timeout=max(delay, 0.001))
+            await world.clock.wait(world.wake, nxt - now)
             world.wake.clear()
 
     def _pass(self) -> None:
