@@ -20,11 +20,13 @@ time, in order, and the clock then catches up as fast as the controllers allow.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import heapq
 import itertools
 import math
 import threading
 import time
+from collections.abc import Iterator
 from datetime import UTC, datetime
 
 #: most loop turns the pacer yields, after waking the controllers due at one instant, for
@@ -52,6 +54,8 @@ class SimClock:
         self._floor = -math.inf
         # pause_at(): the time stops there (a scenario read as it settled, not a bit later)
         self._limit = math.inf
+        # held(): the time stands still while the cluster sets itself up
+        self._holds: dict[int, float] = {}
         # loop-thread state: pending wake-ups (at, seq, future), the pacer and its nap
         self._pending: list[tuple[float, int, asyncio.Future[None]]] = []
         self._seq = itertools.count()
@@ -70,8 +74,13 @@ class SimClock:
             return self._base_sim
         return self._base_sim + (time.monotonic() - self._base_mono) * self._speed
 
+    def _stop(self) -> float:
+        """Where the time must stop for now (the lock held): a hold, a pause, a wake-up."""
+        held = min(self._holds.values(), default=math.inf)
+        return min(max(min(self._gate, held), self._floor), self._limit)
+
     def _now(self) -> float:
-        return min(self._flow(), max(self._gate, self._floor), self._limit)
+        return min(self._flow(), self._stop())
 
     def now(self) -> float:
         """Current emulated time, epoch seconds."""
@@ -120,6 +129,22 @@ class SimClock:
             else:
                 self._limit = moment
         self._poke_threadsafe()
+
+    @contextlib.contextmanager
+    def held(self) -> Iterator[None]:
+        """Stop the time while the block runs (on the cluster's loop) and until the tasks it
+        started have run up to their first wait: setting up a large cluster takes no
+        emulated time, however long it takes on a loaded machine."""
+        with self._lock:
+            key = next(self._seq)
+            self._holds[key] = self._now()
+        try:
+            yield
+        finally:
+            self._schedule(0.0)  # at the held instant: the pacer lets the new tasks run first
+            with self._lock:
+                del self._holds[key]
+            self._poke()
 
     def wall_seconds(self, sim_seconds: float) -> float:
         """How long ``sim_seconds`` of emulated time take on the wall clock."""
@@ -206,8 +231,9 @@ class SimClock:
                     return
                 at = self._pending[0][0]
                 self._gate = at
-                ahead = at - min(self._flow(), self._limit)
-                paused = at > self._limit or self._frozen
+                stop = min(self._limit, min(self._holds.values(), default=math.inf))
+                ahead = at - min(self._flow(), stop)
+                paused = at > stop or self._frozen
                 due: list[asyncio.Future[None]] = []
                 if ahead <= 0:
                     while self._pending and self._pending[0][0] <= at:

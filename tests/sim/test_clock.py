@@ -13,12 +13,19 @@ import asyncio
 import itertools
 import threading
 import time
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
 
 import pytest
+import yaml
 
+import gputui.sim as sim_package
 from gputui.sim.clock import SimClock
+from tests.sim.conftest import Sim
 
 START = 1_800_000_000.0
+SCENARIOS = Path(sim_package.__file__).parent / "scenarios"
 
 
 def starve(seconds: float) -> None:
@@ -169,3 +176,27 @@ def test_pause_at_stops_the_time_there_and_resumes_from_it() -> None:
     clock.set_speed(1.0)
     clock.pause_at(None)
     assert START + 30 <= clock.now() < START + 90
+
+
+def test_a_stalled_cluster_plays_its_timeline_at_the_emulated_times(
+        start_sim: Callable[..., Sim], tmp_path: Path) -> None:
+    """The whole emulated cluster at 600x, its loop stalled for a second (ten emulated
+    minutes) right after start: the nodes of a join at 2 min are created at 2 min, read
+    back through the API, not at the end of the stall."""
+    data = yaml.safe_load((SCENARIOS / "healthy.yaml").read_text())
+    data["timeline"] = [{"at": "2m", "action": "join", "pool": "h100", "count": 2}]
+    path = tmp_path / "join-at-2m.yaml"
+    path.write_text(yaml.safe_dump(data))
+    sim = start_sim(str(path), speed=600.0)
+    assert sim.cluster.loop is not None
+    sim.cluster.loop.call_soon_threadsafe(starve, 1.0)
+    start = sim.operator.timeline.start
+
+    def joined() -> list[Any]:
+        new = set(sim.operator.world.pool_members["h100"][4:])
+        return [n for n in sim.core.list_node().items if n.metadata.name in new]
+
+    nodes = sim.wait_for(lambda: len(joined()) == 2 and joined(), 3600, "the joined nodes")
+    for node in nodes:
+        created = node.metadata.creation_timestamp.timestamp()
+        assert abs(created - (start + 120)) <= 1, (node.metadata.name, created - start)

@@ -66,18 +66,22 @@ class Operator:
         world = self.world
         world.loop = asyncio.get_running_loop()
         world.wake = asyncio.Event()
-        # tens of thousands of fresh dicts: collections would make set-up quadratic; the
-        # converged objects then live for the whole run: frozen, they are not rescanned
-        with gctuning.paused(freeze_after=True):
-            self.bootstrap()
-        for resource, handler in (("nodes", self._on_node), ("pods", self._on_pod),
-                                  ("clusterpolicies.nvidia.com", self._on_policy),
-                                  ("nvidiadrivers.nvidia.com", self._on_policy),
-                                  ("configmaps", self._on_configmap)):
-            self._watches.append(world.store.watch(resource, handler)[0])
-        await self.exporters.start()
-        for coro in (self._loop(), self.upgrader.run(), self.timeline.run(), self._expire()):
-            self._tasks.append(asyncio.create_task(coro))
+        # the scenario starts when the controllers do: setting up takes no emulated time
+        with world.clock.held():
+            self.timeline.start = world.clock.now()
+            # tens of thousands of fresh dicts: collections would make set-up quadratic; the
+            # converged objects then live for the whole run: frozen, they are not rescanned
+            with gctuning.paused(freeze_after=True):
+                self.bootstrap()
+            for resource, handler in (("nodes", self._on_node), ("pods", self._on_pod),
+                                      ("clusterpolicies.nvidia.com", self._on_policy),
+                                      ("nvidiadrivers.nvidia.com", self._on_policy),
+                                      ("configmaps", self._on_configmap)):
+                self._watches.append(world.store.watch(resource, handler)[0])
+            await self.exporters.start()
+            for coro in (self._loop(), self.upgrader.run(), self.timeline.run(),
+                         self._expire()):
+                self._tasks.append(asyncio.create_task(coro))
 
     async def _expire(self) -> None:
         """Delete Events past kube-apiserver's ``--event-ttl`` (:mod:`gputui.sim.eventttl`)."""
