@@ -67,14 +67,6 @@ def filtered(screen: str) -> bool:
     return "filter: a100" in screen and bool(rows) and all("a100" in row for row in rows)
 
 
-def painted_at_60(screen: str) -> bool:
-    """gputui has repainted for 60 columns: its first line is its 60-column header (no room
-    for the server URL, which a cut 80-column header still shows)."""
-    lines = screen.splitlines()
-    return (bool(lines) and "gputui" in lines[0] and "(http" not in lines[0]
-            and max(map(len, lines)) <= 60)
-
-
 def gputui_pid(tmux: Tmux) -> int:
     shell = int(tmux.run("display", "-p", "#{pane_pid}").stdout.strip())
     children = subprocess.run(["pgrep", "-P", str(shell)], capture_output=True, text=True,
@@ -108,11 +100,8 @@ def test_burst_filter_and_resize(tmux: Tmux, cpu_load: None) -> None:
     tmux.run("send-keys", ":nodes", "Enter", "/a100", "Enter")
     assert _poll(lambda: filtered(tmux.screen())), tmux.screen()
     tmux.run("resize-window", "-x", "60", "-y", "20")
-    # tmux cuts the old 80-column lines at once; wait for gputui's own 60-column paint (its
-    # header drops the server URL there) before growing the window back. Resized back
-    # before gputui has seen 60x20, it is told 80x24 twice and repaints nothing, leaving
-    # tmux's cut lines (Textual ignores a resize to the size it already has).
-    assert _poll(lambda: painted_at_60(tmux.screen())), tmux.screen()
+    assert _poll(lambda: "gputui" in tmux.screen().splitlines()[0]
+                 and max(map(len, tmux.screen().splitlines())) <= 60), tmux.screen()
     tmux.run("resize-window", "-x", "80", "-y", "24")
     assert _poll(lambda: rows_complete(tmux.screen(), least=3)
                  and "filter: a100" in tmux.screen()), tmux.screen()
