@@ -127,7 +127,7 @@ class SimClock:
                 self._base_mono = time.monotonic()
                 self._limit = math.inf
             else:
-                self._limit = moment
+                self._limit = max(moment, self._now())  # never back in time
         self._poke_threadsafe()
 
     @contextlib.contextmanager
