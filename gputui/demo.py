@@ -33,7 +33,8 @@ from gputui.sources.xids import EXPORTER_APP, XidTracker
 SETTLE_AFTER_TIMELINE = 45 * 60.0
 #: emulated seconds a scenario without a timeline is given to finish bootstrapping
 SETTLE_WITHOUT_TIMELINE = 3 * 60.0
-#: fastest the emulated clock is run while settling (the controllers must keep up)
+#: fastest the emulated clock is run while settling (a loaded machine's controllers slow
+#: it further: the clock waits for them)
 MAX_SETTLE_SPEED = 600.0
 
 
@@ -80,15 +81,16 @@ class DemoCluster:
         """The emulated clock: the domain's "now" for ages and timeouts in demo mode."""
         return float(self.cluster.clock.now()) if self.cluster is not None else time.time()
 
-    def settle(self, span: float, timeout: float = 60.0,
+    def settle(self, span: float, timeout: float = 120.0,
                tick: Callable[[], None] | None = None, tick_every: float = 0.2) -> None:
         """Wait until ``span`` emulated seconds have passed since the cluster started.
 
         The emulated operator may offer its own convergence signal (an async
         ``wait_settled(timeout)``); it is used when present. Start the cluster with a speed
-        from :func:`settle_speed` so this takes a few seconds of real time: changing the
-        clock's speed later would not shorten sleeps the controllers have already begun.
-        ``tick`` is called about every ``tick_every`` seconds of real time meanwhile (``check
+        from :func:`settle_speed` so this takes a few seconds of real time. The emulated
+        clock never runs ahead of its controllers (:mod:`gputui.sim.clock`), so on a loaded
+        machine this takes longer rather than skipping their work; ``timeout`` is a
+        generous ceiling for that. ``tick`` is called about every ``tick_every`` seconds of real time meanwhile (``check
         --demo`` reads the exporters there, as a running gputui would).
         """
         operator = getattr(self.cluster, "operator", None)
@@ -97,6 +99,9 @@ class DemoCluster:
             self.cluster.call(waiter(timeout), timeout=timeout + 5.0)
             return
         horizon = self._started + span
+        # the clock stops at the horizon: a late poll here (a loaded machine) must not
+        # let the scenario play on past the moment it is read at
+        self.cluster.clock.pause_at(horizon)
         deadline = time.monotonic() + timeout
         next_tick = 0.0
         while self.cluster.clock.now() < horizon and time.monotonic() < deadline:
@@ -112,6 +117,7 @@ class DemoCluster:
         in the middle of something (a node still joining) would have moved on."""
         if self.cluster is not None:
             self.cluster.clock.set_speed(1.0)
+            self.cluster.clock.pause_at(None)
 
     def stop(self) -> None:
         """Stop the emulated cluster and remove its kubeconfig; safe to call twice."""

@@ -9,6 +9,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
+from gputui.sim.clock import SimClock
 from tests.sim.conftest import Sim
 
 NS = "gpu-operator"
@@ -98,14 +99,24 @@ def test_device_plugin_marks_gpus_unhealthy_on_critical_xids_only(start_sim: Any
               for gpu, code in enumerate(IGNORED + CRITICAL)]
     path = tmp_path / "xid.yaml"
     path.write_text(XID + "\n".join(events) + "\n")
-    sim = start_sim(str(path), speed=100)
+    # the plugin is up at about 16 s and the XIDs come at 20 s: a few milliseconds of real
+    # time at 100x, which a loaded machine's test thread missed (and setting up the client
+    # alone took longer). The clock stops at start, then just before the XIDs, until the
+    # 8 allocatable GPUs have been read.
+    clock = SimClock(speed=100)
+    clock.pause_at(clock.now())
+    sim = start_sim(str(path), speed=100, clock=clock)
+    clock.pause_at(sim.operator.timeline.start + 19)
     node = sim.node("h100/0")
 
     def allocatable() -> int:
         status = sim.core.read_node(node).status
         return int((status.allocatable or {}).get("nvidia.com/gpu", "0"))
 
-    sim.wait_for(lambda: allocatable() == 8, 300, "all 8 GPUs allocatable")
+    sim.wait_for(lambda: allocatable() == 8 or sim.emulated() >= 19, 300,
+                 "the plugin up, or the clock stopped before the XIDs")
+    assert allocatable() == 8, "all 8 GPUs allocatable before the XIDs"
+    clock.pause_at(None)
     sim.wait_for(lambda: sim.emulated() > 25 and allocatable() == 8 - len(CRITICAL), 120,
                  "the two critical XIDs take their GPUs out of allocatable")
     assert int(sim.core.read_node(node).status.capacity["nvidia.com/gpu"]) == 8

@@ -66,18 +66,22 @@ class Operator:
         world = self.world
         world.loop = asyncio.get_running_loop()
         world.wake = asyncio.Event()
-        # tens of thousands of fresh dicts: collections would make set-up quadratic; the
-        # converged objects then live for the whole run: frozen, they are not rescanned
-        with gctuning.paused(freeze_after=True):
-            self.bootstrap()
-        for resource, handler in (("nodes", self._on_node), ("pods", self._on_pod),
-                                  ("clusterpolicies.nvidia.com", self._on_policy),
-                                  ("nvidiadrivers.nvidia.com", self._on_policy),
-                                  ("configmaps", self._on_configmap)):
-            self._watches.append(world.store.watch(resource, handler)[0])
-        await self.exporters.start()
-        for coro in (self._loop(), self.upgrader.run(), self.timeline.run(), self._expire()):
-            self._tasks.append(asyncio.create_task(coro))
+        # the scenario starts when the controllers do: setting up takes no emulated time
+        with world.clock.held():
+            self.timeline.start = world.clock.now()
+            # tens of thousands of fresh dicts: collections would make set-up quadratic; the
+            # converged objects then live for the whole run: frozen, they are not rescanned
+            with gctuning.paused(freeze_after=True):
+                self.bootstrap()
+            for resource, handler in (("nodes", self._on_node), ("pods", self._on_pod),
+                                      ("clusterpolicies.nvidia.com", self._on_policy),
+                                      ("nvidiadrivers.nvidia.com", self._on_policy),
+                                      ("configmaps", self._on_configmap)):
+                self._watches.append(world.store.watch(resource, handler)[0])
+            await self.exporters.start()
+            for coro in (self._loop(), self.upgrader.run(), self.timeline.run(),
+                         self._expire()):
+                self._tasks.append(asyncio.create_task(coro))
 
     async def _expire(self) -> None:
         """Delete Events past kube-apiserver's ``--event-ttl`` (:mod:`gputui.sim.eventttl`)."""
@@ -94,6 +98,7 @@ class Operator:
             # broad: stopping must finish, whatever a controller task died of
             with contextlib.suppress(asyncio.CancelledError, Exception):
                 await task
+        await self.world.clock.close()
         await self.exporters.stop()
 
     # ------------------------------------------------------------- bootstrap
@@ -182,10 +187,8 @@ class Operator:
             now = world.clock.now()
             nxt = self._due[0][0] if self._due else now + MAX_SLEEP
             nxt = min(nxt, self.workloads.next_due or nxt, now + MAX_SLEEP)
-            delay = max(0.0, world.clock.wall_seconds(nxt - now))
             assert world.wake is not None
-            with contextlib.suppress(asyncio.TimeoutError):
-                await asyncio.wait_for(world.wake.wait(), timeout=max(delay, 0.001))
+            await world.clock.wait(world.wake, nxt - now)
             world.wake.clear()
 
     def _pass(self) -> None:

@@ -31,7 +31,6 @@ the restart-only shortcut, safe driver load, requestor mode and NVIDIADriver CRs
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import logging
 import math
 from collections.abc import Callable
@@ -67,8 +66,7 @@ class Upgrader:
         self._kick = asyncio.Event()
         while True:
             wait = evictor.RETRY_S if self.deleting or self.draining else PERIOD
-            with contextlib.suppress(asyncio.TimeoutError):
-                await asyncio.wait_for(self._kick.wait(), self.world.clock.wall_seconds(wait))
+            await self.world.clock.wait(self._kick, wait)
             await self.world.clock.sleep(DEBOUNCE)
             self._kick.clear()
             try:
