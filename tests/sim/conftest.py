@@ -35,6 +35,10 @@ class Sim:
         pool, _, idx = ref.partition("/")
         return str(self.operator.world.pool_members[pool][int(idx)])
 
+    def resume(self) -> None:
+        """Let the emulated time run (a cluster started with ``paused=True``)."""
+        self.cluster.clock.pause_at(None)
+
     def emulated(self) -> float:
         """Emulated seconds since the scenario started."""
         return float(self.cluster.clock.now() - self.operator.timeline.start)
@@ -62,8 +66,14 @@ def start_sim() -> Iterator[Callable[..., Sim]]:
     """Start an emulated cluster for a scenario (name or YAML path) at a given speed."""
     started: list[EmulatedCluster] = []
 
-    def start(scenario: str, speed: float = 100.0, **kwargs: Any) -> Sim:
-        cluster = EmulatedCluster(scenario, speed=speed, **kwargs).start()
+    def start(scenario: str, speed: float = 100.0, paused: bool = False, **kwargs: Any) -> Sim:
+        """``paused``: the emulated time stays at the start until :meth:`Sim.resume`, so a
+        test can watch the cluster before anything happens (at 300x two emulated minutes
+        are 0.4 s, less than a loaded machine takes to build a client)."""
+        cluster = EmulatedCluster(scenario, speed=speed, **kwargs)
+        if paused:
+            cluster.clock.pause_at(cluster.clock.now())
+        cluster.start()
         started.append(cluster)
         cfg = client.Configuration()
         config.load_kube_config_from_dict(cluster.kubeconfig(), client_configuration=cfg)

@@ -25,10 +25,10 @@ timeline:
 """
 
 
-def _start(start_sim: Any, tmp_path: Path, body: str = TWO_NODES) -> Sim:
+def _start(start_sim: Any, tmp_path: Path, body: str = TWO_NODES, paused: bool = False) -> Sim:
     path = tmp_path / "scenario.yaml"
     path.write_text(body)
-    sim: Sim = start_sim(str(path), speed=300)
+    sim: Sim = start_sim(str(path), speed=300, paused=paused)
     return sim
 
 
@@ -36,8 +36,9 @@ def test_validation_without_a_validator_pod_waits_without_a_clock(start_sim: Any
                                                                   tmp_path: Path) -> None:
     """k8s-operator-libs ``pkg/upgrade/validation_manager.go``: no validator pod on the node
     means "not done" without writing the start time, so the node waits (never fails)."""
-    sim = _start(start_sim, tmp_path)
+    sim = _start(start_sim, tmp_path, paused=True)
     rec = Recorder(sim)
+    sim.resume()
     node = sim.node("h100/0")
     sim.core.patch_node(node, {"metadata": {"labels": {
         "nvidia.com/gpu.deploy.operator-validator": "false"}}})
@@ -83,8 +84,9 @@ def test_each_node_passes_cordon_required_one_state_per_pass(start_sim: Any,
     """``ApplyState`` handles the nodes grouped by the state ``BuildState`` found, so one
     node moves one state per pass: cordon-required lasts until the next pass (the label
     change wakes it), long enough for anyone watching to see it."""
-    sim = _start(start_sim, tmp_path)
+    sim = _start(start_sim, tmp_path, paused=True)
     rec = Recorder(sim)
+    sim.resume()
     nodes = list(sim.operator.world.pool_members["h100"])
     entered: dict[tuple[str, str], float] = {}
 
