@@ -145,6 +145,16 @@ class GpuTuiApp(PodLogFlow, CommandFlow, SummaryFlow, TimelineFlow, QuietCrash):
         self.check_permissions()
         self.start_feeds()
 
+    def on_resize(self, event: events.Resize) -> None:
+        """Every terminal resize paints the whole screen again. Textual repaints only what
+        its layout changed and skips a resize back to the size it already had, but the
+        terminal (tmux, a resized SSH window) reflowed or cut the lines in between: after
+        80x24 → 60x20 → 80x24 in quick succession the old cut lines would stay until each
+        region happened to change. Runs beside Textual's own handler (which debounces)."""
+        del event  # the size is the screen's business; only the repaint is ours
+        self.screen.refresh(repaint=True)
+        self.call_after_refresh(self.screen.refresh, repaint=True)
+
     def start_feeds(self) -> None:
         """Start the source and the metrics feed (at mount, and after a context switch)."""
         self.source.start(self._snapshot_from_source, self._status_from_source)
