@@ -1,0 +1,39 @@
+"""The recording's timeline (``gputui --record``): events go into the file while the app
+shows the context the recorder is tapped into, and none after ``:ctx`` replaces the source,
+even a switch back (a new source that nothing records)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+
+from gputui.domain.inputs import ClusterObjects
+from gputui.domain.timeline_event import make_event
+from gputui.sources.tape_reader import TapeReader
+from gputui.sources.tape_writer import TapeWriter
+from gputui.ui.run import _timeline_recorder
+
+
+@dataclass
+class Feeds:
+    """What the sink reads of the app: the source shown now."""
+
+    source: object
+
+
+def test_events_are_recorded_until_the_source_is_replaced(tmp_path: Path) -> None:
+    path = tmp_path / "session.gputui-rec"
+    writer = TapeWriter(path, context="prod", server="https://k")
+    writer.objects(ClusterObjects(context="prod"), 1000.0)
+    first = object()
+    feeds = Feeds(first)
+    record = _timeline_recorder(writer, feeds)  # type: ignore[arg-type]
+    record([make_event(1001.0, "cordon", "gpu-1", "cordoned")])
+    feeds.source = object()  # :ctx staging
+    record([make_event(1002.0, "cordon", "gpu-2", "cordoned")])
+    feeds.source = object()  # :ctx prod again: a new source, not tapped
+    record([make_event(1003.0, "uncordon", "gpu-1", "uncordoned")])
+    writer.objects(ClusterObjects(context="prod"), 1004.0)
+    writer.close()
+    events = TapeReader.open(path).timeline_until(2000.0)
+    assert [(e["kind"], e["node"]) for e in events] == [("cordon", "gpu-1")]
