@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import sys
 from collections.abc import Sequence
+from dataclasses import dataclass
 from pathlib import Path
 from typing import TextIO
 
@@ -46,8 +47,10 @@ def run_check(settings: Settings, as_json: bool = False, out: TextIO | None = No
         from gputui.sources.connect import read_snapshot
 
         notes: list[str] = []
+        recorded: RecordedMoment | None = None
         if replay is not None:
-            snapshot = replay_snapshot(settings, replay[0], replay[1], notes)
+            recorded = replay_snapshot(settings, replay[0], replay[1], notes)
+            snapshot = recorded.snapshot
         else:
             snapshot = (read_demo_snapshot if settings.demo else read_snapshot)(settings, notes)
     except SourceError as error:
@@ -64,6 +67,11 @@ def run_check(settings: Settings, as_json: bool = False, out: TextIO | None = No
         text = _check_json(snapshot)
         stdout.write(text.decode())
         stdout.write("\n")
+    elif fmt == "markdown" and recorded is not None:
+        from gputui.handoff import replay_summary
+
+        stdout.write(replay_summary(snapshot, recorded.path, recorded.timeline,
+                                    recorded.start, recorded.at))
     elif fmt == "markdown":
         from gputui.handoff import check_summary
 
@@ -74,11 +82,24 @@ def run_check(settings: Settings, as_json: bool = False, out: TextIO | None = No
     return exit_code(snapshot)
 
 
+@dataclass(frozen=True)
+class RecordedMoment:
+    """One moment of a recording, as ``check --replay --at`` reports it."""
+
+    snapshot: ClusterSnapshot
+    path: str
+    #: the recorded timeline up to ``at`` (dicts, read by :func:`events_from_json`)
+    timeline: Sequence[object]
+    start: float
+    at: float
+
+
 def replay_snapshot(settings: Settings, path: str, at_text: str,
-                    notes: list[str]) -> ClusterSnapshot:
+                    notes: list[str]) -> RecordedMoment:
     """The snapshot a recording's session built at ``at_text``: the recorded input of the
     last build by then, built again with ``now`` = that time, so findings and their ages
-    are those of that moment (with this gputui's thresholds).
+    are those of that moment (with this gputui's thresholds); with the recorded timeline
+    up to then for the Markdown summary.
 
     Raises:
         TapeError: the file is not a readable recording, or the time is not in it.
@@ -98,7 +119,7 @@ def replay_snapshot(settings: Settings, path: str, at_text: str,
         snapshot: ClusterSnapshot = SnapshotBuilder(settings.thresholds).build(
             reader.objects_at(at), at)
     notes.append(f"replay of {Path(path).name} at {format_at(at)}")
-    return snapshot
+    return RecordedMoment(snapshot, path, reader.timeline_until(at), reader.start, at)
 
 
 def _check_json(snapshot: ClusterSnapshot) -> bytes:

@@ -32,6 +32,25 @@ def check_summary(snapshot: ClusterSnapshot, audit_log: str,
     return _summary(snapshot, path, wall - CHECK_WINDOW, scope, snapshot.generated_at or wall)
 
 
+def replay_summary(snapshot: ClusterSnapshot, recording: str, events: Sequence[object],
+                   start: float, at: float) -> str:
+    """The summary ``check --replay FILE --at TIME --format markdown`` prints: the recorded
+    timeline up to ``at`` (its actions carry who took them), and no operations from this
+    machine's audit log: the session was recorded elsewhere or earlier, and its actions are
+    the timeline's."""
+    from gputui.domain.timeline_event import events_from_json
+
+    found, skipped = events_from_json(events)
+    timeline = Timeline()
+    timeline.replace([event for event in found if event.at <= at], since=start)
+    note = "the actions taken are in the timeline below, as recorded"
+    if skipped:
+        note += f"; {skipped} damaged timeline entries of the recording were skipped"
+    return build_summary(SummaryInput(
+        snapshot, at, (), f"the recording {Path(recording).name}", note,
+        timeline=timeline.events(), timeline_since=timeline.start))
+
+
 def session_summary(snapshot: ClusterSnapshot, audit_log: str, session_started: float,
                     now: float, timeline: Timeline | None = None) -> str:
     """The summary ``:summary`` shows: operations since the TUI started (wall clock), and

@@ -131,6 +131,8 @@ SHOTS = (
          "steps to the XID, 4 shows the findings then", make=replay_app),
     Shot("timeline", "xid-storm", ("colon", *"timeline", "enter"), (100, 24),
          title=":timeline: what changed and when, newest first", later=incident),
+    Shot("summary", "xid-storm", ("colon", *"summary", "enter"), (100, 32),
+         title=":summary: the handoff summary for review, y copies it", later=incident),
 )
 
 
@@ -177,6 +179,8 @@ def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--out", type=Path, default=REPO / "screenshots")
     parser.add_argument("--keys", action="store_true", help="print the key table and exit")
+    parser.add_argument("--only", metavar="NAME", action="append",
+                        help="take only this shot (repeatable; default: every shot)")
     args = parser.parse_args()
     if args.keys:
         print(key_markdown())
@@ -184,7 +188,12 @@ def main() -> int:
     os.environ["TZ"] = "UTC"
     time.tzset()
     args.out.mkdir(parents=True, exist_ok=True)
+    unknown = set(args.only or ()) - {shot.name for shot in SHOTS}
+    if unknown:
+        parser.error(f"no such shot: {', '.join(sorted(unknown))}")
     for shot in SHOTS:
+        if args.only and shot.name not in args.only:
+            continue
         path = asyncio.run(take(shot, args.out))
         print(f"{path.relative_to(REPO) if path.is_relative_to(REPO) else path}  {shot.title}")
     return 0

@@ -145,3 +145,25 @@ def test_record_to_an_unusable_file_stops_before_the_screen(gputui: Run,
     assert result.stderr.splitlines() == [
         (f"gputui: recording {tmp_path / 'link'} is a symbolic link; gputui does not write "
          "through one")]
+
+
+def test_markdown_from_a_recording_holds_its_timeline_and_who_acted(gputui: Run,
+                                                                    tmp_path: Path) -> None:
+    """``--format markdown`` on a recording: the timeline section is the recorded one up to
+    --at (alice's cordon with who, the XIDs of the affected node), the operations section
+    says the actions are in it (not this machine's audit log), and a damaged entry of the
+    file is counted, not shown."""
+    from tests.fixtures.tapes import XID_NODE, write_xid_tape
+
+    tape = write_xid_tape(tmp_path / "xid-storm.tape")
+    late = gputui("check", "--format", "markdown", "--replay", str(tape), "--at=-0s")
+    assert late.returncode == 1, late.stderr
+    text = late.stdout
+    assert "## Operations (the recording xid-storm.tape)" in text
+    assert "actions taken are in the timeline below" in text
+    assert "1 damaged timeline entries of the recording were skipped" in text
+    timeline = text[text.index("## Timeline"):]
+    assert "cordon: ok" in timeline and "alice" in timeline and XID_NODE in timeline
+    assert "no-such-kind" not in text
+    early = gputui("check", "--format", "markdown", "--replay", str(tape), "--at", "+0s")
+    assert "cordon: ok" not in early.stdout  # the cordon came later than that
