@@ -104,6 +104,47 @@ def test_round_trip_of_keyframe_and_deltas(tmp_path: Path) -> None:
     assert list(reader.change_times()) == [T0, T0 + 10, T0 + 20]
 
 
+def test_a_kubelet_heartbeat_alone_is_not_recorded(tmp_path: Path) -> None:
+    """A node write that only moves the conditions' ``lastHeartbeatTime`` (and the
+    ``resourceVersion``) is not a change the domain reads: no frame; the node's next real
+    change is recorded whole, on top of what was written."""
+    first = cluster(2)
+    node = json.loads(json.dumps(first.nodes["gpu-1"]))
+    node["metadata"]["resourceVersion"] = "999"
+    node["status"]["conditions"] = [{"type": "Ready", "status": "True",
+                                     "lastHeartbeatTime": "2026-12-01T14:05:00Z"}]
+    beat = replace(first, nodes={**first.nodes, "gpu-1": node})
+    again = json.loads(json.dumps(node))
+    again["status"]["conditions"][0]["lastHeartbeatTime"] = "2026-12-01T14:10:00Z"
+    second_beat = replace(first, nodes={**first.nodes, "gpu-1": again})
+    labelled = json.loads(json.dumps(again))
+    labelled["metadata"]["labels"]["example.com/rev"] = "2"
+    changed = replace(first, nodes={**first.nodes, "gpu-1": labelled})
+    path = tmp_path / "r.gputui-rec"
+    write(path, [(beat, T0), (second_beat, T0 + 10), (changed, T0 + 20)])
+    reader = TapeReader.open(path)
+    assert list(reader.change_times()) == [T0, T0 + 20]
+    assert reader.objects_at(T0 + 15).nodes["gpu-1"]["metadata"]["resourceVersion"] == "999"
+    assert reader.objects_at(T0 + 20).nodes["gpu-1"]["metadata"]["labels"][
+        "example.com/rev"] == "2"
+
+
+def test_a_ready_change_with_its_heartbeat_is_recorded(tmp_path: Path) -> None:
+    first = cluster(2)
+    node = json.loads(json.dumps(first.nodes["gpu-1"]))
+    node["status"]["conditions"] = [{"type": "Ready", "status": "True",
+                                     "lastHeartbeatTime": "2026-12-01T14:05:00Z"}]
+    ready = replace(first, nodes={**first.nodes, "gpu-1": node})
+    down = json.loads(json.dumps(node))
+    down["status"]["conditions"] = [{"type": "Ready", "status": "Unknown",
+                                     "lastHeartbeatTime": "2026-12-01T14:06:00Z"}]
+    path = tmp_path / "r.gputui-rec"
+    write(path, [(ready, T0), (replace(first, nodes={**first.nodes, "gpu-1": down}), T0 + 10)])
+    reader = TapeReader.open(path)
+    assert reader.objects_at(T0 + 10).nodes["gpu-1"]["status"]["conditions"][0][
+        "status"] == "Unknown"
+
+
 def test_unchanged_build_writes_no_frame_and_delta_is_a_patch(tmp_path: Path) -> None:
     first = cluster(2)
     node = json.loads(json.dumps(first.nodes["gpu-1"]))
