@@ -20,6 +20,7 @@ from __future__ import annotations
 import logging
 import threading
 from collections.abc import Callable, Mapping, Sequence
+from dataclasses import replace
 from typing import Any, Protocol
 
 from gputui import gctuning
@@ -38,6 +39,8 @@ log = logging.getLogger(__name__)
 
 #: seconds between two builds while playing (the cursor's time moves every tick)
 TICK = 0.5
+#: the header's state word while a jump is built (the panes still show the last time)
+SEEKING = "seeking"
 #: what a pod log or events read answers in a replay
 NOT_RECORDED = "not in the recording: gputui records no pod logs or events"
 #: what the metrics pane says for a node without recorded metrics at the cursor
@@ -171,9 +174,14 @@ class TapeSource:
     def status(self) -> SourceStatus:
         """A replay: context and server of the recording, the cursor's time and state."""
         return SourceStatus(Connection.REPLAY, context=self.tape.context,
-                            server=self.tape.server, last_update=self.cursor.position,
+                            server=self.tape.server, last_update=self._shown_at(),
                             message=self.cursor.state_word(),
                             recorded_at=self.tape.recorded_at)
+
+    def _shown_at(self) -> float:
+        """The time the screen shows: the last build's (the header's "at" must describe
+        the panes under it, not a cursor that moved while a far jump is being built)."""
+        return self.built_at if self.builds else self.cursor.position
 
     def pod_log(self, namespace: str, pod: str, container: str | None = None,
                 tail_lines: int = 200) -> list[str]:
@@ -217,6 +225,10 @@ class TapeSource:
             if self.cursor.version == seen and not playing:
                 continue
             seen = self.cursor.version
+            if not playing and self.builds and self.cursor.position != self.built_at:
+                # a jump at 5,000 nodes can take a second or more: say at once that the
+                # key was taken, and keep saying what the panes show until the build is in
+                self._report(replace(self.status(), message=SEEKING))
             self._build_and_deliver(self.cursor.position)
 
     def _build_and_deliver(self, at: float) -> None:

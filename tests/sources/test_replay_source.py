@@ -140,6 +140,11 @@ def test_the_source_thread_follows_the_cursor(tape: TapeReader) -> None:
         assert _xid79(snapshots[-1]) == [XID_NODE]
         cursor.to_end()
         assert _until(lambda: statuses[-1].last_update == tape.end)
+        # a jump says "seeking" at once, with the time the panes still show; the header's
+        # time is always the last build's, never a cursor ahead of the screen
+        seeking = [s for s in statuses if s.message == "seeking"]
+        assert seeking and seeking[-1].last_update == tape.start + 20
+        assert all(s.last_update in {b.generated_at for b in snapshots} for s in statuses)
         status = statuses[-1]
         assert status.connection is Connection.REPLAY and status.message == "end"
         assert snapshots[-1].generated_at == tape.end

@@ -276,3 +276,19 @@ async def test_metrics_are_those_recorded_or_say_not_recorded(replay_app: Replay
         await until(pilot, lambda: app.metrics.origin.error == METRICS_NOT_RECORDED)
         assert app.metrics.node is None and "not recorded at this time" in pane_text()
         assert "last read failed" not in pane_text()
+
+
+@pytest.mark.parametrize(("word", "shown", "role"), [
+    ("seeking", "⟳ seeking…", "progress"),
+    ("paused", "❚❚ paused", "progress"),
+    ("playing 4×", "▶ playing 4×", "ok"),
+    ("end", "❚❚ end", "progress"),
+    ("cannot show this time: boom", "✖ cannot show this time: boom", "crit"),
+])
+def test_the_header_names_the_cursor_state(word: str, shown: str, role: str) -> None:
+    """A far jump says it is seeking (the panes still show the last time) rather than
+    leaving the operator to wonder whether the key was taken."""
+    from gputui.sources.base import Connection, SourceStatus
+    from gputui.ui.widgets.status_header_replay import play_part
+
+    assert play_part(SourceStatus(Connection.REPLAY, message=word)) == (shown, role)

@@ -40,6 +40,8 @@ def play_part(status: SourceStatus) -> tuple[str, str]:
     word = status.message
     if word.startswith("playing"):
         return f"▶ {word}", "ok"
+    if word == "seeking":
+        return "⟳ seeking…", "progress"
     if word.startswith("paused") or word == "end":
         return f"❚❚ {word}", "progress"
     return f"✖ {word}" if word else "❚❚ paused", "crit" if word else "progress"
