@@ -96,6 +96,9 @@ class GpuTuiApp(PodLogFlow, CommandFlow, SummaryFlow, TimelineFlow, QuietCrash):
         super().__init__()
         self.settings = settings
         self.source = source
+        #: the source whose builds ``--record`` writes (the header's ``● rec`` while it is
+        #: the one shown: a context switch ends the recording); None when not recording
+        self.recorded_source: ClusterSource | None = None
         #: ``:ctx``: which kubeconfig context is shown, and the switch to another
         self.contexts = ContextSwitch(self, self, settings, source)
         #: carries out actions; None when the source has no cluster to write to (replays)
@@ -313,7 +316,9 @@ class GpuTuiApp(PodLogFlow, CommandFlow, SummaryFlow, TimelineFlow, QuietCrash):
         for header in self.screen.query(StatusHeader):
             header.update_state(self.snapshot, self.status, self.clock(), self.metrics.fleet,
                                 running=self.operations.running(),
-                                read_only=self.contexts.read_only)
+                                read_only=self.contexts.read_only,
+                                recording=self.recorded_source is not None
+                                and self.recorded_source is self.source)
 
     # ------------------------------------------------------------------ navigation
     def jump_to(self, node: str | None, pane: str) -> None:

@@ -71,6 +71,7 @@ def run_tui(settings: Settings) -> int:
         app = make_app(settings, source, clock=clock, writer=writer, metrics=metrics)
         if recorder is not None:
             app.timeline_sink = _timeline_recorder(recorder, app)
+            app.recorded_source = source
         # the real program leaves within 5 s of SIGHUP, SIGTERM or quit, whatever the
         # terminal or the server does (tests run apps in-process and never end it)
         app.exit_guard.hard_exit = True

@@ -78,6 +78,7 @@ def test_record_in_the_demo_then_replay_it(tmp_path: Path) -> None:
         assert recording.run("new-session", "-d", "-x", "120", "-y", "40",
                              command).returncode == 0
         assert _poll(lambda: _xid_recorded(path), timeout=120), recording.screen()
+        assert "● rec" in recording.screen().splitlines()[0]  # the recording light
         # an action taken while recording: the replay's timeline must show it, with who
         recording.run("send-keys", "c")
         assert _poll(lambda: "Cordon" in recording.screen()), recording.screen()

@@ -50,6 +50,8 @@ class HeaderState:
     running: tuple[Operation, ...] = ()
     #: no write can be sent (``--read-only`` or a ``read_only_contexts`` match)
     read_only: bool = False
+    #: this session is being recorded (``--record``/``record:``), until ``:ctx`` ends it
+    recording: bool = False
 
 
 def connection_part(state: HeaderState) -> tuple[str, str]:
@@ -184,12 +186,16 @@ def render_header(state: HeaderState, width: int, palette: Palette = PLAIN) -> T
     server = snapshot.server or state.status.server
     conn, conn_role = connection_part(state)
     left = f"gputui ▸ {where}"
-    tag = " read-only" if state.read_only else ""  # before the server: it matters more
+    # before the server: they matter more (a recording light, as any recorder shows one)
+    tags = [(text, role) for text, role, on in ((" read-only", "warn", state.read_only),
+                                                (" ● rec", "crit", state.recording)) if on]
+    tag = "".join(text for text, _ in tags)
     room = width - len(left) - len(tag) - len(conn) - 2
     shown = f" ({server})" if server and room > len(server) + 3 else ""
     line1 = Text(left if tag else left + shown, style="bold", no_wrap=True)
     if tag:
-        line1.append(tag, style=palette.role("warn"))
+        for text, role in tags:
+            line1.append(text, style=palette.role(role))
         line1.append(shown, style="bold")
     line1.append(" " * max(1, width - len(left) - len(shown) - len(tag) - len(conn)))
     line1.append(conn, style=palette.role(conn_role))
@@ -217,7 +223,8 @@ class StatusHeader(Static):
 
     def update_state(self, snapshot: ClusterSnapshot, status: SourceStatus, now: float,
                      fleet: FleetMetrics | None = None,
-                     running: Sequence[Operation] = (), read_only: bool = False) -> None:
+                     running: Sequence[Operation] = (), read_only: bool = False,
+                     recording: bool = False) -> None:
         """Re-render from the app's latest snapshot, status and clock, if the text changed.
 
         The app calls this on every applied snapshot and every second; most calls change
@@ -226,7 +233,8 @@ class StatusHeader(Static):
         grows = ((fleet is None) != (self.state.fleet is None)  # the fleet line comes or goes
                  or bool(snapshot.gaps) != bool(self.state.snapshot.gaps)  # or the gaps line
                  or bool(running) != bool(self.state.running))  # or the running line
-        self.state = HeaderState(snapshot, status, now, fleet, tuple(running), read_only)
+        self.state = HeaderState(snapshot, status, now, fleet, tuple(running), read_only,
+                                 recording)
         if grows or self._drawn is None or self._text() != self._drawn:
             self.refresh(layout=grows)
 
