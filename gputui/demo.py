@@ -67,7 +67,11 @@ class DemoCluster:
         except Exception as error:  # noqa: BLE001 - one line for the operator
             self.cluster = None
             raise SourceError(f"demo cluster: {error}") from None
-        self._started = float(self.cluster.clock.now())
+        # the scenario's times count from its timeline's start (set while the cluster was
+        # held at its first instant), not from when this thread got to read the clock
+        operator = self.cluster.operator
+        self._started = float(operator.timeline.start if operator is not None
+                              else self.cluster.clock.now())
         self._dir = Path(tempfile.mkdtemp(prefix="gputui-demo-"))
         path = self.cluster.write_kubeconfig(self._dir / "kubeconfig")
         return load_target(str(path))
