@@ -34,6 +34,7 @@ from gputui.domain.thresholds import DEFAULT_THRESHOLDS, ThresholdsLike
 from gputui.sources.base import Connection, SnapshotCallback, SourceStatus, StatusCallback
 from gputui.sources.errors import SourceError
 from gputui.sources.metrics import MetricsFeed
+from gputui.sources.tape_format import heartbeat_only
 
 log = logging.getLogger(__name__)
 
@@ -76,7 +77,7 @@ def changed_nodes(old: ClusterObjects, new: ClusterObjects) -> frozenset[str]:
     objects again.
     """
     changed: set[str] = {key for key in _differing(old.nodes, new.nodes)
-                         if not _heartbeat_only(old.nodes.get(key), new.nodes.get(key))}
+                         if not heartbeat_only(old.nodes.get(key), new.nodes.get(key))}
     for key in _differing(old.pods, new.pods):
         for pod in (old.pods.get(key), new.pods.get(key)):
             node = pod_node_name(pod) if pod is not None else None
@@ -86,30 +87,6 @@ def changed_nodes(old: ClusterObjects, new: ClusterObjects) -> frozenset[str]:
                      (old.gpu_health, new.gpu_health)):
         changed.update(_differing(*per_node))
     return frozenset(changed)
-
-
-def _heartbeat_only(old: Any, new: Any) -> bool:
-    """Whether two versions of a Node differ only by the kubelet's status report (every
-    5 minutes): the conditions' ``lastHeartbeatTime`` and the ``resourceVersion`` the write
-    bumped, neither of which the domain reads, so the node need not be rebuilt. Over an
-    hour every node has a dozen; a far jump would otherwise rebuild the whole cluster."""
-    if not isinstance(old, Mapping) or not isinstance(new, Mapping):
-        return False
-    return bool(_without_heartbeat(old) == _without_heartbeat(new))
-
-
-def _without_heartbeat(node: Mapping[str, Any]) -> dict[str, Any]:
-    bare = dict(node)
-    metadata = node.get("metadata")
-    if isinstance(metadata, Mapping):
-        bare["metadata"] = {k: v for k, v in metadata.items() if k != "resourceVersion"}
-    status = node.get("status")
-    conditions = status.get("conditions") if isinstance(status, Mapping) else None
-    if isinstance(status, Mapping) and isinstance(conditions, list):
-        bare["status"] = {**status, "conditions": [
-            {k: v for k, v in c.items() if k != "lastHeartbeatTime"}
-            if isinstance(c, Mapping) else c for c in conditions]}
-    return bare
 
 
 def _differing(old: Mapping[Any, Any], new: Mapping[Any, Any]) -> set[Any]:

@@ -48,6 +48,7 @@ from gputui.sources.tape_format import (
     TapeError,
     encode_line,
     header,
+    heartbeat_only,
     merge_diff,
 )
 from gputui.sources.tape_metrics import MetricsEncoder
@@ -362,39 +363,15 @@ def _changes(name: str, before: Mapping[Any, Any], after: Mapping[Any, Any]) -> 
             added += 1
             yield [name, SET, _key(key), value]
             continue
+        if name == "nodes" and heartbeat_only(old, after[key]):
+            continue  # the next real change is written against the newest state
         patch = merge_diff(_json(old), value)
         if patch is None:
             yield [name, SET, _key(key), value]
-        elif patch and not (name == "nodes" and heartbeat_only(old, patch)):
+        elif patch:
             yield [name, PATCH, _key(key), patch]
     if len(before) + added != len(after):
         yield from ([name, DELETE, _key(k), None] for k in before if k not in after)
-
-
-def heartbeat_only(old: Mapping[str, Any], patch: Mapping[str, Any]) -> bool:
-    """Whether a node's change is only the kubelet's status heartbeat: the conditions'
-    ``lastHeartbeatTime`` (every node, every few minutes) and the ``resourceVersion`` that
-    write bumps. No finding, view or join reads either, so they are not recorded: at 5,000
-    nodes they were over half of the node versions, which every open of the file re-reads.
-    The next real change of the node is written against the newest state, so nothing the
-    domain reads is lost."""
-    if not set(patch) <= {"metadata", "status"}:
-        return False
-    metadata, status = patch.get("metadata") or {}, patch.get("status") or {}
-    if not (isinstance(metadata, Mapping) and set(metadata) <= {"resourceVersion"}
-            and isinstance(status, Mapping) and set(status) <= {"conditions"}):
-        return False
-    if "conditions" not in status:
-        return True
-    after = _beatless(status["conditions"])
-    return after is not None and after == _beatless((old.get("status") or {}).get("conditions"))
-
-
-def _beatless(conditions: Any) -> list[Any] | None:
-    """Conditions without their heartbeat time; None when they are not a list of dicts."""
-    if not isinstance(conditions, list) or not all(isinstance(c, dict) for c in conditions):
-        return None
-    return [{k: v for k, v in c.items() if k != "lastHeartbeatTime"} for c in conditions]
 
 
 def _open(path: Path) -> int:

@@ -148,6 +148,12 @@ class GpuTuiApp(PodLogFlow, CommandFlow, SummaryFlow, TimelineFlow, QuietCrash):
         self.check_permissions()
         self.start_feeds()
 
+    @property
+    def recording(self) -> bool:
+        """Whether what is shown is being recorded: the recorded source is still the one
+        shown (a ``:ctx`` switch, even back, opens a source nothing records)."""
+        return self.recorded_source is not None and self.recorded_source is self.source
+
     def on_resize(self, event: events.Resize) -> None:
         """Every terminal resize paints the whole screen again. Textual repaints only what
         its layout changed and skips a resize back to the size it already had, but the
@@ -317,8 +323,7 @@ class GpuTuiApp(PodLogFlow, CommandFlow, SummaryFlow, TimelineFlow, QuietCrash):
             header.update_state(self.snapshot, self.status, self.clock(), self.metrics.fleet,
                                 running=self.operations.running(),
                                 read_only=self.contexts.read_only,
-                                recording=self.recorded_source is not None
-                                and self.recorded_source is self.source)
+                                recording=self.recording)
 
     # ------------------------------------------------------------------ navigation
     def jump_to(self, node: str | None, pane: str) -> None:

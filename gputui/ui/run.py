@@ -20,7 +20,7 @@ from gputui.settings import Settings
 if TYPE_CHECKING:  # types only: the TUI's modules load after the kubeconfig is read
     from gputui.domain.timeline import TimelineEvent
     from gputui.sources.tape_writer import TapeWriter
-    from gputui.ui.context_switch import ClusterFeeds
+    from gputui.ui.app import GpuTuiApp
     from gputui.ui.timeline_flow import TimelineSink
 
 
@@ -70,8 +70,8 @@ def run_tui(settings: Settings) -> int:
     try:
         app = make_app(settings, source, clock=clock, writer=writer, metrics=metrics)
         if recorder is not None:
-            app.timeline_sink = _timeline_recorder(recorder, app)
             app.recorded_source = source
+            app.timeline_sink = _timeline_recorder(recorder, app)
         # the real program leaves within 5 s of SIGHUP, SIGTERM or quit, whatever the
         # terminal or the server does (tests run apps in-process and never end it)
         app.exit_guard.hard_exit = True
@@ -92,15 +92,14 @@ def run_tui(settings: Settings) -> int:
     return code
 
 
-def _timeline_recorder(recorder: TapeWriter, feeds: ClusterFeeds) -> TimelineSink:
-    """The recording's timeline: the recorded context's events only. The recorder is
-    tapped into the first context's source and feed, so after ``:ctx`` no objects are
-    recorded (a switch back opens a new source), and no events either (README, Recording
+def _timeline_recorder(recorder: TapeWriter, app: GpuTuiApp) -> TimelineSink:
+    """The recording's timeline: events only while the app shows the recorded source
+    (``app.recording``). The recorder is tapped into the first context's source and feed,
+    so after ``:ctx`` no objects are recorded, and no events either (README, Recording
     and replay)."""
-    tapped = feeds.source  # a switch (even back) replaces it: the recording has ended
 
     def record(events: Sequence[TimelineEvent]) -> None:
-        if feeds.source is tapped:
+        if app.recording:
             recorder.timeline([event.to_json() for event in events])
 
     return record

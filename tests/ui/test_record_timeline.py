@@ -16,9 +16,14 @@ from gputui.ui.run import _timeline_recorder
 
 @dataclass
 class Feeds:
-    """What the sink reads of the app: the source shown now."""
+    """What the sink reads of the app: the recorded source and the one shown now."""
 
     source: object
+    recorded_source: object
+
+    @property
+    def recording(self) -> bool:
+        return self.source is self.recorded_source
 
 
 def test_events_are_recorded_until_the_source_is_replaced(tmp_path: Path) -> None:
@@ -26,7 +31,7 @@ def test_events_are_recorded_until_the_source_is_replaced(tmp_path: Path) -> Non
     writer = TapeWriter(path, context="prod", server="https://k")
     writer.objects(ClusterObjects(context="prod"), 1000.0)
     first = object()
-    feeds = Feeds(first)
+    feeds = Feeds(first, first)
     record = _timeline_recorder(writer, feeds)  # type: ignore[arg-type]
     record([make_event(1001.0, "cordon", "gpu-1", "cordoned")])
     feeds.source = object()  # :ctx staging
