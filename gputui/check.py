@@ -9,10 +9,10 @@ with exit code 2, never a traceback.
 from __future__ import annotations
 
 import sys
-from collections.abc import Sequence
+from collections.abc import Collection, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TextIO
+from typing import TYPE_CHECKING, TextIO
 
 import msgspec
 
@@ -23,6 +23,9 @@ from gputui.domain.sanitize import clean_line, clean_tree
 from gputui.logsetup import redact
 from gputui.settings import Settings
 from gputui.sources.errors import SourceError
+
+if TYPE_CHECKING:  # the reader loads only for --replay
+    from gputui.sources.tape_reader import TapeReader
 
 EXIT_CANNOT_RUN = 2
 _COLUMNS = ("SEVERITY", "CODE", "NODE", "MESSAGE")
@@ -115,11 +118,27 @@ def replay_snapshot(settings: Settings, path: str, at_text: str,
         at = parse_at(at_text, reader.start, reader.end)
     except ValueError as error:
         raise TapeError(f"--at: {error}") from None
+    objects = reader.objects_at(at)
+    if objects.loading:  # fail closed: a half-read moment would print "no findings"
+        raise TapeError(_still_loading(reader, at, objects.loading))
     with gctuning.paused():  # as every caller of a build does (gctuning's rule)
-        snapshot: ClusterSnapshot = SnapshotBuilder(settings.thresholds).build(
-            reader.objects_at(at), at)
+        snapshot: ClusterSnapshot = SnapshotBuilder(settings.thresholds).build(objects, at)
     notes.append(f"replay of {Path(path).name} at {format_at(at)}")
     return RecordedMoment(snapshot, path, reader.timeline_until(at), reader.start, at)
+
+
+def _still_loading(reader: TapeReader, at: float, loading: Collection[str]) -> str:
+    """The one line for a moment the session had not read everything yet (its first lists
+    were still arriving): what was missing, and the first complete moment if there is one."""
+    from gputui.domain.at_time import format_at
+
+    lists = ", ".join(sorted(loading))
+    complete = next((t for t in reader.change_times()
+                     if t > at and not reader.objects_at(t).loading), None)
+    later = (f"; the first complete read is at {format_at(complete)}" if complete is not None
+             else "; it never read everything")
+    return (f"at {format_at(at)} the recorded session was still loading ({lists}), so its "
+            f"findings are unknown{later}")
 
 
 def _check_json(snapshot: ClusterSnapshot) -> bytes:

@@ -79,17 +79,34 @@ def run_tui(settings: Settings) -> int:
     except KeyboardInterrupt:
         return 130
     finally:
+        if recorder is not None:  # first: the process is gone 4.5 s after quit began
+            _close_recorder(recorder)
         _stop_quietly(source.stop)
         if writer is not None:
             _stop_quietly(writer.close)
-        if recorder is not None:
-            _stop_quietly(recorder.close)
     code = int(app.return_code or 0)
     if app.exit_guard.exiting:  # quit or a signal: no finalisation to wait for or crash in
         from gputui.ui.exit_signals import end_process
 
         end_process(code)
     return code
+
+
+#: seconds the recorder may take at exit to write what it was handed (the exit deadline
+#: leaves little more once the screen is restored)
+RECORDER_GRACE = 1.0
+
+
+def _close_recorder(recorder: TapeWriter) -> None:
+    """Close the recording if the writer has caught up; else say what it lacks. A writer
+    behind the source (the first full read of a 5,000-node cluster on a busy machine is a
+    frame of 40,000 pods) would be killed mid-frame by the exit deadline: the file then
+    reads up to its last complete frame, and the operator must know it ends early."""
+    if recorder.drain(RECORDER_GRACE):
+        _stop_quietly(recorder.close)
+        return
+    print(f"gputui: recording {recorder.path}: the newest builds were still being written "
+          "at exit and are not in it; it ends at its last complete frame", file=sys.stderr)
 
 
 def _timeline_recorder(recorder: TapeWriter, app: GpuTuiApp) -> TimelineSink:

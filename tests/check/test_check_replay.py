@@ -167,3 +167,28 @@ def test_markdown_from_a_recording_holds_its_timeline_and_who_acted(gputui: Run,
     assert "no-such-kind" not in text
     early = gputui("check", "--format", "markdown", "--replay", str(tape), "--at", "+0s")
     assert "cordon: ok" not in early.stdout  # the cordon came later than that
+
+
+def test_a_moment_still_loading_is_unknown_not_healthy(gputui: Run, tmp_path: Path) -> None:
+    """A recording starts while the session's first lists arrive (a 5,000-node cluster's
+    pods take a minute): a report of that moment would say "no findings", so it is one
+    line, exit 2, naming what was missing and the first complete moment."""
+    from dataclasses import replace
+
+    from gputui.sources.tape_writer import TapeWriter
+    from tests.sources.test_tape import T0, cluster
+
+    path = tmp_path / "loading.gputui-rec"
+    writer = TapeWriter(path, context="ctx", server="https://k")
+    half = replace(cluster(2), loading=frozenset({"pods", "clusterpolicies"}))
+    writer.objects(half, T0)
+    assert writer.drain(10.0)
+    writer.objects(replace(half, loading=frozenset()), T0 + 10)
+    writer.close()
+    early = gputui("check", "--replay", str(path), "--at", "+5s")
+    assert early.returncode == 2 and early.stdout == ""
+    assert early.stderr.count("\n") == 1
+    assert "still loading (clusterpolicies, pods)" in early.stderr
+    assert "findings are unknown; the first complete read is at " in early.stderr
+    late = gputui("check", "--replay", str(path), "--at", "+10s")
+    assert late.returncode in (0, 1) and late.stderr == "", late.stderr

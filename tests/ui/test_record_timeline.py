@@ -42,3 +42,40 @@ def test_events_are_recorded_until_the_source_is_replaced(tmp_path: Path) -> Non
     writer.close()
     events = TapeReader.open(path).timeline_until(2000.0)
     assert [(e["kind"], e["node"]) for e in events] == [("cordon", "gpu-1")]
+
+
+class BehindWriter:
+    """A recorder still writing a big frame when the program leaves."""
+
+    path = Path("/tmp/session.gputui-rec")
+    closed = False
+
+    def drain(self, timeout: float) -> bool:
+        return False
+
+    def close(self) -> None:
+        self.closed = True
+
+
+def test_a_recorder_behind_at_exit_is_said_not_waited_for(capsys: object) -> None:
+    """The exit deadline would kill a close() that waits for a big frame: the operator is
+    told the recording ends early instead, and nothing waits."""
+    from gputui.ui.run import _close_recorder
+
+    behind = BehindWriter()
+    _close_recorder(behind)  # type: ignore[arg-type]
+    err = capsys.readouterr().err  # type: ignore[attr-defined]
+    assert not behind.closed
+    assert err.count("\n") == 1 and "session.gputui-rec" in err and "ends at its last" in err
+
+
+def test_a_recorder_that_caught_up_is_closed_whole(tmp_path: Path) -> None:
+    import gzip
+
+    from gputui.ui.run import _close_recorder
+
+    path = tmp_path / "s.gputui-rec"
+    writer = TapeWriter(path, context="prod", server="https://k")
+    writer.objects(ClusterObjects(context="prod"), 1000.0)
+    _close_recorder(writer)
+    assert gzip.decompress(path.read_bytes())  # the stream is ended: zcat reads it all
