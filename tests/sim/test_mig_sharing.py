@@ -52,9 +52,10 @@ def test_mig_changes_move_state_labels_and_capacity(start_sim: Any, tmp_path: Pa
     assert seen[failing][-1] == ("failed", "true")
     assert labels(bad)[STATE] == "failed" and ("pending", "paused-for-mig-change") not in seen.get(bad, [])
 
-    def mig_capacity() -> bool:
-        status = sim.core.read_node(good).status
-        return status.allocatable.get("nvidia.com/mig-1g.10gb") == "56"
+    def mig_capacity() -> bool:  # the device plugin's capacity and GFD's label: two writers
+        node = sim.core.read_node(good)
+        return (node.status.allocatable.get("nvidia.com/mig-1g.10gb") == "56"
+                and "nvidia.com/mig-1g.10gb.count" in node.metadata.labels)
 
     sim.wait_for(mig_capacity, 300, "mixed MIG capacity")
     node = sim.core.read_node(good)
