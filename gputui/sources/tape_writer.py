@@ -127,6 +127,7 @@ class TapeWriter:
         self._key_bytes = 0
         self._delta_bytes = 0
         self._last_at = 0.0
+        self._end_at = 0.0  # close(at=): where the session ended on the source's clock
         self._frame_at = 0.0  # the time of the last objects frame written
         self._encoder = MetricsEncoder()
         self._write([encode_line(header(context, server, time.time(), __version__))])
@@ -175,11 +176,15 @@ class TapeWriter:
                 self._lock.wait(left)
         return True
 
-    def close(self) -> None:
-        """Write what is waiting, end the gzip stream and close the file; idempotent."""
+    def close(self, at: float | None = None) -> None:
+        """Write what is waiting, end the gzip stream and close the file; idempotent.
+        ``at``: the source's time as the session ends; the recording then reaches it (the
+        source builds only on a change, so the state of its last build held until then)."""
         with self._lock:
             if self._closed:
                 return
+            if at is not None:
+                self._end_at = max(self._end_at, at)
             self._closing = True
             self._lock.notify()
         if self._thread is not threading.current_thread():
@@ -227,12 +232,13 @@ class TapeWriter:
                 return
 
     def _last_frame(self) -> None:
-        """On close: an empty frame at the last build's time, so the recording ends when
-        the session did, not at its last change."""
-        if self.error is None and self._prev is not None and self._last_at > self._frame_at:
-            self._write([encode_line({"t": self._last_at, "k": DELTA, "end": 1, "ops": [],
+        """On close: an empty frame where the session ended (``close(at=)``, else the last
+        build's time), so the recording ends when the session did, not at its last change."""
+        end = max(self._last_at, self._end_at)
+        if self.error is None and self._prev is not None and end > self._frame_at:
+            self._write([encode_line({"t": end, "k": DELTA, "end": 1, "ops": [],
                                       "whole": {}})])
-            self._frame_at = self._last_at
+            self._frame_at = end
 
     def _has_work(self) -> bool:
         return self._objects is not None or bool(self._metrics) or bool(self._timeline)

@@ -80,7 +80,7 @@ def run_tui(settings: Settings) -> int:
         return 130
     finally:
         if recorder is not None:  # first: the process is gone 4.5 s after quit began
-            _close_recorder(recorder)
+            _close_recorder(recorder, clock())
         _stop_quietly(source.stop)
         if writer is not None:
             _stop_quietly(writer.close)
@@ -97,13 +97,13 @@ def run_tui(settings: Settings) -> int:
 RECORDER_GRACE = 1.0
 
 
-def _close_recorder(recorder: TapeWriter) -> None:
+def _close_recorder(recorder: TapeWriter, at: float | None = None) -> None:
     """Close the recording if the writer has caught up; else say what it lacks. A writer
     behind the source (the first full read of a 5,000-node cluster on a busy machine is a
     frame of 40,000 pods) would be killed mid-frame by the exit deadline: the file then
     reads up to its last complete frame, and the operator must know it ends early."""
     if recorder.drain(RECORDER_GRACE):
-        _stop_quietly(recorder.close)
+        _stop_quietly(lambda: recorder.close(at))
         return
     print(f"gputui: recording {recorder.path}: the newest builds were still being written "
           "at exit and are not in it; it ends at its last complete frame", file=sys.stderr)

@@ -68,7 +68,7 @@ class Session:
         if self.source is not None:
             self.source.stop()
         if self.writer is not None:
-            self.writer.close()
+            self.writer.close(at=self.clock())
 
     def built(self) -> list[tuple[dict[str, Any], float]]:
         with self._lock:
