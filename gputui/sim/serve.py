@@ -11,6 +11,7 @@ import argparse
 import signal
 import sys
 import threading
+from collections.abc import Callable
 from types import FrameType
 
 from gputui.sim.apiserver.rbac import parse_identity
@@ -42,20 +43,22 @@ def _announce(cluster: EmulatedCluster, kubeconfig_out: str | None,
           f"{cluster.url} ; {how} ; Ctrl-C to stop", flush=True)
 
 
-def _wait_for_signal() -> None:
-    """Block until SIGINT or SIGTERM."""
+def _stop_on_signals() -> tuple[threading.Event, Callable[[], None]]:
+    """(an event SIGINT or SIGTERM sets, the call that puts the old handlers back). Taken
+    before the ready line is printed: a script that stops the sim as soon as it reads that
+    line must get exit 0, not the default handler's death by signal."""
     stop = threading.Event()
 
     def handle(signum: int, frame: FrameType | None) -> None:
         stop.set()
 
     previous = {sig: signal.signal(sig, handle) for sig in (signal.SIGINT, signal.SIGTERM)}
-    try:
-        while not stop.wait(0.5):
-            pass
-    finally:
+
+    def restore() -> None:
         for sig, old in previous.items():
             signal.signal(sig, old)
+
+    return stop, restore
 
 
 def run_sim(args: argparse.Namespace) -> int:
@@ -69,12 +72,15 @@ def run_sim(args: argparse.Namespace) -> int:
     except OSError as error:
         print(f"gputui sim: cannot serve: {error}", file=sys.stderr)
         return 2
+    stop, restore = _stop_on_signals()
     try:
         _announce(cluster, getattr(args, "kubeconfig_out", None),
                   getattr(args, "kubeconfig_context", None))
-        _wait_for_signal()
+        while not stop.wait(0.5):
+            pass
     except KeyboardInterrupt:
         pass
     finally:
+        restore()
         cluster.stop()
     return 0
