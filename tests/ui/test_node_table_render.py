@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from rich.style import Style
 from rich.text import Text
+from textual.app import App, ComposeResult
 
 from gputui.sources.replay import load_recording
 from gputui.ui.node_rows import NodeFilter, node_cells
@@ -146,3 +147,27 @@ async def test_the_view_line_says_rows_are_being_added_during_a_first_fill(
         assert any("adding rows…" in text for text in shown)
         assert not any(text.startswith(tuple(f"{n}/{total}" for n in range(1, total)))
                        for text in shown)
+
+
+class _OneTableApp(App[None]):
+    def compose(self) -> ComposeResult:
+        yield NodeTable()
+
+
+async def test_a_small_cluster_painted_before_any_idle_shows_whole_names() -> None:
+    """A cluster smaller than one patch slice is added in one go (no first fill in slices);
+    a loaded machine may paint it before the table's idle measures the columns. That paint
+    showed ``gke-  Ready  8/8`` on every row (CI, first paint at 80x24 under load), so the
+    columns are measured as the rows are added, with no idle in between."""
+    recording = load_recording("driver-crashloop", SCENARIOS)
+    snapshot = modified(recording)
+    app = _OneTableApp()
+    async with app.run_test(size=(80, 24)) as pilot:
+        await pilot.pause()
+        table = app.query_one(NodeTable)
+        assert len(snapshot.nodes) <= table.patch_slice
+        table.show_snapshot(snapshot, recording.now)  # no await: no idle has run
+        longest = max(map(len, snapshot.nodes))
+        assert table.columns["name"].content_width >= longest  # type: ignore[index]
+        names = [_line_text(table, y).split()[0] for y in range(1, len(snapshot.nodes) + 1)]
+        assert sorted(names) == sorted(snapshot.nodes)

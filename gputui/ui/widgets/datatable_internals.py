@@ -41,7 +41,7 @@ from textual.geometry import Size
 from textual.widgets import DataTable
 from textual.widgets.data_table import ColumnKey, RowKey
 
-from gputui.ui.widgets.keyed_table import SortableText
+from gputui.ui.widgets.sortable_text import SortableText
 
 #: the Textual release these internals were read from (pyproject pins it exactly)
 TESTED_TEXTUAL = "8.2.8"

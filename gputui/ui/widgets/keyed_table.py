@@ -25,25 +25,14 @@ from __future__ import annotations
 from collections.abc import Collection, Hashable, Iterable, Mapping
 from typing import Any
 
-from rich.style import Style
 from rich.text import Text
 from textual.widgets import DataTable
 from textual.widgets.data_table import CellDoesNotExist
 
+from gputui.ui.widgets.datatable_internals import measure_new_rows_now
+from gputui.ui.widgets.sortable_text import SortableText
 
-class SortableText(Text):
-    """Text shown in a table cell plus ``sort_key``, the value its column sorts by.
-
-    The key must be hashable (tables share one cell object per distinct text, style and
-    key) and comparable with the keys of the other cells of its column.
-    """
-
-    __slots__ = ("sort_key",)
-
-    def __init__(self, text: str, sort_key: Hashable, *, style: str | Style = "",
-                 no_wrap: bool | None = None, end: str = "\n") -> None:
-        super().__init__(text, style=style, no_wrap=no_wrap, end=end)
-        self.sort_key = sort_key
+__all__ = ["KeyedTable", "SortableText", "same_cell", "sort_key"]
 
 
 def sort_key(cell: object) -> Any:
@@ -146,7 +135,13 @@ class KeyedTable(DataTable[Text]):
         self.drop_rows([str(key.value) for key in self.rows if key.value not in rows])
         for key, cells in rows.items():
             self.put_row(key, cells)
+        self.measure_new_rows()
         self.sort_rows()
+
+    def measure_new_rows(self) -> None:
+        """Measure the rows just added now, not on idle: a loaded machine paints before the
+        idle comes, and that paint cut every cell to its header's width (``gke-  Ready``)."""
+        measure_new_rows_now(self)
 
     def sort_rows(self) -> None:
         """Order the rows by the keys their :attr:`sort_columns` cells carry."""

@@ -31,7 +31,7 @@ from gputui.ui.node_rows import (
     util_cell,
 )
 from gputui.ui.widgets.cell_texts import CellTexts
-from gputui.ui.widgets.datatable_internals import measure_new_rows_now, row_key_at
+from gputui.ui.widgets.datatable_internals import row_key_at
 from gputui.ui.widgets.mark_column import MarkColumn
 from gputui.ui.widgets.palette_mixin import widget_palette
 
@@ -215,7 +215,6 @@ class NodeTable(MarkColumn):
                    reverse=self.sort_reverse)
         self._queue, self._filling = queue, True
         self._patch_slice(max(self.patch_slice, self.size.height))
-        measure_new_rows_now(self)  # the first paint shows whole names, never "gke-"
 
     def _patch_slice(self, limit: int) -> None:
         """Patch the next ``limit`` queued rows; queue the rest for the next event-loop turn.
@@ -247,6 +246,8 @@ class NodeTable(MarkColumn):
                 self._reorder |= self._patch(view) or name in self._dirty
         self._drop_all(drops)
         self._add_all(new, in_order=not had_rows and not self._filling)
+        if new:
+            self.measure_new_rows()
         self._reorder |= bool(new and had_rows and not self._filling)
         if self._queue:
             self._restore_cursor(cursor)
