@@ -6,15 +6,17 @@ second, written by the real :class:`TapeWriter`). Then, as ``gputui replay FILE`
 
 * open: :meth:`TapeReader.open` (the whole file read, parsed and checkpointed);
 * first build: the snapshot at the start, a full build by a fresh builder;
-* seek + build: :meth:`TapeSource.build_at` at random times, with the one warm builder
-  given the nodes whose objects differ from the last build (what a ``t`` jump or ``g``/``G``
-  costs the operator, from the key to the snapshot);
+* parking: three more warm builders built across the recording (what the replay does on its
+  own thread once the first snapshot is on screen), with the memory they take;
+* seek + build: :meth:`TapeSource.build_at` at random times, moving the warm builder with
+  least to redo, given the nodes whose objects differ from its last build (what a ``t``
+  jump or ``g``/``G`` costs the operator, from the key to the snapshot);
 * step + build: ``right`` (the next change) from random places, then the build;
 
 timings as min / median / max. Target: a seek well under 1 s. Asserts nothing.
 
     python benchmarks/bench_replay_seek.py [--nodes 5000] [--minutes 60] [--seeks 100]
-                                           [--save FILE | --file FILE]
+                                           [--save FILE | --file FILE] [--one-builder]
 """
 
 from __future__ import annotations
@@ -37,8 +39,14 @@ from gputui.sources.replay_source import TapeSource, changed_nodes
 from gputui.sources.tape_reader import TapeReader
 
 
-def seek_figures(reader: TapeReader, seeks: int) -> None:
-    """Print open-to-first-snapshot, random seeks and steps (each with its build)."""
+def _rss_mib() -> float:
+    return int(Path("/proc/self/statm").read_text().split()[1]) * 4096 / 2**20
+
+
+def seek_figures(reader: TapeReader, seeks: int, park: bool = True) -> None:
+    """Print open-to-first-snapshot, random seeks and steps (each with its build); with
+    ``park``, warm builders are parked across the recording first, as a replay of a big
+    cluster does once its first snapshot is on screen."""
     cursor = ReplayCursor(reader.change_times(), reader.start, reader.end,
                           monotonic=time.monotonic)
     source = TapeSource(reader, cursor)
@@ -46,12 +54,20 @@ def seek_figures(reader: TapeReader, seeks: int) -> None:
     first = source.build_at(reader.start)
     print(f"first build (full, {len(first.nodes)} nodes), s:  "
           f"{time.perf_counter() - begin:.2f}")
+    if park:
+        memory = _rss_mib()
+        begin = time.perf_counter()
+        source.park_builders().join()
+        print(f"parking {len(source.pool.builders) - 1} more builders, s: "
+              f"{time.perf_counter() - begin:.2f} (resident memory "
+              f"+{_rss_mib() - memory:.0f} MiB)")
     rng = random.Random(7)
     jumps: list[float] = []
     changed: list[float] = []
     for _ in range(seeks):
         at = rng.uniform(reader.start, reader.end)
-        before = reader.objects_at(source.built_at)
+        before = source.pool.nearest(at).objects
+        assert before is not None
         changed.append(len(changed_nodes(before, reader.objects_at(at))))
         begin = time.perf_counter()
         source.build_at(at)
@@ -76,6 +92,8 @@ def main() -> None:
     parser.add_argument("--seeks", type=int, default=100)
     parser.add_argument("--file", type=Path, help="replay this recording instead")
     parser.add_argument("--save", type=Path, help="write the recording here and keep it")
+    parser.add_argument("--one-builder", action="store_true",
+                        help="no parked builders: every jump moves the one builder")
     args = parser.parse_args()
     path = args.file
     if path is None:
@@ -92,7 +110,7 @@ def main() -> None:
         reader = TapeReader.open(path)
         opens.append(time.perf_counter() - begin)
     print(f"open, s:                                 {spread(opens)}")
-    seek_figures(reader, args.seeks)
+    seek_figures(reader, args.seeks, park=not args.one_builder)
     if args.file is None and args.save is None:
         path.unlink()
 

@@ -5,7 +5,8 @@ Why one warm builder and a difference: a replay is stepped and jumped by an oper
 time (:meth:`TapeReader.objects_at`); :func:`changed_nodes` tells which nodes' objects
 differ from the previous build's, and the one :class:`SnapshotBuilder` rebuilds only those,
 exactly as the live source does with the watch's changes. A step costs milliseconds; a far
-jump costs what changed between the two times.
+jump costs what changed between the two times, so on a big cluster more warm builders are
+parked across the recording and a jump moves the nearest (:mod:`gputui.sources.replay_pool`).
 
 Read-only by construction: this source has no HTTP client, no kubeconfig and no
 ``target``, so the app gets no writer and ``:ctx`` has nothing to switch to. Pod logs and
@@ -19,6 +20,7 @@ from __future__ import annotations
 
 import logging
 import threading
+import time
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import replace
 from typing import Any, Protocol
@@ -34,6 +36,7 @@ from gputui.domain.thresholds import DEFAULT_THRESHOLDS, ThresholdsLike
 from gputui.sources.base import Connection, SnapshotCallback, SourceStatus, StatusCallback
 from gputui.sources.errors import SourceError
 from gputui.sources.metrics import MetricsFeed
+from gputui.sources.replay_pool import PARK_WHEN_SLOWER, BuilderPool, parking_times
 from gputui.sources.tape_format import heartbeat_only
 
 log = logging.getLogger(__name__)
@@ -66,6 +69,10 @@ class Tape(Protocol):
     def timeline_until(self, at: float) -> list[dict[str, Any]]: ...
 
     def metrics_at(self, at: float, want: MetricsWant) -> MetricsReading | None: ...
+
+    def rebuild_cost(self, first: float, second: float) -> int: ...
+
+    def change_quantile(self, share: float) -> float: ...
 
 
 def changed_nodes(old: ClusterObjects, new: ClusterObjects) -> frozenset[str]:
@@ -114,21 +121,23 @@ class TapeSource:
                  thresholds: ThresholdsLike = DEFAULT_THRESHOLDS) -> None:
         self.tape = tape
         self.cursor = cursor
-        self.builder = SnapshotBuilder(thresholds)
+        self._lock = threading.Lock()
+        self.pool = BuilderPool(tape, lambda: SnapshotBuilder(thresholds), self._lock)
+        #: park more warm builders when the first full build took longer than this (s)
+        self.park_when_slower = PARK_WHEN_SLOWER
+        self.parking: threading.Thread | None = None
         #: called (source thread) with the recorded timeline up to the cursor after a move
         self.on_timeline: TimelineCallback | None = None
         self.snapshot: ClusterSnapshot | None = None
         #: the cursor time of the last build, and how many builds (tests, benchmark)
         self.built_at = 0.0
         self.builds = 0
-        self._objects: ClusterObjects | None = None
         self._timeline_count = -1
         self._on_snapshot: SnapshotCallback | None = None
         self._on_status: StatusCallback | None = None
         self._wake = threading.Event()
         self._stop = threading.Event()
         self._thread: threading.Thread | None = None
-        self._lock = threading.Lock()
         cursor.listen(self._wake.set)
 
     # ------------------------------------------------------------------ ClusterSource
@@ -171,17 +180,24 @@ class TapeSource:
 
     # ------------------------------------------------------------------ building
     def build_at(self, at: float) -> ClusterSnapshot:
-        """The snapshot of the recording at ``at``, built from what changed since the last
-        build (the first build is a full one)."""
+        """The snapshot of the recording at ``at``, built by the warm builder with least to
+        redo from what changed since its last build (the first build is a full one)."""
         with self._lock:
+            warm = self.pool.nearest(at)
             objects = self.tape.objects_at(at)
-            previous = self._objects
+            previous = warm.objects
             changes = None if previous is None else changed_nodes(previous, objects)
             with gctuning.paused():  # gctuning's rule for every build
-                snapshot = self.builder.build(objects, at, changed_nodes=changes)
-            self._objects, self.snapshot = objects, snapshot
+                snapshot = warm.builder.build(objects, at, changed_nodes=changes)
+            warm.objects, warm.at, self.snapshot = objects, at, snapshot
             self.built_at, self.builds = at, self.builds + 1
             return snapshot
+
+    def park_builders(self) -> threading.Thread:
+        """Park warm builders across the recording now, on their own thread (see
+        :mod:`gputui.sources.replay_pool`)."""
+        self.parking = self.pool.park_in_background(parking_times(self.tape), self._stop)
+        return self.parking
 
     def timeline_at(self, at: float) -> list[dict[str, Any]] | None:
         """The recorded timeline up to ``at``, or None when it is the one given last."""
@@ -206,7 +222,11 @@ class TapeSource:
                 # a jump at 5,000 nodes can take a second or more: say at once that the
                 # key was taken, and keep saying what the panes show until the build is in
                 self._report(replace(self.status(), message=SEEKING))
+            first = not self.builds
+            began = time.monotonic()
             self._build_and_deliver(self.cursor.position)
+            if first and self.builds and time.monotonic() - began > self.park_when_slower:
+                self.park_builders()  # a big cluster: far jumps need builders nearby
 
     def _build_and_deliver(self, at: float) -> None:
         try:

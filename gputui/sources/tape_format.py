@@ -28,7 +28,9 @@ every string goes through the sanitiser before the domain sees it.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+import zlib
+from collections.abc import Callable, Iterator, Mapping
+from pathlib import Path
 from typing import Any
 
 import msgspec
@@ -158,3 +160,28 @@ def _without_heartbeat(node: Mapping[str, Any]) -> dict[str, Any]:
             {k: v for k, v in c.items() if k != "lastHeartbeatTime"}
             if isinstance(c, Mapping) else c for c in conditions]}
     return bare
+
+
+#: bytes read from the file at a time
+READ_CHUNK = 1 << 20
+
+
+def tape_lines(read: Callable[[int], bytes], path: Path) -> Iterator[bytes]:
+    """Complete lines of the decompressed stream; the partial last one is dropped."""
+    unzip = zlib.decompressobj(31)
+    rest = b""
+    started = False
+    while not unzip.eof:
+        chunk = read(READ_CHUNK)
+        if not chunk:
+            break
+        try:
+            data = unzip.decompress(chunk)
+        except zlib.error:
+            raise TapeError(f"not a gputui recording: {path}" if not started else
+                            f"recording {path} is damaged (its compressed data is corrupt)"
+                            ) from None
+        started = True
+        pieces = (rest + data).split(b"\n")
+        rest = pieces.pop()
+        yield from pieces

@@ -15,9 +15,8 @@ recording raises :class:`TapeError` with one line.
 from __future__ import annotations
 
 import re
-import zlib
 from bisect import bisect_right
-from collections.abc import Callable, Iterator, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
@@ -32,6 +31,7 @@ from gputui.domain.sanitize import clean_line, clean_tree
 from gputui.sources.decode import reduce_node
 from gputui.sources.reduce import reduce_configmap, reduce_plain
 from gputui.sources.replay import objects_from_json
+from gputui.sources.tape_cost import ChangeCost
 from gputui.sources.tape_format import (
     COLLECTIONS,
     DELETE,
@@ -46,6 +46,7 @@ from gputui.sources.tape_format import (
     TIMELINE,
     TapeError,
     merge_apply,
+    tape_lines,
 )
 from gputui.sources.tape_metrics import MetricsHistory
 
@@ -53,7 +54,6 @@ from gputui.sources.tape_metrics import MetricsHistory
 CHECKPOINT_OPS = 20_000
 #: objects frames between two checkpoints, at the most
 CHECKPOINT_FRAMES = 400
-_CHUNK = 1 << 20
 
 Change = tuple[str, Any, Any]  # collection, key, object (None: removed)
 State = dict[str, dict[Any, Any]]
@@ -98,6 +98,7 @@ class TapeReader:
         self._small = ClusterObjects()
         self._parts: list[Mapping[str, Any]] = []
         self._since_checkpoint = 0
+        self._cost = ChangeCost()
 
     # ------------------------------------------------------------ opening
     @classmethod
@@ -108,7 +109,7 @@ class TapeReader:
             # millions of acyclic, long-lived objects: no cyclic collection while they are
             # made (it measured half the open time), and frozen after (gctuning's rule)
             with path.open("rb") as file, gctuning.paused(freeze_after=True):
-                lines = _lines(file.read, path)
+                lines = tape_lines(file.read, path)
                 first = next(lines, None)
                 if first is None:
                     raise TapeError(f"not a gputui recording: {path} (empty)")
@@ -161,6 +162,7 @@ class TapeReader:
     def _apply(self, parts: Sequence[Mapping[str, Any]], at: float, keyframe: bool) -> None:
         """Resolve one build's ops into the objects it leaves, and keep it as a frame."""
         carried: State = {name: {} for name in COLLECTIONS}
+        previous, small_before = self._state, self._small_json
         if keyframe:  # starts from nothing, but what it repeats keeps its identity
             carried = dict(zip(self._json, self._carry(), strict=True))
             self._json = {name: {} for name in COLLECTIONS}
@@ -169,11 +171,15 @@ class TapeReader:
         elif not self._frames:
             raise _Damaged("a delta before any keyframe")
         changes: list[Change] = []
+        olds: list[Any] = []
         for part in parts:
             ops = part.get("ops")
             if not isinstance(ops, list):
                 raise _Damaged("objects frame without ops")
-            changes.extend(self._op(op, carried) for op in ops)
+            for op in ops:
+                change, old = self._op(op, carried)
+                changes.append(change)
+                olds.append(previous[change[0]].get(change[1]) if keyframe else old)
         whole = parts[-1].get("whole") or {}
         if not isinstance(whole, dict) or any(f not in SMALL_FIELDS for f in whole):
             raise _Damaged("unknown cluster-wide field")
@@ -183,6 +189,9 @@ class TapeReader:
         if whole or keyframe:
             self._small_json.update(whole)
             self._small = objects_from_json(self._small_json)
+        fields = {f for f in small_before.keys() | self._small_json.keys()
+                  if small_before.get(f) != self._small_json.get(f)}  # a keyframe repeats
+        self._cost.add(changes, olds, fields, previous if keyframe else None, self._state)
         self._frames.append(_ObjectsFrame(at, keyframe, tuple(changes), self._small))
         self._times.append(at)
         if changes or whole or keyframe:
@@ -197,23 +206,24 @@ class TapeReader:
         return [{key: (documents[key], self._state[name][key]) for key in documents}
                 for name, documents in self._json.items()]
 
-    def _op(self, op: Any, carried: State) -> Change:
-        """One op resolved into the object it leaves. An object a keyframe repeats
-        unchanged is the one already read (no second ``read_pod``), so a snapshot builder
-        that knows objects by identity sees no change across a keyframe either."""
+    def _op(self, op: Any, carried: State) -> tuple[Change, Any]:
+        """One op resolved into the object it leaves, and the object it replaced. An object
+        a keyframe repeats unchanged is the one already read (no second ``read_pod``), so a
+        snapshot builder that knows objects by identity sees no change across a keyframe."""
         if not isinstance(op, list) or len(op) != 4 or op[0] not in COLLECTIONS:
             raise _Damaged("bad op")
         name, kind, raw_key, value = op
         key = _read_key(raw_key, COLLECTIONS[name])
         documents, state = self._json[name], self._state[name]
         same = carried[name].get(key)
+        old = state.get(key)
         if kind == SET and same is not None and same[0] == value:
             documents[key], state[key] = same
-            return name, key, state[key]
+            return (name, key, state[key]), old
         if kind == DELETE:
             documents.pop(key, None)
             state.pop(key, None)
-            return name, key, None
+            return (name, key, None), old
         if kind == PATCH:
             if key not in documents:
                 raise _Damaged(f"a patch of {name} {key!r} never recorded")
@@ -224,7 +234,7 @@ class TapeReader:
             raise _Damaged(f"{name} {key!r} is not an object")
         documents[key] = value
         state[key] = _object(name, value)
-        return name, key, state[key]
+        return (name, key, state[key]), old
 
     def _last_checkpoint(self) -> int:
         return self._checkpoints[-1] if self._checkpoints else -1
@@ -251,12 +261,25 @@ class TapeReader:
         """Sorted distinct times at which objects, metrics or timeline changed."""
         return sorted(set(self._changed) | set(self._metric_times) | set(self._event_times))
 
+    def rebuild_cost(self, first: float, second: float) -> int:
+        """What moving a warm builder from ``first`` to ``second`` costs (an estimate for
+        choosing among builders; see :mod:`gputui.sources.tape_cost`)."""
+        return self._cost.between(self._frame_at(first), self._frame_at(second))
+
+    def change_quantile(self, share: float) -> float:
+        """The time by which ``share`` (0 to 1) of the recording's changes had happened
+        (where to park warm builders so that each covers as many changes)."""
+        return self._times[self._cost.frame_at_share(share)]
+
+    def _frame_at(self, at: float) -> int:
+        return max(0, bisect_right(self._times, at) - 1)
+
     def objects_at(self, at: float) -> ClusterObjects:
         """The cluster's input as of the last build at or before ``at`` (the first build
         when ``at`` is before it). Fresh mappings each call (the caller may keep them);
         the objects in them are shared with the reader and must not be changed, as the
         domain never changes its input."""
-        index = max(0, bisect_right(self._times, at) - 1)
+        index = self._frame_at(at)
         base = self._checkpoints[bisect_right(self._checkpoints, index) - 1]
         state = {name: dict(items) for name, items in self._saved[base].items()}
         for frame in self._frames[base + 1:index + 1]:
@@ -366,24 +389,3 @@ def _header(line: bytes, path: Path) -> Mapping[str, Any]:
         raise TapeError(f"not a gputui recording: {path} (no recording time)") from None
     cleaned: Mapping[str, Any] = clean_tree(head)
     return cleaned
-
-
-def _lines(read: Callable[[int], bytes], path: Path) -> Iterator[bytes]:
-    """Complete lines of the decompressed stream; the partial last one is dropped."""
-    unzip = zlib.decompressobj(31)
-    rest = b""
-    started = False
-    while not unzip.eof:
-        chunk = read(_CHUNK)
-        if not chunk:
-            break
-        try:
-            data = unzip.decompress(chunk)
-        except zlib.error:
-            raise TapeError(f"not a gputui recording: {path}" if not started else
-                            f"recording {path} is damaged (its compressed data is corrupt)"
-                            ) from None
-        started = True
-        pieces = (rest + data).split(b"\n")
-        rest = pieces.pop()
-        yield from pieces

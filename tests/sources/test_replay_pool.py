@@ -1,0 +1,183 @@
+"""Warm builders parked across a recording: which one a jump moves, and that it changes
+nothing a replay shows (real recordings written by the real :class:`TapeWriter`)."""
+
+from __future__ import annotations
+
+import threading
+import time
+from dataclasses import replace
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from gputui.domain.inputs import ClusterObjects
+from gputui.domain.replay_cursor import ReplayCursor
+from gputui.domain.snapshot import SnapshotBuilder
+from gputui.sources.replay import load_recording
+from gputui.sources.replay_pool import parking_times
+from gputui.sources.replay_source import TapeSource, changed_nodes
+from gputui.sources.tape_cost import WIDE
+from gputui.sources.tape_reader import TapeReader
+from gputui.sources.tape_writer import TapeWriter
+from tests.fixtures import SCENARIOS
+from tests.fixtures.tapes import write_xid_tape
+from tests.sources.test_tape import T0, cluster
+
+DRIVER_DS = "nvidia-driver-daemonset"
+
+
+def _with_pod_phase(objects: ClusterObjects, index: int) -> ClusterObjects:
+    """``objects`` with the ``index``-th pod (by key) given a new restart count."""
+    pods = dict(objects.pods)
+    key = [k for k in sorted(pods) if pods[k].get("status", {}).get("containerStatuses")][index]
+    status = pods[key]["status"]
+    first, *rest = status["containerStatuses"]
+    counted = {**first, "restartCount": first.get("restartCount", 0) + 1}
+    pods[key] = {**pods[key], "status": {**status, "containerStatuses": [counted, *rest]}}
+    return replace(objects, pods=pods)
+
+
+def _bumped(objects: ClusterObjects) -> ClusterObjects:
+    """The driver DaemonSet at its next generation (a driver upgrade was started)."""
+    daemonsets = dict(objects.daemonsets)
+    ds = daemonsets[DRIVER_DS]
+    metadata = ds["metadata"]
+    daemonsets[DRIVER_DS] = {**ds, "metadata": {**metadata,
+                                                "generation": metadata["generation"] + 1}}
+    return replace(objects, daemonsets=daemonsets)
+
+
+@pytest.fixture(scope="module")
+def story(tmp_path_factory: pytest.TempPathFactory) -> tuple[TapeReader, list[float]]:
+    """Ten seconds apart: the recorded xid-storm cluster, then one pod changed per build
+    (times 1-5), a new driver DaemonSet generation (time 6), pods again (7-9)."""
+    recording = load_recording("xid-storm", SCENARIOS)
+    base = recording.objects
+    assert DRIVER_DS in base.daemonsets
+    path = tmp_path_factory.mktemp("pool") / "story.tape"
+    writer = TapeWriter(path, context="pool", server="https://pool")
+    start = recording.now - 100.0
+    objects, times = base, []
+    try:
+        for step in range(10):
+            if step == 6:
+                objects = _bumped(objects)
+            elif step:
+                objects = _with_pod_phase(objects, step)
+            times.append(start + 10.0 * step)
+            writer.objects(objects, times[-1])
+            assert writer.drain(30.0)
+    finally:
+        writer.close()
+    return TapeReader.open(path), times
+
+
+def test_the_cost_counts_changed_objects_and_a_new_generation_as_everything(
+        story: tuple[TapeReader, list[float]]) -> None:
+    reader, times = story
+    assert reader.rebuild_cost(times[0], times[0]) == 0
+    assert reader.rebuild_cost(times[1], times[4]) == 3  # one pod per build
+    assert reader.rebuild_cost(times[4], times[1]) == 3  # either way
+    assert reader.rebuild_cost(times[0], times[5]) == 5
+    assert reader.rebuild_cost(times[5], times[6]) >= WIDE  # the DaemonSet's generation
+    assert reader.rebuild_cost(times[7], times[9]) == 2
+    assert reader.rebuild_cost(times[2] + 3.0, times[3]) == 1  # between builds: the last
+    # the shares of the 9 changes after the first build, the DaemonSet's included
+    assert reader.change_quantile(0.0) == times[0]
+    assert reader.change_quantile(0.5) == times[4]
+    assert reader.change_quantile(1.0) == times[9]
+    assert parking_times(reader, 3) == [times[3], times[5], times[8]]  # 2/7, 4/7, 6/7
+
+
+def test_what_a_keyframe_repeats_costs_nothing(tmp_path: Path) -> None:
+    """Two thirds of the nodes relabelled per build: keyframes come, and each repeats the
+    third that did not change; only the relabelled ones count, across a keyframe too."""
+    base = cluster(30)
+    builds = [(base, T0)]
+    for step in range(1, 6):
+        relabelled = cluster(20, label=str(step) * 2000)  # heavy: keyframes come
+        builds.append((replace(base, nodes={**base.nodes, **relabelled.nodes}), T0 + step))
+    path = tmp_path / "keyframes.tape"
+    writer = TapeWriter(path, context="ctx", server="https://k", keyframe_every=1.0)
+    for objects, now in builds:
+        writer.objects(objects, now)
+        assert writer.drain(10.0)
+    writer.close()
+    assert writer.keyframes >= 2
+    reader = TapeReader.open(path)
+    assert [reader.rebuild_cost(T0 + step - 1, T0 + step) for step in range(1, 6)] == [20] * 5
+
+
+def _cursor(reader: TapeReader) -> ReplayCursor:
+    return ReplayCursor(reader.change_times(), reader.start, reader.end,
+                        monotonic=time.monotonic)
+
+
+def test_a_jump_moves_the_builder_with_least_to_redo(
+        story: tuple[TapeReader, list[float]]) -> None:
+    reader, times = story
+    source = TapeSource(reader, _cursor(reader))
+    source.build_at(times[0])
+    source.park_builders().join(60.0)
+    parked = sorted(warm.at for warm in source.pool.builders)
+    assert parked == [times[0], times[3], times[5], times[8]]
+    assert source.pool.nearest(times[9]).at == times[8]
+    assert source.pool.nearest(times[6]).at == times[8]  # same side of the new generation
+    assert source.pool.nearest(times[2]).at == times[3]
+    warm = source.pool.nearest(times[1])
+    assert warm.at == times[0]
+    source.build_at(times[1])
+    assert warm.at == times[1]  # that one moved; the others stay parked
+    assert sorted(w.at for w in source.pool.builders) == [times[1], times[3], times[5],
+                                                          times[8]]
+
+
+def test_every_jump_with_parked_builders_builds_what_a_full_build_gives(
+        story: tuple[TapeReader, list[float]], tmp_path: Path) -> None:
+    for reader in (story[0], TapeReader.open(write_xid_tape(tmp_path / "xid.tape"))):
+        source = TapeSource(reader, _cursor(reader))
+        times = list(reader.change_times())
+        source.build_at(times[0])
+        source.park_builders().join(60.0)
+        assert len(source.pool.builders) > 1
+        order = times + times[::-1] + times[::3] + times[1::2]
+        for at in order:
+            got = source.build_at(at)
+            want = SnapshotBuilder().build(reader.objects_at(at), at)
+            assert got.nodes == want.nodes, at
+            assert got.findings == want.findings, at
+            assert got.upgrade == want.upgrade, at
+
+
+def test_a_slow_first_build_parks_builders_and_a_fast_one_does_not(
+        story: tuple[TapeReader, list[float]]) -> None:
+    reader, _ = story
+    for slower, parks in ((60.0, False), (0.0, True)):
+        source = TapeSource(reader, _cursor(reader))
+        source.park_when_slower = slower
+        delivered = threading.Event()
+        source.start(lambda _snapshot, seen=delivered: seen.set(), lambda _status: None)
+        try:
+            assert delivered.wait(30.0)
+            deadline = time.monotonic() + 30.0
+            while parks and len(source.pool.builders) < 4 and time.monotonic() < deadline:
+                time.sleep(0.05)
+            assert (len(source.pool.builders) == 4) is parks
+            assert (source.parking is not None) is parks
+        finally:
+            source.stop()
+
+
+def test_changed_nodes_from_a_parked_builder_are_few(
+        story: tuple[TapeReader, list[float]]) -> None:
+    """The point of parking: from the nearest builder a far jump redoes a slice."""
+    reader, times = story
+    source = TapeSource(reader, _cursor(reader))
+    source.build_at(times[0])
+    far: dict[str, Any] = {"objects": reader.objects_at(times[9])}
+    assert len(changed_nodes(reader.objects_at(times[0]), far["objects"])) >= 1
+    source.park_builders().join(60.0)
+    warm = source.pool.nearest(times[9])
+    assert warm.objects is not None
+    assert len(changed_nodes(warm.objects, far["objects"])) <= 1
