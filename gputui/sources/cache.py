@@ -26,7 +26,7 @@ from typing import Any
 from gputui.domain.inputs import ClusterObjects
 from gputui.domain.podindex import pod_node_name
 from gputui.domain.pods import PodInfo
-from gputui.sources.reduce import JsonObj, LabelTimes
+from gputui.sources.reduce import JsonObj, LabelTimes, heartbeat_only
 from gputui.sources.resources import Key, object_key
 
 NODE_SLOTS = ("nodes", "nodes-nfd", "nodes-nfd-0302", "nodes-nfd-0300")  # earlier slots win
@@ -199,8 +199,10 @@ class ObjectCache:
         else:
             bucket[key] = after
         self._version += 1
-        self._note(slot, key, before, after)
-        if slot in NODE_SLOTS:
+        if not (slot in NODE_SLOTS and heartbeat_only(before, after)
+                and self._slot_times.get(slot, {}).get(key[1]) == (times or None)):
+            self._note(slot, key, before, after)  # not for the kubelet's status report:
+        if slot in NODE_SLOTS:                    # nothing shown changes, no node rebuilt
             slot_times = self._slot_times.setdefault(slot, {})
             if after is not None and times:
                 slot_times[key[1]] = times

@@ -174,3 +174,28 @@ def reduce_event(obj: Mapping[str, Any]) -> tuple[JsonObj, LabelTimes]:
     reduced["kind"] = "Event"
     reduced["metadata"] = _metadata(obj)
     return reduced, {}
+
+
+def heartbeat_only(old: Any, new: Any) -> bool:
+    """Whether two versions of a Node differ only by the kubelet's status report (every
+    5 minutes): the conditions' ``lastHeartbeatTime`` and the ``resourceVersion`` the write
+    bumped. Nothing gputui shows reads either, so the live cache rebuilds no node for it,
+    the writer does not record it (at 5,000 nodes they were over half of the node versions
+    every open re-reads) and a replay does not rebuild the node for it."""
+    if not isinstance(old, Mapping) or not isinstance(new, Mapping):
+        return False
+    return bool(_without_heartbeat(old) == _without_heartbeat(new))
+
+
+def _without_heartbeat(node: Mapping[str, Any]) -> dict[str, Any]:
+    bare = dict(node)
+    metadata = node.get("metadata")
+    if isinstance(metadata, Mapping):
+        bare["metadata"] = {k: v for k, v in metadata.items() if k != "resourceVersion"}
+    status = node.get("status")
+    conditions = status.get("conditions") if isinstance(status, Mapping) else None
+    if isinstance(status, Mapping) and isinstance(conditions, list):
+        bare["status"] = {**status, "conditions": [
+            {k: v for k, v in c.items() if k != "lastHeartbeatTime"}
+            if isinstance(c, Mapping) else c for c in conditions]}
+    return bare

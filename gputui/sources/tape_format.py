@@ -36,6 +36,9 @@ from typing import Any
 import msgspec
 
 from gputui.sources.errors import SourceError
+from gputui.sources.reduce import heartbeat_only
+
+__all__ = ["heartbeat_only"]  # the writer's and the replay's, kept with the node reducers
 
 #: the format this gputui writes; a reader refuses a newer one by name
 FORMAT = 1
@@ -135,31 +138,6 @@ def header(context: str, server: str, recorded_at: float, version: str) -> dict[
     """The first frame."""
     return {MAGIC: FORMAT, "context": context, "server": server, "recorded_at": recorded_at,
             "version": version}
-
-
-def heartbeat_only(old: Any, new: Any) -> bool:
-    """Whether two versions of a Node differ only by the kubelet's status report (every
-    5 minutes): the conditions' ``lastHeartbeatTime`` and the ``resourceVersion`` the write
-    bumped. Nothing gputui shows reads either, so the writer does not record such a change
-    (at 5,000 nodes they were over half of the node versions every open re-reads) and a
-    replay does not rebuild the node for it."""
-    if not isinstance(old, Mapping) or not isinstance(new, Mapping):
-        return False
-    return bool(_without_heartbeat(old) == _without_heartbeat(new))
-
-
-def _without_heartbeat(node: Mapping[str, Any]) -> dict[str, Any]:
-    bare = dict(node)
-    metadata = node.get("metadata")
-    if isinstance(metadata, Mapping):
-        bare["metadata"] = {k: v for k, v in metadata.items() if k != "resourceVersion"}
-    status = node.get("status")
-    conditions = status.get("conditions") if isinstance(status, Mapping) else None
-    if isinstance(status, Mapping) and isinstance(conditions, list):
-        bare["status"] = {**status, "conditions": [
-            {k: v for k, v in c.items() if k != "lastHeartbeatTime"}
-            if isinstance(c, Mapping) else c for c in conditions]}
-    return bare
 
 
 #: bytes read from the file at a time
