@@ -182,13 +182,14 @@ class TapeSource:
     def build_at(self, at: float) -> ClusterSnapshot:
         """The snapshot of the recording at ``at``, built by the warm builder with least to
         redo from what changed since its last build (the first build is a full one)."""
-        with self._lock:
+        # gctuning's rule for every build, here from the copy of the objects on: a
+        # collection set off by that copy walked the parked builders' heaps mid-jump
+        with self._lock, gctuning.paused():
             warm = self.pool.nearest(at)
             objects = self.tape.objects_at(at)
             previous = warm.objects
             changes = None if previous is None else changed_nodes(previous, objects)
-            with gctuning.paused():  # gctuning's rule for every build
-                snapshot = warm.builder.build(objects, at, changed_nodes=changes)
+            snapshot = warm.builder.build(objects, at, changed_nodes=changes)
             warm.objects, warm.at, self.snapshot = objects, at, snapshot
             self.built_at, self.builds = at, self.builds + 1
             return snapshot
