@@ -192,6 +192,13 @@ class ComingUpTracker:
         self._unsettled: set[str] = set()
         self._blamed: dict[str, str] = {}
 
+    def fork(self) -> ComingUpTracker:
+        """An independent copy sharing the (immutable) values."""
+        other = ComingUpTracker()
+        other._coming, other._unsettled = dict(self._coming), set(self._unsettled)
+        other._blamed = dict(self._blamed)
+        return other
+
     def put(self, name: str, view: NodeView | None) -> None:
         """Node ``name`` now looks like ``view`` (None: it is gone)."""
         self._coming.pop(name, None)

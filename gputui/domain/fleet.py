@@ -12,6 +12,7 @@ node's in name order, so the list is a concatenation per severity of sorted part
 
 from __future__ import annotations
 
+import copy
 from bisect import bisect_left, insort
 from collections.abc import Iterable, Mapping, Sequence
 from types import MappingProxyType
@@ -69,6 +70,15 @@ class Fleet:
         self._findings: tuple[Finding, ...] = ()
         self._nodes_changed = True
         self._findings_changed = True
+
+    def fork(self) -> Fleet:
+        """An independent copy sharing the (immutable) views and findings."""
+        other = copy.copy(self)
+        other._views, other._sums = dict(self._views), list(self._sums)
+        other._names = {rank: list(names) for rank, names in self._names.items()}
+        other._parts = {rank: dict(parts) for rank, parts in self._parts.items()}
+        other._rank_cache = dict(self._rank_cache)
+        return other
 
     @property
     def views(self) -> Mapping[str, NodeView]:

@@ -134,6 +134,13 @@ class JoinTracker:
         self._pools: dict[str, set[str]] = {}
         self._figures: dict[str, _Figures] = {}
 
+    def fork(self) -> JoinTracker:
+        """An independent copy sharing the (immutable) joins and figures."""
+        other = JoinTracker(self._settings)
+        other._joins, other._figures = dict(self._joins), dict(self._figures)
+        other._pools = {pool: set(nodes) for pool, nodes in self._pools.items()}
+        return other
+
     def put(self, name: str, view: NodeView | None) -> None:
         """Node ``name`` now looks like ``view`` (None: gone, or not a GPU node)."""
         old = self._joins.pop(name, None)

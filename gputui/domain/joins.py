@@ -185,6 +185,12 @@ class AllocatableObserver:
         self._seen: set[str] = set()
         self._at: dict[str, float] = {}
 
+    def fork(self) -> AllocatableObserver:
+        """An independent copy (what it saw so far, seen by both from here on)."""
+        other = AllocatableObserver()
+        other._short, other._seen, other._at = set(self._short), set(self._seen), dict(self._at)
+        return other
+
     def see(self, name: str, node: Mapping[str, Any], now: float) -> float | None:
         """Look at node ``name`` (its raw object) at ``now``; when its GPUs were seen to
         become allocatable, if they were."""

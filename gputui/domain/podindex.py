@@ -50,6 +50,16 @@ class PodIndex:
         #: compared on every build, so a cache that tracks only ``nodeName`` misses nothing
         self._unplaced: set[PodKey] = set()
 
+    def fork(self) -> PodIndex:
+        """An independent copy sharing the pods themselves (never changed in place): a
+        replay parks copies of a warm builder (``gputui.sources.replay_pool``)."""
+        other = PodIndex()
+        other._pods, other._read = dict(self._pods), dict(self._read)
+        other._by_node = {node: dict(pods) for node, pods in self._by_node.items()}
+        other._owned = {namespace: dict(counts) for namespace, counts in self._owned.items()}
+        other._unplaced = set(self._unplaced)
+        return other
+
     def update(self, pods: Mapping[PodKey, PodObject],
                changed_nodes: Collection[str] | None) -> set[str]:
         """Take the current pods; returns the nodes whose pod group changed.

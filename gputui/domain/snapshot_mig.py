@@ -8,6 +8,7 @@ asks for a full build.
 
 from __future__ import annotations
 
+import copy
 from collections.abc import Mapping
 from types import MappingProxyType
 
@@ -46,6 +47,13 @@ class MigTracker:
         self._views: dict[str, NodeMigView] = {}
         self._mapping: Mapping[str, NodeMigView] | None = None
         self._sorted = True
+
+    def fork(self) -> MigTracker:
+        """An independent copy; the parsed-config memo is shared (a text parses to the same
+        config in every copy)."""
+        other = copy.copy(self)
+        other._views = dict(self._views)
+        return other
 
     def specs_of(self, configmap: JsonDict) -> Mapping[str, tuple[MigSpec, ...]]:
         """The configs a MIG ConfigMap offers, by name (parsed once per distinct text)."""

@@ -9,6 +9,7 @@ quotes changed; and the nodes in active states, whose reasons quote the clock.
 
 from __future__ import annotations
 
+import copy
 from bisect import bisect_left, insort
 from collections.abc import Mapping, Sequence
 from dataclasses import replace
@@ -54,6 +55,16 @@ class UpgradeTracker:
         self._dirty: set[str] = set()
         self._figures: tuple[object, ...] | None = None
         self._groups: Groups = {}
+
+    def fork(self) -> UpgradeTracker:
+        """An independent copy sharing the (immutable) views and statuses; the read-only
+        views it hands out are made from copies, so they are shared as they are."""
+        other = copy.copy(self)
+        other._nodes, other._down = dict(self._nodes), set(self._down)
+        other._lanes = {state: list(names) for state, names in self._lanes.items()}
+        other._statuses, other._dirty = dict(self._statuses), set(self._dirty)
+        other._groups = dict(self._groups)
+        return other
 
     def put(self, name: str, view: NodeView | None) -> None:
         """Node ``name`` now looks like ``view`` (None: it is gone)."""

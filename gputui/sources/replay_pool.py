@@ -9,10 +9,12 @@ moves the one with least to redo (:meth:`TapeReader.rebuild_cost`), so no jump c
 more than a slice of the changes.
 
 The parked builders are made after the first snapshot is on screen, on a thread of their
-own (a full build each, 2.5 s at 5,000 nodes), and only for recordings whose first full
-build was slow: a small cluster's far jump is fast already, and each builder holds its own
-node views (the pods it reads are the recording's, shared: about 17 MiB a builder at 5,000
-nodes).
+own, and only for recordings whose first full build was slow (a small cluster's far jump
+is fast already). Each is a fork of the one before (:meth:`SnapshotBuilder.fork`, tens of
+milliseconds) moved on through the recording, so parking them all costs about one pass over
+its changes instead of a full build each (2.5 s at 5,000 nodes): while it runs, it competes
+with the operator's jumps for the interpreter. Forks share node views and the recording's
+objects; each holds its own containers (about 17 MiB a builder at 5,000 nodes).
 
 Headless: no textual.
 """
@@ -28,6 +30,7 @@ from typing import Protocol
 from gputui import gctuning
 from gputui.domain.inputs import ClusterObjects
 from gputui.domain.snapshot import SnapshotBuilder
+from gputui.sources.changes import changed_nodes
 
 log = logging.getLogger(__name__)
 
@@ -59,23 +62,9 @@ class WarmBuilder:
 def parking_times(tape: Costed, count: int = PARKED) -> list[float]:
     """Where ``count`` builders go, with one more at the start: at the shares 2/(2n+1),
     4/(2n+1), ... of the recording's changes, so that no moment is more than 1/(2n+1) of
-    them away from a builder. In the order that covers most soonest (each next one the
-    farthest from those before it), since they are ready one by one."""
+    them away from a builder. In time order: each is a fork of the one before, moved on."""
     slices = 2 * count + 1
-    shares = [2 * k / slices for k in range(1, count + 1)]
-    order: list[float] = []
-    placed = [0.0]  # the builder of the first snapshot, at the start
-    while shares:
-        farthest = max(shares, key=lambda share: min(abs(share - p) for p in placed))
-        shares.remove(farthest)
-        placed.append(farthest)
-        order.append(farthest)
-    times: list[float] = []
-    for share in order:
-        at = tape.change_quantile(share)
-        if at not in times:
-            times.append(at)
-    return times
+    return sorted({tape.change_quantile(2 * k / slices) for k in range(1, count + 1)})
 
 
 @dataclass(eq=False)
@@ -105,27 +94,38 @@ class BuilderPool:
 
     def park_in_background(self, times: Sequence[float],
                            stop: threading.Event) -> threading.Thread:
-        """Build a builder at each of ``times`` on a daemon thread, adding each as it is
-        ready; ``stop`` ends it between two builds."""
-        thread = threading.Thread(target=self._park, args=(list(times), stop),
+        """Park a builder at each of ``times`` (ascending) on a daemon thread, adding each
+        as it is ready; ``stop`` ends it between two."""
+        thread = threading.Thread(target=self._park, args=(sorted(times), stop),
                                   name="gputui-replay-park", daemon=True)
         thread.start()
         return thread
 
     def _park(self, times: list[float], stop: threading.Event) -> None:
+        """A fork of the first builder, moved to the first time and parked there; a fork of
+        that one moved on to the next, and so on: the whole walk costs about one pass over
+        the recording's changes, not a full build per builder."""
+        with self.lock:
+            first = self.builders[0]
+            if first.objects is None:
+                return  # nothing built yet: nothing to fork
+            walker = WarmBuilder(first.builder.fork(), first.objects, first.at)
         for at in times:
             if stop.is_set():
                 return
-            warm = WarmBuilder(self.make())
             try:
                 objects = self.tape.objects_at(at)
+                assert walker.objects is not None
+                changes = changed_nodes(walker.objects, objects)
                 # frozen once built: a parked builder's views live on, and a full
                 # collection walking 5,000 nodes' of them paused a jump for 1.5 s
                 with gctuning.paused(freeze_after=True):
-                    warm.builder.build(objects, at)
+                    walker.builder.build(objects, at, changed_nodes=changes)
+                    parked = walker
+                    walker = WarmBuilder(parked.builder.fork(), objects, at)
             except Exception:  # broad: a builder that cannot be parked only makes jumps
                 log.exception("replay: parking a builder at %s failed", at)  # slower
-                continue
-            warm.objects, warm.at = objects, at
+                return
+            parked.objects, parked.at = objects, at
             with self.lock:
-                self.builders.append(warm)
+                self.builders.append(parked)

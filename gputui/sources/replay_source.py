@@ -21,7 +21,7 @@ from __future__ import annotations
 import logging
 import threading
 import time
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import replace
 from typing import Any, Protocol
 
@@ -29,17 +29,18 @@ from gputui import gctuning
 from gputui.domain.inputs import ClusterObjects
 from gputui.domain.metrics import MetricsOrigin, MetricsReading, MetricsWant
 from gputui.domain.model import ClusterSnapshot
-from gputui.domain.podindex import pod_node_name
 from gputui.domain.replay_cursor import ReplayCursor
 from gputui.domain.snapshot import SnapshotBuilder
 from gputui.domain.thresholds import DEFAULT_THRESHOLDS, ThresholdsLike
 from gputui.sources.base import Connection, SnapshotCallback, SourceStatus, StatusCallback
+from gputui.sources.changes import changed_nodes
 from gputui.sources.errors import SourceError
 from gputui.sources.metrics import MetricsFeed
 from gputui.sources.replay_pool import PARK_WHEN_SLOWER, BuilderPool, parking_times
-from gputui.sources.tape_format import heartbeat_only
 
 log = logging.getLogger(__name__)
+
+__all__ = ["TapeMetrics", "TapeSource", "changed_nodes"]
 
 #: seconds between two builds while playing (the cursor's time moves every tick)
 TICK = 0.5
@@ -73,39 +74,6 @@ class Tape(Protocol):
     def rebuild_cost(self, first: float, second: float) -> int: ...
 
     def change_quantile(self, share: float) -> float: ...
-
-
-def changed_nodes(old: ClusterObjects, new: ClusterObjects) -> frozenset[str]:
-    """Nodes whose Node, pods, label times, XIDs or GPU health differ between two states.
-
-    Events and ConfigMaps are compared by the builder itself (it keeps the last ones), and
-    a change of the cluster-wide inputs (policy, DaemonSets) makes it rebuild every node.
-    Objects are compared by identity first, then by value: a reader may decode unchanged
-    objects again.
-    """
-    changed: set[str] = {key for key in _differing(old.nodes, new.nodes)
-                         if not heartbeat_only(old.nodes.get(key), new.nodes.get(key))}
-    for key in _differing(old.pods, new.pods):
-        for pod in (old.pods.get(key), new.pods.get(key)):
-            node = pod_node_name(pod) if pod is not None else None
-            if node:
-                changed.add(node)
-    for per_node in ((old.label_times, new.label_times), (old.xids, new.xids),
-                     (old.gpu_health, new.gpu_health)):
-        changed.update(_differing(*per_node))
-    return frozenset(changed)
-
-
-def _differing(old: Mapping[Any, Any], new: Mapping[Any, Any]) -> set[Any]:
-    """Keys added, removed, or whose value changed."""
-    if old is new:
-        return set()
-    found = set(old.keys() ^ new.keys())
-    for key, value in new.items():
-        before = old.get(key)
-        if before is not value and before is not None and before != value:
-            found.add(key)
-    return found
 
 
 class TapeSource:

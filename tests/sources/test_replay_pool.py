@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import threading
 import time
-from dataclasses import replace
+from dataclasses import is_dataclass, replace
 from pathlib import Path
 from typing import Any
 
@@ -87,8 +87,7 @@ def test_the_cost_counts_changed_objects_and_a_new_generation_as_everything(
     assert reader.change_quantile(0.0) == times[0]
     assert reader.change_quantile(0.5) == times[4]
     assert reader.change_quantile(1.0) == times[9]
-    # at 2/7, 4/7 and 6/7 of them, the farthest from those before first (the start's first)
-    assert parking_times(reader, 3) == [times[8], times[3], times[5]]
+    assert parking_times(reader, 3) == [times[3], times[5], times[8]]  # 2/7, 4/7, 6/7
 
 
 def test_what_a_keyframe_repeats_costs_nothing(tmp_path: Path) -> None:
@@ -183,3 +182,65 @@ def test_changed_nodes_from_a_parked_builder_are_few(
     warm = source.pool.nearest(times[9])
     assert warm.objects is not None
     assert len(changed_nodes(warm.objects, far["objects"])) <= 1
+
+
+def test_a_fork_goes_its_own_way(story: tuple[TapeReader, list[float]]) -> None:
+    """A fork and its original each build what a fresh builder builds at their own times,
+    however the other moves afterwards (nothing either changes is shared)."""
+    reader, times = story
+    original = SnapshotBuilder()
+    objects = reader.objects_at(times[2])
+    original.build(objects, times[2])
+    fork = original.fork()
+    moves = [(original, times[9]), (fork, times[4]), (original, times[0]),
+             (fork, times[7]), (fork, times[1]), (original, times[5])]
+    last = {id(original): objects, id(fork): objects}
+    for builder, at in moves:
+        now = reader.objects_at(at)
+        got = builder.build(now, at, changed_nodes=changed_nodes(last[id(builder)], now))
+        last[id(builder)] = now
+        want = SnapshotBuilder().build(now, at)
+        assert got.nodes == want.nodes and got.findings == want.findings, at
+        assert got.upgrade == want.upgrade and got.joins == want.joins, at
+
+
+def _mutable(value: object) -> bool:
+    if isinstance(value, dict | list | set):
+        return True
+    return (type(value).__module__.startswith("gputui.domain")
+            and hasattr(value, "__dict__") and not is_dataclass(value))
+
+
+def _shared(left: object, right: object, path: str, depth: int) -> list[str]:
+    """Paths of mutable containers (or trackers) the two hold in common."""
+    if left is right:
+        return [path] if _mutable(left) else []
+    if depth == 0:
+        return []
+    if isinstance(left, dict) and isinstance(right, dict):
+        return [p for key in left.keys() & right.keys()
+                for p in _shared(left[key], right[key], f"{path}[{key!r}]", depth - 1)]
+    if isinstance(left, list) and isinstance(right, list):
+        return [p for i, (a, b) in enumerate(zip(left, right, strict=False))
+                for p in _shared(a, b, f"{path}[{i}]", depth - 1)]
+    if _mutable(left) and hasattr(left, "__dict__") and type(left) is type(right):
+        return [p for name in vars(left)
+                for p in _shared(vars(left)[name], vars(right)[name], f"{path}.{name}",
+                                 depth - 1)]
+    return []
+
+
+def test_a_fork_shares_no_container_with_its_original(
+        story: tuple[TapeReader, list[float]]) -> None:
+    """The guard for the next attribute someone adds to a builder or a tracker: whatever
+    mutable container it is, the fork must hold its own (only the inputs, which the domain
+    never changes, and the parsed-MIG-config memo are shared)."""
+    reader, times = story
+    builder = SnapshotBuilder()
+    builder.build(reader.objects_at(times[5]), times[5])
+    fork = builder.fork()
+    allowed = {"builder._thresholds", "builder._mig._cache"}
+    found = [path for path in _shared(builder, fork, "builder", 4)
+             if path not in allowed and not path.startswith(("builder._configmaps[",
+                                                              "builder._pods._pods["))]
+    assert found == []
