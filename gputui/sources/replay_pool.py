@@ -23,6 +23,7 @@ from __future__ import annotations
 
 import logging
 import threading
+import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Protocol
@@ -38,6 +39,9 @@ log = logging.getLogger(__name__)
 PARK_WHEN_SLOWER = 0.5
 #: builders parked besides the one that starts at the beginning
 PARKED = 7
+#: seconds without a jump or step before the next builder is parked: parking competes with
+#: the operator's jumps for the interpreter, so it waits for a pause in them
+QUIET = 0.3
 
 
 class Costed(Protocol):
@@ -79,6 +83,10 @@ class BuilderPool:
     make: Callable[[], SnapshotBuilder]
     lock: threading.Lock
     builders: list[WarmBuilder] = field(default_factory=list)
+    #: seconds of quiet parking waits for (:data:`QUIET`)
+    quiet: float = QUIET
+    #: when the source last built (``time.monotonic``; it sets this after each build)
+    last_used: float = 0.0
 
     def __post_init__(self) -> None:
         if not self.builders:
@@ -111,6 +119,7 @@ class BuilderPool:
                 return  # nothing built yet: nothing to fork
             walker = WarmBuilder(first.builder.fork(), first.objects, first.at)
         for at in times:
+            self._wait_for_quiet(stop)
             if stop.is_set():
                 return
             try:
@@ -129,3 +138,11 @@ class BuilderPool:
             parked.objects, parked.at = objects, at
             with self.lock:
                 self.builders.append(parked)
+
+    def _wait_for_quiet(self, stop: threading.Event) -> None:
+        """Until no build runs and none ran for :attr:`quiet` seconds (or ``stop``)."""
+        while not stop.is_set():
+            waited = time.monotonic() - self.last_used
+            if waited >= self.quiet and not self.lock.locked():
+                return
+            stop.wait(min(max(self.quiet - waited, 0.02), self.quiet))

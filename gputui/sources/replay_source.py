@@ -160,6 +160,7 @@ class TapeSource:
             snapshot = warm.builder.build(objects, at, changed_nodes=changes)
             warm.objects, warm.at, self.snapshot = objects, at, snapshot
             self.built_at, self.builds = at, self.builds + 1
+            self.pool.last_used = time.monotonic()  # parking waits for a pause in jumps
             return snapshot
 
     def park_builders(self) -> threading.Thread:

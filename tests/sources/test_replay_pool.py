@@ -244,3 +244,40 @@ def test_a_fork_shares_no_container_with_its_original(
              if path not in allowed and not path.startswith(("builder._configmaps[",
                                                               "builder._pods._pods["))]
     assert found == []
+
+
+class _CountingTape:
+    """The reader, counting the moments read (parking reads one per builder it parks)."""
+
+    def __init__(self, reader: TapeReader) -> None:
+        self.reader = reader
+        self.reads = 0
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self.reader, name)
+
+    def objects_at(self, at: float) -> ClusterObjects:
+        self.reads += 1
+        return self.reader.objects_at(at)
+
+
+def test_parking_waits_while_the_operator_jumps(
+        story: tuple[TapeReader, list[float]]) -> None:
+    """No builder is parked while a build runs (the source holds the lock) nor within
+    ``quiet`` seconds of the last one; once the jumps pause, all are parked."""
+    reader, times = story
+    tape = _CountingTape(reader)
+    source = TapeSource(tape, _cursor(reader))
+    source.build_at(times[0])
+    reads = tape.reads
+    source.pool.quiet = 0.2
+    with source._lock:  # a jump being built
+        thread = source.park_builders()
+        time.sleep(0.5)
+        assert tape.reads == reads and len(source.pool.builders) == 1
+    source.pool.last_used = time.monotonic() + 3600.0  # as if jumps went on for an hour
+    time.sleep(0.3)
+    assert tape.reads == reads
+    source.pool.last_used = time.monotonic()  # the jumps stop
+    thread.join(60.0)
+    assert len(source.pool.builders) == len(parking_times(reader)) + 1
