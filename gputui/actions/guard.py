@@ -113,8 +113,8 @@ class GuardedWriter:
             raise WriteInterrupted(f"stopped ({reason}): {what} not sent", reason)
         left = self._left()
         if left is not None and left <= 0:
-            raise WriteError(0, f"cannot reach the API server in time: {what} not sent, "
-                                "the time allowed is up")
+            raise WriteError(0, f"the time allowed is up: {what} not sent")  # gputui's own
+            # limit, not the server's fault: on a loaded machine it is spent before a send
         outcome: list[Any] = []
         done = threading.Event()
 
@@ -143,8 +143,8 @@ class GuardedWriter:
                                        f"{what} may still land", reason)
             left = self._left()
             if left is not None and left < -GRACE:
-                raise WriteError(0, f"cannot reach the API server in time: no answer to the "
-                                    f"{what} before the time allowed was up")
+                raise WriteError(0, f"no answer from the API server to the {what} before "
+                                    "the time allowed was up")
 
 
 def guarded(writer: ClusterWriter, cancel: threading.Event) -> GuardedWriter:

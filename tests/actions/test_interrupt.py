@@ -15,7 +15,7 @@ from typing import Any
 
 import pytest
 
-from gputui.actions.base import Cancel, Progress, Result
+from gputui.actions.base import Cancel, Progress, Result, WriteError
 from gputui.actions.guard import GuardedWriter, WriteInterrupted
 from gputui.actions.registry import action
 from gputui.actions.runner import DryRun, Runner
@@ -150,3 +150,17 @@ def test_nothing_is_sent_once_the_cancel_is_set(
     assert result.cancelled and result.interrupted == "SIGHUP", result
     assert len(request_log) == seen  # the cordon was not sent either
     assert not server.store.get("nodes", "gpu-1", None)["spec"].get("unschedulable")
+
+
+def test_a_send_after_the_time_allowed_says_so_and_blames_no_server(
+        server: EmulatedCluster, writer: KubeWriter, request_log: list[tuple[str, str]]) -> None:
+    """A drain's timeout spent before a request (a loaded machine) is gputui's own limit:
+    the request is not sent, and the reason does not say the server could not be reached."""
+    _seed(server)
+    guarded = GuardedWriter(writer, Cancel())
+    guarded.deadline = time.monotonic() - 0.1
+    seen = len(request_log)
+    with pytest.raises(WriteError) as raised:
+        guarded.evict("ml", "train-0")
+    assert raised.value.reason == "the time allowed is up: eviction of ml/train-0 not sent"
+    assert len(request_log) == seen
