@@ -101,7 +101,8 @@ def replay_snapshot(settings: Settings, path: str, at_text: str,
                     notes: list[str]) -> RecordedMoment:
     """The snapshot a recording's session built at ``at_text``: the recorded input of the
     last build by then, built again with ``now`` = that time, so findings and their ages
-    are those of that moment (with this gputui's thresholds); with the recorded timeline
+    are those of that moment (judged by the thresholds the session recorded, this gputui's
+    for a file that has none); with the recorded timeline
     up to then for the Markdown summary.
 
     Raises:
@@ -122,7 +123,8 @@ def replay_snapshot(settings: Settings, path: str, at_text: str,
     if objects.loading:  # fail closed: a half-read moment would print "no findings"
         raise TapeError(_still_loading(reader, at, objects.loading))
     with gctuning.paused():  # as every caller of a build does (gctuning's rule)
-        snapshot: ClusterSnapshot = SnapshotBuilder(settings.thresholds).build(objects, at)
+        snapshot: ClusterSnapshot = SnapshotBuilder(reader.thresholds(settings.thresholds)
+                                                    ).build(objects, at)
     notes.append(f"replay of {Path(path).name} at {format_at(at)}")
     return RecordedMoment(snapshot, path, reader.timeline_until(at), reader.start, at)
 

@@ -27,7 +27,8 @@ Upstream sources (read at the commits the project's domain reference lists, gpu-
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+import math
+from dataclasses import dataclass, fields, replace
 from typing import Protocol
 
 #: the driver container's startup probe budget: 60 s delay + 120 failures x 10 s
@@ -118,3 +119,26 @@ SOURCES: dict[str, str] = {
     "join_window_days": "the window of the time-to-GPU figures (a setting)",
     "pool_label": "the node label naming its pool (a setting)",
 }
+
+
+def thresholds_from_json(raw: object, base: DomainThresholds) -> DomainThresholds:
+    """``base`` with the fields ``raw`` (a recording's header) sets to usable values: a
+    finite number >= 0 for the numeric ones, a string for ``pool_label``; anything else in
+    ``raw`` is left out (a damaged or foreign header changes nothing)."""
+    if not isinstance(raw, dict):
+        return base
+    changes: dict[str, float | str] = {}
+    for name, kind in ((f.name, type(getattr(base, f.name))) for f in fields(base)):
+        value = raw.get(name)
+        if kind is str and isinstance(value, str):
+            changes[name] = value
+        elif (kind is float and isinstance(value, int | float) and not isinstance(value, bool)
+              and math.isfinite(value) and value >= 0):
+            changes[name] = float(value)
+    return replace(base, **changes)  # type: ignore[arg-type]
+
+
+def thresholds_to_json(thresholds: ThresholdsLike) -> dict[str, float | str]:
+    """The fields of ``thresholds`` as a recording's header holds them."""
+    return {f.name: getattr(thresholds, f.name) for f in fields(DomainThresholds)
+            if hasattr(thresholds, f.name)}

@@ -14,6 +14,7 @@ import time
 from pathlib import Path
 from typing import Any
 
+from gputui.domain.thresholds import thresholds_to_json
 from gputui.settings import Settings
 from gputui.sources.tape_format import SUFFIX
 from gputui.sources.tape_writer import TapeWriter
@@ -44,7 +45,8 @@ def open_recorder(settings: Settings, source: Any, metrics: Any) -> TapeWriter |
     path = recording_path(settings, target.context)
     if path is None:
         return None
-    writer = TapeWriter(path, context=target.context, server=target.server)
+    writer = TapeWriter(path, context=target.context, server=target.server,
+                        thresholds=thresholds_to_json(settings.thresholds))
     if hasattr(source, "on_built"):
         source.on_built = writer.objects
     if metrics is not None and hasattr(metrics, "tap"):

@@ -134,10 +134,15 @@ def encode_line(frame: Mapping[str, Any]) -> bytes:
     return msgspec.json.encode(frame) + b"\n"
 
 
-def header(context: str, server: str, recorded_at: float, version: str) -> dict[str, Any]:
-    """The first frame."""
-    return {MAGIC: FORMAT, "context": context, "server": server, "recorded_at": recorded_at,
-            "version": version}
+def header(context: str, server: str, recorded_at: float, version: str,
+           thresholds: Mapping[str, Any] | None = None) -> dict[str, Any]:
+    """The first frame; ``thresholds``: the finding thresholds the session ran with (a
+    replay judges the recorded moments by them, not by its own)."""
+    head: dict[str, Any] = {MAGIC: FORMAT, "context": context, "server": server,
+                            "recorded_at": recorded_at, "version": version}
+    if thresholds:
+        head["thresholds"] = dict(thresholds)
+    return head
 
 
 #: bytes read from the file at a time

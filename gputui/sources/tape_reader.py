@@ -28,6 +28,7 @@ from gputui.domain.inputs import ClusterObjects
 from gputui.domain.metrics import MetricsReading, MetricsWant
 from gputui.domain.pods import read_pod
 from gputui.domain.sanitize import clean_line, clean_tree
+from gputui.domain.thresholds import DomainThresholds, thresholds_from_json
 from gputui.sources.decode import reduce_node
 from gputui.sources.reduce import reduce_configmap, reduce_plain
 from gputui.sources.replay import objects_from_json
@@ -80,6 +81,9 @@ class TapeReader:
         self.server = str(head.get("server") or "")
         self.recorded_at = _number(head.get("recorded_at"), "recorded_at")
         self.version = str(head.get("version") or "")
+        #: the finding thresholds the session ran with (None: not recorded, older file)
+        self.recorded_thresholds: Mapping[str, Any] | None = (
+            head["thresholds"] if isinstance(head.get("thresholds"), dict) else None)
         self.start = 0.0
         self.end = 0.0
         self._frames: list[_ObjectsFrame] = []
@@ -260,6 +264,11 @@ class TapeReader:
     def change_times(self) -> Sequence[float]:
         """Sorted distinct times at which objects, metrics or timeline changed."""
         return sorted(set(self._changed) | set(self._metric_times) | set(self._event_times))
+
+    def thresholds(self, ours: DomainThresholds) -> DomainThresholds:
+        """The thresholds to judge this recording by: the session's where it recorded them,
+        ``ours`` for the rest (and for a file that recorded none)."""
+        return thresholds_from_json(self.recorded_thresholds, ours)
 
     def rebuild_cost(self, first: float, second: float) -> int:
         """What moving a warm builder from ``first`` to ``second`` costs (an estimate for

@@ -100,10 +100,13 @@ class TapeWriter:
             is never written over nor appended to).
         context / server: what the header names.
         keyframe_every: source seconds between keyframes, at the least.
+        thresholds: the session's finding thresholds, kept in the header (a replay judges
+            the recorded moments by them).
     """
 
     def __init__(self, path: Path, *, context: str, server: str,
-                 keyframe_every: float = KEYFRAME_EVERY) -> None:
+                 keyframe_every: float = KEYFRAME_EVERY,
+                 thresholds: Mapping[str, Any] | None = None) -> None:
         self.path = Path(path)
         self.keyframe_every = keyframe_every
         #: why recording stopped (a write failed), None while it works
@@ -130,7 +133,8 @@ class TapeWriter:
         self._end_at = 0.0  # close(at=): where the session ended on the source's clock
         self._frame_at = 0.0  # the time of the last objects frame written
         self._encoder = MetricsEncoder()
-        self._write([encode_line(header(context, server, time.time(), __version__))])
+        self._write([encode_line(header(context, server, time.time(), __version__,
+                                        thresholds))])
         self._flush()
         self._thread = threading.Thread(target=self._loop, name="gputui-recorder",
                                         daemon=True)

@@ -36,7 +36,7 @@ def open_replay(settings: Settings, path: Path) -> tuple[TapeSource, TapeMetrics
         raise TapeError(f"recording {path} is damaged (its times are not times)")
     cursor = ReplayCursor(reader.change_times(), reader.start, reader.end,
                           monotonic=time.monotonic)
-    source = TapeSource(reader, cursor, settings.thresholds)
+    source = TapeSource(reader, cursor, reader.thresholds(settings.thresholds))
     metrics = TapeMetrics(reader, cursor, settings.refresh)
     return source, metrics, cursor
 
