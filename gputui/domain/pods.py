@@ -18,6 +18,7 @@ import sys
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
+from functools import lru_cache
 from types import MappingProxyType
 from typing import Any
 
@@ -361,8 +362,14 @@ def as_pod_info(pod: PodInfo | Mapping[str, Any]) -> PodInfo:
 def _timestamp(when: float | None) -> str | None:
     if when is None:
         return None
-    moment = datetime.fromtimestamp(when, UTC)
-    return moment.isoformat().replace("+00:00", "Z")
+    return _rfc3339(when)
+
+
+@lru_cache(maxsize=65536)
+def _rfc3339(when: float) -> str:
+    """Kept: a recording's keyframe writes 250,000 pod times at 5,000 nodes, and pods made
+    by one rollout share their seconds (formatting them was half the keyframe's cost)."""
+    return datetime.fromtimestamp(when, UTC).isoformat().replace("+00:00", "Z")
 
 
 def _container_status(container: ContainerInfo) -> JsonDict:
