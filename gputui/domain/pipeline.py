@@ -27,6 +27,12 @@ def _restarts(count: int) -> str:
     return f"{count} restart" + ("" if count == 1 else "s")
 
 
+def _retry_words(container: ContainerInfo) -> str:
+    """``running again after 3 restarts (last exit 1)``: a crash loop between back-offs."""
+    return (f"running again after {_restarts(container.restarts)} "
+            f"(last exit {container.exit_code})")
+
+
 def substage(container: ContainerInfo, reached: bool) -> SubStage:
     """An init container as a sub-stage; ``absent`` means not reached yet."""
     if container.done:
@@ -35,6 +41,9 @@ def substage(container: ContainerInfo, reached: bool) -> SubStage:
         reason = container.reason or "Error"
         return _substage(container.name, StageStatus.FAILED,
                         f"{reason}, {_restarts(container.restarts)}", container.restarts)
+    if container.retrying:
+        return _substage(container.name, StageStatus.FAILED, _retry_words(container),
+                         container.restarts)
     if reached:
         return _substage(container.name, StageStatus.PROGRESSING, "running", container.restarts)
     return _substage(container.name, StageStatus.ABSENT, "not started", container.restarts)
@@ -60,6 +69,11 @@ def _pod_status(pod: PodInfo) -> tuple[StageStatus, str, str | None]:
         where = "init container " if failing.init and not pod.status.startswith("Init:") else ""
         detail = f"{pod.status} in {where}{failing.name}, {_restarts(failing.restarts)}"
         return StageStatus.FAILED, detail, failing.name
+    retrying = pod.retrying_container()
+    if retrying is not None:
+        where = "init container " if retrying.init else ""
+        return StageStatus.FAILED, f"{where}{retrying.name} {_retry_words(retrying)}", \
+            retrying.name
     if pod.phase == "Failed":
         return StageStatus.FAILED, f"pod Failed: {pod.status}", None
     if pod.unschedulable:

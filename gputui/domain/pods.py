@@ -27,6 +27,9 @@ from gputui.domain.fastinit import maker
 from gputui.domain.jsondict import JsonDict
 from gputui.domain.labels import is_gpu_resource
 
+#: the exit code a container runtime gives the containers it lost when the node went down
+#: (``Unknown``, 255): their restart after a reboot is not a crash
+LOST_IN_REBOOT = 255
 #: waiting reasons that mean the container is failing, not just starting
 FAILING_REASONS = frozenset({
     "CrashLoopBackOff", "Error", "ImagePullBackOff", "ErrImagePull", "InvalidImageName",
@@ -64,6 +67,19 @@ class ContainerInfo:
         if self.state == "terminated":
             return self.exit_code not in (0, None)
         return False
+
+    @property
+    def retrying(self) -> bool:
+        """Running again after a run that failed, and not through yet (not done, not ready).
+
+        Why: between two ``CrashLoopBackOff`` s kubectl shows a crash-looping container
+        ``Running``; read as "starting" it got a fresh grace at every restart, and its
+        findings went from critical to "normal until ..." and back with each crash. A
+        container lost in a reboot has its runtime's exit code 255 and is not counted: it
+        did not fail, its machine went away.
+        """
+        return (self.state == "running" and not self.ready and self.restarts > 0
+                and self.exit_code not in (None, 0, LOST_IN_REBOOT))
 
 
 @dataclass(frozen=True, slots=True)
@@ -119,6 +135,13 @@ class PodInfo:
         """The first failing container, init containers first."""
         for container in self.init_containers + self.containers:
             if container.failing:
+                return container
+        return None
+
+    def retrying_container(self) -> ContainerInfo | None:
+        """The first container running again after a failed run, init containers first."""
+        for container in self.init_containers + self.containers:
+            if container.retrying:
                 return container
         return None
 

@@ -312,3 +312,45 @@ def test_mig_config_failed_names_unknown_config() -> None:
     ok = f.node(labels={"nvidia.com/mig.config": "all-1g.10gb",
                         "nvidia.com/mig.config.state": "failed"})
     assert "no such config" not in only(build([ok], configmaps=cms), "mig-config-failed").message
+
+
+def _running_again(pod: dict[str, Any], exit_code: int, started: float) -> dict[str, Any]:
+    """``pod``'s crash-looping container between two back-offs: running, its last run's
+    exit code kept in lastState (what kubectl shows as ``Init:0/1``, RESTARTS 14)."""
+    for key in ("initContainerStatuses", "containerStatuses"):
+        for status in pod["status"].get(key) or []:
+            if "waiting" in status.get("state", {}) and status.get("restartCount"):
+                status["state"] = {"running": {"startedAt": f.iso(started)}}
+                status["lastState"] = {"terminated": {"exitCode": exit_code,
+                                                      "reason": "Error" if exit_code != 255
+                                                      else "Unknown"}}
+    return pod
+
+
+def test_a_crash_loop_running_again_stays_failing() -> None:
+    """Between two CrashLoopBackOffs the container runs again: read as "starting", it got a
+    fresh grace at each restart and the node went from critical to "normal until ..."
+    and back with every crash (seen in the driver-crashloop scenario)."""
+    crashing = f.load("pod-driver-init-crashloop.json")
+    running = _running_again(f.load("pod-driver-init-crashloop.json"), 1, f.T0 - 5)
+    for pod in (crashing, running):
+        snap = build(pods=without("driver") + [pod, f.workload("trainer-0")])
+        x = only(snap, "driver-pod-failing")
+        assert x.severity is Severity.CRITICAL, pod["status"]
+        stage = snap.nodes[f.NODE].pipeline.stage("driver")
+        assert stage is not None and stage.status.value == "failed"
+        assert not [g for g in snap.findings if g.severity is Severity.INFO
+                    and "normal until" in g.message], snap.findings
+    detail = build(pods=without("driver") + [running]).nodes[f.NODE].pipeline.stage("driver")
+    assert detail is not None
+    assert "k8s-driver-manager running again after 14 restarts (last exit 1)" in detail.detail
+
+
+def test_a_container_restarted_by_a_reboot_is_starting_not_failing() -> None:
+    """After a reboot the runtime reports the lost run as Unknown, exit 255: the container
+    starts again within its grace, as after any reboot."""
+    rebooted = _running_again(f.load("pod-driver-init-crashloop.json"), 255, f.T0 - 5)
+    snap = build(pods=without("driver") + [rebooted])
+    assert "driver-pod-failing" not in codes(snap)
+    stage = snap.nodes[f.NODE].pipeline.stage("driver")
+    assert stage is not None and stage.status.value == "progressing"

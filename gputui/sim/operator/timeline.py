@@ -71,6 +71,11 @@ class Timeline:
             for c in pod.init + pod.main:
                 if c.started_at is not None:
                     c.restarts += 1
+                    # what the runtime reports for the run the reboot ended: a finished
+                    # init container's success, a running container lost (Unknown, 255)
+                    c.last_exit = ((0, "Completed", c.started_at, c.finished_at)
+                                   if c.finished_at is not None else
+                                   (255, "Unknown", c.started_at, now))
                 c.started_at = c.finished_at = c.crash_until = None
                 c.ready = False
             pod.step_started = now + reboot.BOOT_S
