@@ -236,8 +236,12 @@ RETRY_SECONDS = 60.0
 
 
 def _retrying(ctx: NodeContext, current: ContainerInfo) -> bool:
-    """cuda-validation restarted and running again: it gave up its 60 x 5 s budget before
-    (gpu-operator ``cmd/nvidia-validator/main.go``), so the new attempt has no grace."""
+    """A check running again after a failed run (its last exit non-zero: it gave up), or
+    cuda-validation restarted and still running past :data:`RETRY_SECONDS` (its last exit
+    unknown): it gave up its 60 x 5 s budget before (gpu-operator
+    ``cmd/nvidia-validator/main.go``), so the new attempt has no grace."""
+    if current.retrying:
+        return True
     if current.name != "cuda-validation" or current.restarts == 0 or current.failing:
         return False
     return ctx.over(current.started_at, RETRY_SECONDS / 60.0)

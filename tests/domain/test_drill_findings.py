@@ -86,3 +86,22 @@ def test_cuda_validation_running_again_after_giving_up_is_stuck() -> None:
     assert x.severity is Severity.WARNING and "gave up 3x" in x.message
     fresh = SnapshotBuilder().build(f.objects([f.node()], _validator(1, 20)), f.T0)
     assert found(fresh, "validator-stuck") == []
+
+
+def test_cuda_validation_running_again_after_a_failed_exit_is_stuck_at_once() -> None:
+    """When the last run's exit code says it failed, the restarted check gave up: stuck
+    from its first second, not only after a minute (it flickered between the back-off's
+    warning and nothing for that minute); a run the reboot ended (255) is left alone."""
+    def with_last_exit(code: int) -> list[dict[str, Any]]:
+        pods = _validator(2, 10)
+        for pod in pods:
+            for status in pod["status"].get("initContainerStatuses") or []:
+                if status["name"] == "cuda-validation":
+                    status["lastState"] = {"terminated": {"exitCode": code}}
+        return pods
+
+    snap = SnapshotBuilder().build(f.objects([f.node()], with_last_exit(1)), f.T0)
+    (x,) = found(snap, "validator-stuck")
+    assert x.severity is Severity.WARNING and "gave up 2x, running again" in x.message
+    rebooted = SnapshotBuilder().build(f.objects([f.node()], with_last_exit(255)), f.T0)
+    assert found(rebooted, "validator-stuck") == []
