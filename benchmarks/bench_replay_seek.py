@@ -35,7 +35,8 @@ sys.path.insert(0, str(REPO / "benchmarks"))
 from bench_record import Cluster, record, spread
 
 from gputui.domain.replay_cursor import ReplayCursor
-from gputui.sources.replay_source import TapeSource, changed_nodes
+from gputui.sources.changes import changed_nodes
+from gputui.sources.replay_source import TapeSource
 from gputui.sources.tape_reader import TapeReader
 
 

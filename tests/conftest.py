@@ -162,3 +162,15 @@ def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
     collects the same order, as xdist requires); a serial run keeps pytest's order."""
     if os.environ.get("PYTEST_XDIST_WORKER"):
         items.sort(key=_slow_rank)
+
+
+@pytest.fixture(scope="session")
+def live_tape(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, dict[str, object]]:
+    """Two emulated minutes of xid-storm recorded from a live KubeSource (real HTTP), once
+    per test process: the replay source's tests and the replay TUI's read the same file."""
+    from tests.fixtures.tapes import record_xid_storm
+
+    path = tmp_path_factory.mktemp("live") / "xid-storm.tape"
+    seen = record_xid_storm(path)
+    assert "xid79_at" in seen, "the live session never showed XID 79"
+    return path, seen

@@ -24,7 +24,7 @@ from __future__ import annotations
 import logging
 import threading
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Protocol
 
@@ -80,7 +80,8 @@ class BuilderPool:
     """
 
     tape: Costed
-    make: Callable[[], SnapshotBuilder]
+    #: the builder of the first snapshot; parked ones are forks of it
+    first: SnapshotBuilder
     lock: threading.Lock
     builders: list[WarmBuilder] = field(default_factory=list)
     #: seconds of quiet parking waits for (:data:`QUIET`)
@@ -90,7 +91,7 @@ class BuilderPool:
 
     def __post_init__(self) -> None:
         if not self.builders:
-            self.builders.append(WarmBuilder(self.make()))
+            self.builders.append(WarmBuilder(self.first))
 
     def nearest(self, at: float) -> WarmBuilder:
         """The builder with least to rebuild to reach ``at`` (one that never built only

@@ -26,7 +26,6 @@ from dataclasses import replace
 from typing import Any, Protocol
 
 from gputui import gctuning
-from gputui.domain.inputs import ClusterObjects
 from gputui.domain.metrics import MetricsOrigin, MetricsReading, MetricsWant
 from gputui.domain.model import ClusterSnapshot
 from gputui.domain.replay_cursor import ReplayCursor
@@ -36,11 +35,9 @@ from gputui.sources.base import Connection, SnapshotCallback, SourceStatus, Stat
 from gputui.sources.changes import changed_nodes
 from gputui.sources.errors import SourceError
 from gputui.sources.metrics import MetricsFeed
-from gputui.sources.replay_pool import PARK_WHEN_SLOWER, BuilderPool, parking_times
+from gputui.sources.replay_pool import PARK_WHEN_SLOWER, BuilderPool, Costed, parking_times
 
 log = logging.getLogger(__name__)
-
-__all__ = ["TapeMetrics", "TapeSource", "changed_nodes"]
 
 #: seconds between two builds while playing (the cursor's time moves every tick)
 TICK = 0.5
@@ -54,8 +51,9 @@ METRICS_NOT_RECORDED = "not recorded at this time (the node was not on screen wh
 TimelineCallback = Callable[[list[dict[str, Any]]], None]
 
 
-class Tape(Protocol):
-    """What the replay reads of a recording (``gputui.sources.tape_reader.TapeReader``)."""
+class Tape(Costed, Protocol):
+    """What the replay reads of a recording (``gputui.sources.tape_reader.TapeReader``):
+    what its builders read (:class:`~gputui.sources.replay_pool.Costed`), and more."""
 
     context: str
     server: str
@@ -65,15 +63,9 @@ class Tape(Protocol):
 
     def change_times(self) -> Sequence[float]: ...
 
-    def objects_at(self, at: float) -> ClusterObjects: ...
-
     def timeline_until(self, at: float) -> list[dict[str, Any]]: ...
 
     def metrics_at(self, at: float, want: MetricsWant) -> MetricsReading | None: ...
-
-    def rebuild_cost(self, first: float, second: float) -> int: ...
-
-    def change_quantile(self, share: float) -> float: ...
 
 
 class TapeSource:
@@ -90,7 +82,7 @@ class TapeSource:
         self.tape = tape
         self.cursor = cursor
         self._lock = threading.Lock()
-        self.pool = BuilderPool(tape, lambda: SnapshotBuilder(thresholds), self._lock)
+        self.pool = BuilderPool(tape, SnapshotBuilder(thresholds), self._lock)
         #: park more warm builders when the first full build took longer than this (s)
         self.park_when_slower = PARK_WHEN_SLOWER
         self.parking: threading.Thread | None = None

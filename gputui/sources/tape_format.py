@@ -36,9 +36,6 @@ from typing import Any
 import msgspec
 
 from gputui.sources.errors import SourceError
-from gputui.sources.reduce import heartbeat_only
-
-__all__ = ["heartbeat_only"]  # the writer's and the replay's, kept with the node reducers
 
 #: the format this gputui writes; a reader refuses a newer one by name
 FORMAT = 1

@@ -35,6 +35,7 @@ from gputui.domain.inputs import ClusterObjects
 from gputui.domain.metrics import MetricsReading
 from gputui.domain.pods import PodInfo, pod_to_dict
 from gputui.privatefile import PrivateFileError, open_private, write_all
+from gputui.sources.reduce import heartbeat_only
 from gputui.sources.replay import objects_to_json
 from gputui.sources.tape_format import (
     COLLECTIONS,
@@ -48,7 +49,6 @@ from gputui.sources.tape_format import (
     TapeError,
     encode_line,
     header,
-    heartbeat_only,
     merge_diff,
 )
 from gputui.sources.tape_metrics import MetricsEncoder

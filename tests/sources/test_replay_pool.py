@@ -14,9 +14,10 @@ import pytest
 from gputui.domain.inputs import ClusterObjects
 from gputui.domain.replay_cursor import ReplayCursor
 from gputui.domain.snapshot import SnapshotBuilder
+from gputui.sources.changes import changed_nodes
 from gputui.sources.replay import load_recording
 from gputui.sources.replay_pool import parking_times
-from gputui.sources.replay_source import TapeSource, changed_nodes
+from gputui.sources.replay_source import TapeSource
 from gputui.sources.tape_cost import WIDE
 from gputui.sources.tape_reader import TapeReader
 from gputui.sources.tape_writer import TapeWriter

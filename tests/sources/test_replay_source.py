@@ -21,25 +21,16 @@ from gputui.domain.model import ClusterSnapshot
 from gputui.domain.replay_cursor import ReplayCursor
 from gputui.domain.snapshot import SnapshotBuilder
 from gputui.sources.base import Connection, SourceStatus
+from gputui.sources.changes import changed_nodes
 from gputui.sources.errors import SourceError
 from gputui.sources.replay_source import (
     METRICS_NOT_RECORDED,
     NOT_RECORDED,
     TapeMetrics,
     TapeSource,
-    changed_nodes,
 )
 from gputui.sources.tape_reader import TapeReader
-from tests.fixtures.tapes import XID_NODE, XIDS, record_xid_storm, write_xid_tape
-
-
-@pytest.fixture(scope="module")
-def live_tape(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, dict[str, object]]:
-    """Two emulated minutes of xid-storm, recorded from a live KubeSource."""
-    path = tmp_path_factory.mktemp("live") / "xid-storm.tape"
-    seen = record_xid_storm(path)
-    assert "xid79_at" in seen, "the live session never showed XID 79"
-    return path, seen
+from tests.fixtures.tapes import XID_NODE, XIDS, write_xid_tape
 
 
 @pytest.fixture

@@ -7,7 +7,7 @@ returns that same ``now``, and local time is UTC so clock times print the same e
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from dataclasses import replace
 from typing import Any
 
@@ -17,8 +17,10 @@ from gputui.domain.inputs import ClusterObjects
 from gputui.domain.model import ClusterSnapshot
 from gputui.domain.snapshot import SnapshotBuilder
 from gputui.settings import Settings
+from gputui.sim.cluster import EmulatedCluster
 from gputui.sources.replay import Recording, ReplaySource, load_recording
 from gputui.ui.app import GpuTuiApp, make_app
+from tests.actions.conftest import gpu_node
 from tests.fixtures import SCENARIOS
 
 
@@ -67,3 +69,15 @@ async def settle(pilot: Any, rounds: int = 3) -> None:
         await pilot.pause()
     await pilot.pause(0.12)  # the node-selection debounce
     await pilot.pause()
+
+
+@pytest.fixture
+def one_node_cluster(request_log: list[tuple[str, str]]) -> Iterator[EmulatedCluster]:
+    """An emulated API server holding one GPU node ``gpu-1`` and no controllers (nothing
+    changes but what the test's actions send), its requests in ``request_log``."""
+    made = EmulatedCluster(run_controllers=False).start()
+    made.store.create("nodes", gpu_node("gpu-1"))
+    try:
+        yield made
+    finally:
+        made.stop()

@@ -4,11 +4,9 @@ goes bad later makes the dialog's apply fail with the reason, nothing sent."""
 from __future__ import annotations
 
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
-
-import pytest
 
 from gputui.settings import Settings
 from gputui.sim.cluster import EmulatedCluster
@@ -17,17 +15,6 @@ from gputui.sources.writer import writer_for_source
 from gputui.ui.app import GpuTuiApp, make_app
 from gputui.ui.screens.confirm import ConfirmScreen
 from gputui.ui.screens.nodes import NodesScreen
-from tests.actions.conftest import gpu_node
-
-
-@pytest.fixture
-def cluster(request_log: list[tuple[str, str]]) -> Iterator[EmulatedCluster]:
-    made = EmulatedCluster(run_controllers=False).start()
-    made.store.create("nodes", gpu_node("gpu-1"))
-    try:
-        yield made
-    finally:
-        made.stop()
 
 
 def _app(cluster: EmulatedCluster, tmp_path: Path, audit: Path,
@@ -62,11 +49,12 @@ async def _ready(pilot: Any, app: GpuTuiApp) -> NodesScreen:
 
 
 async def test_a_bad_audit_path_disables_actions_at_start_and_says_why(
-        cluster: EmulatedCluster, request_log: list[tuple[str, str]], tmp_path: Path) -> None:
+        one_node_cluster: EmulatedCluster, request_log: list[tuple[str, str]],
+        tmp_path: Path) -> None:
     audit = tmp_path / "audit.jsonl"
     audit.mkdir()
     notes: list[str] = []
-    app, writer = _app(cluster, tmp_path, audit, notes)
+    app, writer = _app(one_node_cluster, tmp_path, audit, notes)
     try:
         async with app.run_test(size=(120, 40)) as pilot:
             await _ready(pilot, app)
@@ -85,10 +73,11 @@ async def test_a_bad_audit_path_disables_actions_at_start_and_says_why(
 
 
 async def test_a_path_gone_bad_after_start_fails_the_apply_with_the_reason(
-        cluster: EmulatedCluster, request_log: list[tuple[str, str]], tmp_path: Path) -> None:
+        one_node_cluster: EmulatedCluster, request_log: list[tuple[str, str]],
+        tmp_path: Path) -> None:
     audit = tmp_path / "audit.jsonl"
     notes: list[str] = []
-    app, writer = _app(cluster, tmp_path, audit, notes)
+    app, writer = _app(one_node_cluster, tmp_path, audit, notes)
     try:
         async with app.run_test(size=(120, 40)) as pilot:
             await _ready(pilot, app)
@@ -107,4 +96,4 @@ async def test_a_path_gone_bad_after_start_fails_the_apply_with_the_reason(
     finally:
         writer.close()
     assert [p for m, p in request_log if m == "PATCH"] == ["/api/v1/nodes/gpu-1"]  # dry run
-    assert "unschedulable" not in cluster.store.get("nodes", "gpu-1", None)["spec"]
+    assert "unschedulable" not in one_node_cluster.store.get("nodes", "gpu-1", None)["spec"]

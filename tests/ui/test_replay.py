@@ -8,7 +8,6 @@ builds it (:func:`gputui.ui.replay_run.open_replay` then ``make_replay_app``).
 
 from __future__ import annotations
 
-import time
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -23,7 +22,8 @@ from gputui.ui.screens.help import HelpScreen
 from gputui.ui.screens.nodes import NodesScreen
 from gputui.ui.widgets.status_header import StatusHeader
 from gputui.ui.widgets.status_header_replay import utc_clock
-from tests.fixtures.tapes import XID_NODE, record_xid_storm, write_xid_tape
+from tests.fixtures.tapes import XID_NODE, write_xid_tape
+from tests.ui.test_actions import until
 
 #: 2026-12-01 09:30 UTC: the recording's header date, fixed for stable screens
 RECORDED_AT = 1796117400.0
@@ -47,13 +47,6 @@ def replay_app(tmp_path: Path) -> ReplayFactory:
         return app
     return build
 
-
-async def until(pilot: Any, check: Callable[[], bool], timeout: float = 30.0) -> None:
-    deadline = time.monotonic() + timeout
-    while not check():
-        if time.monotonic() > deadline:
-            raise AssertionError("condition not reached in time")
-        await pilot.pause(0.05)
 
 
 def header(app: GpuTuiApp) -> list[str]:
@@ -217,15 +210,6 @@ async def test_timeline_shows_what_was_recorded_up_to_the_cursor(
         await until(pilot, lambda: app.current_mode == "timeline")
         await pilot.press("g")
         await until(pilot, lambda: list(app.timeline.query()) == [])
-
-
-@pytest.fixture(scope="module")
-def live_tape(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, dict[str, object]]:
-    """Two emulated minutes of xid-storm recorded from a live KubeSource (real HTTP)."""
-    path = tmp_path_factory.mktemp("live") / "xid-storm.tape"
-    seen = record_xid_storm(path)
-    assert "xid79_at" in seen, "the live session never showed XID 79"
-    return path, seen
 
 
 async def test_a_live_recording_shows_the_xid_when_the_live_screen_did(

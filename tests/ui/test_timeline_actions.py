@@ -4,31 +4,17 @@ kubernetes client against the emulated API server)."""
 
 from __future__ import annotations
 
-from collections.abc import Iterator
 from pathlib import Path
-
-import pytest
 
 from gputui.sim.cluster import EmulatedCluster
 from gputui.ui.screens.confirm import ConfirmScreen
-from tests.actions.conftest import gpu_node
 from tests.ui.test_audit_ui import _app, _ready, until
 
 
-@pytest.fixture
-def cluster(request_log: list[tuple[str, str]]) -> Iterator[EmulatedCluster]:
-    made = EmulatedCluster(run_controllers=False).start()
-    made.store.create("nodes", gpu_node("gpu-1"))
-    try:
-        yield made
-    finally:
-        made.stop()
-
-
 async def test_a_cordon_shows_as_an_action_with_who_and_as_the_change_it_made(
-        cluster: EmulatedCluster, tmp_path: Path) -> None:
+        one_node_cluster: EmulatedCluster, tmp_path: Path) -> None:
     notes: list[str] = []
-    app, writer = _app(cluster, tmp_path, tmp_path / "audit.jsonl", notes)
+    app, writer = _app(one_node_cluster, tmp_path, tmp_path / "audit.jsonl", notes)
     batches: list[list[str]] = []
     app.timeline_sink = lambda events: batches.append([e.kind for e in events])
     try:
