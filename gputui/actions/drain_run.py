@@ -19,7 +19,7 @@ from dataclasses import dataclass
 
 from gputui.actions.base import ClusterWriter, Progress, ProgressCallback, Result, WriteError
 from gputui.actions.drain_rules import PodRef
-from gputui.actions.guard import WriteInterrupted, stop_reason, write_deadline
+from gputui.actions.guard import TimeUp, WriteInterrupted, stop_reason, write_deadline
 
 #: first and longest wait between two rounds of evictions (kubectl waits 5 s after a 429)
 BACKOFF_START = 0.5
@@ -53,7 +53,9 @@ class _Pod:
         if self.budget or self.refusal:
             by = f"PodDisruptionBudget {self.budget}" if self.budget else self.refusal
             return f"{self.ref}: refused by {by} ({self.tries} tr{'ies' if self.tries != 1 else 'y'})"
-        if self.evicted and not self.gone:
+        if not self.evicted:  # stopped or out of time before its eviction was sent
+            return f"{self.ref}: not evicted: its eviction was never sent"
+        if not self.gone:
             return f"{self.ref}: evicted, still terminating"
         return f"{self.ref}: evicted"
 
@@ -101,6 +103,9 @@ class EvictionLoop:
             pod.tries += 1
             try:
                 self.writer.evict(pod.ref.namespace, pod.ref.name)
+            except TimeUp:
+                pod.tries -= 1  # not sent: the pod keeps what its last try said (a budget)
+                return
             except WriteInterrupted:
                 return  # stopped: not sent, or its answer not awaited
             except WriteError as error:
@@ -119,7 +124,7 @@ class EvictionLoop:
                 continue
             try:
                 current = self.writer.get("Pod", pod.ref.name, pod.ref.namespace)
-            except WriteInterrupted:
+            except (WriteInterrupted, TimeUp):
                 return
             except WriteError as error:
                 if error.status == 404:

@@ -44,6 +44,15 @@ class WriteInterrupted(WriteError):
         self.interrupted = interrupted
 
 
+class TimeUp(WriteError):
+    """The time allowed was up before the request: it was not sent. Not the server's doing
+    nor the object's: a loop keeps what it learnt of each object before (a budget's
+    refusal) rather than reading this as the object's failure."""
+
+    def __init__(self, what: str):
+        super().__init__(0, f"the time allowed is up: {what} not sent")
+
+
 def stop_reason(cancel: threading.Event) -> str | None:
     """What stopped the action (``esc``, ``quit``, ``SIGTERM``...), None while it runs.
 
@@ -113,8 +122,8 @@ class GuardedWriter:
             raise WriteInterrupted(f"stopped ({reason}): {what} not sent", reason)
         left = self._left()
         if left is not None and left <= 0:
-            raise WriteError(0, f"the time allowed is up: {what} not sent")  # gputui's own
-            # limit, not the server's fault: on a loaded machine it is spent before a send
+            raise TimeUp(what)  # gputui's own limit, not the server's fault: on a loaded
+            # machine it is spent before a send
         outcome: list[Any] = []
         done = threading.Event()
 

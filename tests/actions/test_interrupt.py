@@ -16,7 +16,9 @@ from typing import Any
 import pytest
 
 from gputui.actions.base import Cancel, Progress, Result, WriteError
-from gputui.actions.guard import GuardedWriter, WriteInterrupted
+from gputui.actions.drain_rules import PodRef
+from gputui.actions.drain_run import EvictionLoop
+from gputui.actions.guard import GuardedWriter, TimeUp, WriteInterrupted
 from gputui.actions.registry import action
 from gputui.actions.runner import DryRun, Runner
 from gputui.sim.cluster import EmulatedCluster
@@ -164,3 +166,42 @@ def test_a_send_after_the_time_allowed_says_so_and_blames_no_server(
         guarded.evict("ml", "train-0")
     assert raised.value.reason == "the time allowed is up: eviction of ml/train-0 not sent"
     assert len(request_log) == seen
+
+
+class _BudgetThenTimeUp:
+    """A writer whose first eviction of each pod a budget refuses (429), and whose every
+    later request finds the time allowed already up (what a loaded machine does to a
+    drain's last round)."""
+
+    def __init__(self, refuse: set[str]) -> None:
+        self.refuse = refuse
+        self.sent: list[str] = []
+
+    def evict(self, namespace: str, pod: str, *, dry_run: bool = False) -> None:
+        if pod not in self.refuse:
+            raise TimeUp(f"eviction of {namespace}/{pod}")
+        self.refuse.discard(pod)
+        self.sent.append(pod)
+        raise WriteError(429, "Cannot evict pod as it would violate the pod's disruption "
+                              "budget.", budget="trainer-pdb")
+
+    def get(self, kind: str, name: str, namespace: str | None = None) -> dict[str, Any]:
+        raise TimeUp(f"read of {kind} {name}")
+
+
+def test_a_drain_out_of_time_mid_round_keeps_each_pods_last_answer() -> None:
+    """The time ran out before the second round's evictions were sent: the trainer is
+    reported refused by its budget (what the server last said), not "failed" because the
+    clock ran out, and a pod whose eviction was never sent is not reported evicted."""
+    writer = _BudgetThenTimeUp({"train-0"})
+    loop = EvictionLoop(writer, [PodRef("ml", "train-0"), PodRef("ml", "train-1")],  # type: ignore[arg-type]
+                        lambda _: None, threading.Event(), timeout=30.0, label="gpu-1")
+    loop._round()
+    loop._round()
+    result = loop._result()
+    assert writer.sent == ["train-0"]
+    assert not result.ok
+    assert result.error == "ml/train-0: refused by PodDisruptionBudget trainer-pdb (1 try)"
+    assert result.details == (
+        "ml/train-0: refused by PodDisruptionBudget trainer-pdb (1 try)",
+        "ml/train-1: not evicted: its eviction was never sent")
