@@ -152,7 +152,9 @@ class EmulatedCluster:
             "apiVersion": "v1",
             "kind": "Config",
             "clusters": [{"name": context, "cluster": {"server": self.url}}],
-            "users": [{"name": "operator", "user": {"token": "gputui-demo-token"}}],
+            # not "gputui-demo-…": a token sharing its first 8 characters with the context
+            # name would have the name redacted as a cut-off credential (secrets.scrub)
+            "users": [{"name": "operator", "user": {"token": "emulated-placeholder-token"}}],
             "contexts": [{"name": context,
                           "context": {"cluster": context, "user": "operator"}}],
             "current-context": context,

@@ -28,6 +28,7 @@ from gputui.sources.metrics import MetricsFeed
 from gputui.sources.oneshot import read_objects
 from gputui.sources.prometheus import PrometheusOptions
 from gputui.sources.secrets import remember
+from gputui.sources.userinfo import split_userinfo
 from gputui.sources.xids import XidReading, XidTracker, read_xids
 
 
@@ -38,10 +39,14 @@ def prometheus_options(settings: Settings) -> PrometheusOptions | None:
     # kept out of every error line and log, as the kubeconfig's credentials are
     remember(settings.prometheus_token, settings.prometheus_password,
              *dict(settings.prometheus_headers).values())
+    # a user:password@ in the URL is basic auth (as requests sends it), never shown
+    url = split_userinfo(settings.prometheus_url)
+    username = settings.prometheus_username or url.username
+    password = settings.prometheus_password or (url.password if username == url.username
+                                                else "")
     return PrometheusOptions(
-        settings.prometheus_url, token=settings.prometheus_token or "",
-        username=settings.prometheus_username or "",
-        password=settings.prometheus_password or "",
+        url.url, token=settings.prometheus_token or "",
+        username=username or "", password=password or "",
         headers=dict(settings.prometheus_headers), ca_cert=settings.prometheus_ca_cert or "",
         client_cert=settings.prometheus_client_cert or "",
         client_key=settings.prometheus_client_key or "",

@@ -26,6 +26,7 @@ from gputui.sources.credentials import FileToken, install, take_credentials
 from gputui.sources.errors import SourceError
 from gputui.sources.execplugin import ExecCredentials
 from gputui.sources.secrets import scrub
+from gputui.sources.userinfo import split_userinfo
 
 IN_CLUSTER_CONTEXT = "in-cluster"
 
@@ -149,7 +150,23 @@ def _load(paths: list[Path], chosen: str, user: str
         raise SourceError(f"kubeconfig context {chosen!r}: {scrub(str(error))}") from None
     if source is not None:
         install(configuration, source, user)
+    _take_url_userinfo(configuration)
     return configuration, source if isinstance(source, ExecCredentials) else None
+
+
+def _take_url_userinfo(configuration: Configuration) -> None:
+    """Move a ``user:password@`` out of the server URL into a basic-auth header.
+
+    The URL is shown and written everywhere; the credential must not be (see
+    :mod:`gputui.sources.userinfo`). As Go's ``net/http`` does for kubectl, the userinfo
+    is sent as basic auth unless the user entry already authenticates the requests.
+    """
+    found = split_userinfo(str(configuration.host))
+    if not found.carried:
+        return
+    configuration.host = found.url
+    if not configuration.auth_settings():
+        configuration.api_key["BearerToken"] = found.basic_header()
 
 
 def _in_cluster() -> KubeTarget:

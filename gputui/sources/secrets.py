@@ -12,6 +12,7 @@ passes it through :func:`scrub`.
 
 from __future__ import annotations
 
+import re
 import threading
 
 REDACTED = "[REDACTED]"
@@ -43,12 +44,75 @@ def remember(*values: str | bytes | None) -> None:
 
 
 def scrub(text: str) -> str:
-    """``text`` with every remembered credential replaced by ``[REDACTED]``."""
+    """``text`` with every remembered credential, and any cut-off start of one, replaced.
+
+    A server or library that quotes a request header often cuts it (the first 100
+    characters of ``Bearer tok-...``), so a whole-value match is not enough: wherever the
+    first :data:`_MIN_LENGTH` characters of a credential appear, the run of characters
+    that goes on matching it is redacted, however short of the whole it stops. A URL's
+    ``user:password@`` is redacted whatever gputui knows of it.
+    """
+    spans = [span for head, values in _heads().items() if head in text
+             for span in _runs(text, head, values)]
+    if spans:
+        text = _replace_spans(text, spans)
+    return _URL_USERINFO.sub(r"\1" + REDACTED + "@", text) if "@" in text else text
+
+
+#: ``scheme://user:password@``: a credential in any URL, known or not
+_URL_USERINFO = re.compile(r"([A-Za-z][A-Za-z0-9+.-]*://)[^/@\s]*:[^/@\s]*@")
+
+
+def _heads() -> dict[str, tuple[str, ...]]:
+    """First :data:`_MIN_LENGTH` characters -> the remembered values that start so."""
     known = _known
-    for value in known:
-        if value in text:
-            text = text.replace(value, REDACTED)
-    return text
+    cached = _heads_cache.get(known)
+    if cached is None:
+        grouped: dict[str, list[str]] = {}
+        for value in known:
+            grouped.setdefault(value[:_MIN_LENGTH], []).append(value)
+        cached = {head: tuple(values) for head, values in grouped.items()}
+        _heads_cache.clear()
+        _heads_cache[known] = cached
+    return cached
+
+
+_heads_cache: dict[tuple[str, ...], dict[str, tuple[str, ...]]] = {}
+
+
+def _runs(text: str, head: str, values: tuple[str, ...]) -> list[tuple[int, int]]:
+    """(start, end) of each run of ``text`` that starts like one of ``values``: at each
+    place ``head`` appears, the longest run any of them goes on matching."""
+    spans, start = [], 0
+    while (found := text.find(head, start)) >= 0:
+        end = max(_matched(text, found, value) for value in values)
+        spans.append((found, end))
+        start = found + 1
+    return spans
+
+
+def _matched(text: str, at: int, value: str) -> int:
+    """Where the run of ``text`` from ``at`` that equals the start of ``value`` ends."""
+    end, limit = at + _MIN_LENGTH, min(len(text), at + len(value))
+    while end < limit and text[end] == value[end - at]:
+        end += 1
+    return end
+
+
+def _replace_spans(text: str, spans: list[tuple[int, int]]) -> str:
+    """``text`` with each span (overlapping ones merged) replaced by ``[REDACTED]``."""
+    out, cursor = [], 0
+    for start, end in sorted(spans):
+        if end <= cursor:
+            continue
+        if start < cursor:
+            start = cursor
+        else:
+            out.append(text[cursor:start])
+            out.append(REDACTED)
+        cursor = end
+    out.append(text[cursor:])
+    return "".join(out)
 
 
 def forget_all() -> None:

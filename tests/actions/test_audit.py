@@ -97,7 +97,7 @@ def test_intent_and_outcome_lines_share_an_id_and_name_the_server_user(
         ("patch", "Node", "gpu-1")]
     assert stat.S_IMODE(path.stat().st_mode) == 0o600
     assert stat.S_IMODE(path.parent.stat().st_mode) == 0o700
-    assert "gputui-demo-token" not in path.read_text() and "Bearer" not in path.read_text()
+    assert "emulated-placeholder-token" not in path.read_text() and "Bearer" not in path.read_text()
     # the one real write found the intent line already on disk
     assert [(m, p) for m, p, _ in writes.seen] == [("PATCH", "/api/v1/nodes/gpu-1")]
 

@@ -21,7 +21,7 @@ def api(api_only: EmulatedCluster) -> Iterator[k8s.ApiClient]:
     """A ``kubernetes`` ApiClient pointed at the emulated API server."""
     config = k8s.Configuration()
     config.host = api_only.url
-    config.api_key = {"authorization": "Bearer gputui-demo-token"}
+    config.api_key = {"authorization": "Bearer emulated-placeholder-token"}
     with k8s.ApiClient(config) as api_client:
         yield api_client
 

@@ -18,7 +18,7 @@ import pytest
 from gputui.sim.cluster import EmulatedCluster
 
 Run = Callable[..., subprocess.CompletedProcess[str]]
-TOKEN = "gputui-demo-token"  # the emulated cluster's kubeconfig token
+TOKEN = "emulated-placeholder-token"  # the emulated cluster's kubeconfig token
 
 
 @pytest.fixture

@@ -69,7 +69,7 @@ def two_cluster_kubeconfig(path: Path, a: EmulatedCluster, b: EmulatedCluster) -
         "apiVersion": "v1", "kind": "Config", "current-context": "lab-a",
         "clusters": [{"name": "a", "cluster": {"server": a.url}},
                      {"name": "b", "cluster": {"server": b.url}}],
-        "users": [{"name": "operator", "user": {"token": "gputui-demo-token"}}],
+        "users": [{"name": "operator", "user": {"token": "emulated-placeholder-token"}}],
         "contexts": [{"name": name, "context": {"cluster": cluster, "user": "operator"}}
                      for name, cluster in (("lab-a", "a"), ("prod-b", "b"), ("lab-b", "b"))],
     }
