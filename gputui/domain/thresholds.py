@@ -132,10 +132,21 @@ def thresholds_from_json(raw: object, base: DomainThresholds) -> DomainThreshold
         value = raw.get(name)
         if kind is str and isinstance(value, str):
             changes[name] = value
-        elif (kind is float and isinstance(value, int | float) and not isinstance(value, bool)
-              and math.isfinite(value) and value >= 0):
-            changes[name] = float(value)
+        elif kind is float and (number := _usable_number(value)) is not None:
+            changes[name] = number
     return replace(base, **changes)  # type: ignore[arg-type]
+
+
+def _usable_number(value: object) -> float | None:
+    """``value`` as a finite float >= 0, else None (a bool, text, NaN, or an int too big
+    for a float such as a crafted 10**400)."""
+    if isinstance(value, bool) or not isinstance(value, int | float):
+        return None
+    try:
+        number = float(value)
+    except OverflowError:
+        return None
+    return number if math.isfinite(number) and number >= 0 else None
 
 
 def thresholds_to_json(thresholds: ThresholdsLike) -> dict[str, float | str]:

@@ -144,24 +144,52 @@ def header(context: str, server: str, recorded_at: float, version: str,
 
 #: bytes read from the file at a time
 READ_CHUNK = 1 << 20
+#: the longest line a recording may inflate to. The writer cuts a build into parts of
+#: ``PART_OPS`` objects (a 5,000-node keyframe part is about 1 MB), so a line of more is
+#: not a frame gputui wrote: it is refused before it can fill the memory
+MAX_LINE = 32 << 20
+#: the whole file inflates to at most this many times its compressed size (recordings
+#: measure about 11x; deflate reaches 1,000x on a crafted file), or :data:`MIN_INFLATED`
+MAX_RATIO = 64
+MIN_INFLATED = 64 << 20
 
 
-def tape_lines(read: Callable[[int], bytes], path: Path) -> Iterator[bytes]:
-    """Complete lines of the decompressed stream; the partial last one is dropped."""
+def tape_lines(read: Callable[[int], bytes], path: Path, size: int = 0) -> Iterator[bytes]:
+    """Complete lines of the decompressed stream; the partial last one is dropped.
+
+    A recording is shared after incidents, so it is treated as hostile: inflation stops at
+    :data:`MAX_LINE` for a line and at :data:`MAX_RATIO` times ``size`` (the compressed
+    file's size) for the whole, with one line saying so, before memory can follow it.
+    """
     unzip = zlib.decompressobj(31)
+    limit = max(MIN_INFLATED, MAX_RATIO * size)
+    budget = limit
     rest = b""
     started = False
     while not unzip.eof:
-        chunk = read(READ_CHUNK)
-        if not chunk:
-            break
+        chunk = unzip.unconsumed_tail or read(READ_CHUNK)
         try:
-            data = unzip.decompress(chunk)
+            # at the file's end, what the input already read still holds (a bounded
+            # decompress may stop with output pending and no input left over)
+            data = unzip.decompress(chunk, READ_CHUNK) if chunk else unzip.flush()
         except zlib.error:
             raise TapeError(f"not a gputui recording: {path}" if not started else
                             f"recording {path} is damaged (its compressed data is corrupt)"
                             ) from None
+        if not chunk and not data:
+            break
         started = True
+        budget -= len(data)
         pieces = (rest + data).split(b"\n")
         rest = pieces.pop()
+        if budget < 0:
+            raise TapeError(f"recording {path} is damaged or too big (it inflates past "
+                            f"{_mb(limit)})")
+        if len(rest) > MAX_LINE or any(len(piece) > MAX_LINE for piece in pieces):
+            raise TapeError(f"recording {path} is damaged or too big (a line inflates past "
+                            f"{_mb(MAX_LINE)})")
         yield from pieces
+
+
+def _mb(size: int) -> str:
+    return f"{size / (1 << 20):,.0f} MB"

@@ -14,6 +14,8 @@ recording raises :class:`TapeError` with one line.
 
 from __future__ import annotations
 
+import math
+import os
 import re
 from bisect import bisect_right
 from collections.abc import Mapping, Sequence
@@ -113,7 +115,7 @@ class TapeReader:
             # millions of acyclic, long-lived objects: no cyclic collection while they are
             # made (it measured half the open time), and frozen after (gctuning's rule)
             with path.open("rb") as file, gctuning.paused(freeze_after=True):
-                lines = tape_lines(file.read, path)
+                lines = tape_lines(file.read, path, os.fstat(file.fileno()).st_size)
                 first = next(lines, None)
                 if first is None:
                     raise TapeError(f"not a gputui recording: {path} (empty)")
@@ -133,6 +135,8 @@ class TapeReader:
             frame = msgspec.json.decode(line)  # 1.4 times json's speed; errors are ValueErrors
             if _may_need_cleaning(line):
                 frame = _clean(frame)
+            if _LONG_NUMBER.search(line) and _holds_huge_int(frame):
+                raise _Damaged("a number out of range")
             if not isinstance(frame, dict) or not isinstance(frame.get("k"), str):
                 raise _Damaged("not a frame")
             at = _number(frame.get("t"), "t")
@@ -144,9 +148,13 @@ class TapeReader:
                 self._metric_times.append(at)
             elif kind == TIMELINE:
                 self._timeline(frame)
-        except (_Damaged, ValueError, TypeError, KeyError, AttributeError) as error:
+        except (_Damaged, ValueError, TypeError, KeyError, AttributeError,
+                OverflowError) as error:
             raise TapeError(f"recording {self.path} is damaged (line {number}: "
                             f"{str(error)[:120] or type(error).__name__})") from None
+        except RecursionError:  # msgspec's or a walk's: nesting no object gputui wrote has
+            raise TapeError(f"recording {self.path} is damaged (line {number}: nested too "
+                            "deep)") from None
 
     def _timeline(self, frame: Mapping[str, Any]) -> None:
         """Timeline events are the timeline's to read: here only "a dict with a time"."""
@@ -334,6 +342,28 @@ def _may_need_cleaning(line: bytes) -> bool:
     return not (line.isascii() or line.decode("utf-8", "replace").isprintable())
 
 
+#: 19 digits or more: an integer a 64-bit field cannot hold may be in the line
+_LONG_NUMBER = re.compile(rb"[0-9]{19,}")
+#: the largest integer a recording written by gputui holds (a 64-bit field)
+_INT_LIMIT = 1 << 63
+
+
+def _holds_huge_int(value: Any) -> bool:
+    """Whether an integer beyond 64 bits is anywhere in ``value`` (a crafted ``10**400`` as
+    a time, a threshold or a GPU index overflows every ``float()`` that reads it later).
+    Walked only when the line's bytes hold a long run of digits (:data:`_LONG_NUMBER`)."""
+    stack = [value]
+    while stack:
+        item = stack.pop()
+        if isinstance(item, dict):
+            stack.extend(item.values())
+        elif isinstance(item, list):
+            stack.extend(item)
+        elif isinstance(item, int) and not -_INT_LIMIT <= item < _INT_LIMIT:
+            return True
+    return False
+
+
 def _clean(frame: Any) -> Any:
     """``frame`` with every string sanitised. A metrics frame's trace points are numbers
     (``float()`` reads them, a string there is damage) and the bulk of it: they are not
@@ -377,15 +407,22 @@ def _read_key(raw: Any, pair: bool) -> Any:
 
 
 def _number(value: Any, what: str) -> float:
+    """``value`` as a finite float; _Damaged otherwise (an int like 10**400 included)."""
     if isinstance(value, bool) or not isinstance(value, int | float):
         raise _Damaged(f"{what} is not a number")
-    return float(value)
+    try:
+        number = float(value)
+    except OverflowError:
+        raise _Damaged(f"{what} is out of range") from None
+    if not math.isfinite(number):
+        raise _Damaged(f"{what} is out of range")
+    return number
 
 
 def _header(line: bytes, path: Path) -> Mapping[str, Any]:
     try:
         head = msgspec.json.decode(line)
-    except ValueError:
+    except (ValueError, RecursionError):
         head = None
     if not isinstance(head, dict) or not isinstance(head.get(MAGIC), int):
         raise TapeError(f"not a gputui recording: {path}")
