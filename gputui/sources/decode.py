@@ -199,7 +199,7 @@ def _plain(value: Any) -> bool:
     escaped). A value that is not JSON (a test's hand-made object) is walked instead."""
     try:
         data = _encode(value)
-    except (TypeError, msgspec.EncodeError):
+    except (TypeError, msgspec.EncodeError, UnicodeEncodeError):  # a lone surrogate
         return False
     return data.isascii() and b"\\" not in data and b"\x7f" not in data
 

@@ -179,6 +179,19 @@ class KubeHttp:
             f"GET {path}", policy, self._closing)
         return data.decode("utf-8", errors="replace")
 
+    def get_tail(self, path: str, query: Mapping[str, Any] | None, keep: int,
+                 limit: int) -> tuple[str, int]:
+        """The last ``keep`` bytes of a plain-text answer, and how many bytes it had.
+
+        For pod logs: a server or proxy that ignores ``tailLines`` may send hundreds of
+        megabytes. The body is streamed and only its tail kept, so memory stays at
+        ``keep`` whatever comes; past ``limit`` bytes the read stops (the tail is then
+        the last bytes read, not the log's end, which the caller says).
+        """
+        return with_retries(
+            lambda: _read_tail(self._open_once(path, query, READ_TIMEOUT, "*/*"), keep, limit),
+            f"GET {path}", self.policy, self._closing)
+
     def list_pages(self, path: str, decode: Callable[[bytes], P],
                    query: Mapping[str, Any] | None = None, limit: int = PAGE_LIMIT
                    ) -> Iterator[P]:
@@ -321,6 +334,25 @@ def _read_all(response: urllib3.BaseHTTPResponse) -> bytes:
         raise UnreachableError(f"reading from the API server failed: {_reason(error)}") from None
     finally:
         response.release_conn()
+
+
+def _read_tail(response: urllib3.BaseHTTPResponse, keep: int, limit: int
+               ) -> tuple[str, int]:
+    """The body's last ``keep`` bytes (decoded) and its size, reading at most ``limit``."""
+    tail, total = bytearray(), 0
+    try:
+        for chunk in response.stream(1 << 16):
+            total += len(chunk)
+            tail += chunk
+            if len(tail) > 2 * keep:  # trimmed in batches: one copy per ``keep`` bytes read
+                del tail[:len(tail) - keep]
+            if total >= limit:
+                break
+    except (urllib3.exceptions.HTTPError, OSError) as error:
+        raise UnreachableError(f"reading from the API server failed: {_reason(error)}") from None
+    finally:
+        response.release_conn()
+    return bytes(tail[-keep:]).decode("utf-8", errors="replace"), total
 
 
 def _status_error(code: int, body: bytes, retry_after: float | None = None) -> ApiStatusError:
