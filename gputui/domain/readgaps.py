@@ -7,7 +7,8 @@ into the snapshot (``ClusterSnapshot.unreadable``, resource -> reason) and this 
 what it hides and whether, without it, "healthy" can be told at all (ARCHITECTURE.md, CLI
 contract: ``check`` exits 2 then).
 
-Two reasons, told apart on purpose:
+Two reasons, told apart on purpose (and a third, ``refused``: an object the server sent
+that could not be read, nested deeper than any real one; the others are kept):
 
 * ``forbidden`` (403): RBAC refuses the list or watch. The objects exist or not; gputui
   cannot tell, so what they feed is *unknown*.
@@ -24,6 +25,9 @@ from types import MappingProxyType
 
 FORBIDDEN = "forbidden"
 NOT_SERVED = "not-served"
+#: an object of the resource could not be read (nested deeper than any real object): the
+#: others are kept, but what the refused one would say is unknown
+REFUSED = "refused"
 #: the HTTP status behind each reason, for the header's "(403)"
 REASON_CODE: Mapping[str, int] = MappingProxyType({FORBIDDEN: 403, NOT_SERVED: 404})
 
@@ -149,5 +153,6 @@ def health_unknowable(unreadable: Mapping[str, str]) -> bool:
 
 def gap_phrase(gap: ReadGap) -> str:
     """``cannot read pods (403): operand pipelines, ... unknown``: one line for a report."""
-    code = f" ({gap.code})" if gap.code else ""
+    code = f" ({gap.code})" if gap.code else (
+        " (an object nested too deep)" if gap.reason == REFUSED else "")
     return f"cannot read {gap.resource}{code}: {gap.hides} unknown"

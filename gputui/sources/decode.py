@@ -39,6 +39,7 @@ cannot be cut is dropped (logged), never the page or the feed.
 from __future__ import annotations
 
 import logging
+import re
 import sys
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
@@ -48,7 +49,7 @@ from typing import Any, Generic, TypeVar
 import msgspec
 
 from gputui.domain.pods import read_pod
-from gputui.domain.sanitize import clean_tree
+from gputui.domain.sanitize import clean_line, clean_tree
 from gputui.domain.selectors import parse_selector
 from gputui.sources.reduce import (
     GPU_RESOURCE_PREFIXES,
@@ -224,6 +225,8 @@ class Page:
     items: list[Item]
     resource_version: str
     continue_token: str
+    #: objects of the page that could not be read (nested too deep), each "name: why"
+    refused: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True, slots=True)
@@ -240,6 +243,8 @@ class WatchEvent:
     type: str
     object: JsonObj
     item: Item | None
+    #: set when the event's object could not be read (nested too deep): "name: why"
+    refused: str = ""
 
 
 class FeedDecoder(Generic[T]):
@@ -262,6 +267,25 @@ class FeedDecoder(Generic[T]):
 
     def page(self, data: bytes) -> Page:
         """One list page (raises ``ValueError`` when it is not a JSON list object)."""
+        refused: list[str] = []
+        try:
+            document = self._decode_page(data)
+        except RecursionError:  # one object nested past the decoder's depth: refuse it alone
+            document = self._page_item_by_item(data, refused)
+        if not isinstance(document, dict):
+            raise ValueError("a list page is not a JSON object")  # noqa: TRY004 - callers treat
+            # every undecodable answer alike
+        found = document.get("items")
+        objects = [obj for obj in found if isinstance(obj, dict)] if isinstance(found, list) \
+            else []
+        items = [kept for kept in map(self.finish, _cleaned(objects, refused))
+                 if kept is not None]
+        metadata = document.get("metadata")
+        metadata = metadata if isinstance(metadata, dict) else {}
+        return Page(items, _text(metadata.get("resourceVersion")),
+                    _text(metadata.get("continue")), tuple(refused))
+
+    def _decode_page(self, data: bytes) -> Any:
         try:
             document = self._list.decode(data)
         except msgspec.ValidationError:
@@ -271,17 +295,27 @@ class FeedDecoder(Generic[T]):
                 document["items"] = [obj for obj in map(self.shaped, found) if obj]
         except msgspec.DecodeError as error:
             raise ValueError(str(error)) from None
-        if not isinstance(document, dict):
-            raise ValueError("a list page is not a JSON object")  # noqa: TRY004 - callers treat
-            # every undecodable answer alike
-        found = document.get("items")
-        objects = [obj for obj in found if isinstance(obj, dict)] if isinstance(found, list) \
-            else []
-        items = [kept for kept in map(self.finish, clean_objects(objects)) if kept is not None]
-        metadata = document.get("metadata")
-        metadata = metadata if isinstance(metadata, dict) else {}
-        return Page(items, _text(metadata.get("resourceVersion")),
-                    _text(metadata.get("continue")))
+        return document
+
+    def _page_item_by_item(self, data: bytes, refused: list[str]) -> dict[str, Any]:
+        """The page with each item decoded on its own, those too deep left out (named in
+        ``refused``): the rare path of a page holding a hostile or broken object."""
+        spans = item_spans(data)
+        if spans is None:
+            raise ValueError("a list page nested too deep")
+        items: list[Any] = []
+        for start, end in spans:
+            try:
+                items.extend(self._decode_page(b'{"items":[' + data[start:end] + b"]}")
+                             .get("items") or [])
+            except RecursionError:
+                refused.append(f"{_name_in(data[start:end])}: nested too deep")
+        head = self._generic.decode(data[:spans[0][0]] + data[spans[-1][1]:]) if spans \
+            else self._decode_page(data)
+        head = head if isinstance(head, dict) else {}
+        head["items"] = items
+        log.warning("list page: %d object(s) refused: %s", len(refused), "; ".join(refused))
+        return head
 
     def event(self, line: bytes) -> WatchEvent:
         """One watch event line (raises ``ValueError`` when it is not a JSON event object).
@@ -297,6 +331,10 @@ class FeedDecoder(Generic[T]):
             event = self._odd_event(line)
         except msgspec.DecodeError as error:
             raise ValueError(str(error)) from None
+        except RecursionError:  # the event is skipped, said, and the feed goes on
+            why = f"{_name_in(line)}: nested too deep"
+            log.warning("watch event refused: %s", why)
+            return WatchEvent("", {}, None, why)
         if not isinstance(event, dict):  # the generic decoder of a small feed takes any JSON
             raise ValueError("a watch event is not a JSON object")  # noqa: TRY004 - as above
         kind = event.get("type")
@@ -304,7 +342,11 @@ class FeedDecoder(Generic[T]):
         obj = event.get("object")
         if kind == "BOOKMARK":
             return WatchEvent(kind, bookmark_object(obj), None)
-        obj = clean_objects([obj])[0] if isinstance(obj, dict) else {}
+        refused: list[str] = []
+        cleaned = _cleaned([obj], refused) if isinstance(obj, dict) else [{}]
+        if refused:
+            return WatchEvent("", {}, None, refused[0])
+        obj = cleaned[0]
         item = self.finish(obj) if kind in ("ADDED", "MODIFIED", "DELETED") else None
         return WatchEvent(kind, obj, item)
 
@@ -332,6 +374,57 @@ class FeedDecoder(Generic[T]):
             log.warning("object dropped: does not fit the %s shape: %s",
                         self.shape.__name__, error)
             return {}
+
+
+#: a JSON string, or one structural character (numbers, literals and blanks are skipped)
+_TOKEN = re.compile(rb'"(?:[^"\\]|\\.)*"|[\[\]{},:]')
+_NAME = re.compile(rb'"name"\s*:\s*"((?:[^"\\]|\\.){1,253})"')
+
+
+def item_spans(data: bytes) -> list[tuple[int, int]] | None:
+    """(start, end) of each element of a list page's top-level ``items`` array, found by
+    scanning tokens (no recursion, whatever the nesting); None when there is none."""
+    depth, spans, start, after_items = 0, [], -1, False
+    for token in _TOKEN.finditer(data):
+        char = data[token.start()]
+        if char in b"[{":
+            depth += 1
+            if depth == 2 and after_items and char == ord("["):
+                start, after_items = token.end(), False
+        elif char in b"]}":
+            if depth == 2 and start >= 0:
+                spans.append((start, token.start()))
+                return [(a, b) for a, b in spans if data[a:b].strip()]
+            depth -= 1
+        elif char == ord(",") and depth == 2 and start >= 0:
+            spans.append((start, token.start()))
+            start = token.end()
+        elif char == ord('"') and depth == 1:
+            after_items = data[token.start():token.end()] == b'"items"'
+    return None
+
+
+def _name_in(data: bytes) -> str:
+    """The first ``"name"`` in an object's bytes (its metadata.name, usually): enough to
+    say which object was refused without decoding it."""
+    found = _NAME.search(data[:65536])
+    return clean_line(found.group(1).decode("utf-8", "replace")) if found else "an object"
+
+
+def _cleaned(objects: list[Any], refused: list[str]) -> list[Any]:
+    """:func:`clean_objects`, except that an object too deep to walk is left out and named
+    in ``refused`` (the rest of the page is kept)."""
+    try:
+        return clean_objects(objects)
+    except RecursionError:
+        kept = []
+        for obj in objects:
+            try:
+                kept.extend(clean_objects([obj]))
+            except RecursionError:
+                name = (obj.get("metadata") or {}).get("name") if isinstance(obj, dict) else ""
+                refused.append(f"{clean_line(str(name or 'an object'))}: nested too deep")
+        return kept
 
 
 def _text(value: Any) -> str:

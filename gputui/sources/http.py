@@ -27,6 +27,7 @@ from kubernetes.client.rest import RESTClientObject
 
 from gputui.domain.sanitize import clean_tree
 from gputui.sources.credentials import CredentialError
+from gputui.sources.decode import FeedDecoder
 from gputui.sources.errors import ApiStatusError, UnreachableError, status_parts
 from gputui.sources.retry import RateLimiter, RetryPolicy, parse_retry_after, with_retries
 
@@ -162,9 +163,24 @@ class KubeHttp:
             document = _loads(data)
         except ValueError:
             raise UnreachableError(f"{self.host}{path}: answer is not JSON") from None
+        except RecursionError:
+            return self._shallow(path, data)
         if not isinstance(document, dict):
             raise UnreachableError(f"{self.host}{path}: answer is not a JSON object")
-        return clean_tree(document)  # type: ignore[no-any-return]
+        try:
+            return clean_tree(document)  # type: ignore[no-any-return]
+        except RecursionError:
+            return self._shallow(path, data)
+
+    def _shallow(self, path: str, data: bytes) -> JsonObj:
+        """A list whose items nest too deep to read: the others, the deep ones left out
+        (logged by the decoder); a single object that deep is not an answer gputui reads."""
+        try:
+            page = FeedDecoder(None, lambda obj: (obj, {})).page(data)
+        except ValueError:
+            raise UnreachableError(f"{self.host}{path}: answer nested too deep") from None
+        return {"metadata": {"resourceVersion": page.resource_version},
+                "items": [obj for obj, _ in page.items]}
 
     def get_text(self, path: str, query: Mapping[str, Any] | None = None, *,
                  timeout: float = READ_TIMEOUT, patient: bool = True) -> str:

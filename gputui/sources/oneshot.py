@@ -12,7 +12,7 @@ from concurrent.futures import ThreadPoolExecutor
 
 from gputui import gctuning
 from gputui.domain.inputs import ClusterObjects
-from gputui.domain.readgaps import FORBIDDEN, NOT_SERVED
+from gputui.domain.readgaps import FORBIDDEN, NOT_SERVED, REFUSED
 from gputui.sources.cache import ObjectCache
 from gputui.sources.discovery import discover_namespace, probe
 from gputui.sources.errors import ApiStatusError
@@ -44,9 +44,11 @@ _POLICY_FEEDS = frozenset({"clusterpolicies", "nvidiadrivers"})
 def _read_feed(http: KubeHttp, feed: Feed, cache: ObjectCache) -> tuple[str, str] | None:
     """List one feed into the cache; returns (feed name, reason) when it cannot be read:
     ``forbidden`` for a 403, ``not-served`` for a 404 on an optional feed (a CRD that is
-    not installed). Any other error ends the read (``check`` exits 2)."""
+    not installed), ``refused`` when an object of it could not be read (nested too deep:
+    the others are kept). Any other error ends the read (``check`` exits 2)."""
+    refused: list[str] = []
     try:
-        items, _ = list_feed(http, feed)
+        items, _ = list_feed(http, feed, refused=refused)
     except ApiStatusError as error:
         if error.code == 403:
             return feed.name, FORBIDDEN
@@ -54,7 +56,7 @@ def _read_feed(http: KubeHttp, feed: Feed, cache: ObjectCache) -> tuple[str, str
             return feed.name, NOT_SERVED
         raise
     cache.replace(feed.name, items)
-    return None
+    return (feed.name, REFUSED) if refused else None
 
 
 def read_objects(target: KubeTarget, namespace: str | None = None,

@@ -84,7 +84,8 @@ def _after(gate: threading.Event, decode: Callable[[bytes], Page]) -> Callable[[
     return gated
 
 
-def list_feed(http: KubeHttp, feed: Feed, gate: threading.Event | None = None
+def list_feed(http: KubeHttp, feed: Feed, gate: threading.Event | None = None,
+              refused: list[str] | None = None
               ) -> tuple[list[tuple[JsonObj, LabelTimes]], str]:
     """List a feed, each page decoded straight into what the cache keeps; returns the
     items and the list's resourceVersion (the last page's).
@@ -102,6 +103,8 @@ def list_feed(http: KubeHttp, feed: Feed, gate: threading.Event | None = None
     for page in http.list_pages(feed.path, decode, feed.query()):
         items.extend(page.items)
         version = page.resource_version
+        if refused is not None:  # objects nested too deep to read: the rest is kept
+            refused.extend(page.refused)
     return items, version
 
 
@@ -124,6 +127,8 @@ class Reflector:
         self.gate = gate  # the first list waits for it (see list_feed)
         self.resource_version = ""
         self._events_since_list = 1  # the first expiry relists at once
+        #: object name -> why it could not be read (nested too deep), said in the header
+        self._refused: dict[str, str] = {}
         self._stream: WatchStream[WatchEvent] | None = None
         self._stop = threading.Event()
         self._thread = threading.Thread(target=self._run, name=f"gputui-feed-{feed.name}",
@@ -181,13 +186,15 @@ class Reflector:
         return again
 
     def _list(self) -> None:
-        items, version = list_feed(self.http, self.feed, self.gate)
+        refused: list[str] = []
+        items, version = list_feed(self.http, self.feed, self.gate, refused)
         if self._stop.is_set():
             return
         self.cache.replace(self.feed.name, items)
         self.resource_version = version
         self.backoff.reset()
-        self.listener.feed_state(self.feed.name, FeedState.SYNCED, "")
+        self._refused = {why.partition(":")[0]: why for why in refused}
+        self.listener.feed_state(self.feed.name, FeedState.SYNCED, self._refusal())
         self.listener.feed_changed()
 
     def _watch(self) -> None:
@@ -200,7 +207,7 @@ class Reflector:
         if self._stop.is_set():
             stream.close()
             return
-        self.listener.feed_state(self.feed.name, FeedState.SYNCED, "")
+        self.listener.feed_state(self.feed.name, FeedState.SYNCED, self._refusal())
         for event in stream:
             if self._stop.is_set():
                 return
@@ -222,6 +229,8 @@ class Reflector:
         if kind == "BOOKMARK":
             self.listener.feed_alive()
             return
+        if event.refused or kind in ("ADDED", "MODIFIED", "DELETED"):
+            self._note_refusal(event)
         if kind not in ("ADDED", "MODIFIED", "DELETED"):
             return
         if event.item is None:
@@ -230,6 +239,26 @@ class Reflector:
             changed = self.cache.apply(self.feed.name, kind, event.item[0], event.item[1])
         if changed:
             self.listener.feed_changed()
+
+    def _note_refusal(self, event: WatchEvent) -> None:
+        """Keep the header's word on objects that cannot be read in step with the watch:
+        a refused event names its object; a readable change of that object clears it."""
+        name = event.refused.partition(":")[0] if event.refused else str(
+            (event.object.get("metadata") or {}).get("name") or "")
+        before = dict(self._refused)
+        if event.refused:
+            self._refused[name] = event.refused
+        else:
+            self._refused.pop(name, None)
+        if self._refused != before:
+            self.listener.feed_state(self.feed.name, FeedState.SYNCED, self._refusal())
+
+    def _refusal(self) -> str:
+        """The header's line for the objects of this feed that could not be read."""
+        if not self._refused:
+            return ""
+        return (f"{self.feed.name}: {len(self._refused)} object(s) not read ("
+                f"{'; '.join(sorted(self._refused.values()))[:160]})")
 
     def _on_status_error(self, error: ApiStatusError) -> None:
         if self._stop.is_set():

@@ -12,7 +12,7 @@ import threading
 import time
 from collections.abc import Callable
 
-from gputui.domain.readgaps import FORBIDDEN, NOT_SERVED
+from gputui.domain.readgaps import FORBIDDEN, NOT_SERVED, REFUSED
 from gputui.sources.base import Connection, SourceStatus
 from gputui.sources.reflector import FeedState
 from gputui.sources.resources import resource_of, unreadable_resources
@@ -145,8 +145,10 @@ class StatusTracker:
         hides (:mod:`gputui.domain.readgaps`); a 403 anywhere wins over a 404."""
         with self._lock:
             return unreadable_resources(
-                (name, _UNREADABLE[state]) for name, (state, _) in self._states.items()
-                if state in _UNREADABLE)
+                [(name, _UNREADABLE[state]) for name, (state, _) in self._states.items()
+                 if state in _UNREADABLE]
+                + [(name, REFUSED) for name, (state, message) in self._states.items()
+                   if state is FeedState.SYNCED and message])
 
     def current(self) -> SourceStatus:
         with self._lock:
@@ -189,4 +191,7 @@ class StatusTracker:
         forbidden = self._forbidden()
         if forbidden:
             return f"forbidden: {', '.join(forbidden)}"
+        for _, (state, message) in sorted(self._states.items()):
+            if state is FeedState.SYNCED and message:  # objects it could not read
+                return message
         return ""

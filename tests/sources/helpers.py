@@ -92,10 +92,10 @@ def hold_operand_pods(monkeypatch: Any) -> threading.Event:
     release = threading.Event()
     original = reflector_module.list_feed
 
-    def slow_pods(http: Any, feed: Any, gate: Any = None) -> Any:
+    def slow_pods(http: Any, feed: Any, gate: Any = None, refused: Any = None) -> Any:
         if feed.name == "pods":
             release.wait(30)
-        return original(http, feed, gate)
+        return original(http, feed, gate, refused)
 
     monkeypatch.setattr(reflector_module, "list_feed", slow_pods)
     return release

@@ -56,9 +56,9 @@ def list_calls(monkeypatch: pytest.MonkeyPatch) -> list[str]:
     calls: list[str] = []
     original = reflector_module.list_feed
 
-    def counting(http: Any, feed: Any, gate: Any = None) -> Any:
+    def counting(http: Any, feed: Any, gate: Any = None, refused: Any = None) -> Any:
         calls.append(feed.name)
-        return original(http, feed, gate)
+        return original(http, feed, gate, refused)
 
     monkeypatch.setattr(reflector_module, "list_feed", counting)
     return calls
