@@ -19,9 +19,11 @@ dozens of runs a second, at once, painting over the screen. gputui instead:
 
 from __future__ import annotations
 
+import contextlib
 import json
 import logging
 import os
+import signal
 import subprocess
 import sys
 import threading
@@ -29,7 +31,7 @@ import time
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from datetime import datetime
-from typing import Any
+from typing import IO, Any
 
 from gputui.sources.errors import SourceError
 from gputui.sources.secrets import remember, scrub
@@ -113,23 +115,40 @@ class ExecPlugin:
         return terminal
 
     def _spawn(self, env: dict[str, str], interactive: bool) -> tuple[str, str, int]:
-        """(stdout, captured stderr, exit status); the terminal only when interactive."""
+        """(stdout, captured stderr, exit status); the terminal only when interactive.
+
+        A non-interactive run is bounded: it gets :data:`RUN_TIMEOUT` seconds, its stdout
+        may hold :data:`MAX_STDOUT` bytes (a token of 200 MB took ``check`` to 1 GB) and
+        only the last :data:`KEEP_STDERR` bytes of stderr are kept; past a limit its whole
+        process group (its own session: the children it started too) is ended, so a
+        plugin's helper never outlives gputui or holds the pipe that ``check`` waits on.
+        """
         try:
             process = subprocess.Popen(
-                [self.command, *self.args], env=env, text=True,
-                stdin=None if interactive else subprocess.DEVNULL, stdout=subprocess.PIPE,
+                [self.command, *self.args], env=env, stdin=None if interactive else
+                subprocess.DEVNULL, stdout=subprocess.PIPE,
                 stderr=None if interactive else subprocess.PIPE, start_new_session=not interactive)
         except OSError as error:
             raise ExecPluginError(f"credential plugin {self.name} could not start: "
                                   f"{error.strerror or type(error).__name__}") from None
+        out, err = _Drain(process.stdout, MAX_STDOUT), _Drain(process.stderr, KEEP_STDERR)
         try:
-            stdout, stderr = process.communicate(timeout=None if interactive else RUN_TIMEOUT)
+            overflowed = out.wait_or_overflow(None if interactive else RUN_TIMEOUT)
+            if overflowed:
+                raise ExecPluginError(f"credential plugin {self.name} printed more than "
+                                      f"{MAX_STDOUT >> 20} MB: not a credential")
+            if out.running():
+                raise ExecPluginError(f"credential plugin {self.name} did not answer within "
+                                      f"{RUN_TIMEOUT:.0f} s")
+            code = process.wait(timeout=None if interactive else RUN_TIMEOUT)
         except subprocess.TimeoutExpired:
-            process.kill()
-            process.communicate()
-            raise ExecPluginError(f"credential plugin {self.name} did not answer within "
+            raise ExecPluginError(f"credential plugin {self.name} did not exit within "
                                   f"{RUN_TIMEOUT:.0f} s") from None
-        return stdout or "", stderr or "", process.returncode
+        finally:
+            if process.poll() is None or not interactive:
+                _end_group(process, interactive)
+            err.finish()
+        return out.text(), err.text(), code
 
     def _parse(self, stdout: str) -> ExecCredential:
         """The ``status`` of the printed ExecCredential; errors never quote the output."""
@@ -157,6 +176,86 @@ class ExecPlugin:
             raise ExecPluginError(f"{bad} (neither token nor clientCertificateData)")
         return ExecCredential(token, cert, key, _expiry(status.get("expirationTimestamp"),
                                                         bad))
+
+
+#: the most a plugin may print on stdout (an ExecCredential is a few KB; certificates too)
+MAX_STDOUT = 1 << 20
+#: the tail of a plugin's stderr kept for the debug log and the error line
+KEEP_STDERR = 64 << 10
+
+
+class _Drain:
+    """Reads one pipe in its own thread, keeping at most ``keep`` bytes (stdout: refused
+    past it; stderr: its last bytes), so a plugin that prints without end costs nothing."""
+
+    def __init__(self, pipe: IO[bytes] | None, keep: int) -> None:
+        self.keep = keep
+        self.data = bytearray()
+        self.overflowed = threading.Event()
+        self._pipe = pipe
+        self._thread = threading.Thread(target=self._read, daemon=True,
+                                        name="gputui-plugin-pipe")
+        if pipe is not None:
+            self._thread.start()
+
+    def _read(self) -> None:
+        assert self._pipe is not None
+        with contextlib.suppress(OSError, ValueError):
+            while chunk := self._pipe.read1(65536):
+                self.data += chunk
+                if len(self.data) > 2 * self.keep:
+                    self.overflowed.set()
+                    del self.data[:len(self.data) - self.keep]
+
+    def wait_or_overflow(self, timeout: float | None) -> bool:
+        """Wait for the pipe's end (or ``timeout``); True when it printed past its limit."""
+        deadline = None if timeout is None else time.monotonic() + timeout
+        while self._thread.is_alive() and not self.overflowed.is_set():
+            left = None if deadline is None else deadline - time.monotonic()
+            if left is not None and left <= 0:
+                break
+            self._thread.join(0.05 if left is None else min(0.05, left))
+        return self.overflowed.is_set() and len(self.data) >= self.keep
+
+    def running(self) -> bool:
+        return self._thread.is_alive()
+
+    def finish(self) -> None:
+        """Wait briefly for the reader after the process group was ended."""
+        if self._pipe is not None:
+            self._thread.join(2.0)
+            with contextlib.suppress(OSError):
+                self._pipe.close()
+
+    def text(self) -> str:
+        return bytes(self.data[-self.keep:]).decode("utf-8", "replace")
+
+
+#: seconds of a first run before "waiting for credential plugin" is said
+WAIT_NOTICE = 1.0
+
+
+def _say_waiting(name: str) -> None:
+    """Tell a person at a terminal what gputui waits for (never into a pipe: ``check``'s
+    stderr is one line)."""
+    with contextlib.suppress(OSError, ValueError):
+        if sys.stderr.isatty():
+            sys.stderr.write(f"gputui: waiting for credential plugin {_printable(name)}…\n")
+            sys.stderr.flush()
+
+
+def _end_group(process: subprocess.Popen[bytes], interactive: bool) -> None:
+    """End a run: its whole process group when it has its own session (non-interactive),
+    else the process alone (an interactive plugin shares the terminal's group)."""
+    try:
+        if not interactive:
+            os.killpg(process.pid, signal.SIGKILL)
+        elif process.poll() is None:
+            process.kill()
+    except (ProcessLookupError, PermissionError):
+        pass
+    with contextlib.suppress(subprocess.TimeoutExpired):
+        process.wait(timeout=5)
 
 
 def plugin_from_config(config: Mapping[str, Any], base_dir: str,
@@ -233,8 +332,18 @@ class ExecCredentials:
 
     def start(self, may_prompt: bool = True) -> None:
         """The first run, in the calling thread (the terminal is still the shell's), then
-        the refresh thread. A failure is kept (and retried), not raised."""
-        self._run_once(may_prompt)
+        the refresh thread. A failure is kept (and retried), not raised.
+
+        A run that takes more than a second is said on a terminal's stderr (before the
+        screen exists, a slow SSO plugin otherwise leaves a blank terminal).
+        """
+        notice = threading.Timer(WAIT_NOTICE, _say_waiting, (self.plugin.name,))
+        notice.daemon = True
+        notice.start()
+        try:
+            self._run_once(may_prompt)
+        finally:
+            notice.cancel()
         self._thread = threading.Thread(target=self._refresh_loop, daemon=True,
                                         name="gputui-credential-plugin")
         self._thread.start()
