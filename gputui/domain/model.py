@@ -422,6 +422,9 @@ class ClusterSnapshot:
     unreadable: Mapping[str, str] = field(default_factory=lambda: MappingProxyType({}))
     #: time to GPU per pool (:mod:`gputui.domain.join_pools`), by pool name
     joins: tuple[PoolJoins, ...] = ()
+    #: the ``kube-system`` namespace UID: with ``server``, which audit lines are this
+    #: cluster's (:mod:`gputui.domain.cluster_id`); "" when it was not read
+    cluster_uid: str = ""
 
     @property
     def gaps(self) -> tuple[ReadGap, ...]:

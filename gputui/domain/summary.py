@@ -24,6 +24,7 @@ from dataclasses import dataclass
 from datetime import UTC, datetime
 
 from gputui.domain import labels as L
+from gputui.domain.cluster_id import cluster_id
 from gputui.domain.markdown import md_list, md_text
 from gputui.domain.model import ClusterSnapshot, Finding, Severity
 from gputui.domain.operations import Operation
@@ -66,12 +67,19 @@ def iso_utc(seconds: float) -> str:
     return datetime.fromtimestamp(seconds, tz=UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
 
 
+def _cluster_text(snapshot: ClusterSnapshot) -> str:
+    """The server URL without userinfo, with the ``kube-system`` UID that names the cluster
+    (what the operations below were matched by)."""
+    return cluster_id(snapshot.server, snapshot.cluster_uid).describe() if snapshot.server \
+        else ""
+
+
 def header_section(summary: SummaryInput) -> list[str]:
     """Title, cluster, context and time."""
     snapshot = summary.snapshot
     lines = [f"# GPU cluster handoff: {md_text(snapshot.context) or 'unknown context'}", "",
              f"- Context: {md_text(snapshot.context) or 'unknown'}",
-             f"- Cluster: {md_text(snapshot.server) or 'unknown'}",
+             f"- Cluster: {md_text(_cluster_text(snapshot)) or 'unknown'}",
              f"- Time: {iso_utc(summary.now)} (UTC)"]
     if "nodes" in snapshot.loading or "nodes" in snapshot.unreadable:
         lines.append("- GPU nodes: unknown")
@@ -176,14 +184,44 @@ def _operation_line(op: Operation) -> str:
             f"{md_list(list(op.targets))}{user}: {md_text(op.outcome)}")
 
 
+#: the most "now" lines under one operation (a cordon of 500 nodes is not 500 lines)
+AFTER_LINES = 5
+
+
+def _wrong_by_node(snapshot: ClusterSnapshot) -> dict[str, list[Finding]]:
+    by_node: dict[str, list[Finding]] = {}
+    for finding in snapshot.findings:
+        if finding.node and finding.severity.rank >= Severity.WARNING.rank:
+            by_node.setdefault(finding.node, []).append(finding)
+    return by_node
+
+
+def _after_lines(nodes: Sequence[str], by_node: dict[str, list[Finding]]) -> list[str]:
+    """What is wrong now on the nodes an operation was the last action on, said as coming
+    after it: "done" above and "failed" below read in the order they happened, not as a
+    contradiction (a MIG change the manager failed after the action had set its label)."""
+    found = [f for node in nodes for f in by_node.get(node, ())]
+    lines = [f"  - Now, after it: **{md_text(f.code)}** on {md_text(f.node or '')}: "
+             f"{md_text(f.message)}" for f in found[:AFTER_LINES]]
+    if len(found) > AFTER_LINES:
+        lines.append(f"  - Now, after it: {len(found) - AFTER_LINES} more findings on its "
+                     "nodes (see Findings)")
+    return lines
+
+
 def operations_section(summary: SummaryInput) -> list[str]:
-    """Actions taken (from the audit log) with their results."""
+    """Actions taken (from the audit log) with their results, oldest first; under the last
+    action on a node, what is wrong on that node now (after it)."""
     lines = [f"## Operations ({md_text(summary.operations_scope)})", ""]
     if summary.operations_note:
         lines.append(f"- Note: {md_text(summary.operations_note)}")
     if not summary.operations:
         lines.append("No operations recorded.")
-    lines += [_operation_line(op) for op in summary.operations]
+    last = {node: index for index, op in enumerate(summary.operations) for node in op.targets}
+    wrong = _wrong_by_node(summary.snapshot) if summary.operations else {}
+    for index, op in enumerate(summary.operations):
+        lines.append(_operation_line(op))
+        lines += _after_lines([n for n in op.targets if last.get(n) == index], wrong)
     return lines
 
 
