@@ -30,6 +30,7 @@ from gputui.domain.model import ClusterSnapshot, Finding, Severity
 from gputui.domain.operations import Operation
 from gputui.domain.readgaps import gap_phrase, health_unknowable
 from gputui.domain.timeline_event import TimelineEvent
+from gputui.domain.views import UpgradeView
 
 
 @dataclass(frozen=True, slots=True)
@@ -141,6 +142,21 @@ def findings_section(summary: SummaryInput) -> list[str]:
     return lines
 
 
+def state_counts(upgrade: UpgradeView) -> str:
+    """``1 done, 0 in progress, 5 pending, 1 failed``: parts that add up to the total.
+
+    ``in_progress`` counts a failed node too (it holds a slot, as the upgrade controller
+    counts it), so the phrase takes the failed ones out of "in progress"; managed nodes
+    without a state label yet are named when there are any."""
+    moving = max(upgrade.in_progress - upgrade.failed, 0)
+    parts = [f"{upgrade.done} done", f"{moving} in progress", f"{upgrade.pending} pending",
+             f"{upgrade.failed} failed"]
+    unlabelled = upgrade.total - upgrade.done - moving - upgrade.pending - upgrade.failed
+    if unlabelled > 0:
+        parts.append(f"{unlabelled} without a state")
+    return ", ".join(parts)
+
+
 def upgrade_section(summary: SummaryInput) -> list[str]:
     """Counts by upgrade state, failed nodes, nodes waiting and why, a cluster-wide block."""
     upgrade = summary.snapshot.upgrade
@@ -148,8 +164,7 @@ def upgrade_section(summary: SummaryInput) -> list[str]:
     if upgrade.policy is None and not upgrade.lanes:
         return lines + ["No driver upgrade is managed (no upgrade policy)."]
     lines.append(f"- Auto upgrade: {'on' if upgrade.enabled else 'off'}; "
-                 f"{upgrade.total} nodes: {upgrade.done} done, {upgrade.in_progress} in "
-                 f"progress, {upgrade.pending} pending, {upgrade.failed} failed")
+                 f"{upgrade.total} nodes: {state_counts(upgrade)}")
     counts = [f"{md_text(state or 'no state label')} {len(nodes)}"
               for state, nodes in upgrade.lanes.items()]
     if counts:
