@@ -4,6 +4,9 @@ Each test fails on the code before its fix:
 * the summary's upgrade counts added up to more than the nodes ("7 nodes: 1 done, 1 in
   progress, 5 pending, 1 failed"): a failed node holds a slot, so ``in_progress`` counts
   it, and the sentence counted it twice;
+* a node finding's age was made when the node last changed and kept: "in
+  wait-for-jobs-required for 0 s" beside upgrade lanes (built every time) saying 66 s,
+  "held by choice since 02:52 (42 s)" at 03:01;
 * (the fleet line's "1 nodes on screen" beside five rows is in
   ``tests/metrics/test_feed_live.py``: it needs exporters to scrape.)
 """
@@ -12,9 +15,12 @@ from __future__ import annotations
 
 from types import MappingProxyType
 
-from gputui.domain.model import ClusterSnapshot
+from gputui.domain.model import ClusterSnapshot, Finding
+from gputui.domain.snapshot import SnapshotBuilder
 from gputui.domain.summary import SummaryInput, build_summary
+from gputui.domain.timefmt import duration, next_change
 from gputui.domain.views import UpgradePolicy, UpgradeView
+from tests.domain import factory as f
 
 NOW = 1_796_000_000.0
 
@@ -39,3 +45,45 @@ def test_nodes_without_a_state_label_are_counted_too() -> None:
     text = build_summary(SummaryInput(ClusterSnapshot(upgrade=upgrade), NOW))
     assert _counts(text) == ("7 nodes: 1 done, 1 in progress, 2 pending, 0 failed, "
                              "3 without a state")
+
+
+def _stalled(snapshot: ClusterSnapshot) -> Finding:
+    (found,) = [x for x in snapshot.findings if x.code == "upgrade-stalled" and x.node]
+    return found
+
+
+def test_an_age_in_a_finding_moves_on_with_the_lanes_while_the_node_does_not_change() -> None:
+    """One builder, the same objects twice (the trainer keeps running, nothing about the
+    node changes): 66 s later the finding says what the upgrade view says."""
+    node = f.node(labels={"nvidia.com/gpu-driver-upgrade-state": "wait-for-jobs-required"})
+    policy = f.cluster_policy(**f.upgrade_policy(waitForCompletion={"podSelector": "app=trainer"}))
+    objects = f.objects([node], f.healthy_pods() + [f.workload("trainer-0")], policies=[policy],
+                        label_times={f.NODE: {"nvidia.com/gpu-driver-upgrade-state": f.T0}})
+    builder = SnapshotBuilder()
+    first = builder.build(objects, f.T0)
+    assert "wait-for-jobs-required for 0 s" in _stalled(first).message
+    later = builder.build(objects, f.T0 + 66, changed_nodes=())  # as the live source does
+    status = later.upgrade.nodes[f.NODE]
+    assert status.since is not None and duration(f.T0 + 66 - status.since) == "66 s"
+    assert "wait-for-jobs-required for 66 s" in _stalled(later).message
+    assert later.nodes[f.NODE].findings == tuple(  # the node's row says the same
+        x for x in later.findings if x.node == f.NODE)
+
+
+def test_held_by_choice_says_how_long_at_the_time_it_is_read() -> None:
+    nodes = [f.node("a", labels={"nvidia.com/gpu-driver-upgrade-state": "upgrade-required",
+                                 "nvidia.com/gpu-driver-upgrade.skip": "true"})]
+    policy = f.cluster_policy(**f.upgrade_policy(autoUpgrade=True))
+    objects = f.objects(nodes, f.healthy_pods("a"), policies=[policy], label_times={
+        "a": {"nvidia.com/gpu-driver-upgrade.skip": f.T0 - 42}})
+    builder = SnapshotBuilder()
+    assert "UTC (42 s)" in _stalled(builder.build(objects, f.T0)).message
+    later = builder.build(objects, f.T0 + 9 * 60 - 42, changed_nodes=())
+    assert "UTC (9 min)" in _stalled(later).message
+
+
+def test_next_change_is_where_duration_reads_differently() -> None:
+    for seconds in (0, 0.5, 59, 89.9, 90, 119, 5399, 5400, 7199, 172_799, 172_800, 10 ** 6):
+        turn = next_change(seconds)
+        assert turn > seconds and duration(turn) != duration(seconds)
+        assert duration(turn - 0.001) == duration(seconds), seconds
