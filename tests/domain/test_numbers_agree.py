@@ -7,6 +7,9 @@ Each test fails on the code before its fix:
 * a node finding's age was made when the node last changed and kept: "in
   wait-for-jobs-required for 0 s" beside upgrade lanes (built every time) saying 66 s,
   "held by choice since 02:52 (42 s)" at 03:01;
+* restarts 2 in the finding and 3 in the pipeline row: the row showed the pod's restarts
+  (its init containers' too), the finding and the row's own detail the crash-looping
+  container's;
 * (the fleet line's "1 nodes on screen" beside five rows is in
   ``tests/metrics/test_feed_live.py``: it needs exporters to scrape.)
 """
@@ -87,3 +90,29 @@ def test_next_change_is_where_duration_reads_differently() -> None:
         turn = next_change(seconds)
         assert turn > seconds and duration(turn) != duration(seconds)
         assert duration(turn - 0.001) == duration(seconds), seconds
+
+
+def test_the_pipeline_row_shows_the_restarts_its_finding_says() -> None:
+    """The driver's init container restarted once, its main container crash-loops with 2:
+    the finding, the stage's detail and the pipeline row all say 2."""
+    from rich.console import Console
+
+    from gputui.ui.render.pipeline import render_pipeline
+    from gputui.ui.render.upgrades import node_side_text
+
+    pods = f.healthy_pods(overrides={"driver": {"crash_in": "nvidia-driver-ctr",
+                                                "restarts": 2}})
+    driver = next(p for p in pods if p["metadata"]["name"].startswith("nvidia-driver"))
+    driver["status"]["initContainerStatuses"][0]["restartCount"] = 1
+    snapshot = SnapshotBuilder().build(f.objects([f.node()], pods), f.T0)
+    (failing,) = [x for x in snapshot.findings if x.code == "driver-pod-failing"]
+    assert "2 restarts" in failing.message
+    node = snapshot.nodes[f.NODE]
+    stage = node.pipeline.stage("driver")
+    assert stage is not None and stage.restarts == 3 and "2 restarts" in stage.detail
+    console = Console(width=160, record=True)
+    console.print(render_pipeline(node, f.T0).body)
+    row = next(line for line in console.export_text().splitlines()
+               if line.strip().startswith("driver"))
+    assert row.split()[1:5] == ["✖", "failed", "◀", "2"], row
+    assert " · 2 restarts · " in node_side_text(node, f.T0).plain
