@@ -10,6 +10,8 @@ Each test fails on the code before its fix:
 * restarts 2 in the finding and 3 in the pipeline row: the row showed the pod's restarts
   (its init containers' too), the finding and the row's own detail the crash-looping
   container's;
+* a NotReady node's ``8/8`` counted in the header's ``GPUs 32/40`` (and shown on its row):
+  the kubelet's last report, on a node the scheduler places nothing on;
 * (the fleet line's "1 nodes on screen" beside five rows is in
   ``tests/metrics/test_feed_live.py``: it needs exporters to scrape.)
 """
@@ -116,3 +118,18 @@ def test_the_pipeline_row_shows_the_restarts_its_finding_says() -> None:
                if line.strip().startswith("driver"))
     assert row.split()[1:5] == ["✖", "failed", "◀", "2"], row
     assert " · 2 restarts · " in node_side_text(node, f.T0).plain
+
+
+def test_a_not_ready_nodes_gpus_are_not_counted_allocatable_anywhere() -> None:
+    from gputui.ui.node_rows import CELLS
+
+    nodes = [f.node(f"gpu-{i}", gpus=8) for i in range(3)]
+    nodes += [f.node("gpu-down", gpus=8, ready=False), f.node("gpu-empty", allocatable=0)]
+    pods = [p for n in nodes for p in f.healthy_pods(n["metadata"]["name"])]
+    snapshot = SnapshotBuilder().build(f.objects(nodes, pods), f.T0)
+    counts = snapshot.counts
+    assert (counts.gpus_allocatable, counts.gpus_total) == (24, 40)
+    down = snapshot.nodes["gpu-down"]
+    assert not down.ready and down.resources.allocatable == 8  # what the kubelet last said
+    assert CELLS["gpus"](down) == ("0/8", "crit")
+    assert CELLS["gpus"](snapshot.nodes["gpu-0"]) == ("8/8", "")
