@@ -8,8 +8,9 @@ power cut), which is when the question matters most. So :meth:`AuditLog.intent` 
 "targets", "change", "params", "dry_run"}`` and flushes it to disk; if that fails, the caller
 sends nothing. ``cluster`` (``{"server", "uid"}``: the server URL without userinfo and the
 ``kube-system`` namespace UID) is what tells this cluster's lines from those of another
-behind the same context name (:mod:`gputui.domain.cluster_id`). :meth:`AuditLog.outcome` closes it with the same ``id``: ``{"id", "time",
-"phase": "outcome", "result", "error", "done", "interrupted"}``.
+behind the same context name (:mod:`gputui.domain.cluster_id`). :meth:`AuditLog.outcome`
+closes it with the same ``id``: ``{"id", "time", "phase": "outcome", "result", "error",
+"done", "interrupted"}``.
 
 The file is opened per line with :func:`gputui.privatefile.open_private` (no symlink
 followed, a regular file owned by the user, mode 0600 before the first byte, its directory

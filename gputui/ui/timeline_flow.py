@@ -5,9 +5,9 @@ snapshot is compared with the one before (:func:`gputui.domain.timeline.derive_e
 first full one of a cluster is the baseline, loading ones are skipped); actions come from
 the audit log, as it is the record of who did what: at the first snapshot, this cluster's
 operations of the last hour (by the server URL and ``kube-system`` UID their intent lines
-name, not by context name: :mod:`gputui.domain.cluster_id`), then each operation's lines as it ends (read in a thread: the
-log's end may be megabytes). Every new batch goes to ``timeline_sink`` (a recording), and
-the view is redrawn when it is the one shown.
+name, not by context name: :mod:`gputui.domain.cluster_id`), then each operation's lines as
+it ends (read in a thread: the log's end may be megabytes). Every new batch goes to
+``timeline_sink`` (a recording), and the view is redrawn when it is the one shown.
 
 A replay gives the events instead (:meth:`TimelineFlow.timeline_given`): from then on
 nothing is derived, so the view shows exactly what was recorded.

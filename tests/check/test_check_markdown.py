@@ -3,7 +3,8 @@
 On the emulated ``driver-crashloop`` cluster (critical and warning findings): the codes the
 scenario plants appear under their severity, every finding with its hint, the exit code is
 check's (1: findings), the configured audit log's last 24 h are listed with the
-file named (only this cluster's actions: the others are counted), and bad ``--format`` values are one line and exit 2.
+file named (only this cluster's actions: the others are counted), and bad ``--format``
+values are one line and exit 2.
 """
 
 from __future__ import annotations
