@@ -3,7 +3,9 @@
 The summary itself is pure (:mod:`gputui.domain.summary`); this module adds the one thing
 it cannot do, reading the audit log (:mod:`gputui.actions.audit_read`), and chooses which
 operations belong: ``check`` runs alone, so it takes the last :data:`CHECK_WINDOW` of the
-configured log and names the file; the TUI takes what was done since it started.
+configured log and names the file; the TUI takes what was done since it started. Both
+keep only this cluster's (the snapshot's server URL and ``kube-system`` UID against each
+intent line's ``cluster``, :mod:`gputui.domain.cluster_id`) and say how many they left out.
 """
 
 from __future__ import annotations
@@ -13,8 +15,10 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 
 from gputui.actions.audit_read import MAX_BYTES, read_audit
+from gputui.domain.cluster_id import UID_RESOURCE, cluster_id
 from gputui.domain.model import ClusterSnapshot
-from gputui.domain.operations import pair_operations, parse_time
+from gputui.domain.operations import for_cluster, pair_operations, parse_time
+from gputui.domain.readgaps import REASON_CODE
 from gputui.domain.summary import SummaryInput, build_summary
 from gputui.domain.timeline_event import Timeline
 
@@ -62,8 +66,11 @@ def session_summary(snapshot: ClusterSnapshot, audit_log: str, session_started: 
 def _summary(snapshot: ClusterSnapshot, path: Path, since: float, scope: str,
              now: float, timeline: Timeline | None = None) -> str:
     read = read_audit(path)
-    operations = pair_operations(read.entries, since=since)
+    mine = for_cluster(pair_operations(read.entries, since=since),
+                       cluster_id(snapshot.server, snapshot.cluster_uid))
+    operations = mine.operations
     notes = [read.note] if read.note else []
+    notes += [*matched_by_url(snapshot), *mine.left_out()]
     if read.cut and not _reaches_back(read.entries, since):
         notes.append(f"only the newest {MAX_BYTES // (1024 * 1024)} MiB of the log were read; "
                      "older operations in this window are left out")
@@ -71,6 +78,18 @@ def _summary(snapshot: ClusterSnapshot, path: Path, since: float, scope: str,
         snapshot, now, operations, scope, "; ".join(notes),
         timeline=timeline.events() if timeline is not None else None,
         timeline_since=timeline.start if timeline is not None else None))
+
+
+def matched_by_url(snapshot: ClusterSnapshot) -> list[str]:
+    """One phrase when this cluster's ``kube-system`` UID is unknown: its actions are then
+    told apart by the server URL alone (said, as every fallback is)."""
+    if snapshot.cluster_uid:
+        return []
+    reason = snapshot.unreadable.get(UID_RESOURCE, "")
+    code = f" ({REASON_CODE[reason]})" if reason in REASON_CODE else ""
+    why = (f"the kube-system namespace could not be read{code}" if reason
+           else "this cluster's kube-system namespace UID is not known")
+    return [f"{why}: actions are matched to this cluster by its server URL only"]
 
 
 def _reaches_back(entries: Sequence[Mapping[str, object]], since: float) -> bool:

@@ -4,10 +4,13 @@ Why two lines, and why the first one is fsync'd before anything is sent: after a
 someone asks "who drained gpu-17, when, what exactly was sent, and did it finish?". A single
 line written at the end is lost when gputui is killed mid-drain (``kill -9``, an OOM, a
 power cut), which is when the question matters most. So :meth:`AuditLog.intent` writes
-``{"id", "time", "phase": "intent", "context", "user", "user_source", "action", "targets",
-"change", "params", "dry_run"}`` and flushes it to disk; if that fails, the caller sends
-nothing. :meth:`AuditLog.outcome` closes it with the same ``id``: ``{"id", "time",
-"phase": "outcome", "result", "error", "done", "interrupted"}``.
+``{"id", "time", "phase": "intent", "context", "cluster", "user", "user_source", "action",
+"targets", "change", "params", "dry_run"}`` and flushes it to disk; if that fails, the caller
+sends nothing. ``cluster`` (``{"server", "uid"}``: the server URL without userinfo and the
+``kube-system`` namespace UID) is what tells this cluster's lines from those of another
+behind the same context name (:mod:`gputui.domain.cluster_id`). :meth:`AuditLog.outcome`
+closes it with the same ``id``: ``{"id", "time", "phase": "outcome", "result", "error",
+"done", "interrupted"}``.
 
 The file is opened per line with :func:`gputui.privatefile.open_private` (no symlink
 followed, a regular file owned by the user, mode 0600 before the first byte, its directory
@@ -29,6 +32,7 @@ from pathlib import Path
 from typing import Any
 
 from gputui.actions.base import Change, Plan, Result
+from gputui.domain.cluster_id import ClusterId
 from gputui.privatefile import PrivateFileError, open_private, sync_directory, write_all
 from gputui.sources.secrets import scrub
 
@@ -118,9 +122,12 @@ class AuditLog:
         return None
 
     def intent(self, *, context: str, identity: Identity, plan: Plan,
-               dry_run: str, audit_id: str | None = None) -> str:
+               dry_run: str, audit_id: str | None = None,
+               cluster: ClusterId | None = None) -> str:
         """Write and fsync the intent line for ``plan``; returns its id (``audit_id`` when
         given: an operation's id is made before its intent line, see ``operations.py``).
+        ``cluster``: the cluster the writes go to (the runner always gives it; a line
+        without one is no cluster's in the summary).
 
         Raises:
             AuditError: the line is not on disk; the caller must send nothing.
@@ -129,6 +136,7 @@ class AuditLog:
         audit_id = audit_id or new_id(now)
         self._append({
             "id": audit_id, "time": rfc3339(now), "phase": "intent", "context": context,
+            **({"cluster": cluster.to_json()} if cluster is not None else {}),
             "user": identity.user, "user_source": identity.source, "action": plan.action_id,
             "targets": list(plan.targets), "change": [change_record(c) for c in plan.changes],
             "params": redact(dict(plan.params)), "dry_run": dry_run})

@@ -242,6 +242,8 @@ class ClusterWriter(Protocol):
     context: str
     user: str
     read_only: bool
+    #: the API server URL (may carry userinfo: shown only through ``cluster_id``)
+    server: str
 
     def patch(self, change: Change, *, dry_run: bool = False) -> JsonObj:
         """Send one ``patch`` :class:`Change`; returns the object the server answered."""

@@ -43,6 +43,8 @@ from gputui.actions.permissions import (
 )
 from gputui.actions.recording import RecordingWriter
 from gputui.actions.registry import ACTIONS, all_permissions
+from gputui.actions.which_cluster import ask_cluster
+from gputui.domain.cluster_id import ClusterId
 from gputui.domain.model import ClusterSnapshot
 from gputui.sources.retry import RateLimiter
 
@@ -153,6 +155,7 @@ class Runner:
         self.audit_problem: str | None = None
         self._identity: Identity | None = None
         self._identity_lock = threading.Lock()
+        self._cluster: ClusterId | None = None
 
     def check_permissions(self) -> Permissions:
         """At start: every permission the actions declare, who the server says we are,
@@ -162,6 +165,7 @@ class Runner:
         if not self.writer.read_only:
             self.audit_problem = self.audit.check()
             self.identity()
+            self.cluster()
         return self.permissions
 
     def blocked(self, action: Action) -> str | None:
@@ -274,6 +278,18 @@ class Runner:
                 self._identity = ask_identity(self.writer)
             return self._identity
 
+    def cluster(self) -> ClusterId:
+        """Which cluster the audit log names (server URL and ``kube-system`` UID); asked of
+        the server until it answers (:func:`~gputui.actions.which_cluster.ask_cluster`)."""
+        with self._identity_lock:
+            if self._cluster is not None:
+                return self._cluster
+        found, final = ask_cluster(self.writer)  # not under the lock: a GET may take time
+        if final:
+            with self._identity_lock:
+                self._cluster = found
+        return found
+
     def audit_blocked(self) -> str | None:
         """Why actions are off because the audit log cannot be written (checked at start)."""
         if self.audit_problem is None:
@@ -296,7 +312,7 @@ class Runner:
         try:
             audit_id = self.audit.intent(context=self.writer.context, identity=self.identity(),
                                          plan=plan, dry_run=dry_run_verdict(dry_run),
-                                         audit_id=audit_id)
+                                         audit_id=audit_id, cluster=self.cluster())
         except AuditError as error:
             why = refusal if refusal is not None else f"nothing was sent: {error}"
             return Result(False, f"{plan.title}: not applied", error=why)

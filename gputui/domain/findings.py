@@ -26,7 +26,6 @@ from gputui.domain.grace import clock, grace_source, normal_until
 from gputui.domain.model import DeployLabel, Finding, Severity, StageStatus
 from gputui.domain.sharing import sharing_config_missing
 from gputui.domain.thresholds import SOURCES
-from gputui.domain.timefmt import duration
 from gputui.domain.upgrade_events import NO_EVENTS, failure_summary
 from gputui.domain.upgrade_reasons import active_wait_reason, expected_wait, state_since
 
@@ -53,7 +52,7 @@ def _mig_paused(ctx: NodeContext, paused: list[DeployLabel]) -> Finding | None:
             f"({limit:g} min, {SOURCES['mig_pending_minutes']})",
             "mig-manager restores them to true when the change finishes.", "pipeline")
     why = (f"the MIG change to {node.mig_config} is {node.mig_state} for "
-           f"{duration(ctx.now - node.mig_since)}" if busy and node.mig_since is not None
+           f"{ctx.age(node.mig_since)}" if busy and node.mig_since is not None
            else f"no MIG change is running (mig.config.state={node.mig_state or 'unset'})")
     return ctx.finding(
         C.OPERAND_PAUSED, Severity.WARNING,
@@ -67,7 +66,7 @@ def _driver_paused(ctx: NodeContext, paused: list[DeployLabel]) -> Finding:
     node = ctx.node
     names = ", ".join(f"{d.operand}={d.value}" for d in paused)
     since = _paused_since(ctx, paused)
-    age = f" for {duration(ctx.now - since)}" if since is not None else ""
+    age = f" for {ctx.age(since)}" if since is not None else ""
     driver = node.pipeline.stage("driver")
     until = (normal_until(node.pipeline, driver, ctx.pods, ctx.thresholds)
              if driver is not None and driver.status is StageStatus.PROGRESSING else None)
@@ -125,7 +124,7 @@ def upgrade_stalled(ctx: NodeContext) -> list[Finding]:
     since = state_since(ctx.node, ctx.event)
     reason = active_wait_reason(ctx.node, ctx.policy, ctx.now)
     if expected_wait(ctx.node, ctx.policy, ctx.now):
-        age = f" for {duration(ctx.now - since)}" if since is not None else ""
+        age = f" for {ctx.age(since)}" if since is not None else ""
         return [ctx.finding(
             C.UPGRADE_STALLED, Severity.INFO,
             f"{ctx.node.name} in {state}{age}: {reason} (as waitForCompletion configures)",
@@ -135,7 +134,7 @@ def upgrade_stalled(ctx: NodeContext) -> list[Finding]:
         return []
     return [ctx.finding(
         C.UPGRADE_STALLED, Severity.WARNING,
-        f"{ctx.node.name} in {state} for {duration(ctx.now - since)}: {reason} (past "
+        f"{ctx.node.name} in {state} for {ctx.age(since)}: {reason} (past "
         f"{ctx.thresholds.upgrade_stalled_minutes:g} min, {SOURCES['upgrade_stalled_minutes']})",
         "Open the upgrades pane: pod-restart/validation follow the driver and validator pods; "
         "pod deletion and drain follow their timeouts.", "upgrade")]
@@ -188,7 +187,7 @@ def mig_config_pending(ctx: NodeContext) -> list[Finding]:
     return [ctx.finding(
         C.MIG_CONFIG_PENDING, Severity.WARNING,
         f"MIG change to {node.mig_config} on {node.name} {node.mig_state} for "
-        f"{duration(ctx.now - node.mig_since)}{labels_note}; "
+        f"{ctx.age(node.mig_since)}{labels_note}; "
         f"{node.resources.allocatable} GPUs allocatable (past "
         f"{ctx.thresholds.mig_pending_minutes:g} min, {SOURCES['mig_pending_minutes']})",
         "mig-manager waits for GPU clients to stop: check the MIG manager log and for GPU "

@@ -9,6 +9,7 @@ from gputui.domain.mig import MigSpec
 from gputui.domain.model import Finding, NodeView, Severity, UpgradeEvent, UpgradePolicy
 from gputui.domain.pods import PodInfo
 from gputui.domain.thresholds import ThresholdsLike
+from gputui.domain.timefmt import duration, next_change
 
 
 @dataclass
@@ -39,6 +40,16 @@ class NodeContext:
             return True
         self.deadlines.append(due)
         return False
+
+    def age(self, since: float) -> str:
+        """``duration(now - since)`` for a message, and a re-evaluation when that text next
+        changes. A node's findings are kept until the node changes or a deadline passes, so
+        an age in a message would otherwise stay at what it was when the node last changed
+        ("in wait-for-jobs-required for 0 s" beside upgrade lanes, built every time, saying
+        66 s; "held since 02:52 (42 s)" at 03:01)."""
+        elapsed = max(0.0, self.now - since)
+        self.deadlines.append(since + next_change(elapsed))
+        return duration(elapsed)
 
     def finding(self, code: str, severity: Severity, message: str, hint: str,
                 pane: str = "nodes", subject: str = "") -> Finding:

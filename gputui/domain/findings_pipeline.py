@@ -20,7 +20,6 @@ from gputui.domain.hints import driver_hint, validator_layer
 from gputui.domain.model import Finding, NodeView, PipelineStage, Severity, StageStatus
 from gputui.domain.pods import ContainerInfo
 from gputui.domain.thresholds import SOURCES
-from gputui.domain.timefmt import duration
 
 #: upgrade states in which the controller has taken the node's GPUs away on purpose
 ACTIVE_UPGRADE_STATES = frozenset(L.UPGRADE_STATES) - {
@@ -33,7 +32,7 @@ def node_not_ready(ctx: NodeContext) -> list[Finding]:
     """The node's Ready condition is not True: routine for a reboot, a fault when it lasts."""
     if ctx.node.ready:
         return []
-    age = f" for {duration(ctx.now - ctx.ready_since)}" if ctx.ready_since else ""
+    age = f" for {ctx.age(ctx.ready_since)}" if ctx.ready_since else ""
     limit = ctx.thresholds.node_not_ready_minutes
     if ctx.ready_since is not None and not ctx.over(ctx.ready_since, limit):
         until = clock(ctx.ready_since + limit * 60.0)
@@ -170,7 +169,7 @@ def operand_pod_failing(ctx: NodeContext) -> list[Finding]:
             late = until is not None and ctx.over(until, 0.0)
         if stage.status is not StageStatus.FAILED and not late:
             continue
-        age = f" for {duration(ctx.now - stage.since)}" if late and stage.since else ""
+        age = f" for {ctx.age(stage.since)}" if late and stage.since else ""
         past = f" (not ready past {grace_source(stage.operand, ctx.thresholds)})" if late else ""
         message = f"{stage.operand} pod {stage.pod} on {ctx.node.name}{age}: {stage.detail}{past}"
         mig_empty = symptom(ctx) if stage.operand == "device-plugin" else ""
@@ -198,7 +197,7 @@ def validator_stuck(ctx: NodeContext) -> list[Finding]:
     if stage is None or pod is None or current is None:
         return []
     since = current.started_at or pod.start_time or pod.created
-    age = f" for {duration(ctx.now - since)}" if since is not None else ""
+    age = f" for {ctx.age(since)}" if since is not None else ""
     meaning, hint = validator_layer(current.name, ctx.pods)
     message = f"validator on {ctx.node.name} stuck in {current.name}{age}: {meaning}"
     mig_empty = symptom(ctx) if current.name in _GPU_CHECKS else ""

@@ -168,7 +168,7 @@ def held_by_choice(ctx: NodeContext) -> list[Finding]:
         return []
     since = ctx.label_times.get(L.UPGRADE_SKIP)
     when = (f" since {datetime.fromtimestamp(since, tz=UTC):%Y-%m-%d %H:%M} UTC "
-            f"({duration(ctx.now - since)})" if since is not None else "")
+            f"({ctx.age(since)})" if since is not None else "")
     return [ctx.finding(
         C.UPGRADE_STALLED, Severity.INFO,
         f"{node.name} held by choice{when}: {L.UPGRADE_SKIP}=true keeps it on its old driver "

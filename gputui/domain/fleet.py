@@ -50,9 +50,17 @@ def mig_devices(view: NodeView) -> int:
     return devices
 
 
+def usable(view: NodeView, allocatable: int) -> int:
+    """``allocatable`` GPUs as the header's ``GPUs x/y`` and the node list's GPUS cell count
+    them: none on a NotReady node. The scheduler places nothing there, and the figure is the
+    kubelet's last report; counting it made ``GPUs 32/40`` hold NotReady nodes' ``8/8``."""
+    return allocatable if view.ready else 0
+
+
 def _contribution(view: NodeView) -> tuple[int, int, int, int, int, int]:
     return (int(view.ready), int(view.cordoned), max(view.resources.capacity, view.gpu_count),
-            view.resources.allocatable, int(bool(view.findings)), mig_devices(view))
+            usable(view, view.resources.allocatable), int(bool(view.findings)),
+            mig_devices(view))
 
 
 class Fleet:

@@ -91,6 +91,7 @@ class ClusterObjects:
         gpu_health: node -> GPU facts from the metrics layer (nodes it read only).
         unreadable: resource -> why it could not be read (``forbidden`` for a 403,
             ``not-served`` for a 404); ``forbidden`` names count as ``forbidden`` here too.
+        cluster_uid: the ``kube-system`` namespace UID, "" when it was not read.
     """
 
     nodes: Mapping[str, JsonDict] = field(default_factory=dict)
@@ -109,6 +110,9 @@ class ClusterObjects:
     loading: frozenset[str] = frozenset()
     gpu_health: Mapping[str, GpuHealth] = field(default_factory=dict)
     unreadable: Mapping[str, str] = field(default_factory=dict)
+    #: the ``kube-system`` namespace UID (with ``server``, what tells this cluster's audit
+    #: lines from others': :mod:`gputui.domain.cluster_id`); "" when not read
+    cluster_uid: str = ""
 
 
 #: The empty input: a builder given this produces an empty but valid snapshot.

@@ -177,6 +177,9 @@ class PipelineStage:
         since: epoch seconds when the pod started (or the label changed), None if unknown.
         substages: init container progress, one per init container, in order.
         deploy_label: value of the node's ``nvidia.com/gpu.deploy.<operand>`` label, or None.
+        container_restarts: restarts of ``container`` alone, None without one: the figure
+            its detail says ("... in nvidia-driver-ctr, 2 restarts"), which the pipeline
+            row shows too (``restarts`` adds the init containers': 3 beside "2 restarts").
     """
 
     operand: str
@@ -190,6 +193,14 @@ class PipelineStage:
     since: float | None = None
     substages: tuple[SubStage, ...] = ()
     deploy_label: str | None = None
+    container_restarts: int | None = None
+
+    @property
+    def shown_restarts(self) -> int:
+        """The restarts a screen shows for this stage: its container's when the detail
+        names one (so the row and the detail and the finding say one figure), else the
+        pod's."""
+        return self.restarts if self.container_restarts is None else self.container_restarts
 
 
 #: init container -> the operand whose readiness it waits for (gpu-operator
@@ -422,6 +433,9 @@ class ClusterSnapshot:
     unreadable: Mapping[str, str] = field(default_factory=lambda: MappingProxyType({}))
     #: time to GPU per pool (:mod:`gputui.domain.join_pools`), by pool name
     joins: tuple[PoolJoins, ...] = ()
+    #: the ``kube-system`` namespace UID: with ``server``, which audit lines are this
+    #: cluster's (:mod:`gputui.domain.cluster_id`); "" when it was not read
+    cluster_uid: str = ""
 
     @property
     def gaps(self) -> tuple[ReadGap, ...]:

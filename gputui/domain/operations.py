@@ -14,6 +14,8 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from datetime import datetime
 
+from gputui.domain.cluster_id import ClusterId, parse_cluster, same_cluster
+
 #: what the summary says of an intent with no outcome line
 NO_OUTCOME = "no outcome recorded"
 
@@ -41,6 +43,9 @@ class Operation:
     interrupted: str = ""
     #: the outcome line's time in epoch seconds, None without one (or unreadable)
     ended_at: float | None = None
+    #: the cluster the intent line names; None for a line written before gputui
+    #: recorded it (or one whose ``cluster`` is not of the right shape)
+    cluster: ClusterId | None = None
 
     @property
     def outcome(self) -> str:
@@ -116,4 +121,54 @@ def _operation(intent: Mapping[str, object], outcome: Mapping[str, object] | Non
         dry_run=_text(intent, "dry_run"), result=result,
         error=_text(outcome, "error") if outcome is not None else "",
         interrupted=_text(outcome, "interrupted") if outcome is not None else "",
-        ended_at=parse_time(_text(outcome, "time")) if outcome is not None else None)
+        ended_at=parse_time(_text(outcome, "time")) if outcome is not None else None,
+        cluster=parse_cluster(intent.get("cluster")))
+
+
+@dataclass(frozen=True, slots=True)
+class ClusterOperations:
+    """The operations of one cluster, and how many of the others were left out.
+
+    Attributes:
+        operations: this cluster's, oldest first.
+        other_clusters: operations whose line names another cluster.
+        without_id: operations whose line names no cluster (written by an older gputui):
+            which cluster they were on cannot be told, so they are not this one's.
+    """
+
+    operations: tuple[Operation, ...] = ()
+    other_clusters: int = 0
+    without_id: int = 0
+
+    def left_out(self) -> list[str]:
+        """One phrase per kind of operation left out (none when nothing was)."""
+        notes = []
+        if self.without_id:
+            notes.append(f"{self.without_id} older action{_s(self.without_id)} without a "
+                         "cluster id not shown")
+        if self.other_clusters:
+            notes.append(f"{self.other_clusters} action{_s(self.other_clusters)} on other "
+                         "clusters not shown")
+        return notes
+
+
+def _s(count: int) -> str:
+    return "" if count == 1 else "s"
+
+
+def for_cluster(operations: Iterable[Operation], ours: ClusterId) -> ClusterOperations:
+    """Only the operations whose intent line names ``ours`` (see
+    :func:`gputui.domain.cluster_id.same_cluster`), however its context was named, by
+    time (two gputui sessions appending to one log interleave their lines; an intent whose
+    time cannot be read comes last)."""
+    kept: list[Operation] = []
+    other = without = 0
+    for op in operations:
+        if op.cluster is None:
+            without += 1
+        elif same_cluster(ours, op.cluster):
+            kept.append(op)
+        else:
+            other += 1
+    kept.sort(key=lambda op: (op.at is None, op.at or 0.0))
+    return ClusterOperations(tuple(kept), other, without)

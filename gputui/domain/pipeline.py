@@ -93,11 +93,13 @@ def _pod_status(pod: PodInfo) -> tuple[StageStatus, str, str | None]:
 def stage_from_pod(operand: str, pod: PodInfo, deploy_label: str | None) -> PipelineStage:
     """The stage of ``operand`` given its pod on the node."""
     status, detail, container = _pod_status(pod)
+    named = next((c.restarts for c in (*pod.init_containers, *pod.containers)
+                  if c.name == container), None) if container is not None else None
     return _stage(
         operand=operand, status=status, detail=detail, pod=pod.name, namespace=pod.namespace,
         restarts=pod.restarts, container=container, reason=pod.status,
         since=pod.start_time or pod.created, substages=_substages(pod),
-        deploy_label=deploy_label)
+        deploy_label=deploy_label, container_restarts=named)
 
 
 def _pick(pods: Sequence[PodInfo]) -> PodInfo | None:

@@ -91,6 +91,11 @@ REACH: Mapping[str, Reach] = MappingProxyType({
         "XIDs, missing GPUs and row remaps", "XIDs", False,
         "metrics add findings on top of the Kubernetes objects, which still show each "
         "node's state"),
+    "namespaces": Reach(
+        "the kube-system namespace UID (the audit log's actions are matched to this cluster "
+        "by server URL only)", "cluster id", False,
+        "it only tells this cluster's actions in the audit log from another's; the server "
+        "URL still does, unless two clusters are reached by the same URL"),
 })
 
 

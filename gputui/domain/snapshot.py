@@ -214,7 +214,8 @@ class SnapshotBuilder:
             daemonsets=daemonsets, counts=self._fleet.counts(upgrade.in_progress),
             forbidden=objects.forbidden, loading=objects.loading, unreadable=unreadable,
             sharing_configs=sharing_config_names(objects.configmaps, namespace,
-                                                 policy.device_plugin_config), joins=joins)
+                                                 policy.device_plugin_config), joins=joins,
+            cluster_uid=objects.cluster_uid)
 
     def _normal_life(self, upgrade: UpgradeView, cluster: Sequence[Finding]) -> tuple[str, str]:
         """(what explains a notReady ClusterPolicy as normal life, the node findings it is

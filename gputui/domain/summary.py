@@ -24,11 +24,13 @@ from dataclasses import dataclass
 from datetime import UTC, datetime
 
 from gputui.domain import labels as L
+from gputui.domain.cluster_id import cluster_id
 from gputui.domain.markdown import md_list, md_text
 from gputui.domain.model import ClusterSnapshot, Finding, Severity
 from gputui.domain.operations import Operation
 from gputui.domain.readgaps import gap_phrase, health_unknowable
 from gputui.domain.timeline_event import TimelineEvent
+from gputui.domain.views import UpgradeView
 
 
 @dataclass(frozen=True, slots=True)
@@ -66,12 +68,19 @@ def iso_utc(seconds: float) -> str:
     return datetime.fromtimestamp(seconds, tz=UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
 
 
+def _cluster_text(snapshot: ClusterSnapshot) -> str:
+    """The server URL without userinfo, with the ``kube-system`` UID that names the cluster
+    (what the operations below were matched by)."""
+    return cluster_id(snapshot.server, snapshot.cluster_uid).describe() if snapshot.server \
+        else ""
+
+
 def header_section(summary: SummaryInput) -> list[str]:
     """Title, cluster, context and time."""
     snapshot = summary.snapshot
     lines = [f"# GPU cluster handoff: {md_text(snapshot.context) or 'unknown context'}", "",
              f"- Context: {md_text(snapshot.context) or 'unknown'}",
-             f"- Cluster: {md_text(snapshot.server) or 'unknown'}",
+             f"- Cluster: {md_text(_cluster_text(snapshot)) or 'unknown'}",
              f"- Time: {iso_utc(summary.now)} (UTC)"]
     if "nodes" in snapshot.loading or "nodes" in snapshot.unreadable:
         lines.append("- GPU nodes: unknown")
@@ -133,6 +142,21 @@ def findings_section(summary: SummaryInput) -> list[str]:
     return lines
 
 
+def state_counts(upgrade: UpgradeView) -> str:
+    """``1 done, 0 in progress, 5 pending, 1 failed``: parts that add up to the total.
+
+    ``in_progress`` counts a failed node too (it holds a slot, as the upgrade controller
+    counts it), so the phrase takes the failed ones out of "in progress"; managed nodes
+    without a state label yet are named when there are any."""
+    moving = max(upgrade.in_progress - upgrade.failed, 0)
+    parts = [f"{upgrade.done} done", f"{moving} in progress", f"{upgrade.pending} pending",
+             f"{upgrade.failed} failed"]
+    unlabelled = upgrade.total - upgrade.done - moving - upgrade.pending - upgrade.failed
+    if unlabelled > 0:
+        parts.append(f"{unlabelled} without a state")
+    return ", ".join(parts)
+
+
 def upgrade_section(summary: SummaryInput) -> list[str]:
     """Counts by upgrade state, failed nodes, nodes waiting and why, a cluster-wide block."""
     upgrade = summary.snapshot.upgrade
@@ -140,8 +164,7 @@ def upgrade_section(summary: SummaryInput) -> list[str]:
     if upgrade.policy is None and not upgrade.lanes:
         return lines + ["No driver upgrade is managed (no upgrade policy)."]
     lines.append(f"- Auto upgrade: {'on' if upgrade.enabled else 'off'}; "
-                 f"{upgrade.total} nodes: {upgrade.done} done, {upgrade.in_progress} in "
-                 f"progress, {upgrade.pending} pending, {upgrade.failed} failed")
+                 f"{upgrade.total} nodes: {state_counts(upgrade)}")
     counts = [f"{md_text(state or 'no state label')} {len(nodes)}"
               for state, nodes in upgrade.lanes.items()]
     if counts:
@@ -176,14 +199,44 @@ def _operation_line(op: Operation) -> str:
             f"{md_list(list(op.targets))}{user}: {md_text(op.outcome)}")
 
 
+#: the most "now" lines under one operation (a cordon of 500 nodes is not 500 lines)
+AFTER_LINES = 5
+
+
+def _wrong_by_node(snapshot: ClusterSnapshot) -> dict[str, list[Finding]]:
+    by_node: dict[str, list[Finding]] = {}
+    for finding in snapshot.findings:
+        if finding.node and finding.severity.rank >= Severity.WARNING.rank:
+            by_node.setdefault(finding.node, []).append(finding)
+    return by_node
+
+
+def _after_lines(nodes: Sequence[str], by_node: dict[str, list[Finding]]) -> list[str]:
+    """What is wrong now on the nodes an operation was the last action on, said as coming
+    after it: "done" above and "failed" below read in the order they happened, not as a
+    contradiction (a MIG change the manager failed after the action had set its label)."""
+    found = [f for node in nodes for f in by_node.get(node, ())]
+    lines = [f"  - Now, after it: **{md_text(f.code)}** on {md_text(f.node or '')}: "
+             f"{md_text(f.message)}" for f in found[:AFTER_LINES]]
+    if len(found) > AFTER_LINES:
+        lines.append(f"  - Now, after it: {len(found) - AFTER_LINES} more findings on its "
+                     "nodes (see Findings)")
+    return lines
+
+
 def operations_section(summary: SummaryInput) -> list[str]:
-    """Actions taken (from the audit log) with their results."""
+    """Actions taken (from the audit log) with their results, oldest first; under the last
+    action on a node, what is wrong on that node now (after it)."""
     lines = [f"## Operations ({md_text(summary.operations_scope)})", ""]
     if summary.operations_note:
         lines.append(f"- Note: {md_text(summary.operations_note)}")
     if not summary.operations:
         lines.append("No operations recorded.")
-    lines += [_operation_line(op) for op in summary.operations]
+    last = {node: index for index, op in enumerate(summary.operations) for node in op.targets}
+    wrong = _wrong_by_node(summary.snapshot) if summary.operations else {}
+    for index, op in enumerate(summary.operations):
+        lines.append(_operation_line(op))
+        lines += _after_lines([n for n in op.targets if last.get(n) == index], wrong)
     return lines
 
 

@@ -27,6 +27,7 @@ from __future__ import annotations
 from collections.abc import Collection, Iterable, Mapping, Sequence
 
 from gputui.domain.catalogue import XID_ERROR
+from gputui.domain.cluster_id import ClusterId, same_cluster
 from gputui.domain.model import ClusterSnapshot, Finding, NodeView, Severity
 from gputui.domain.operations import Operation
 from gputui.domain.readgaps import REASON_CODE
@@ -227,9 +228,11 @@ def _finding_events(node: str | None, old: Sequence[Finding], new: Sequence[Find
     return events
 
 
-def action_events(operations: Iterable[Operation], context: str, shift: float,
+def action_events(operations: Iterable[Operation], cluster: ClusterId, shift: float,
                   nodes: Collection[str]) -> list[tuple[str, list[TimelineEvent]]]:
-    """(audit id, its events) for each operation of ``context``.
+    """(audit id, its events) for each operation on ``cluster``, however its context was
+    named (an intent line without a cluster is no cluster's: see
+    :mod:`gputui.domain.cluster_id`).
 
     Each is placed when it ended (its outcome line's time; its start when it has none),
     moved by ``shift`` seconds from the audit log's wall clock onto the source's clock. An
@@ -239,7 +242,7 @@ def action_events(operations: Iterable[Operation], context: str, shift: float,
     found = []
     for op in operations:
         when = op.ended_at if op.ended_at is not None else op.at
-        if op.context != context or when is None:
+        if op.cluster is None or not same_cluster(cluster, op.cluster) or when is None:
             continue
         targets = list(op.targets)
         where = ", ".join(targets[:3]) + (f" and {len(targets) - 3} more"

@@ -67,6 +67,11 @@ class EmulatedCluster:
         self.tokens = tokens
         self.clock = clock or SimClock(speed=speed)
         self.store = Store(self.clock)
+        # as kube-apiserver creates it at start: its UID (a fresh uuid4 from the store, one
+        # per emulated cluster) is what gputui tells clusters apart by
+        self.store.create("namespaces", {"metadata": {"name": "kube-system", "labels": {
+            "kubernetes.io/metadata.name": "kube-system"}}, "spec": {"finalizers": [
+                "kubernetes"]}, "status": {"phase": "Active"}}, manager="kube-apiserver")
         self.nodeside = NodeSide()
         self.loop: asyncio.AbstractEventLoop | None = None
         self.operator: Any = None

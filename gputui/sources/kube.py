@@ -22,12 +22,14 @@ from collections.abc import Callable
 from typing import Any, Protocol
 
 from gputui import gctuning
+from gputui.domain.cluster_id import UID_RESOURCE
 from gputui.domain.inputs import ClusterObjects
 from gputui.domain.model import ClusterSnapshot
 from gputui.domain.readgaps import FORBIDDEN
 from gputui.settings import Thresholds
 from gputui.sources.base import SnapshotCallback, SourceStatus, StatusCallback
 from gputui.sources.cache import ObjectCache
+from gputui.sources.cluster_uid import read_cluster_uid
 from gputui.sources.discovery import discover_namespace, namespace_from_policies, probe
 from gputui.sources.errors import SourceError
 from gputui.sources.http import KubeHttp
@@ -128,6 +130,10 @@ class KubeSource:
         self._first_shown = threading.Event()
         lookback = 60.0 * getattr(self.thresholds, "xid_lookback_minutes", 60.0)
         self.xids = XidTracker(self.http, prometheus, lookback)
+        #: the ``kube-system`` namespace UID, read when connecting ("" until then, or when
+        #: it cannot be read: ``_uid_gap`` says why when RBAC refused it)
+        self.cluster_uid = ""
+        self._uid_gap: str | None = None
         self.xid_every = xid_every
         #: called on the build thread after each successful build with its input and
         #: ``now`` (``--record``); it must return quickly and not keep the mappings
@@ -196,6 +202,7 @@ class KubeSource:
             try:
                 probe(self.http)
                 namespace = discover_namespace(self.http, self.namespace_override)
+                self.cluster_uid, self._uid_gap = read_cluster_uid(self.http)
             except Exception as error:  # noqa: BLE001 - this thread must say why, not die
                 if self._stop.is_set():
                     return
@@ -356,7 +363,7 @@ class KubeSource:
             operator_namespace=self.namespace, context=self.target.context,
             server=self.target.server, forbidden=frozenset(self.tracker.forbidden()),
             xids=self.xids.current, gpu_health=self.xids.health, loading=loading,
-            unreadable=self._unreadable())
+            unreadable=self._unreadable(), cluster_uid=self.cluster_uid)
         now = self.clock()
         try:
             # a build allocates ~10^6 acyclic objects at 5,000 nodes: collections over them
@@ -391,6 +398,8 @@ class KubeSource:
         found = self.tracker.unreadable()
         if self.xids.forbidden:
             found["metrics"] = FORBIDDEN
+        if self._uid_gap is not None:
+            found[UID_RESOURCE] = self._uid_gap
         return found
 
     def _builder(self) -> SnapshotBuilderLike:

@@ -186,7 +186,8 @@ class MetricsFeed:
         # a refused pod proxy is said alone: every node's error would repeat it
         error = exporters.forbidden or _exporter_error(want, targets, errors, nodes)
         # no fleet figures from no answer: "0 busy, 0 XIDs" would read as facts
-        fleet = fleet_from_nodes(f"{len(nodes)} nodes on screen", nodes, now,
+        scope = screen_scope(len(nodes), len(want.nodes))
+        fleet = fleet_from_nodes(scope, nodes, now,
                                  exporters.xids_since(now - HOUR)) if nodes else None
         node = nodes.get(want.selected or "") or (exporters.node(want.selected)
                                                   if want.selected else None)
@@ -195,7 +196,7 @@ class MetricsFeed:
             local = self._from_nvml(now, f"dcgm-exporter: {error}", now)
             if not local.origin.error:
                 return MetricsReading(local.origin, fleet_from_nodes(
-                    f"{len(nodes)} nodes on screen", nodes, now,
+                    scope, nodes, now,
                     exporters.xids_since(now - HOUR)), local.node, {**util, **local.node_util})
         updated = now if nodes else self.last.origin.updated_at
         origin = MetricsOrigin("exporter", "API server pod proxy", updated, fallback, since,
@@ -216,6 +217,17 @@ class MetricsFeed:
         return MetricsReading(origin, fleet, node, {nvml.node: util} if util is not None else {})
 
 
+def screen_scope(answered: int, shown: int) -> str:
+    """What the fleet figures cover when the exporters are scraped: ``5 nodes on screen``,
+    or ``1 of 5 nodes on screen`` when only one answered (a node without a running
+    dcgm-exporter, or one that did not answer): "1 nodes on screen" beside five rows read
+    as a miscount, and as figures for all five."""
+    noun = "node" if shown == 1 else "nodes"
+    if answered >= shown:
+        return f"{answered} {noun} on screen"
+    return f"{answered} of {shown} {noun} on screen"
+
+
 def _exporter_error(want: MetricsWant, targets: Mapping[str, object],
                     errors: Mapping[str, str], nodes: Mapping[str, object]) -> str:
     """What the pane says went wrong with a scrape of the nodes on screen ("" if nothing)."""
@@ -226,8 +238,8 @@ def _exporter_error(want: MetricsWant, targets: Mapping[str, object],
         error = errors[want.selected]
     if targets and not nodes:  # not one exporter on screen answered
         first = next(iter(errors.values()), "")
-        error = error or (f"dcgm-exporter unreachable on all {len(targets)} nodes on "
-                          f"screen ({first})")
+        on_screen = screen_scope(len(targets), len(targets))
+        error = error or f"dcgm-exporter unreachable on all {on_screen} ({first})"
     return error
 
 

@@ -11,9 +11,11 @@ from __future__ import annotations
 from concurrent.futures import ThreadPoolExecutor
 
 from gputui import gctuning
+from gputui.domain.cluster_id import UID_RESOURCE
 from gputui.domain.inputs import ClusterObjects
 from gputui.domain.readgaps import FORBIDDEN, NOT_SERVED, REFUSED
 from gputui.sources.cache import ObjectCache
+from gputui.sources.cluster_uid import read_cluster_uid
 from gputui.sources.discovery import discover_namespace, probe
 from gputui.sources.errors import ApiStatusError
 from gputui.sources.http import KubeHttp
@@ -76,6 +78,7 @@ def read_objects(target: KubeTarget, namespace: str | None = None,
     try:
         probe(client)
         found = discover_namespace(client, namespace)
+        uid, uid_gap = read_cluster_uid(client)
         cache = ObjectCache()
         # the policies first (two small lists): they name the pods the upgrade controller
         # waits for, which the pod feeds must keep too
@@ -98,11 +101,13 @@ def read_objects(target: KubeTarget, namespace: str | None = None,
                 results += pool.map(lambda feed: _read_feed(client, feed, cache), feeds)
             cache.apply_pending()  # this thread is the cache's only reader: no copy needed
         unreadable = unreadable_resources(result for result in results if result)
+        if uid_gap is not None:
+            unreadable = {**unreadable, UID_RESOURCE: uid_gap}
         forbidden = {resource_of(name) for name, reason in (r for r in results if r)
                      if reason == FORBIDDEN}
         return cache.build_inputs(operator_namespace=found, context=target.context,
                                   server=target.server, forbidden=frozenset(forbidden),
-                                  unreadable=unreadable)
+                                  unreadable=unreadable, cluster_uid=uid)
     finally:
         if own:
             client.close()

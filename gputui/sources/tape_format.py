@@ -20,7 +20,12 @@ The file is one gzip stream (``zcat`` reads it) of newline-separated JSON frames
   yields half a build. ``whole`` holds the small cluster-wide fields that changed, in
   :func:`~gputui.sources.replay.objects_to_json`'s form;
 * metrics frames ``{"t", "k": "M", ...}`` (:mod:`gputui.sources.tape_metrics`);
-* timeline frames ``{"t", "k": "E", "events": [...]}`` (dicts the timeline owns).
+* timeline frames ``{"t", "k": "E", "events": [...]}`` (dicts the timeline owns);
+* cluster frames ``{"t", "k": "C", "cluster": {"server", "uid"}}``: which cluster this is
+  (the server URL without userinfo and the ``kube-system`` namespace UID,
+  :mod:`gputui.domain.cluster_id`), written before the first objects frame that carries it
+  and again if it changes. Not in the header: the header is written when the file is
+  opened, before the server has been asked. A reader that does not know the kind skips it.
 
 Everything read back is hostile (a recording may be mailed around): shapes are checked and
 every string goes through the sanitiser before the domain sees it.
@@ -35,6 +40,7 @@ from typing import Any
 
 import msgspec
 
+from gputui.domain.cluster_id import cluster_id, parse_cluster
 from gputui.sources.errors import SourceError
 
 #: the format this gputui writes; a reader refuses a newer one by name
@@ -51,7 +57,7 @@ SMALL_FIELDS = ("cluster_policies", "nvidia_drivers", "events", "operator_namesp
                 "context", "server", "forbidden", "unreadable", "xids", "loading",
                 "gpu_health")
 #: frame kinds
-KEYFRAME, DELTA, METRICS, TIMELINE = "K", "D", "M", "E"
+KEYFRAME, DELTA, METRICS, TIMELINE, CLUSTER = "K", "D", "M", "E", "C"
 SET, PATCH, DELETE = "s", "p", "d"
 
 
@@ -140,6 +146,17 @@ def header(context: str, server: str, recorded_at: float, version: str,
     if thresholds:
         head["thresholds"] = dict(thresholds)
     return head
+
+
+def cluster_frame(at: float, server: str, uid: str) -> dict[str, Any]:
+    """The frame naming the recorded cluster (``uid`` "": it could not be read)."""
+    return {"t": at, "k": CLUSTER, "cluster": cluster_id(server, uid).to_json()}
+
+
+def cluster_uid_of(frame: Mapping[str, Any]) -> str:
+    """The UID a cluster frame names ("" when none usable: a hostile file)."""
+    found = parse_cluster(frame.get("cluster"))
+    return found.uid if found is not None else ""
 
 
 #: bytes read from the file at a time

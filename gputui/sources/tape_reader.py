@@ -36,6 +36,7 @@ from gputui.sources.reduce import reduce_configmap, reduce_plain
 from gputui.sources.replay import objects_from_json
 from gputui.sources.tape_cost import ChangeCost
 from gputui.sources.tape_format import (
+    CLUSTER,
     COLLECTIONS,
     DELETE,
     DELTA,
@@ -48,6 +49,7 @@ from gputui.sources.tape_format import (
     SMALL_FIELDS,
     TIMELINE,
     TapeError,
+    cluster_uid_of,
     merge_apply,
     tape_lines,
 )
@@ -102,6 +104,7 @@ class TapeReader:
         self._state: State = {name: {} for name in COLLECTIONS}
         self._small_json: dict[str, Any] = {}
         self._small = ClusterObjects()
+        self._cluster_uid = ""  # from the last cluster frame (none: an older recording)
         self._parts: list[Mapping[str, Any]] = []
         self._since_checkpoint = 0
         self._cost = ChangeCost()
@@ -148,6 +151,8 @@ class TapeReader:
                 self._metric_times.append(at)
             elif kind == TIMELINE:
                 self._timeline(frame)
+            elif kind == CLUSTER:  # which cluster the frames after it are of
+                self._cluster_uid = cluster_uid_of(frame)
         except (_Damaged, ValueError, TypeError, KeyError, AttributeError,
                 OverflowError) as error:
             raise TapeError(f"recording {self.path} is damaged (line {number}: "
@@ -204,6 +209,8 @@ class TapeReader:
         fields = {f for f in small_before.keys() | self._small_json.keys()
                   if small_before.get(f) != self._small_json.get(f)}  # a keyframe repeats
         self._cost.add(changes, olds, fields, previous if keyframe else None, self._state)
+        if self._small.cluster_uid != self._cluster_uid:
+            self._small = replace(self._small, cluster_uid=self._cluster_uid)
         self._frames.append(_ObjectsFrame(at, keyframe, tuple(changes), self._small))
         self._times.append(at)
         if changes or whole or keyframe:

@@ -47,6 +47,7 @@ from gputui.sources.tape_format import (
     SMALL_FIELDS,
     TIMELINE,
     TapeError,
+    cluster_frame,
     encode_line,
     header,
     merge_diff,
@@ -89,7 +90,8 @@ def _capture(objects: ClusterObjects) -> ClusterObjects:
         operator_namespace=objects.operator_namespace, context=objects.context,
         server=objects.server, forbidden=frozenset(objects.forbidden),
         xids=objects.xids, loading=frozenset(objects.loading),
-        gpu_health=objects.gpu_health, unreadable=dict(objects.unreadable))
+        gpu_health=objects.gpu_health, unreadable=dict(objects.unreadable),
+        cluster_uid=objects.cluster_uid)
 
 
 class TapeWriter:
@@ -126,6 +128,7 @@ class TapeWriter:
         self._busy = False  # the thread is encoding what it took
         self._prev: ClusterObjects | None = None
         self._small: dict[str, str] = {}
+        self._cluster_uid = ""  # the kube-system UID the last cluster frame named
         self._key_at = 0.0
         self._key_bytes = 0
         self._delta_bytes = 0
@@ -282,6 +285,9 @@ class TapeWriter:
     def _objects_lines(self, objects: ClusterObjects, now: float) -> Iterator[bytes]:
         """The lines of one build: a keyframe when due, else a delta against the last."""
         self._last_at = now
+        if objects.cluster_uid != self._cluster_uid:  # which cluster: before its objects
+            self._cluster_uid = objects.cluster_uid
+            yield encode_line(cluster_frame(now, objects.server, objects.cluster_uid))
         key = self._keyframe_due(now)
         prev = None if key else self._prev
         ops = list(self._ops(prev, objects))

@@ -106,6 +106,7 @@ class _Kind:
 
 _KINDS: dict[str, _Kind] = {
     "Node": _Kind("", "v1", "nodes", False),
+    "Namespace": _Kind("", "v1", "namespaces", False),
     "Pod": _Kind("", "v1", "pods", True),
     "ConfigMap": _Kind("", "v1", "configmaps", True),
     "DaemonSet": _Kind("apps", "v1", "daemonsets", True),

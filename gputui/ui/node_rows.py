@@ -18,6 +18,7 @@ from collections.abc import Callable, Collection, Hashable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Final
 
+from gputui.domain.fleet import usable
 from gputui.domain.model import Finding, NodeView
 from gputui.domain.selectors import filter_terms, is_requirement, requirement
 from gputui.ui.render.style import (
@@ -74,12 +75,13 @@ def _status(view: NodeView) -> Cell:
 
 
 def _gpu_counts(view: NodeView) -> tuple[int, int]:
-    """Allocatable and capacity GPUs, as the GPUS cell shows them."""
+    """Allocatable and capacity GPUs, as the GPUS cell shows them (none allocatable on a
+    NotReady node, as the header counts: :func:`gputui.domain.fleet.usable`)."""
     entry = view.resources.get("nvidia.com/gpu")
     if entry is not None:
-        return entry.allocatable, max(entry.capacity, view.gpu_count)
+        return usable(view, entry.allocatable), max(entry.capacity, view.gpu_count)
     if view.resources.entries:
-        return view.resources.allocatable, view.resources.capacity
+        return usable(view, view.resources.allocatable), view.resources.capacity
     return 0, view.gpu_count
 
 

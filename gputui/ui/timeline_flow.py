@@ -3,10 +3,11 @@
 Mixed into the app (like :class:`~gputui.ui.summary_flow.SummaryFlow`). Each applied
 snapshot is compared with the one before (:func:`gputui.domain.timeline.derive_events`; the
 first full one of a cluster is the baseline, loading ones are skipped); actions come from
-the audit log, as it is the record of who did what: at the first snapshot, this context's
-operations of the last hour, then each operation's lines as it ends (read in a thread: the
-log's end may be megabytes). Every new batch goes to ``timeline_sink`` (a recording), and
-the view is redrawn when it is the one shown.
+the audit log, as it is the record of who did what: at the first snapshot, this cluster's
+operations of the last hour (by the server URL and ``kube-system`` UID their intent lines
+name, not by context name: :mod:`gputui.domain.cluster_id`), then each operation's lines as
+it ends (read in a thread: the log's end may be megabytes). Every new batch goes to
+``timeline_sink`` (a recording), and the view is redrawn when it is the one shown.
 
 A replay gives the events instead (:meth:`TimelineFlow.timeline_given`): from then on
 nothing is derived, so the view shows exactly what was recorded.
@@ -26,6 +27,7 @@ from textual.app import App
 from textual.screen import Screen
 
 from gputui.actions.audit_read import read_audit
+from gputui.domain.cluster_id import ClusterId, cluster_id
 from gputui.domain.model import ClusterSnapshot
 from gputui.domain.operations import Operation, pair_operations
 from gputui.domain.timeline import Timeline, TimelineEvent, action_events, derive_events
@@ -36,6 +38,12 @@ from gputui.ui.contracts import OperationChanged, TimelineView
 ACTIONS_WINDOW = 3600.0
 
 TimelineSink = Callable[[Sequence[TimelineEvent]], None]
+#: which cluster a snapshot shows: its context and what the server says it is
+ClusterKey = tuple[str, ClusterId]
+
+
+def _cluster(snapshot: ClusterSnapshot) -> ClusterKey:
+    return snapshot.context, cluster_id(snapshot.server, snapshot.cluster_uid)
 
 
 class TimelineFlow(App[int]):
@@ -65,10 +73,10 @@ class TimelineFlow(App[int]):
         base = self._timeline_base
         self._timeline_base = snapshot
         at = snapshot.generated_at or self.clock()
-        if base is None or base.context != snapshot.context:
+        if base is None or _cluster(base) != _cluster(snapshot):
             self.timeline.clear(since=at)  # a new cluster: its first snapshot is the baseline
             self._timeline_actions = set()
-            self._read_actions(snapshot.context, with_running=True)
+            self._read_actions(_cluster(snapshot), with_running=True)
             self._timeline_shown()
             return
         self._timeline_add(derive_events(base, snapshot, at))
@@ -117,9 +125,9 @@ class TimelineFlow(App[int]):
         op = message.operation
         if (op.result is not None and op.id not in self._timeline_actions
                 and not self._timeline_given and self._timeline_base is not None):
-            self._read_actions(self._timeline_base.context, with_running=False)
+            self._read_actions(_cluster(self._timeline_base), with_running=False)
 
-    def _read_actions(self, context: str, with_running: bool) -> None:
+    def _read_actions(self, cluster: ClusterKey, with_running: bool) -> None:
         """Read the audit log's end in a thread; the actions come back on the UI thread."""
         wall = time.time()
         shift = self.clock() - wall
@@ -130,16 +138,17 @@ class TimelineFlow(App[int]):
             operations = [op for op in pair_operations(entries, since=wall - ACTIONS_WINDOW)
                           if with_running or op.result is not None]
             with contextlib.suppress(RuntimeError):  # the app closed meanwhile
-                self.call_from_thread(self._actions_read, context, operations, shift)
+                self.call_from_thread(self._actions_read, cluster, operations, shift)
 
         self.run_worker(read, thread=True, group="timeline-audit", exit_on_error=False)
 
-    def _actions_read(self, context: str, operations: Sequence[Operation], shift: float) -> None:
+    def _actions_read(self, cluster: ClusterKey, operations: Sequence[Operation],
+                      shift: float) -> None:
         base = self._timeline_base
-        if self._timeline_given or base is None or base.context != context:
+        if self._timeline_given or base is None or _cluster(base) != cluster:
             return  # a switch or a replay came first
         new: list[TimelineEvent] = []
-        for audit_id, events in action_events(operations, context, shift, base.nodes):
+        for audit_id, events in action_events(operations, cluster[1], shift, base.nodes):
             if audit_id not in self._timeline_actions:
                 self._timeline_actions.add(audit_id)
                 new += events

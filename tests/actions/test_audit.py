@@ -80,8 +80,10 @@ def test_intent_and_outcome_lines_share_an_id_and_name_the_server_user(
     result = runner.apply(action("cordon"), plan, runner.dry_run(plan), lambda p: None, Cancel())
     assert result.ok
     intent, outcome = audit_lines(path)
-    assert list(intent) == ["id", "time", "phase", "context", "user", "user_source", "action",
-                            "targets", "change", "params", "dry_run"]
+    assert list(intent) == ["id", "time", "phase", "context", "cluster", "user", "user_source",
+                            "action", "targets", "change", "params", "dry_run"]
+    kube_system = server.store.get("namespaces", "kube-system")
+    assert intent["cluster"] == {"server": server.url, "uid": kube_system["metadata"]["uid"]}
     assert list(outcome) == ["id", "time", "phase", "result", "error", "done", "interrupted"]
     assert intent["id"] == outcome["id"] and intent["phase"] == "intent"
     assert outcome["phase"] == "outcome" and intent["time"] <= outcome["time"]

@@ -3,7 +3,8 @@
 On the emulated ``driver-crashloop`` cluster (critical and warning findings): the codes the
 scenario plants appear under their severity, every finding with its hint, the exit code is
 check's (1: findings), the configured audit log's last 24 h are listed with the
-file named, and bad ``--format`` values are one line and exit 2.
+file named (only this cluster's actions: the others are counted), and bad ``--format``
+values are one line and exit 2.
 """
 
 from __future__ import annotations
@@ -27,6 +28,7 @@ def _audit(path: Path) -> None:
     now = time.time()
     lines = [
         {"id": "new", "time": rfc3339(now - 600), "phase": "intent", "context": "gputui-demo",
+         "cluster": {"server": "http://127.0.0.1:1", "uid": "an-earlier-demo"},
          "user": "alice", "action": "cordon", "targets": ["gke-prod-h100-pool-7f3a-4vvm"]},
         {"id": "new", "time": rfc3339(now - 599), "phase": "outcome",
          "result": "ok: cordoned 1 node", "error": None, "interrupted": None},
@@ -70,9 +72,14 @@ def test_markdown_names_every_warning_and_critical_finding(gputui: Run,
         count = int(part.split("(", 1)[1].split(")", 1)[0])
         assert part.count("\n- **") == count and part.count("  - Hint: ") == count
     assert f"## Operations (the audit log {md_text(str(audit))}, last 24 h)" in text
-    assert "**cordon** on gke-prod-h100-pool-7f3a-4vvm by alice: ok: cordoned 1 node" in text
-    assert "**drain** on gke-prod-h100-pool-7f3a-bfdz by alice: no outcome recorded" in text
+    # every demo cluster is "gputui-demo": only this one's actions (by its server URL and
+    # kube-system UID) are its, the others' and those of lines without a cluster are
+    # counted (issue 29, item 3: before, both were listed as this cluster's)
+    assert "**cordon**" not in text and "**drain**" not in text
+    assert ("- Note: 1 older action without a cluster id not shown; 1 action on other "
+            "clusters not shown\nNo operations recorded.") in text
     assert "uncordon" not in text  # three days old
+    assert "(kube-system UID " in text.split("\n")[3]
 
 
 def test_bad_format_is_one_line_and_exit_2(gputui: Run) -> None:

@@ -11,6 +11,7 @@ import pytest
 
 from gputui.domain.inputs import XidEvent
 from gputui.domain.model import ClusterSnapshot, Severity
+from gputui.domain.cluster_id import cluster_id
 from gputui.domain.operations import pair_operations
 from gputui.domain.snapshot import SnapshotBuilder
 from gputui.domain.timeline import (
@@ -203,23 +204,33 @@ def test_store_orders_caps_and_filters() -> None:
 
 
 def test_actions_from_audit_lines_with_who() -> None:
+    """Actions of this cluster (by its server URL and kube-system UID, whatever the context
+    is named) become events with who took them; another cluster's behind the same context
+    name (3), and a line without a cluster (6, an older gputui's), do not."""
+    prod = {"server": "https://prod:6443", "uid": "uid-prod"}
     lines = [
         {"id": "1", "time": "2026-11-29T10:00:00Z", "phase": "intent", "context": "prod-gke",
-         "user": "alice", "action": "cordon", "targets": ["gpu-a"]},
+         "cluster": prod, "user": "alice", "action": "cordon", "targets": ["gpu-a"]},
         {"id": "1", "time": "2026-11-29T10:00:02Z", "phase": "outcome",
          "result": "ok: Cordon gpu-a: done"},
-        {"id": "2", "time": "2026-11-29T10:01:00Z", "phase": "intent", "context": "prod-gke",
-         "user": "bob\x1b[2J", "action": "drain", "targets": ["gpu-b"]},
-        {"id": "3", "time": "2026-11-29T10:02:00Z", "phase": "intent", "context": "staging",
-         "user": "carol", "action": "cordon", "targets": ["gpu-a"]},
+        {"id": "2", "time": "2026-11-29T10:01:00Z", "phase": "intent", "context": "other-name",
+         "cluster": prod, "user": "bob\x1b[2J", "action": "drain", "targets": ["gpu-b"]},
+        {"id": "3", "time": "2026-11-29T10:02:00Z", "phase": "intent", "context": "prod-gke",
+         "cluster": {"server": "https://prod:6443", "uid": "uid-rebuilt"}, "user": "carol",
+         "action": "cordon", "targets": ["gpu-a"]},
         {"id": "4", "time": "2026-11-29T10:03:00Z", "phase": "intent", "context": "prod-gke",
-         "user": "dan", "action": "drain", "targets": ["gpu-a", "gpu-b"]},
+         "cluster": prod, "user": "dan", "action": "drain", "targets": ["gpu-a", "gpu-b"]},
         {"id": "4", "time": "2026-11-29T10:04:00Z", "phase": "outcome", "result": "ok: done"},
         {"id": "5", "time": "2026-11-29T10:05:00Z", "phase": "intent", "context": "prod-gke",
-         "user": "dan", "action": "set-version", "targets": ["gpu-a", "cluster-policy"]},
+         "cluster": prod, "user": "dan", "action": "set-version",
+         "targets": ["gpu-a", "cluster-policy"]},
         {"id": "5", "time": "2026-11-29T10:05:01Z", "phase": "outcome", "result": "ok: set"},
+        {"id": "6", "time": "2026-11-29T10:06:00Z", "phase": "intent", "context": "prod-gke",
+         "user": "erin", "action": "cordon", "targets": ["gpu-b"]},
     ]
-    found = dict(action_events(pair_operations(lines), "prod-gke", 100.0, {"gpu-a", "gpu-b"}))
+    found = dict(action_events(pair_operations(lines), cluster_id("https://prod:6443",
+                                                                  "uid-prod"),
+                               100.0, {"gpu-a", "gpu-b"}))
     assert set(found) == {"1", "2", "4", "5"}
     assert [(e.node, e.text) for e in found["4"]] == [
         ("gpu-a", "drain (with gpu-b): ok: done"), ("gpu-b", "drain (with gpu-a): ok: done")]

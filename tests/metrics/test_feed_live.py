@@ -100,7 +100,7 @@ def test_exporter_scrape_alone_keeps_history_for_what_is_on_screen(
         assert reading.origin.kind == "exporter" and reading.origin.fallback == ""
         assert reading.origin.where == "API server pod proxy"
         assert scraper.scrapes >= 3 and set(reading.node_util) == {node}
-        assert reading.fleet is not None and reading.fleet.scope == "1 nodes on screen"
+        assert reading.fleet is not None and reading.fleet.scope == "1 node on screen"
         other = next(n for n in want.exporters if n != node)
         feed.want(MetricsWant(None, (other,), want.exporters))
         later = feed.read_once()
@@ -127,9 +127,28 @@ def test_no_fleet_figures_when_no_exporter_on_screen_answers(
         feed.want(MetricsWant(None, (node,), {node: (namespace, "no-such-exporter-pod")}))
         reading = feed.read_once()
         assert reading.fleet is None and reading.origin.kind == "exporter"
-        assert "dcgm-exporter unreachable on all 1 nodes on screen" in reading.origin.error
+        assert "dcgm-exporter unreachable on all 1 node on screen" in reading.origin.error
         feed.want(_want(sim, node))
         assert feed.read_once().fleet is not None  # and back once one answers
+    finally:
+        feed.stop()
+        http.close()
+
+
+def test_the_fleet_line_says_how_many_of_the_nodes_on_screen_it_covers(
+        trainer_node: tuple[Sim, str], tmp_path: Path) -> None:
+    """Issue 29, item 10: with five rows shown and one exporter answering, the fleet line
+    said "1 nodes on screen" (the nodes scraped, not those shown): it says "1 of 5"."""
+    sim, node = trainer_node
+    http = _http(sim, tmp_path)
+    feed = MetricsFeed(exporters=ExporterMetrics(http), refresh=1.0, clock=time.time)
+    try:
+        exporters = _want(sim, node).exporters
+        shown = (node, "gpu-no-exporter-1", "gpu-no-exporter-2", "gpu-no-exporter-3",
+                 "gpu-no-exporter-4")  # rows whose driver is down run no dcgm-exporter
+        feed.want(MetricsWant(None, shown, {node: exporters[node]}))
+        reading = feed.read_once()
+        assert reading.fleet is not None and reading.fleet.scope == "1 of 5 nodes on screen"
     finally:
         feed.stop()
         http.close()

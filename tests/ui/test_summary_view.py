@@ -13,8 +13,10 @@ import pytest
 
 from gputui.actions.audit import rfc3339
 from gputui.settings import Settings
+from gputui.sources.replay import load_recording
 from gputui.ui import summary_flow
 from gputui.ui.screens.summary import SummaryScreen
+from tests.fixtures import SCENARIOS
 from tests.ui.conftest import FrozenApp, settle
 
 
@@ -28,10 +30,13 @@ def _messages(app: Any) -> list[str]:
     return [notification.message for notification in app._notifications]
 
 
-def _write_session_audit(path: Path) -> None:
+def _write_session_audit(path: Path, server: str) -> None:
+    """A cordon on the cluster at ``server`` (the frozen recordings have no kube-system UID:
+    the summary matches by URL then, and says so)."""
     now = time.time()
     path.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
     lines = [{"id": "1", "time": rfc3339(now), "phase": "intent", "user": "alice",
+              "cluster": {"server": server, "uid": "uid-1"},
               "action": "cordon", "targets": ["gke-prod-h100-pool-7f3a-4vvm"]},
              {"id": "1", "time": rfc3339(now), "phase": "outcome", "result": "ok: cordoned"}]
     path.write_text("".join(json.dumps(line) + "\n" for line in lines), encoding="utf-8")
@@ -42,7 +47,8 @@ async def test_summary_then_y_copies_it_with_osc52(frozen_app: FrozenApp,
     audit = tmp_path / "state" / "audit.jsonl"
     app = frozen_app("upgrade-failed", settings=Settings(audit_log=str(audit)))
     async with app.run_test(size=(100, 40)) as pilot:
-        _write_session_audit(audit)  # after the session began: it is this session's
+        # after the session began: it is this session's
+        _write_session_audit(audit, load_recording("upgrade-failed", SCENARIOS).objects.server)
         await _open_summary(pilot)
         screen = app.screen
         assert isinstance(screen, SummaryScreen)

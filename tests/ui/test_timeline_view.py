@@ -5,6 +5,7 @@ a replay's given events, and an 80x24 snapshot (frozen clock, recorded data)."""
 from __future__ import annotations
 
 import json
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -107,26 +108,38 @@ async def test_filter_by_node_and_the_node_list_key(frozen_app: FrozenApp,
         assert screen.filter.node is None and len(_rows(screen)) == 2
 
 
-async def test_actions_of_this_context_come_from_the_audit_log_with_who(
+async def test_actions_of_this_cluster_come_from_the_audit_log_with_who(
         frozen_app: FrozenApp, tmp_path: Path) -> None:
+    """Only the actions whose intent line names this cluster (server URL and kube-system
+    UID): not another cluster's behind the same context name and URL (b2: the demo's
+    clusters are all ``gputui-demo``), nor a line without a cluster (d4), nor one older
+    than the hour (c3). Before issue 29 (item 3) b2 and d4 were shown."""
     recording = load_recording("driver-crashloop", SCENARIOS)
+    recording = replace(recording, objects=replace(recording.objects, cluster_uid="uid-demo"))
     node = min(recording.objects.nodes)
+    server = recording.objects.server
     audit = tmp_path / "audit.jsonl"
     import time as clock
 
     wall = clock.time()
     lines = [
-        {"id": "a1", "time": iso_utc(wall - 120), "phase": "intent", "context": "gputui-demo",
-         "user": "alice", "action": "cordon", "targets": [node]},
+        {"id": "a1", "time": iso_utc(wall - 120), "phase": "intent", "context": "renamed",
+         "cluster": {"server": server, "uid": "uid-demo"}, "user": "alice",
+         "action": "cordon", "targets": [node]},
         {"id": "a1", "time": iso_utc(wall - 118), "phase": "outcome",
          "result": f"ok: Cordon {node}: done"},
-        {"id": "b2", "time": iso_utc(wall - 60), "phase": "intent", "context": "elsewhere",
-         "user": "bob", "action": "drain", "targets": [node]},
+        {"id": "b2", "time": iso_utc(wall - 60), "phase": "intent", "context": "gputui-demo",
+         "cluster": {"server": server, "uid": "uid-earlier-run"}, "user": "bob",
+         "action": "drain", "targets": [node]},
         {"id": "c3", "time": iso_utc(wall - 7200), "phase": "intent",
-         "context": "gputui-demo", "user": "carol", "action": "drain", "targets": [node]},
+         "context": "gputui-demo", "cluster": {"server": server, "uid": "uid-demo"},
+         "user": "carol", "action": "drain", "targets": [node]},
+        {"id": "d4", "time": iso_utc(wall - 50), "phase": "intent", "context": "gputui-demo",
+         "user": "dan", "action": "drain", "targets": [node]},
     ]
     audit.write_text("".join(json.dumps(line) + "\n" for line in lines))
-    app = frozen_app("driver-crashloop", settings=Settings(audit_log=str(audit)))
+    app = frozen_app("driver-crashloop", settings=Settings(audit_log=str(audit)),
+                     source=ReplaySource.from_recording(recording))
     async with app.run_test(size=(100, 30)) as pilot:
         await settle(pilot)
         screen = await _open(pilot)

@@ -152,8 +152,8 @@ def _stage_row(stage: PipelineStage, reason: str, *, cursor: bool, broken: bool,
         Text("▶" if cursor else ""),
         Text(stage.operand, style=name_style or ""),
         Text(status_word(stage.status) + (" ◀" if broken else ""), style=state_style),
-        Text(str(stage.restarts) if stage.pod else "", style=palette.role("crit")
-             if stage.restarts > 10 else ""),
+        Text(str(stage.shown_restarts) if stage.pod else "", style=palette.role("crit")
+             if stage.shown_restarts > 10 else ""),
     ]
     if wide:
         age = duration(now - stage.since) if stage.since is not None else ""

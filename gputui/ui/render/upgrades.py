@@ -204,7 +204,7 @@ def node_side_text(node: NodeView | None, now: float, palette: Palette = PLAIN) 
         text.append(f"{operand}: ", style=BOLD)
         text.append(status_word(stage.status), style=palette.status(stage.status))
         if stage.pod:
-            text.append(f" · {stage.restarts} restarts · {stage.pod}")
+            text.append(f" · {stage.shown_restarts} restarts · {stage.pod}")
         if stage.detail:
             text.append(f"\n  {stage.detail}", style=palette.role("muted"))
         text.append("\n")
