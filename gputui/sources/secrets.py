@@ -59,8 +59,10 @@ def scrub(text: str) -> str:
     return _URL_USERINFO.sub(r"\1" + REDACTED + "@", text) if "@" in text else text
 
 
-#: ``scheme://user:password@``: a credential in any URL, known or not
-_URL_USERINFO = re.compile(r"([A-Za-z][A-Za-z0-9+.-]*://)[^/@\s]*:[^/@\s]*@")
+#: ``scheme://user:password@``: a credential in any URL, known or not. Only the characters a
+#: URL's userinfo may hold unescaped (no quote, comma, slash or blank), so a match never runs
+#: across the JSON or prose around a URL into a later ``@`` (``"user":"alice@example.com"``)
+_URL_USERINFO = re.compile(r"([A-Za-z][A-Za-z0-9+.-]*://)[\w.~%!$&()*+;=-]*:[\w.~%!$&()*+;=:-]*@")
 
 
 def _heads() -> dict[str, tuple[str, ...]]:

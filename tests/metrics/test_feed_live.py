@@ -65,9 +65,12 @@ def test_prometheus_then_fallback_to_exporters(trainer_node: tuple[Sim, str],
                        exporters=ExporterMetrics(http), refresh=1.0, clock=time.time)
     try:
         feed.want(_want(sim, node))
+        # Prometheus scrapes each exporter on its own schedule: until it has scraped the
+        # node's, the fleet and utilisation queries may not cover it yet
         live = _until(feed, lambda r: r.origin.kind == "prometheus" and r.node is not None
                       and r.node.gpus and r.node.gpus[0].util and r.fleet is not None
-                      and r.fleet.gpus > 0, "Prometheus answers with the node's GPUs")
+                      and r.fleet.gpus > 0 and node in r.node_util,
+                      "Prometheus answers with the node's GPUs")
         assert live.node is not None and live.fleet is not None
         busy = [g for g in live.node.gpus if g.util and g.util[-1][1] > 50]
         assert busy and all(any(p.startswith("ml-training/trainer") for p in g.pods)

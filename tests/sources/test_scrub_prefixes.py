@@ -34,3 +34,9 @@ def test_url_userinfo_is_redacted_even_when_unknown() -> None:
     text = "GET https://bob:hunter2@api.example:6443/api failed; see http://host/x@y"
     assert scrub(text) == (f"GET https://{REDACTED}@api.example:6443/api failed; "
                            "see http://host/x@y")
+
+
+def test_url_redaction_stays_inside_the_url() -> None:
+    """An audit line's JSON: the server URL, then a user with an ``@`` (it once ran across)."""
+    line = '{"server":"http://127.0.0.1:6443","uid":"u-1","user":"alice@example.com"}'
+    assert scrub(line) == line
