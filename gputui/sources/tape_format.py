@@ -33,6 +33,7 @@ every string goes through the sanitiser before the domain sees it.
 
 from __future__ import annotations
 
+import re
 import zlib
 from collections.abc import Callable, Iterator, Mapping
 from pathlib import Path
@@ -157,6 +158,34 @@ def cluster_uid_of(frame: Mapping[str, Any]) -> str:
     """The UID a cluster frame names ("" when none usable: a hostile file)."""
     found = parse_cluster(frame.get("cluster"))
     return found.uid if found is not None else ""
+
+
+#: 19 digits or more: an integer a 64-bit field cannot hold may be in the line
+_LONG_NUMBER = re.compile(rb"[0-9]{19,}")
+#: the largest integer a recording written by gputui holds (a 64-bit field)
+_INT_LIMIT = 1 << 63
+
+
+def holds_huge_int(value: Any) -> bool:
+    """Whether an integer beyond 64 bits is anywhere in ``value`` (a crafted ``10**400`` as
+    a time, a threshold or a GPU index overflows every ``float()`` that reads it later).
+    Walked only when the line's bytes hold a long run of digits (:func:`may_hold_huge_int`)."""
+    stack = [value]
+    while stack:
+        item = stack.pop()
+        if isinstance(item, dict):
+            stack.extend(item.values())
+        elif isinstance(item, list):
+            stack.extend(item)
+        elif isinstance(item, int) and not -_INT_LIMIT <= item < _INT_LIMIT:
+            return True
+    return False
+
+
+def may_hold_huge_int(line: bytes) -> bool:
+    """Whether a frame's bytes hold 19 digits in a row (scanned in C): only then can a
+    number in it be too big for 64 bits, and :func:`holds_huge_int` is worth its walk."""
+    return _LONG_NUMBER.search(line) is not None
 
 
 #: bytes read from the file at a time

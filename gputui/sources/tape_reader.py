@@ -50,6 +50,8 @@ from gputui.sources.tape_format import (
     TIMELINE,
     TapeError,
     cluster_uid_of,
+    holds_huge_int,
+    may_hold_huge_int,
     merge_apply,
     tape_lines,
 )
@@ -138,7 +140,7 @@ class TapeReader:
             frame = msgspec.json.decode(line)  # 1.4 times json's speed; errors are ValueErrors
             if _may_need_cleaning(line):
                 frame = _clean(frame)
-            if _LONG_NUMBER.search(line) and _holds_huge_int(frame):
+            if may_hold_huge_int(line) and holds_huge_int(frame):
                 raise _Damaged("a number out of range")
             if not isinstance(frame, dict) or not isinstance(frame.get("k"), str):
                 raise _Damaged("not a frame")
@@ -347,28 +349,6 @@ def _may_need_cleaning(line: bytes) -> bool:
     if (b"\\" in line or b"\x7f" in line) and _UNSAFE_MARK.search(line):
         return True  # (two memchr scans first: the pattern is slower, and rarely needed)
     return not (line.isascii() or line.decode("utf-8", "replace").isprintable())
-
-
-#: 19 digits or more: an integer a 64-bit field cannot hold may be in the line
-_LONG_NUMBER = re.compile(rb"[0-9]{19,}")
-#: the largest integer a recording written by gputui holds (a 64-bit field)
-_INT_LIMIT = 1 << 63
-
-
-def _holds_huge_int(value: Any) -> bool:
-    """Whether an integer beyond 64 bits is anywhere in ``value`` (a crafted ``10**400`` as
-    a time, a threshold or a GPU index overflows every ``float()`` that reads it later).
-    Walked only when the line's bytes hold a long run of digits (:data:`_LONG_NUMBER`)."""
-    stack = [value]
-    while stack:
-        item = stack.pop()
-        if isinstance(item, dict):
-            stack.extend(item.values())
-        elif isinstance(item, list):
-            stack.extend(item)
-        elif isinstance(item, int) and not -_INT_LIMIT <= item < _INT_LIMIT:
-            return True
-    return False
 
 
 def _clean(frame: Any) -> Any:
