@@ -144,7 +144,8 @@ def xid_node_findings(node: str, events: Sequence[XidEvent], now: float,
     found = []
     for event in graded_per_gpu(events, now, lookback_seconds):
         same_gpu = [e for e in events if e.gpu == event.gpu]
-        later = sorted((e for e in same_gpu if e.when > event.when > 0 and e is not event),
+        # a source's times have a precision (Prometheus' step): an equal time is "then" too
+        later = sorted((e for e in same_gpu if e.when >= event.when > 0 and e is not event),
                        key=lambda e: e.when)
         pods = sorted({pod for e in same_gpu for pod in e.pods})
         found.append(xid_finding(node, event, now, lookback_seconds, later, pods))
