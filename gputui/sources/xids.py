@@ -204,7 +204,7 @@ class XidTracker:
         self.health = dict(reading.health)
         if changed:
             self.current = _group((key[0], event) for key, event in sorted(
-                seen.items(), key=lambda item: (item[0], item[1].when)))
+                seen.items(), key=lambda item: (item[0][:2], item[1].when, item[0][2])))
         return changed
 
     def _remembered(self, seen: Mapping[tuple[str, int, int], XidEvent], read: set[str],
