@@ -120,11 +120,13 @@ def query_prometheus(url: str | PrometheusOptions, now: float, timeout: float = 
 
 def read_xids(http: KubeHttp, objects: ClusterObjects, now: float,
               prometheus: str | PrometheusOptions | None = None,
-              lookback: float = 3600.0, gate: ForbiddenGate | None = None) -> XidReading:
-    """XIDs by node, from Prometheus when configured, else from the exporters."""
+              lookback: float = 3600.0, gate: ForbiddenGate | None = None,
+              counted_at: float = 0.0) -> XidReading:
+    """XIDs by node, from Prometheus when configured, else from the exporters
+    (``counted_at``: see :func:`scrape_exporters`)."""
     if prometheus:
         return query_prometheus(prometheus, now, lookback=lookback)
-    return scrape_exporters(http, objects, now, gate=gate)
+    return scrape_exporters(http, objects, now, gate=gate, counted_at=counted_at)
 
 
 def read_with_fallback(http: KubeHttp, objects: ClusterObjects, now: float,

@@ -14,16 +14,23 @@ dcgm-exporter's ``DCGM_FI_DEV_XID_ERRORS`` is a gauge of the last XID, one serie
 
 from __future__ import annotations
 
+import io
+import json
 import time
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
 
+from gputui.check import run_check
+
 from gputui.domain.findings_metrics import xid_node_findings
 from gputui.domain.model import Finding, Severity
+from gputui.settings import Settings
 from gputui.sources.prometheus import PrometheusMetrics, PrometheusOptions
 from tests.metrics.prom import Backfill, Prometheus, start_prometheus
+from tests.sim.conftest import Sim
 
 pytestmark = pytest.mark.prometheus
 
@@ -126,3 +133,25 @@ def test_an_xid_only_the_exporters_counter_saw_is_graded(findings: dict[str, Fin
     x = findings["node-e"]
     assert x.severity is Severity.CRITICAL and "XID 79" in x.message
     assert ", then 45" in x.message or "XID 45" not in x.message
+
+
+def test_check_json_through_prometheus_names_the_masked_95(start_sim: Any, tmp_path: Path
+                                                            ) -> None:
+    """``gputui check --json`` on an emulated cluster whose Prometheus holds the history."""
+    sim: Sim = start_sim("healthy", speed=20)
+    node = sim.node("h100/0")
+    CLOCK["now"] = time.time()
+    server = start_prometheus(tmp_path, backfill=[
+        _xid(node, 0, 95, "Uncontained ECC error", 360, 360, **POD),
+        _xid(node, 0, 45, "Preemptive cleanup", 345, 30, **POD)])
+    try:
+        settings = Settings(kubeconfig=str(sim.cluster.write_kubeconfig(tmp_path / "kc")),
+                            prometheus_url=server.url)
+        out, err = io.StringIO(), io.StringIO()
+        assert run_check(settings, as_json=True, out=out, err=err) == 1, err.getvalue()
+    finally:
+        server.stop()
+    [x] = [f for f in json.loads(out.getvalue())["findings"] if f["code"] == "xid-error"]
+    assert x["node"] == node and x["severity"] == "critical"
+    assert x["message"].startswith("GPU 0: XID 95 (uncontained ECC error")
+    assert "then 45; pods: ml/trainer-0" in x["message"]
