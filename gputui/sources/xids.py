@@ -199,7 +199,7 @@ class XidTracker:
                 key = (node, event.gpu, event.xid)
                 seen[key] = self._stamped(key, event, stamp, now, timed)
         if not timed:
-            seen.update(self._remembered(seen, set(reading.health), now))
+            seen.update(self._remembered(seen, set(reading.health), objects, now))
         changed = (seen != self._seen or dict(reading.health) != dict(self.health)
                    or forbidden_changed)
         self._seen, self._last_read = seen, now
@@ -210,15 +210,17 @@ class XidTracker:
         return changed
 
     def _remembered(self, seen: Mapping[tuple[str, int, int], XidEvent], read: set[str],
-                    now: float) -> dict[tuple[str, int, int], XidEvent]:
+                    objects: ClusterObjects, now: float) -> dict[tuple[str, int, int], XidEvent]:
         """XIDs seen before that this read's gauges no longer show, with when they were
-        last seen, for the lookback (a node not read this time keeps what it had)."""
+        last seen, for the lookback (a node not read this time keeps what it had; a node
+        gone from the cluster is forgotten)."""
         kept = {}
         for key, known in self._seen.items():
             if key in seen:
                 continue
             if key[0] not in read:
-                kept[key] = known
+                if key[0] in objects.nodes:
+                    kept[key] = known
                 continue
             last = known.last_seen or self._last_read
             if now - last <= self.lookback:

@@ -103,3 +103,23 @@ def test_one_read_times_an_xid_by_the_exporters_counter() -> None:
     x = _finding(events, 5000.0)
     assert x.severity is Severity.CRITICAL and "XID 79" in x.message
     assert "(2 times within 5 min)" in x.message and "pods: ml/trainer-0" in x.message
+
+
+def test_an_unanswered_scrape_keeps_the_history_and_a_gone_node_drops_it() -> None:
+    """A failed scrape is no news (the 95 is not "superseded"); a node gone is forgotten."""
+    from gputui.sources.errors import SourceError
+
+    class Flaky(Exporters):
+        def get_text(self, path: str, **kw: Any) -> str:
+            text = super().get_text(path, **kw)
+            if text == "down":
+                raise SourceError("503 from the pod proxy")
+            return text
+
+    tracker = XidTracker(Flaky(NONE, FATAL, "down", "down"))  # type: ignore[arg-type]
+    for now in (1000.0, 1030.0, 1060.0):
+        tracker.refresh(OBJECTS, now)
+    assert [(e.xid, e.last_seen) for e in tracker.current[f.NODE]] == [(95, 0.0)]
+    gone = f.objects([f.node("other-node")], f.healthy_pods("other-node"))
+    tracker.refresh(gone, 1090.0)
+    assert f.NODE not in tracker.current
