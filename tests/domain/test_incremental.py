@@ -10,6 +10,7 @@ from typing import Any
 
 import pytest
 
+from gputui.domain.fleet import usable
 from gputui.domain.inputs import ClusterObjects, XidEvent
 from gputui.domain.mig import MigConfigCache, node_mig_view
 from gputui.domain.model import ClusterSnapshot, Severity, SnapshotCounts, StageStatus
@@ -114,7 +115,8 @@ def _as_before(snap: ClusterSnapshot, objs: ClusterObjects, now: float) -> None:
         gpu_nodes=len(views), nodes_ready=sum(v.ready for v in views),
         nodes_cordoned=sum(v.cordoned for v in views),
         gpus_total=sum(max(v.resources.capacity, v.gpu_count) for v in views),
-        gpus_allocatable=sum(v.resources.allocatable for v in views),
+        # a NotReady node's GPUs are not counted allocatable (fleet.usable, issue 29 item 10)
+        gpus_allocatable=sum(usable(v, v.resources.allocatable) for v in views),
         nodes_with_findings=sum(bool(v.findings) for v in views),
         upgrades_in_progress=snap.upgrade.in_progress)
 
