@@ -12,7 +12,8 @@ from concurrent.futures import ThreadPoolExecutor
 from typing import TypeVar
 from urllib.parse import quote
 
-from gputui.domain.inputs import GpuHealth
+from gputui.domain.health_fields import HEALTH_COUNTERS, HEAT_GAUGES
+from gputui.domain.inputs import GpuHealth, GpuId
 from gputui.domain.metrics import NODE_METRICS, ROW_REMAP_FAILURE, TEMP, XID, NodeMetrics
 from gputui.sources.errors import ApiStatusError, SourceError
 from gputui.sources.exposition import Sample, parse_samples
@@ -24,7 +25,9 @@ T = TypeVar("T")
 
 EXPORTER_PORT = 9400
 #: metrics kept from a scrape: what the pane draws plus what findings read
-KEPT = frozenset(NODE_METRICS) | {ROW_REMAP_FAILURE}
+KEPT = frozenset(NODE_METRICS) | {ROW_REMAP_FAILURE} | set(HEALTH_COUNTERS) | set(HEAT_GAUGES)
+#: what a scrape hands the session's counter book (:mod:`gputui.sources.health_book`)
+_READ = frozenset(HEALTH_COUNTERS) | frozenset(HEAT_GAUGES)
 #: nodes whose history is kept at most (the rows a tall terminal shows, and some scrolling)
 MAX_NODES = 200
 
@@ -93,11 +96,28 @@ def _gpu(labels: Mapping[str, str]) -> int | None:
 
 
 def health_of(samples: Sequence[Sample]) -> GpuHealth:
-    """GPUs present (any series but the XID one, which outlives a lost GPU) and row remaps."""
+    """GPUs present (any series but the XID one, which outlives a lost GPU) and row remaps,
+    with the scrape's health counters and gauges for the session's counter book."""
     present = {s.labels.get("gpu", "") for s in samples if s.name == TEMP}
     failed = sorted({gpu for s in samples if s.name == ROW_REMAP_FAILURE and s.value > 0
                      if (gpu := _gpu(s.labels)) is not None})
-    return GpuHealth(len(present), tuple(failed))
+    ids: dict[int, GpuId] = {}
+    readings: dict[tuple[int, str], float] = {}
+    for sample in samples:
+        gpu = _gpu(sample.labels)
+        if gpu is None or sample.name not in _READ:
+            continue
+        if sample.name == TEMP:
+            labels = sample.labels
+            ids.setdefault(gpu, GpuId(gpu, labels.get("UUID", ""), labels.get("pci_bus_id", ""),
+                                      labels.get("modelName", "")))
+        # one GPU's series split by a pod change, or repeated per MIG instance: the larger
+        # counter is the current one
+        key = (gpu, sample.name)
+        readings[key] = max(readings.get(key, sample.value), sample.value)
+    return GpuHealth(len(present), tuple(failed),
+                     present=tuple(ids[g] for g in sorted(ids)),
+                     readings=tuple((g, n, v) for (g, n), v in sorted(readings.items())))
 
 
 class ExporterMetrics:

@@ -1,0 +1,146 @@
+"""The session's counter book: GPU health counters from successive exporter scrapes.
+
+Without Prometheus there is no history but what gputui keeps. Each scrape's health counters
+(:attr:`GpuHealth.readings`, from :func:`gputui.sources.scrape.health_of`) are kept per
+node, GPU and counter as the points where the value *changed* (a counter that stays put for
+an hour is two points, not 240), so a rise over a window is the sum of the increases since
+the value in effect at the window's start. A counter that goes down was reset (the node
+rebooted, the driver reloaded): its new value is what it rose since. The throttle
+fallback's gauges (temperatures, SM clock, utilisation) are kept for the throttle span only.
+Every GPU UUID seen on a node this session is remembered, so one no longer reported is named
+when the node comes back short (``gpu-count-dropped``).
+
+What the book returns is the evidence (rises, heat, gone GPUs), never the raw readings: that
+is what the snapshot judges and what a recording keeps, so a replay judges the same.
+"""
+
+from __future__ import annotations
+
+from bisect import bisect_right
+from collections.abc import Mapping
+from dataclasses import dataclass, field, replace
+
+from gputui.domain import health_fields as H
+from gputui.domain.inputs import CounterRise, GpuHealth, GpuHeat, GpuId
+from gputui.domain.metrics import SM_CLOCK, TEMP, UTIL
+from gputui.sources.errors import SourceError
+from gputui.sources.prom_health import query_health
+from gputui.sources.prometheus import PrometheusOptions
+
+Key = tuple[str, int, str]
+
+
+@dataclass
+class _Trace:
+    """One counter's change points (time, value), oldest first, and when it was first read."""
+
+    first: float
+    points: list[tuple[float, float]] = field(default_factory=list)
+
+    def add(self, now: float, value: float, keep: float) -> None:
+        if not self.points or self.points[-1][1] != value:
+            self.points.append((now, value))
+        # drop what is older than the window, keeping the value in effect at its start
+        cut = bisect_right(self.points, (now - keep, float("inf"))) - 1
+        if cut > 0:
+            del self.points[:cut]
+
+    def rise(self, now: float, span: float) -> tuple[float, float]:
+        """(how much it rose over the last ``span`` seconds, the seconds that covers)."""
+        start = max(self.first, now - span)
+        index = max(0, bisect_right(self.points, (start, float("inf"))) - 1)
+        total, last = 0.0, self.points[index][1]
+        for _, value in self.points[index + 1:]:
+            total += value - last if value >= last else value  # down: reset, counts anew
+            last = value
+        return total, now - start
+
+
+class HealthBook:
+    """Counter traces and UUIDs per node, over the session."""
+
+    def __init__(self, windows: H.HealthWindows | None = None) -> None:
+        self.windows = windows or H.HealthWindows()
+        self._traces: dict[Key, _Trace] = {}
+        self._gauges: dict[Key, list[tuple[float, float]]] = {}
+        self._uuids: dict[str, dict[str, GpuId]] = {}
+
+    def apply(self, health: Mapping[str, GpuHealth], now: float) -> dict[str, GpuHealth]:
+        """Each node's health with the evidence of every scrape so far (this one added)."""
+        return {node: self.update(node, found, now) for node, found in health.items()}
+
+    def update(self, node: str, health: GpuHealth, now: float) -> GpuHealth:
+        """Add one scrape of ``node`` and return its health with rises, heat and gone GPUs."""
+        windows = self.windows
+        exported = frozenset(name for _, name, _ in health.readings
+                             if name in H.HEALTH_COUNTERS)
+        for gpu, name, value in health.readings:
+            if name in H.HEALTH_COUNTERS:
+                trace = self._traces.setdefault((node, gpu, name), _Trace(now))
+                trace.add(now, value, windows.span(name))
+            else:
+                points = self._gauges.setdefault((node, gpu, name), [])
+                points.append((now, value))
+                cut = bisect_right(points, (now - windows.heat, float("inf"))) - 1
+                if cut > 0:
+                    del points[:cut]
+        rises = []
+        for gpu, name, _ in health.readings:
+            trace = self._traces.get((node, gpu, name))
+            if trace is not None:
+                rise, seconds = trace.rise(now, windows.span(name))
+                if rise > 0 and seconds > 0:
+                    rises.append(CounterRise(gpu, name, rise, seconds))
+        return replace(health, rises=tuple(rises), exported=exported,
+                       heat=self._heat(node, health, now), gone=self._gone(node, health),
+                       origin="exporter", window=windows.window, present=(), readings=())
+
+    def _gone(self, node: str, health: GpuHealth) -> tuple[GpuId, ...]:
+        seen = self._uuids.setdefault(node, {})
+        now = {gpu.uuid for gpu in health.present if gpu.uuid}
+        for gpu in health.present:
+            if gpu.uuid:
+                seen[gpu.uuid] = gpu
+        if not now:
+            return ()
+        return tuple(sorted((g for uuid, g in seen.items() if uuid not in now),
+                            key=lambda g: (g.gpu, g.uuid)))
+
+    def _heat(self, node: str, health: GpuHealth, now: float) -> tuple[GpuHeat, ...]:
+        """Every GPU's gauges over the throttle span, when one of them is hot all along."""
+        windows = self.windows
+        models = {gpu.gpu: gpu.model for gpu in health.present}
+        heat = []
+        for gpu in sorted(models):
+            temps = self._gauges.get((node, gpu, TEMP), [])
+            clocks = self._gauges.get((node, gpu, SM_CLOCK), [])
+            if not temps or not clocks:
+                continue
+            memory = self._gauges.get((node, gpu, H.MEMORY_TEMP), [])
+            utils = self._gauges.get((node, gpu, UTIL), [])
+            heat.append(GpuHeat(
+                gpu, min(v for _, v in temps), min(v for _, v in memory) if memory else None,
+                max(v for _, v in clocks),
+                sum(v for _, v in utils) / len(utils) if utils else 0.0,
+                now - temps[0][0], models[gpu]))
+        hot = any(h.temp_min >= windows.temp_c or (
+            h.memory_temp_min is not None and h.memory_temp_min >= windows.memory_temp_c)
+            for h in heat)
+        return tuple(heat) if hot else ()
+
+
+def with_evidence(origin: str, health: Mapping[str, GpuHealth], now: float, book: HealthBook,
+                  prometheus: str | PrometheusOptions | None) -> dict[str, GpuHealth]:
+    """The health an XID read found (``origin`` ``prometheus`` or ``exporters``) with its
+    counters' evidence: from Prometheus' history in one more query (none when that query
+    fails: the counts stand), or from the session's scrapes."""
+    if origin == "prometheus" and prometheus:
+        options = (prometheus if isinstance(prometheus, PrometheusOptions)
+                   else PrometheusOptions(prometheus))
+        try:
+            return query_health(options, health, now, book.windows)
+        except SourceError:
+            return dict(health)
+    if origin == "exporters":
+        return book.apply(health, now)
+    return dict(health)
