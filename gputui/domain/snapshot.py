@@ -103,10 +103,10 @@ def _with_metrics(view: NodeView, xids: Sequence[XidEvent], health: GpuHealth | 
     extra = metric_findings(view, xids, health, now, lookback_seconds, physical)
     extra += counter_findings(view.name, health, thresholds)
     if not extra:
-        return view
+        return view if health is None else replace(view, gpu_health=health)
     found = tuple(sorted(view.findings + tuple(extra), key=lambda f: -f.severity.rank))
     return replace(view, findings=found, worst=found[0].severity,
-                   xids=tuple(latest_per_gpu(xids)))
+                   xids=tuple(latest_per_gpu(xids)), gpu_health=health)
 
 
 class SnapshotBuilder:
