@@ -190,7 +190,7 @@ def findings_text(node: NodeView, palette: Palette = PLAIN) -> RenderableType:
     """The node's metrics findings with their hints, or a line saying there are none."""
     found = [f for f in node.findings if f.code in METRIC_CODES]
     if not found:
-        return Text("no XID, missing GPU, row-remap or GPU health finding for this node",
+        return Text("no XID, missing GPU or row-remap finding for this node",
                     style=palette.role("muted"))
     lines: list[RenderableType] = []
     for finding in found:
