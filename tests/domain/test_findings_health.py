@@ -276,3 +276,13 @@ def test_bad_health_thresholds_are_refused(field: str, value: float, said: str) 
     problem = threshold_problem(DomainThresholds(**{field: value}))
     assert problem is not None and said in problem and (field in problem)
     assert threshold_problem(DomainThresholds()) is None
+
+
+def test_the_fleet_counts_gpus_with_health_findings() -> None:
+    """Warning or worse, each GPU once: GPU 2's replays and GPU 3's remap on one node, a
+    correctable-only GPU (info) not counted, the control node none."""
+    snap = build(sick(CounterRise(2, H.PCIE_REPLAY, 3000, 600.0),
+                      CounterRise(3, H.UNCORRECTABLE_REMAPPED_ROWS, 1, 3600.0),
+                      CounterRise(3, H.PCIE_REPLAY, 3000, 600.0),
+                      CounterRise(5, H.CORRECTABLE_REMAPPED_ROWS, 1, 3600.0)))
+    assert snap.counts.gpus_with_health_findings == 2

@@ -67,3 +67,13 @@ def test_opt_in_counters_when_exported() -> None:
 
 def test_no_health_line_without_metrics_health() -> None:
     assert "health  " not in _render(None)
+
+
+def test_fleet_line_counts_gpus_with_health_findings_first() -> None:
+    from gputui.domain.metrics import FleetMetrics
+    from gputui.ui.render.fleet import fleet_line
+
+    fleet = FleetMetrics("fleet", 64, 40, 61.0, ("gpu-a", 3, 91.0), 1)
+    line = fleet_line(fleet, 80, unhealthy=3).plain
+    assert line.startswith("fleet: 3 GPUs with health findings │ util 61%")
+    assert "health" not in fleet_line(fleet, 80).plain  # none: the line as it was
