@@ -286,3 +286,29 @@ def test_the_fleet_counts_gpus_with_health_findings() -> None:
                       CounterRise(3, H.PCIE_REPLAY, 3000, 600.0),
                       CounterRise(5, H.CORRECTABLE_REMAPPED_ROWS, 1, 3600.0)))
     assert snap.counts.gpus_with_health_findings == 2
+
+
+# ---------------------------------------------------------------- summary and timeline
+def test_health_findings_reach_the_timeline_and_the_handoff_summary() -> None:
+    """A rise the previous read did not show is a timeline event on its node, at once, and
+    the handoff summary lists it under its severity with its hint; cleared when it stops."""
+    from gputui.domain.summary import SummaryInput, build_summary
+    from gputui.domain.timeline import derive_events
+
+    builder = SnapshotBuilder(DomainThresholds())
+    quiet = build({SICK: healthy(), CONTROL: healthy()}, builder=builder)
+    loud = build(sick(CounterRise(2, H.PCIE_REPLAY, 3000, 600.0),
+                      CounterRise(3, H.UNCORRECTABLE_REMAPPED_ROWS, 1, 3600.0)),
+                 builder=builder)
+    raised = [(e.node, e.text.split(":")[0], e.severity) for e in derive_events(quiet, loud,
+                                                                                 f.T0)]
+    assert (SICK, "gpu-memory-error", Severity.CRITICAL) in raised
+    assert (SICK, "pcie-replays", Severity.WARNING) in raised
+    summary = build_summary(SummaryInput(loud, f.T0))
+    critical = summary[summary.index("Critical"):summary.index("Warning")]
+    assert "gpu-memory-error" in critical and "reset the GPU" in critical
+    assert "pcie-replays" in summary[summary.index("Warning"):]
+    cleared = derive_events(loud, build({SICK: healthy(), CONTROL: healthy()},
+                                        builder=builder), f.T0 + 60)
+    texts = " ".join(e.text for e in cleared if e.node == SICK)
+    assert "gpu-memory-error cleared" in texts and "pcie-replays cleared" in texts
