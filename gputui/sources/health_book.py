@@ -71,29 +71,37 @@ class HealthBook:
 
     def update(self, node: str, health: GpuHealth, now: float) -> GpuHealth:
         """Add one scrape of ``node`` and return its health with rises, heat and gone GPUs."""
-        windows = self.windows
+        self._add(node, health.readings, now)
         exported = frozenset(name for _, name, _ in health.readings
                              if name in H.HEALTH_COUNTERS)
-        for gpu, name, value in health.readings:
+        return replace(health, rises=self._rises(node, health.readings, now),
+                       exported=exported, heat=self._heat(node, health, now),
+                       gone=self._gone(node, health), origin="exporter",
+                       window=self.windows.window, present=(), readings=())
+
+    def _add(self, node: str, readings: tuple[tuple[int, str, float], ...],
+             now: float) -> None:
+        for gpu, name, value in readings:
             if name in H.HEALTH_COUNTERS:
                 trace = self._traces.setdefault((node, gpu, name), _Trace(now))
-                trace.add(now, value, windows.span(name))
-            else:
-                points = self._gauges.setdefault((node, gpu, name), [])
-                points.append((now, value))
-                cut = bisect_right(points, (now - windows.heat, float("inf"))) - 1
-                if cut > 0:
-                    del points[:cut]
+                trace.add(now, value, self.windows.span(name))
+                continue
+            points = self._gauges.setdefault((node, gpu, name), [])
+            points.append((now, value))
+            cut = bisect_right(points, (now - self.windows.heat, float("inf"))) - 1
+            if cut > 0:
+                del points[:cut]
+
+    def _rises(self, node: str, readings: tuple[tuple[int, str, float], ...],
+               now: float) -> tuple[CounterRise, ...]:
         rises = []
-        for gpu, name, _ in health.readings:
-            trace = self._traces.get((node, gpu, name))
-            if trace is not None:
-                rise, seconds = trace.rise(now, windows.span(name))
+        for gpu, name, _ in readings:
+            found = self._traces.get((node, gpu, name))
+            if found is not None:
+                rise, seconds = found.rise(now, self.windows.span(name))
                 if rise > 0 and seconds > 0:
                     rises.append(CounterRise(gpu, name, rise, seconds))
-        return replace(health, rises=tuple(rises), exported=exported,
-                       heat=self._heat(node, health, now), gone=self._gone(node, health),
-                       origin="exporter", window=windows.window, present=(), readings=())
+        return tuple(rises)
 
     def _gone(self, node: str, health: GpuHealth) -> tuple[GpuId, ...]:
         seen = self._uuids.setdefault(node, {})

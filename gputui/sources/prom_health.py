@@ -5,8 +5,8 @@ exporter or node restart), over the window of its kind (memory errors over the X
 lookback, rates over the health window), aggregated per GPU with ``max by`` so a GPU whose
 series split when its pod changed is not counted twice; ``> 0`` keeps the answer as small as
 the trouble. The same query says which health counters the fleet exports at all
-(``count by (__name__)``; the throttle-violation ones per node), which GPUs a node reported within the lookback and no longer
-does (``last_over_time ... unless on (UUID)``: the GPU a ``gpu-count-dropped`` names), and,
+(``count by (__name__)``; the throttle-violation ones per node), which GPUs a node
+reported within the lookback and no longer does (``last_over_time ... unless on (UUID)``: the GPU a ``gpu-count-dropped`` names), and,
 on nodes with a GPU at its slowdown temperature for the whole throttle span, every GPU's
 lowest temperatures, highest SM clock and average utilisation (the throttle fallback). Both
 ``Hostname`` (dcgm-exporter releases) and ``hostname`` (its HEAD) are grouped on at once:

@@ -9,7 +9,7 @@ before the health rules: no query read these counters.
 from __future__ import annotations
 
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import pytest
@@ -31,14 +31,14 @@ CLOCK = {"now": time.time()}
 MODEL = "NVIDIA H100 80GB HBM3"
 
 
-def _series(value: object) -> list[tuple[float, float]]:
+def _series(value: float | Callable[[float], float]) -> list[tuple[float, float]]:
     """30 min of points every minute; ``value`` a number or f(minutes ago) -> number."""
     now = CLOCK["now"] - 30
     points = []
     for i in range(int(SPAN // STEP) + 1):
         when = now - SPAN + i * STEP
         ago = (now - when) / 60.0
-        points.append((when, float(value(ago) if callable(value) else value)))  # type: ignore[operator]
+        points.append((when, float(value(ago) if callable(value) else value)))
     return points
 
 

@@ -82,7 +82,8 @@ def tracker() -> xids.XidTracker:
 
     patch = pytest.MonkeyPatch()
     patch.setattr(scrape, "scrape_text", scrape_text)
-    live = xids.XidTracker(None, windows=H.HealthWindows.of(DomainThresholds()))  # type: ignore[arg-type]
+    windows = H.HealthWindows.of(DomainThresholds())
+    live = xids.XidTracker(None, windows=windows)  # type: ignore[arg-type]
     for k in range(12):
         step["k"] = k
         live.refresh(_objects(), T + 60 * k)
