@@ -136,8 +136,11 @@ def nvlink_findings(node: str, health: GpuHealth, windows: H.HealthWindows,
 def throttle_findings(node: str, health: GpuHealth, windows: H.HealthWindows,
                       fraction: float) -> list[Finding]:
     """``gpu-throttled`` from the violation counters where the node exports one, else
-    from hot and slow GPUs (:func:`heat_findings`)."""
+    from dcgm-exporter's clock events (:func:`clock_event_findings`), else from hot and
+    slow GPUs (:func:`heat_findings`)."""
     if not health.exported & set(H.VIOLATIONS):
+        if H.CLOCK_EVENTS in health.exported:
+            return clock_event_findings(node, health, windows)
         return heat_findings(node, health.heat, windows)
     found = []
     for gpu, rises in _by_gpu(health.rises, H.VIOLATIONS).items():
@@ -153,6 +156,22 @@ def throttle_findings(node: str, health: GpuHealth, windows: H.HealthWindows,
             f"{measured(health, worst, windows)} ({_short(worst.counter)})",
             THROTTLE_HINT, "metrics", f"gpu{gpu}"))
     return found
+
+
+def clock_event_findings(node: str, health: GpuHealth,
+                         windows: H.HealthWindows) -> list[Finding]:
+    """``gpu-throttled`` from ``DCGM_EXP_CLOCK_EVENTS_COUNT``: a throttling clock event in
+    every reading for at least the throttle span, one finding per GPU (its longest cause)."""
+    longest: dict[int, tuple[float, str]] = {}
+    for gpu, event, seconds in health.clock_events:
+        if event in H.CLOCK_EVENT_CAUSES and seconds >= windows.heat:
+            longest[gpu] = max(longest.get(gpu, (0.0, "")), (seconds, event))
+    return [Finding(
+        C.GPU_THROTTLED, Severity.WARNING, node,
+        f"GPU {gpu}: {H.CLOCK_EVENT_CAUSES[event]} throttling ({event}) in every reading "
+        f"for at least {duration(seconds)} ({H.CLOCK_EVENTS}; "
+        f"{'Prometheus' if health.origin == 'prometheus' else 'exporter scrapes'})",
+        THROTTLE_HINT, "metrics", f"gpu{gpu}") for gpu, (seconds, event) in sorted(longest.items())]
 
 
 def _reference_clock(gpu: GpuHeat, heat: Sequence[GpuHeat], windows: H.HealthWindows

@@ -43,6 +43,16 @@ VIOLATIONS: Mapping[str, str] = MappingProxyType({
     "DCGM_FI_DEV_BOARD_LIMIT_VIOLATION": "board limit",
     "DCGM_FI_DEV_SYNC_BOOST_VIOLATION": "sync boost",
 })
+#: dcgm-exporter's own gauge of clock events seen in its window (opt-in), labelled
+#: ``clock_event``; the values that mean throttling -> the cause they name
+#: (``internal/pkg/collector/clock_events_collector.go``). ``gpu_idle``, ``clocks_setting``
+#: and ``display_clocks`` are not throttling.
+CLOCK_EVENTS = "DCGM_EXP_CLOCK_EVENTS_COUNT"
+CLOCK_EVENT_CAUSES: Mapping[str, str] = MappingProxyType({
+    "hw_thermal": "thermal (hardware)", "sw_thermal": "thermal",
+    "hw_slowdown": "hardware slowdown", "hw_power_brake": "power brake",
+    "power_cap": "power cap",
+})
 #: the counters measured over the health window (rates)
 RATE_COUNTERS = (PCIE_REPLAY, *NVLINK_ERRORS, *VIOLATIONS)
 HEALTH_COUNTERS = (*MEMORY_COUNTERS, *RATE_COUNTERS)

@@ -122,6 +122,9 @@ class GpuHealth:
         origin: ``prometheus`` or ``exporter``: how the rises were measured ("" for none).
         window: the window the rate counters were asked over, seconds (a rise's own
             ``seconds`` is shorter while gputui has scraped for less).
+        clock_events: (GPU, ``clock_event``, seconds) of the throttling clock events
+            dcgm-exporter reported in every reading of the last ``seconds``
+            (``DCGM_EXP_CLOCK_EVENTS_COUNT``, opt-in).
         present: the GPUs one exporter scrape reported, and ``readings`` its health
             counters and gauges as (GPU, DCGM field, value): what the session's counter
             book turns into rises, heat and gone GPUs; empty once it has (never recorded).
@@ -137,6 +140,7 @@ class GpuHealth:
     window: float = 0.0
     present: tuple[GpuId, ...] = ()
     readings: tuple[tuple[int, str, float], ...] = ()
+    clock_events: tuple[tuple[int, str, float], ...] = ()
 
 
 @dataclass(frozen=True, slots=True)

@@ -6,7 +6,8 @@ node, GPU and counter as the points where the value *changed* (a counter that st
 an hour is two points, not 240), so a rise over a window is the sum of the increases since
 the value in effect at the window's start. A counter that goes down was reset (the node
 rebooted, the driver reloaded): its new value is what it rose since. The throttle
-fallback's gauges (temperatures, SM clock, utilisation) are kept for the throttle span only.
+fallback's gauges (temperatures, SM clock, utilisation) and dcgm-exporter's clock events are
+kept for the throttle span only, and start again after a scrape that lacks them.
 Every GPU UUID seen on a node this session is remembered, so one no longer reported is named
 when the node comes back short (``gpu-count-dropped``).
 
@@ -62,7 +63,8 @@ class HealthBook:
     def __init__(self, windows: H.HealthWindows | None = None) -> None:
         self.windows = windows or H.HealthWindows()
         self._traces: dict[Key, _Trace] = {}
-        self._gauges: dict[Key, list[tuple[float, float]]] = {}
+        #: node -> (GPU, gauge) -> its points over the throttle span
+        self._gauges: dict[str, dict[tuple[int, str], list[tuple[float, float]]]] = {}
         self._uuids: dict[str, dict[str, GpuId]] = {}
 
     def apply(self, health: Mapping[str, GpuHealth], now: float) -> dict[str, GpuHealth]:
@@ -72,25 +74,39 @@ class HealthBook:
     def update(self, node: str, health: GpuHealth, now: float) -> GpuHealth:
         """Add one scrape of ``node`` and return its health with rises, heat and gone GPUs."""
         self._add(node, health.readings, now)
-        exported = frozenset(name for _, name, _ in health.readings
-                             if name in H.HEALTH_COUNTERS)
+        names = {name.partition(":")[0] for _, name, _ in health.readings}
+        exported = frozenset(names & {*H.HEALTH_COUNTERS, H.CLOCK_EVENTS})
         return replace(health, rises=self._rises(node, health.readings, now),
                        exported=exported, heat=self._heat(node, health, now),
                        gone=self._gone(node, health), origin="exporter",
-                       window=self.windows.window, present=(), readings=())
+                       window=self.windows.window, present=(), readings=(),
+                       clock_events=self._clock_events(node, now))
 
     def _add(self, node: str, readings: tuple[tuple[int, str, float], ...],
              now: float) -> None:
+        old = self._gauges.get(node, {})
+        gauges: dict[tuple[int, str], list[tuple[float, float]]] = {}
         for gpu, name, value in readings:
             if name in H.HEALTH_COUNTERS:
                 trace = self._traces.setdefault((node, gpu, name), _Trace(now))
                 trace.add(now, value, self.windows.span(name))
                 continue
-            points = self._gauges.setdefault((node, gpu, name), [])
+            # a gauge this scrape lacks starts again when it returns: a gap is no evidence
+            points = gauges[(gpu, name)] = old.get((gpu, name), [])
             points.append((now, value))
             cut = bisect_right(points, (now - self.windows.heat, float("inf"))) - 1
             if cut > 0:
                 del points[:cut]
+        self._gauges[node] = gauges
+
+    def _clock_events(self, node: str, now: float) -> tuple[tuple[int, str, float], ...]:
+        """(GPU, cause, seconds) of the clock events in every reading of their history."""
+        found = []
+        for (gpu, name), points in sorted(self._gauges.get(node, {}).items()):
+            metric, _, event = name.partition(":")
+            if metric == H.CLOCK_EVENTS and min(v for _, v in points) > 0:
+                found.append((gpu, event, now - points[0][0]))
+        return tuple(found)
 
     def _rises(self, node: str, readings: tuple[tuple[int, str, float], ...],
                now: float) -> tuple[CounterRise, ...]:
@@ -118,14 +134,14 @@ class HealthBook:
         """Every GPU's gauges over the throttle span, when one of them is hot all along."""
         windows = self.windows
         models = {gpu.gpu: gpu.model for gpu in health.present}
+        gauges = self._gauges.get(node, {})
         heat = []
         for gpu in sorted(models):
-            temps = self._gauges.get((node, gpu, TEMP), [])
-            clocks = self._gauges.get((node, gpu, SM_CLOCK), [])
+            temps, clocks = gauges.get((gpu, TEMP), []), gauges.get((gpu, SM_CLOCK), [])
             if not temps or not clocks:
                 continue
-            memory = self._gauges.get((node, gpu, H.MEMORY_TEMP), [])
-            utils = self._gauges.get((node, gpu, UTIL), [])
+            memory = gauges.get((gpu, H.MEMORY_TEMP), [])
+            utils = gauges.get((gpu, UTIL), [])
             heat.append(GpuHeat(
                 gpu, min(v for _, v in temps), min(v for _, v in memory) if memory else None,
                 max(v for _, v in clocks),

@@ -5,10 +5,11 @@ exporter or node restart), over the window of its kind (memory errors over the X
 lookback, rates over the health window), aggregated per GPU with ``max by`` so a GPU whose
 series split when its pod changed is not counted twice; ``> 0`` keeps the answer as small as
 the trouble. The same query says which health counters the fleet exports at all
-(``count by (__name__)``; the throttle-violation ones per node), which GPUs a node
+(``count by (__name__)``; the opt-in throttle evidence per node), which GPUs a node
 reported within the lookback and no longer does (``last_over_time ... unless on (UUID)``: the GPU a ``gpu-count-dropped`` names), and,
 on nodes with a GPU at its slowdown temperature for the whole throttle span, every GPU's
-lowest temperatures, highest SM clock and average utilisation (the throttle fallback). Both
+lowest temperatures, highest SM clock and average utilisation (the throttle fallback), and
+the throttling clock events dcgm-exporter reported in every window of the throttle span. Both
 ``Hostname`` (dcgm-exporter releases) and ``hostname`` (its HEAD) are grouped on at once:
 a series lacks one of them, whose value is then "".
 """
@@ -39,15 +40,18 @@ def health_query(windows: H.HealthWindows) -> str:
     """The one PromQL query of the health counters, exported names, gone GPUs and heat."""
     parts = [_tag(f"max by ({HOSTS}, gpu) (increase({name}[{int(windows.span(name))}s])) > 0",
                   "rise", name) for name in H.HEALTH_COUNTERS]
-    names = "|".join(H.HEALTH_COUNTERS)
+    names = "|".join((*H.HEALTH_COUNTERS, H.CLOCK_EVENTS))
     parts.append(_tag(f'count by (__name__) ({{__name__=~"{names}"}})', "exported"))
-    violations = "|".join(H.VIOLATIONS)
-    parts.append(_tag(f'count by ({HOSTS}) ({{__name__=~"{violations}"}})', "violations"))
+    opt_in = "|".join((*H.VIOLATIONS, H.CLOCK_EVENTS))
+    parts.append(_tag(f'count by ({HOSTS}, __name__) ({{__name__=~"{opt_in}"}})', "throttle"))
     lookback = int(windows.lookback)
     parts.append(_tag(
         f"count by ({HOSTS}, gpu, UUID, pci_bus_id, modelName) "
         f"(last_over_time({TEMP}[{lookback}s])) unless on ({HOSTS}, UUID) {TEMP}", "gone"))
     span = f"{int(windows.heat)}s"
+    events = "|".join(H.CLOCK_EVENT_CAUSES)
+    parts.append(_tag(f"max by ({HOSTS}, gpu, clock_event) (min_over_time({H.CLOCK_EVENTS}"
+                      f'{{clock_event=~"{events}"}}[{span}])) > 0', "clockevent"))
     hot = (f"(max by ({HOSTS}, gpu) (min_over_time({TEMP}[{span}])) >= {windows.temp_c:g}) or "
            f"(max by ({HOSTS}, gpu) (min_over_time({H.MEMORY_TEMP}[{span}])) >= "
            f"{windows.memory_temp_c:g})")
@@ -60,8 +64,10 @@ def health_query(windows: H.HealthWindows) -> str:
 @dataclass
 class _Node:
     rises: list[CounterRise] = field(default_factory=list)
-    #: the node exports a throttle-violation counter (else the heat fallback judges it)
-    violations: bool = False
+    #: the throttle evidence the node exports (violation counters, clock events): which
+    #: of them judges it, or the heat fallback
+    throttle: set[str] = field(default_factory=set)
+    clock_events: list[tuple[int, str, float]] = field(default_factory=list)
     gone: list[GpuId] = field(default_factory=list)
     heat: dict[int, dict[str, float | str]] = field(default_factory=dict)
 
@@ -91,11 +97,13 @@ def read_rows(rows: Iterable[Row], windows: H.HealthWindows
             continue
         entry = nodes.setdefault(node, _Node())
         gpu = gpu_index(labels)
-        if kind == "violations":
-            entry.violations = True
+        if kind == "throttle":
+            entry.throttle.add(labels.get("__name__", ""))
         elif kind == "rise" and labels.get("counter") in H.HEALTH_COUNTERS:
             counter = labels["counter"]
             entry.rises.append(CounterRise(gpu, counter, value, windows.span(counter)))
+        elif kind == "clockevent":
+            entry.clock_events.append((gpu, labels.get("clock_event", ""), windows.heat))
         elif kind == "gone":
             entry.gone.append(GpuId(gpu, labels.get("UUID", ""), labels.get("pci_bus_id", ""),
                                     labels.get("modelName", "")))
@@ -103,7 +111,7 @@ def read_rows(rows: Iterable[Row], windows: H.HealthWindows
             heat = entry.heat.setdefault(gpu, {})
             heat[kind] = value
             heat["model"] = labels.get("modelName", "") or str(heat.get("model", ""))
-    return frozenset(exported & set(H.HEALTH_COUNTERS)), nodes
+    return frozenset(exported & {*H.HEALTH_COUNTERS, H.CLOCK_EVENTS}), nodes
 
 
 def with_counters(health: Mapping[str, GpuHealth], exported: frozenset[str],
@@ -116,10 +124,11 @@ def with_counters(health: Mapping[str, GpuHealth], exported: frozenset[str],
         entry = nodes.get(name, _Node())
         heat = tuple(h for gpu in sorted(entry.heat)
                      if (h := _heat(gpu, entry.heat[gpu], windows.heat)) is not None)
-        own = exported if entry.violations else exported - set(H.VIOLATIONS)
+        own = (exported - {*H.VIOLATIONS, H.CLOCK_EVENTS}) | (exported & entry.throttle)
         out[name] = replace(found, rises=tuple(sorted(entry.rises, key=_order)),
                             exported=own, heat=heat,
                             gone=tuple(sorted(entry.gone, key=lambda g: (g.gpu, g.uuid))),
+                            clock_events=tuple(sorted(entry.clock_events)),
                             origin="prometheus", window=windows.window)
     return out
 

@@ -12,7 +12,12 @@ from concurrent.futures import ThreadPoolExecutor
 from typing import TypeVar
 from urllib.parse import quote
 
-from gputui.domain.health_fields import HEALTH_COUNTERS, HEAT_GAUGES
+from gputui.domain.health_fields import (
+    CLOCK_EVENT_CAUSES,
+    CLOCK_EVENTS,
+    HEALTH_COUNTERS,
+    HEAT_GAUGES,
+)
 from gputui.domain.inputs import GpuHealth, GpuId
 from gputui.domain.metrics import NODE_METRICS, ROW_REMAP_FAILURE, TEMP, XID, NodeMetrics
 from gputui.sources.errors import ApiStatusError, SourceError
@@ -25,9 +30,10 @@ T = TypeVar("T")
 
 EXPORTER_PORT = 9400
 #: metrics kept from a scrape: what the pane draws plus what findings read
-KEPT = frozenset(NODE_METRICS) | {ROW_REMAP_FAILURE} | set(HEALTH_COUNTERS) | set(HEAT_GAUGES)
+KEPT = (frozenset(NODE_METRICS) | {ROW_REMAP_FAILURE, CLOCK_EVENTS} | set(HEALTH_COUNTERS)
+        | set(HEAT_GAUGES))
 #: what a scrape hands the session's counter book (:mod:`gputui.sources.health_book`)
-_READ = frozenset(HEALTH_COUNTERS) | frozenset(HEAT_GAUGES)
+_READ = frozenset(HEALTH_COUNTERS) | frozenset(HEAT_GAUGES) | {CLOCK_EVENTS}
 #: nodes whose history is kept at most (the rows a tall terminal shows, and some scrolling)
 MAX_NODES = 200
 
@@ -111,9 +117,15 @@ def health_of(samples: Sequence[Sample]) -> GpuHealth:
             labels = sample.labels
             ids.setdefault(gpu, GpuId(gpu, labels.get("UUID", ""), labels.get("pci_bus_id", ""),
                                       labels.get("modelName", "")))
+        name = sample.name
+        if name == CLOCK_EVENTS:  # one series per cause: the cause goes with the name
+            event = sample.labels.get("clock_event", "")
+            if event not in CLOCK_EVENT_CAUSES:
+                continue
+            name = f"{CLOCK_EVENTS}:{event}"
         # one GPU's series split by a pod change, or repeated per MIG instance: the larger
         # counter is the current one
-        key = (gpu, sample.name)
+        key = (gpu, name)
         readings[key] = max(readings.get(key, sample.value), sample.value)
     return GpuHealth(len(present), tuple(failed),
                      present=tuple(ids[g] for g in sorted(ids)),

@@ -18,14 +18,16 @@ from gputui.domain.inputs import CounterRise, GpuHealth, GpuHeat, GpuId
 def health_to_json(health: GpuHealth) -> list[Any]:
     """``health`` as a recording row."""
     row: list[Any] = [health.gpus_reported, list(health.row_remap_failed)]
-    if health.rises or health.exported or health.heat or health.gone or health.origin:
+    if (health.rises or health.exported or health.heat or health.gone or health.origin
+            or health.clock_events):
         row.append({
             "rises": [[r.gpu, r.counter, r.rise, r.seconds] for r in health.rises],
             "exported": sorted(health.exported),
             "heat": [[h.gpu, h.temp_min, h.memory_temp_min, h.sm_clock, h.util, h.seconds,
                       h.model] for h in health.heat],
             "gone": [[g.gpu, g.uuid, g.pci_bus_id, g.model] for g in health.gone],
-            "origin": health.origin, "window": health.window})
+            "origin": health.origin, "window": health.window,
+            "clock_events": [list(e) for e in health.clock_events]})
     return row
 
 
@@ -46,4 +48,6 @@ def health_from_json(row: Sequence[Any]) -> GpuHealth:
                    for g, t, m, c, u, s, model in extra.get("heat") or ()),
         gone=tuple(GpuId(int(g), str(u), str(p), str(m))
                    for g, u, p, m in extra.get("gone") or ()),
-        origin=str(extra.get("origin") or ""), window=float(extra.get("window") or 0.0))
+        origin=str(extra.get("origin") or ""), window=float(extra.get("window") or 0.0),
+        clock_events=tuple((int(g), str(e), float(s))
+                           for g, e, s in extra.get("clock_events") or ()))

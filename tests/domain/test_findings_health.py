@@ -138,6 +138,18 @@ def test_brief_or_rare_throttling_is_quiet(throttled: float, seconds: float) -> 
     assert not health_of(build(sick(rise, exported=VIOLATIONS)), SICK)
 
 
+def test_clock_events_in_every_reading_are_throttling_where_no_violation_counter() -> None:
+    events = DEFAULT_EXPORTED | {H.CLOCK_EVENTS}
+    snap = build(sick(exported=events, clock_events=((6, "hw_thermal", 600.0),
+                                                     (6, "power_cap", 300.0),
+                                                     (7, "sw_thermal", 120.0),   # too short
+                                                     (1, "gpu_idle", 900.0))))  # not throttling
+    x = only(snap, "gpu-throttled")
+    assert x.subject == "gpu6" and x.message.startswith(
+        "GPU 6: thermal (hardware) throttling (hw_thermal) in every reading for at least 10 min")
+    assert not health_of(snap, CONTROL)
+
+
 def _heat(gpu: int, temp: float, clock: float, util: float = 98.0) -> GpuHeat:
     return GpuHeat(gpu, temp, 80.0, clock, util, 900.0, "NVIDIA H100 80GB HBM3")
 

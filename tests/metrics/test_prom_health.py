@@ -81,6 +81,11 @@ def history() -> list[Backfill]:
     series += _base("node-therm", 1)
     series.append(("DCGM_FI_DEV_THERMAL_VIOLATION", therm,
                    _series(lambda ago: 10**13 - 0.5e9 * 60 * ago)))
+    # dcgm-exporter's clock events: hardware thermal slowdown in every 5 min window
+    events = _gpu("node-events", 0)
+    series += _base("node-events", 1)
+    series.append((H.CLOCK_EVENTS, {**events, "clock_event": "hw_thermal"}, _series(40)))
+    series.append((H.CLOCK_EVENTS, {**events, "clock_event": "gpu_idle"}, _series(3)))
     # a reboot 10 min ago reset the replay counter: no rise since
     reset = _gpu("node-reset", 0)
     series += [s for s in _base("node-reset", 1) if s[0] != H.PCIE_REPLAY]
@@ -102,7 +107,7 @@ def prometheus(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Prometheus]
 
 
 NODES = ("node-ok", "node-hot", "node-rows", "node-pcie", "node-link", "node-therm",
-         "node-reset", "node-short")
+         "node-reset", "node-short", "node-events")
 
 
 @pytest.fixture(scope="module")
@@ -160,6 +165,11 @@ def test_hot_slow_gpu_without_violation_counters(health: dict[str, GpuHealth]) -
     assert {h.gpu for h in hot.heat} == {0, 1, 2, 3}
     [x] = counter_findings("node-hot", hot, DomainThresholds())
     assert x.code == "gpu-throttled" and x.subject == "gpu3" and "92 °C" in x.message
+
+
+def test_clock_events_where_no_violation_counter(health: dict[str, GpuHealth]) -> None:
+    assert health["node-events"].clock_events == ((0, "hw_thermal", 300.0),)
+    assert _codes(health, "node-events") == {"gpu-throttled": Severity.WARNING}
 
 
 def test_a_gpu_gone_within_the_lookback_is_named(health: dict[str, GpuHealth]) -> None:

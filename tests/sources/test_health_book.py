@@ -22,7 +22,7 @@ from tests.domain import factory as f
 
 MODEL = "NVIDIA H100 80GB HBM3"
 NODES = ("gpu-ok", "gpu-rows", "gpu-pcie", "gpu-link", "gpu-therm", "gpu-hot", "gpu-short",
-         "gpu-reset")
+         "gpu-reset", "gpu-events")
 T = 1_000_000.0
 #: scrape ``k`` (0..11) -> node -> GPU -> metric -> value
 Plan = Callable[[int], dict[str, dict[int, dict[str, float]]]]
@@ -44,6 +44,9 @@ def plan(k: int) -> dict[str, dict[int, dict[str, float]]]:
         "gpu-link": {0: _gpu(k, **{H.NVLINK_CRC_FLIT: 7.0 + 5 * k})},
         "gpu-therm": {0: _gpu(k, DCGM_FI_DEV_THERMAL_VIOLATION=1e12 + 30e9 * k)},
         "gpu-hot": {0: _gpu(k), 1: _gpu(k, temp=92.0, clock=900.0)},
+        # dcgm-exporter's clock events: hardware thermal slowdown in every window
+        "gpu-events": {2: _gpu(k, **{f"{H.CLOCK_EVENTS}|hw_thermal": 40.0,
+                                     f"{H.CLOCK_EVENTS}|gpu_idle": 2.0})},
         # GPU 7 falls off the bus at scrape 6: gone from the exposition (below)
         "gpu-short": {},
         # the node rebooted at scrape 6: the replay counter starts again from 0
@@ -60,7 +63,10 @@ def exposition(node: str, gpus: dict[int, dict[str, float]]) -> str:
     for gpu, metrics in gpus.items():
         labels = (f'gpu="{gpu}",UUID="GPU-{node}-{gpu}",pci_bus_id="00000000:{gpu:02X}:00.0",'
                   f'modelName="{MODEL}",Hostname="{node}"')
-        lines += [f"{name}{{{labels}}} {value}" for name, value in metrics.items()]
+        for name, value in metrics.items():
+            metric, _, event = name.partition("|")
+            extra = f',clock_event="{event}"' if event else ""
+            lines.append(f"{metric}{{{labels}{extra}}} {value}")
     return "\n".join(lines) + "\n"
 
 
@@ -110,6 +116,7 @@ def test_every_exporter_is_read_and_the_evidence_kept_not_the_readings(
     ("gpu-link", {"nvlink-errors": Severity.WARNING}),
     ("gpu-therm", {"gpu-throttled": Severity.WARNING}),
     ("gpu-hot", {"gpu-throttled": Severity.WARNING}),
+    ("gpu-events", {"gpu-throttled": Severity.WARNING}),
 ])
 def test_each_fault_on_its_node(tracker: xids.XidTracker, node: str,
                                 codes: dict[str, Severity]) -> None:

@@ -67,6 +67,10 @@ def nvlink_part(health: GpuHealth, gpu: int) -> str:
 
 def throttle_part(health: GpuHealth, gpu: int, findings: Sequence[Finding]) -> str:
     """Time throttled and why, from the violation counters, else what the heat said."""
+    if not _exported(health, tuple(H.VIOLATIONS)) and H.CLOCK_EVENTS in health.exported:
+        events = sorted({e for g, e, _ in health.clock_events if g == gpu})
+        return (f"clock events: {', '.join(events)}" if events
+                else "no throttling clock event")
     if not _exported(health, tuple(H.VIOLATIONS)):
         hot = any(f.code == C.GPU_THROTTLED and f.subject == f"gpu{gpu}" for f in findings)
         return ("throttled: hot and slow (violation counters not exported)" if hot
