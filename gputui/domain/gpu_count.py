@@ -15,8 +15,8 @@ judged and does not count as a sibling. A pool of one has nobody to compare with
 from __future__ import annotations
 
 from collections import Counter
-from collections.abc import Mapping
-from dataclasses import dataclass
+from collections.abc import Collection, Mapping
+from dataclasses import dataclass, replace
 
 from gputui.domain import catalogue as C
 from gputui.domain.inputs import GpuHealth, GpuId
@@ -152,3 +152,22 @@ class CountTracker:
         return Finding(C.GPU_COUNT_DROPPED, Severity.CRITICAL, name,
                        f"{count} GPU{'' if count == 1 else 's'} where {' and '.join(parts)}"
                        f"{_gone_words(gone)}", HINT, "metrics")
+
+
+def with_drops(views: Mapping[str, NodeView], found: Mapping[str, Finding],
+               before: Collection[str]) -> dict[str, NodeView]:
+    """The views whose ``gpu-count-dropped`` changes: ``found`` put on, and taken off the
+    nodes in ``before`` (those that had one) that no longer have one."""
+    changed = {}
+    for name in sorted({*before, *found}):
+        view = views.get(name)
+        if view is None:
+            continue
+        new = found.get(name)
+        kept = tuple(f for f in view.findings if f.code != C.GPU_COUNT_DROPPED)
+        findings = tuple(sorted(kept + ((new,) if new is not None else ()),
+                                key=lambda f: -f.severity.rank))
+        if findings != view.findings:
+            changed[name] = replace(view, findings=findings,
+                                    worst=findings[0].severity if findings else None)
+    return changed

@@ -20,7 +20,7 @@ from collections.abc import Collection, Mapping, Sequence
 from dataclasses import dataclass, replace
 
 from gputui.domain import kube
-from gputui.domain.catalogue import GPU_COUNT_DROPPED, SLOW_GPU_JOIN
+from gputui.domain.catalogue import SLOW_GPU_JOIN
 from gputui.domain.coming_up import ComingUpTracker
 from gputui.domain.daemonsets import driver_generations, summarize_daemonsets
 from gputui.domain.findings_cluster import (
@@ -32,7 +32,7 @@ from gputui.domain.findings_health import counter_findings
 from gputui.domain.findings_metrics import latest_per_gpu, metric_findings
 from gputui.domain.findings_upgrade import required_stalled, upgrade_blocked
 from gputui.domain.fleet import Fleet, finding_order
-from gputui.domain.gpu_count import CountTracker
+from gputui.domain.gpu_count import CountTracker, with_drops
 from gputui.domain.inputs import ClusterObjects, GpuHealth, JsonDict, XidEvent
 from gputui.domain.join_pools import JoinSettings, JoinTracker, slow_join_findings
 from gputui.domain.joins import AllocatableObserver
@@ -282,17 +282,8 @@ class SnapshotBuilder:
         or than they had (and take it off those no longer so): judged across nodes, like
         a slow join, but the node's own finding (:mod:`gputui.domain.gpu_count`)."""
         found = self._counts.findings(objects.gpu_health)
-        for name in sorted(self._dropped | found.keys()):
-            view = self._fleet.views.get(name)
-            if view is None:
-                continue
-            new = found.get(name)
-            kept = tuple(f for f in view.findings if f.code != GPU_COUNT_DROPPED)
-            findings = tuple(sorted(kept + ((new,) if new is not None else ()),
-                                    key=lambda f: -f.severity.rank))
-            if findings != view.findings:
-                self._publish(name, replace(view, findings=findings,
-                                            worst=findings[0].severity if findings else None))
+        for name, view in with_drops(self._fleet.views, found, self._dropped).items():
+            self._publish(name, view)
         self._dropped = set(found)
 
     def _read_events(self, source: Sequence[JsonDict]) -> tuple[dict[str, UpgradeEvent],
