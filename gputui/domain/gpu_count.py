@@ -44,6 +44,13 @@ def pool_of(view: NodeView) -> Pool | None:
     return (machine, product) if machine and product else None
 
 
+def _steady(view: NodeView) -> bool:
+    """Whether the node's count may be remembered as what it had: not while the MIG manager
+    re-partitions it, nor under ``single`` (its physical count is derived from the MIG
+    config, and one odd moment would be remembered for the whole session)."""
+    return view.mig_state not in ("pending", "rebooting") and "-MIG-" not in view.product
+
+
 @dataclass(frozen=True, slots=True)
 class _Node:
     pool: Pool | None
@@ -90,7 +97,7 @@ class CountTracker:
         if old is not None:
             self._leave(name, old)
         self._nodes[name] = new
-        if new.count is not None:
+        if new.count is not None and _steady(view):
             self._peak[name] = max(self._peak.get(name, 0), new.count)
             if new.pool is not None:
                 self._pools.setdefault(new.pool, {})[name] = new.count

@@ -206,6 +206,13 @@ def test_a_node_that_had_more_gpus_earlier_in_the_session_is_critical_alone() ->
     assert x.message == "7 GPUs where it had 8 earlier"
 
 
+def test_a_count_seen_while_mig_reconfigures_is_not_remembered() -> None:
+    builder = SnapshotBuilder(DomainThresholds())
+    busy = _count_node("gpu-a", 9, **{"nvidia.com/mig.config.state": "pending"})
+    build({}, [busy], builder)
+    assert not health_of(build({}, [_count_node("gpu-a", 8)], builder), "gpu-a")
+
+
 def test_the_finding_follows_incremental_builds_and_clears_when_the_gpu_is_back() -> None:
     builder = SnapshotBuilder(DomainThresholds())
     nodes = [_count_node("gpu-a", 8), _count_node("gpu-b", 8), _count_node("gpu-c", 7)]
