@@ -8,8 +8,9 @@ the value in effect at the window's start. A counter that goes down was reset (t
 rebooted, the driver reloaded): its new value is what it rose since. The throttle
 fallback's gauges (temperatures, SM clock, utilisation) and dcgm-exporter's clock events are
 kept for the throttle span only, and start again after a scrape that lacks them.
-Every GPU UUID seen on a node this session is remembered, so one no longer reported is named
-when the node comes back short (``gpu-count-dropped``).
+Every GPU UUID seen on a node within the lookback is remembered, so one no longer reported
+(and no other GPU in its PCI slot) is named when the node comes back short
+(``gpu-count-dropped``).
 
 What the book returns is the evidence (rises, heat, gone GPUs), never the raw readings: that
 is what the snapshot judges and what a recording keeps, so a replay judges the same.
@@ -65,7 +66,8 @@ class HealthBook:
         self._traces: dict[Key, _Trace] = {}
         #: node -> (GPU, gauge) -> its points over the throttle span
         self._gauges: dict[str, dict[tuple[int, str], list[tuple[float, float]]]] = {}
-        self._uuids: dict[str, dict[str, GpuId]] = {}
+        #: node -> UUID -> (the GPU, when it was last reported)
+        self._uuids: dict[str, dict[str, tuple[GpuId, float]]] = {}
 
     def apply(self, health: Mapping[str, GpuHealth], now: float) -> dict[str, GpuHealth]:
         """Each node's health with the evidence of every scrape so far (this one added)."""
@@ -78,7 +80,7 @@ class HealthBook:
         exported = frozenset(names & {*H.HEALTH_COUNTERS, H.CLOCK_EVENTS})
         return replace(health, rises=self._rises(node, health.readings, now),
                        exported=exported, heat=self._heat(node, health, now),
-                       gone=self._gone(node, health), origin="exporter",
+                       gone=self._gone(node, health, now), origin="exporter",
                        window=self.windows.window, present=(), readings=(),
                        clock_events=self._clock_events(node, now))
 
@@ -119,15 +121,21 @@ class HealthBook:
                     rises.append(CounterRise(gpu, name, rise, seconds))
         return tuple(rises)
 
-    def _gone(self, node: str, health: GpuHealth) -> tuple[GpuId, ...]:
+    def _gone(self, node: str, health: GpuHealth, now: float) -> tuple[GpuId, ...]:
+        """GPUs seen on the node within the lookback that it no longer reports, in a PCI
+        slot no GPU answers from now (a GPU replaced in its slot is no loss)."""
         seen = self._uuids.setdefault(node, {})
-        now = {gpu.uuid for gpu in health.present if gpu.uuid}
+        uuids = {gpu.uuid for gpu in health.present if gpu.uuid}
+        slots = {gpu.pci_bus_id for gpu in health.present if gpu.pci_bus_id}
         for gpu in health.present:
             if gpu.uuid:
-                seen[gpu.uuid] = gpu
-        if not now:
+                seen[gpu.uuid] = (gpu, now)
+        for uuid in [u for u, (_, when) in seen.items() if when < now - self.windows.lookback]:
+            del seen[uuid]
+        if not uuids:
             return ()
-        return tuple(sorted((g for uuid, g in seen.items() if uuid not in now),
+        return tuple(sorted((g for uuid, (g, _) in seen.items()
+                             if uuid not in uuids and g.pci_bus_id not in slots),
                             key=lambda g: (g.gpu, g.uuid)))
 
     def _heat(self, node: str, health: GpuHealth, now: float) -> tuple[GpuHeat, ...]:

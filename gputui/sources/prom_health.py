@@ -6,7 +6,8 @@ lookback, rates over the health window), aggregated per GPU with ``max by`` so a
 series split when its pod changed is not counted twice; ``> 0`` keeps the answer as small as
 the trouble. The same query says which health counters the fleet exports at all
 (``count by (__name__)``; the opt-in throttle evidence per node), which GPUs a node
-reported within the lookback and no longer does (``last_over_time ... unless on (UUID)``: the GPU a ``gpu-count-dropped`` names), and,
+reported within the lookback and no longer does (``last_over_time ... unless on (pci_bus_id)``: the GPU a ``gpu-count-dropped`` names;
+a GPU replaced in its slot is no loss), and,
 on nodes with a GPU at its slowdown temperature for the whole throttle span, every GPU's
 lowest temperatures, highest SM clock and average utilisation (the throttle fallback), and
 the throttling clock events dcgm-exporter reported in every window of the throttle span. Both
@@ -47,7 +48,8 @@ def health_query(windows: H.HealthWindows) -> str:
     lookback = int(windows.lookback)
     parts.append(_tag(
         f"count by ({HOSTS}, gpu, UUID, pci_bus_id, modelName) "
-        f"(last_over_time({TEMP}[{lookback}s])) unless on ({HOSTS}, UUID) {TEMP}", "gone"))
+        f"(last_over_time({TEMP}[{lookback}s])) unless on ({HOSTS}, pci_bus_id) {TEMP}",
+        "gone"))
     span = f"{int(windows.heat)}s"
     events = "|".join(H.CLOCK_EVENT_CAUSES)
     parts.append(_tag(f"max by ({HOSTS}, gpu, clock_event) (min_over_time({H.CLOCK_EVENTS}"

@@ -156,3 +156,19 @@ def test_counter_reset_mid_window_counts_what_rose_since() -> None:
     assert found is not None
     [rise] = found.rises
     assert (rise.rise, rise.seconds) == (10.0 + 2.0 + 3.0, 180.0)
+
+
+def test_a_gpu_replaced_in_its_slot_is_not_gone_and_old_ones_are_forgotten() -> None:
+    from gputui.domain.inputs import GpuHealth, GpuId
+
+    book = HealthBook(H.HealthWindows(lookback=3600.0))
+
+    def scrape(now: float, *gpus: GpuId) -> GpuHealth:
+        return book.update("n", GpuHealth(len(gpus), present=gpus), now)
+
+    old = [GpuId(i, f"GPU-old-{i}", f"00000000:{i:02X}:00.0") for i in range(3)]
+    scrape(T, *old)
+    new = GpuId(1, "GPU-new-1", old[1].pci_bus_id)  # RMA: a new GPU in the same slot
+    assert scrape(T + 60, old[0], new, old[2]).gone == ()
+    assert [g.uuid for g in scrape(T + 120, old[0], new).gone] == ["GPU-old-2"]
+    assert scrape(T + 120 + 3601, old[0], new).gone == ()  # past the lookback
