@@ -32,6 +32,9 @@ EXPORTER_PORT = 9400
 #: metrics kept from a scrape: what the pane draws plus what findings read
 KEPT = (frozenset(NODE_METRICS) | {ROW_REMAP_FAILURE, CLOCK_EVENTS} | set(HEALTH_COUNTERS)
         | set(HEAT_GAUGES))
+#: what the metrics pane's history keeps of a scrape (the health counters go to the XID
+#: tracker's counter book instead, as evidence, not as traces)
+PANE_KEPT = frozenset(NODE_METRICS) | {ROW_REMAP_FAILURE}
 #: what a scrape hands the session's counter book (:mod:`gputui.sources.health_book`)
 _READ = frozenset(HEALTH_COUNTERS) | frozenset(HEAT_GAUGES) | {CLOCK_EVENTS}
 #: nodes whose history is kept at most (the rows a tall terminal shows, and some scrolling)
@@ -163,7 +166,7 @@ class ExporterMetrics:
             try:
                 if isinstance(answer, SourceError):
                     raise answer
-                samples = parse_samples(answer, KEPT)
+                samples = parse_samples(answer, PANE_KEPT)
             except SourceError as error:
                 errors[node] = str(error)
                 continue
