@@ -10,7 +10,7 @@ from typing import Any
 
 import pytest
 
-from gputui.domain.fleet import usable
+from gputui.domain.fleet import unhealthy_gpus, usable
 from gputui.domain.inputs import ClusterObjects, XidEvent
 from gputui.domain.mig import MigConfigCache, node_mig_view
 from gputui.domain.model import ClusterSnapshot, Severity, SnapshotCounts, StageStatus
@@ -118,7 +118,8 @@ def _as_before(snap: ClusterSnapshot, objs: ClusterObjects, now: float) -> None:
         # a NotReady node's GPUs are not counted allocatable (fleet.usable, issue 29 item 10)
         gpus_allocatable=sum(usable(v, v.resources.allocatable) for v in views),
         nodes_with_findings=sum(bool(v.findings) for v in views),
-        upgrades_in_progress=snap.upgrade.in_progress)
+        upgrades_in_progress=snap.upgrade.in_progress,
+        gpus_with_health_findings=sum(unhealthy_gpus(v) for v in views))
 
 
 @pytest.mark.parametrize("seed", [7, 11, 23])
