@@ -51,7 +51,7 @@ from gputui.domain.model import (
 from gputui.domain.node_build import NodeInputs, build_node
 from gputui.domain.podindex import PodIndex, pod_node_name
 from gputui.domain.policy import driver_policies, driver_policy, read_cluster_policy
-from gputui.domain.readgaps import merged, node_unknowns
+from gputui.domain.readgaps import METRICS, merged, node_unknowns
 from gputui.domain.sharing import sharing_config_names
 from gputui.domain.snapshot_mig import MigTracker, configmap_changes
 from gputui.domain.thresholds import DEFAULT_THRESHOLDS, ThresholdsLike
@@ -127,6 +127,8 @@ class SnapshotBuilder:
         self._events: dict[str, UpgradeEvent] = {}
         self._configmaps: dict[tuple[str, str], JsonDict] | None = None
         self._xid_nodes: set[str] = set()
+        #: why metrics could not be read this build ("" when read): see :meth:`_nodes`
+        self._metrics_gap = ""
         self._coming = ComingUpTracker()
         self._joins = JoinTracker(JoinSettings.of(thresholds))
         self._observer = AllocatableObserver()
@@ -170,6 +172,7 @@ class SnapshotBuilder:
         """
         unreadable = merged(objects.unreadable, objects.forbidden)
         unknown = node_unknowns(unreadable)
+        self._metrics_gap = unreadable.get(METRICS, "")
         # forbidden is not missing: nothing may be said about a policy gputui cannot read
         policy = (ClusterPolicyView(state="unknown") if "clusterpolicies" in unknown
                   else read_cluster_policy(objects.cluster_policies))
@@ -308,11 +311,17 @@ class SnapshotBuilder:
                           objects.configmaps)
             if name not in xids:
                 self._publish(name, entry.view)
-        for name in sorted(xids | {n for n in self._xid_nodes if n in objects.nodes}):
+        # metrics could not be read: the GPU health of every node not read is unknown
+        blind = ({n for n in objects.nodes if n not in objects.gpu_health}
+                 if self._metrics_gap else set())
+        for name in sorted(xids | blind | {n for n in self._xid_nodes if n in objects.nodes}):
             view = self._entries[name].view
-            self._publish(name, self._metrics_view(objects, view, name, now) if name in xids
-                          else view)
-        self._xid_nodes = xids
+            if name in xids:
+                view = self._metrics_view(objects, view, name, now)
+            if name in blind:
+                view = replace(view, health_unknown=self._metrics_gap)
+            self._publish(name, view)
+        self._xid_nodes = xids | blind
         return self._fleet.nodes()
 
     def _metrics_view(self, objects: ClusterObjects, view: NodeView, name: str,

@@ -28,7 +28,7 @@ from gputui.sources.metrics import MetricsFeed
 from gputui.sources.oneshot import read_objects
 from gputui.sources.prometheus import PrometheusOptions
 from gputui.sources.secrets import remember
-from gputui.sources.xids import XidReading, XidTracker, read_xids
+from gputui.sources.xids import XidReading, XidTracker, exporter_pods, metrics_gap, read_xids
 
 
 def prometheus_options(settings: Settings) -> PrometheusOptions | None:
@@ -108,28 +108,39 @@ def read_target(target: KubeTarget, settings: Settings, clock: Callable[[], floa
             tracker.http = http
             tracker.refresh(objects, now)
             reading = XidReading(tracker.current, tracker.origin or "exporters",
-                                 health=tracker.health, forbidden=tracker.forbidden)
+                                 health=tracker.health, forbidden=tracker.forbidden,
+                                 unread=tracker.unread)
         else:
             reading = _xids(http, objects, settings)
     finally:
         http.close()
+    exporters = len(exporter_pods(objects))
     if notes is not None:
-        notes.append(f"metrics: {_origin_words(reading, settings)}"
+        notes.append(f"metrics: {_origin_words(reading, settings, exporters)}"
                      + (f" ({reading.note})" if reading.note else ""))
     objects = replace(objects, xids=reading.xids, gpu_health=reading.health)
-    if reading.forbidden:  # every scrape refused (no pods/proxy): XIDs unknown, not none
-        objects = replace(objects, unreadable={**objects.unreadable, "metrics": "forbidden"})
+    gap = metrics_gap(reading.forbidden, reading.unread)
+    if gap:  # scrapes refused or failing: GPU health unknown, not fine
+        objects = replace(objects, unreadable={**objects.unreadable, "metrics": gap})
     gctuning.freeze()  # the objects live until exit: later collections need not walk them
     with gctuning.paused():  # a build's ~10^6 acyclic objects: collections are wasted work
         snapshot: ClusterSnapshot = SnapshotBuilder(settings.thresholds).build(objects, now)
     return snapshot
 
 
-def _origin_words(reading: XidReading, settings: Settings) -> str:
+def _origin_words(reading: XidReading, settings: Settings, exporters: int) -> str:
     if reading.origin == "prometheus":
         return f"Prometheus {settings.prometheus_url}"
+    if reading.origin == "exporters" and not exporters and not settings.prometheus_url:
+        # optional: a cluster without dcgm-exporter is said once, plainly, not an error
+        return "none (no dcgm-exporter pods, no --prometheus-url): GPU health not read"
+    if reading.origin == "exporters" and not reading.health and (reading.unread
+                                                                 or reading.forbidden):
+        why = f" ({reading.unread})" if reading.unread else ""
+        return f"cannot read{why}: GPU health unknown"
     if reading.origin == "exporters":
-        return f"dcgm-exporter scrape of {len(reading.health)} node(s) via the pod proxy"
+        return (f"dcgm-exporter scrape of {len(reading.health)} of {exporters} node(s) "
+                "via the pod proxy")
     return "none"
 
 
@@ -146,6 +157,9 @@ def _xids(http: KubeHttp, objects: ClusterObjects, settings: Settings) -> XidRea
             return read_xids(http, objects, time.time(), options, lookback_seconds(settings))
         except SourceError as error:
             fallback = read_xids(http, objects, WHEN_UNKNOWN)
+            if not (fallback.health or fallback.xids or fallback.forbidden):  # nothing answered
+                unread = "; ".join(filter(None, (f"Prometheus: {error}", fallback.unread)))
+                return replace(fallback, note=f"{error}; no exporter read", unread=unread)
             return replace(fallback, note=f"{error}; read from exporters")
     return read_xids(http, objects, WHEN_UNKNOWN)
 

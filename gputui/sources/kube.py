@@ -24,7 +24,6 @@ from typing import Any, Protocol
 from gputui import gctuning
 from gputui.domain.inputs import ClusterObjects
 from gputui.domain.model import ClusterSnapshot
-from gputui.domain.readgaps import FORBIDDEN
 from gputui.settings import Thresholds
 from gputui.sources.base import SnapshotCallback, SourceStatus, StatusCallback
 from gputui.sources.cache import ObjectCache
@@ -38,7 +37,7 @@ from gputui.sources.reduce import wait_selectors
 from gputui.sources.reflector import Backoff, FeedState, Reflector
 from gputui.sources.resources import Feed, cluster_feeds, namespace_feeds, resource_of
 from gputui.sources.status import StatusTracker
-from gputui.sources.xids import XidTracker
+from gputui.sources.xids import XidTracker, metrics_gap
 
 log = logging.getLogger(__name__)
 
@@ -387,10 +386,11 @@ class KubeSource:
                 log.exception("on_built callback failed")
 
     def _unreadable(self) -> dict[str, str]:
-        """What the feeds could not read, plus the metrics when every scrape was refused."""
+        """What the feeds could not read, plus the metrics when scrapes or queries failed."""
         found = self.tracker.unreadable()
-        if self.xids.forbidden:
-            found["metrics"] = FORBIDDEN
+        gap = metrics_gap(self.xids.forbidden, self.xids.unread)
+        if gap:
+            found["metrics"] = gap
         return found
 
     def _builder(self) -> SnapshotBuilderLike:
