@@ -172,9 +172,9 @@ def gaps_text(gaps: Sequence[ReadGap], short: bool, cut: int = 0) -> str:
         parts.append(f"cannot read {what}: {hidden} unknown")
     for gap in gaps:
         if not gap.code:
-            why = gap.why if not cut or len(gap.why) <= 12 else \
-                gap.why[:max(11, len(gap.why) - cut - 1)] + "…"
-            parts.append(f"{gap.resource}: cannot read ({why}) · "
+            keep = len(gap.why) - cut - 1 if cut else len(gap.why)
+            why = f" ({gap.why[:keep]}{'…' if cut else ''})" if keep >= 12 else ""
+            parts.append(f"{gap.resource}: cannot read{why} · "
                          f"{gap.short if short else gap.hides} unknown")
     return "⚠ " + " · ".join(parts)
 
