@@ -139,8 +139,9 @@ def _origin_words(reading: XidReading, settings: Settings, exporters: int) -> st
         why = f" ({reading.unread})" if reading.unread else ""
         return f"cannot read{why}: GPU health unknown"
     if reading.origin == "exporters":
-        return (f"dcgm-exporter scrape of {len(reading.health)} of {exporters} node(s) "
-                "via the pod proxy")
+        read = len(reading.health)
+        some = f"{read} of {exporters}" if read < exporters else f"{read}"
+        return f"dcgm-exporter scrape of {some} node(s) via the pod proxy"
     return "none"
 
 
