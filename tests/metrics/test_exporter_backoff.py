@@ -107,3 +107,51 @@ def test_the_xid_reader_backs_off_per_exporter_and_says_why(
     assert tracker.unread.startswith(f"{code} from the pod proxy"), tracker.unread
     assert tracker.unread.endswith(f"on {len(NODES)} of {len(NODES)} exporters")
     assert not tracker.health  # nothing read: unknown, not "no XIDs"
+
+
+def test_a_failing_prometheus_is_asked_again_in_minutes(
+        api_only: EmulatedCluster, tmp_path: object) -> None:
+    """The XID reader asked a down Prometheus at every read (then the exporters); now it
+    waits 15 s, then twice as long after each failure, up to 5 minutes, and says that
+    nothing could be read when no exporter answers either."""
+    import threading
+    from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+
+    from gputui.sources.oneshot import read_objects
+    from gputui.sources.prometheus import PrometheusOptions
+
+    asked: list[str] = []
+
+    class Down(BaseHTTPRequestHandler):
+        def do_GET(self) -> None:  # noqa: N802 - the http.server API
+            asked.append(self.path)
+            self.send_response(503)
+            self.send_header("Content-Length", "0")
+            self.end_headers()
+
+        do_POST = do_GET  # noqa: N815 - the http.server API
+
+        def log_message(self, *args: object) -> None:
+            pass
+
+    server = ThreadingHTTPServer(("127.0.0.1", 0), Down)
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    _cluster(api_only)
+    api_only.inject("status:503~/proxy/metrics")
+    http = _http(api_only, tmp_path)
+    clock = CountingClock()
+    url = f"http://127.0.0.1:{server.server_address[1]}"
+    tracker = XidTracker(http, PrometheusOptions(url, timeout=5.0))
+    tracker.backoff = TargetBackoff(clock=clock)
+    tracker.prometheus_backoff = TargetBackoff(first=15.0, clock=clock)
+    try:
+        objects = read_objects(load_target(str(tmp_path) + "/kc"), NS, http=http)
+        for _ in range(120):  # ten minutes, a read every 5 s
+            tracker.refresh(objects, clock.now)
+            clock.now += 5.0
+    finally:
+        http.close()
+        server.shutdown()
+    assert 3 <= len(asked) <= 8, len(asked)  # before: 120
+    assert tracker.unread.startswith("Prometheus: "), tracker.unread
+    assert "503 from the pod proxy on 3 of 3 exporters" in tracker.unread
