@@ -206,7 +206,10 @@ class XidTracker:
     (node, GPU, XID) is as close as gputui gets to when it happened; later reads keep that
     time. XIDs already there at the first successful read happened at some unknown time
     before gputui started: they keep :data:`~gputui.domain.inputs.WHEN_UNKNOWN`. Read
-    failures keep the previous answer (metrics are an extra, not the stream).
+    failures keep the previous answer (metrics are an extra, not the stream) and are said
+    in :attr:`unread`, so the snapshot calls those nodes' GPU health unknown, not fine; a
+    failing exporter or Prometheus is asked again in seconds to minutes (:attr:`backoff`,
+    :attr:`prometheus_backoff`), not at every read.
     """
 
     def __init__(self, http: KubeHttp, prometheus: str | PrometheusOptions | None = None,
