@@ -205,9 +205,10 @@ class XidTracker:
     gauge only says "the last XID on this GPU was N", so the first read that shows a
     (node, GPU, XID) is as close as gputui gets to when it happened; later reads keep that
     time. XIDs already there at the first successful read happened at some unknown time
-    before gputui started: they keep :data:`~gputui.domain.inputs.WHEN_UNKNOWN`. Read
-    failures keep the previous answer (metrics are an extra, not the stream) and are said
-    in :attr:`unread`, so the snapshot calls those nodes' GPU health unknown, not fine; a
+    before gputui started: they keep :data:`~gputui.domain.inputs.WHEN_UNKNOWN`. A read
+    that raises keeps the previous answer (metrics are an extra, not the stream); exporters
+    or a Prometheus that fail are said in :attr:`unread`, so the snapshot calls the GPU
+    health of the nodes not read unknown, not fine; a
     failing exporter or Prometheus is asked again in seconds to minutes (:attr:`backoff`,
     :attr:`prometheus_backoff`), not at every read.
     """
