@@ -129,6 +129,8 @@ class SnapshotBuilder:
         self._xid_nodes: set[str] = set()
         #: why metrics could not be read this build ("" when read): see :meth:`_nodes`
         self._metrics_gap = ""
+        #: node -> (its view, that view with GPU health unknown), see :meth:`_blinded`
+        self._blind: dict[str, tuple[NodeView, NodeView]] = {}
         self._coming = ComingUpTracker()
         self._joins = JoinTracker(JoinSettings.of(thresholds))
         self._observer = AllocatableObserver()
@@ -149,6 +151,7 @@ class SnapshotBuilder:
         other._deadlines = list(self._deadlines)
         other._configmaps = None if self._configmaps is None else dict(self._configmaps)
         other._xid_nodes, other._slow = set(self._xid_nodes), set(self._slow)
+        other._blind = dict(self._blind)
         other._pods, other._fleet = self._pods.fork(), self._fleet.fork()
         other._upgrades, other._mig = self._upgrades.fork(), self._mig.fork()
         other._coming, other._joins = self._coming.fork(), self._joins.fork()
@@ -319,10 +322,20 @@ class SnapshotBuilder:
             if name in xids:
                 view = self._metrics_view(objects, view, name, now)
             if name in blind:
-                view = replace(view, health_unknown=self._metrics_gap)
+                view = self._blinded(name, view)
             self._publish(name, view)
         self._xid_nodes = xids | blind
+        self._blind = {n: held for n, held in self._blind.items() if n in blind}
         return self._fleet.nodes()
+
+    def _blinded(self, name: str, view: NodeView) -> NodeView:
+        """``view`` with its GPU health unknown; the same object while nothing changed, so
+        publishing it again costs nothing (the trackers compare by identity)."""
+        held = self._blind.get(name)
+        if held is not None and held[0] is view and held[1].health_unknown == self._metrics_gap:
+            return held[1]
+        self._blind[name] = (view, replace(view, health_unknown=self._metrics_gap))
+        return self._blind[name][1]
 
     def _metrics_view(self, objects: ClusterObjects, view: NodeView, name: str,
                       now: float) -> NodeView:
