@@ -89,3 +89,13 @@ def test_a_cluster_without_dcgm_exporter_is_said_plainly_and_not_an_error(
     first = result.stdout.splitlines()[0]
     assert "metrics: none (no dcgm-exporter pods, no --prometheus-url)" in first
     assert "partial:" not in result.stdout and "unknown:" not in result.stdout
+
+
+def test_the_handoff_summary_says_gpu_health_unknown(
+        gputui: Run, api_only: EmulatedCluster, tmp_path: Path) -> None:
+    _cluster(api_only)
+    api_only.inject("status:503~/proxy/metrics")
+    result = _check(gputui, api_only, tmp_path, "--format", "markdown")
+    assert result.returncode == 2, result.stderr
+    assert "No findings in what could be read: GPU health **unknown**" in result.stdout
+    assert "503 from the pod proxy on 3 of 3 exporters" in result.stdout
