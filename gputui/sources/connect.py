@@ -181,7 +181,10 @@ def open_metrics(settings: Settings, source: KubeSource | None) -> MetricsFeed:
         else None
     exporters = None
     if source is not None and not settings.local:
-        exporters = ExporterMetrics(KubeHttp(source.target.configuration))
+        # one wait per exporter pod for both readers (this feed and the source's XID
+        # reader): a failing exporter is asked a few times a minute at most, not by each
+        exporters = ExporterMetrics(KubeHttp(source.target.configuration),
+                                    backoff=source.xids.backoff)
     nvml = NvmlMetrics() if settings.local or on_gpu_node() else None
     clock = source.clock if source is not None else time.time
     return MetricsFeed(prometheus=prometheus, exporters=exporters, nvml=nvml,
