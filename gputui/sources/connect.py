@@ -159,7 +159,7 @@ def _xids(http: KubeHttp, objects: ClusterObjects, settings: Settings) -> XidRea
         except SourceError as error:
             fallback = read_xids(http, objects, WHEN_UNKNOWN)
             if not (fallback.health or fallback.xids or fallback.forbidden):  # nothing answered
-                unread = "; ".join(filter(None, (f"Prometheus: {error}", fallback.unread)))
+                unread = "; ".join(filter(None, (str(error), fallback.unread)))
                 return replace(fallback, note=f"{error}; no exporter read", unread=unread)
             return replace(fallback, note=f"{error}; read from exporters")
     return read_xids(http, objects, WHEN_UNKNOWN)

@@ -188,12 +188,12 @@ def read_with_fallback(http: KubeHttp, objects: ClusterObjects, now: float,
             if waits is not None:
                 waits.answered(PROMETHEUS)
             return reading
-    else:
-        why = str(waits.deferred(PROMETHEUS))
+    else:  # the failure itself, not the wait left: the line stays the same between reads
+        why = waits.phrase(PROMETHEUS)
     fallback = scrape_exporters(http, objects, now, gate=gate, backoff=backoff)
     note = "; ".join(filter(None, (why, fallback.note)))
     if not (fallback.health or fallback.xids or fallback.forbidden):  # no exporter either
-        unread = "; ".join(filter(None, (f"Prometheus: {why}", fallback.unread)))
+        unread = "; ".join(filter(None, (why, fallback.unread)))  # "Prometheus URL: ..."
         return replace(fallback, note=f"{note}; no exporter read", unread=unread)
     return replace(fallback, note=f"{note}; read from exporters")
 

@@ -153,5 +153,5 @@ def test_a_failing_prometheus_is_asked_again_in_minutes(
         http.close()
         server.shutdown()
     assert 3 <= len(asked) <= 8, len(asked)  # before: 120
-    assert tracker.unread.startswith("Prometheus: "), tracker.unread
+    assert tracker.unread.startswith(f"Prometheus {url}: "), tracker.unread
     assert "503 from the pod proxy on 3 of 3 exporters" in tracker.unread
