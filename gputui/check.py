@@ -16,9 +16,9 @@ from typing import TYPE_CHECKING, TextIO
 
 import msgspec
 
-from gputui.domain.checkjson import exit_code, to_check_json
+from gputui.domain.checkjson import exit_code, gpu_health_unknown, to_check_json
 from gputui.domain.model import ClusterSnapshot, Finding
-from gputui.domain.readgaps import gap_phrase, health_unknowable
+from gputui.domain.readgaps import METRICS, gap_phrase, health_unknowable
 from gputui.domain.sanitize import clean_line, clean_tree
 from gputui.logsetup import redact
 from gputui.settings import Settings
@@ -204,6 +204,8 @@ def render_table(snapshot: ClusterSnapshot, notes: Sequence[str] = ()) -> str:
         lines.extend(_format_rows(snapshot.findings))
     elif health_unknowable(snapshot.unreadable):
         lines.append("no findings in what could be read: health unknown (exit 2)")
+    elif gpu_health_unknown(snapshot):
+        lines.append("no findings in what could be read: GPU health unknown (exit 2)")
     else:
         lines.append("no findings")
     return "\n".join(lines) + "\n"
@@ -212,5 +214,6 @@ def render_table(snapshot: ClusterSnapshot, notes: Sequence[str] = ()) -> str:
 def gap_lines(snapshot: ClusterSnapshot) -> list[str]:
     """One line per resource that could not be read, with what it hides: a report that
     leaves them out would read as healthy (ARCHITECTURE.md, CLI contract)."""
-    return [("unknown: " if gap.required else "partial: ") + gap_phrase(gap)
-            for gap in snapshot.gaps]
+    blind = gpu_health_unknown(snapshot)  # no GPU's health read: more than partial
+    return [("unknown: " if gap.required or (blind and gap.resource == METRICS)
+             else "partial: ") + gap_phrase(gap) for gap in snapshot.gaps]

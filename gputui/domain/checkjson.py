@@ -10,7 +10,7 @@ from typing import Any
 
 from gputui.domain.join_model import STAGE_KEYS
 from gputui.domain.model import ClusterSnapshot, Finding, NodeJoin, NodeView, PoolJoins
-from gputui.domain.readgaps import health_unknowable
+from gputui.domain.readgaps import METRICS, health_unknowable
 
 #: exit status when what could not be read makes "healthy" unknowable (as "could not run")
 EXIT_UNKNOWABLE = 2
@@ -89,11 +89,22 @@ def to_check_json(snapshot: ClusterSnapshot) -> dict[str, Any]:
     }
 
 
+def gpu_health_unknown(snapshot: ClusterSnapshot) -> bool:
+    """Whether the metrics could be read for no GPU node (every exporter scrape or query
+    failed, or the pod proxy is refused): then no GPU's health is known."""
+    return METRICS in snapshot.unreadable and bool(snapshot.nodes) and all(
+        view.health_unknown for view in snapshot.nodes.values())
+
+
 def exit_code(snapshot: ClusterSnapshot) -> int:
     """``gputui check`` exit status: 2 when a required resource could not be read ("healthy"
     cannot be told, whatever the findings say: the report is incomplete), else 1 when any
-    finding is warning or worse, else 0. Optional sources (events, configs, metrics) missing
-    only lose findings that come on top, so they keep the exit status."""
+    finding is warning or worse, else 2 when no GPU's health could be read (a warning
+    already makes the cluster unhealthy, so it is 1 then), else 0. Other optional sources
+    (events, configs, some exporters) missing only lose findings that come on top, so they
+    keep the exit status."""
     if health_unknowable(snapshot.unreadable):
         return EXIT_UNKNOWABLE
-    return 1 if any(f.severity.rank >= 2 for f in snapshot.findings) else 0
+    if any(f.severity.rank >= 2 for f in snapshot.findings):
+        return 1
+    return EXIT_UNKNOWABLE if gpu_health_unknown(snapshot) else 0

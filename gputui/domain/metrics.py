@@ -147,6 +147,9 @@ class MetricsReading:
     node: NodeMetrics | None = None
     #: average utilisation (percent) of the nodes on screen that reported one
     node_util: Mapping[str, float] = field(default_factory=dict)
+    #: nodes on screen whose metrics could not be read (a failed or deferred scrape): their
+    #: GPU columns show ``?``, never a blank or the last value as if current
+    unread: tuple[str, ...] = ()
 
 
 EMPTY_METRICS = MetricsReading()

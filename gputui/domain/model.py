@@ -386,6 +386,10 @@ class NodeView:
     #: inputs of the pipeline and findings that could not be read (``pods``, ``daemonsets``,
     #: ``clusterpolicies``): no finding then means "unknown", not "ok"
     unknown: tuple[str, ...] = ()
+    #: why this node's GPU health (XIDs, GPUs present, row remaps) is unknown: its metrics
+    #: could not be read ("503 from the pod proxy on 6 of 6 exporters"); "" when read or
+    #: not asked. No finding then means "unknown", not "ok"
+    health_unknown: str = ""
     #: the node is coming up within its grace (joining, rebooting, an operand restarting);
     #: None when its pipeline is ready, fails, is late or cannot be told
     coming_up: ComingUp | None = None

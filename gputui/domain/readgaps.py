@@ -28,6 +28,10 @@ NOT_SERVED = "not-served"
 #: an object of the resource could not be read (nested deeper than any real object): the
 #: others are kept, but what the refused one would say is unknown
 REFUSED = "refused"
+#: the DCGM metrics (exporter scrapes or Prometheus): their reason is ``forbidden`` for a
+#: refused pod proxy, else the failure in words ("503 from the pod proxy on 6 of 6
+#: exporters"), and what they hide is each node's GPU health (``NodeView.health_unknown``)
+METRICS = "metrics"
 #: the HTTP status behind each reason, for the header's "(403)"
 REASON_CODE: Mapping[str, int] = MappingProxyType({FORBIDDEN: 403, NOT_SERVED: 404})
 
@@ -87,10 +91,11 @@ REACH: Mapping[str, Reach] = MappingProxyType({
     "events": Reach(
         "driver upgrade events (why an upgrade failed, step times)", "events", False,
         "the upgrade state labels still show each node's step; events only add reasons"),
-    "metrics": Reach(
-        "XIDs, missing GPUs and row remaps", "XIDs", False,
+    METRICS: Reach(
+        "GPU health (XIDs, missing GPUs, row remaps)", "GPU health", False,
         "metrics add findings on top of the Kubernetes objects, which still show each "
-        "node's state"),
+        "node's state; a cluster without dcgm-exporter is not a gap. When no node's GPU "
+        "health could be read, check exits 2 unless other findings already say warning"),
     "namespaces": Reach(
         "the kube-system namespace UID (the audit log's actions are matched to this cluster "
         "by server URL only)", "cluster id", False,
@@ -113,6 +118,14 @@ class ReadGap:
     def code(self) -> int:
         """403 or 404 (0 for a reason the sources did not name)."""
         return REASON_CODE.get(self.reason, 0)
+
+    @property
+    def why(self) -> str:
+        """What the header and ``check`` put in brackets: the status (``403``), or the
+        failure in words for a reason that is not one (a metrics read that failed)."""
+        if self.reason == REFUSED:
+            return "an object nested too deep"
+        return str(self.code) if self.code else self.reason
 
 
 def _reach(resource: str) -> Reach:
@@ -157,7 +170,7 @@ def health_unknowable(unreadable: Mapping[str, str]) -> bool:
 
 
 def gap_phrase(gap: ReadGap) -> str:
-    """``cannot read pods (403): operand pipelines, ... unknown``: one line for a report."""
-    code = f" ({gap.code})" if gap.code else (
-        " (an object nested too deep)" if gap.reason == REFUSED else "")
-    return f"cannot read {gap.resource}{code}: {gap.hides} unknown"
+    """``cannot read pods (403): operand pipelines, ... unknown``: one line for a report
+    (``cannot read metrics (503 from the pod proxy on 6 of 6 exporters): GPU health ...``)."""
+    why = f" ({gap.why})" if gap.why else ""
+    return f"cannot read {gap.resource}{why}: {gap.hides} unknown"

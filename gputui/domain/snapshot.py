@@ -53,7 +53,7 @@ from gputui.domain.model import (
 from gputui.domain.node_build import NodeInputs, build_node
 from gputui.domain.podindex import PodIndex, pod_node_name
 from gputui.domain.policy import driver_policies, driver_policy, read_cluster_policy
-from gputui.domain.readgaps import merged, node_unknowns
+from gputui.domain.readgaps import METRICS, merged, node_unknowns
 from gputui.domain.sharing import sharing_config_names
 from gputui.domain.snapshot_mig import MigTracker, configmap_changes
 from gputui.domain.thresholds import DEFAULT_THRESHOLDS, ThresholdsLike
@@ -132,6 +132,10 @@ class SnapshotBuilder:
         self._events: dict[str, UpgradeEvent] = {}
         self._configmaps: dict[tuple[str, str], JsonDict] | None = None
         self._xid_nodes: set[str] = set()
+        #: why metrics could not be read this build ("" when read): see :meth:`_nodes`
+        self._metrics_gap = ""
+        #: node -> (its view, that view with GPU health unknown), see :meth:`_blinded`
+        self._blind: dict[str, tuple[NodeView, NodeView]] = {}
         self._coming = ComingUpTracker()
         self._joins = JoinTracker(JoinSettings.of(thresholds))
         self._observer = AllocatableObserver()
@@ -154,6 +158,7 @@ class SnapshotBuilder:
         other._deadlines = list(self._deadlines)
         other._configmaps = None if self._configmaps is None else dict(self._configmaps)
         other._xid_nodes, other._slow = set(self._xid_nodes), set(self._slow)
+        other._blind = dict(self._blind)
         other._pods, other._fleet = self._pods.fork(), self._fleet.fork()
         other._upgrades, other._mig = self._upgrades.fork(), self._mig.fork()
         other._coming, other._joins = self._coming.fork(), self._joins.fork()
@@ -178,6 +183,7 @@ class SnapshotBuilder:
         """
         unreadable = merged(objects.unreadable, objects.forbidden)
         unknown = node_unknowns(unreadable)
+        self._metrics_gap = unreadable.get(METRICS, "")
         # forbidden is not missing: nothing may be said about a policy gputui cannot read
         policy = (ClusterPolicyView(state="unknown") if "clusterpolicies" in unknown
                   else read_cluster_policy(objects.cluster_policies))
@@ -329,12 +335,28 @@ class SnapshotBuilder:
                           objects.configmaps)
             if name not in xids:
                 self._publish(name, entry.view)
-        for name in sorted(xids | {n for n in self._xid_nodes if n in objects.nodes}):
+        # metrics could not be read: the GPU health of every node not read is unknown
+        blind = ({n for n in objects.nodes if n not in objects.gpu_health}
+                 if self._metrics_gap else set())
+        for name in sorted(xids | blind | {n for n in self._xid_nodes if n in objects.nodes}):
             view = self._entries[name].view
-            self._publish(name, self._metrics_view(objects, view, name, now) if name in xids
-                          else view)
-        self._xid_nodes = xids
+            if name in xids:
+                view = self._metrics_view(objects, view, name, now)
+            if name in blind:
+                view = self._blinded(name, view)
+            self._publish(name, view)
+        self._xid_nodes = xids | blind
+        self._blind = {n: held for n, held in self._blind.items() if n in blind}
         return self._fleet.nodes()
+
+    def _blinded(self, name: str, view: NodeView) -> NodeView:
+        """``view`` with its GPU health unknown; the same object while nothing changed, so
+        publishing it again costs nothing (the trackers compare by identity)."""
+        held = self._blind.get(name)
+        if held is not None and held[0] is view and held[1].health_unknown == self._metrics_gap:
+            return held[1]
+        self._blind[name] = (view, replace(view, health_unknown=self._metrics_gap))
+        return self._blind[name][1]
 
     def _metrics_view(self, objects: ClusterObjects, view: NodeView, name: str,
                       now: float) -> NodeView:

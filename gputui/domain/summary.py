@@ -25,6 +25,7 @@ from datetime import UTC, datetime
 
 from gputui.domain import labels as L
 from gputui.domain.cluster_id import cluster_id
+from gputui.domain.checkjson import gpu_health_unknown
 from gputui.domain.markdown import md_list, md_text
 from gputui.domain.model import ClusterSnapshot, Finding, Severity
 from gputui.domain.operations import Operation
@@ -125,6 +126,9 @@ def findings_section(summary: SummaryInput) -> list[str]:
     if not snapshot.findings:
         if health_unknowable(snapshot.unreadable) or snapshot.loading:
             lines.append("No findings in what could be read: health **unknown** "
+                         "(see \"Could not be read\").")
+        elif gpu_health_unknown(snapshot):  # metrics read for no GPU node
+            lines.append("No findings in what could be read: GPU health **unknown** "
                          "(see \"Could not be read\").")
         else:
             lines.append("No findings.")

@@ -31,7 +31,7 @@ from gputui.sources.prometheus import PrometheusOptions
 from gputui.sources.secrets import remember
 from gputui.sources.userinfo import split_userinfo
 from gputui.sources.health_book import HealthBook, with_evidence
-from gputui.sources.xids import XidReading, XidTracker, read_xids
+from gputui.sources.xids import XidReading, XidTracker, exporter_pods, metrics_gap, read_xids
 
 
 def prometheus_options(settings: Settings) -> PrometheusOptions | None:
@@ -115,28 +115,40 @@ def read_target(target: KubeTarget, settings: Settings, clock: Callable[[], floa
             tracker.http = http
             tracker.refresh(objects, now)
             reading = XidReading(tracker.current, tracker.origin or "exporters",
-                                 health=tracker.health, forbidden=tracker.forbidden)
+                                 health=tracker.health, forbidden=tracker.forbidden,
+                                 unread=tracker.unread)
         else:
             reading = _xids(http, objects, settings)
     finally:
         http.close()
+    exporters = len(exporter_pods(objects))
     if notes is not None:
-        notes.append(f"metrics: {_origin_words(reading, settings)}"
+        notes.append(f"metrics: {_origin_words(reading, settings, exporters)}"
                      + (f" ({reading.note})" if reading.note else ""))
     objects = replace(objects, xids=reading.xids, gpu_health=reading.health)
-    if reading.forbidden:  # every scrape refused (no pods/proxy): XIDs unknown, not none
-        objects = replace(objects, unreadable={**objects.unreadable, "metrics": "forbidden"})
+    gap = metrics_gap(reading.forbidden, reading.unread)
+    if gap:  # scrapes refused or failing: GPU health unknown, not fine
+        objects = replace(objects, unreadable={**objects.unreadable, "metrics": gap})
     gctuning.freeze()  # the objects live until exit: later collections need not walk them
     with gctuning.paused():  # a build's ~10^6 acyclic objects: collections are wasted work
         snapshot: ClusterSnapshot = SnapshotBuilder(settings.thresholds).build(objects, now)
     return snapshot
 
 
-def _origin_words(reading: XidReading, settings: Settings) -> str:
+def _origin_words(reading: XidReading, settings: Settings, exporters: int) -> str:
     if reading.origin == "prometheus":
         return f"Prometheus {settings.prometheus_url}"
+    if reading.origin == "exporters" and not exporters and not settings.prometheus_url:
+        # optional: a cluster without dcgm-exporter is said once, plainly, not an error
+        return "none (no dcgm-exporter pods, no --prometheus-url): GPU health not read"
+    if reading.origin == "exporters" and not reading.health and (reading.unread
+                                                                 or reading.forbidden):
+        why = f" ({reading.unread})" if reading.unread else ""
+        return f"cannot read{why}: GPU health unknown"
     if reading.origin == "exporters":
-        return f"dcgm-exporter scrape of {len(reading.health)} node(s) via the pod proxy"
+        read = len(reading.health)
+        some = f"{read} of {exporters}" if read < exporters else f"{read}"
+        return f"dcgm-exporter scrape of {some} node(s) via the pod proxy"
     return "none"
 
 
@@ -156,6 +168,9 @@ def _xids(http: KubeHttp, objects: ClusterObjects, settings: Settings) -> XidRea
             reading = read_xids(http, objects, time.time(), options, lookback_seconds(settings))
         except SourceError as error:
             fallback = read_xids(http, objects, WHEN_UNKNOWN, counted_at=time.time())
+            if not (fallback.health or fallback.xids or fallback.forbidden):  # nothing answered
+                unread = "; ".join(filter(None, (str(error), fallback.unread)))
+                return replace(fallback, note=f"{error}; no exporter read", unread=unread)
             reading = replace(fallback, note=f"{error}; read from exporters")
     if reading is None:
         reading = read_xids(http, objects, WHEN_UNKNOWN, counted_at=time.time())
@@ -181,7 +196,10 @@ def open_metrics(settings: Settings, source: KubeSource | None) -> MetricsFeed:
         else None
     exporters = None
     if source is not None and not settings.local:
-        exporters = ExporterMetrics(KubeHttp(source.target.configuration))
+        # one wait per exporter pod for both readers (this feed and the source's XID
+        # reader): a failing exporter is asked a few times a minute at most, not by each
+        exporters = ExporterMetrics(KubeHttp(source.target.configuration),
+                                    backoff=source.xids.backoff)
     nvml = NvmlMetrics() if settings.local or on_gpu_node() else None
     clock = source.clock if source is not None else time.time
     return MetricsFeed(prometheus=prometheus, exporters=exporters, nvml=nvml,

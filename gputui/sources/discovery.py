@@ -3,6 +3,11 @@
 The operator namespace is never hard-coded (``gpu-operator``, ``nvidia-gpu-operator`` and
 the old ``gpu-operator-resources`` all exist in the wild): the active ClusterPolicy's
 ``status.namespace`` says it, else the namespace of the ``app=gpu-operator`` pod.
+
+Whether an API is served at all is asked of discovery (:func:`served`), never guessed from a
+list's answer: on a real kube-apiserver, authorization runs before routing, so a viewer
+refused a resource gets 403 whether or not its CRD is installed; discovery documents are
+readable by every authenticated user (``system:discovery``) and say which it is.
 """
 
 from __future__ import annotations
@@ -79,3 +84,40 @@ def discover_namespace(http: KubeHttp, override: str | None = None) -> str | Non
         if namespace:
             return str(namespace)
     return None
+
+
+def _split_collection(path: str) -> tuple[str, str] | None:
+    """``/apis/nvidia.com/v1alpha1/nvidiadrivers`` -> (``/apis/nvidia.com/v1alpha1``,
+    ``nvidiadrivers``); namespaced paths too; None for a path that names no collection."""
+    parts = [part for part in path.split("?")[0].split("/") if part]
+    if parts[:1] == ["api"] and len(parts) >= 2:
+        version, rest = f"/api/{parts[1]}", parts[2:]
+    elif parts[:1] == ["apis"] and len(parts) >= 3:
+        version, rest = f"/apis/{parts[1]}/{parts[2]}", parts[3:]
+    else:
+        return None
+    if len(rest) >= 3 and rest[0] == "namespaces":
+        rest = rest[2:]
+    return (version, rest[0]) if rest else None
+
+
+def served(http: KubeHttp, path: str) -> bool | None:
+    """Whether the server serves the collection at ``path``, from its group version's
+    discovery document: False when the group version is not served (404) or does not list
+    the resource (no such CRD), True when it lists it, None when discovery cannot tell
+    (refused, failing, or an answer that is not a resource list)."""
+    found = _split_collection(path)
+    if found is None:
+        return None
+    version, resource = found
+    try:
+        document = http.get(version)
+    except ApiStatusError as error:
+        return False if error.code == 404 else None
+    except SourceError:
+        return None
+    resources = document.get("resources") if isinstance(document, dict) else None
+    if not isinstance(resources, list):
+        return None
+    return any(isinstance(entry, dict) and entry.get("name") == resource
+               for entry in resources)

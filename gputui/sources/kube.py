@@ -25,7 +25,6 @@ from gputui import gctuning
 from gputui.domain.cluster_id import UID_RESOURCE
 from gputui.domain.inputs import ClusterObjects
 from gputui.domain.model import ClusterSnapshot
-from gputui.domain.readgaps import FORBIDDEN
 from gputui.settings import Thresholds
 from gputui.sources.base import SnapshotCallback, SourceStatus, StatusCallback
 from gputui.sources.cache import ObjectCache
@@ -41,7 +40,7 @@ from gputui.sources.reflector import Backoff, FeedState, Reflector
 from gputui.sources.resources import Feed, cluster_feeds, namespace_feeds, resource_of
 from gputui.sources.status import StatusTracker
 from gputui.domain.health_fields import HealthWindows
-from gputui.sources.xids import XidTracker
+from gputui.sources.xids import XidTracker, metrics_gap
 
 log = logging.getLogger(__name__)
 
@@ -396,10 +395,11 @@ class KubeSource:
                 log.exception("on_built callback failed")
 
     def _unreadable(self) -> dict[str, str]:
-        """What the feeds could not read, plus the metrics when every scrape was refused."""
+        """What the feeds could not read, plus the metrics when scrapes or queries failed."""
         found = self.tracker.unreadable()
-        if self.xids.forbidden:
-            found["metrics"] = FORBIDDEN
+        gap = metrics_gap(self.xids.forbidden, self.xids.unread)
+        if gap:
+            found["metrics"] = gap
         if self._uid_gap is not None:
             found[UID_RESOURCE] = self._uid_gap
         return found

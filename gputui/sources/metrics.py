@@ -2,9 +2,10 @@
 
 Order of sources (ARCHITECTURE.md, data flow 4): Prometheus when configured; the
 dcgm-exporter pods through the API server's pod proxy when it is not, or while it is down
-(retried every :data:`PROMETHEUS_RETRY` seconds); local NVML with ``--local``, or as the last
-resort when gputui runs on a GPU node. Every reading names its source, its time and the
-fallback taken (:class:`~gputui.domain.metrics.MetricsOrigin`).
+(retried after :data:`PROMETHEUS_RETRY` seconds, then ever less often, up to 5 minutes; each
+failing exporter waits its turn too: :mod:`gputui.sources.backoff`); local NVML with
+``--local``, or as the last resort when gputui runs on a GPU node. Every reading names its
+source, its time and the fallback taken (:class:`~gputui.domain.metrics.MetricsOrigin`).
 
 The UI says what is visible with :meth:`MetricsFeed.want` (never blocks) and receives
 :class:`~gputui.domain.metrics.MetricsReading` objects through the callback, from the
@@ -28,6 +29,7 @@ from gputui.domain.metrics import (
     average_util,
     fleet_from_nodes,
 )
+from gputui.sources.backoff import TargetBackoff
 from gputui.sources.errors import AnswerError, SourceError
 from gputui.sources.nvml import NvmlMetrics
 from gputui.sources.prometheus import HOUR, PrometheusMetrics
@@ -35,8 +37,10 @@ from gputui.sources.scrape import ExporterMetrics
 
 log = logging.getLogger(__name__)
 
-#: seconds between attempts to get back to Prometheus while it is down
+#: seconds before the first attempt to get back to Prometheus while it is down (then
+#: doubled after each failure, up to :data:`~gputui.sources.backoff.MAX_RETRY`)
 PROMETHEUS_RETRY = 15.0
+PROMETHEUS = "prometheus"
 #: sparkline samples asked of Prometheus for the selected node (two per braille cell)
 WINDOW_SAMPLES = 120
 
@@ -75,7 +79,8 @@ class MetricsFeed:
         self._thread: threading.Thread | None = None
         self._prom_down_since = 0.0
         self._prom_error = ""
-        self._prom_retry_at = 0.0
+        #: Prometheus down: asked again in 15 s, then twice as long each time, up to 5 min
+        self._prom_backoff: TargetBackoff[str] = TargetBackoff(first=PROMETHEUS_RETRY)
         #: also given each reading and the time it was read at (``--record``)
         self.tap: Callable[[MetricsReading, float], None] | None = None
         self.read_at = 0.0
@@ -145,7 +150,7 @@ class MetricsFeed:
         prometheus = self.prometheus
         if prometheus is None:
             return None
-        if self._prom_down_since and time.monotonic() < self._prom_retry_at:
+        if self._prom_down_since and not self._prom_backoff.due(PROMETHEUS):
             return None
         try:
             fleet = prometheus.fleet(now, self.lookback)
@@ -159,10 +164,12 @@ class MetricsFeed:
             self._prom_error = (f"Prometheus answer unreadable ({error})"
                                 if isinstance(error, AnswerError)
                                 else f"Prometheus unreachable ({error})")
-            log.info("metrics: %s; reading the exporters", self._prom_error)
-            self._prom_retry_at = time.monotonic() + PROMETHEUS_RETRY
+            wait = self._prom_backoff.failed(PROMETHEUS, self._prom_error)
+            log.info("metrics: %s; reading the exporters, Prometheus again in %.0f s",
+                     self._prom_error, wait)
             return None
         self._prom_down_since = 0.0
+        self._prom_backoff.answered(PROMETHEUS)
         origin = MetricsOrigin("prometheus", prometheus.options.url, now)
         return MetricsReading(origin, fleet, node, util)
 
@@ -201,7 +208,7 @@ class MetricsFeed:
         updated = now if nodes else self.last.origin.updated_at
         origin = MetricsOrigin("exporter", "API server pod proxy", updated, fallback, since,
                                error)
-        return MetricsReading(origin, fleet, node, util)
+        return MetricsReading(origin, fleet, node, util, tuple(sorted(errors)))
 
     def _from_nvml(self, now: float, fallback: str, since: float = 0.0) -> MetricsReading:
         nvml = self.nvml

@@ -16,7 +16,7 @@ from gputui.domain.inputs import ClusterObjects
 from gputui.domain.readgaps import FORBIDDEN, NOT_SERVED, REFUSED
 from gputui.sources.cache import ObjectCache
 from gputui.sources.cluster_uid import read_cluster_uid
-from gputui.sources.discovery import discover_namespace, probe
+from gputui.sources.discovery import discover_namespace, probe, served
 from gputui.sources.errors import ApiStatusError
 from gputui.sources.http import KubeHttp
 from gputui.sources.kubeconfig import KubeTarget
@@ -52,6 +52,8 @@ def _read_feed(http: KubeHttp, feed: Feed, cache: ObjectCache) -> tuple[str, str
     try:
         items, _ = list_feed(http, feed, refused=refused)
     except ApiStatusError as error:
+        if error.code == 403 and feed.optional and served(http, feed.path) is False:
+            return feed.name, NOT_SERVED  # RBAC answers before routing: no such CRD here
         if error.code == 403:
             return feed.name, FORBIDDEN
         if error.code == 404 and feed.optional:

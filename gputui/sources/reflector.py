@@ -19,6 +19,7 @@ from typing import Protocol
 
 from gputui.sources.cache import ObjectCache
 from gputui.sources.decode import Page, WatchEvent, decoder_for, resource_version_of
+from gputui.sources.discovery import served
 from gputui.sources.errors import ApiStatusError, SourceError, status_parts
 from gputui.sources.http import KubeHttp, WatchStream
 from gputui.sources.reduce import JsonObj, LabelTimes
@@ -267,7 +268,10 @@ class Reflector:
             self.resource_version = ""
             return
         if error.code == 403 or (error.code == 404 and self.feed.optional):
-            state = FeedState.FORBIDDEN if error.code == 403 else FeedState.ABSENT
+            # RBAC answers before routing: a 403 on a CRD that is not installed is "absent"
+            state = FeedState.ABSENT if error.code == 404 or (
+                self.feed.optional and served(self.http, self.feed.path) is False) \
+                else FeedState.FORBIDDEN
             self.resource_version = ""
             self.cache.clear(self.feed.name)
             self.listener.feed_state(self.feed.name, state, str(error))

@@ -20,7 +20,8 @@ from gputui.domain.health_fields import (
 )
 from gputui.domain.inputs import GpuHealth, GpuId
 from gputui.domain.metrics import NODE_METRICS, ROW_REMAP_FAILURE, TEMP, XID, NodeMetrics
-from gputui.sources.errors import ApiStatusError, SourceError
+from gputui.sources.backoff import TargetBackoff, failure_phrase
+from gputui.sources.errors import AnswerError, ApiStatusError, SourceError
 from gputui.sources.exposition import Sample, parse_samples
 from gputui.sources.history import History
 from gputui.sources.http import KubeHttp
@@ -65,25 +66,43 @@ def proxy_gate() -> ForbiddenGate:
     return ForbiddenGate(f"metrics: {PROXY_FORBIDDEN}")
 
 
+#: an exporter pod, as the back-off knows it: (namespace, pod)
+PodKey = tuple[str, str]
+
+
+def exporter_backoff() -> TargetBackoff[PodKey]:
+    """The per-exporter back-off of one reader (see :mod:`gputui.sources.backoff`)."""
+    return TargetBackoff()
+
+
 def scrape_all(http: KubeHttp, targets: Sequence[T], pod_of: Callable[[T], tuple[str, str]],
-               gate: ForbiddenGate, workers: int) -> list[tuple[T, str | SourceError]]:
+               gate: ForbiddenGate, workers: int, backoff: TargetBackoff[PodKey] | None = None
+               ) -> list[tuple[T, str | SourceError]]:
     """Each target's ``/metrics`` body, or its error, in parallel; nothing while the pod
     proxy is forbidden, and one scrape alone first while that is not known, so a user
     without ``get pods/proxy`` costs the server one refused request per retry period.
+
+    With ``backoff``, an exporter that failed (any status but 403, a timeout) is not asked
+    again until its wait is up: its answer is a :class:`~gputui.sources.backoff.BackingOff`.
+    A body is returned as it came: the caller tells the back-off whether it was metrics
+    (:func:`settle`), since only the caller parses it.
     """
     def one(target: T) -> tuple[T, str | SourceError]:
+        pod = pod_of(target)
         if gate.closed():
             return target, SourceError(gate.message())
+        if backoff is not None and not backoff.due(pod):
+            return target, backoff.deferred(pod)
         try:
-            text = scrape_text(http, *pod_of(target))
+            text = scrape_text(http, *pod)
         except ApiStatusError as error:
             if error.code == 403:
                 gate.refused(error)
                 return target, SourceError(gate.message())
             gate.answered()
-            return target, error
+            return target, _failed(backoff, pod, error)
         except SourceError as error:
-            return target, error
+            return target, _failed(backoff, pod, error)
         gate.answered()
         return target, text
 
@@ -96,6 +115,26 @@ def scrape_all(http: KubeHttp, targets: Sequence[T], pod_of: Callable[[T], tuple
     with ThreadPoolExecutor(max_workers=min(workers, len(rest)),
                             thread_name_prefix="gputui-scrape") as pool:
         return first + list(pool.map(one, rest))
+
+
+def _failed(backoff: TargetBackoff[PodKey] | None, pod: PodKey,
+            error: SourceError) -> SourceError:
+    if backoff is not None:
+        backoff.failed(pod, failure_phrase(error))
+    return error
+
+
+def settle(backoff: TargetBackoff[PodKey] | None, pod: PodKey,
+           error: SourceError | None) -> None:
+    """Tell ``backoff`` how ``pod``'s scrape ended once its body was read: a body that is
+    not metrics (``error``) is a failure like any other; metrics reset the wait. Errors
+    :func:`scrape_all` already counted (statuses, timeouts, a wait not up) are left alone."""
+    if backoff is None:
+        return
+    if error is None:
+        backoff.answered(pod)
+    elif isinstance(error, AnswerError):
+        backoff.failed(pod, failure_phrase(error))
 
 
 def _gpu(labels: Mapping[str, str]) -> int | None:
@@ -139,12 +178,15 @@ class ExporterMetrics:
     """Scrapes exporters for the nodes asked and remembers what they said."""
 
     def __init__(self, http: KubeHttp, history: History | None = None, workers: int = 8,
-                 gate: ForbiddenGate | None = None) -> None:
+                 gate: ForbiddenGate | None = None,
+                 backoff: TargetBackoff[PodKey] | None = None) -> None:
         self.http = http
         self.history = history or History()
         self.workers = workers
         #: closed for minutes after a 403 from the pod proxy (no ``get pods/proxy``)
         self.gate = gate or proxy_gate()
+        #: an exporter that failed is asked again in seconds to minutes, not every refresh
+        self.backoff = backoff if backoff is not None else exporter_backoff()
         self.scrapes = 0
         self.bytes = 0
         #: (node, GPU, XID) -> when gputui first saw it (0: already there at the first read)
@@ -161,15 +203,17 @@ class ExporterMetrics:
         """Scrape each node's exporter (node -> (namespace, pod)); node -> error for failures."""
         errors: dict[str, str] = {}
         answers = scrape_all(self.http, list(targets.items()), lambda item: item[1],
-                             self.gate, self.workers)
-        for (node, _), answer in answers:
+                             self.gate, self.workers, self.backoff)
+        for (node, pod), answer in answers:
             try:
                 if isinstance(answer, SourceError):
                     raise answer
                 samples = parse_samples(answer, PANE_KEPT)
             except SourceError as error:
+                settle(self.backoff, pod, error)
                 errors[node] = str(error)
                 continue
+            settle(self.backoff, pod, None)
             self.scrapes += 1
             self.bytes += len(answer)
             self._note_xids(node, samples, now)

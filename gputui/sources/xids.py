@@ -15,14 +15,25 @@ from dataclasses import dataclass, field, replace
 from gputui.domain.health_fields import HealthWindows
 from gputui.domain.inputs import WHEN_UNKNOWN, ClusterObjects, GpuHealth, XidEvent
 from gputui.domain.pods import as_pod_info
+from gputui.domain.readgaps import FORBIDDEN
 from gputui.domain.xid import xid_from_series
+from gputui.sources.backoff import TargetBackoff, failure_phrase, failures_summary
 from gputui.sources.errors import SourceError
 from gputui.sources.health_book import HealthBook, with_evidence
 from gputui.sources.exposition import parse_samples
 from gputui.sources.http import KubeHttp
 from gputui.sources.prometheus import PrometheusMetrics, PrometheusOptions
 from gputui.sources.retry import ForbiddenGate
-from gputui.sources.scrape import KEPT, PROXY_FORBIDDEN, health_of, proxy_gate, scrape_all
+from gputui.sources.scrape import (
+    KEPT,
+    PROXY_FORBIDDEN,
+    PodKey,
+    exporter_backoff,
+    health_of,
+    proxy_gate,
+    scrape_all,
+    settle,
+)
 from gputui.sources.xid_samples import XID_METRICS, exporter_events
 
 METRIC = "DCGM_FI_DEV_XID_ERRORS"
@@ -43,6 +54,9 @@ class XidReading:
     health: Mapping[str, GpuHealth] = field(default_factory=dict)
     #: every exporter scrape answered 403 (no ``pods/proxy``): XIDs are unknown, not none
     forbidden: bool = False
+    #: why metrics could not be read, where some or all reads failed for another reason
+    #: ("503 from the pod proxy on 6 of 6 exporters"); "" when everything asked answered
+    unread: str = ""
 
 
 def parse_exposition(text: str) -> list[dict[str, str]]:
@@ -71,9 +85,11 @@ def exporter_pods(objects: ClusterObjects) -> list[tuple[str, str, str]]:
 
 def scrape_exporters(http: KubeHttp, objects: ClusterObjects, now: float,
                      workers: int = 16, gate: ForbiddenGate | None = None,
-                     counted_at: float = 0.0) -> XidReading:
-    """Scrape each exporter through the pod proxy (unreachable exporters are skipped;
-    after a 403, none for minutes: see :func:`~gputui.sources.scrape.scrape_all`).
+                     counted_at: float = 0.0,
+                     backoff: TargetBackoff[PodKey] | None = None) -> XidReading:
+    """Scrape each exporter through the pod proxy (after a 403, none for minutes: see
+    :func:`~gputui.sources.scrape.scrape_all`; with ``backoff``, an exporter that failed
+    waits its turn). Exporters that fail are said in ``unread``: their GPUs are unknown.
 
     Each XID is stamped ``now``; one only the exporter's counter shows is stamped within
     its window of ``counted_at`` (the clock, where ``now`` is a stand-in such as
@@ -83,23 +99,31 @@ def scrape_exporters(http: KubeHttp, objects: ClusterObjects, now: float,
         return XidReading(origin="skipped", note=f"{len(pods)} exporters: not scraped, "
                                                  "pass --prometheus-url")
     gate = gate or proxy_gate()
+    if backoff is not None:
+        backoff.keep_only((namespace, name) for namespace, name, _ in pods)
 
-    def read(answer: str | SourceError, node: str
-             ) -> tuple[str, list[XidEvent], GpuHealth | None]:
+    def read(answer: str | SourceError, pod: tuple[str, str, str]
+             ) -> tuple[str, list[XidEvent], GpuHealth | str]:
+        node = pod[2]
         try:
             if isinstance(answer, SourceError):
                 raise answer
             samples = parse_samples(answer, KEPT | XID_METRICS)
-        except SourceError:
-            return node, [], None
+        except SourceError as error:
+            settle(backoff, pod[:2], error)
+            return node, [], failure_phrase(error)
+        settle(backoff, pod[:2], None)
         return node, exporter_events(samples, now, counted_at or now), health_of(samples)
 
-    answers = scrape_all(http, pods, lambda pod: (pod[0], pod[1]), gate, workers)
-    results = [read(answer, pod[2]) for pod, answer in answers]
-    health = {node: found for node, _, found in results if found is not None}
+    answers = scrape_all(http, pods, lambda pod: (pod[0], pod[1]), gate, workers, backoff)
+    results = [read(answer, pod) for pod, answer in answers]
+    health = {node: found for node, _, found in results if isinstance(found, GpuHealth)}
+    forbidden = bool(pods) and bool(gate.message())
+    failed = [found for _, _, found in results if isinstance(found, str)]
     return XidReading(_group((node, e) for node, events, _ in results for e in events),
                       "exporters", note=PROXY_FORBIDDEN if gate.message() else "",
-                      health=health, forbidden=bool(pods) and bool(gate.message()))
+                      health=health, forbidden=forbidden,
+                      unread="" if forbidden else failures_summary(failed, len(pods)))
 
 
 def query_prometheus(url: str | PrometheusOptions, now: float, timeout: float = 10.0,
@@ -131,20 +155,47 @@ def read_xids(http: KubeHttp, objects: ClusterObjects, now: float,
     return scrape_exporters(http, objects, now, gate=gate, counted_at=counted_at)
 
 
+def metrics_gap(forbidden: bool, unread: str) -> str:
+    """What the snapshot's ``unreadable["metrics"]`` says ("" when the metrics were read):
+    ``forbidden`` for a refused pod proxy (a 403, as for any resource), else why the reads
+    failed. The domain says what that hides (:mod:`gputui.domain.readgaps`)."""
+    return FORBIDDEN if forbidden else unread
+
+
+#: the key of Prometheus in a reader's back-off (one server, unlike the exporters)
+PROMETHEUS = "prometheus"
+
+
 def read_with_fallback(http: KubeHttp, objects: ClusterObjects, now: float,
                        prometheus: str | PrometheusOptions | None,
-                       lookback: float = 3600.0, gate: ForbiddenGate | None = None
-                       ) -> XidReading:
+                       lookback: float = 3600.0, gate: ForbiddenGate | None = None,
+                       backoff: TargetBackoff[PodKey] | None = None,
+                       prometheus_backoff: TargetBackoff[str] | None = None) -> XidReading:
     """Prometheus when configured; if it fails (down, or answering what gputui cannot
-    read), the exporters, saying why."""
-    if prometheus:
+    read), the exporters, saying why. With ``prometheus_backoff``, a Prometheus that failed
+    is not asked again before its wait is up (the exporters answer meanwhile)."""
+    if not prometheus:
+        return scrape_exporters(http, objects, now, gate=gate, backoff=backoff)
+    waits = prometheus_backoff
+    if waits is None or waits.due(PROMETHEUS):
         try:
-            return read_xids(http, objects, now, prometheus, lookback)
+            reading = read_xids(http, objects, now, prometheus, lookback)
         except SourceError as error:
-            fallback = scrape_exporters(http, objects, now, gate=gate)
-            why = "; ".join(filter(None, (str(error), fallback.note)))
-            return replace(fallback, note=f"{why}; read from exporters")
-    return scrape_exporters(http, objects, now, gate=gate)
+            why = str(error)
+            if waits is not None:
+                waits.failed(PROMETHEUS, why)
+        else:
+            if waits is not None:
+                waits.answered(PROMETHEUS)
+            return reading
+    else:  # the failure itself, not the wait left: the line stays the same between reads
+        why = waits.phrase(PROMETHEUS)
+    fallback = scrape_exporters(http, objects, now, gate=gate, backoff=backoff)
+    note = "; ".join(filter(None, (why, fallback.note)))
+    if not (fallback.health or fallback.xids or fallback.forbidden):  # no exporter either
+        unread = "; ".join(filter(None, (why, fallback.unread)))  # "Prometheus URL: ..."
+        return replace(fallback, note=f"{note}; no exporter read", unread=unread)
+    return replace(fallback, note=f"{note}; read from exporters")
 
 
 class XidTracker:
@@ -158,8 +209,11 @@ class XidTracker:
     the worst one is graded, not the last. XIDs already there at the first successful read
     happened at some unknown time before gputui started: they keep
     :data:`~gputui.domain.inputs.WHEN_UNKNOWN` (unless the exporter's counter says they are
-    within its window). Read failures keep the previous answer (metrics are an extra, not
-    the stream).
+    within its window). A read that raises keeps the previous answer (metrics are an extra,
+    not the stream); exporters or a Prometheus that fail are said in :attr:`unread`, so the
+    snapshot calls the GPU health of the nodes not read unknown, not fine; a failing
+    exporter or Prometheus is asked again in seconds to minutes (:attr:`backoff`,
+    :attr:`prometheus_backoff`), not at every read.
     """
 
     def __init__(self, http: KubeHttp, prometheus: str | PrometheusOptions | None = None,
@@ -180,25 +234,34 @@ class XidTracker:
         self.origin = ""
         #: the last read was refused (403 on every exporter): XIDs are unknown
         self.forbidden = False
+        #: why metrics could not be read at the last read (some or all of them), or ""
+        self.unread = ""
         self._seen: dict[tuple[str, int, int], XidEvent] = {}
         self._read_once = False
         self._last_read = WHEN_UNKNOWN
         #: shared by every read: after a 403 from the pod proxy, none for minutes
         self.gate = proxy_gate()
+        #: a failing exporter, or Prometheus, is asked again in seconds to minutes
+        self.backoff = exporter_backoff()
+        self.prometheus_backoff: TargetBackoff[str] = TargetBackoff(first=15.0)
 
     def refresh(self, objects: ClusterObjects, now: float) -> bool:
         """Read again; True when the XIDs or the GPU health changed."""
         try:
             reading = read_with_fallback(self.http, objects, now, self.prometheus,
-                                         self.lookback, self.gate)
-        except SourceError:
-            return False
+                                         self.lookback, self.gate, self.backoff,
+                                         self.prometheus_backoff)
+        except SourceError as error:  # kept: the previous answer; said: it failed
+            unread, self.unread = self.unread, failure_phrase(error)
+            return unread != self.unread
         reading = replace(reading, health=with_evidence(
             reading.origin, reading.health, now, self.book, self.prometheus))
         stamp = now if self._read_once else self.born
         self._read_once = True
-        forbidden_changed = reading.forbidden != self.forbidden
+        forbidden_changed = (reading.forbidden, reading.unread) != (self.forbidden,
+                                                                     self.unread)
         self.forbidden = reading.forbidden
+        self.unread = reading.unread
         self.origin = reading.origin
         timed = reading.origin == "prometheus"
         seen: dict[tuple[str, int, int], XidEvent] = {}

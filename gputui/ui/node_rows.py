@@ -137,7 +137,7 @@ def _finding(view: NodeView, queued: Finding | None = None) -> Cell:
     extra = len(view.findings) - 1
     if queued is not None and (worst is None or queued.severity.rank > worst.severity.rank):
         worst, extra = queued, len(view.findings)
-    if worst is None and view.unknown:
+    if worst is None and (view.unknown or view.health_unknown):
         return UNKNOWN_WORD, UNKNOWN_ROLE  # nothing found in what could be read
     if worst is None:
         return "✔ ok", "ok"
@@ -164,6 +164,16 @@ CELLS: Final[Mapping[str, Callable[[NodeView], Cell]]] = {
     "sharing": _sharing,
     "finding": _finding,
 }
+
+
+#: a GPU metric cell whose metrics could not be read: unknown, not blank
+UNREAD_UTIL: Final = ("?", UNKNOWN_ROLE)
+
+
+def no_util(view: NodeView) -> Cell:
+    """The utilisation cell of a row without a reading: ``?`` when the node's metrics
+    could not be read (its GPU health is unknown), else blank (not read yet, or none)."""
+    return UNREAD_UTIL if view.health_unknown else NO_UTIL
 
 
 def util_cell(util: float | None) -> Cell:
@@ -201,7 +211,8 @@ CELL_SORT_KEYS: Final[Mapping[str, Callable[[NodeView], Hashable]]] = {
     "sharing": lambda v: (v.sharing_strategy, v.sharing_replicas),
     # worst first when ascending: that is the order an on-call operator wants by default
     # an unknown row sorts between the rows with findings and the healthy ones
-    "finding": lambda v: (-(v.worst.rank if v.worst else 0.5 if v.unknown else 0),
+    "finding": lambda v: (-(v.worst.rank if v.worst else 0.5 if v.unknown or v.health_unknown
+                            else 0),
                           -len(v.findings)),
 }
 

@@ -172,5 +172,5 @@ def test_refused_exporter_scrapes_report_metrics_unknown_keep_exit(
     result = gputui("check", "--json", "--kubeconfig", str(path))
     report = json.loads(result.stdout)
     assert {"resource": "metrics", "reason": "forbidden", "required": False,
-            "hides": "XIDs, missing GPUs and row remaps"} in report["unreadable"]
+            "hides": "GPU health (XIDs, missing GPUs, row remaps)"} in report["unreadable"]
     assert result.returncode == 1, result.stderr  # the node's own findings, not 2

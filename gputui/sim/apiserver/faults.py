@@ -5,7 +5,9 @@ latency, 429 with ``Retry-After`` (priority and fairness), 500 and 503, a connec
 mid-body, watches closed early or answered ``410 Expired``, the whole server down (every
 connection dropped without an answer, open watches cut), one resource forbidden (403), an
 eviction refused forever as a disruption budget would (429), and the dcgm-exporters behind the
-pod proxy hanging or answering garbage.
+pod proxy hanging or answering garbage, or any path answering a chosen status (``status:CODE``:
+a pod proxy that may not reach the exporters answers 400 "address not allowed", a dead or
+firewalled pod 503).
 
 Grammar (one item of ``gputui sim --faults``, a scenario's ``faults:`` list, or
 :meth:`FaultInjector.add`)::
@@ -15,7 +17,9 @@ Grammar (one item of ``gputui sim --faults``, a scenario's ``faults:`` list, or
 ``START`` and ``DURATION`` are wall-clock seconds since the server started (``30``, ``30s``,
 ``5m``): the network misbehaves in real time, whatever the emulated clock's speed.
 ``PERCENT`` (default 100) is the share of matching requests that get the fault; ``~PATH``
-narrows it to requests whose path contains PATH (``500~/eviction``: evictions fail).
+narrows it to requests whose path contains PATH (``500~/eviction``: evictions fail). Exporter
+scrapes through the pod proxy get only the ``exporter-*`` faults and those naming a ``~PATH``
+(``503~/proxy/metrics``): a server-wide 500 is about the API, not the exporters behind it.
 
 ==================  ===========================================================================
 ``latency:MS``      every matching request waits MS milliseconds first
@@ -32,10 +36,17 @@ narrows it to requests whose path contains PATH (``500~/eviction``: evictions fa
 ``evict-refuse``    every eviction refused (429) as a disruption budget would, forever
 ``exporter-hang``   exporter scrapes through the pod proxy never answer (the client times out)
 ``exporter-garbage`` exporter scrapes answer text that is not the exposition format
+``status:CODE``     ``CODE`` (400-599) with the Status a real kube-apiserver sends: 400
+                    ``BadRequest`` "address not allowed" (the pod proxy refusing a pod IP),
+                    404 ``NotFound`` (an API not served), 503 "error trying to reach
+                    service" (a dead or firewalled pod behind the proxy), others generic
 ==================  ===========================================================================
 
 Examples: ``429:1%50`` (half the requests throttled, as measured against kubectl),
-``down@30s+20s``, ``watch-410%30,reset%5,seed:7``, ``forbid:events``.
+``down@30s+20s``, ``watch-410%30,reset%5,seed:7``, ``forbid:events``,
+``status:400~/proxy/metrics`` (every exporter scrape refused as "address not allowed"),
+``forbid:nvidiadrivers,status:404~/apis/nvidia.com/v1alpha1`` (no NVIDIADriver CRD, and a
+viewer refused the unknown resource, as RBAC does before routing).
 """
 
 from __future__ import annotations
@@ -59,7 +70,7 @@ KINDS: dict[str, tuple[str, str]] = {
     "latency": ("MS", ""), "429": ("SECONDS", "1"), "500": ("", ""), "503": ("SECONDS", "1"),
     "reset": ("", ""), "watch-close": ("", ""), "watch-410": ("", ""), "down": ("", ""),
     "forbid": ("RESOURCE", ""), "evict-refuse": ("", ""), "exporter-hang": ("", ""),
-    "exporter-garbage": ("", ""),
+    "exporter-garbage": ("", ""), "status": ("CODE", ""),
 }
 _ITEM = re.compile(r"^(?P<kind>[a-z0-9-]+)(?::(?P<arg>[^%@+~]+))?(?:~(?P<path>[^%@+]+))?"
                    r"(?:%(?P<pct>\d+(?:\.\d+)?))?(?:@(?P<start>[0-9.]+[smh]?))?"
@@ -124,6 +135,8 @@ def parse_api_fault(item: str) -> ApiFault:
         raise FaultSpecError(f"fault {item!r}: {kind} takes no argument")
     if needs in ("MS", "SECONDS") and not re.fullmatch(r"\d+(\.\d+)?", arg):
         raise FaultSpecError(f"fault {item!r}: {needs} must be a number")
+    if needs == "CODE" and not (arg.isdigit() and 400 <= int(arg) <= 599):
+        raise FaultSpecError(f"fault {item!r}: CODE must be an HTTP error status (400-599)")
     percent = float(match.group("pct") or 100)
     if not 0 <= percent <= 100:
         raise FaultSpecError(f"fault {item!r}: percent must be 0-100")
@@ -151,6 +164,19 @@ _STATUS_ANSWERS = {
     "503": (503, "ServiceUnavailable", "the server is currently unable to handle the request"),
     "evict-refuse": (429, "TooManyRequests",
                      "Cannot evict pod as it would violate the pod's disruption budget."),
+}
+#: ``status:CODE`` -> the reason and message a kube-apiserver sends with that code. 400 is
+#: the pod proxy's answer for a pod IP it may not proxy to (``proxyutil.IsProxyableIP``:
+#: "address not allowed"); 503 its answer when the pod does not answer the dial
+_CODE_ANSWERS = {
+    400: ("BadRequest", "address not allowed"),
+    403: ("Forbidden", "forbidden: injected fault"),
+    404: ("NotFound", "the server could not find the requested resource"),
+    500: ("InternalError", "Internal error occurred: injected fault"),
+    502: ("BadGateway", "error trying to reach service: EOF"),
+    503: ("ServiceUnavailable", "error trying to reach service: dial tcp 10.244.0.9:9400: "
+                                "connect: connection refused"),
+    504: ("Timeout", "error trying to reach service: dial tcp 10.244.0.9:9400: i/o timeout"),
 }
 
 
@@ -195,6 +221,14 @@ def _resource(request: web.Request) -> str:
 def _is_exporter_scrape(request: web.Request) -> bool:
     return "/pods/" in request.path and "/proxy" in request.path and \
         "dcgm-exporter" in request.path
+
+
+def _reaches(fault: ApiFault, request: web.Request) -> bool:
+    """``exporter-*`` faults touch only exporter scrapes; the others touch scrapes only when
+    they name a ``~PATH`` (``503~/proxy/metrics``), else only the API itself."""
+    if fault.kind.startswith("exporter-"):
+        return _is_exporter_scrape(request)
+    return bool(fault.path) or not _is_exporter_scrape(request)
 
 
 class FaultInjector:
@@ -253,7 +287,7 @@ class FaultInjector:
                 continue
             if kind == "evict-refuse" and not request.path.endswith("/eviction"):
                 continue
-            if kind.startswith("exporter-") != _is_exporter_scrape(request):
+            if not _reaches(fault, request):
                 continue
             if self._roll(fault):
                 picked.append(fault)
@@ -294,6 +328,10 @@ class FaultInjector:
             return _drop(request)
         if kind == "forbid":
             return _forbidden(request, fault.arg)
+        if kind == "status":
+            code = int(fault.arg)
+            reason, message = _CODE_ANSWERS.get(code, ("", "injected fault"))
+            return _status(code, reason, message)
         if kind in _STATUS_ANSWERS:
             code, reason, message = _STATUS_ANSWERS[kind]
             return _status(code, reason, message.format(resource=fault.arg,

@@ -147,13 +147,22 @@ def naming(findings: Sequence[Finding], node: str) -> tuple[Finding, ...]:
     return tuple(f for f in findings if f.node is None and node in f.nodes)
 
 
+def _unread(node: NodeView) -> list[str]:
+    """What could not be read for ``node``, in words."""
+    said = [f"{', '.join(node.unknown)} cannot be read"] if node.unknown else []
+    if node.health_unknown:
+        said.append(f"GPU health unknown: metrics cannot be read ({node.health_unknown})")
+    return said
+
+
 def findings_block(node: NodeView, palette: Palette = PLAIN,
                    cluster: Sequence[Finding] = ()) -> RenderableType:
     """The node's findings, worst first, each with its hint, then the cluster-wide ones
     that name it (``cluster``, from :func:`naming`)."""
-    if not node.findings and not cluster and node.unknown:  # nothing found in what was read
+    if not node.findings and not cluster and (node.unknown or node.health_unknown):
+        # nothing found in what was read
         return Text(f"{UNKNOWN_WORD}: no findings in what could be read; "
-                    f"{', '.join(node.unknown)} cannot be read", style=palette.role(UNKNOWN_ROLE))
+                    + "; ".join(_unread(node)), style=palette.role(UNKNOWN_ROLE))
     if not node.findings and not cluster:
         return Text("✔ no findings", style=palette.role("ok"))
     lines: list[RenderableType] = []

@@ -139,7 +139,7 @@ class NodesScreen(GpuScreen):
     def show_metrics(self, reading: MetricsReading, now: float) -> None:
         """A metrics reading: the utilisation column, the metrics tab when shown."""
         self.metrics, self.now = reading, max(self.now, now)
-        self.table.show_util(reading.node_util)
+        self.table.show_util(reading.node_util, reading.unread)
         self._feed_metrics()
         self._ask_metrics()  # rows scrolled since the last reading are read next time
 

@@ -9,7 +9,7 @@ and re-sorts. Colour never carries meaning alone: cells keep their symbol and wo
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Collection, Mapping
 
 from rich.text import Text
 from textual.message import Message
@@ -20,11 +20,12 @@ from gputui.domain.model import EMPTY_SNAPSHOT, ClusterSnapshot, NodeView
 from gputui.ui.node_rows import (
     COLUMNS,
     METRIC_COLUMNS,
-    NO_UTIL,
     SORTABLE,
+    UNREAD_UTIL,
     Cell,
     NodeFilter,
     cell_sort_keys,
+    no_util,
     node_cells,
     requeue,
     sort_value,
@@ -154,10 +155,12 @@ class NodeTable(MarkColumn):
         keys = (row_key_at(self, i) for i in range(top, end))
         return [str(key.value) for key in keys if key is not None]
 
-    def show_util(self, util: Mapping[str, float]) -> None:
-        """Fill the utilisation column of the rows that have a reading (rows on screen)."""
-        for name, value in util.items():
-            cell = util_cell(value)
+    def show_util(self, util: Mapping[str, float], unread: Collection[str] = ()) -> None:
+        """Fill the utilisation column of the rows that have a reading (rows on screen);
+        rows whose metrics could not be read (``unread``) show ``?``, not their last value."""
+        cells = {**{name: UNREAD_UTIL for name in unread},
+                 **{name: util_cell(value) for name, value in util.items()}}
+        for name, cell in cells.items():
             if name in self._views and self._util.get(name) != cell:
                 self._util[name] = cell
                 self.update_cell(name, "util", self._text(cell))
@@ -296,13 +299,17 @@ class NodeTable(MarkColumn):
 
     def _add(self, view: NodeView) -> None:
         self._views[view.name] = view
-        util = self._text(self._util.get(view.name, NO_UTIL))
+        util = self._text(self._util.get(view.name, no_util(view)))
         self.put_row(view.name, {"mark": self._mark_text(view.name), "util": util,
                                  **self._data_texts(view)})
 
     def _patch(self, view: NodeView) -> bool:
         """Write the changed cells of one row; True when its place in the sort changed."""
+        old = self._views.get(view.name)
         self._views[view.name] = view
+        if view.name not in self._util and (old is None
+                                            or old.health_unknown != view.health_unknown):
+            self.update_cell(view.name, "util", self._text(no_util(view)))
         return self.put_row(view.name, self._data_texts(view))
 
     def _resort(self, cursor: str | None = None) -> None:
@@ -371,8 +378,7 @@ class NodeTable(MarkColumn):
         for name, view in self._views.items():
             for key, text in self._data_texts(view).items():
                 self.update_cell(name, key, text)
-            if name in self._util:
-                self.update_cell(name, "util", self._text(self._util[name]))
+            self.update_cell(name, "util", self._text(self._util.get(name, no_util(view))))
             self._set_mark_cell(name)
 
 

@@ -20,7 +20,7 @@ from textual.widgets import Static
 from gputui.actions.operations import Operation
 from gputui.domain.metrics import FleetMetrics
 from gputui.domain.model import EMPTY_SNAPSHOT, ClusterSnapshot
-from gputui.domain.readgaps import ReadGap
+from gputui.domain.readgaps import METRICS, ReadGap
 from gputui.domain.timefmt import duration
 from gputui.sources.base import Connection, SourceStatus
 from gputui.ui.render.fleet import fleet_line
@@ -143,7 +143,8 @@ def _append_counts(tail: Text, snapshot: ClusterSnapshot, palette: Palette) -> N
         tail.append(f" ({counts.mig_devices} MIG)")
     tail.append(" │ ")
     # nodes with nothing found in what could be read: not "ok", unknown
-    unknown = sum(1 for view in snapshot.nodes.values() if view.unknown and not view.findings)
+    unknown = sum(1 for view in snapshot.nodes.values()
+                  if (view.unknown or view.health_unknown) and not view.findings)
     if unknown:
         found = counts.nodes_with_findings
         tail.append(f"{found} with findings, {unknown} unknown" if found
@@ -154,26 +155,42 @@ def _append_counts(tail: Text, snapshot: ClusterSnapshot, palette: Palette) -> N
     tail.append(f" │ {counts.upgrades_in_progress} upgrading")
 
 
-def gaps_text(gaps: Sequence[ReadGap], short: bool) -> str:
-    """``⚠ cannot read pods (403): pipelines and GPU pods unknown`` (grouped by status)."""
-    by_code: dict[int, list[str]] = {}
+def gaps_text(gaps: Sequence[ReadGap], short: bool, cut: int = 0) -> str:
+    """``⚠ cannot read pods (403): pipelines and GPU pods unknown`` (grouped by status);
+    a read that failed for a reason in words is said apart, that reason ``cut`` characters
+    shorter: ``metrics: cannot read (503 from the pod proxy on 6 of 6 exporters) · GPU
+    health unknown``."""
+    coded = [gap for gap in gaps if gap.code]
+    parts = []
+    if coded:
+        by_code: dict[int, list[str]] = {}
+        for gap in coded:
+            by_code.setdefault(gap.code, []).append(gap.resource)
+        what = "; ".join(", ".join(names) + f" ({code})" for code, names in by_code.items())
+        hidden = (", " if short else "; ").join(gap.short if short else gap.hides
+                                                for gap in coded)
+        parts.append(f"cannot read {what}: {hidden} unknown")
     for gap in gaps:
-        by_code.setdefault(gap.code, []).append(gap.resource)
-    what = "; ".join(", ".join(names) + (f" ({code})" if code else "")
-                     for code, names in by_code.items())
-    hidden = (", " if short else "; ").join(gap.short if short else gap.hides for gap in gaps)
-    return f"⚠ cannot read {what}: {hidden} unknown"
+        if not gap.code:
+            keep = len(gap.why) - cut - 1 if cut else len(gap.why)
+            why = f" ({gap.why[:keep]}{'…' if cut else ''})" if keep >= 12 else ""
+            parts.append(f"{gap.resource}: cannot read{why} · "
+                         f"{gap.short if short else gap.hides} unknown")
+    return "⚠ " + " · ".join(parts)
 
 
 def gaps_line(snapshot: ClusterSnapshot, width: int, palette: Palette = PLAIN) -> Text:
     """Line 3, only when something could not be read: what, and what it hides (the long
-    words when they fit, the short ones at 80 columns); a forbidden read is never silent."""
+    words when they fit, the short ones at 80 columns, then shorter reasons); a forbidden
+    or failing read is never silent."""
     gaps = snapshot.gaps
     text = gaps_text(gaps, short=False)
     if len(text) > width:
         text = gaps_text(gaps, short=True)
-    required = any(gap.required for gap in gaps)
-    line = Text(text, style=palette.colour("unknown" if required else "warn"),
+    if len(text) > width:
+        text = gaps_text(gaps, short=True, cut=len(text) - width)
+    unknown = any(gap.required or gap.resource == METRICS for gap in gaps)
+    line = Text(text, style=palette.colour("unknown" if unknown else "warn"),
                 no_wrap=True)
     line.truncate(width, overflow="ellipsis")
     return line
