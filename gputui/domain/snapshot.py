@@ -29,7 +29,7 @@ from gputui.domain.findings_cluster import (
     no_gpu_nodes_seen,
 )
 from gputui.domain.findings_metrics import latest_per_gpu, metric_findings
-from gputui.domain.findings_upgrade import required_stalled, upgrade_blocked
+from gputui.domain.findings_upgrade import required_stalled
 from gputui.domain.fleet import Fleet, finding_order
 from gputui.domain.inputs import ClusterObjects, GpuHealth, JsonDict, XidEvent
 from gputui.domain.join_pools import JoinSettings, JoinTracker, slow_join_findings
@@ -55,6 +55,7 @@ from gputui.domain.readgaps import merged, node_unknowns
 from gputui.domain.sharing import sharing_config_names
 from gputui.domain.snapshot_mig import MigTracker, configmap_changes
 from gputui.domain.thresholds import DEFAULT_THRESHOLDS, ThresholdsLike
+from gputui.domain.upgrade_blocked import podless_nodes, upgrade_blocked
 from gputui.domain.upgrade_events import last_events
 from gputui.domain.upgrade_index import UpgradeTracker
 
@@ -131,6 +132,8 @@ class SnapshotBuilder:
         self._joins = JoinTracker(JoinSettings.of(thresholds))
         self._observer = AllocatableObserver()
         self._slow: set[str] = set()
+        #: since when the driver DaemonSet's pods have differed from desired (None: they match)
+        self._blocked_since: float | None = None
 
     def fork(self) -> SnapshotBuilder:
         """An independent builder in this one's state, for a fraction of a full build.
@@ -201,7 +204,7 @@ class SnapshotBuilder:
                                       events, now, groups)
         cluster: list[Finding] = []
         if not shared.loading:
-            cluster = upgrade_blocked(upgrade) + daemonset_findings(daemonsets, nodes)
+            cluster = self._blocked(upgrade, nodes, now) + daemonset_findings(daemonsets, nodes)
             cluster += required_stalled(upgrade, nodes, self._thresholds, now, groups)
             cluster += no_gpu_nodes_seen(policy, nodes)
             normal, blamed = (self._normal_life(upgrade, cluster) if policy.state == "notReady"
@@ -215,6 +218,16 @@ class SnapshotBuilder:
             forbidden=objects.forbidden, loading=objects.loading, unreadable=unreadable,
             sharing_configs=sharing_config_names(objects.configmaps, namespace,
                                                  policy.device_plugin_config), joins=joins)
+
+    def _blocked(self, upgrade: UpgradeView, nodes: Mapping[str, NodeView],
+                 now: float) -> list[Finding]:
+        """``upgrade-blocked``, with since when this builder has seen the driver
+        DaemonSet's pod count differ from desired (its own observation across builds)."""
+        if upgrade.blocked is None or upgrade.blocked.startswith("maxUnavailable"):
+            self._blocked_since = None
+        elif self._blocked_since is None or self._blocked_since > now:
+            self._blocked_since = now  # (a replay may step back in time)
+        return upgrade_blocked(upgrade, self._blocked_since, podless_nodes(nodes, now), now)
 
     def _normal_life(self, upgrade: UpgradeView, cluster: Sequence[Finding]) -> tuple[str, str]:
         """(what explains a notReady ClusterPolicy as normal life, the node findings it is

@@ -244,10 +244,16 @@ def test_upgrade_stalled_after_threshold() -> None:
                                                 label_times=times))
 
 
-def test_upgrade_blocked_is_critical_and_cluster_wide() -> None:
+def test_upgrade_blocked_is_cluster_wide_and_critical_once_it_lasts() -> None:
+    """Seen once it is info (BuildState retries every cycle; see test_upgrade_blocked.py),
+    seen past the grace it is critical and leads the list."""
     ds = f.daemonset("nvidia-driver-daemonset", desired=2, current=1,
                      operand_component="nvidia-driver")
-    snap = build(daemonsets=[ds])
+    builder = SnapshotBuilder()
+    x = only(builder.build(f.objects([f.node()], f.healthy_pods(), daemonsets=[ds]), f.T0),
+             "upgrade-blocked")
+    assert x.severity is Severity.INFO and x.node is None
+    snap = builder.build(f.objects([f.node()], f.healthy_pods(), daemonsets=[ds]), f.T0 + 600)
     x = only(snap, "upgrade-blocked")
     assert x.severity is Severity.CRITICAL and x.node is None
     assert snap.findings[0].code == "upgrade-blocked"
