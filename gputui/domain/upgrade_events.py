@@ -89,11 +89,11 @@ def failure_summary(event: UpgradeEvent | None) -> str:
         return f"in {step}: {why}"
     if step:
         return f"in {step}"
-    if not why and state_named(event.message):
-        # only "Successfully updated node state label to upgrade-failed" is left: quoting it
-        # says nothing the state label does not, and hides that the step is unknown
-        return STEP_EXPIRED
-    return why or event.message
+    # no Warning says why and the step's own events are gone: what is left ("Successfully
+    # updated node state label to upgrade-failed", or the annotation removal that follows a
+    # validation timeout) says nothing the state label does not, and would hide that the
+    # step is unknown
+    return why or STEP_EXPIRED
 
 
 #: a driver container not ready after more restarts than this fails pod-restart-required

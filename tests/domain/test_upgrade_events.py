@@ -57,3 +57,19 @@ def test_a_lone_warning_event_is_still_the_cause() -> None:
     latest = last_events([_event("n1", "Failed to drain the node, timed out", "2026-01-01T10:00:00Z",
                                  "Warning")])["n1"]
     assert failure_summary(latest) == "Failed to drain the node, timed out"
+
+
+def test_the_annotation_removal_after_a_validation_timeout_is_not_the_cause() -> None:
+    """k8s-operator-libs ``pkg/upgrade/validation_manager.go`` ``handleTimeout`` moves the node
+    to upgrade-failed, then removes its validation-start-time annotation, which records
+    "Successfully updated node annotation to ...=null": the newest event, never a cause."""
+    key = "nvidia.com/gpu-driver-upgrade-validation-start-time"
+    events = [_moved("n1", "validation-required", "2026-01-01T10:00:00Z"),
+              _moved("n1", "upgrade-failed", "2026-01-01T10:10:01Z"),
+              _event("n1", f"Successfully updated node annotation to {key}=null",
+                     "2026-01-01T10:10:02Z")]
+    latest = last_events(events)["n1"]
+    assert latest.previous_state == "validation-required"
+    assert failure_summary(latest).startswith("in validation-required: the validator")
+    alone = last_events(events[1:])["n1"]
+    assert failure_summary(alone).startswith("(step unknown")
