@@ -24,6 +24,7 @@ from gputui.domain.findings_pipeline import (
 from gputui.domain.findings_upgrade import held_by_choice
 from gputui.domain.grace import clock, grace_source, normal_until
 from gputui.domain.model import DeployLabel, Finding, Severity, StageStatus
+from gputui.domain.operands_absent import operands_absent
 from gputui.domain.sharing import sharing_config_missing
 from gputui.domain.thresholds import SOURCES
 from gputui.domain.timefmt import duration
@@ -249,7 +250,7 @@ NODE_RULES: tuple[Rule, ...] = (
     driver_pod_failing, sharing_config_missing, operand_pod_failing, validator_stuck,
     upgrade_failed, upgrade_stalled, held_by_choice, mig_no_instances, mig_config_failed,
     mig_config_pending,
-    operand_paused, gpu_node_unmanaged, node_not_ready, gpus_unavailable,
+    operand_paused, gpu_node_unmanaged, operands_absent, node_not_ready, gpus_unavailable,
 )
 
 

@@ -48,6 +48,8 @@ class NodeInputs:
     unknown: tuple[str, ...] = ()
     #: when gputui saw the node's GPUs become allocatable while it watched (None: it did not)
     observed_allocatable: float | None = None
+    #: the tolerations operand pods carry (None: no operand DaemonSet seen)
+    tolerations: tuple[tuple[str, str, str, str], ...] | None = None
 
 
 def join_to_allocatable(created: float | None, pods: Sequence[PodInfo],
@@ -106,7 +108,7 @@ def _base_fields(inputs: NodeInputs, basics: N.NodeBasics,
         or inputs.label_times.get(L.MIG_CONFIG),
         "sharing_strategy": strategy, "sharing_replicas": replicas,
         "device_plugin_config": labels.get(L.DEVICE_PLUGIN_CONFIG) or None,
-        "gpu_pods": N.gpu_pods(pods), "created": basics.created,
+        "gpu_pods": N.gpu_pods(pods), "created": basics.created, "taints": basics.taints,
         "wait_pods": N.wait_pods(pods, inputs.upgrade_policy.wait_for_completion_selector
                                  if inputs.upgrade_policy is not None else ""),
         "join_to_allocatable_seconds": join_to_allocatable(
@@ -135,7 +137,7 @@ def build_node(inputs: NodeInputs, thresholds: ThresholdsLike,
                       policy=inputs.upgrade_policy, event=inputs.event,
                       ready_reason=basics.ready_reason, ready_since=basics.ready_since,
                       mig_configs=inputs.mig_configs, mig_specs=inputs.mig_specs,
-                      sharing_configs=inputs.sharing_configs)
+                      sharing_configs=inputs.sharing_configs, tolerations=inputs.tolerations)
     findings = tuple(node_findings(ctx))
     worst = findings[0].severity if findings else None
     coming = judge(ctx)  # from the pipeline and age, not from the findings above

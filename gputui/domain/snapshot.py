@@ -52,6 +52,7 @@ from gputui.domain.node_build import NodeInputs, build_node
 from gputui.domain.podindex import PodIndex, pod_node_name
 from gputui.domain.policy import driver_policies, driver_policy, read_cluster_policy
 from gputui.domain.readgaps import merged, node_unknowns
+from gputui.domain.operands_absent import operand_tolerations
 from gputui.domain.sharing import sharing_config_names
 from gputui.domain.snapshot_mig import MigTracker, configmap_changes
 from gputui.domain.thresholds import DEFAULT_THRESHOLDS, ThresholdsLike
@@ -88,6 +89,8 @@ class _Shared:
     loading: bool = False
     #: those that could not be read (403): a node without findings is unknown, not ok
     unknown: tuple[str, ...] = ()
+    #: the tolerations the operand pods carry (None: no operand DaemonSet seen)
+    tolerations: tuple[tuple[str, str, str, str], ...] | None = None
 
 
 def sort_findings(findings: Sequence[Finding]) -> tuple[Finding, ...]:
@@ -185,7 +188,8 @@ class SnapshotBuilder:
                          frozenset(ds.operand for ds in daemonsets), upgrade_policy, namespace,
                          driver_generations(objects.daemonsets), policy.mig_config_name,
                          policy.device_plugin_config or None,
-                         bool(objects.loading & _FINDING_INPUTS), unknown)
+                         bool(objects.loading & _FINDING_INPUTS), unknown,
+                         operand_tolerations(objects.daemonsets))
         events, event_nodes = self._read_events(objects.events)
         mig_nodes = configmap_changes(self._configmaps, objects.configmaps, objects.nodes,
                                       shared.mig_config_name)
@@ -369,7 +373,8 @@ class SnapshotBuilder:
             mig_configs=mig[0] if mig else None, mig_specs=mig[1] if mig else None,
             loading=shared.loading,
             unknown=shared.unknown, sharing_configs=self._sharing_configs(objects, name, shared),
-            observed_allocatable=self._observer.see(name, objects.nodes[name], now))
+            observed_allocatable=self._observer.see(name, objects.nodes[name], now),
+            tolerations=shared.tolerations)
         view, recheck_at = build_node(inputs, self._thresholds, now)
         return _Entry(view, recheck_at, event)
 
