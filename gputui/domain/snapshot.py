@@ -52,6 +52,7 @@ from gputui.domain.node_build import NodeInputs, build_node
 from gputui.domain.podindex import PodIndex, pod_node_name
 from gputui.domain.policy import driver_policies, driver_policy, read_cluster_policy
 from gputui.domain.readgaps import merged, node_unknowns
+from gputui.domain.findings_healthchecks import health_checks_off
 from gputui.domain.operands_absent import operand_tolerations
 from gputui.domain.sharing import sharing_config_names
 from gputui.domain.snapshot_mig import MigTracker, configmap_changes
@@ -211,6 +212,7 @@ class SnapshotBuilder:
             cluster = self._blocked(upgrade, nodes, now) + daemonset_findings(daemonsets, nodes)
             cluster += required_stalled(upgrade, nodes, self._thresholds, now, groups)
             cluster += no_gpu_nodes_seen(policy, nodes)
+            cluster += health_checks_off(objects.daemonsets, objects.cluster_policies, nodes)
             normal, blamed = (self._normal_life(upgrade, cluster) if policy.state == "notReady"
                               else ("", ""))
             cluster += cluster_policy_findings(policy, objects.forbidden, normal, blamed)
