@@ -35,7 +35,8 @@ class NodeInputs:
     with_daemonset: Collection[str] = ()
     upgrade_policy: UpgradePolicy | None = None
     event: UpgradeEvent | None = None
-    driver_generations: Mapping[str, int] = field(default_factory=dict)
+    #: driver DaemonSet -> its current controller-revision-hash (where it can be told)
+    driver_revisions: Mapping[str, str] = field(default_factory=dict)
     #: (ConfigMap name, config names it offers) when the node asks for a MIG config
     mig_configs: tuple[str, tuple[str, ...]] | None = None
     #: what each of those configs does, by name
@@ -65,13 +66,14 @@ def join_to_allocatable(created: float | None, pods: Sequence[PodInfo],
     return None
 
 
-def driver_outdated(pods: Sequence[PodInfo], generations: Mapping[str, int]) -> bool | None:
-    """Whether the node's driver pod was made from an older DaemonSet generation."""
+def driver_outdated(pods: Sequence[PodInfo], revisions: Mapping[str, str]) -> bool | None:
+    """Whether the node's driver pod carries another ``controller-revision-hash`` than its
+    DaemonSet's current revision (``podInSyncWithDS``); None when that cannot be told."""
     for pod in pods:
-        current = generations.get(pod.owner_name) if pod.owner_kind == "DaemonSet" else None
-        made = pod.labels.get("pod-template-generation", "")
-        if current is not None and made.isdigit():
-            return int(made) < current
+        current = revisions.get(pod.owner_name) if pod.owner_kind == "DaemonSet" else None
+        made = pod.labels.get(L.REVISION_HASH, "")
+        if current is not None and made:
+            return made != current
     return None
 
 
@@ -96,7 +98,7 @@ def _base_fields(inputs: NodeInputs, basics: N.NodeBasics,
         "labels": labels, "deploy_labels": N.deploy_labels(labels),
         "driver_ownership": N.driver_ownership(labels),
         "driver_owner_cr": labels.get(L.DRIVER_OWNER) or None,
-        "driver_outdated": driver_outdated(pods, inputs.driver_generations),
+        "driver_outdated": driver_outdated(pods, inputs.driver_revisions),
         "upgrade_state": labels.get(L.UPGRADE_STATE, ""),
         "upgrade_since": inputs.label_times.get(L.UPGRADE_STATE),
         "upgrade_skip": L.label_true(labels, L.UPGRADE_SKIP),

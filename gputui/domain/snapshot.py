@@ -22,7 +22,7 @@ from dataclasses import dataclass, replace
 from gputui.domain import kube
 from gputui.domain.catalogue import SLOW_GPU_JOIN
 from gputui.domain.coming_up import ComingUpTracker
-from gputui.domain.daemonsets import driver_generations, summarize_daemonsets
+from gputui.domain.daemonsets import driver_revisions, summarize_daemonsets
 from gputui.domain.findings_cluster import (
     cluster_policy_findings,
     daemonset_findings,
@@ -82,7 +82,7 @@ class _Shared:
     with_daemonset: frozenset[str]
     upgrade_policy: UpgradePolicy | None
     namespace: str | None
-    driver_generations: tuple[tuple[str, int], ...] = ()
+    driver_revisions: tuple[tuple[str, str], ...] = ()
     mig_config_name: str | None = None
     #: the device plugin's config ConfigMap (ClusterPolicy ``devicePlugin.config.name``)
     device_plugin_config: str | None = None
@@ -187,7 +187,8 @@ class SnapshotBuilder:
         upgrade_policy = driver_policy(policy, objects.nvidia_drivers)
         shared = _Shared(policy.state != "missing", policy.disabled_operands,
                          frozenset(ds.operand for ds in daemonsets), upgrade_policy, namespace,
-                         driver_generations(objects.daemonsets), policy.mig_config_name,
+                         driver_revisions(objects.daemonsets, self._pods.revisions(namespace)),
+                         policy.mig_config_name,
                          policy.device_plugin_config or None,
                          bool(objects.loading & _FINDING_INPUTS), unknown,
                          operand_tolerations(objects.daemonsets))
@@ -315,7 +316,7 @@ class SnapshotBuilder:
                 todo |= objects.nodes.keys() - self._entries.keys()
                 for gone in self._entries.keys() - objects.nodes.keys():
                     self._forget(gone)
-        generations = dict(shared.driver_generations)
+        generations = dict(shared.driver_revisions)
         xids = {name for name, seen in objects.xids.items() if seen and name in objects.nodes}
         xids |= {name for name in objects.gpu_health if name in objects.nodes}
         for name in sorted(n for n in todo if n in objects.nodes):
@@ -363,7 +364,7 @@ class SnapshotBuilder:
         return due
 
     def _build_node(self, objects: ClusterObjects, name: str, shared: _Shared,
-                    event: UpgradeEvent | None, generations: Mapping[str, int],
+                    event: UpgradeEvent | None, generations: Mapping[str, str],
                     now: float) -> _Entry:
         mig = self._mig_configs(objects, name, shared)
         inputs = NodeInputs(
@@ -371,7 +372,7 @@ class SnapshotBuilder:
             label_times=objects.label_times.get(name, {}),
             policy_present=shared.policy_present, disabled=shared.disabled,
             with_daemonset=shared.with_daemonset, upgrade_policy=shared.upgrade_policy,
-            event=event, driver_generations=generations,
+            event=event, driver_revisions=generations,
             mig_configs=mig[0] if mig else None, mig_specs=mig[1] if mig else None,
             loading=shared.loading,
             unknown=shared.unknown, sharing_configs=self._sharing_configs(objects, name, shared),
