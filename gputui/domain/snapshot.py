@@ -234,7 +234,8 @@ class SnapshotBuilder:
             self._blocked_since = None
         elif self._blocked_since is None or self._blocked_since > now:
             self._blocked_since = now  # (a replay may step back in time)
-        return upgrade_blocked(upgrade, self._blocked_since, podless_nodes(nodes, now), now)
+        podless = podless_nodes(nodes, now, self._shared.tolerations if self._shared else None)
+        return upgrade_blocked(upgrade, self._blocked_since, podless, now)
 
     def _normal_life(self, upgrade: UpgradeView, cluster: Sequence[Finding]) -> tuple[str, str]:
         """(what explains a notReady ClusterPolicy as normal life, the node findings it is

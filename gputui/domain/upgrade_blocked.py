@@ -27,6 +27,7 @@ from gputui.domain import catalogue as C
 from gputui.domain import labels as L
 from gputui.domain.grace import clock
 from gputui.domain.model import DriverOwnership, Finding, NodeView, Severity, UpgradeView
+from gputui.domain.operands_absent import Toleration, untolerated
 from gputui.domain.timefmt import duration
 
 #: a mismatch seen longer than this outlasts the controller's 2-minute requeue
@@ -43,15 +44,20 @@ _WAIT_HINT = ("Nothing to do yet: the counts differ for a moment whenever a driv
 
 
 def podless_nodes(nodes: Mapping[str, NodeView], now: float,
+                  tolerations: Sequence[Toleration] | None = None,
                   grace: float = BLOCKED_GRACE_SECONDS) -> list[str]:
     """Nodes the driver DaemonSet selects that never got a driver pod, older than ``grace``.
 
     A driver pod being replaced leaves the node's upgrade-state label in place, so such a
     node is not counted here: only gputui's own observation can tell how long that lasts.
+    A node with a taint the operand pods do not tolerate is in no ``desiredNumberScheduled``
+    (``gpu-node-unmanaged`` names it), so it is no evidence either.
     """
     found = []
     for name, node in nodes.items():
         if not node.gpu_present or node.upgrade_state or node.created is None:
+            continue
+        if untolerated(node.taints, tolerations or ()):
             continue
         if node.driver_ownership is not DriverOwnership.OPERATOR:
             continue

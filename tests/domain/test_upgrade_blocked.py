@@ -18,6 +18,8 @@ from tests.domain import factory as f
 
 DS = f.daemonset("nvidia-driver-daemonset", desired=2, current=2,
                  operand_component="nvidia-driver")
+DS["spec"]["template"]["spec"]["tolerations"] = [  # as the GPU Operator's default
+    {"key": "nvidia.com/gpu", "operator": "Exists", "effect": "NoSchedule"}]
 
 
 def _replacing() -> Any:
@@ -79,3 +81,12 @@ def test_a_node_older_than_the_grace_without_any_driver_pod_is_critical_at_once(
 
 def test_a_node_that_just_joined_without_its_driver_pod_is_info() -> None:
     assert _blocked(SnapshotBuilder().build(_unmanaged(30), f.T0)).severity is Severity.INFO
+
+
+def test_a_node_the_daemonset_cannot_schedule_for_a_taint_is_no_evidence() -> None:
+    """A node whose taint the driver pods do not tolerate is in no desiredNumberScheduled
+    (kubernetes ``pkg/controller/daemon/daemon_controller.go`` ``NodeShouldRunDaemonPod``):
+    it does not make a moment's mismatch critical."""
+    objects = _unmanaged(3600)
+    objects.nodes["c"]["spec"]["taints"] = [{"key": "dedicated", "effect": "NoSchedule"}]
+    assert _blocked(SnapshotBuilder().build(objects, f.T0)).severity is Severity.INFO
