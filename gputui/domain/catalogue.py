@@ -67,7 +67,7 @@ _ENTRIES = (
     Code(CLUSTER_POLICY_MISSING, _C, Pane.NODES, "no ClusterPolicy: the operator deploys nothing"),
     Code(CLUSTER_POLICY_NOT_READY, _W, Pane.PIPELINE,
          "the ClusterPolicy is notReady and no upgrade, joining node or node cause "
-         "(mig-no-instances) explains it"),
+         "(mig-no-instances, slow-gpu-join) explains it"),
     Code(CLUSTER_POLICY_IGNORED, _W, Pane.NODES,
          "a ClusterPolicy the operator ignores (only the oldest one is used)"),
     Code(NODE_NOT_READY, _W, Pane.NODES, "the node is NotReady past the reboot grace"),
