@@ -57,7 +57,7 @@ from gputui.domain.operands_absent import operand_tolerations
 from gputui.domain.sharing import sharing_config_names
 from gputui.domain.snapshot_mig import MigTracker, configmap_changes
 from gputui.domain.thresholds import DEFAULT_THRESHOLDS, ThresholdsLike
-from gputui.domain.upgrade_blocked import podless_nodes, upgrade_blocked
+from gputui.domain.upgrade_blocked import podless_nodes, seen_since, upgrade_blocked
 from gputui.domain.upgrade_events import last_events
 from gputui.domain.upgrade_index import UpgradeTracker
 
@@ -228,12 +228,8 @@ class SnapshotBuilder:
 
     def _blocked(self, upgrade: UpgradeView, nodes: Mapping[str, NodeView],
                  now: float) -> list[Finding]:
-        """``upgrade-blocked``, with since when this builder has seen the driver
-        DaemonSet's pod count differ from desired (its own observation across builds)."""
-        if upgrade.blocked is None or upgrade.blocked.startswith("maxUnavailable"):
-            self._blocked_since = None
-        elif self._blocked_since is None or self._blocked_since > now:
-            self._blocked_since = now  # (a replay may step back in time)
+        """``upgrade-blocked``, judged with this builder's own observation across builds."""
+        self._blocked_since = seen_since(self._blocked_since, upgrade, now)
         podless = podless_nodes(nodes, now, self._shared.tolerations if self._shared else None)
         return upgrade_blocked(upgrade, self._blocked_since, podless, now)
 

@@ -43,6 +43,15 @@ _WAIT_HINT = ("Nothing to do yet: the counts differ for a moment whenever a driv
               "replaced or a node leaves, and the controller retries at its next cycle.")
 
 
+def seen_since(since: float | None, view: UpgradeView, now: float) -> float | None:
+    """Since when the driver DaemonSet's pods have been seen to differ from desired: kept
+    while they do, None once they match (or the block is an invalid policy); ``now`` when it
+    is first seen or when a replay stepped back before ``since``."""
+    if view.blocked is None or view.blocked.startswith("maxUnavailable"):
+        return None
+    return now if since is None or since > now else since
+
+
 def podless_nodes(nodes: Mapping[str, NodeView], now: float,
                   tolerations: Sequence[Toleration] | None = None,
                   grace: float = BLOCKED_GRACE_SECONDS) -> list[str]:
