@@ -13,6 +13,10 @@ It is ``critical`` with evidence that it lasts:
 
 - gputui itself has seen the mismatch for longer than :data:`BLOCKED_GRACE_SECONDS` (more
   than one requeue), across its own builds;
+- the DaemonSet controller failed to create a driver pod within the last
+  :data:`FAILED_CREATE_WINDOW_SECONDS` (a ``FailedCreate`` Event on the driver DaemonSet,
+  "Error creating: ..." from ``pkg/controller/daemon/daemon_controller.go``): quota,
+  admission or a webhook refuses the pod, and it retries with a back-off;
 - a node the driver DaemonSet selects has never had a driver pod although it is older than
   that grace: GPU present, ``nvidia.com/gpu.deploy.driver=true``, no driver pod and no
   upgrade-state label (the controller labels every node it manages, so a node without one
@@ -24,14 +28,25 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 
 from gputui.domain import catalogue as C
+from gputui.domain import kube
 from gputui.domain import labels as L
 from gputui.domain.grace import clock
-from gputui.domain.model import DriverOwnership, Finding, NodeView, Severity, UpgradeView
+from gputui.domain.inputs import JsonDict
+from gputui.domain.model import (
+    DaemonSetSummary,
+    DriverOwnership,
+    Finding,
+    NodeView,
+    Severity,
+    UpgradeView,
+)
 from gputui.domain.operands_absent import Toleration, untolerated
 from gputui.domain.timefmt import duration
 
 #: a mismatch seen longer than this outlasts the controller's 2-minute requeue
 BLOCKED_GRACE_SECONDS = 180.0
+#: a FailedCreate this recent (its last repeat) still says why pods are missing
+FAILED_CREATE_WINDOW_SECONDS = 600.0
 _NAMED = 5
 
 _INVALID_HINT = "Set maxUnavailable to an integer (2) or a percentage (\"25%\")."
@@ -50,6 +65,24 @@ def seen_since(since: float | None, view: UpgradeView, now: float) -> float | No
     if view.blocked is None or view.blocked.startswith("maxUnavailable"):
         return None
     return now if since is None or since > now else since
+
+
+def failed_creates(events: Sequence[JsonDict], daemonsets: Sequence[DaemonSetSummary],
+                   now: float) -> list[str]:
+    """Messages of the driver DaemonSets' ``FailedCreate`` Events repeated within the window
+    ("nvidia-driver-daemonset: Error creating: pods ... is forbidden: exceeded quota")."""
+    drivers = {ds.name for ds in daemonsets if ds.operand == "driver"}
+    found = []
+    for event in events:
+        involved = kube.sub(event, "involvedObject")
+        if event.get("reason") != "FailedCreate" or involved.get("kind") != "DaemonSet":
+            continue
+        name = str(involved.get("name") or "")
+        when = kube.parse_time(event.get("lastTimestamp")) or kube.parse_time(
+            event.get("eventTime")) or kube.parse_time(event.get("firstTimestamp"))
+        if name in drivers and when is not None and now - when <= FAILED_CREATE_WINDOW_SECONDS:
+            found.append(f"{name}: {event.get('message', '')}")
+    return sorted(set(found))
 
 
 def podless_nodes(nodes: Mapping[str, NodeView], now: float,
@@ -79,13 +112,14 @@ def podless_nodes(nodes: Mapping[str, NodeView], now: float,
 
 
 def upgrade_blocked(view: UpgradeView, seen_since: float | None = None,
-                    podless: Sequence[str] = (), now: float = 0.0) -> list[Finding]:
+                    podless: Sequence[str] = (), now: float = 0.0,
+                    failed: Sequence[str] = ()) -> list[Finding]:
     """The controller makes no transition: ``maxUnavailable`` is invalid (critical: it stays
     so until someone edits the policy), or a driver DaemonSet owns a different number of
     pods than desired (critical with evidence that it lasts, ``info`` before).
 
     ``seen_since``: when gputui first saw the mismatch in this session (None: not seen
-    before this build); ``podless``: :func:`podless_nodes`.
+    before this build); ``podless``: :func:`podless_nodes`; ``failed``: :func:`failed_creates`.
     """
     if view.blocked is None or not view.enabled:
         return []
@@ -94,6 +128,9 @@ def upgrade_blocked(view: UpgradeView, seen_since: float | None = None,
                         _INVALID_HINT, "upgrade")]
     seen = now - seen_since if seen_since is not None else 0.0
     evidence = []
+    if failed:
+        evidence.append(f"FailedCreate {failed[0][:300]}" + (
+            f" (and {len(failed) - 1} more)" if len(failed) > 1 else ""))
     if seen > BLOCKED_GRACE_SECONDS:
         evidence.append(f"seen for {duration(seen)}")
     if podless:

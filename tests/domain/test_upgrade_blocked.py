@@ -9,6 +9,7 @@ for a moment at every driver-pod replacement and scale-down. Was: critical at on
 
 from __future__ import annotations
 
+from dataclasses import replace
 from typing import Any
 
 from gputui.domain.model import ClusterSnapshot, Finding, Severity
@@ -90,3 +91,27 @@ def test_a_node_the_daemonset_cannot_schedule_for_a_taint_is_no_evidence() -> No
     objects = _unmanaged(3600)
     objects.nodes["c"]["spec"]["taints"] = [{"key": "dedicated", "effect": "NoSchedule"}]
     assert _blocked(SnapshotBuilder().build(objects, f.T0)).severity is Severity.INFO
+
+
+def _failed_create(ago: float, name: str = "nvidia-driver-daemonset") -> dict[str, Any]:
+    return {"kind": "Event", "metadata": {"name": "f1", "namespace": f.NS},
+            "involvedObject": {"kind": "DaemonSet", "name": name}, "reason": "FailedCreate",
+            "type": "Warning", "lastTimestamp": f.iso(f.T0 - ago),
+            "message": "Error creating: pods \"nvidia-driver-daemonset-x\" is forbidden: "
+                       "exceeded quota: gpu-operator"}
+
+
+def test_a_recent_failed_create_on_the_driver_daemonset_is_critical_at_once() -> None:
+    """The DaemonSet controller could not create the pod (kubernetes
+    ``pkg/controller/daemon/daemon_controller.go`` records FailedCreate "Error creating: %v"):
+    the gap is no replacement's moment."""
+    objects = _replacing()
+    objects = replace(objects, events=[_failed_create(60)])
+    x = _blocked(SnapshotBuilder().build(objects, f.T0))
+    assert x.severity is Severity.CRITICAL and "exceeded quota" in x.message
+
+
+def test_an_old_or_foreign_failed_create_is_no_evidence() -> None:
+    for event in (_failed_create(3600), _failed_create(60, "nvidia-dcgm-exporter")):
+        objects = replace(_replacing(), events=[event])
+        assert _blocked(SnapshotBuilder().build(objects, f.T0)).severity is Severity.INFO
