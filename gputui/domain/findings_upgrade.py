@@ -1,5 +1,6 @@
 """Upgrade findings that need the cluster's slot figures: a stalled ``upgrade-required``
-queue, the whole controller blocked (``upgrade-blocked``), and a node held by its skip label.
+queue and a node held by its skip label (the whole controller blocked, ``upgrade-blocked``,
+is judged in :mod:`gputui.domain.upgrade_blocked`).
 
 A node waiting its turn behind nodes that are upgrading within the policy is a rolling
 upgrade's normal life and gets no finding. A queue that cannot move by itself (autoUpgrade
