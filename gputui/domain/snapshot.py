@@ -237,6 +237,8 @@ class SnapshotBuilder:
                  ) -> list[Finding]:
         """``upgrade-blocked``, judged with this builder's own observation across builds."""
         self._blocked_since = seen_since(self._blocked_since, upgrade, now)
+        if self._blocked_since is None:  # nothing to weigh: no walk over every node
+            return upgrade_blocked(upgrade)
         podless = podless_nodes(nodes, now, self._shared.tolerations if self._shared else None)
         return upgrade_blocked(upgrade, self._blocked_since, podless, now,
                                failed_creates(events, daemonsets, now))
