@@ -57,12 +57,7 @@ from gputui.domain.operands_absent import operand_tolerations
 from gputui.domain.sharing import sharing_config_names
 from gputui.domain.snapshot_mig import MigTracker, configmap_changes
 from gputui.domain.thresholds import DEFAULT_THRESHOLDS, ThresholdsLike
-from gputui.domain.upgrade_blocked import (
-    failed_creates,
-    podless_nodes,
-    seen_since,
-    upgrade_blocked,
-)
+from gputui.domain.upgrade_blocked import judge_blocked
 from gputui.domain.upgrade_events import last_events
 from gputui.domain.upgrade_index import UpgradeTracker
 
@@ -215,8 +210,10 @@ class SnapshotBuilder:
                                       events, now, groups)
         cluster: list[Finding] = []
         if not shared.loading:
-            cluster = (self._blocked(upgrade, nodes, now, objects.events, daemonsets)
-                       + daemonset_findings(daemonsets, nodes))
+            self._blocked_since, cluster = judge_blocked(
+                self._blocked_since, upgrade, nodes, now, objects.events, daemonsets,
+                self._shared.tolerations if self._shared else None)
+            cluster += daemonset_findings(daemonsets, nodes)
             cluster += required_stalled(upgrade, nodes, self._thresholds, now, groups)
             cluster += no_gpu_nodes_seen(policy, nodes)
             cluster += health_checks_off(objects.daemonsets, objects.cluster_policies, nodes)
@@ -231,17 +228,6 @@ class SnapshotBuilder:
             forbidden=objects.forbidden, loading=objects.loading, unreadable=unreadable,
             sharing_configs=sharing_config_names(objects.configmaps, namespace,
                                                  policy.device_plugin_config), joins=joins)
-
-    def _blocked(self, upgrade: UpgradeView, nodes: Mapping[str, NodeView], now: float,
-                 events: Sequence[JsonDict], daemonsets: Sequence[DaemonSetSummary]
-                 ) -> list[Finding]:
-        """``upgrade-blocked``, judged with this builder's own observation across builds."""
-        self._blocked_since = seen_since(self._blocked_since, upgrade, now)
-        if self._blocked_since is None:  # nothing to weigh: no walk over every node
-            return upgrade_blocked(upgrade)
-        podless = podless_nodes(nodes, now, self._shared.tolerations if self._shared else None)
-        return upgrade_blocked(upgrade, self._blocked_since, podless, now,
-                               failed_creates(events, daemonsets, now))
 
     def _normal_life(self, upgrade: UpgradeView, cluster: Sequence[Finding]) -> tuple[str, str]:
         """(what explains a notReady ClusterPolicy as normal life, the node findings it is

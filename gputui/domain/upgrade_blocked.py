@@ -147,3 +147,16 @@ def upgrade_blocked(view: UpgradeView, seen_since: float | None = None,
         f"{view.blocked}; normal for a moment while a driver pod is replaced or a node "
         f"leaves (BuildState retries every cycle): critical if it lasts past "
         f"{clock(start + BLOCKED_GRACE_SECONDS)}", _WAIT_HINT, "upgrade")]
+
+
+def judge_blocked(since: float | None, view: UpgradeView, nodes: Mapping[str, NodeView],
+                  now: float, events: Sequence[JsonDict], daemonsets: Sequence[DaemonSetSummary],
+                  tolerations: Sequence[Toleration] | None
+                  ) -> tuple[float | None, list[Finding]]:
+    """(the new ``seen_since``, ``upgrade-blocked``) for one build: a builder keeps the time
+    across builds (its own observation); the evidence is gathered only while blocked."""
+    since = seen_since(since, view, now)
+    if since is None:  # nothing to weigh: no walk over every node
+        return None, upgrade_blocked(view)
+    return since, upgrade_blocked(view, since, podless_nodes(nodes, now, tolerations), now,
+                                  failed_creates(events, daemonsets, now))
