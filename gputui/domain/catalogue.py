@@ -56,6 +56,7 @@ MIG_NO_INSTANCES = "mig-no-instances"
 XID_ERROR = "xid-error"
 DAEMONSET_NOT_SCHEDULED = "daemonset-not-scheduled"
 GPU_NODE_UNMANAGED = "gpu-node-unmanaged"
+GPU_HEALTH_CHECKS_OFF = "gpu-health-checks-off"
 GPU_MISSING = "gpu-missing"
 ROW_REMAP_FAILURE = "row-remap-failure"
 SHARING_CONFIG_MISSING = "sharing-config-missing"
@@ -71,7 +72,7 @@ _ENTRIES = (
     Code(CLUSTER_POLICY_MISSING, _C, Pane.NODES, "no ClusterPolicy: the operator deploys nothing"),
     Code(CLUSTER_POLICY_NOT_READY, _W, Pane.PIPELINE,
          "the ClusterPolicy is notReady and no upgrade, joining node or node cause "
-         "(mig-no-instances) explains it"),
+         "(mig-no-instances, slow-gpu-join) explains it"),
     Code(CLUSTER_POLICY_IGNORED, _W, Pane.NODES,
          "a ClusterPolicy the operator ignores (only the oldest one is used)"),
     Code(NODE_NOT_READY, _W, Pane.NODES, "the node is NotReady past the reboot grace"),
@@ -98,6 +99,9 @@ _ENTRIES = (
          "an operand DaemonSet schedules fewer pods than it should"),
     Code(GPU_NODE_UNMANAGED, _W, Pane.NODES,
          "NFD sees an NVIDIA GPU on a node the operator does not manage"),
+    Code(GPU_HEALTH_CHECKS_OFF, _W, Pane.PIPELINE,
+         "DP_DISABLE_HEALTHCHECKS=all: failing GPUs stay allocatable (info as a setting, "
+         "warning while a GPU reports a critical XID)"),
     Code(GPU_MISSING, _C, Pane.METRICS,
          "the exporter reports fewer physical GPUs than the node has"),
     Code(ROW_REMAP_FAILURE, _C, Pane.METRICS,

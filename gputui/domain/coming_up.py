@@ -171,8 +171,11 @@ def unsettled(node: NodeView) -> bool:
 
 
 #: node findings that explain the node's pipeline not being ready, so a ClusterPolicy's
-#: notReady is blamed on them (a symptom, said once on the node)
-POLICY_CAUSES = frozenset({C.MIG_NO_INSTANCES})
+#: notReady is blamed on them (a symptom, said once on the node). ``slow-gpu-join`` too: a
+#: join past its pool's usual time whose driver is still inside its startup probe keeps
+#: ``state-driver`` notReady (gpu-operator ``controllers/object_controls.go``,
+#: ``isDaemonSetReady``), and the operator should read one warning, the join's
+POLICY_CAUSES = frozenset({C.MIG_NO_INSTANCES, C.SLOW_GPU_JOIN})
 
 
 def blamed_on(node: NodeView) -> str:
@@ -206,14 +209,15 @@ class ComingUpTracker:
         self._blamed.pop(name, None)
         if view is None:
             return
-        if view.coming_up is not None:
+        if view.coming_up is None and not unsettled(view):
+            return
+        cause = blamed_on(view)  # a cause finding explains even a node within its grace
+        if cause:
+            self._blamed[name] = cause
+        elif view.coming_up is not None:
             self._coming[name] = view.coming_up
-        elif unsettled(view):
-            cause = blamed_on(view)
-            if cause:
-                self._blamed[name] = cause
-            else:
-                self._unsettled.add(name)
+        else:
+            self._unsettled.add(name)
 
     @property
     def unsettled(self) -> frozenset[str]:

@@ -56,17 +56,60 @@ def summarize_daemonsets(daemonsets: Mapping[str, JsonDict],
     return tuple(result)
 
 
-def driver_generations(daemonsets: Mapping[str, JsonDict]) -> tuple[tuple[str, int], ...]:
-    """(name, metadata.generation) of each driver DaemonSet, to tell outdated driver pods.
+#: a driver DaemonSet none of whose pods carries its current revision (its template changed
+#: and no pod was made since): every pod is out of date
+NO_POD_CURRENT = "-"
 
-    DaemonSet pods carry ``pod-template-generation`` = the DS generation they were made
-    from; the driver DS is OnDelete, so an older value means the pod awaits an upgrade.
+
+def _current_hash(ds: JsonDict, counts: Mapping[tuple[str, str], int]) -> str:
+    """The DaemonSet's current ``controller-revision-hash`` as told by its pods and status,
+    "" when they cannot tell, :data:`NO_POD_CURRENT` when no pod carries it.
+
+    A pod made from the current template carries the current template generation
+    (annotation ``deprecated.daemonset.template.generation``, which moves with template
+    changes only) and, with it, the current hash. Without such a pod the DaemonSet's status
+    says how many pods the controller counts as updated (``updatedNumberScheduled``: hash or
+    template generation matches, kubernetes ``pkg/controller/daemon/util/daemonset_util.go``
+    ``IsPodUpdated``), trusted only when ``observedGeneration`` is current.
+    """
+    generation = kube.sub(ds, "metadata", "annotations").get(
+        "deprecated.daemonset.template.generation", "")
+    current = {h for (h, g), n in counts.items() if h and g and g == generation and n > 0}
+    if len(current) == 1:
+        return next(iter(current))
+    status, meta = kube.sub(ds, "status"), kube.sub(ds, "metadata")
+    if current or kube.to_int(status.get("observedGeneration")) < kube.to_int(
+            meta.get("generation")):
+        return ""
+    by_hash: dict[str, int] = {}
+    for (h, _), n in counts.items():
+        by_hash[h] = by_hash.get(h, 0) + n
+    updated = kube.to_int(status.get("updatedNumberScheduled"))
+    if updated == 0 and by_hash:
+        return NO_POD_CURRENT
+    matching = [h for h, n in by_hash.items() if h and n == updated]
+    return matching[0] if len(matching) == 1 else ""
+
+
+def driver_revisions(daemonsets: Mapping[str, JsonDict],
+                     pods: Mapping[str, Mapping[tuple[str, str], int]]
+                     ) -> tuple[tuple[str, str], ...]:
+    """(name, current revision hash) of each driver DaemonSet whose current revision can be
+    told (see :func:`_current_hash`); ``pods`` counts its pods per (hash, generation).
+
+    The upgrade controller calls a driver pod out of date when its ``controller-revision-
+    hash`` differs from the newest ControllerRevision's (k8s-operator-libs
+    ``pkg/upgrade/common_manager.go`` ``podInSyncWithDS``, ``pod_manager.go``
+    ``GetDaemonsetControllerRevisionHash``): the hash, not the generation, which also moves
+    when something other than the template changes.
     """
     result = []
     for name in sorted(daemonsets):
         ds = daemonsets[name]
         operand = operand_for_daemonset(name, kube.labels_of(ds))
-        generation = kube.sub(ds, "metadata").get("generation")
-        if operand is not None and operand.name == "driver" and isinstance(generation, int):
-            result.append((name, generation))
+        if operand is None or operand.name != "driver":
+            continue
+        current = _current_hash(ds, pods.get(name, {}))
+        if current:
+            result.append((name, current))
     return tuple(result)

@@ -24,9 +24,11 @@ from gputui.domain.findings_pipeline import (
 from gputui.domain.findings_upgrade import held_by_choice
 from gputui.domain.grace import clock, grace_source, normal_until
 from gputui.domain.model import DeployLabel, Finding, Severity, StageStatus
+from gputui.domain.operands_absent import operands_absent
 from gputui.domain.sharing import sharing_config_missing
 from gputui.domain.thresholds import SOURCES
-from gputui.domain.upgrade_events import NO_EVENTS, failure_summary
+from gputui.domain.timefmt import duration
+from gputui.domain.upgrade_events import NO_EVENTS, STEP_EXPIRED, failure_summary, inferred_step
 from gputui.domain.upgrade_reasons import active_wait_reason, expected_wait, state_since
 
 __all__ = ["ACTIVE_UPGRADE_STATES", "NODE_RULES", "NodeContext", "Rule", "node_findings"]
@@ -97,11 +99,24 @@ def operand_paused(ctx: NodeContext) -> list[Finding]:
     return found + ([mig_finding] if mig_finding is not None else [])
 
 
+def _driver_restarts(ctx: NodeContext) -> int:
+    """The most restarts of a driver-pod container that is not ready (what
+    ``isDriverPodFailing`` in k8s-operator-libs ``common_manager.go`` counts), 0 if none."""
+    stage = ctx.node.pipeline.stage("driver")
+    pod = next((p for p in ctx.pods if stage is not None and p.name == stage.pod), None)
+    if pod is None:
+        return 0
+    return max((c.restarts for c in (*pod.init_containers, *pod.containers) if not c.ready),
+               default=0)
+
+
 def upgrade_failed(ctx: NodeContext) -> list[Finding]:
     """The node is in ``upgrade-failed``: it holds a slot and stays cordoned."""
     if ctx.node.upgrade_state != L.STATE_FAILED:
         return []
     failed = failure_summary(ctx.event) if ctx.event is not None else NO_EVENTS
+    if failed in (NO_EVENTS, STEP_EXPIRED):
+        failed = inferred_step(_driver_restarts(ctx)) or failed
     told = f" {failed}" if failed else ""
     return [ctx.finding(
         C.UPGRADE_FAILED, Severity.WARNING, f"driver upgrade failed on {ctx.node.name}{told}",
@@ -235,7 +250,7 @@ NODE_RULES: tuple[Rule, ...] = (
     driver_pod_failing, sharing_config_missing, operand_pod_failing, validator_stuck,
     upgrade_failed, upgrade_stalled, held_by_choice, mig_no_instances, mig_config_failed,
     mig_config_pending,
-    operand_paused, gpu_node_unmanaged, node_not_ready, gpus_unavailable,
+    operand_paused, gpu_node_unmanaged, operands_absent, node_not_ready, gpus_unavailable,
 )
 
 

@@ -29,6 +29,8 @@ class NodeContext:
     #: what each of those configs does (parsed from the same ConfigMap)
     mig_specs: Mapping[str, tuple[MigSpec, ...]] | None = None
     sharing_configs: tuple[str, tuple[str, ...]] | None = None
+    #: (key, operator, value, effect) the operand pods tolerate; None when unknown
+    tolerations: tuple[tuple[str, str, str, str], ...] | None = None
     deadlines: list[float] = field(default_factory=list)
 
     def over(self, since: float | None, minutes: float) -> bool:

@@ -1,5 +1,6 @@
 """Upgrade findings that need the cluster's slot figures: a stalled ``upgrade-required``
-queue, the whole controller blocked (``upgrade-blocked``), and a node held by its skip label.
+queue and a node held by its skip label (the whole controller blocked, ``upgrade-blocked``,
+is judged in :mod:`gputui.domain.upgrade_blocked`).
 
 A node waiting its turn behind nodes that are upgrading within the policy is a rolling
 upgrade's normal life and gets no finding. A queue that cannot move by itself (autoUpgrade
@@ -175,19 +176,3 @@ def held_by_choice(ctx: NodeContext) -> list[Finding]:
         "while the upgrade waits for it",
         f"Remove the label when the node may upgrade (kubectl label node {node.name} "
         f"{L.UPGRADE_SKIP}-); it then waits for a slot like any other.", "upgrade")]
-
-
-def upgrade_blocked(view: UpgradeView) -> list[Finding]:
-    """The controller makes no transition at all: a driver DaemonSet owns fewer pods than
-    its ``desiredNumberScheduled`` (``BuildState``), or ``maxUnavailable`` is invalid."""
-    if view.blocked is None or not view.enabled:
-        return []
-    if view.blocked.startswith("maxUnavailable"):
-        hint = "Set maxUnavailable to an integer (2) or a percentage (\"25%\")."
-    else:
-        hint = ("The DaemonSet controller has not created a pod for some node (see the "
-                "DaemonSet's FailedCreate events: quota, admission, a deleted pod not yet "
-                "recreated). A Pending pod with no node counts as owned and is skipped, so "
-                "NotReady nodes alone do not block; the skip label does not help (gpu-operator "
-                "#688).")
-    return [Finding(C.UPGRADE_BLOCKED, Severity.CRITICAL, None, view.blocked, hint, "upgrade")]

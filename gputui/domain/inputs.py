@@ -169,7 +169,8 @@ class ClusterObjects:
         nvidia_drivers: every NVIDIADriver CR.
         configmaps: (namespace, name) -> ConfigMap: MIG configs (``default-mig-parted-config``,
             ``<node>-mig-config``, custom) and the device-plugin config.
-        events: Node events with reason ``GPUDriverUpgrade`` (namespace ``default``).
+        events: Node events with reason ``GPUDriverUpgrade`` (namespace ``default``), and
+            the operand DaemonSets' ``FailedCreate`` events (operator namespace).
         label_times: node -> label key -> epoch seconds when the label last changed.
         operator_namespace: the discovered operator namespace, None when unknown.
         context: kubeconfig context name shown in the header and in ``check --json``.

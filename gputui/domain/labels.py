@@ -12,6 +12,10 @@ PREFIX = "nvidia.com/"
 
 # --- presence and deploy labels (§1.4, §1.5) ---
 GPU_PRESENT = "nvidia.com/gpu.present"
+#: what the DaemonSet controller labels each pod with: its template's revision hash (the
+#: ControllerRevision is ``<daemonset>-<hash>``) and the template generation it came from
+REVISION_HASH = "controller-revision-hash"
+TEMPLATE_GENERATION = "pod-template-generation"
 DEPLOY_PREFIX = "nvidia.com/gpu.deploy."
 DEPLOY_OPERANDS = "nvidia.com/gpu.deploy.operands"
 DEPLOY_DRIVER = "nvidia.com/gpu.deploy.driver"

@@ -376,6 +376,8 @@ class NodeView:
     #: live pods matching the upgrade policy's ``waitForCompletion.podSelector``, GPU or not
     wait_pods: tuple[GpuPod, ...] = ()
     created: float | None = None
+    #: (key, value, effect) of the node's taints
+    taints: tuple[tuple[str, str, str], ...] = ()
     join_to_allocatable_seconds: float | None = None
     pipeline: NodePipeline = NodePipeline()
     findings: tuple[Finding, ...] = ()

@@ -35,7 +35,8 @@ class NodeInputs:
     with_daemonset: Collection[str] = ()
     upgrade_policy: UpgradePolicy | None = None
     event: UpgradeEvent | None = None
-    driver_generations: Mapping[str, int] = field(default_factory=dict)
+    #: driver DaemonSet -> its current controller-revision-hash (where it can be told)
+    driver_revisions: Mapping[str, str] = field(default_factory=dict)
     #: (ConfigMap name, config names it offers) when the node asks for a MIG config
     mig_configs: tuple[str, tuple[str, ...]] | None = None
     #: what each of those configs does, by name
@@ -48,6 +49,8 @@ class NodeInputs:
     unknown: tuple[str, ...] = ()
     #: when gputui saw the node's GPUs become allocatable while it watched (None: it did not)
     observed_allocatable: float | None = None
+    #: the tolerations operand pods carry (None: no operand DaemonSet seen)
+    tolerations: tuple[tuple[str, str, str, str], ...] | None = None
 
 
 def join_to_allocatable(created: float | None, pods: Sequence[PodInfo],
@@ -63,13 +66,14 @@ def join_to_allocatable(created: float | None, pods: Sequence[PodInfo],
     return None
 
 
-def driver_outdated(pods: Sequence[PodInfo], generations: Mapping[str, int]) -> bool | None:
-    """Whether the node's driver pod was made from an older DaemonSet generation."""
+def driver_outdated(pods: Sequence[PodInfo], revisions: Mapping[str, str]) -> bool | None:
+    """Whether the node's driver pod carries another ``controller-revision-hash`` than its
+    DaemonSet's current revision (``podInSyncWithDS``); None when that cannot be told."""
     for pod in pods:
-        current = generations.get(pod.owner_name) if pod.owner_kind == "DaemonSet" else None
-        made = pod.labels.get("pod-template-generation", "")
-        if current is not None and made.isdigit():
-            return int(made) < current
+        current = revisions.get(pod.owner_name) if pod.owner_kind == "DaemonSet" else None
+        made = pod.labels.get(L.REVISION_HASH, "")
+        if current is not None and made:
+            return made != current
     return None
 
 
@@ -94,7 +98,7 @@ def _base_fields(inputs: NodeInputs, basics: N.NodeBasics,
         "labels": labels, "deploy_labels": N.deploy_labels(labels),
         "driver_ownership": N.driver_ownership(labels),
         "driver_owner_cr": labels.get(L.DRIVER_OWNER) or None,
-        "driver_outdated": driver_outdated(pods, inputs.driver_generations),
+        "driver_outdated": driver_outdated(pods, inputs.driver_revisions),
         "upgrade_state": labels.get(L.UPGRADE_STATE, ""),
         "upgrade_since": inputs.label_times.get(L.UPGRADE_STATE),
         "upgrade_skip": L.label_true(labels, L.UPGRADE_SKIP),
@@ -106,7 +110,7 @@ def _base_fields(inputs: NodeInputs, basics: N.NodeBasics,
         or inputs.label_times.get(L.MIG_CONFIG),
         "sharing_strategy": strategy, "sharing_replicas": replicas,
         "device_plugin_config": labels.get(L.DEVICE_PLUGIN_CONFIG) or None,
-        "gpu_pods": N.gpu_pods(pods), "created": basics.created,
+        "gpu_pods": N.gpu_pods(pods), "created": basics.created, "taints": basics.taints,
         "wait_pods": N.wait_pods(pods, inputs.upgrade_policy.wait_for_completion_selector
                                  if inputs.upgrade_policy is not None else ""),
         "join_to_allocatable_seconds": join_to_allocatable(
@@ -135,7 +139,7 @@ def build_node(inputs: NodeInputs, thresholds: ThresholdsLike,
                       policy=inputs.upgrade_policy, event=inputs.event,
                       ready_reason=basics.ready_reason, ready_since=basics.ready_since,
                       mig_configs=inputs.mig_configs, mig_specs=inputs.mig_specs,
-                      sharing_configs=inputs.sharing_configs)
+                      sharing_configs=inputs.sharing_configs, tolerations=inputs.tolerations)
     findings = tuple(node_findings(ctx))
     worst = findings[0].severity if findings else None
     coming = judge(ctx)  # from the pipeline and age, not from the findings above

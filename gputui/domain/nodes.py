@@ -43,6 +43,8 @@ class NodeBasics:
     kernel: str
     os_image: str
     resources: GpuResources
+    #: (key, value, effect) of each ``spec.taints`` entry
+    taints: tuple[tuple[str, str, str], ...] = ()
 
 
 def read_resources(node: Mapping[str, Any]) -> GpuResources:
@@ -68,7 +70,18 @@ def read_basics(node: Mapping[str, Any]) -> NodeBasics:
         cordoned=bool(kube.sub(node, "spec").get("unschedulable")),
         created=kube.parse_time(kube.sub(node, "metadata").get("creationTimestamp")),
         kernel=str(info.get("kernelVersion") or labels.get(L.NFD_KERNEL, "")),
-        os_image=str(info.get("osImage", "")), resources=read_resources(node))
+        os_image=str(info.get("osImage", "")), resources=read_resources(node),
+        taints=read_taints(node))
+
+
+def read_taints(node: Mapping[str, Any]) -> tuple[tuple[str, str, str], ...]:
+    """(key, value, effect) of the node's taints, in the order the Node lists them."""
+    found = []
+    for taint in kube.sub(node, "spec").get("taints") or []:
+        if isinstance(taint, Mapping) and taint.get("key"):
+            found.append((str(taint["key"]), str(taint.get("value") or ""),
+                          str(taint.get("effect") or "")))
+    return tuple(found)
 
 
 def pool_of(labels: Mapping[str, str], pool_label: str = "") -> str:

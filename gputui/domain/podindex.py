@@ -17,6 +17,7 @@ from __future__ import annotations
 from collections.abc import Collection, Mapping
 from typing import Any
 
+from gputui.domain.labels import REVISION_HASH, TEMPLATE_GENERATION
 from gputui.domain.pods import PodInfo, as_pod_info
 
 PodKey = tuple[str, str]
@@ -49,6 +50,9 @@ class PodIndex:
         #: pods without ``spec.nodeName`` (bound by selector or affinity, or to no node):
         #: compared on every build, so a cache that tracks only ``nodeName`` misses nothing
         self._unplaced: set[PodKey] = set()
+        #: namespace -> DaemonSet -> (controller-revision-hash, pod-template-generation) ->
+        #: pods: what the DaemonSet's current revision is told from (``daemonsets.py``)
+        self._revisions: dict[str, dict[str, dict[tuple[str, str], int]]] = {}
 
     def fork(self) -> PodIndex:
         """An independent copy sharing the pods themselves (never changed in place): a
@@ -58,6 +62,8 @@ class PodIndex:
         other._by_node = {node: dict(pods) for node, pods in self._by_node.items()}
         other._owned = {namespace: dict(counts) for namespace, counts in self._owned.items()}
         other._unplaced = set(self._unplaced)
+        other._revisions = {namespace: {ds: dict(counts) for ds, counts in by_ds.items()}
+                            for namespace, by_ds in self._revisions.items()}
         return other
 
     def update(self, pods: Mapping[PodKey, PodObject],
@@ -134,9 +140,27 @@ class PodIndex:
                 total[name] = total.get(name, 0) + count
         return total
 
+    def revisions(self, namespace: str | None) -> dict[str, dict[tuple[str, str], int]]:
+        """Per owning DaemonSet in ``namespace``: pods per (controller-revision-hash,
+        pod-template-generation) label pair (copies)."""
+        return {ds: dict(counts) for ds, counts in
+                self._revisions.get(namespace or "", {}).items()}
+
+    def _count_revision(self, namespace: str, info: PodInfo, step: int) -> None:
+        owner = info.daemonset
+        if not owner:
+            return
+        pair = (info.labels.get(REVISION_HASH, ""), info.labels.get(TEMPLATE_GENERATION, ""))
+        counts = self._revisions.setdefault(namespace, {}).setdefault(owner, {})
+        counts[pair] = counts.get(pair, 0) + step
+        if counts[pair] <= 0:
+            del counts[pair]
+            if not counts:
+                del self._revisions[namespace][owner]
+
     def _reset(self) -> None:
         self._pods, self._read, self._by_node = {}, {}, {}
-        self._owned, self._unplaced = {}, set()
+        self._owned, self._unplaced, self._revisions = {}, set(), {}
 
     def _add(self, key: PodKey, pod: PodObject, touched: set[str]) -> None:
         info = as_pod_info(pod)
@@ -152,6 +176,7 @@ class PodIndex:
         if owner:
             counts = self._owned.setdefault(key[0], {})
             counts[owner] = counts.get(owner, 0) + 1
+            self._count_revision(key[0], info, 1)
 
     def _drop(self, key: PodKey, touched: set[str]) -> None:
         if self._pods.pop(key, None) is None:
@@ -166,6 +191,7 @@ class PodIndex:
             touched.add(node)
         self._unplaced.discard(key)
         owner = info.daemonset
+        self._count_revision(key[0], info, -1)
         counts = self._owned.get(key[0], {})
         if owner and owner in counts:
             counts[owner] -= 1

@@ -91,6 +91,10 @@ REACH: Mapping[str, Reach] = MappingProxyType({
     "events": Reach(
         "driver upgrade events (why an upgrade failed, step times)", "events", False,
         "the upgrade state labels still show each node's step; events only add reasons"),
+    "daemonset-events": Reach(
+        "the DaemonSet controller's FailedCreate events (why a driver pod is missing)",
+        "FailedCreate events", False,
+        "upgrade-blocked still turns critical once gputui has seen it for 3 minutes"),
     METRICS: Reach(
         "GPU health (XIDs, missing GPUs, row remaps)", "GPU health", False,
         "metrics add findings on top of the Kubernetes objects, which still show each "

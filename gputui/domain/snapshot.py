@@ -22,7 +22,7 @@ from dataclasses import dataclass, replace
 from gputui.domain import kube
 from gputui.domain.catalogue import SLOW_GPU_JOIN
 from gputui.domain.coming_up import ComingUpTracker
-from gputui.domain.daemonsets import driver_generations, summarize_daemonsets
+from gputui.domain.daemonsets import driver_revisions, summarize_daemonsets
 from gputui.domain.findings_cluster import (
     cluster_policy_findings,
     daemonset_findings,
@@ -30,7 +30,7 @@ from gputui.domain.findings_cluster import (
 )
 from gputui.domain.findings_health import counter_findings
 from gputui.domain.findings_metrics import metric_findings
-from gputui.domain.findings_upgrade import required_stalled, upgrade_blocked
+from gputui.domain.findings_upgrade import required_stalled
 from gputui.domain.fleet import Fleet, finding_order
 from gputui.domain.gpu_count import CountTracker, with_drops
 from gputui.domain.inputs import ClusterObjects, GpuHealth, JsonDict, XidEvent
@@ -54,9 +54,12 @@ from gputui.domain.node_build import NodeInputs, build_node
 from gputui.domain.podindex import PodIndex, pod_node_name
 from gputui.domain.policy import driver_policies, driver_policy, read_cluster_policy
 from gputui.domain.readgaps import METRICS, merged, node_unknowns
+from gputui.domain.findings_healthchecks import health_checks_off
+from gputui.domain.operands_absent import operand_tolerations
 from gputui.domain.sharing import sharing_config_names
 from gputui.domain.snapshot_mig import MigTracker, configmap_changes
 from gputui.domain.thresholds import DEFAULT_THRESHOLDS, ThresholdsLike
+from gputui.domain.upgrade_blocked import judge_blocked
 from gputui.domain.upgrade_events import last_events
 from gputui.domain.upgrade_index import UpgradeTracker
 
@@ -81,7 +84,7 @@ class _Shared:
     with_daemonset: frozenset[str]
     upgrade_policy: UpgradePolicy | None
     namespace: str | None
-    driver_generations: tuple[tuple[str, int], ...] = ()
+    driver_revisions: tuple[tuple[str, str], ...] = ()
     mig_config_name: str | None = None
     #: the device plugin's config ConfigMap (ClusterPolicy ``devicePlugin.config.name``)
     device_plugin_config: str | None = None
@@ -89,6 +92,8 @@ class _Shared:
     loading: bool = False
     #: those that could not be read (403): a node without findings is unknown, not ok
     unknown: tuple[str, ...] = ()
+    #: the tolerations the operand pods carry (None: no operand DaemonSet seen)
+    tolerations: tuple[tuple[str, str, str, str], ...] | None = None
 
 
 def sort_findings(findings: Sequence[Finding]) -> tuple[Finding, ...]:
@@ -142,6 +147,8 @@ class SnapshotBuilder:
         self._slow: set[str] = set()
         self._counts = CountTracker()
         self._dropped: set[str] = set()
+        #: since when the driver DaemonSet's pods have differed from desired (None: they match)
+        self._blocked_since: float | None = None
 
     def fork(self) -> SnapshotBuilder:
         """An independent builder in this one's state, for a fraction of a full build.
@@ -194,9 +201,11 @@ class SnapshotBuilder:
         upgrade_policy = driver_policy(policy, objects.nvidia_drivers)
         shared = _Shared(policy.state != "missing", policy.disabled_operands,
                          frozenset(ds.operand for ds in daemonsets), upgrade_policy, namespace,
-                         driver_generations(objects.daemonsets), policy.mig_config_name,
+                         driver_revisions(objects.daemonsets, self._pods.revisions(namespace)),
+                         policy.mig_config_name,
                          policy.device_plugin_config or None,
-                         bool(objects.loading & _FINDING_INPUTS), unknown)
+                         bool(objects.loading & _FINDING_INPUTS), unknown,
+                         operand_tolerations(objects.daemonsets))
         events, event_nodes = self._read_events(objects.events)
         mig_nodes = configmap_changes(self._configmaps, objects.configmaps, objects.nodes,
                                       shared.mig_config_name)
@@ -216,9 +225,13 @@ class SnapshotBuilder:
                                       events, now, groups)
         cluster: list[Finding] = []
         if not shared.loading:
-            cluster = upgrade_blocked(upgrade) + daemonset_findings(daemonsets, nodes)
+            self._blocked_since, cluster = judge_blocked(
+                self._blocked_since, upgrade, nodes, now, objects.events, daemonsets,
+                self._shared.tolerations if self._shared else None)
+            cluster += daemonset_findings(daemonsets, nodes)
             cluster += required_stalled(upgrade, nodes, self._thresholds, now, groups)
             cluster += no_gpu_nodes_seen(policy, nodes)
+            cluster += health_checks_off(objects.daemonsets, objects.cluster_policies, nodes)
             normal, blamed = (self._normal_life(upgrade, cluster) if policy.state == "notReady"
                               else ("", ""))
             cluster += cluster_policy_findings(policy, objects.forbidden, normal, blamed)
@@ -323,7 +336,7 @@ class SnapshotBuilder:
                 todo |= objects.nodes.keys() - self._entries.keys()
                 for gone in self._entries.keys() - objects.nodes.keys():
                     self._forget(gone)
-        generations = dict(shared.driver_generations)
+        generations = dict(shared.driver_revisions)
         xids = {name for name, seen in objects.xids.items() if seen and name in objects.nodes}
         xids |= {name for name in objects.gpu_health if name in objects.nodes}
         for name in sorted(n for n in todo if n in objects.nodes):
@@ -390,7 +403,7 @@ class SnapshotBuilder:
         return due
 
     def _build_node(self, objects: ClusterObjects, name: str, shared: _Shared,
-                    event: UpgradeEvent | None, generations: Mapping[str, int],
+                    event: UpgradeEvent | None, generations: Mapping[str, str],
                     now: float) -> _Entry:
         mig = self._mig_configs(objects, name, shared)
         inputs = NodeInputs(
@@ -398,11 +411,12 @@ class SnapshotBuilder:
             label_times=objects.label_times.get(name, {}),
             policy_present=shared.policy_present, disabled=shared.disabled,
             with_daemonset=shared.with_daemonset, upgrade_policy=shared.upgrade_policy,
-            event=event, driver_generations=generations,
+            event=event, driver_revisions=generations,
             mig_configs=mig[0] if mig else None, mig_specs=mig[1] if mig else None,
             loading=shared.loading,
             unknown=shared.unknown, sharing_configs=self._sharing_configs(objects, name, shared),
-            observed_allocatable=self._observer.see(name, objects.nodes[name], now))
+            observed_allocatable=self._observer.see(name, objects.nodes[name], now),
+            tolerations=shared.tolerations)
         view, recheck_at = build_node(inputs, self._thresholds, now)
         return _Entry(view, recheck_at, event)
 

@@ -22,6 +22,9 @@ _STATE_PREFIX = "node state label to "
 #: said instead of the failed step when no GPUDriverUpgrade event of the node is left
 NO_EVENTS = ("(step unknown: no GPUDriverUpgrade event left; the API server keeps events "
              "1 h after their last write)")
+#: said when only the move to upgrade-failed is left: the step's own events have expired
+STEP_EXPIRED = ("(step unknown: the events of the step that failed have expired; the API "
+                "server keeps events 1 h after their last write)")
 
 #: What failing in each step usually means when no Warning event says more (§4.4).
 STEP_FAILURES: Mapping[str, str] = {
@@ -86,4 +89,23 @@ def failure_summary(event: UpgradeEvent | None) -> str:
         return f"in {step}: {why}"
     if step:
         return f"in {step}"
-    return why or event.message
+    # no Warning says why and the step's own events are gone: what is left ("Successfully
+    # updated node state label to upgrade-failed", or the annotation removal that follows a
+    # validation timeout) says nothing the state label does not, and would hide that the
+    # step is unknown
+    return why or STEP_EXPIRED
+
+
+#: a driver container not ready after more restarts than this fails pod-restart-required
+#: (k8s-operator-libs ``pkg/upgrade/common_manager.go``, ``RestartCount > 10``)
+POD_RESTART_LIMIT = 10
+
+
+def inferred_step(restarts: int) -> str:
+    """The step a failed node most likely failed in, told by its driver pod when the events
+    are gone: a driver container not ready with more than 10 restarts is what fails
+    ``pod-restart-required``; "" when the pod says nothing."""
+    if restarts <= POD_RESTART_LIMIT:
+        return ""
+    return (f"(events expired; the driver pod has restarted {restarts} times, over the "
+            f"{POD_RESTART_LIMIT} that fail pod-restart-required: most likely that step)")

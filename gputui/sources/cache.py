@@ -34,7 +34,10 @@ GPU_PODS, OPERAND_PODS = "gpu-pods", "pods"  # operand pods win: they keep their
 POD_SLOTS = (GPU_PODS, OPERAND_PODS)
 MIG_CONFIG_SUFFIX = "-mig-config"
 #: slots handed to the builder as tuples or dicts that are rebuilt only when they change
-_SMALL_SLOTS = ("daemonsets", "clusterpolicies", "nvidiadrivers", "configmaps", "events")
+_SMALL_SLOTS = ("daemonsets", "clusterpolicies", "nvidiadrivers", "configmaps", "events",
+                "daemonset-events")
+#: the slots whose objects the domain takes as ``events`` (upgrade and FailedCreate events)
+EVENT_SLOTS = ("events", "daemonset-events")
 
 Item = tuple[JsonObj, LabelTimes]
 #: (slot, items) replaces a slot; (slot, event type, object, label times) is one event
@@ -145,7 +148,7 @@ class ObjectCache:
             cluster_policies=self._small_view("clusterpolicies", _values),
             nvidia_drivers=self._small_view("nvidiadrivers", _values),
             configmaps=self._small_view("configmaps", dict),
-            events=self._small_view("events", _values),
+            events=sum((self._small_view(s, _values) for s in EVENT_SLOTS), ()),
             **extra)
 
     # --------------------------------------------------- reads (any thread)
@@ -169,7 +172,7 @@ class ObjectCache:
                 cluster_policies=tuple(self._slots.get("clusterpolicies", {}).values()),
                 nvidia_drivers=tuple(self._slots.get("nvidiadrivers", {}).values()),
                 configmaps=dict(self._slots.get("configmaps", {})),
-                events=tuple(self._slots.get("events", {}).values()),
+                events=tuple(e for s in EVENT_SLOTS for e in self._slots.get(s, {}).values()),
                 **extra)
 
     # --------------------------------------------------------------- internals

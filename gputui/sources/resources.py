@@ -38,6 +38,9 @@ NFD_FEEDS = tuple(
 NFD_ONLY = NFD_FEEDS[0][1]
 LIVE_PHASES = "status.phase!=Succeeded,status.phase!=Failed"
 UPGRADE_EVENTS = "involvedObject.kind=Node,reason=GPUDriverUpgrade"
+#: the DaemonSet controller's "Error creating: ..." in the operator namespace: evidence that
+#: a driver DaemonSet short of pods stays so (``upgrade-blocked``)
+FAILED_CREATE_EVENTS = "involvedObject.kind=DaemonSet,reason=FailedCreate"
 
 
 @dataclass(frozen=True)
@@ -141,4 +144,6 @@ def namespace_feeds(namespace: str | None, wait: tuple[str, ...] = ()) -> list[F
         Feed("pods", f"/api/v1{base}/pods", reduce_operator_pod, namespaced=True),
         Feed("daemonsets", f"/apis/apps/v1{base}/daemonsets", reduce_plain, namespaced=True),
         Feed("configmaps", f"/api/v1{base}/configmaps", reduce_configmap, namespaced=True),
+        Feed("daemonset-events", f"/api/v1{base}/events", reduce_event,
+             field_selector=FAILED_CREATE_EVENTS, namespaced=True),
     ]

@@ -52,8 +52,15 @@ class _NodeInfo(TypedDict, total=False):
     containerRuntimeVersion: str
 
 
+class _Taint(TypedDict, total=False):
+    key: str
+    value: str
+    effect: str
+
+
 class _NodeSpec(TypedDict, total=False):
     unschedulable: bool
+    taints: list[_Taint]
 
 
 class _NodeStatus(TypedDict, total=False):

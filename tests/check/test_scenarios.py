@@ -253,3 +253,23 @@ def test_all_enabled_is_one_warning_that_says_why(gputui: Run, tmp_path: Path,
     assert report["cluster_policy"]["state"] == "notReady"
     (policy,) = [f for f in report["findings"] if f["code"] == "cluster-policy-not-ready"]
     assert policy["severity"] == "info" and f"mig-no-instances on {a100}" in policy["message"]
+
+
+def test_a_sharing_config_naming_a_devices_subset_is_healthy(gputui: Run,
+                                                             tmp_path: Path) -> None:
+    """``devices: [0, 1]`` in a time-slicing config: the device plugin, GFD and MPS daemon
+    force ``Devices.All`` before using the config (k8s-device-plugin ``api/config/v1/
+    config.go`` ``DisableResourceNamingInConfig``, ``replicas.go`` ``disableResoureRenaming``),
+    so every GPU is replicated: 4 T4s x 4 = 16, what gputui expects, and exit 0."""
+    shipped = yaml.safe_load((SCENARIO_DIR / "time-slicing.yaml").read_text())
+    config = shipped["devicePluginConfig"]
+    text = config["data"]["tesla-t4"]
+    config["data"]["tesla-t4"] = text.replace("\n      replicas: 4",
+                                              "\n      devices: [0, 1]\n      replicas: 4")
+    resources = yaml.safe_load(config["data"]["tesla-t4"])["sharing"]["timeSlicing"]["resources"]
+    assert resources == [{"name": "nvidia.com/gpu", "devices": [0, 1], "replicas": 4}]
+    rc, report = check_file(gputui, variant(tmp_path, "time-slicing", "subset",
+                                            devicePluginConfig=config))
+    assert rc == 0, not_info(report)
+    t4 = [n for n in report["nodes"] if "t4" in n["name"]]
+    assert t4 and all(n["gpus"]["allocatable"] == 16 for n in t4), [n["gpus"] for n in t4]

@@ -24,11 +24,13 @@ from gputui.domain import (
     join_pools,
     sharing,
 )
+from gputui.domain import findings_healthchecks, operands_absent, upgrade_blocked
 from gputui.domain.catalogue import CATALOGUE, Pane
 from gputui.domain.model import Finding, Severity
 
 RULE_MODULES = (findings, findings_cluster, findings_metrics, findings_mig, findings_pipeline,
                 findings_upgrade, sharing, join_pools, findings_health, gpu_count)
+RULE_MODULES += (upgrade_blocked, operands_absent, findings_healthchecks)
 README = Path(__file__).resolve().parents[2] / "README.md"
 
 

@@ -202,6 +202,30 @@ def test_upgrade_failed_after_its_events_expired_says_the_step_is_unknown() -> N
     assert "step unknown" in x.message and "1 h" in x.message
 
 
+def test_upgrade_failed_with_only_its_own_event_left_does_not_quote_it() -> None:
+    """Only the move to upgrade-failed is left (k8s-operator-libs
+    ``pkg/upgrade/node_upgrade_state_provider.go``: "Successfully updated node state label to
+    %s"): the step is unknown, said so, not the label change quoted as the cause."""
+    node = f.node(labels={"nvidia.com/gpu-driver-upgrade-state": "upgrade-failed"})
+    moved = f.merge(f.load("event-upgrade-failed.json"), {
+        "type": "Normal", "message": "Successfully updated node state label to upgrade-failed"})
+    x = only(build([node], events=[moved]), "upgrade-failed")
+    assert "step unknown" in x.message and "Successfully updated" not in x.message
+
+
+def test_upgrade_failed_without_events_infers_pod_restart_from_a_crashing_driver() -> None:
+    """A driver container not ready after more than 10 restarts is what fails
+    pod-restart-required (k8s-operator-libs ``pkg/upgrade/common_manager.go``,
+    ``isDriverPodFailing``): with the events gone, the finding names that step as likely."""
+    node = f.node(labels={"nvidia.com/gpu-driver-upgrade-state": "upgrade-failed"})
+    crashing = f.operand_pod("driver", crash_in="nvidia-driver-ctr", restarts=14, suffix="d1")
+    x = only(build([node], without("driver") + [crashing], events=[]), "upgrade-failed")
+    assert "restarted 14 times" in x.message and "pod-restart-required" in x.message
+    calm = f.operand_pod("driver", crash_in="nvidia-driver-ctr", restarts=3, suffix="d2")
+    x = only(build([node], without("driver") + [calm], events=[]), "upgrade-failed")
+    assert "step unknown" in x.message and "pod-restart-required" not in x.message
+
+
 def test_upgrade_stalled_after_threshold() -> None:
     node = f.node(labels={"nvidia.com/gpu-driver-upgrade-state": "wait-for-jobs-required"})
     policy = f.cluster_policy(**f.upgrade_policy(waitForCompletion={"podSelector": "app=trainer"}))
@@ -220,10 +244,16 @@ def test_upgrade_stalled_after_threshold() -> None:
                                                 label_times=times))
 
 
-def test_upgrade_blocked_is_critical_and_cluster_wide() -> None:
+def test_upgrade_blocked_is_cluster_wide_and_critical_once_it_lasts() -> None:
+    """Seen once it is info (BuildState retries every cycle; see test_upgrade_blocked.py),
+    seen past the grace it is critical and leads the list."""
     ds = f.daemonset("nvidia-driver-daemonset", desired=2, current=1,
                      operand_component="nvidia-driver")
-    snap = build(daemonsets=[ds])
+    builder = SnapshotBuilder()
+    x = only(builder.build(f.objects([f.node()], f.healthy_pods(), daemonsets=[ds]), f.T0),
+             "upgrade-blocked")
+    assert x.severity is Severity.INFO and x.node is None
+    snap = builder.build(f.objects([f.node()], f.healthy_pods(), daemonsets=[ds]), f.T0 + 600)
     x = only(snap, "upgrade-blocked")
     assert x.severity is Severity.CRITICAL and x.node is None
     assert snap.findings[0].code == "upgrade-blocked"

@@ -221,3 +221,21 @@ def test_cluster_policy_seeing_no_gpu_node_while_nfd_does_is_reported() -> None:
     snap = build([node], [], policies=[cp])
     assert any(x.node is None and x.severity is Severity.WARNING
                for x in of(snap, "gpu-node-unmanaged"))
+
+
+def test_a_slow_join_inside_the_driver_startup_probe_is_one_warning() -> None:
+    """A node past its pool's usual time to GPU while its driver container is still inside
+    its startup probe (60 s + 120 x 10 s, gpu-operator ``assets/state-driver/
+    0500_daemonset.yaml``) keeps ``state-driver`` notReady (``controllers/object_controls.go``,
+    ``isDaemonSetReady``): that notReady is the slow join's symptom, said once as
+    ``slow-gpu-join``, not a second warning. (Was: slow-gpu-join plus a warning
+    cluster-policy-not-ready.)"""
+    joined = f.T0 - 16 * 60  # past the 15 min a pool without history allows
+    node = f.node(labels={"cloud.google.com/gke-nodepool": "h100-pool"}, allocatable=0)
+    node["metadata"]["creationTimestamp"] = f.iso(joined)
+    del node["metadata"]["labels"]["nvidia.com/gpu.count"]
+    snap = build([node], joining_pods(joined + 30), policies=[NOT_READY])
+    warnings = [x for x in snap.findings if x.severity.rank >= Severity.WARNING.rank]
+    assert [x.code for x in warnings] == ["slow-gpu-join"], snap.findings
+    (policy,) = of(snap, "cluster-policy-not-ready")
+    assert policy.severity is Severity.INFO and "slow-gpu-join" in policy.message

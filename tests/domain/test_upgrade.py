@@ -373,13 +373,18 @@ def test_nvidiadriver_policy_wins_when_crd_used() -> None:
 
 
 def test_outdated_driver_pod_is_named() -> None:
+    """Told by controller-revision-hash as upstream (see test_driver_revision.py): node b's
+    pod was made from the current template (generation 3), so its hash is current."""
     ds = f.daemonset("nvidia-driver-daemonset", desired=2, operand_component="nvidia-driver")
     ds["metadata"]["generation"] = 3
+    ds["metadata"]["annotations"] = {"deprecated.daemonset.template.generation": "3"}
+    ds["status"]["observedGeneration"] = 3
     pods = f.healthy_pods("a") + f.healthy_pods("b")
     for pod in pods:
         if pod["metadata"]["labels"]["app"] == "nvidia-driver-daemonset":
             old = pod["spec"]["nodeName"] == "a"
             pod["metadata"]["labels"]["pod-template-generation"] = "2" if old else "3"
+            pod["metadata"]["labels"]["controller-revision-hash"] = "5d7f" if old else "6c9b"
     nodes = [_node("a", "upgrade-done"), _node("b", "upgrade-done")]
     snap = SnapshotBuilder().build(f.objects(nodes, pods, daemonsets=[ds]), f.T0)
     assert snap.nodes["a"].driver_outdated is True and snap.nodes["b"].driver_outdated is False

@@ -40,8 +40,36 @@ def test_a_warning_event_since_the_failed_step_is_the_cause() -> None:
     assert failure_summary(latest) == "in drain-required: Failed to drain the node, timed out waiting"
 
 
-def test_without_history_the_summary_falls_back_to_the_message() -> None:
+def test_with_only_the_move_to_failed_left_the_step_is_unknown() -> None:
+    """Only "Successfully updated node state label to upgrade-failed" is left once the step's
+    events expired (the API server keeps events 1 h): quoting it named no step and read as
+    a cause. k8s-operator-libs ``pkg/upgrade/node_upgrade_state_provider.go`` writes that
+    message for every state change, failed included. (Was: the message quoted as is.)"""
     latest = last_events([_moved("n1", "upgrade-failed", "2026-01-01T10:00:00Z")])["n1"]
     assert latest.previous_state == ""
-    assert failure_summary(latest) == latest.message
+    summary = failure_summary(latest)
+    assert summary.startswith("(step unknown") and "expired" in summary
+    assert "Successfully updated" not in summary
     assert failure_summary(None) == ""
+
+
+def test_a_lone_warning_event_is_still_the_cause() -> None:
+    latest = last_events([_event("n1", "Failed to drain the node, timed out", "2026-01-01T10:00:00Z",
+                                 "Warning")])["n1"]
+    assert failure_summary(latest) == "Failed to drain the node, timed out"
+
+
+def test_the_annotation_removal_after_a_validation_timeout_is_not_the_cause() -> None:
+    """k8s-operator-libs ``pkg/upgrade/validation_manager.go`` ``handleTimeout`` moves the node
+    to upgrade-failed, then removes its validation-start-time annotation, which records
+    "Successfully updated node annotation to ...=null": the newest event, never a cause."""
+    key = "nvidia.com/gpu-driver-upgrade-validation-start-time"
+    events = [_moved("n1", "validation-required", "2026-01-01T10:00:00Z"),
+              _moved("n1", "upgrade-failed", "2026-01-01T10:10:01Z"),
+              _event("n1", f"Successfully updated node annotation to {key}=null",
+                     "2026-01-01T10:10:02Z")]
+    latest = last_events(events)["n1"]
+    assert latest.previous_state == "validation-required"
+    assert failure_summary(latest).startswith("in validation-required: the validator")
+    alone = last_events(events[1:])["n1"]
+    assert failure_summary(alone).startswith("(step unknown")

@@ -34,7 +34,12 @@ UPSTREAM_CALLS = {
     ("Failed to restart driver pod %s", "Warning"),
     ("Failed to handle timeout for job completions, %s", "Warning"),
     ("Failed to remove annotation used to track job completions: %s", "Warning"),
-    ("Failed to handle timeout for validation state", "Warning"),
+    # validation_manager.go passes the error with no verb for it: Go appends it so
+    ("Failed to handle timeout for validation state%!(EXTRA string=%s)", "Warning"),
+    # node_upgrade_state_provider.go ChangeNodeUpgradeAnnotation, when the patch fails
+    ("Failed to update node annotation %s=%s: %s", "Warning"),
+    # upgrade_inplace.go ProcessUpgradeRequiredNodes
+    ("%s, will retry", "Warning"),
 }
 
 
@@ -98,3 +103,25 @@ def test_the_running_emulator_expires_events(start_sim: Any) -> None:
     assert mine()
     sim.wait_for(lambda: not mine(), eventttl.EVENT_TTL_S + 600, "event expired")
     assert sim.emulated() - written >= eventttl.EVENT_TTL_S - 1
+
+
+def test_the_restart_failure_is_recorded_on_the_driver_pod_only(start_sim: Any) -> None:
+    """k8s-operator-libs ``pkg/upgrade/pod_manager.go`` ``SchedulePodsRestart`` records
+    "Failed to restart driver pod %s" on the Pod it could not delete, not on the Node (was:
+    accepted on a Node, refused on a Pod)."""
+    sim = start_sim("healthy", speed=1)
+    world = sim.operator.world
+    node = next(iter(world.pool_members.values()))[0]
+    message = "Failed to restart driver pod the server is busy"
+    with pytest.raises(ValueError, match="not an event upstream records"):
+        world.event(node, "GPUDriverUpgrade", message, "Warning")
+    pods = sim.core.list_namespaced_pod("gpu-operator",
+                                        label_selector="app=nvidia-driver-daemonset").items
+    pod = sim.cluster.store.get("pods", pods[0].metadata.name, "gpu-operator")
+    world.pod_event(pod, "GPUDriverUpgrade", message, "Warning")
+    (event,) = [e for e in sim.core.list_namespaced_event("gpu-operator").items
+                if e.message == message]
+    assert (event.involved_object.kind, event.involved_object.name) == (
+        "Pod", pods[0].metadata.name)
+    with pytest.raises(ValueError, match="on a Pod"):
+        world.pod_event(pod, "GPUDriverUpgrade", "Scheduling drain of the node")

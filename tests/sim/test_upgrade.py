@@ -124,6 +124,45 @@ def test_upgrade_uses_new_revision_and_reports_events(start_sim: Any, tmp_path: 
     assert policy["status"]["state"] == "ready"
 
 
+WAITED = """summary: one node, a trainer the upgrade waits 2 min for
+clusterPolicy:
+  spec:
+    driver:
+      upgradePolicy:
+        autoUpgrade: true
+        maxParallelUpgrades: 1
+        waitForCompletion: {podSelector: app=trainer, timeoutSeconds: 120}
+nodePools:
+  - {name: h100, prefix: gke-test-h100-pool-1a2b, count: 1, gpu: H100-80GB, gpusPerNode: 8}
+workloads:
+  - {name: trainer, namespace: ml, pool: h100, count: 1, gpus: 8, labels: {app: trainer},
+     runSeconds: 2h}
+timeline:
+  - {at: 10m, action: driver-version, version: 580.82.07}
+"""
+WAIT_ANN = "nvidia.com/gpu-driver-upgrade-wait-for-pod-completion-start-time"
+
+
+def test_annotation_changes_are_recorded_as_upstream_does(start_sim: Any, tmp_path: Path) -> None:
+    """Every successful ``ChangeNodeUpgradeAnnotation`` records "Successfully updated node
+    annotation to %s=%s", a removal with the value ``null`` (k8s-operator-libs
+    ``pkg/upgrade/node_upgrade_state_provider.go``). Was: the emulator recorded none."""
+    path = tmp_path / "waited.yaml"
+    path.write_text(WAITED)
+    sim = start_sim(str(path), speed=300)
+    node = sim.node("h100/0")
+    messages = lambda: [e.message for e in sim.core.list_namespaced_event("default").items
+                        if e.reason == "GPUDriverUpgrade" and e.involved_object.name == node]
+    removed = f"Successfully updated node annotation to {WAIT_ANN}=null"
+    sim.wait_for(lambda: removed in messages(), 3600, "the wait annotation removed")
+    seen = messages()
+    started = [m for m in seen if m.startswith(f"Successfully updated node annotation to {WAIT_ANN}=")
+               and m != removed]
+    assert len(started) == 1 and started[0].rsplit("=", 1)[1].isdigit()
+    assert seen.index(started[0]) < seen.index(
+        "Successfully updated node state label to pod-deletion-required") < seen.index(removed)
+
+
 FAILING = """summary: the second node's new driver never builds
 clusterPolicy:
   spec:

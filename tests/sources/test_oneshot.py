@@ -173,3 +173,24 @@ def test_skip_label_time_comes_from_managed_fields(cluster: EmulatedCluster,
     (held,) = [f for f in snap.findings if f.node == "gpu-0000" and f.code == "upgrade-stalled"]
     assert held.severity.value == "info"
     assert "gpu-0000 held by choice since " in held.message and "UTC (60 min)" in held.message
+
+
+def test_the_daemonset_controllers_failed_creates_are_read(cluster: EmulatedCluster,
+                                                           kubeconfig: Path) -> None:
+    """``upgrade-blocked`` takes a driver DaemonSet's FailedCreate as evidence that its
+    missing pod stays missing: they are read from the operator namespace (and nothing else
+    of its events), next to the nodes' upgrade events."""
+    seed_cluster(cluster)
+    cluster.store.create("events", {
+        "metadata": {"name": "f1", "namespace": NS},
+        "involvedObject": {"kind": "DaemonSet", "name": "nvidia-driver-daemonset"},
+        "reason": "FailedCreate", "type": "Warning",
+        "message": "Error creating: pods is forbidden: exceeded quota: gpu-operator"})
+    cluster.store.create("events", {
+        "metadata": {"name": "f2", "namespace": NS},
+        "involvedObject": {"kind": "DaemonSet", "name": "nvidia-driver-daemonset"},
+        "reason": "SuccessfulCreate", "message": "Created pod: x"})
+    objects = read_objects(load_target(str(kubeconfig)))
+    assert sorted(e["message"] for e in objects.events) == [
+        "Error creating: pods is forbidden: exceeded quota: gpu-operator",
+        "moved to upgrade-required"]

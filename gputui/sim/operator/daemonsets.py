@@ -99,9 +99,18 @@ def reconcile(world: World) -> bool:
 
 
 def _add_revision(world: World, op: Operand, ds: Obj, template: Obj, rev_hash: str, number: int) -> None:
-    if world.store.get("controllerrevisions.apps", f"{op.ds}-{rev_hash}", world.ns) is None:
+    """The DaemonSet controller's history: a new template gets a ControllerRevision
+    ``<ds>-<hash>``; a template seen before (a rollback) reuses its revision, renumbered
+    as the newest (kubernetes ``pkg/controller/daemon/update.go`` ``constructHistory``), so
+    the newest revision is always the current template, as the upgrade library reads it."""
+    name = f"{op.ds}-{rev_hash}"
+    if world.store.get("controllerrevisions.apps", name, world.ns) is None:
         world.store.create("controllerrevisions.apps",
                            controller_revision(ds, template, rev_hash, number), manager=K.M_KCM)
+    else:
+        def renumber(obj: Obj) -> None:
+            obj["revision"] = number
+        world.store.mutate("controllerrevisions.apps", name, world.ns, renumber, manager=K.M_KCM)
     world.revisions[op.key] = (rev_hash, number)
 
 

@@ -3,7 +3,9 @@
 As k8s-device-plugin ``internal/rm/health.go`` (``getDisabledHealthCheckXids``): every
 critical XID marks the GPU unhealthy except the application errors 13, 31, 43, 45, 68 and
 109. ``DP_DISABLE_HEALTHCHECKS`` (on the plugin container) adds XIDs to ignore, or ignores all
-with ``all``/``xids``; ``DP_ENABLE_HEALTHCHECKS`` re-enables XIDs and wins over both.
+with ``all``/``xids``; ``DP_ENABLE_HEALTHCHECKS`` re-enables XIDs and wins over a list, but
+not over ``all``: then ``IsAllDisabled`` holds and ``checkHealth`` returns before reading any
+XID, unless ``DP_ENABLE_HEALTHCHECKS`` is ``all`` too.
 """
 
 from __future__ import annotations
@@ -35,10 +37,12 @@ def marks_unhealthy(xid: int, env: Mapping[str, str]) -> bool:
     if xid <= 0:
         return False
     enable_all, enabled = _xids(env.get(ENABLE_ENV, ""))
+    disable_all, disabled = _xids(env.get(DISABLE_ENV, ""))
+    if disable_all and not enable_all:
+        return False  # IsAllDisabled: checkHealth returns at once, enabled XIDs unread
     if enable_all or xid in enabled:
         return True
-    disable_all, disabled = _xids(env.get(DISABLE_ENV, ""))
-    return not (disable_all or xid in disabled or xid in IGNORED_XIDS)
+    return not (xid in disabled or xid in IGNORED_XIDS)
 
 
 def plugin_env(daemonset: Mapping[str, Any] | None) -> dict[str, str]:

@@ -24,6 +24,12 @@ Obj = dict[str, Any]
 READY_AFTER, NFD_AFTER = 10.0, 15.0
 #: how long before the scenario's start a converged node joined (plus an hour per index)
 CONVERGED_AGE_S = 20 * 86400.0
+#: the kubelet keeps a stopped device plugin's devices in capacity (as unhealthy, so not
+#: allocatable) for 5 min, then sets the capacity to 0 (kubernetes
+#: ``pkg/kubelet/cm/devicemanager/types.go`` ``endpointStopGracePeriod``;
+#: ``pkg/kubelet/nodestatus/setters.go`` ``MachineInfo``: "Set capacity for removed resource
+#: to 0 on device removal")
+PLUGIN_STOP_GRACE_S = 300.0
 HOST_DRIVER_VERSION = "550.163.01"
 
 
@@ -195,7 +201,9 @@ def reconcile_node(world: World, run: NodeRun, now: float) -> float | None:
         wake = kubelet.advance(world, run, pod, INIT_STEPS, MAIN_STEPS, now)
         if wake is not None:
             wakes.append(wake)
-    publish(world, run, now)
+    wake = publish(world, run, now)
+    if wake is not None:
+        wakes.append(wake)
     wake = mig.reconcile(world, run, now)
     if wake is not None:
         wakes.append(wake)
@@ -229,11 +237,12 @@ def _operator_labels(world: World, run: NodeRun, spec: Obj) -> None:
     world.write_node(run.name, change, K.M_OPERATOR)
 
 
-def publish(world: World, run: NodeRun, now: float) -> None:
-    """Device-plugin resources and GFD labels for what currently runs on the node."""
+def publish(world: World, run: NodeRun, now: float) -> float | None:
+    """Device-plugin resources and GFD labels for what currently runs on the node; returns
+    when the kubelet drops a stopped plugin's capacity, if that is still to come."""
     obj = world.node_obj(run.name)
     if obj is None:
-        return
+        return None
     labels = obj["metadata"].get("labels") or {}
     gfd = run.pods.get("gfd")
     if gfd is not None and gfd.ready:
@@ -248,18 +257,30 @@ def publish(world: World, run: NodeRun, now: float) -> None:
     # the kubelet sees the plugin's socket: a failing config-manager sidecar does not stop it
     up = plugin is not None and plugin.initialized and all(
         c.ready for c in plugin.main if c.name != "config-manager")
-    _write_resources(world, run.name, capacity if up else None, healthy if up else None)
-    if up and run.allocatable_at is None and any(healthy.values()):
-        run.allocatable_at = now  # what a test holds gputui's time to GPU to
+    if up:
+        run.plugin_down_since = None
+        _write_resources(world, run.name, capacity, healthy)
+        if run.allocatable_at is None and any(healthy.values()):
+            run.allocatable_at = now  # what a test holds gputui's time to GPU to
+        return None
+    if run.plugin_down_since is None:
+        run.plugin_down_since = now
+    drop_at = run.plugin_down_since + PLUGIN_STOP_GRACE_S
+    _write_resources(world, run.name, None, None, zero_capacity=now >= drop_at)
+    return drop_at if now < drop_at else None
 
 
 def _write_resources(world: World, name: str, capacity: dict[str, int] | None,
-                     healthy: dict[str, int] | None) -> None:
+                     healthy: dict[str, int] | None, zero_capacity: bool = False) -> None:
+    """The kubelet's node status for the plugin's resources: with no plugin, allocatable 0
+    at once and capacity 0 too once ``zero_capacity`` (the stop grace has passed)."""
     def change(o: Obj) -> None:
         cap, alloc = o["status"]["capacity"], o["status"]["allocatable"]
         for res in nodes.all_device_resources(cap):
             if capacity is None:
                 alloc[res] = "0"
+                if zero_capacity:
+                    cap[res] = "0"
             elif res not in capacity:
                 cap.pop(res, None)
                 alloc.pop(res, None)

@@ -188,3 +188,15 @@ def node_event(node: str, node_uid: str, reason: str, message: str, stamp: str, 
             "source": {"component": component}, "reportingComponent": component,
             "firstTimestamp": stamp, "lastTimestamp": stamp, "count": 1,
             "eventTime": None}
+
+
+def pod_event(pod: Obj, reason: str, message: str, stamp: str, seq: int,
+              etype: str = "Normal", component: str = "gpu-operator") -> Obj:
+    """An Event on a Pod, in the pod's namespace (what a recorder writes for a Pod object)."""
+    meta = pod.get("metadata") or {}
+    name, namespace = str(meta.get("name", "")), str(meta.get("namespace", "default"))
+    event = node_event(name, str(meta.get("uid", "")), reason, message, stamp, seq, etype,
+                       component)
+    event["metadata"]["namespace"] = namespace
+    event["involvedObject"].update(kind="Pod", namespace=namespace)
+    return event

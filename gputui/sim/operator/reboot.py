@@ -2,11 +2,15 @@
 
 While the machine reboots its kubelet posts nothing, so the Node object keeps its last status
 until kube-controller-manager's node lifecycle controller notices the missing heartbeat after
-``--node-monitor-grace-period`` (40 s default): it then sets every kubelet condition to
+``--node-monitor-grace-period`` (50 s default since Kubernetes 1.32, kubernetes PR #126287;
+40 s before; the emulated cluster is 1.34): it then sets every kubelet condition to
 ``Unknown``, reason ``NodeStatusUnknown``, "Kubelet stopped posting node status."
 (``pkg/controller/nodelifecycle/node_lifecycle_controller.go`` ``tryUpdateNodeHealth``). When
 the machine is up the kubelet posts Ready again with the new boot ID and kernel, and its GPU
-resources at 0 until the device plugin registers. The emulated node's pods make no progress
+resources at 0, capacity and allocatable, until the device plugin registers: the restarted
+kubelet's device manager restores each plugin resource from its checkpoint with no devices
+(kubernetes ``pkg/kubelet/cm/devicemanager/manager.go``, ``readCheckpoint``: "the resource
+capacity will stay zero till the corresponding device plugin re-registers"). The emulated node's pods make no progress
 while it is down. Not emulated: the ``node.kubernetes.io/unreachable`` taints the controller
 adds, and marking the node's pods not ready.
 """
@@ -20,8 +24,8 @@ from gputui.sim.operator.nodes import node_conditions
 from gputui.sim.operator.runtime import NodeRun
 from gputui.sim.operator.world import World
 
-#: kube-controller-manager ``--node-monitor-grace-period`` default.
-NODE_MONITOR_GRACE_S = 40.0
+#: kube-controller-manager ``--node-monitor-grace-period`` default (Kubernetes >= 1.32).
+NODE_MONITOR_GRACE_S = 50.0
 #: firmware POST of an 8-GPU server, the OS boot and the kubelet start: a couple of minutes,
 #: within Kubernetes' 300 s not-ready toleration as a routine reboot is
 BOOT_S = 150.0
@@ -66,13 +70,15 @@ def _mark_unknown(world: World, name: str, stamp: str) -> None:
 def _boot(world: World, run: NodeRun, now: float) -> None:
     name, kernel = run.name, run.boot_kernel or run.kernel
     run.kernel, run.down_since, run.marked_unknown = kernel, None, False
+    run.plugin_down_since = None  # the new kubelet has no plugin, and zeroed it already
 
     def change(obj: dict[str, Any]) -> None:
         obj["metadata"]["labels"][K.NFD_KERNEL_FULL] = kernel
         obj["status"]["conditions"] = node_conditions(True, world.clock.rfc3339(now))
         obj["status"]["nodeInfo"]["kernelVersion"] = kernel
         obj["status"]["nodeInfo"]["bootID"] = f"{name}-{kernel}"
-        for res in list(obj["status"].get("allocatable", {})):
-            if res.startswith("nvidia.com/"):
-                obj["status"]["allocatable"][res] = "0"
+        for field in ("capacity", "allocatable"):
+            for res in list(obj["status"].get(field, {})):
+                if res.startswith("nvidia.com/"):
+                    obj["status"][field][res] = "0"
     world.write_node(name, change, K.M_KUBELET)

@@ -111,6 +111,7 @@ class NodeRun:
     down_since: float | None = None       # rebooting since then (sim.operator.reboot)
     boot_kernel: str = ""                 # the kernel it boots into
     marked_unknown: bool = False          # the node controller set Ready Unknown
+    plugin_down_since: float | None = None  # the kubelet lost the device plugin then
 
     def __post_init__(self) -> None:
         if not self.gpus:

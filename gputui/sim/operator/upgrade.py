@@ -121,6 +121,8 @@ class Upgrader:
         return sorted(n for n in self.nodes if self.found.get(n) == state)
 
     def move(self, name: str, state: str, annotations: dict[str, str | None] | None = None) -> None:
+        changed = [(k, v) for k, v in (annotations or {}).items() if self.ann(name, k) != v]
+
         def change(obj: Obj) -> None:
             obj["metadata"].setdefault("labels", {})[K.UPGRADE_STATE] = state
             ann = obj["metadata"].setdefault("annotations", {})
@@ -131,8 +133,17 @@ class Upgrader:
                     ann[key] = value
         self.nodes[name] = self.world.write_node(name, change, K.M_OPERATOR) or self.nodes[name]
         self.world.event(name, K.UPGRADE_EVENT_REASON, M.STATE_LABEL_UPDATED.format(state=state))
+        for key, value in changed:  # each a ChangeNodeUpgradeAnnotation, after the state
+            self._annotated(name, key, value)
+
+    def _annotated(self, name: str, key: str, value: str | None) -> None:
+        """The event of a successful ``ChangeNodeUpgradeAnnotation`` (a removal is "null")."""
+        self.world.event(name, K.UPGRADE_EVENT_REASON, M.ANNOTATION_UPDATED.format(
+            key=key, value="null" if value is None else value))
 
     def annotate(self, name: str, key: str, value: str | None) -> None:
+        changed = self.ann(name, key) != value
+
         def change(obj: Obj) -> None:
             ann = obj["metadata"].setdefault("annotations", {})
             if value is None:
@@ -140,6 +151,8 @@ class Upgrader:
             else:
                 ann[key] = value
         self.nodes[name] = self.world.write_node(name, change, K.M_OPERATOR) or self.nodes[name]
+        if changed:
+            self._annotated(name, key, value)
 
     def set_unschedulable(self, name: str, value: bool) -> None:
         def change(obj: Obj) -> None:

@@ -2,10 +2,12 @@
 
 k8s-operator-libs ``pkg/upgrade`` records Events (reason ``GetEventReason()``, i.e.
 ``GPUDriverUpgrade`` for the GPU driver, ``util.go``) only through ``logEvent``/``logEventf``
-at these call sites: ``node_upgrade_state_provider.go`` (label and annotation changes),
+at these call sites: ``node_upgrade_state_provider.go`` (label and annotation changes: every
+successful ``ChangeNodeUpgradeAnnotation`` records "Successfully updated node annotation to
+K=V", V being ``null`` for a removal), ``upgrade_inplace.go`` ("..., will retry"),
 ``drain_manager.go`` (drain scheduled, drained, cordon or drain failed), ``pod_manager.go``
-(workload pods deleted or not, the drain fallback, driver pod restart, job-completion
-timeouts) and ``validation_manager.go`` (a failure to handle the validation timeout). Every
+(workload pods deleted or not, the drain fallback, driver pod restart (recorded on the
+Pod), job-completion timeouts) and ``validation_manager.go`` (a failure to handle the validation timeout). Every
 other outcome (a validation timeout itself, ``GetPodsForDeletion`` refusing pods) is only
 logged by the controller. An emulator that invents events teaches operators to look for
 something a real cluster never shows, so :func:`known` guards every event the emulator writes.
@@ -25,6 +27,11 @@ STATE_LABEL_UPDATED = "Successfully updated node state label to {state}"
 STATE_LABEL_FAILED = "Failed to update node state label to {state}, {error}"
 ANNOTATION_UPDATED = "Successfully updated node annotation to {key}={value}"
 ANNOTATION_FAILED = "Failed to update node annotation to {key}={value}: {error}"
+#: the patch itself failed (the message has no "to" there, as upstream writes it)
+ANNOTATION_PATCH_FAILED = "Failed to update node annotation {key}={value}: {error}"
+# upgrade_inplace.go ProcessUpgradeRequiredNodes: the next state could not be decided (the
+# restart-only check); the node stays in upgrade-required
+RETRY = "{error}, will retry"
 # drain_manager.go ScheduleNodesDrain
 DRAIN_SCHEDULED = "Scheduling drain of the node"
 DRAINED = "Successfully drained the node"
@@ -38,8 +45,9 @@ DRAIN_FALLBACK = "Pod deletion failed but drain is enabled in spec. Will attempt
 DRIVER_RESTART_FAILED = "Failed to restart driver pod {error}"
 JOB_TIMEOUT_FAILED = "Failed to handle timeout for job completions, {error}"
 JOB_ANNOTATION_FAILED = "Failed to remove annotation used to track job completions: {error}"
-# validation_manager.go Validate
-VALIDATION_TIMEOUT_FAILED = "Failed to handle timeout for validation state"
+# validation_manager.go Validate: logEventf with the error as an argument but no verb for it,
+# so Go's fmt appends it as "%!(EXTRA string=<error>)", which is what the Event says
+VALIDATION_TIMEOUT_FAILED = "Failed to handle timeout for validation state%!(EXTRA string={error})"
 
 #: Every (message template, event type) upstream records, all with reason GPUDriverUpgrade.
 UPSTREAM: Mapping[str, str] = {
@@ -49,7 +57,11 @@ UPSTREAM: Mapping[str, str] = {
     PODS_DELETED: NORMAL, PODS_DELETE_FAILED: WARNING, DRAIN_FALLBACK: WARNING,
     DRIVER_RESTART_FAILED: WARNING, JOB_TIMEOUT_FAILED: WARNING,
     JOB_ANNOTATION_FAILED: WARNING, VALIDATION_TIMEOUT_FAILED: WARNING,
+    ANNOTATION_PATCH_FAILED: WARNING, RETRY: WARNING,
 }
+#: The templates upstream records on the driver Pod, not on its Node (``pod_manager.go``
+#: ``SchedulePodsRestart``: ``logEventf(m.eventRecorder, pod, ...)``).
+ON_POD = frozenset({DRIVER_RESTART_FAILED})
 
 
 def _pattern(template: str) -> re.Pattern[str]:
@@ -61,8 +73,15 @@ def _pattern(template: str) -> re.Pattern[str]:
 _PATTERNS = tuple((_pattern(t), etype) for t, etype in UPSTREAM.items())
 
 
-def known(reason: str, etype: str, message: str) -> bool:
-    """Whether upstream records an event with this reason, type and message."""
+_ON_POD = tuple(_pattern(t) for t in ON_POD)
+
+
+def known(reason: str, etype: str, message: str, kind: str = "Node") -> bool:
+    """Whether upstream records an event with this reason, type and message on an object
+    of this ``kind`` (``Node``, or ``Pod`` for :data:`ON_POD`)."""
     if reason != K.UPGRADE_EVENT_REASON:
+        return False
+    on_pod = any(pattern.fullmatch(message) for pattern in _ON_POD)
+    if on_pod != (kind == "Pod"):
         return False
     return any(etype == want and pattern.fullmatch(message) for pattern, want in _PATTERNS)

@@ -17,7 +17,7 @@ from gputui.sim.clock import SimClock
 from gputui.sim.nodeside import NodeSide
 from gputui.sim.operator import keys as K
 from gputui.sim.operator import nvidiadriver, upgrade_messages
-from gputui.sim.operator.objects import node_event
+from gputui.sim.operator.objects import node_event, pod_event
 from gputui.sim.operator.runtime import NodeRun
 from gputui.sim.scenario import Pool, Scenario
 from gputui.sim.store import Store
@@ -207,6 +207,19 @@ class World:
         self.store.create("events", node_event(node, uid, reason, message, self.clock.rfc3339(),
                                                int(self.clock.now() * 1000) * 1000 + seq,
                                                etype, component), manager=component)
+
+    def pod_event(self, pod: Obj, reason: str, message: str, etype: str = "Normal",
+                  component: str = "gpu-operator") -> None:
+        """Record an Event on a Pod, only one upstream really records there (fail closed)."""
+        if not upgrade_messages.known(reason, etype, message, kind="Pod"):
+            raise ValueError(f"not an event upstream records on a Pod: {etype} {reason} "
+                             f"{message!r}")
+        with self._lock:
+            self._event_seq += 1
+            seq = self._event_seq
+        self.store.create("events", pod_event(pod, reason, message, self.clock.rfc3339(),
+                                              int(self.clock.now() * 1000) * 1000 + seq,
+                                              etype, component), manager=component)
 
     def pod_name(self, prefix: str, namespace: str | None = None) -> str:
         """``<prefix><5 random-looking chars>`` like generateName, unique in the namespace.
