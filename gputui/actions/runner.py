@@ -160,13 +160,15 @@ class Runner:
     def check_permissions(self) -> Permissions:
         """At start: every permission the actions declare, who the server says we are,
         and whether the audit log can be written (none of it in read-only mode)."""
-        self.permissions = replace(check_permissions(self.writer, all_permissions(self.actions)),
-                                   read_only_reason=self.read_only_reason)
+        permissions = replace(check_permissions(self.writer, all_permissions(self.actions)),
+                              read_only_reason=self.read_only_reason)
         if not self.writer.read_only:
             self.audit_problem = self.audit.check()
             self.identity()
             self.cluster()
-        return self.permissions
+        # published last: once the UI sees the permissions, the start-up reads are done
+        self.permissions = permissions
+        return permissions
 
     def blocked(self, action: Action) -> str | None:
         """Why ``action`` is greyed now, or None."""
