@@ -35,6 +35,7 @@ from gputui.actions.base import (
 from gputui.actions.impact import risk_warnings
 from gputui.domain import labels as L
 from gputui.domain.model import ClusterSnapshot, NodeView
+from gputui.domain.upgrade_advice import HOLD, why_not
 
 _STARTS = (L.STATE_UNKNOWN, L.STATE_DONE)
 
@@ -92,12 +93,12 @@ class HoldNode(NodeUpgradeAction):
              params: Mapping[str, Any]) -> Plan:
         changes, skipped, warnings = [], [], []
         for node in _nodes(snapshot, targets):
+            why = why_not(HOLD, node.upgrade_state, node.upgrade_skip)
             if node.upgrade_skip:
-                skipped.append(f"{node.name} is already held")
+                skipped.append(f"{node.name} is {why}")
                 continue
-            if node.upgrade_state not in (*_STARTS, L.STATE_REQUIRED):
-                warnings.append(f"{node.name} is already in {node.upgrade_state}: the hold "
-                                "only keeps a node from starting, this one carries on")
+            if why is not None:  # the hints ask the same question (upgrade_advice)
+                warnings.append(f"{node.name} is {why}")
             changes.append(U.node_labels_change(node.name, {L.UPGRADE_SKIP: "true"},
                                                 f"label {L.UPGRADE_SKIP}=true"))
         return self._plan(snapshot, f"Hold {len(changes)} node(s) out of the driver upgrade",
