@@ -145,6 +145,11 @@ COMMANDS: Final[tuple[Command, ...]] = (
        "and when (esc there shows every node).", "nodes", "node_timeline"),
     _c("jump", "enter", "Go to", "Jump to the finding's node and pane.", "findings", "jump",
        palette=False),
+    _c("findings.detail_down", "shift+down", "Hint down", "Scroll the selected finding's "
+       "message and hint down (they wrap; tab moves into them too).", "findings",
+       "detail_down", palette=False),
+    _c("findings.detail_up", "shift+up", "Hint up", "Scroll the selected finding's message "
+       "and hint up.", "findings", "detail_up", palette=False),
     _c("findings.summary", "s", "Summary", "Open the handoff summary (Markdown) to review "
        "and copy.", "findings", "summary", show=True, palette=False),
     _c("pipeline.cursor_up", "up,k", "Prev stage", "Move to the previous stage.", "pipeline",
