@@ -110,7 +110,9 @@ class LogView(ScrollView, can_focus=True):
     # --- layout and drawing ---------------------------------------------------------------
 
     def on_resize(self, event: Resize) -> None:
-        self._lay_out()
+        """Lay out again for a new width; a view at the newest line stays there."""
+        self._to_end = self._to_end or self.scroll_y >= self.max_scroll_y
+        self._lay_out(force=True)
 
     def _text(self, line: str) -> Text:
         text = Text(line, no_wrap=not self.wrap, overflow="fold" if self.wrap else "ignore",
@@ -145,9 +147,9 @@ class LogView(ScrollView, can_focus=True):
         self.refresh()
         if self._to_end:
             self._to_end = False
-            # after the refresh: the new virtual size sets how far the view may scroll
-            self.call_after_refresh(self.scroll_end, animate=False, immediate=True,
-                                    x_axis=False)
+            # not immediate: after the refresh, once the new virtual size sets how far the
+            # view may scroll (immediately it would stop at the old, empty size)
+            self.scroll_end(animate=False, immediate=False, x_axis=False)
 
     def render_line(self, y: int) -> Strip:
         scroll_x, scroll_y = self.scroll_offset
