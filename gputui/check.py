@@ -135,8 +135,7 @@ def _still_loading(reader: TapeReader, at: float, loading: Collection[str]) -> s
     from gputui.domain.at_time import format_at
 
     lists = ", ".join(sorted(loading))
-    complete = next((t for t in reader.change_times()
-                     if t > at and not reader.objects_at(t).loading), None)
+    complete = reader.first_complete(after=at)
     later = (f"; the first complete read is at {format_at(complete)}" if complete is not None
              else "; it never read everything")
     return (f"at {format_at(at)} the recorded session was still loading ({lists}), so its "

@@ -11,7 +11,10 @@
    ``upgrade-done`` before the next; a failure stops the release.
 
 Progress is reported throughout; the operator can stop between polls, and the result says
-what was done and which holds remain.
+what was done and which holds remain. Each hold also carries the label ``gputui/held-by=canary``
+so that ``:release-canary`` releases exactly the nodes a canary held, never a hold someone
+else set. Before ``y`` the plan asks the server which GPU pods the upgrade's deletion or
+drain would not remove, and says how the roll would end (:mod:`gputui.actions.canary_risks`).
 """
 
 from __future__ import annotations
@@ -20,6 +23,7 @@ import threading
 from collections.abc import Mapping, Sequence
 from typing import Any
 
+from gputui.actions import canary_risks
 from gputui.actions import canary_watch as W
 from gputui.actions import upgrade_common as U
 from gputui.actions import upgrade_values as V
@@ -39,6 +43,11 @@ from gputui.actions.impact import risk_warnings
 from gputui.actions.upgrade_policy import PERMISSIONS, held_and_failed, policy_of
 from gputui.domain import labels as L
 from gputui.domain.model import ClusterSnapshot, NodeView
+
+
+#: the label that marks a hold a canary roll set (its value), which :release-canary removes
+HELD_BY = W.HELD_BY
+CANARY = "canary"
 
 
 def pools_in_order(nodes: Sequence[NodeView], canary: NodeView) -> list[tuple[str, list[str]]]:
@@ -79,7 +88,7 @@ class CanaryUpgrade:
         canary = snapshot.nodes[targets[0]]
         others = [n for n in target.nodes(snapshot) if n.name != canary.name]
         to_hold = [n for n in others if not n.upgrade_skip]
-        changes = [U.node_labels_change(n.name, {L.UPGRADE_SKIP: "true"},
+        changes = [U.node_labels_change(n.name, {L.UPGRADE_SKIP: "true", HELD_BY: CANARY},
                                         f"hold: label {L.UPGRADE_SKIP}=true") for n in to_hold]
         if canary.upgrade_skip:
             changes.append(U.node_labels_change(canary.name, {L.UPGRADE_SKIP: None},
@@ -114,6 +123,11 @@ class CanaryUpgrade:
             return ("autoUpgrade is off: no node would roll; turn it on first "
                     "('upgrade: toggle autoUpgrade')")
         return None
+
+    def server_plan(self, plan: Plan, writer: ClusterWriter) -> Plan:
+        """The GPU pods the upgrade's deletion or drain would not remove, and how the roll
+        would end, asked of the server before ``y`` (:mod:`gputui.actions.canary_risks`)."""
+        return canary_risks.check(plan, writer)
 
     def apply(self, plan: Plan, writer: ClusterWriter, progress: ProgressCallback,
               cancel: threading.Event) -> Result:
@@ -164,4 +178,42 @@ def _warnings(snapshot: ClusterSnapshot, target: U.DriverTarget,
     return tuple(lines)
 
 
-ACTIONS: tuple[Action, ...] = (CanaryUpgrade(),)
+class ReleaseCanaryHolds:
+    """Undo the holds a canary roll left (it stopped, failed or was stopped): one command."""
+
+    id: str = "upgrade-release-canary"
+    title: str = "upgrade: release canary holds"
+    tooltip: str = ("Release every node a canary roll held (label gputui/held-by=canary): "
+                    "they take part in the driver upgrade again; holds others set stay.")
+    keys: str = ""
+    aliases: tuple[str, ...] = ("release-canary",)
+    scope: Scope = Scope.CLUSTER
+    risk: Risk = Risk.DESTRUCTIVE
+    permissions: tuple[Permission, ...] = (PATCH_NODES,)
+    params: tuple[ParamSpec, ...] = ()
+
+    def plan(self, snapshot: ClusterSnapshot, targets: Sequence[str],
+             params: Mapping[str, Any]) -> Plan:
+        held = sorted(n.name for n in snapshot.nodes.values()
+                      if n.labels.get(HELD_BY) == CANARY)
+        changes = tuple(U.node_labels_change(name, {L.UPGRADE_SKIP: None, HELD_BY: None},
+                                             f"release: remove {L.UPGRADE_SKIP}")
+                        for name in held)
+        auto = snapshot.upgrade.enabled
+        impact = ((f"{len(held)} node(s) take part in the driver upgrade again"
+                   + (": with autoUpgrade on, those on an old driver roll, cordoned and "
+                      "their GPU pods deleted, maxParallelUpgrades at a time" if auto else "")),)
+        return Plan(self.id, f"Release {len(held)} node(s) a canary roll held",
+                    targets=tuple(held), changes=changes, impact=impact,
+                    blocked=None if held else "no node is held by a canary roll",
+                    risk=Risk.DESTRUCTIVE, basis=snapshot)
+
+    def apply(self, plan: Plan, writer: ClusterWriter, progress: ProgressCallback,
+              cancel: threading.Event) -> Result:
+        done, stopped = U.send_all(plan, writer, progress, cancel)
+        if stopped is not None:
+            return stopped
+        return Result(ok=True, summary=f"released {len(done)} node(s)", details=tuple(done))
+
+
+ACTIONS: tuple[Action, ...] = (CanaryUpgrade(), ReleaseCanaryHolds())

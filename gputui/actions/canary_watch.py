@@ -22,6 +22,8 @@ from gputui.domain.model import ClusterSnapshot
 DRIVER_APPS = ("nvidia-driver-daemonset",)
 DRIVER_COMPONENT = "nvidia-driver"
 VALIDATOR_APP = "nvidia-operator-validator"
+#: the label marking a hold a canary roll set (gputui.actions.canary imports this module)
+HELD_BY = "gputui/held-by"
 
 
 def runs_version(pod: Mapping[str, Any], version: str) -> bool:
@@ -95,8 +97,10 @@ class CanaryRun:
 
     def _stop(self, summary: str, error: str | None = None, *, cancelled: bool = False,
               replan: Plan | None = None) -> Result:
-        holds = (f"holds left on {len(self.held)} node(s) ({L.UPGRADE_SKIP}=true): release "
-                 "them with 'upgrade: release node'" if self.held else "no holds were left")
+        shown = ", ".join(self.held[:4]) + (f" and {len(self.held) - 4} more"
+                                              if len(self.held) > 4 else "")
+        holds = (f"holds left on {len(self.held)} node(s) ({shown}): :release-canary "
+                 "releases them all" if self.held else "no holds were left")
         return Result(ok=False, summary=f"{summary}; {holds}", error=error,
                       cancelled=cancelled, details=(*self.done, holds),
                       interrupted=stop_reason(self.cancel) if cancelled else None,
@@ -140,7 +144,7 @@ class CanaryRun:
                               f"{seen[0] or 'no state'}", cancelled=True)
         if seen[0] == L.STATE_FAILED:
             return self._stop(f"canary {self.canary} failed the upgrade (upgrade-failed): the "
-                              "roll-out is stopped",
+                              f"roll-out is stopped; {self._slot_holders([self.canary])}",
                               "see the node's GPUDriverUpgrade events and its driver pod")
         self.done.append(f"{self.canary}: upgrade-done on {self.version}, validator passing")
         return None
@@ -148,7 +152,7 @@ class CanaryRun:
     def _release(self, index: int, pool: str, names: Sequence[str]) -> Result | None:
         if self.cancel.is_set():
             return self._stop(f"canary stopped before releasing pool {pool}", cancelled=True)
-        release = [U.node_labels_change(name, {L.UPGRADE_SKIP: None},
+        release = [U.node_labels_change(name, {L.UPGRADE_SKIP: None, HELD_BY: None},
                                         f"release: remove {L.UPGRADE_SKIP}")
                    for name in names if name in self.held]
         sent, stopped = U.send_all(self.plan, self.writer, self.progress, self.cancel, release)
@@ -182,9 +186,19 @@ class CanaryRun:
                               f"({len(left)} node(s) not done)", cancelled=True)
         if failed:
             return self._stop(f"pool {pool}: {', '.join(failed)} failed the upgrade; the "
-                              "roll-out is stopped")
+                              f"roll-out is stopped; {self._slot_holders(failed)}")
         self.done.append(f"pool {pool}: {len(names)} node(s) upgrade-done on {self.version}")
         return None
+
+    def _slot_holders(self, failed: Sequence[str]) -> str:
+        """"gke-a stays cordoned and holds 1 of 1 upgrade slot(s) until fixed (then
+        :retry-upgrade)": what holds the slots a failed node keeps."""
+        figures = self.slots.figures({})
+        limit = (f" of {figures.slots.max_parallel or 'unlimited'}" if figures is not None
+                 else "")
+        noun = "stays" if len(failed) == 1 else "stay"
+        return (f"{', '.join(failed)} {noun} cordoned and hold{'s' if len(failed) == 1 else ''} "
+                f"{len(failed)}{limit} upgrade slot(s) until fixed (then :retry-upgrade)")
 
     # --------------------------------------------------------------- reading
     def _upgraded(self, node: str, validator: bool = False, state: str | None = None) -> bool:

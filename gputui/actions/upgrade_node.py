@@ -35,9 +35,7 @@ from gputui.actions.base import (
 from gputui.actions.impact import risk_warnings
 from gputui.domain import labels as L
 from gputui.domain.model import ClusterSnapshot, NodeView
-
-_STARTS = (L.STATE_UNKNOWN, L.STATE_DONE)
-
+from gputui.domain.upgrade_advice import HOLD, RELEASE, REQUEST, RETRY, why_not
 
 def _nodes(snapshot: ClusterSnapshot, targets: Sequence[str]) -> list[NodeView]:
     return [snapshot.nodes[t] for t in targets if t in snapshot.nodes]
@@ -92,12 +90,12 @@ class HoldNode(NodeUpgradeAction):
              params: Mapping[str, Any]) -> Plan:
         changes, skipped, warnings = [], [], []
         for node in _nodes(snapshot, targets):
+            why = why_not(HOLD, node.upgrade_state, node.upgrade_skip)
             if node.upgrade_skip:
-                skipped.append(f"{node.name} is already held")
+                skipped.append(f"{node.name} is {why}")
                 continue
-            if node.upgrade_state not in (*_STARTS, L.STATE_REQUIRED):
-                warnings.append(f"{node.name} is already in {node.upgrade_state}: the hold "
-                                "only keeps a node from starting, this one carries on")
+            if why is not None:  # the hints ask the same question (upgrade_advice)
+                warnings.append(f"{node.name} is {why}")
             changes.append(U.node_labels_change(node.name, {L.UPGRADE_SKIP: "true"},
                                                 f"label {L.UPGRADE_SKIP}=true"))
         return self._plan(snapshot, f"Hold {len(changes)} node(s) out of the driver upgrade",
@@ -118,8 +116,8 @@ class ReleaseNode(NodeUpgradeAction):
         changes, skipped, impact = [], [], []
         auto = snapshot.upgrade.enabled
         for node in _nodes(snapshot, targets):
-            if not node.upgrade_skip:
-                skipped.append(f"{node.name} is not held")
+            if (why := why_not(RELEASE, node.upgrade_state, node.upgrade_skip)) is not None:
+                skipped.append(f"{node.name} is {why}")
                 continue
             changes.append(U.node_labels_change(node.name, {L.UPGRADE_SKIP: None},
                                                 f"remove label {L.UPGRADE_SKIP}"))
@@ -150,9 +148,8 @@ class RequestUpgrade(NodeUpgradeAction):
         changes: list[Change] = []
         skipped, impact, warnings = [], [], []
         for node in _nodes(snapshot, targets):
-            if node.upgrade_state not in _STARTS:
-                skipped.append(f"{node.name} is in {node.upgrade_state}: a request only "
-                               "starts a node that is idle or upgrade-done")
+            if (why := why_not(REQUEST, node.upgrade_state, node.upgrade_skip)) is not None:
+                skipped.append(f"{node.name} is {why}")
                 continue
             if node.upgrade_skip:
                 warnings.append(f"{node.name} is held: it will wait in upgrade-required "
@@ -186,9 +183,8 @@ class RetryFailed(NodeUpgradeAction):
         changes: list[Change] = []
         skipped, impact = [], []
         for node in _nodes(snapshot, targets):
-            if node.upgrade_state != L.STATE_FAILED:
-                skipped.append(f"{node.name} is not upgrade-failed "
-                               f"({node.upgrade_state or 'no upgrade state'})")
+            if (why := why_not(RETRY, node.upgrade_state, node.upgrade_skip)) is not None:
+                skipped.append(f"{node.name} is {why}")
                 continue
             changes.append(_retry_change(node.name))
             impact.append(_retry_story(snapshot, node))

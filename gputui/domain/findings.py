@@ -28,6 +28,7 @@ from gputui.domain.operands_absent import operands_absent
 from gputui.domain.sharing import sharing_config_missing
 from gputui.domain.thresholds import SOURCES
 from gputui.domain.timefmt import duration
+from gputui.domain.upgrade_advice import failed_hint, waiting_for_jobs_hint
 from gputui.domain.upgrade_events import NO_EVENTS, STEP_EXPIRED, failure_summary, inferred_step
 from gputui.domain.upgrade_reasons import active_wait_reason, expected_wait, state_since
 
@@ -120,9 +121,7 @@ def upgrade_failed(ctx: NodeContext) -> list[Finding]:
     told = f" {failed}" if failed else ""
     return [ctx.finding(
         C.UPGRADE_FAILED, Severity.WARNING, f"driver upgrade failed on {ctx.node.name}{told}",
-        "Check the driver pod (restarts, log) and the GPUDriverUpgrade events in namespace "
-        "default; then retry by setting nvidia.com/gpu-driver-upgrade-state=upgrade-required "
-        "(finished steps are skipped). A failed node holds an upgrade slot.", "upgrade")]
+        failed_hint(ctx.node, ctx.event), "upgrade")]
 
 
 def upgrade_stalled(ctx: NodeContext) -> list[Finding]:
@@ -143,8 +142,7 @@ def upgrade_stalled(ctx: NodeContext) -> list[Finding]:
         return [ctx.finding(
             C.UPGRADE_STALLED, Severity.INFO,
             f"{ctx.node.name} in {state}{age}: {reason} (as waitForCompletion configures)",
-            "Expected: the upgrade continues when the job ends. Hold the node with "
-            f"{L.UPGRADE_SKIP}=true instead if the job runs for days.", "upgrade")]
+            waiting_for_jobs_hint(ctx.node), "upgrade")]
     if since is None or not ctx.over(since, ctx.thresholds.upgrade_stalled_minutes):
         return []
     return [ctx.finding(

@@ -25,6 +25,12 @@ from gputui.domain.model import Finding, NodeView, Severity, UpgradeView
 from gputui.domain.thresholds import SOURCES, ThresholdsLike
 from gputui.domain.timefmt import duration
 from gputui.domain.upgrade_groups import Groups, owner_of, view_for
+from gputui.domain.upgrade_queue_held import (
+    HeldSlots,
+    held_queue_finding,
+    held_slots,
+    slot_holders,
+)
 
 _IDLE = frozenset({L.STATE_UNKNOWN, L.STATE_DONE, L.STATE_REQUIRED, L.STATE_FAILED})
 #: waiting nodes named in the message; the finding's ``nodes`` holds them all
@@ -93,11 +99,21 @@ class _Context:
         self.view, self.nodes, self.now, self.minutes, self.groups = (
             view, nodes, now, minutes, groups)
         self._down: list[list[str]] = []
+        self._held: dict[str | None, HeldSlots | None] = {}
 
     def down(self) -> list[str]:
         if not self._down:
             self._down.append(_down_outside(self.view, self.nodes))
         return self._down[0]
+
+    def held(self, owner: str | None, own: UpgradeView) -> HeldSlots | None:
+        """The queue's slot holders when none frees its slot by itself (once per queue)."""
+        if owner not in self._held:
+            def member(node: NodeView) -> bool:
+                return not self.groups or owner_of(node, self.groups) == owner
+            holders = slot_holders(self.view, self.nodes, member)
+            self._held[owner] = held_slots(own, holders, self.now)
+        return self._held[owner]
 
 
 _HINTS = {"failed": _FAILED_HINT, "down": _DOWN_HINT, "off": _OFF_HINT,
@@ -126,11 +142,12 @@ def _queue_finding(cause: str, own: UpgradeView, owner: str | None,
     longest = max(context.now - since for _, since in waiting)
     cr = f" (NVIDIADriver {owner})" if owner else ""
     noun = "node" if len(names) == 1 else "nodes"
+    past = (f", past {context.minutes:g} min, {SOURCES['upgrade_stalled_minutes']}"
+            if longest >= context.minutes * 60.0 else "")
     return Finding(
         C.UPGRADE_STALLED, Severity.WARNING, None,
         f"upgrade queue stalled{cr}: {_why(cause, own, owner, context)}; {len(names)} {noun} "
-        f"waiting in upgrade-required (longest {duration(longest)}, past "
-        f"{context.minutes:g} min, {SOURCES['upgrade_stalled_minutes']}): {_names(names)}",
+        f"waiting in upgrade-required (longest {duration(longest)}{past}): {_names(names)}",
         _HINTS[cause], "upgrade", nodes=tuple(names))
 
 
@@ -146,18 +163,30 @@ def required_stalled(view: UpgradeView, nodes: Mapping[str, NodeView],
     owned: dict[str | None, UpgradeView] = {}
     for name in view.lanes.get(L.STATE_REQUIRED, ()):
         status = view.nodes.get(name)
-        if status is None or status.skip or status.since is None or now - status.since < limit:
+        if status is None or status.skip or status.since is None:
             continue
         node = nodes.get(name)
         owner = owner_of(node, context.groups) if node is not None and context.groups else None
         own = view_for(node, view, context.groups) if node is not None else view
         cause = _stall_cause(own, node, context.down)
+        # every slot holder stuck (upgrade_queue_held): said at once, not after the threshold
+        stuck = (cause in (None, "failed") and not (node is not None and node.cordoned)
+                 and context.held(owner, own) is not None)
+        if cause is None and stuck:
+            cause = "held"
+        if not stuck and now - status.since < limit:
+            continue
         if cause is not None:
             owned[owner] = own
             queues.setdefault((owner, cause), []).append((name, status.since))
-    return [_queue_finding(cause, owned[owner], owner, waiting, context)
-            for (owner, cause), waiting in sorted(queues.items(), key=lambda kv: (
-                kv[0][0] or "", kv[0][1]))]
+    found = []
+    for (owner, cause), waiting in sorted(queues.items(), key=lambda kv: (kv[0][0] or "",
+                                                                          kv[0][1])):
+        held = context.held(owner, owned[owner]) if cause == "held" else None
+        found.append(_queue_finding(cause, owned[owner], owner, waiting, context)
+                     if held is None else
+                     held_queue_finding(held, owned[owner], owner, waiting, now))
+    return found
 
 
 def held_by_choice(ctx: NodeContext) -> list[Finding]:

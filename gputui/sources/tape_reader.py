@@ -282,6 +282,15 @@ class TapeReader:
         """Sorted distinct times at which objects, metrics or timeline changed."""
         return sorted(set(self._changed) | set(self._metric_times) | set(self._event_times))
 
+    def first_complete(self, after: float | None = None) -> float | None:
+        """The first recorded moment (after ``after`` when given) at which the session had
+        read every list it needs (no feed still ``loading``), None if it never had: where a
+        replay opens, and what ``check --replay`` names for a moment too early."""
+        for at, frame in zip(self._times, self._frames, strict=True):
+            if (after is None or at > after) and not frame.small.loading:
+                return at
+        return None
+
     def thresholds(self, ours: DomainThresholds) -> DomainThresholds:
         """The thresholds to judge this recording by: the session's where it recorded them,
         ``ours`` for the rest (and for a file that recorded none)."""

@@ -145,6 +145,11 @@ COMMANDS: Final[tuple[Command, ...]] = (
        "and when (esc there shows every node).", "nodes", "node_timeline"),
     _c("jump", "enter", "Go to", "Jump to the finding's node and pane.", "findings", "jump",
        palette=False),
+    _c("findings.detail_down", "shift+down", "Hint down", "Scroll the selected finding's "
+       "message and hint down (they wrap; tab moves into them too).", "findings",
+       "detail_down", palette=False),
+    _c("findings.detail_up", "shift+up", "Hint up", "Scroll the selected finding's message "
+       "and hint up.", "findings", "detail_up", palette=False),
     _c("findings.summary", "s", "Summary", "Open the handoff summary (Markdown) to review "
        "and copy.", "findings", "summary", show=True, palette=False),
     _c("pipeline.cursor_up", "up,k", "Prev stage", "Move to the previous stage.", "pipeline",
@@ -181,6 +186,18 @@ COMMANDS: Final[tuple[Command, ...]] = (
        show=True, palette=False),
     _c("pod_log.container", "c", "Container", "Show the next container of this pod.",
        "pod_log", "next_container", show=True, palette=False),
+    _c("pod_log.wrap", "w", "Wrap", "Wrap long log lines to the pane (the default), or let "
+       "them run off to the right (then left/right scroll).", "pod_log", "toggle_wrap",
+       show=True, palette=False),
+    _c("pod_log.search", "slash", "Search", "Find text in the log (any case): the first "
+       "match from the top row down is shown and highlighted.", "pod_log", "search",
+       show=True, palette=False),
+    _c("pod_log.next_match", "n", "Next match", "Show the next match of the search.",
+       "pod_log", "next_match", palette=False),
+    _c("pod_log.home", "home", "First line", "Go to the oldest line read.", "pod_log",
+       "log_home", palette=False),
+    _c("pod_log.end", "end", "Last line", "Go to the newest line.", "pod_log", "log_end",
+       palette=False),
     _c("command_line.cancel", "escape", "Cancel", "Close the prompt.", "command_line",
        "cancel", palette=False),
     _c("command_line.complete", "tab", "Complete", "Take the greyed suggestion: the first "

@@ -34,8 +34,10 @@ def open_replay(settings: Settings, path: Path) -> tuple[TapeSource, TapeMetrics
     reader = TapeReader.open(path)
     if not all(math.isfinite(t) and abs(t) < MAX_TIME for t in (reader.start, reader.end)):
         raise TapeError(f"recording {path} is damaged (its times are not times)")
+    # opens at the first complete moment, as check --replay names it: a session recorded
+    # from its start spent its first seconds (or minutes, on a big cluster) loading
     cursor = ReplayCursor(reader.change_times(), reader.start, reader.end,
-                          monotonic=time.monotonic)
+                          monotonic=time.monotonic, at=reader.first_complete())
     source = TapeSource(reader, cursor, reader.thresholds(settings.thresholds))
     metrics = TapeMetrics(reader, cursor, settings.refresh)
     return source, metrics, cursor

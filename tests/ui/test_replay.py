@@ -224,7 +224,8 @@ async def test_a_live_recording_shows_the_xid_when_the_live_screen_did(
                    for f in app.snapshot.findings)
 
     async with app.run_test(size=(80, 24)) as pilot:
-        await until(pilot, lambda: app.snapshot.generated_at == cursor.start)
+        # it opens at the first complete moment (replay_run.open_replay), not the start
+        await until(pilot, lambda: app.snapshot.generated_at == cursor.position)
         for _ in range(100):  # right, change by change, until the XID is on screen
             if xid79():
                 break

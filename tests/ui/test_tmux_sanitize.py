@@ -106,7 +106,7 @@ def test_hostile_text_is_shown_inert(hostile_sim: tuple[Path, str], tmux: Tmux) 
                  timeout=30), tmux.screen()
     _untouched(tmux)
     tmux.run("send-keys", "Escape")  # wait for it: ESC then q at once reads as alt+q
-    assert _poll(lambda: "newest at the bottom" not in tmux.screen(), timeout=30), tmux.screen()
+    assert _poll(lambda: "newest last" not in tmux.screen(), timeout=30), tmux.screen()
     tmux.run("send-keys", "q")
     assert _poll(lambda: "gputui exited with 0" in tmux.screen(), timeout=60), tmux.screen()
     assert "PWNED" not in tmux.run("display", "-p", "#{pane_title}").stdout

@@ -67,8 +67,10 @@ def heading(namespace: str, pod: str, container: str | None,
 
 
 def status_line(loading: bool, error: str, lines: int, container: str | None,
-                palette: Palette = PLAIN) -> Text:
-    """Loading, the one-line error, or how many lines were read."""
+                palette: Palette = PLAIN, wrap: bool = True,
+                search: tuple[str, int, int] = ("", -1, 0)) -> Text:
+    """Loading, the one-line error, or how many lines were read, whether they wrap and
+    where the search (text, match shown, matches) stands."""
     if loading:
         return Text(f"◐ loading log of {container or 'the default container'}…",
                     style=palette.role("progress"))
@@ -76,4 +78,10 @@ def status_line(loading: bool, error: str, lines: int, container: str | None,
         return Text(f"✖ could not read the log: {error}   r: retry", style=palette.role("crit"))
     if not lines:
         return Text("the container has written no log lines yet", style=palette.role("muted"))
-    return Text(f"last {lines} lines, newest at the bottom   r: reload", style=palette.role("muted"))
+    text, shown, found = search
+    if text:
+        where = (f"match {shown + 1} of {found} for {text!r}   n: next" if found
+                 else f"no match for {text!r}")
+        return Text(f"{where}   /: search again", style=palette.role("muted"))
+    return Text(f"{lines} lines, newest last   r: reload   w: "
+                f"{'wrap off' if wrap else 'wrap on'}   /: search", style=palette.role("muted"))

@@ -39,6 +39,7 @@ from gputui.ui.contracts import (
     DryRunFinished,
     DryRunProgressed,
 )
+from gputui.ui.render.plan_summary import impact_summary
 from gputui.ui.screens.param_prompt import ParamPrompt
 
 __all__ = ["ActionCompleted", "ActionProgressed", "ApplyRequested", "ConfirmScreen",
@@ -66,6 +67,8 @@ def _section(title: str, lines: Sequence[str], style: str = "",
 def plan_text(plan: Plan) -> Text:
     """Everything the plan says, as one renderable (a test can call it without an app)."""
     parts = [Text.assemble(("Targets: ", "bold"), ", ".join(plan.targets) or "the cluster")]
+    if summary := impact_summary(plan.impact):  # above the fold at 80x24 (render/plan_summary)
+        parts.append(Text.assemble(("Impact: ", "bold"), summary))
     if plan.warnings:  # first: what makes it risky, or stop early, must be read before y
         parts.append(_section("Warnings", plan.warnings, "bold", limit=POD_LIST_LIMIT))
     if plan.changes:

@@ -3,6 +3,8 @@
 The table (:class:`~gputui.ui.widgets.findings_table.FindingsTable`) patches its rows by
 key, so the cursor stays on the finding the operator was reading; the hint of the selected
 finding is shown below the table because it is the "what do I do next" half of a finding.
+It wraps and scrolls (``shift+down``/``shift+up``, or ``tab`` into it): at 80x24 a hint that
+names a pod, its budget and what to do runs past the five lines it once was cut to.
 """
 
 from __future__ import annotations
@@ -11,6 +13,7 @@ from collections.abc import Iterable
 
 from rich.text import Text
 from textual import on
+from textual.containers import VerticalScroll
 from textual.widget import Widget
 from textual.widgets import DataTable, Static
 
@@ -38,7 +41,8 @@ class FindingsScreen(GpuScreen):
     def compose_body(self) -> Iterable[Widget]:
         yield Static(id="findings-summary")
         yield FindingsTable(id="findings-table")
-        yield Static(id="findings-hint")
+        with VerticalScroll(id="findings-detail"):
+            yield Static(id="findings-hint")
 
     def on_mount(self) -> None:
         self.table.focus()
@@ -79,6 +83,14 @@ class FindingsScreen(GpuScreen):
             return
         hint.update(Text.assemble((finding.message, "bold"), "\n", ("hint: ", "bold"),
                                   finding.hint or "-"))
+
+    def action_detail_down(self) -> None:
+        """Scroll the selected finding's message and hint down a line."""
+        self.query_one("#findings-detail", VerticalScroll).scroll_down(animate=False)
+
+    def action_detail_up(self) -> None:
+        """Scroll the selected finding's message and hint up a line."""
+        self.query_one("#findings-detail", VerticalScroll).scroll_up(animate=False)
 
     def action_jump(self) -> None:
         finding = self.table.selected

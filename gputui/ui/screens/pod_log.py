@@ -15,12 +15,13 @@ from textual.app import ComposeResult
 from textual.binding import BindingType
 from textual.containers import Vertical, VerticalScroll
 from textual.screen import ModalScreen
-from textual.widgets import Log, Static
+from textual.widgets import Input, Static
 
 from gputui.domain.model import ClusterSnapshot
 from gputui.ui.commands import bindings_for
 from gputui.ui.contracts import PodLog, PodLogLoaded, PodLogRequested, SnapshotView, fulfils
 from gputui.ui.render.pod_log import heading, render_events, status_line
+from gputui.ui.widgets.log_view import LogView
 from gputui.ui.widgets.palette_mixin import widget_palette
 
 
@@ -62,13 +63,25 @@ class PodLogScreen(ModalScreen[None]):
         with Vertical(id="pod-log-dialog"):
             yield Static(id="pod-log-heading")
             yield Static(id="pod-log-status")
-            yield Log(id="pod-log-lines", highlight=False, auto_scroll=True)
+            yield LogView(id="pod-log-lines")
+            yield Input(placeholder="find in the log (enter; esc cancels)", id="pod-log-search")
             yield Static("events", id="pod-log-events-title")
             with VerticalScroll(id="pod-log-events"):
                 yield Static(id="pod-log-events-body")
 
     def on_mount(self) -> None:
-        self.query_one("#pod-log-lines", Log).focus()
+        self.search_box.display = False
+        self.lines.focus()
+
+    @property
+    def lines(self) -> LogView:
+        """The log lines."""
+        return self.query_one("#pod-log-lines", LogView)
+
+    @property
+    def search_box(self) -> Input:
+        """The search field, shown by ``/``."""
+        return self.query_one("#pod-log-search", Input)
 
     # --- the contract -------------------------------------------------------------------
 
@@ -86,9 +99,7 @@ class PodLogScreen(ModalScreen[None]):
         message.stop()
         self.result = log
         self.loading_log = False
-        widget = self.query_one("#pod-log-lines", Log)
-        widget.clear()
-        widget.write_lines(log.lines)
+        self.lines.set_lines(log.lines)
         self._draw()
 
     def _draw(self) -> None:
@@ -98,9 +109,11 @@ class PodLogScreen(ModalScreen[None]):
         result = self.result
         self.query_one("#pod-log-heading", Static).update(
             heading(self.namespace, self.pod, self.container, self._containers, palette))
+        view = self.lines
         self.query_one("#pod-log-status", Static).update(status_line(
             self.loading_log, result.error if result else "",
-            len(result.lines) if result else 0, self.container, palette))
+            len(result.lines) if result else 0, self.container, palette, wrap=view.wrap,
+            search=(view.query_text, view.match_index, len(view.matches))))
         events = render_events(result.events, self._now, palette) if result else ""
         self.query_one("#pod-log-events-body", Static).update(events)
 
@@ -109,12 +122,52 @@ class PodLogScreen(ModalScreen[None]):
     def _request(self) -> None:
         self.loading_log = True
         self.result = None
-        self.query_one("#pod-log-lines", Log).clear()
+        self.lines.set_lines(())
         self._draw()
         self.post_message(PodLogRequested(self.namespace, self.pod, self.container))
 
     def action_close(self) -> None:
+        """Close the search field when it is open, else the pod log."""
+        if self.search_box.display:
+            self._close_search()
+            return
         self.dismiss(None)
+
+    def action_toggle_wrap(self) -> None:
+        """Wrap long lines, or let them run off to the right."""
+        self.lines.set_wrap(not self.lines.wrap)
+        self._draw()
+
+    def action_log_home(self) -> None:
+        self.lines.scroll_home(animate=False, immediate=True)
+
+    def action_log_end(self) -> None:
+        self.lines.scroll_end(animate=False, immediate=True)
+
+    def action_search(self) -> None:
+        """Open the search field."""
+        box = self.search_box
+        box.value = self.lines.query_text
+        box.display = True
+        box.focus()
+
+    def action_next_match(self) -> None:
+        if self.lines.next_match() is None:
+            self.notify("No search, or no match: / finds text.", severity="information")
+        self._draw()
+
+    def on_input_submitted(self, message: Input.Submitted) -> None:
+        """Find the text typed (an empty search clears the highlight)."""
+        if message.input.id != "pod-log-search":
+            return
+        message.stop()
+        self._close_search()
+        self.lines.search(message.value.strip())
+        self._draw()
+
+    def _close_search(self) -> None:
+        self.search_box.display = False
+        self.lines.focus()
 
     def action_reload(self) -> None:
         """Read the same container again."""
