@@ -53,6 +53,7 @@ from gputui.domain.model import (
 from gputui.domain.node_build import NodeInputs, build_node
 from gputui.domain.podindex import PodIndex, pod_node_name
 from gputui.domain.policy import driver_policies, driver_policy, read_cluster_policy
+from gputui.domain.sanitize import clean_line
 from gputui.domain.readgaps import METRICS, merged, node_unknowns
 from gputui.domain.findings_healthchecks import health_checks_off
 from gputui.domain.operands_absent import operand_tolerations
@@ -236,7 +237,8 @@ class SnapshotBuilder:
                               else ("", ""))
             cluster += cluster_policy_findings(policy, objects.forbidden, normal, blamed)
         return ClusterSnapshot(
-            context=objects.context, server=objects.server, generated_at=now,
+            # a display name: a kubeconfig's context may hold what the terminal must not see
+            context=clean_line(objects.context), server=objects.server, generated_at=now,
             operator_namespace=namespace, cluster_policy=policy, nodes=nodes, upgrade=upgrade,
             mig=self._mig.view(policy.mig_strategy), findings=self._fleet.findings(cluster),
             daemonsets=daemonsets, counts=self._fleet.counts(upgrade.in_progress),

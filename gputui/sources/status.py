@@ -12,6 +12,7 @@ import threading
 import time
 from collections.abc import Callable
 
+from gputui.domain.sanitize import clean_line
 from gputui.domain.readgaps import FORBIDDEN, NOT_SERVED, REFUSED
 from gputui.sources.base import Connection, SourceStatus
 from gputui.sources.reflector import FeedState
@@ -30,7 +31,7 @@ class StatusTracker:
         self._clock = clock
         self._states: dict[str, tuple[FeedState, str]] = {}
         self._listed: set[str] = set()  # feeds whose current run has answered once
-        self._context = context
+        self._context = clean_line(context)  # shown in the header: a display name
         self._server = server
         self._last_update = 0.0
         self._stale_since = 0.0

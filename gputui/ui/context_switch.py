@@ -159,8 +159,13 @@ class ContextSwitch:
             else self.settings.read_only
 
     def accepts(self, context: str) -> bool:
-        """A snapshot or status of ``context`` belongs on screen (not the old cluster's)."""
-        return not context or not self.current or context == clean_line(self.current)
+        """A snapshot or status of ``context`` belongs on screen (not the old cluster's).
+
+        Snapshots and statuses carry the context as a display name (cleaned: a zero-width
+        space or a bidi override pasted into a kubeconfig is shown escaped); the switch keeps
+        the raw name the kubeconfig holds, so both are compared as displayed.
+        """
+        return not context or not self.current or clean_line(context) == clean_line(self.current)
 
     def entries(self) -> tuple[ContextEntry, ...]:
         """The kubeconfig's contexts, the one shown marked (raises SourceError)."""
