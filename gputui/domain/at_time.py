@@ -36,8 +36,10 @@ def parse_at(text: str, start: float, end: float) -> float:
     if at is None:
         raise ValueError(f"cannot read time {typed[:40]!r}: use {_FORMS}")
     if not start <= at <= end:
-        raise ValueError(f"time {typed[:40]} is outside the recording, which runs from "
-                         f"{format_at(start)} to {format_at(end)}")
+        raise ValueError(f"time {typed[:40]} is outside the recording, which "
+                         + (f"holds one moment only, {format_at(start)} (use --at=+0s)"
+                            if end <= start else
+                            f"runs from {format_at(start)} to {format_at(end)}"))
     return at
 
 

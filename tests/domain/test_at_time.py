@@ -6,7 +6,7 @@ from datetime import UTC, datetime
 
 import pytest
 
-from gputui.domain.at_time import parse_at
+from gputui.domain.at_time import format_at, parse_at
 
 
 def utc(text: str) -> float:
@@ -54,3 +54,12 @@ def test_errors_are_one_line(text: str, message: str) -> None:
     with pytest.raises(ValueError, match=message) as caught:
         parse_at(text, START, END)
     assert "\n" not in str(caught.value)
+
+
+def test_a_recording_of_one_moment_says_so() -> None:
+    """Issue 27: ``--at=-1s`` on a one-moment recording said "runs from X to X"."""
+    with pytest.raises(ValueError) as raised:
+        parse_at("-1s", START, START)
+    assert str(raised.value) == (f"time -1s is outside the recording, which holds one moment "
+                                 f"only, {format_at(START)} (use --at=+0s)")
+    assert parse_at("+0s", START, START) == START
