@@ -15,6 +15,7 @@ import time
 from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING
 
+from gputui.domain.sanitize import clean_line
 from gputui.settings import Settings
 
 if TYPE_CHECKING:  # types only: the TUI's modules load after the kubeconfig is read
@@ -72,6 +73,7 @@ def run_tui(settings: Settings) -> int:
         if recorder is not None:
             app.recorded_source = source
             app.timeline_sink = _timeline_recorder(recorder, app)
+            app.recording_problem = lambda: recorder.error
         # the real program leaves within 5 s of SIGHUP, SIGTERM or quit, whatever the
         # terminal or the server does (tests run apps in-process and never end it)
         app.exit_guard.hard_exit = True
@@ -102,6 +104,11 @@ def _close_recorder(recorder: TapeWriter, at: float | None = None) -> None:
     behind the source (the first full read of a 5,000-node cluster on a busy machine is a
     frame of 40,000 pods) would be killed mid-frame by the exit deadline: the file then
     reads up to its last complete frame, and the operator must know it ends early."""
+    if recorder.error is not None:  # a write failed (a full disk): the file ends there
+        print(f"gputui: {clean_line(recorder.error)}; the recording ends where it stopped",
+              file=sys.stderr)
+        _stop_quietly(lambda: recorder.close(at))
+        return
     if recorder.drain(RECORDER_GRACE):
         _stop_quietly(lambda: recorder.close(at))
         return

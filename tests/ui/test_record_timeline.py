@@ -49,6 +49,7 @@ class BehindWriter:
 
     path = Path("/tmp/session.gputui-rec")
     closed = False
+    error = None  # no write failed
 
     def drain(self, timeout: float) -> bool:
         return False

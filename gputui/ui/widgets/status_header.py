@@ -52,6 +52,9 @@ class HeaderState:
     read_only: bool = False
     #: this session is being recorded (``--record``/``record:``), until ``:ctx`` ends it
     recording: bool = False
+    #: the recording stopped (a write failed: a full disk): the operator must not believe
+    #: the incident is being recorded
+    recording_stopped: bool = False
 
 
 def connection_part(state: HeaderState) -> tuple[str, str]:
@@ -204,8 +207,9 @@ def render_header(state: HeaderState, width: int, palette: Palette = PLAIN) -> T
     conn, conn_role = connection_part(state)
     left = f"gputui ▸ {where}"
     # before the server: they matter more (a recording light, as any recorder shows one)
+    rec = " ✖ rec stopped" if state.recording_stopped else " ● rec"
     tags = [(text, role) for text, role, on in ((" read-only", "warn", state.read_only),
-                                                (" ● rec", "crit", state.recording)) if on]
+                                                (rec, "crit", state.recording)) if on]
     tag = "".join(text for text, _ in tags)
     room = width - len(left) - len(tag) - len(conn) - 2
     shown = f" ({server})" if server and room > len(server) + 3 else ""
@@ -242,7 +246,7 @@ class StatusHeader(Static):
     def update_state(self, snapshot: ClusterSnapshot, status: SourceStatus, now: float,
                      fleet: FleetMetrics | None = None,
                      running: Sequence[Operation] = (), read_only: bool = False,
-                     recording: bool = False) -> None:
+                     recording: bool = False, recording_stopped: bool = False) -> None:
         """Re-render from the app's latest snapshot, status and clock, if the text changed.
 
         The app calls this on every applied snapshot and every second; most calls change
@@ -252,7 +256,7 @@ class StatusHeader(Static):
                  or bool(snapshot.gaps) != bool(self.state.snapshot.gaps)  # or the gaps line
                  or bool(running) != bool(self.state.running))  # or the running line
         self.state = HeaderState(snapshot, status, now, fleet, tuple(running), read_only,
-                                 recording)
+                                 recording, recording_stopped)
         if grows or self._drawn is None or self._text() != self._drawn:
             self.refresh(layout=grows)
 
