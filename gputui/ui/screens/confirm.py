@@ -35,50 +35,20 @@ from gputui.ui.commands import bindings_for
 from gputui.ui.contracts import (
     ActionCompleted,
     ActionProgressed,
+    ActionRequested,
     ApplyRequested,
     DryRunFinished,
     DryRunProgressed,
 )
+from gputui.ui.render.plan import POD_LIST_LIMIT, dialog_title, plan_text, section
 from gputui.ui.screens.param_prompt import ParamPrompt
+from gputui.ui.selection import Selection, targets_label
 
 __all__ = ["ActionCompleted", "ActionProgressed", "ApplyRequested", "ConfirmScreen",
            "DryRunFinished", "DryRunProgressed", "ParamPrompt", "plan_text"]
 
-#: lines of a long list (changes, kubectl) shown before "... and N more"
-LIST_LIMIT = 12
-#: lines of the per-pod lists (impact, dry run) shown before "... and N more": the body
-#: scrolls, and the operator must be able to read what happens to every pod before ``y``
-POD_LIST_LIMIT = 500
-
-
-def _section(title: str, lines: Sequence[str], style: str = "",
-             limit: int = LIST_LIMIT) -> Text:
-    text = Text(title, style="bold")
-    shown = list(lines[:limit])
-    if len(lines) > limit:
-        shown.append(f"... and {len(lines) - limit} more")
-    for line in shown:
-        text.append("\n  ")
-        text.append(line, style=style)
-    return text
-
-
-def plan_text(plan: Plan) -> Text:
-    """Everything the plan says, as one renderable (a test can call it without an app)."""
-    parts = [Text.assemble(("Targets: ", "bold"), ", ".join(plan.targets) or "the cluster")]
-    if plan.warnings:  # first: what makes it risky, or stop early, must be read before y
-        parts.append(_section("Warnings", plan.warnings, "bold", limit=POD_LIST_LIMIT))
-    if plan.changes:
-        # an eviction's summary names the pod already ("evict ns/name"): one compact line
-        parts.append(_section("Change", [c.summary if c.verb == "create" else
-                                         f"{c.kind} {c.name}: {c.summary}"
-                                         for c in plan.changes]))
-        parts.append(_section("kubectl", list(dict.fromkeys(plan.kubectl))))
-    if plan.steps:
-        parts.append(_section("Steps", plan.steps))
-    if plan.impact:
-        parts.append(_section("Impact", plan.impact, limit=POD_LIST_LIMIT))
-    return Text("\n").join(parts)
+#: the action ``u`` offers after a drain left nodes cordoned (gputui.actions.node.UNCORDON)
+UNCORDON_ID = "uncordon"
 
 
 class ConfirmScreen(ModalScreen[bool | None]):
@@ -94,10 +64,15 @@ class ConfirmScreen(ModalScreen[bool | None]):
     DEFAULT_CLASSES = "confirm-screen"
     BINDINGS = bindings_for("confirm")
 
-    def __init__(self, plan: Plan, action: Any = None) -> None:
+    def __init__(self, plan: Plan, action: Any = None,
+                 targets: Sequence[str] | None = None) -> None:
+        """``targets``: the nodes the action was started on (the view's selection; the
+        plan's own targets when not given); the title names them."""
         super().__init__()
         self.plan = plan
         self.action = action
+        #: the nodes this action was asked to act on (the view's selection)
+        self.targets: tuple[str, ...] = plan.targets if targets is None else tuple(targets)
         self.dry_run: DryRun | None = None
         self.cancel = Cancel()
         self.applying = False
@@ -125,7 +100,8 @@ class ConfirmScreen(ModalScreen[bool | None]):
     def compose(self) -> Iterable[Widget]:
         plan = self.plan
         with Vertical(id="confirm-dialog"):
-            yield Static(Text(plan.title, style="bold"), id="confirm-title")
+            yield Static(Text(dialog_title(plan, self.targets), style="bold"),
+                         id="confirm-title")
             with VerticalScroll(id="confirm-body"):
                 yield Static(plan_text(plan), id="confirm-plan")
                 yield Static(self._dry_run_text(), id="confirm-dry-run")
@@ -140,6 +116,7 @@ class ConfirmScreen(ModalScreen[bool | None]):
                              if plan.risk is not Risk.SAFE else "primary", disabled=True)
                 yield Button("Cancel (n)", id="confirm-no")
                 yield Button("Background (b)", id="confirm-background", classes="hidden")
+                yield Button("Uncordon (u)", id="confirm-uncordon", classes="hidden")
 
     def on_mount(self) -> None:
         if self.applying:  # reattached to a running (or finished) operation
@@ -167,7 +144,7 @@ class ConfirmScreen(ModalScreen[bool | None]):
         """The dry run's details, in the scrolled plan."""
         if self.plan.blocked or self.dry_run is None:
             return Text("")
-        return _section("Dry run (dryRun=All)", self.dry_run.lines, limit=POD_LIST_LIMIT)
+        return section("Dry run (dryRun=All)", self.dry_run.lines, limit=POD_LIST_LIMIT)
 
     def _status_text(self) -> Text:
         """One line above the buttons: why not, waiting, passed, refused, or what the
@@ -239,10 +216,10 @@ class ConfirmScreen(ModalScreen[bool | None]):
 
     # ------------------------------------------------------------------ keys
     def action_confirm(self) -> None:
-        """``y``: apply, if the plan may be applied now; otherwise say why not."""
+        """``y``: apply, if the plan may be applied now; otherwise say why not (also once
+        it runs: ``y`` is no longer offered, and a press says what the keys do now)."""
         if not self.ready:
-            if not self.applying:
-                self.notify(self._not_ready_reason(), severity="warning")
+            self.notify(self._not_ready_reason(), severity="warning")
             return
         self.applying = True
         self._show_applying()
@@ -250,8 +227,14 @@ class ConfirmScreen(ModalScreen[bool | None]):
                                          self, self.action))
 
     def _show_applying(self) -> None:
-        """The progress panel, ``Stop (esc)`` and ``Background (b)`` on the key line."""
+        """The progress panel, ``Stop (esc)`` and ``Background (b)`` on the key line; no
+        Confirm button any more (it would be a dead one: ``y`` has nothing left to do),
+        the status line says what runs instead."""
         self._refresh_buttons()
+        self.query_one("#confirm-yes", Button).add_class("hidden")
+        self.query_one("#confirm-status", Static).update(Text.assemble(
+            ("Running: ", "bold"), "esc stops it, b keeps it running in the background"))
+        self.refresh_bindings()
         progress = self.query_one("#confirm-progress", Static)
         progress.remove_class("hidden")
         progress.update(Text("Applying...", style="bold"))
@@ -263,14 +246,26 @@ class ConfirmScreen(ModalScreen[bool | None]):
         background.focus()  # enter there keeps it running, never stops it
 
     def show_ended(self, result: Result) -> None:
-        """A reattached operation that had already ended: its result; ``esc`` closes."""
+        """An ended operation (reattached, or one that left nodes cordoned): its result,
+        how it ended on the status line; ``esc`` closes, ``u`` uncordons what it left."""
         self.result = result
         text = Text(result.summary, style="bold")
         if result.error:
             text.append(f"\n  {result.error}")
         self.query_one("#confirm-progress", Static).update(text)
+        state = "Done" if result.ok else "Stopped" if result.cancelled else "Failed"
+        status = Text.assemble((f"{state}: ", "bold"), "esc closes")
+        if result.cordoned and not result.ok:
+            status.append(f"; {targets_label(result.cordoned)} "
+                          f"{'stays' if len(result.cordoned) == 1 else 'stay'} cordoned: "
+                          "u uncordons")
+            uncordon = self.query_one("#confirm-uncordon", Button)
+            uncordon.remove_class("hidden")
+            uncordon.focus()
+        self.query_one("#confirm-status", Static).update(status)
         self.query_one("#confirm-no", Button).label = "Close (esc)"
         self.query_one("#confirm-background", Button).add_class("hidden")
+        self.refresh_bindings()
 
     def action_background(self) -> None:
         """``b``: while the action runs, close the dialog and leave it running (``:ops``)."""
@@ -285,6 +280,10 @@ class ConfirmScreen(ModalScreen[bool | None]):
         self.dismiss(True)
 
     def _not_ready_reason(self) -> str:
+        if self.applying and self.result is not None:
+            return "it has ended: esc closes"
+        if self.applying:
+            return "already confirmed and running: esc stops it, b keeps it in the background"
         if self.plan.blocked:
             return f"not possible: {self.plan.blocked}"
         if self.dry_run is None:
@@ -337,6 +336,10 @@ class ConfirmScreen(ModalScreen[bool | None]):
     def _background(self) -> None:
         self.action_background()
 
+    @on(Button.Pressed, "#confirm-uncordon")
+    def _uncordon(self) -> None:
+        self.action_uncordon()
+
     # ------------------------------------------------------------------ progress
     def on_action_progressed(self, message: ActionProgressed) -> None:
         progress = message.progress
@@ -349,5 +352,40 @@ class ConfirmScreen(ModalScreen[bool | None]):
         self.query_one("#confirm-progress", Static).update(text)
 
     def on_action_completed(self, message: ActionCompleted) -> None:
+        """The end: the dialog closes (the notification says how it ended), except when
+        the action left nodes cordoned without finishing (a stopped drain): then it stays,
+        says so and offers ``u``."""
         self.result = message.result
+        if message.result.cordoned and not message.result.ok and self.applying:
+            self.show_ended(message.result)
+            return
         self.dismiss(None if message.result.conflict else message.result.ok)
+
+    def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
+        """The footer shows what the keys do now: no ``y`` once the action runs, ``u``
+        only when an ended action left nodes cordoned."""
+        if action == "confirm":
+            return not self.applying
+        if action == "uncordon":
+            return self._left_cordoned() != ()
+        return True
+
+    def _left_cordoned(self) -> tuple[str, ...]:
+        result = self.result
+        return result.cordoned if result is not None and not result.ok else ()
+
+    def action_uncordon(self) -> None:
+        """``u`` after a drain that stopped or failed: uncordon the nodes it left
+        cordoned, as a new action (plan, dry run, ``y``); this dialog closes."""
+        nodes = self._left_cordoned()
+        if not nodes:
+            self.notify("u uncordons what a stopped or failed drain left cordoned; nothing "
+                        "is left cordoned here", severity="warning")
+            return
+        self.dismiss(False)
+        self.app.post_message(ActionRequested(UNCORDON_ID, nodes))
+
+    def selected_nodes(self) -> Selection:
+        """The nodes this dialog acts on: what an ended action left cordoned, else the
+        targets it was started on."""
+        return Selection(self._left_cordoned() or self.targets)

@@ -25,6 +25,7 @@ from gputui.ui.commands import bindings_for
 from gputui.ui.contracts import JumpRequested
 from gputui.ui.render.joins import NODE_COLUMNS, POOL_COLUMNS, node_cells, pool_cells, pool_summary
 from gputui.ui.screens.base import GpuScreen
+from gputui.ui.selection import Selection
 from gputui.ui.widgets.keyed_table import KeyedTable, SortableText
 from gputui.ui.widgets.palette_mixin import widget_palette
 
@@ -130,6 +131,14 @@ class JoinsScreen(GpuScreen):
 
     def show_metrics(self, reading: MetricsReading, now: float) -> None:
         """Nothing: time to GPU comes from the cluster's records, not metrics."""
+
+    def selected_nodes(self) -> Selection:
+        """The node under the cursor of the pool's node list, once that list has the keys
+        (``enter`` on a pool); on the pools table a pool is selected, not a node."""
+        if not self.is_mounted or not self.nodes.has_focus:
+            return Selection(why_none="a pool is selected, not a node (enter shows its "
+                                      "nodes)")
+        return Selection.of((self.nodes.selected,), "the pool has no nodes")
 
     def go_back(self) -> bool:
         """``esc`` in the nodes goes back up to the pools."""

@@ -24,7 +24,6 @@ from gputui.domain.model import (
 )
 from gputui.ui.commands import bindings_for, key_label
 from gputui.ui.contracts import (
-    ActionRequested,
     ContractError,
     DetailPane,
     JumpRequested,
@@ -34,6 +33,7 @@ from gputui.ui.contracts import (
 )
 from gputui.ui.node_rows import COLUMNS, NodeFilter
 from gputui.ui.screens.base import GpuScreen
+from gputui.ui.selection import Selection
 from gputui.ui.widgets.metrics_pane import MetricsPane
 from gputui.ui.widgets.node_detail import NodeDetail
 from gputui.ui.widgets.node_table import NodeTable
@@ -96,12 +96,17 @@ class NodesScreen(GpuScreen):
                 with TabPane(title, id=tab):
                     yield widget_class(id=f"detail-{tab}")
 
-    def action_act(self, action_id: str) -> None:
-        """An action key: on the marked nodes when any are marked, else the cursor's node."""
+    def selected_nodes(self) -> Selection:
+        """The marked nodes when any are marked, else the node under the cursor (the one
+        the detail pane shows: a selection still resting is taken at once)."""
+        if not self.is_mounted:
+            return Selection(why_none="the node list is not shown yet")
         table = self.table
-        targets = tuple(sorted(table.marks)) if table.marks else \
-            tuple(n for n in (table.selected_node,) if n)
-        self.post_message(ActionRequested(action_id, targets))
+        if table.marks:
+            return Selection(tuple(sorted(table.marks)))
+        self._flush_pending()
+        return Selection.of((table.selected_node,), "no node is shown (check the filter)"
+                            if self.snapshot.nodes else "no node is shown")
 
     def on_mount(self) -> None:
         self.table.focus()
@@ -221,6 +226,16 @@ class NodesScreen(GpuScreen):
         self._select_timer = None
         if self._pending != self.selected:
             self._select(self._pending)
+
+    def _flush_pending(self) -> None:
+        """The detail panes take the cursor's node now, not after the debounce: what an
+        action acts on is what the detail shows."""
+        if self._select_timer is not None:
+            self._select_timer.stop()
+            self._select_timer = None
+        node = self.table.selected_node
+        if node != self.selected:
+            self._select(node)
 
     def _select(self, node: str | None) -> None:
         self.selected = self._pending = node
