@@ -188,10 +188,12 @@ async def test_drain_prompts_then_opens_on_cancel_and_reports_the_budget(
         assert len(dialog.dry_run.held) == 1 and "refused now" in dialog.dry_run.summary()
         assert "refused now by a budget" in str(dialog._status_text())
         await pilot.press("y")
-        await until(pilot, lambda: not isinstance(app.screen, ConfirmScreen), timeout=20)
+        await until(pilot, lambda: dialog.result is not None, timeout=20)
         assert dialog.result is not None and not dialog.result.ok
         assert any("not drained" in n and "refused by PodDisruptionBudget trainer-pdb" in n
-                   for n in notes)
+                   and "gpu-1 stays cordoned" in n for n in notes)
+        await pilot.press("escape")  # the dialog stayed to offer u: esc closes it
+        await until(pilot, lambda: not isinstance(app.screen, ConfirmScreen))
     assert cluster.store.get("pods", "train-0", "ml") is not None
 
 

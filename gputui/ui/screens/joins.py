@@ -33,10 +33,16 @@ from gputui.ui.widgets.palette_mixin import widget_palette
 class KeyedRows(KeyedTable):
     """A table of rows keyed by name, patched to the rows wanted, in the order given."""
 
-    def __init__(self, columns: tuple[tuple[str, str], ...], *, id: str | None = None) -> None:
+    def __init__(self, columns: tuple[tuple[str, str], ...], *, id: str | None = None,
+                 arrow: bool = False) -> None:
+        """``arrow``: the cursor's row carries a ``▶`` in its first cell (node rows: a
+        highlight is only a colour to a screen reader or ``capture-pane``)."""
         super().__init__(id=id, cursor_type="row")
         self._columns = columns
         self.sort_columns = (columns[0][0],)  # its cells carry their place in the order
+        self._arrow_rows = arrow
+        self._arrow: str | None = None
+        self._firsts: dict[str, Text] = {}
 
     def on_mount(self) -> None:
         for key, label in self._columns:
@@ -50,10 +56,34 @@ class KeyedRows(KeyedTable):
     def show_rows(self, rows: Mapping[str, Mapping[str, Text]]) -> None:
         """Patch to ``rows`` (in their order), keeping the cursor on its row."""
         current, first = self.current_key, self._columns[0][0]
-        super().show_rows({key: {**cells, first: _placed(cells[first], index)}
+        self._firsts = {key: cells[first] for key, cells in rows.items()}
+        super().show_rows({key: {**cells, first: self._first(key, index)}
                            for index, (key, cells) in enumerate(rows.items())})
         if current is not None and current in rows:
             self.move_to_key(current, scroll=False, force=True)
+        self._point(self.current_key)
+
+    def _first(self, key: str, index: int) -> SortableText:
+        """The first cell of row ``key``: ``▶`` on the cursor's row when arrows are on."""
+        cell = self._firsts[key]
+        if self._arrow_rows:
+            cell = Text.assemble("▶ " if key == self._arrow else "  ", cell)
+        return _placed(cell, index)
+
+    def _point(self, key: str | None) -> None:
+        """Move the ``▶`` to row ``key``."""
+        if not self._arrow_rows or key == self._arrow:
+            return
+        old, self._arrow = self._arrow, key
+        first = self._columns[0][0]
+        order = list(self._firsts)
+        for name in {old, key}:
+            if name is not None and name in self._firsts and name in self.rows:
+                self.update_cell(name, first, self._first(name, order.index(name)))
+
+    def on_data_table_row_highlighted(self, event: DataTable.RowHighlighted) -> None:
+        """The cursor moved: the ``▶`` follows (the screen hears the event too)."""
+        self._point(self.current_key)
 
 
 def _placed(cell: Text, index: int) -> SortableText:
@@ -78,7 +108,7 @@ class JoinsScreen(GpuScreen):
     def compose_body(self) -> Iterable[Widget]:
         yield KeyedRows(POOL_COLUMNS, id="joins-pools")
         yield Static(id="joins-summary")
-        yield KeyedRows(NODE_COLUMNS, id="joins-nodes")
+        yield KeyedRows(NODE_COLUMNS, id="joins-nodes", arrow=True)
 
     def on_mount(self) -> None:
         self.pools.focus()

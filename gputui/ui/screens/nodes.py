@@ -139,6 +139,26 @@ class NodesScreen(GpuScreen):
         self._feed_detail(force=True)
         self._feed_metrics()
         self._ask_metrics()
+        self._show_focus()
+
+    def on_descendant_focus(self) -> None:
+        self._show_focus()
+
+    def on_descendant_blur(self) -> None:
+        self._show_focus()
+
+    def _show_focus(self) -> None:
+        """The detail pane's top border names its node, and says when the keys are there.
+
+        Why: after ``enter`` the arrow keys move the pane's cursor (stages), not the list's;
+        unsaid, an operator pressed ``↓`` to reach the next node and marked the wrong ones.
+        One visible focus: ``▶`` in the border title while the pane has the keys."""
+        tabs = self.query_one("#node-detail-tabs", TabbedContent)
+        title = next((t for tab, _, t in DETAIL_TABS if tab == tabs.active), "Detail")
+        text = f"{title}: {self.selected or 'no node selected'}"
+        inside = tabs.has_focus_within
+        tabs.border_title = f"▶ {text} · keys here (esc: back to the list)" if inside else text
+        tabs.set_class(inside, "-focused")
 
     # ------------------------------------------------------------------ metrics
     def show_metrics(self, reading: MetricsReading, now: float) -> None:
@@ -247,6 +267,7 @@ class NodesScreen(GpuScreen):
         self._detail_fed = (self.snapshot.nodes.get(node or ""), self.now)
         self._update_view_line()
         self._ask_metrics()
+        self._show_focus()
 
     @on(NodeTable.RowSelected, "#node-table")
     def _row_chosen(self, event: NodeTable.RowSelected) -> None:
