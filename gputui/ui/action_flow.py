@@ -45,6 +45,7 @@ from gputui.ui.contracts import (
     ApplyRequested,
     DryRunFinished,
     DryRunProgressed,
+    SaysWhyNot,
 )
 from gputui.ui.crash import worker_failure
 from gputui.ui.exit_signals import ExitGuard
@@ -127,6 +128,13 @@ class ActionFlow(OperationsFlow):
         if refused is not None and refused in self.action_blocks():
             self.start_action(refused, Selection())
             return True
+        if isinstance(default_namespace, SaysWhyNot):  # a key its screen hides says why
+            _, name, params = parse_action(action) if isinstance(action, str) else action
+            why = None if default_namespace.check_action(name, params) \
+                else default_namespace.why_not(name)
+            if why:
+                self.notify(why, severity="warning")
+                return True
         return await super().run_action(action, default_namespace, namespaces)
 
     def on_action_requested(self, message: ActionRequested) -> None:

@@ -370,6 +370,15 @@ class ConfirmScreen(ModalScreen[bool | None]):
             return self._left_cordoned() != ()
         return True
 
+    def why_not(self, action: str) -> str | None:
+        """What ``y`` or ``u`` answers when the footer does not offer it."""
+        if action == "confirm":
+            return self._not_ready_reason()
+        if action == "uncordon":
+            return "u uncordons what a stopped or failed drain left cordoned; nothing is " \
+                   "left cordoned here"
+        return None
+
     def _left_cordoned(self) -> tuple[str, ...]:
         result = self.result
         return result.cordoned if result is not None and not result.ok else ()
@@ -379,8 +388,7 @@ class ConfirmScreen(ModalScreen[bool | None]):
         cordoned, as a new action (plan, dry run, ``y``); this dialog closes."""
         nodes = self._left_cordoned()
         if not nodes:
-            self.notify("u uncordons what a stopped or failed drain left cordoned; nothing "
-                        "is left cordoned here", severity="warning")
+            self.notify(self.why_not("uncordon") or "", severity="warning")
             return
         self.dismiss(False)
         self.app.post_message(ActionRequested(UNCORDON_ID, nodes))
