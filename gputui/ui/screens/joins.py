@@ -35,8 +35,9 @@ class KeyedRows(KeyedTable):
 
     def __init__(self, columns: tuple[tuple[str, str], ...], *, id: str | None = None,
                  arrow: bool = False) -> None:
-        """``arrow``: the cursor's row carries a ``▶`` in its first cell (node rows: a
-        highlight is only a colour to a screen reader or ``capture-pane``)."""
+        """``arrow``: while the table has the keys, the cursor's row carries a ``▶`` in its
+        first cell (node rows: a highlight is only a colour to a screen reader or
+        ``capture-pane``; with the keys on the pools, no node is selected)."""
         super().__init__(id=id, cursor_type="row")
         self._columns = columns
         self.sort_columns = (columns[0][0],)  # its cells carry their place in the order
@@ -61,7 +62,7 @@ class KeyedRows(KeyedTable):
                            for index, (key, cells) in enumerate(rows.items())})
         if current is not None and current in rows:
             self.move_to_key(current, scroll=False, force=True)
-        self._point(self.current_key)
+        self._point(self.current_key if self.has_focus else None)
 
     def _first(self, key: str, index: int) -> SortableText:
         """The first cell of row ``key``: ``▶`` on the cursor's row when arrows are on."""
@@ -83,7 +84,13 @@ class KeyedRows(KeyedTable):
 
     def on_data_table_row_highlighted(self, event: DataTable.RowHighlighted) -> None:
         """The cursor moved: the ``▶`` follows (the screen hears the event too)."""
+        self._point(self.current_key if self.has_focus else None)
+
+    def on_focus(self) -> None:
         self._point(self.current_key)
+
+    def on_blur(self) -> None:
+        self._point(None)
 
 
 def _placed(cell: Text, index: int) -> SortableText:

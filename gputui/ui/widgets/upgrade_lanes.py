@@ -88,7 +88,8 @@ class UpgradeLanes(KeyedTable):
         palette = widget_palette(self)
         for name in (old, key):
             row = self._rows.get(name) if name else None
-            if row is not None and row.node is not None and name in self.rows:
+            if name is not None and row is not None and row.node is not None \
+                    and name in self.rows:
                 self.update_cell(name, "node", self._cells(row, palette)["node"])
 
     def restore_cursor(self, key: str | None) -> None:
