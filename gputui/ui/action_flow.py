@@ -45,14 +45,13 @@ from gputui.ui.contracts import (
     ApplyRequested,
     DryRunFinished,
     DryRunProgressed,
-    SaysWhyNot,
 )
 from gputui.ui.crash import worker_failure
 from gputui.ui.exit_signals import ExitGuard
 from gputui.ui.operations_flow import OperationsFlow
 from gputui.ui.screens.command_line import CommandLine
 from gputui.ui.screens.confirm import ConfirmScreen, ParamPrompt
-from gputui.ui.selection import Selection, SelectsNodes
+from gputui.ui.selection import SaysWhyNot, Selection, SelectsNodes
 
 NO_RUNNER = "no cluster connection for actions in this session"
 #: how often a plan that met a 409 is re-made before giving up

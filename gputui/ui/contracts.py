@@ -144,21 +144,9 @@ class ActionGate(Protocol):
 
 
 @runtime_checkable
-class SaysWhyNot(Protocol):
-    """A screen whose keys stay bound while their action cannot run (``check_action`` hides
-    them from the footer); a press is answered with the reason instead of silence."""
-
-    def why_not(self, action: str) -> str | None:
-        """Why ``action`` (an action name, without parameters) cannot run now, or None."""
-
-
-@runtime_checkable
 class ViewScreen(SelectsNodes, SnapshotView, NodeScoped, MetricsView, ActionGate, Protocol):
     """A view (a Textual mode: nodes, findings, upgrades, mig): all the app feeds it, and
-    the selection an action started there acts on (:mod:`gputui.ui.selection`).
-
-    ``SelectsNodes`` comes first so that it is checked last: a misspelt ``show_*`` is the
-    error a view's author sees first."""
+    the selection its actions act on (``SelectsNodes`` first: it is checked last)."""
 
     def go_back(self) -> bool:
         """``esc`` on this view: undo its own state (a filter, marks); True if it did."""

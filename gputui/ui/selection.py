@@ -12,13 +12,9 @@ sends nothing. Plain Python (no Textual): a test can build and read selections d
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import Protocol, runtime_checkable
-
-#: names a prompt's title lists before it says "and N more"
-LABEL_NAMES = 3
-
 
 @dataclass(frozen=True)
 class Selection:
@@ -47,12 +43,11 @@ class SelectsNodes(Protocol):
         """The nodes an action started here acts on now, or why there are none."""
 
 
-def targets_label(nodes: Sequence[str]) -> str:
-    """The targets as a prompt's title names them: ``gpu-1``, ``gpu-1, gpu-2``, or
-    ``5 nodes: gpu-1, gpu-2, gpu-3 and 2 more``; ``the cluster`` for none."""
-    if not nodes:
-        return "the cluster"
-    if len(nodes) <= LABEL_NAMES:
-        return ", ".join(nodes)
-    shown = ", ".join(nodes[:LABEL_NAMES])
-    return f"{len(nodes)} nodes: {shown} and {len(nodes) - LABEL_NAMES} more"
+@runtime_checkable
+class SaysWhyNot(Protocol):
+    """A screen whose keys stay bound while their action cannot run (``check_action`` hides
+    them from the footer); a press is answered with the reason instead of silence (``y``
+    in the dialog while its action runs)."""
+
+    def why_not(self, action: str) -> str | None:
+        """Why ``action`` (an action name, without parameters) cannot run now, or None."""

@@ -41,7 +41,7 @@ from gputui.ui.screens.nodes import NodesScreen
 from gputui.ui.screens.operations import OperationsScreen
 from gputui.ui.screens.timeline import TimelineScreen
 from gputui.ui.screens.upgrades import UpgradesScreen
-from gputui.ui.selection import targets_label
+from gputui.ui.render.plan import targets_label
 from tests.fixtures import SCENARIOS
 from tests.ui.test_actions import until
 

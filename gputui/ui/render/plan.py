@@ -11,8 +11,11 @@ from collections.abc import Sequence
 from rich.text import Text
 
 from gputui.actions.base import Plan
-from gputui.ui.selection import targets_label
+from gputui.actions.drain_plan import refused_pods
+from gputui.actions.runner import DryRun
 
+#: names a title lists before it says "and N more"
+LABEL_NAMES = 3
 #: lines of a long list (changes, kubectl) shown before "... and N more"
 LIST_LIMIT = 12
 #: lines of the per-pod lists (impact, dry run) shown before "... and N more": the body
@@ -31,6 +34,17 @@ def section(title: str, lines: Sequence[str], style: str = "",
         text.append("\n  ")
         text.append(line, style=style)
     return text
+
+
+def targets_label(nodes: Sequence[str]) -> str:
+    """The targets as a prompt's or the dialog's title names them: ``gpu-1``, ``gpu-1,
+    gpu-2``, or ``5 nodes: gpu-1, gpu-2, gpu-3 and 2 more``; ``the cluster`` for none."""
+    if not nodes:
+        return "the cluster"
+    if len(nodes) <= LABEL_NAMES:
+        return ", ".join(nodes)
+    shown = ", ".join(nodes[:LABEL_NAMES])
+    return f"{len(nodes)} nodes: {shown} and {len(nodes) - LABEL_NAMES} more"
 
 
 def dialog_title(plan: Plan, targets: Sequence[str]) -> str:
@@ -58,3 +72,36 @@ def plan_text(plan: Plan) -> Text:
     if plan.impact:
         parts.append(section("Impact", plan.impact, limit=POD_LIST_LIMIT))
     return Text("\n").join(parts)
+
+
+def status_text(plan: Plan, dry_run: DryRun | None, options_hint: str = "") -> Text:
+    """The dialog's line above its buttons: why not, waiting, passed, refused, or what
+    the server was not asked (then ``y`` does nothing); ``options_hint`` says ``o``."""
+    if plan.blocked:
+        return Text.assemble(("Not possible: ", "bold"), plan.blocked)
+    if dry_run is None:
+        return Text("Dry run: asking the server (dryRun=All)...", style="italic")
+    dry = dry_run
+    if dry.nothing:
+        return Text.assemble(("Nothing to change: ", "bold"), "the plan sends no write; "
+                             "y does nothing" + options_hint)
+    if dry.refusal:
+        return Text.assemble(("Dry run: REFUSED, nothing can be applied: ", "bold"),
+                             dry.refusal)
+    if not dry.ok:
+        return Text.assemble(("Dry run: INCOMPLETE, nothing can be applied: ", "bold"),
+                             dry.summary())
+    stops = refused_pods(plan)
+    if stops:
+        stop = (f"the drain will cordon and then stop ({len(stops)} pod"
+                f"{'s' if len(stops) != 1 else ''} refused)")
+        return Text.assemble(("Dry run: passed; ", "bold"), (stop, "bold"),
+                             options_hint + "; y applies")
+    if dry.held:
+        held = len(dry.held)
+        refused = f"{held} eviction{'s' if held > 1 else ''} refused now by a budget"
+        return Text.assemble(("Dry run: passed; ", "bold"), (refused, "bold"),
+                             " (retried); y applies")
+    return Text.assemble(("Dry run: passed", "bold"),
+                         f" ({dry.checked} of {dry.total} write"
+                         f"{'s' if dry.total != 1 else ''} checked); y applies")

@@ -28,7 +28,6 @@ from textual.widget import Widget
 from textual.widgets import Button, Input, Static
 
 from gputui.actions.base import Cancel, Plan, Result, Risk
-from gputui.actions.drain_plan import refused_pods
 from gputui.actions.operations import Operation
 from gputui.actions.runner import DryRun
 from gputui.ui.commands import bindings_for
@@ -40,9 +39,16 @@ from gputui.ui.contracts import (
     DryRunFinished,
     DryRunProgressed,
 )
-from gputui.ui.render.plan import POD_LIST_LIMIT, dialog_title, plan_text, section
+from gputui.ui.render.plan import (
+    POD_LIST_LIMIT,
+    dialog_title,
+    plan_text,
+    section,
+    status_text,
+    targets_label,
+)
 from gputui.ui.screens.param_prompt import ParamPrompt
-from gputui.ui.selection import Selection, targets_label
+from gputui.ui.selection import Selection
 
 __all__ = ["ActionCompleted", "ActionProgressed", "ApplyRequested", "ConfirmScreen",
            "DryRunFinished", "DryRunProgressed", "ParamPrompt", "plan_text"]
@@ -147,36 +153,8 @@ class ConfirmScreen(ModalScreen[bool | None]):
         return section("Dry run (dryRun=All)", self.dry_run.lines, limit=POD_LIST_LIMIT)
 
     def _status_text(self) -> Text:
-        """One line above the buttons: why not, waiting, passed, refused, or what the
-        server was not asked (then ``y`` does nothing)."""
-        if self.plan.blocked:
-            return Text.assemble(("Not possible: ", "bold"), self.plan.blocked)
-        if self.dry_run is None:
-            return Text("Dry run: asking the server (dryRun=All)...", style="italic")
-        dry = self.dry_run
-        if dry.nothing:
-            return Text.assemble(("Nothing to change: ", "bold"), "the plan sends no write; "
-                                 "y does nothing" + self._options_hint())
-        if dry.refusal:
-            return Text.assemble(("Dry run: REFUSED, nothing can be applied: ", "bold"),
-                                 dry.refusal)
-        if not dry.ok:
-            return Text.assemble(("Dry run: INCOMPLETE, nothing can be applied: ", "bold"),
-                                 dry.summary())
-        stops = refused_pods(self.plan)
-        if stops:
-            stop = (f"the drain will cordon and then stop ({len(stops)} pod"
-                    f"{'s' if len(stops) != 1 else ''} refused)")
-            return Text.assemble(("Dry run: passed; ", "bold"), (stop, "bold"),
-                                 self._options_hint() + "; y applies")
-        if dry.held:
-            held = len(dry.held)
-            refused = f"{held} eviction{'s' if held > 1 else ''} refused now by a budget"
-            return Text.assemble(("Dry run: passed; ", "bold"), (refused, "bold"),
-                                 " (retried); y applies")
-        return Text.assemble(("Dry run: passed", "bold"),
-                             f" ({dry.checked} of {dry.total} write"
-                             f"{'s' if dry.total != 1 else ''} checked); y applies")
+        """One line above the buttons (:func:`~gputui.ui.render.plan.status_text`)."""
+        return status_text(self.plan, self.dry_run, self._options_hint())
 
     def _options_hint(self) -> str:
         """``; o: other options`` when the action asks for values the operator may change."""

@@ -144,15 +144,12 @@ class NodesScreen(GpuScreen):
     def on_descendant_focus(self) -> None:
         self._show_focus()
 
-    def on_descendant_blur(self) -> None:
-        self._show_focus()
+    on_descendant_blur = on_descendant_focus
 
     def _show_focus(self) -> None:
-        """The detail pane's top border names its node, and says when the keys are there.
-
-        Why: after ``enter`` the arrow keys move the pane's cursor (stages), not the list's;
-        unsaid, an operator pressed ``↓`` to reach the next node and marked the wrong ones.
-        One visible focus: ``▶`` in the border title while the pane has the keys."""
+        """The detail pane's top border names its node and, with a ``▶``, says when it has
+        the keys: after ``enter`` the arrows move its stages, not the list (unsaid, an
+        operator pressed ``↓`` for the next node and marked the wrong ones)."""
         tabs = self.query_one("#node-detail-tabs", TabbedContent)
         title = next((t for tab, _, t in DETAIL_TABS if tab == tabs.active), "Detail")
         text = f"{title}: {self.selected or 'no node selected'}"
@@ -394,10 +391,7 @@ class NodesScreen(GpuScreen):
             self.post_message(JumpRequested(node, "timeline"))
 
     def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
-        """Node keys need a node under the cursor (greyed out in the footer otherwise);
-        action keys are greyed while read-only or denied (what the app was told)."""
+        """Node keys need a node under the cursor (greyed out in the footer otherwise)."""
         if action in ("mark", "open_detail", "open_log", "node_timeline"):
             return self.table.selected_node is not None or None
-        if action == "act" and parameters and str(parameters[0]) in self.blocked_actions:
-            return None
         return True

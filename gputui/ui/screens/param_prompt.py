@@ -19,7 +19,7 @@ from textual.widgets.option_list import Option
 
 from gputui.actions.base import ParamSpec
 from gputui.ui.commands import bindings_for
-from gputui.ui.selection import targets_label
+from gputui.ui.render.plan import targets_label
 
 
 class ParamPrompt(ModalScreen[str | None]):
