@@ -305,4 +305,16 @@ async def test_a_view_with_no_node_selected_says_why_and_sends_nothing(
                 await until(pilot, lambda: any(why in n and "nothing was sent" in n
                                                for n in notes))
                 assert not isinstance(app.screen, (ParamPrompt, ConfirmScreen)), action_id
+        # the views' own keys with nothing to act on say so too (they were silent)
+        for key, why in (("x", "no operation is selected"),
+                         ("enter", "no operation is selected")):
+            notes.clear()
+            await pilot.press(key)
+            await until(pilot, lambda want=why: any(want in n for n in notes))
+        await pilot.press("2")
+        await until(pilot, lambda: isinstance(app.screen, UpgradesScreen))
+        assert lanes.lanes.current_node is None
+        notes.clear()
+        await pilot.press("enter")
+        await until(pilot, lambda: any("a lane heading: move to a node" in n for n in notes))
         assert not [r for r in request_log if r[0] != "GET"]

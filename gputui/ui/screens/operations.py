@@ -132,13 +132,16 @@ class OperationsScreen(GpuScreen):
     def action_open_operation(self) -> None:
         """``enter``: the selected operation's live progress (the dialog, reattached)."""
         op = self.selected
-        if op is not None:
-            self.post_message(OperationOpenRequested(op.id))
+        if op is None:  # a key that does nothing says why
+            self.notify("no operation is selected", severity="warning")
+            return
+        self.post_message(OperationOpenRequested(op.id))
 
     def action_stop_operation(self) -> None:
         """``x``: stop the selected running operation (the app asks first)."""
         op = self.selected
         if op is None:
+            self.notify("no operation is selected", severity="warning")
             return
         if not op.running:
             self.notify(f"{op.title} is not running ({op.state.value})", severity="warning")

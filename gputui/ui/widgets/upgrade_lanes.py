@@ -129,4 +129,7 @@ class UpgradeLanes(KeyedTable):
         node = self.current_node
         if node:
             self.post_message(JumpRequested(node, "pipeline"))
+        else:  # a key that does nothing says why
+            self.notify("a lane heading: move to a node below it (↓) to open its pipeline",
+                        severity="warning")
 
