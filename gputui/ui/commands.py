@@ -116,6 +116,9 @@ COMMANDS: Final[tuple[Command, ...]] = (
        "focus_next", palette=False),
     _c("focus_previous", "shift+tab", "Previous pane", "Move focus to the previous pane.",
        "global", "focus_previous", palette=False),
+    _c("mark_elsewhere", "space", "Mark (node list)", "Marks live in the node list (1); "
+       "elsewhere space says so: there the actions act on the view's selected row.",
+       "global", "mark_elsewhere", palette=False),
     _c("theme", "", "Theme", "Pick a colour theme (gputui or a Textual built-in).", "global",
        "change_theme", ("theme",)),
     _c("quit", "q,ctrl+q", "Quit", "Leave gputui (nothing in the cluster changes).", "global",

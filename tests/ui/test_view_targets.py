@@ -317,4 +317,7 @@ async def test_a_view_with_no_node_selected_says_why_and_sends_nothing(
         notes.clear()
         await pilot.press("enter")
         await until(pilot, lambda: any("a lane heading: move to a node" in n for n in notes))
+        notes.clear()
+        await pilot.press("space")  # marks are the node list's: said, not silently ignored
+        await until(pilot, lambda: any("marks are the node list's (1)" in n for n in notes))
         assert not [r for r in request_log if r[0] != "GET"]
