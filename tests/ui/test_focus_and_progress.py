@@ -30,6 +30,10 @@ from tests.ui.test_actions import LiveApp, _ready, cluster, live_app, until
 __all__ = ["cluster", "live_app"]  # the live cluster's fixtures, shared with test_actions
 
 
+def _title(screen: Any, selector: str) -> str:
+    return str(screen.query_one(selector, Static).render())
+
+
 def _first_cells(table: Any, column: str) -> dict[str, str]:
     return {str(row.key.value): table.get_cell(row.key, column).plain
             for row in table.ordered_rows}
@@ -104,14 +108,19 @@ async def test_a_running_drain_offers_no_confirm_and_a_stopped_one_offers_uncord
         app.notify = lambda message, **kw: notes.append(str(message))  # type: ignore[method-assign]
         await pilot.press("r")
         await until(pilot, lambda: isinstance(app.screen, ParamPrompt))
+        # every prompt names the node before anything is chosen (before: "Drain: Drain
+        # options", "Drain: Seconds to keep retrying ...", no node anywhere)
+        assert _title(app.screen, "#prompt-title").startswith("Drain for gpu-1: Drain options")
         await pilot.press("enter")
         await until(pilot, lambda: isinstance(app.screen, ParamPrompt)
                     and app.screen.spec.name == "timeout")
+        assert _title(app.screen, "#prompt-title").startswith("Drain for gpu-1: Seconds")
         await pilot.press("enter")
         await until(pilot, lambda: isinstance(app.screen, ConfirmScreen)
                     and app.screen.dry_run is not None)
         dialog = app.screen
         assert isinstance(dialog, ConfirmScreen)
+        assert _title(dialog, "#confirm-title") == "Drain gpu-1"
         await pilot.press("y")
         progress = dialog.query_one("#confirm-progress", Static)
         await until(pilot, lambda: "trainer-pdb" in str(progress.render()))
