@@ -28,8 +28,8 @@ from typing import Any
 from textual import work
 from textual.actions import ActionParseResult
 from textual.actions import parse as parse_action
-from textual.dom import DOMNode
 from textual.command import CommandPalette
+from textual.dom import DOMNode
 from textual.screen import Screen
 
 from gputui.actions.base import Action, Plan, PlansFromServer, Progress, Result, Scope

@@ -329,9 +329,10 @@ def key_table(keymap: Mapping[str, str] | None = None,
     """(scope title, keys, title, tooltip) for every command: the help screen and README.
 
     ``blocked`` (action id -> why) marks greyed actions with their reason. ``view`` (a scope:
-    ``nodes``, ``upgrades``...) puts that view's keys first, as help shows them: its keyed
-    actions (cordon, uncordon, drain: on the view's selection), one line pointing to ``:`` and the
-    palette for everything else, then its own keys; every command is still listed once.
+    ``nodes``, ``upgrades``...) puts that view's keys first, as help shows them: the keyed
+    node actions (cordon, uncordon, drain: on the view's selection), one line pointing to
+    ``:`` and the palette for everything else, then its own keys; every command is still
+    listed once.
     """
     first = _view_first(view, keymap) if view in SCOPE_TITLES and view != "global" else []
     listed = {cmd.id for cmd in first}
