@@ -95,6 +95,10 @@ async def test_the_detail_pane_names_its_node_and_says_when_it_has_the_keys(
         await settle(pilot)
         moved = screen.table.selected_node
         assert moved != node and tabs.border_title == f"Pipeline: {moved}"
+        await pilot.press("space")  # a mark: the actions act on it, not on the shown node
+        await settle(pilot)
+        shown = screen.table.selected_node
+        assert tabs.border_title == f"Pipeline: {shown} · actions: the 1 marked"
 
 
 async def test_a_running_drain_offers_no_confirm_and_a_stopped_one_offers_uncordon(

@@ -32,6 +32,7 @@ from gputui.ui.contracts import (
     check_contract,
 )
 from gputui.ui.node_rows import COLUMNS, NodeFilter
+from gputui.ui.render.focus import detail_title
 from gputui.ui.screens.base import GpuScreen
 from gputui.ui.selection import Selection
 from gputui.ui.widgets.metrics_pane import MetricsPane
@@ -147,14 +148,11 @@ class NodesScreen(GpuScreen):
     on_descendant_blur = on_descendant_focus
 
     def _show_focus(self) -> None:
-        """The detail pane's top border names its node and, with a ``▶``, says when it has
-        the keys: after ``enter`` the arrows move its stages, not the list (unsaid, an
-        operator pressed ``↓`` for the next node and marked the wrong ones)."""
+        """The detail pane's top border: its node, and whether it has the keys."""
         tabs = self.query_one("#node-detail-tabs", TabbedContent)
         title = next((t for tab, _, t in DETAIL_TABS if tab == tabs.active), "Detail")
-        text = f"{title}: {self.selected or 'no node selected'}"
         inside = tabs.has_focus_within
-        tabs.border_title = f"▶ {text} · keys here (esc: back to the list)" if inside else text
+        tabs.border_title = detail_title(title, self.selected, len(self.table.marks), inside)
         tabs.set_class(inside, "-focused")
 
     # ------------------------------------------------------------------ metrics
@@ -274,6 +272,7 @@ class NodesScreen(GpuScreen):
     @on(NodeTable.ViewChanged)
     def _view_changed(self) -> None:
         self._update_view_line()
+        self._show_focus()
 
     def _update_view_line(self) -> None:
         table = self.table
