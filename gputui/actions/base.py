@@ -210,6 +210,9 @@ class Result:
     #: the plan re-made from the re-read object when the action could do that itself
     #: (the UI shows this one instead of re-planning from its snapshot)
     replan: Plan | None = None
+    #: nodes it cordoned and left cordoned without finishing (a stopped or failed drain):
+    #: the outcome says so and the dialog offers to uncordon them
+    cordoned: tuple[str, ...] = ()
 
 
 ProgressCallback = Callable[[Progress], None]

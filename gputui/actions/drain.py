@@ -33,7 +33,7 @@ from gputui.actions.drain_rules import DrainOptions, Sorting
 from gputui.actions.drain_run import EvictionLoop
 from gputui.actions.guard import stop_reason, write_deadline
 from gputui.actions.impact import gpu_pod_lines, nodes_of, risk_warnings, unavailable_line
-from gputui.actions.node import cordon_change
+from gputui.actions.node import UNCORDON, cordon_change
 from gputui.domain.model import ClusterSnapshot
 
 #: seconds a drain keeps retrying refused evictions (kubectl's --timeout; upgrade default)
@@ -156,19 +156,34 @@ class DrainAction:
                                   error=error.reason)
         sortings = _still_planned(plan, writer, options, cordoned=True)
         if isinstance(sortings, Result):
-            return sortings
+            return left_cordoned(sortings, plan.targets)
         evictions = {f"{c.namespace}/{c.name}" for c in plan.changes if c.verb == "create"}
         pods = [ref for s in sortings.values() for ref in s.evict if str(ref) in evictions]
         skipped = sum(len(s.daemonset) + len(s.mirror) for s in sortings.values())
         if cancel.is_set():
-            return Result(False, f"drain of {label} stopped after the cordon: nothing evicted",
-                          cancelled=True, interrupted=stop_reason(cancel))
+            return left_cordoned(Result(False, f"drain of {label} stopped after the cordon: "
+                                               "nothing evicted", cancelled=True,
+                                        interrupted=stop_reason(cancel)), plan.targets)
         loop = EvictionLoop(writer, pods, progress, cancel,
                             float(plan.params.get("timeout", DEFAULT_TIMEOUT)), label)
         result = loop.run()
         note = f" ({skipped} DaemonSet or mirror pod{'s' if skipped != 1 else ''} skipped)"
-        return Result(result.ok, result.summary + (note if skipped else ""), result.error,
-                      result.details, result.cancelled, result.interrupted)
+        return left_cordoned(Result(result.ok, result.summary + (note if skipped else ""),
+                                    result.error, result.details, result.cancelled,
+                                    result.interrupted), plan.targets)
+
+
+def left_cordoned(result: Result, nodes: Sequence[str]) -> Result:
+    """A drain that did not finish leaves its nodes cordoned: say so in the outcome (the
+    notification, the dialog, the audit line) and name them, so the dialog can offer
+    uncordon; a drained node stays cordoned as ``kubectl drain`` leaves it, unsaid."""
+    if result.ok or not nodes:
+        return result
+    names = nodes[0] if len(nodes) == 1 else f"{len(nodes)} nodes"
+    verb = "stays" if len(nodes) == 1 else "stay"
+    return replace(result, summary=f"{result.summary}; {names} {verb} cordoned "
+                                   f"(uncordon: {UNCORDON.keys or ':uncordon'})",
+                   cordoned=tuple(nodes))
 
 
 def _still_planned(plan: Plan, writer: ClusterWriter, options: DrainOptions, *,

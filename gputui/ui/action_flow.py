@@ -1,7 +1,11 @@
 """The app's side of an action: prompts, plan, dialog, dry run and apply in workers.
 
-A key press (or palette entry, or ``:`` name) becomes :class:`ActionRequested` with the
-targets (the node list sends the marked nodes, else the cursor's node). Then, in order:
+A key press (or palette entry, or ``:`` name) runs ``act('<id>')`` on the app, whose
+targets are the selection of the view the operator is in (:meth:`ActionFlow.view_selection`:
+the node list's marks or cursor, the upgrade lanes' node, the MIG card, a finding's node...,
+see :mod:`gputui.ui.selection`), never another view's cursor; a view with nothing selected
+says why and nothing is sent. The progress dialog's ``u`` after a stopped drain sends
+:class:`ActionRequested` with the nodes it left cordoned. Then, in order:
 refuse at once when the action is greyed (read-only, denied, no cluster connection); ask
 each :class:`~gputui.actions.base.ParamSpec` with :class:`ParamPrompt`; plan from the
 latest snapshot (refused when a running operation holds a target); open
@@ -24,6 +28,7 @@ from typing import Any
 from textual import work
 from textual.actions import ActionParseResult
 from textual.actions import parse as parse_action
+from textual.command import CommandPalette
 from textual.dom import DOMNode
 from textual.screen import Screen
 
@@ -44,7 +49,9 @@ from gputui.ui.contracts import (
 from gputui.ui.crash import worker_failure
 from gputui.ui.exit_signals import ExitGuard
 from gputui.ui.operations_flow import OperationsFlow
+from gputui.ui.screens.command_line import CommandLine
 from gputui.ui.screens.confirm import ConfirmScreen, ParamPrompt
+from gputui.ui.selection import SaysWhyNot, Selection, SelectsNodes
 
 NO_RUNNER = "no cluster connection for actions in this session"
 #: how often a plan that met a 409 is re-made before giving up
@@ -118,20 +125,47 @@ class ActionFlow(OperationsFlow):
         """
         refused = greyed_action(action)
         if refused is not None and refused in self.action_blocks():
-            self.start_action(refused, ())
+            self.start_action(refused, Selection())
             return True
+        if isinstance(default_namespace, SaysWhyNot):  # a key its screen hides says why
+            _, name, params = parse_action(action) if isinstance(action, str) else action
+            why = None if default_namespace.check_action(name, params) \
+                else default_namespace.why_not(name)
+            if why:
+                self.notify(why, severity="warning")
+                return True
         return await super().run_action(action, default_namespace, namespaces)
 
     def on_action_requested(self, message: ActionRequested) -> None:
-        self.start_action(message.action_id, message.targets)
+        self.start_action(message.action_id, Selection(message.targets))
 
     def action_act(self, action_id: str) -> None:
-        """Cluster-wide actions (global keys): no node targets."""
-        self.start_action(action_id, ())
+        """Every action key, ``:`` name and palette entry: on the selection of the view the
+        operator is in (cluster-wide actions take no node targets)."""
+        self.start_action(action_id, self.view_selection())
 
-    def start_action(self, action_id: str, targets: Sequence[str]) -> None:
-        """Refuse greyed actions with the reason; otherwise prompt, plan and confirm."""
+    def view_selection(self) -> Selection:
+        """The selection of the screen the operator is in: the top screen, looking through
+        the ``:`` line and the palette (gone or going when their command runs). A screen
+        that selects no node (help, a pod log) says so; the node list under it is never
+        asked in its place."""
+        for screen in reversed(self.screen_stack):
+            if isinstance(screen, (CommandLine, CommandPalette)):
+                continue
+            if isinstance(screen, SelectsNodes):
+                return screen.selected_nodes()
+            return Selection(why_none="this screen selects no node (esc, then choose one "
+                                      "in a view)")
+        return Selection()
+
+    def start_action(self, action_id: str, selection: Selection | Sequence[str]) -> None:
+        """Refuse greyed actions with the reason; otherwise prompt, plan and confirm on
+        ``selection`` (node actions; a cluster-wide action takes no node targets). Names
+        given instead of a selection are taken as they are (tests, the dialog's offer)."""
         act = action(action_id)
+        if not isinstance(selection, Selection):
+            selection = Selection(tuple(selection))
+        targets = selection.nodes if act.scope is Scope.NODES else ()
         why = self.action_blocks().get(act.id)
         if why:
             self.notify(f"{act.title} is not available: {why}", severity="warning")
@@ -143,7 +177,8 @@ class ActionFlow(OperationsFlow):
                         severity="warning")
             return
         if act.scope is Scope.NODES and not targets:
-            self.notify(f"{act.title}: no node selected", severity="warning")
+            self.notify(f"{act.title}: {selection.why_none}; nothing was sent",
+                        severity="warning")
             return
         self._action_flow(act, tuple(targets))
 
@@ -180,7 +215,7 @@ class ActionFlow(OperationsFlow):
             plan = self.operations.refuse_held(replan)
             if attempt:
                 plan = replace(plan, warnings=(REPLANNED, *plan.warnings))
-            dialog = ConfirmScreen(plan, act)
+            dialog = ConfirmScreen(plan, act, targets=targets)
             outcome = self.push_screen(dialog, wait_for_dismiss=True)
             if not plan.blocked:
                 self._dry_run(dialog)
@@ -212,7 +247,8 @@ class ActionFlow(OperationsFlow):
             default = spec.default(snapshot, targets) if spec.default else ""
             if previous is not None and spec.name in previous:
                 default = str(previous[spec.name])
-            value = await self.push_screen_wait(ParamPrompt(act.title, spec, choices, default))
+            value = await self.push_screen_wait(ParamPrompt(act.title, spec, choices, default,
+                                                            targets=targets))
             if value is None:
                 return None
             params[spec.name] = value

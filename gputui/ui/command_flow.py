@@ -48,6 +48,16 @@ class CommandFlow(ActionFlow):
         if self.current_mode != "nodes":
             await self.switch_mode("nodes")
 
+    def action_mark_elsewhere(self) -> None:
+        """``space`` where no view marks nodes (the node list's own ``space`` comes first):
+        a key that does nothing says why."""
+        if isinstance(self.screen, NodesScreen):
+            why = "no node under the cursor to mark"
+        else:
+            why = ("marks are the node list's (1): here the actions act on the selected "
+                   "row")
+        self.notify(f"space: {why}", severity="warning")
+
     def action_help(self) -> None:
         if not isinstance(self.screen, HelpScreen):
             self.push_screen(HelpScreen(self.keymap, self.action_blocks(), self.current_mode))

@@ -10,7 +10,8 @@ registry does not exist (STYLE.md rule 5).
 
 Cluster-changing actions (cordon, drain, labels...) are not typed here: they come from the
 action registry (:data:`gputui.actions.registry.ACTIONS`), each one a command whose Textual
-action is ``act('<id>')``; node actions live in the node list, cluster-wide ones everywhere.
+action is ``act('<id>')``, bound on the app: a node action acts on the selection of the view
+the operator is in (:mod:`gputui.ui.selection`), a cluster-wide one on the cluster.
 Every one of them goes through the one confirmation dialog (``screens/confirm.py``), whose
 own keys (``y``, ``n``, ``esc``) are registry commands too.
 """
@@ -115,6 +116,9 @@ COMMANDS: Final[tuple[Command, ...]] = (
        "focus_next", palette=False),
     _c("focus_previous", "shift+tab", "Previous pane", "Move focus to the previous pane.",
        "global", "focus_previous", palette=False),
+    _c("mark_elsewhere", "space", "Mark (node list)", "Marks live in the node list (1); "
+       "elsewhere space says so: there the actions act on the view's selected row.",
+       "global", "mark_elsewhere", palette=False),
     _c("theme", "", "Theme", "Pick a colour theme (gputui or a Textual built-in).", "global",
        "change_theme", ("theme",)),
     _c("quit", "q,ctrl+q", "Quit", "Leave gputui (nothing in the cluster changes).", "global",
@@ -222,6 +226,9 @@ COMMANDS: Final[tuple[Command, ...]] = (
     _c("confirm_background", "b", "Background", "While an action runs: keep it running in "
        "the background and close the dialog (:ops shows it, the header counts it).",
        "confirm", "background", show=True, palette=False),
+    _c("confirm_uncordon", "u", "Uncordon", "After a drain that stopped or failed: uncordon "
+       "the nodes it left cordoned (a new plan, dry run and y, as ever).", "confirm",
+       "uncordon", show=True, palette=False),
     _c("ops.open", "enter", "Progress", "Open the selected operation's live progress (b "
        "closes it again, esc stops it).", "ops", "open_operation", show=True, palette=False,
        priority=True),
@@ -257,11 +264,10 @@ COMMANDS: Final[tuple[Command, ...]] = (
 
 
 def _action_commands() -> tuple[Command, ...]:
-    """One command per registered action: node actions in the node list, others global.
+    """One command per registered action, bound on the app (``bindings_for("global")``).
 
-    Their scope in help is "actions" but their bindings live where their targets are:
-    ``bindings_for("nodes")`` includes node actions, ``bindings_for("global")`` the
-    cluster-wide ones.
+    Their scope in help is "actions"; a node action's targets are the selection of the view
+    it is started from (each view answers ``selected_nodes``).
     """
     # not in the footer: at 80 columns it would push out "? Help" (help and the palette
     # list every action, greyed ones with the reason)
@@ -270,9 +276,11 @@ def _action_commands() -> tuple[Command, ...]:
 
 
 ACTION_COMMANDS: Final = _action_commands()
-#: action id -> the screen scope its binding lives in
-ACTION_SCOPES: Final = {act.id: "nodes" if act.scope is Scope.NODES else "global"
-                        for act in ACTIONS}
+#: action id -> the screen scope its binding lives in: the app, for every action, since a
+#: node action acts on the selection of whichever view the operator is in (an action key
+#: bound in the node list only did nothing elsewhere, and ``:`` names switched to the node
+#: list and acted on its cursor)
+ACTION_SCOPES: Final = {act.id: "global" for act in ACTIONS}
 COMMANDS = COMMANDS + ACTION_COMMANDS  # type: ignore[misc]  # one table: typed + generated
 
 _BY_ID: Final = {command.id: command for command in COMMANDS}
@@ -338,9 +346,10 @@ def key_table(keymap: Mapping[str, str] | None = None,
     """(scope title, keys, title, tooltip) for every command: the help screen and README.
 
     ``blocked`` (action id -> why) marks greyed actions with their reason. ``view`` (a scope:
-    ``nodes``, ``upgrades``...) puts that view's keys first, as help shows them: its keyed
-    actions (cordon, uncordon, drain on the node list), one line pointing to ``:`` and the
-    palette for everything else, then its own keys; every command is still listed once.
+    ``nodes``, ``upgrades``...) puts that view's keys first, as help shows them: the keyed
+    node actions (cordon, uncordon, drain: on the view's selection), one line pointing to
+    ``:`` and the palette for everything else, then its own keys; every command is still
+    listed once.
     """
     first = _view_first(view, keymap) if view in SCOPE_TITLES and view != "global" else []
     listed = {cmd.id for cmd in first}
@@ -363,8 +372,13 @@ def _view_first(view: str | None, keymap: Mapping[str, str] | None) -> list[Comm
     """The commands help lists first for ``view``: the actions with a key bound there
     (the ones an operator reaches for), then the view's own keys."""
     actions = [cmd for cmd in ACTION_COMMANDS
-               if binding_scope(cmd) == view and effective_keys(cmd, keymap)]
+               if _node_action(cmd.id) and effective_keys(cmd, keymap)]
     return actions + [cmd for cmd in COMMANDS if cmd.scope == view]
+
+
+def _node_action(action_id: str) -> bool:
+    """Whether the action acts on nodes (its keys act on each view's selection)."""
+    return any(act.id == action_id and act.scope is Scope.NODES for act in ACTIONS)
 
 
 def _row(heading: str, cmd: Command, keymap: Mapping[str, str] | None,

@@ -101,6 +101,7 @@ from gputui.domain.model import ClusterSnapshot
 from gputui.domain.timeline_event import TimelineEvent
 from gputui.sources.base import SourceStatus
 from gputui.ui.contract_check import ContractError, check_contract, fulfils
+from gputui.ui.selection import SelectsNodes
 
 #: The panes ``app.jump_to`` understands (``Finding.pane`` values plus ``findings``).
 PANES: Final = ("nodes", "pipeline", "upgrade", "mig", "metrics", "findings", "timeline")
@@ -143,8 +144,9 @@ class ActionGate(Protocol):
 
 
 @runtime_checkable
-class ViewScreen(SnapshotView, NodeScoped, MetricsView, ActionGate, Protocol):
-    """A view (a Textual mode: nodes, findings, upgrades, mig): all the app feeds it."""
+class ViewScreen(SelectsNodes, SnapshotView, NodeScoped, MetricsView, ActionGate, Protocol):
+    """A view (a Textual mode: nodes, findings, upgrades, mig): all the app feeds it, and
+    the selection its actions act on (``SelectsNodes`` first: it is checked last)."""
 
     def go_back(self) -> bool:
         """``esc`` on this view: undo its own state (a filter, marks); True if it did."""

@@ -195,6 +195,11 @@ def test_drain_cancel_stops_and_says_what_was_evicted(server: EmulatedCluster,
     assert result.cancelled and not result.ok
     assert result.summary.startswith("drain of gpu-1 stopped: evicted ml/infer-0; 1 pod left")
     assert server.store.get("pods", "train-0", "ml") is not None
+    # the cordon stays: the outcome says so, names the node and the key that undoes it
+    # (before, a stopped drain left the node cordoned without a word)
+    assert server.store.get("nodes", "gpu-1", None)["spec"]["unschedulable"] is True
+    assert result.summary.endswith("; gpu-1 stays cordoned (uncordon: u)")
+    assert result.cordoned == ("gpu-1",)
 
 
 def test_label_actions_validate_and_patch(server: EmulatedCluster, writer: KubeWriter,

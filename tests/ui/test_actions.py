@@ -188,10 +188,12 @@ async def test_drain_prompts_then_opens_on_cancel_and_reports_the_budget(
         assert len(dialog.dry_run.held) == 1 and "refused now" in dialog.dry_run.summary()
         assert "refused now by a budget" in str(dialog._status_text())
         await pilot.press("y")
-        await until(pilot, lambda: not isinstance(app.screen, ConfirmScreen), timeout=20)
+        await until(pilot, lambda: dialog.result is not None, timeout=20)
         assert dialog.result is not None and not dialog.result.ok
         assert any("not drained" in n and "refused by PodDisruptionBudget trainer-pdb" in n
-                   for n in notes)
+                   and "gpu-1 stays cordoned" in n for n in notes)
+        await pilot.press("escape")  # the dialog stayed to offer u: esc closes it
+        await until(pilot, lambda: not isinstance(app.screen, ConfirmScreen))
     assert cluster.store.get("pods", "train-0", "ml") is not None
 
 
@@ -251,8 +253,9 @@ async def test_denied_action_is_greyed_with_the_reason(live_app: LiveApp,
         screen = await _ready(pilot, app)
         app.notify = lambda message, **kw: notes.append(str(message))  # type: ignore[method-assign]
         await until(pilot, lambda: "drain" in screen.blocked_actions)
-        assert screen.check_action("act", ("drain",)) is None
-        assert screen.check_action("act", ("cordon",)) is True
+        # action keys are bound on the app (each acts on the view's selection): it greys them
+        assert app.check_action("act", ("drain",)) is None
+        assert app.check_action("act", ("cordon",)) is True
         await pilot.press("r")  # a greyed key answers with the reason, opens nothing
         await until(pilot, lambda: len(notes) == 1)
         assert isinstance(app.screen, NodesScreen)
@@ -302,7 +305,7 @@ async def test_read_only_greys_actions_and_sends_only_gets(
             assert notes[-1] == (f"{title} is not available: read-only mode (--read-only): "
                                  "gputui sends no writes")
             assert isinstance(app.screen, NodesScreen)
-        assert screen.check_action("act", ("cordon",)) is None  # the footer still greys it
+        assert app.check_action("act", ("cordon",)) is None  # the footer still greys it
         for action_id in ("cordon", "drain", "operands_off"):
             app.start_action(action_id, ["gpu-1"])
             await pilot.pause(0.1)

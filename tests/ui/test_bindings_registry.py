@@ -45,7 +45,8 @@ def test_actions_come_from_the_action_registry_and_help_lists_every_key() -> Non
         cmd = command(act.id)
         assert (cmd.keys, cmd.title, cmd.aliases, cmd.action) == (
             act.keys, act.title, act.aliases, f"act('{act.id}')")
-    assert {b.id for b in bindings_for("nodes")} >= {"cordon", "uncordon", "drain"}
+    # bound on the app: each acts on the selection of the view it is pressed in
+    assert {b.id for b in bindings_for("global")} >= {"cordon", "uncordon", "drain"}
     listed = {(title, tooltip) for _, _, title, tooltip in help_rows({})}
     for cmd in COMMANDS:
         assert (cmd.title, cmd.tooltip) in listed, f"help misses {cmd.id}"

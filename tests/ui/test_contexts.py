@@ -206,7 +206,7 @@ async def test_read_only_context_sends_no_write_and_greys_with_the_reason(
         assert notes[-1] == ("Cordon is not available: read-only context (read_only_contexts: "
                              "prod-*): gputui sends no writes")
         assert isinstance(app.screen, NodesScreen)
-        assert screen.check_action("act", ("cordon",)) is None  # greyed in footer and help
+        assert app.check_action("act", ("cordon",)) is None  # greyed in footer and help (app key)
         app.start_action("drain", ["b-1"])
         await pilot.pause(0.3)
     to_b = [(method, path) for host, method, path in sent if host == b_host]

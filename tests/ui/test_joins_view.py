@@ -40,7 +40,8 @@ async def test_pools_then_nodes_then_a_node_pipeline(frozen_app: FrozenApp) -> N
         await settle(pilot)
         assert screen.nodes.has_focus and screen.selected_pool() is pools["h100"]
         straggler, newcomer = (j.node for j in pools["h100"].joining)
-        rows = [screen.nodes.get_row_at(i)[0].plain for i in range(screen.nodes.row_count)]
+        # each row's first cell: "▶ " on the cursor's row, "  " on the others, then the name
+        rows = [screen.nodes.get_row_at(i)[0].plain[2:] for i in range(screen.nodes.row_count)]
         assert rows[:2] == [straggler, newcomer]
         assert _cells(screen.nodes, straggler)[1:3] == ["▲ 15 min so far", "→ driver ready"]
         newcomer_for = duration(app.clock() - pools["h100"].joining[1].since)

@@ -59,7 +59,7 @@ async def test_refresh_patches_rows_and_keeps_cursor_and_marks(frozen_app: Froze
         assert removed == [gone] and added == ["gke-new-node-1"]
         assert gone not in table.shown_nodes and "gke-new-node-1" in table.shown_nodes
         assert table.get_cell(H100, "status").plain == "Ready,Cordoned"
-        assert table.get_cell(A100_OK, "mark").plain == "●"
+        assert table.get_cell(A100_OK, "mark").plain == "▶●"  # the cursor's row, marked
 
 
 def _spy(method, calls: list[str]):  # type: ignore[no-untyped-def]

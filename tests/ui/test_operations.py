@@ -16,6 +16,7 @@ from gputui.actions.base import Risk, Scope
 from gputui.actions.operations import OpState
 from gputui.ui.app import GpuTuiApp
 from gputui.ui.render.operations import BUSY_MARK
+from gputui.ui.widgets.mark_column import ARROW
 from gputui.ui.screens.ask import AskScreen
 from gputui.ui.screens.confirm import ConfirmScreen, ParamPrompt
 from gputui.ui.screens.operations import OperationsScreen
@@ -83,8 +84,9 @@ async def test_b_backgrounds_a_drain_the_header_and_ops_follow_it_and_x_stops_it
                     "budget trainer-pdb, try" in header_text(app))
         first = header_text(app)
         await until(pilot, lambda: header_text(app) != first)
-        assert str(screen.table.get_cell("gpu-1", "mark")) == BUSY_MARK
-        assert str(screen.table.get_cell("gpu-2", "mark")) == " "
+        # the cursor's row carries the ▶, then the running mark
+        assert str(screen.table.get_cell("gpu-1", "mark")) == ARROW + BUSY_MARK
+        assert str(screen.table.get_cell("gpu-2", "mark")) == "  "
         # another view, then back: the line is there too
         await pilot.press("2")
         await until(pilot, lambda: isinstance(app.screen, UpgradesScreen))
@@ -147,6 +149,12 @@ async def test_enter_in_ops_reopens_the_live_progress_and_esc_stops_it(
         assert app.operations.running()
         await pilot.press("enter")
         await until(pilot, lambda: isinstance(app.screen, ConfirmScreen))
+        dialog = app.screen
+        assert isinstance(dialog, ConfirmScreen)
+        await pilot.press("escape")
+        # stopped after its cordon: the dialog stays to say so and offer u; esc closes it
+        await until(pilot, lambda: dialog.result is not None, timeout=20)
+        assert dialog.result is not None and dialog.result.cordoned == ("gpu-1",)
         await pilot.press("escape")
         await until(pilot, lambda: isinstance(app.screen, OperationsScreen), timeout=20)
         assert not app.operations.running()
@@ -295,7 +303,7 @@ async def test_a_canary_runs_in_the_background_and_x_stops_it_with_its_holds_sai
         short = canary.rsplit("-", 1)[1]
         await until(pilot, lambda: f"⟳ 1 running: canary {short} 2/5: canary {canary}"
                     in header_text(app) or f"⟳ 1: canary {short} 2/5" in header_text(app))
-        assert str(screen.table.get_cell(canary, "mark")) == BUSY_MARK
+        assert str(screen.table.get_cell(canary, "mark")).endswith(BUSY_MARK)
         await pilot.press("colon", *"ops", "enter")
         await until(pilot, lambda: isinstance(app.screen, OperationsScreen)
                     and app.screen.table.row_count == 1)

@@ -146,7 +146,7 @@ async def test_action_keys_say_read_only_and_nothing_can_write(
         assert notes == [f"{title} is not available: {READ_ONLY}"
                          for title in ("Cordon", "Uncordon", "Drain")]
         assert isinstance(app.screen, NodesScreen) and app.screen is screen
-        assert screen.check_action("act", ("cordon",)) is None  # greyed in the footer
+        assert app.check_action("act", ("cordon",)) is None  # greyed in the footer (an app key)
         await pilot.press("colon", *"ctx", "enter")
         await pilot.press("colon", *"ctx prod", "enter")
         await until(pilot, lambda: len(notes) == 5)

@@ -21,6 +21,7 @@ from textual.widgets import Footer
 from gputui.domain.metrics import MetricsReading
 from gputui.domain.model import ClusterSnapshot
 from gputui.ui.contracts import ActionBlocks, ViewScreen, check_contract
+from gputui.ui.selection import Selection
 from gputui.ui.widgets.status_header import StatusHeader
 
 
@@ -67,6 +68,11 @@ class GpuScreen(Screen[None]):
     @abstractmethod
     def show_metrics(self, reading: MetricsReading, now: float) -> None:
         """Take the metrics feed's latest reading."""
+
+    @abstractmethod
+    def selected_nodes(self) -> Selection:
+        """The nodes an action started in this view acts on (its marks or its cursor), or
+        why there are none: the one source of every action's targets."""
 
     @final
     def show_blocks(self, blocks: ActionBlocks) -> None:

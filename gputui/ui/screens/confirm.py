@@ -28,60 +28,33 @@ from textual.widget import Widget
 from textual.widgets import Button, Input, Static
 
 from gputui.actions.base import Cancel, Plan, Result, Risk
-from gputui.actions.drain_plan import refused_pods
 from gputui.actions.operations import Operation
 from gputui.actions.runner import DryRun
 from gputui.ui.commands import bindings_for
 from gputui.ui.contracts import (
     ActionCompleted,
     ActionProgressed,
+    ActionRequested,
     ApplyRequested,
     DryRunFinished,
     DryRunProgressed,
 )
-from gputui.ui.render.plan_summary import impact_summary
+from gputui.ui.render.plan import (
+    POD_LIST_LIMIT,
+    dialog_title,
+    plan_text,
+    section,
+    status_text,
+    targets_label,
+)
 from gputui.ui.screens.param_prompt import ParamPrompt
+from gputui.ui.selection import Selection
 
 __all__ = ["ActionCompleted", "ActionProgressed", "ApplyRequested", "ConfirmScreen",
            "DryRunFinished", "DryRunProgressed", "ParamPrompt", "plan_text"]
 
-#: lines of a long list (changes, kubectl) shown before "... and N more"
-LIST_LIMIT = 12
-#: lines of the per-pod lists (impact, dry run) shown before "... and N more": the body
-#: scrolls, and the operator must be able to read what happens to every pod before ``y``
-POD_LIST_LIMIT = 500
-
-
-def _section(title: str, lines: Sequence[str], style: str = "",
-             limit: int = LIST_LIMIT) -> Text:
-    text = Text(title, style="bold")
-    shown = list(lines[:limit])
-    if len(lines) > limit:
-        shown.append(f"... and {len(lines) - limit} more")
-    for line in shown:
-        text.append("\n  ")
-        text.append(line, style=style)
-    return text
-
-
-def plan_text(plan: Plan) -> Text:
-    """Everything the plan says, as one renderable (a test can call it without an app)."""
-    parts = [Text.assemble(("Targets: ", "bold"), ", ".join(plan.targets) or "the cluster")]
-    if summary := impact_summary(plan.impact):  # above the fold at 80x24 (render/plan_summary)
-        parts.append(Text.assemble(("Impact: ", "bold"), summary))
-    if plan.warnings:  # first: what makes it risky, or stop early, must be read before y
-        parts.append(_section("Warnings", plan.warnings, "bold", limit=POD_LIST_LIMIT))
-    if plan.changes:
-        # an eviction's summary names the pod already ("evict ns/name"): one compact line
-        parts.append(_section("Change", [c.summary if c.verb == "create" else
-                                         f"{c.kind} {c.name}: {c.summary}"
-                                         for c in plan.changes]))
-        parts.append(_section("kubectl", list(dict.fromkeys(plan.kubectl))))
-    if plan.steps:
-        parts.append(_section("Steps", plan.steps))
-    if plan.impact:
-        parts.append(_section("Impact", plan.impact, limit=POD_LIST_LIMIT))
-    return Text("\n").join(parts)
+#: the action ``u`` offers after a drain left nodes cordoned (gputui.actions.node.UNCORDON)
+UNCORDON_ID = "uncordon"
 
 
 class ConfirmScreen(ModalScreen[bool | None]):
@@ -97,10 +70,15 @@ class ConfirmScreen(ModalScreen[bool | None]):
     DEFAULT_CLASSES = "confirm-screen"
     BINDINGS = bindings_for("confirm")
 
-    def __init__(self, plan: Plan, action: Any = None) -> None:
+    def __init__(self, plan: Plan, action: Any = None,
+                 targets: Sequence[str] | None = None) -> None:
+        """``targets``: the nodes the action was started on (the view's selection; the
+        plan's own targets when not given); the title names them."""
         super().__init__()
         self.plan = plan
         self.action = action
+        #: the nodes this action was asked to act on (the view's selection)
+        self.targets: tuple[str, ...] = plan.targets if targets is None else tuple(targets)
         self.dry_run: DryRun | None = None
         self.cancel = Cancel()
         self.applying = False
@@ -128,7 +106,8 @@ class ConfirmScreen(ModalScreen[bool | None]):
     def compose(self) -> Iterable[Widget]:
         plan = self.plan
         with Vertical(id="confirm-dialog"):
-            yield Static(Text(plan.title, style="bold"), id="confirm-title")
+            yield Static(Text(dialog_title(plan, self.targets), style="bold"),
+                         id="confirm-title")
             with VerticalScroll(id="confirm-body"):
                 yield Static(plan_text(plan), id="confirm-plan")
                 yield Static(self._dry_run_text(), id="confirm-dry-run")
@@ -143,6 +122,7 @@ class ConfirmScreen(ModalScreen[bool | None]):
                              if plan.risk is not Risk.SAFE else "primary", disabled=True)
                 yield Button("Cancel (n)", id="confirm-no")
                 yield Button("Background (b)", id="confirm-background", classes="hidden")
+                yield Button("Uncordon (u)", id="confirm-uncordon", classes="hidden")
 
     def on_mount(self) -> None:
         if self.applying:  # reattached to a running (or finished) operation
@@ -170,39 +150,11 @@ class ConfirmScreen(ModalScreen[bool | None]):
         """The dry run's details, in the scrolled plan."""
         if self.plan.blocked or self.dry_run is None:
             return Text("")
-        return _section("Dry run (dryRun=All)", self.dry_run.lines, limit=POD_LIST_LIMIT)
+        return section("Dry run (dryRun=All)", self.dry_run.lines, limit=POD_LIST_LIMIT)
 
     def _status_text(self) -> Text:
-        """One line above the buttons: why not, waiting, passed, refused, or what the
-        server was not asked (then ``y`` does nothing)."""
-        if self.plan.blocked:
-            return Text.assemble(("Not possible: ", "bold"), self.plan.blocked)
-        if self.dry_run is None:
-            return Text("Dry run: asking the server (dryRun=All)...", style="italic")
-        dry = self.dry_run
-        if dry.nothing:
-            return Text.assemble(("Nothing to change: ", "bold"), "the plan sends no write; "
-                                 "y does nothing" + self._options_hint())
-        if dry.refusal:
-            return Text.assemble(("Dry run: REFUSED, nothing can be applied: ", "bold"),
-                                 dry.refusal)
-        if not dry.ok:
-            return Text.assemble(("Dry run: INCOMPLETE, nothing can be applied: ", "bold"),
-                                 dry.summary())
-        stops = refused_pods(self.plan)
-        if stops:
-            stop = (f"the drain will cordon and then stop ({len(stops)} pod"
-                    f"{'s' if len(stops) != 1 else ''} refused)")
-            return Text.assemble(("Dry run: passed; ", "bold"), (stop, "bold"),
-                                 self._options_hint() + "; y applies")
-        if dry.held:
-            held = len(dry.held)
-            refused = f"{held} eviction{'s' if held > 1 else ''} refused now by a budget"
-            return Text.assemble(("Dry run: passed; ", "bold"), (refused, "bold"),
-                                 " (retried); y applies")
-        return Text.assemble(("Dry run: passed", "bold"),
-                             f" ({dry.checked} of {dry.total} write"
-                             f"{'s' if dry.total != 1 else ''} checked); y applies")
+        """One line above the buttons (:func:`~gputui.ui.render.plan.status_text`)."""
+        return status_text(self.plan, self.dry_run, self._options_hint())
 
     def _options_hint(self) -> str:
         """``; o: other options`` when the action asks for values the operator may change."""
@@ -242,10 +194,10 @@ class ConfirmScreen(ModalScreen[bool | None]):
 
     # ------------------------------------------------------------------ keys
     def action_confirm(self) -> None:
-        """``y``: apply, if the plan may be applied now; otherwise say why not."""
+        """``y``: apply, if the plan may be applied now; otherwise say why not (also once
+        it runs: ``y`` is no longer offered, and a press says what the keys do now)."""
         if not self.ready:
-            if not self.applying:
-                self.notify(self._not_ready_reason(), severity="warning")
+            self.notify(self._not_ready_reason(), severity="warning")
             return
         self.applying = True
         self._show_applying()
@@ -253,8 +205,14 @@ class ConfirmScreen(ModalScreen[bool | None]):
                                          self, self.action))
 
     def _show_applying(self) -> None:
-        """The progress panel, ``Stop (esc)`` and ``Background (b)`` on the key line."""
+        """The progress panel, ``Stop (esc)`` and ``Background (b)`` on the key line; no
+        Confirm button any more (it would be a dead one: ``y`` has nothing left to do),
+        the status line says what runs instead."""
         self._refresh_buttons()
+        self.query_one("#confirm-yes", Button).add_class("hidden")
+        self.query_one("#confirm-status", Static).update(Text.assemble(
+            ("Running: ", "bold"), "esc stops it, b keeps it running in the background"))
+        self.refresh_bindings()
         progress = self.query_one("#confirm-progress", Static)
         progress.remove_class("hidden")
         progress.update(Text("Applying...", style="bold"))
@@ -266,14 +224,26 @@ class ConfirmScreen(ModalScreen[bool | None]):
         background.focus()  # enter there keeps it running, never stops it
 
     def show_ended(self, result: Result) -> None:
-        """A reattached operation that had already ended: its result; ``esc`` closes."""
+        """An ended operation (reattached, or one that left nodes cordoned): its result,
+        how it ended on the status line; ``esc`` closes, ``u`` uncordons what it left."""
         self.result = result
         text = Text(result.summary, style="bold")
         if result.error:
             text.append(f"\n  {result.error}")
         self.query_one("#confirm-progress", Static).update(text)
+        state = "Done" if result.ok else "Stopped" if result.cancelled else "Failed"
+        status = Text.assemble((f"{state}: ", "bold"), "esc closes")
+        if result.cordoned and not result.ok:
+            status.append(f"; {targets_label(result.cordoned)} "
+                          f"{'stays' if len(result.cordoned) == 1 else 'stay'} cordoned: "
+                          "u uncordons")
+            uncordon = self.query_one("#confirm-uncordon", Button)
+            uncordon.remove_class("hidden")
+            uncordon.focus()
+        self.query_one("#confirm-status", Static).update(status)
         self.query_one("#confirm-no", Button).label = "Close (esc)"
         self.query_one("#confirm-background", Button).add_class("hidden")
+        self.refresh_bindings()
 
     def action_background(self) -> None:
         """``b``: while the action runs, close the dialog and leave it running (``:ops``)."""
@@ -288,6 +258,10 @@ class ConfirmScreen(ModalScreen[bool | None]):
         self.dismiss(True)
 
     def _not_ready_reason(self) -> str:
+        if self.applying and self.result is not None:
+            return "it has ended: esc closes"
+        if self.applying:
+            return "already confirmed and running: esc stops it, b keeps it in the background"
         if self.plan.blocked:
             return f"not possible: {self.plan.blocked}"
         if self.dry_run is None:
@@ -340,6 +314,10 @@ class ConfirmScreen(ModalScreen[bool | None]):
     def _background(self) -> None:
         self.action_background()
 
+    @on(Button.Pressed, "#confirm-uncordon")
+    def _uncordon(self) -> None:
+        self.action_uncordon()
+
     # ------------------------------------------------------------------ progress
     def on_action_progressed(self, message: ActionProgressed) -> None:
         progress = message.progress
@@ -352,5 +330,48 @@ class ConfirmScreen(ModalScreen[bool | None]):
         self.query_one("#confirm-progress", Static).update(text)
 
     def on_action_completed(self, message: ActionCompleted) -> None:
+        """The end: the dialog closes (the notification says how it ended), except when
+        the action left nodes cordoned without finishing (a stopped drain): then it stays,
+        says so and offers ``u``."""
         self.result = message.result
+        if message.result.cordoned and not message.result.ok and self.applying:
+            self.show_ended(message.result)
+            return
         self.dismiss(None if message.result.conflict else message.result.ok)
+
+    def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
+        """The footer shows what the keys do now: no ``y`` once the action runs, ``u``
+        only when an ended action left nodes cordoned."""
+        if action == "confirm":
+            return not self.applying
+        if action == "uncordon":
+            return self._left_cordoned() != ()
+        return True
+
+    def why_not(self, action: str) -> str | None:
+        """What ``y`` or ``u`` answers when the footer does not offer it."""
+        if action == "confirm":
+            return self._not_ready_reason()
+        if action == "uncordon":
+            return "u uncordons what a stopped or failed drain left cordoned; nothing is " \
+                   "left cordoned here"
+        return None
+
+    def _left_cordoned(self) -> tuple[str, ...]:
+        result = self.result
+        return result.cordoned if result is not None and not result.ok else ()
+
+    def action_uncordon(self) -> None:
+        """``u`` after a drain that stopped or failed: uncordon the nodes it left
+        cordoned, as a new action (plan, dry run, ``y``); this dialog closes."""
+        nodes = self._left_cordoned()
+        if not nodes:
+            self.notify(self.why_not("uncordon") or "", severity="warning")
+            return
+        self.dismiss(False)
+        self.app.post_message(ActionRequested(UNCORDON_ID, nodes))
+
+    def selected_nodes(self) -> Selection:
+        """The nodes this dialog acts on: what an ended action left cordoned, else the
+        targets it was started on."""
+        return Selection(self._left_cordoned() or self.targets)

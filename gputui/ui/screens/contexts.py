@@ -24,6 +24,7 @@ from gputui.sources.contexts import ContextEntry
 from gputui.ui.commands import bindings_for
 from gputui.ui.contracts import ContextSwitchRequested
 from gputui.ui.screens.base import GpuScreen
+from gputui.ui.selection import Selection
 from gputui.ui.widgets.palette_mixin import widget_palette
 
 COLUMNS = (("current", " "), ("name", "CONTEXT"), ("mode", "MODE"), ("user", "USER"),
@@ -97,6 +98,10 @@ class ContextsScreen(GpuScreen):
 
     def show_metrics(self, reading: MetricsReading, now: float) -> None:
         """Nothing: contexts have no metrics."""
+
+    def selected_nodes(self) -> Selection:
+        """None: the list selects a context, not a node."""
+        return Selection(why_none="the contexts list selects a cluster, not a node")
 
     # --- keys ---------------------------------------------------------------------------
 

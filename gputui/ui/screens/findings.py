@@ -23,6 +23,7 @@ from gputui.ui.commands import bindings_for
 from gputui.ui.contracts import CommandRequested, JumpRequested
 from gputui.ui.render.style import SEVERITY_SHORT, SEVERITY_SYMBOL
 from gputui.ui.screens.base import GpuScreen
+from gputui.ui.selection import Selection
 from gputui.ui.widgets.findings_table import FindingsTable
 from gputui.ui.widgets.palette_mixin import widget_palette
 
@@ -70,6 +71,14 @@ class FindingsScreen(GpuScreen):
 
     def show_metrics(self, reading: MetricsReading, now: float) -> None:
         """Nothing: findings come from the snapshot, not the metrics feed."""
+
+    def selected_nodes(self) -> Selection:
+        """The node of the finding under the cursor (none for a cluster-wide finding)."""
+        finding = self.table.selected if self.is_mounted else None
+        if finding is None:
+            return Selection(why_none="no finding is selected")
+        return Selection.of((finding.node,), f"the selected finding ({finding.code}) is "
+                            "about the cluster, not a node")
 
     @on(DataTable.RowHighlighted, "#findings-table")
     def _show_hint(self) -> None:

@@ -25,6 +25,7 @@ from gputui.ui.commands import bindings_for
 from gputui.ui.contracts import JumpRequested
 from gputui.ui.render.joins import NODE_COLUMNS, POOL_COLUMNS, node_cells, pool_cells, pool_summary
 from gputui.ui.screens.base import GpuScreen
+from gputui.ui.selection import Selection
 from gputui.ui.widgets.keyed_table import KeyedTable, SortableText
 from gputui.ui.widgets.palette_mixin import widget_palette
 
@@ -32,10 +33,17 @@ from gputui.ui.widgets.palette_mixin import widget_palette
 class KeyedRows(KeyedTable):
     """A table of rows keyed by name, patched to the rows wanted, in the order given."""
 
-    def __init__(self, columns: tuple[tuple[str, str], ...], *, id: str | None = None) -> None:
+    def __init__(self, columns: tuple[tuple[str, str], ...], *, id: str | None = None,
+                 arrow: bool = False) -> None:
+        """``arrow``: while the table has the keys, the cursor's row carries a ``▶`` in its
+        first cell (node rows: a highlight is only a colour to a screen reader or
+        ``capture-pane``; with the keys on the pools, no node is selected)."""
         super().__init__(id=id, cursor_type="row")
         self._columns = columns
         self.sort_columns = (columns[0][0],)  # its cells carry their place in the order
+        self._arrow_rows = arrow
+        self._arrow: str | None = None
+        self._firsts: dict[str, Text] = {}
 
     def on_mount(self) -> None:
         for key, label in self._columns:
@@ -49,10 +57,40 @@ class KeyedRows(KeyedTable):
     def show_rows(self, rows: Mapping[str, Mapping[str, Text]]) -> None:
         """Patch to ``rows`` (in their order), keeping the cursor on its row."""
         current, first = self.current_key, self._columns[0][0]
-        super().show_rows({key: {**cells, first: _placed(cells[first], index)}
+        self._firsts = {key: cells[first] for key, cells in rows.items()}
+        super().show_rows({key: {**cells, first: self._first(key, index)}
                            for index, (key, cells) in enumerate(rows.items())})
         if current is not None and current in rows:
             self.move_to_key(current, scroll=False, force=True)
+        self._point(self.current_key if self.has_focus else None)
+
+    def _first(self, key: str, index: int) -> SortableText:
+        """The first cell of row ``key``: ``▶`` on the cursor's row when arrows are on."""
+        cell = self._firsts[key]
+        if self._arrow_rows:
+            cell = Text.assemble("▶ " if key == self._arrow else "  ", cell)
+        return _placed(cell, index)
+
+    def _point(self, key: str | None) -> None:
+        """Move the ``▶`` to row ``key``."""
+        if not self._arrow_rows or key == self._arrow:
+            return
+        old, self._arrow = self._arrow, key
+        first = self._columns[0][0]
+        order = list(self._firsts)
+        for name in {old, key}:
+            if name is not None and name in self._firsts and name in self.rows:
+                self.update_cell(name, first, self._first(name, order.index(name)))
+
+    def on_data_table_row_highlighted(self, event: DataTable.RowHighlighted) -> None:
+        """The cursor moved: the ``▶`` follows (the screen hears the event too)."""
+        self._point(self.current_key if self.has_focus else None)
+
+    def on_focus(self) -> None:
+        self._point(self.current_key)
+
+    def on_blur(self) -> None:
+        self._point(None)
 
 
 def _placed(cell: Text, index: int) -> SortableText:
@@ -77,7 +115,7 @@ class JoinsScreen(GpuScreen):
     def compose_body(self) -> Iterable[Widget]:
         yield KeyedRows(POOL_COLUMNS, id="joins-pools")
         yield Static(id="joins-summary")
-        yield KeyedRows(NODE_COLUMNS, id="joins-nodes")
+        yield KeyedRows(NODE_COLUMNS, id="joins-nodes", arrow=True)
 
     def on_mount(self) -> None:
         self.pools.focus()
@@ -130,6 +168,14 @@ class JoinsScreen(GpuScreen):
 
     def show_metrics(self, reading: MetricsReading, now: float) -> None:
         """Nothing: time to GPU comes from the cluster's records, not metrics."""
+
+    def selected_nodes(self) -> Selection:
+        """The node under the cursor of the pool's node list, once that list has the keys
+        (``enter`` on a pool); on the pools table a pool is selected, not a node."""
+        if not self.is_mounted or not self.nodes.has_focus:
+            return Selection(why_none="a pool is selected, not a node (enter shows its "
+                                      "nodes)")
+        return Selection.of((self.nodes.selected,), "the pool has no nodes")
 
     def go_back(self) -> bool:
         """``esc`` in the nodes goes back up to the pools."""

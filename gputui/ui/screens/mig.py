@@ -16,6 +16,7 @@ from gputui.domain.metrics import MetricsReading
 from gputui.domain.model import EMPTY_SNAPSHOT, ClusterSnapshot
 from gputui.ui.render.mig import summary_line
 from gputui.ui.screens.base import GpuScreen
+from gputui.ui.selection import Selection
 from gputui.ui.widgets.mig_layout import MigLayout
 from gputui.ui.widgets.palette_mixin import widget_palette
 
@@ -61,3 +62,8 @@ class MigScreen(GpuScreen):
 
     def show_metrics(self, reading: MetricsReading, now: float) -> None:
         """Nothing: the MIG view shows layouts, not metrics."""
+
+    def selected_nodes(self) -> Selection:
+        """The node whose card carries the cursor (``▶``)."""
+        node = self.layout_widget.cursor if self.is_mounted else None
+        return Selection.of((node,), "no MIG-capable node is shown")

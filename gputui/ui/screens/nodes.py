@@ -24,7 +24,6 @@ from gputui.domain.model import (
 )
 from gputui.ui.commands import bindings_for, key_label
 from gputui.ui.contracts import (
-    ActionRequested,
     ContractError,
     DetailPane,
     JumpRequested,
@@ -33,7 +32,9 @@ from gputui.ui.contracts import (
     check_contract,
 )
 from gputui.ui.node_rows import COLUMNS, NodeFilter
+from gputui.ui.render.focus import detail_title
 from gputui.ui.screens.base import GpuScreen
+from gputui.ui.selection import Selection
 from gputui.ui.widgets.metrics_pane import MetricsPane
 from gputui.ui.widgets.node_detail import NodeDetail
 from gputui.ui.widgets.node_table import NodeTable
@@ -96,12 +97,17 @@ class NodesScreen(GpuScreen):
                 with TabPane(title, id=tab):
                     yield widget_class(id=f"detail-{tab}")
 
-    def action_act(self, action_id: str) -> None:
-        """An action key: on the marked nodes when any are marked, else the cursor's node."""
+    def selected_nodes(self) -> Selection:
+        """The marked nodes when any are marked, else the node under the cursor (the one
+        the detail pane shows: a selection still resting is taken at once)."""
+        if not self.is_mounted:
+            return Selection(why_none="the node list is not shown yet")
         table = self.table
-        targets = tuple(sorted(table.marks)) if table.marks else \
-            tuple(n for n in (table.selected_node,) if n)
-        self.post_message(ActionRequested(action_id, targets))
+        if table.marks:
+            return Selection(tuple(sorted(table.marks)))
+        self._flush_pending()
+        return Selection.of((table.selected_node,), "no node is shown (check the filter)"
+                            if self.snapshot.nodes else "no node is shown")
 
     def on_mount(self) -> None:
         self.table.focus()
@@ -134,6 +140,20 @@ class NodesScreen(GpuScreen):
         self._feed_detail(force=True)
         self._feed_metrics()
         self._ask_metrics()
+        self._show_focus()
+
+    def on_descendant_focus(self) -> None:
+        self._show_focus()
+
+    on_descendant_blur = on_descendant_focus
+
+    def _show_focus(self) -> None:
+        """The detail pane's top border: its node, and whether it has the keys."""
+        tabs = self.query_one("#node-detail-tabs", TabbedContent)
+        title = next((t for tab, _, t in DETAIL_TABS if tab == tabs.active), "Detail")
+        inside = tabs.has_focus_within
+        tabs.border_title = detail_title(title, self.selected, len(self.table.marks), inside)
+        tabs.set_class(inside, "-focused")
 
     # ------------------------------------------------------------------ metrics
     def show_metrics(self, reading: MetricsReading, now: float) -> None:
@@ -222,6 +242,16 @@ class NodesScreen(GpuScreen):
         if self._pending != self.selected:
             self._select(self._pending)
 
+    def _flush_pending(self) -> None:
+        """The detail panes take the cursor's node now, not after the debounce: what an
+        action acts on is what the detail shows."""
+        if self._select_timer is not None:
+            self._select_timer.stop()
+            self._select_timer = None
+        node = self.table.selected_node
+        if node != self.selected:
+            self._select(node)
+
     def _select(self, node: str | None) -> None:
         self.selected = self._pending = node
         widgets = self.detail_widgets()
@@ -232,6 +262,7 @@ class NodesScreen(GpuScreen):
         self._detail_fed = (self.snapshot.nodes.get(node or ""), self.now)
         self._update_view_line()
         self._ask_metrics()
+        self._show_focus()
 
     @on(NodeTable.RowSelected, "#node-table")
     def _row_chosen(self, event: NodeTable.RowSelected) -> None:
@@ -241,6 +272,7 @@ class NodesScreen(GpuScreen):
     @on(NodeTable.ViewChanged)
     def _view_changed(self) -> None:
         self._update_view_line()
+        self._show_focus()
 
     def _update_view_line(self) -> None:
         table = self.table
@@ -358,10 +390,7 @@ class NodesScreen(GpuScreen):
             self.post_message(JumpRequested(node, "timeline"))
 
     def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
-        """Node keys need a node under the cursor (greyed out in the footer otherwise);
-        action keys are greyed while read-only or denied (what the app was told)."""
+        """Node keys need a node under the cursor (greyed out in the footer otherwise)."""
         if action in ("mark", "open_detail", "open_log", "node_timeline"):
             return self.table.selected_node is not None or None
-        if action == "act" and parameters and str(parameters[0]) in self.blocked_actions:
-            return None
         return True

@@ -23,6 +23,7 @@ from gputui.ui.commands import bindings_for
 from gputui.ui.contracts import OperationOpenRequested, OperationStopRequested
 from gputui.ui.render.operations import detail_text, row_cells
 from gputui.ui.screens.base import GpuScreen
+from gputui.ui.selection import Selection
 from gputui.ui.widgets.palette_mixin import widget_palette
 
 #: (column key, header) of the operations table
@@ -81,6 +82,15 @@ class OperationsScreen(GpuScreen):
     def show_metrics(self, reading: MetricsReading, now: float) -> None:
         """Nothing: the view shows no metrics."""
 
+    def selected_nodes(self) -> Selection:
+        """The nodes of the selected operation (its detail names them): ``u`` after a
+        stopped drain uncordons what the drain left cordoned."""
+        op = self.selected if self.is_mounted else None
+        if op is None:
+            return Selection(why_none="no operation is selected")
+        return Selection.of(op.plan.targets, f"the selected operation ({op.title}) is "
+                            "about the cluster, not a node")
+
     def show_operations(self, operations: Sequence[Operation]) -> None:
         """The session's operations, newest first (the app calls this on every change)."""
         self.operations = tuple(operations)
@@ -122,13 +132,16 @@ class OperationsScreen(GpuScreen):
     def action_open_operation(self) -> None:
         """``enter``: the selected operation's live progress (the dialog, reattached)."""
         op = self.selected
-        if op is not None:
-            self.post_message(OperationOpenRequested(op.id))
+        if op is None:  # a key that does nothing says why
+            self.notify("no operation is selected", severity="warning")
+            return
+        self.post_message(OperationOpenRequested(op.id))
 
     def action_stop_operation(self) -> None:
         """``x``: stop the selected running operation (the app asks first)."""
         op = self.selected
         if op is None:
+            self.notify("no operation is selected", severity="warning")
             return
         if not op.running:
             self.notify(f"{op.title} is not running ({op.state.value})", severity="warning")

@@ -19,6 +19,7 @@ from textual.widgets.option_list import Option
 
 from gputui.actions.base import ParamSpec
 from gputui.ui.commands import bindings_for
+from gputui.ui.render.plan import targets_label
 
 
 class ParamPrompt(ModalScreen[str | None]):
@@ -28,9 +29,13 @@ class ParamPrompt(ModalScreen[str | None]):
     BINDINGS = bindings_for("prompt")
 
     def __init__(self, title: str, spec: ParamSpec, choices: Sequence[str],
-                 default: str = "") -> None:
+                 default: str = "", *, targets: Sequence[str] = ()) -> None:
+        """``targets``: the nodes the action will act on; the title names them, so the
+        operator reads which node before choosing (``mig: safe change for gpu-7``)."""
         super().__init__()
-        self.title_text = title
+        #: the nodes the value is asked for (empty for a cluster-wide action)
+        self.targets = tuple(targets)
+        self.title_text = f"{title} for {targets_label(self.targets)}" if targets else title
         self.spec = spec
         self.choices = tuple(choices)
         self.default = default

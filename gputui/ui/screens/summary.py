@@ -21,6 +21,7 @@ from gputui.domain.model import ClusterSnapshot
 from gputui.ui.commands import bindings_for, command, key_label
 from gputui.ui.contracts import SummaryCopyRequested
 from gputui.ui.screens.base import GpuScreen
+from gputui.ui.selection import Selection
 
 
 class SummaryScreen(GpuScreen):
@@ -55,6 +56,11 @@ class SummaryScreen(GpuScreen):
 
     def show_metrics(self, reading: MetricsReading, now: float) -> None:
         """Nothing: the summary is built from the snapshot and the audit log."""
+
+    def selected_nodes(self) -> Selection:
+        """None: the summary is a document about every node."""
+        return Selection(why_none="the handoff summary selects no node (esc, then choose "
+                                  "one in a view)")
 
     def action_copy(self) -> None:
         self.post_message(SummaryCopyRequested(self.markdown))

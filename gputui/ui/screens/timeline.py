@@ -33,6 +33,7 @@ from gputui.ui.render.timeline import (
     view_line,
 )
 from gputui.ui.screens.base import GpuScreen
+from gputui.ui.selection import Selection
 from gputui.ui.widgets.keyed_table import KeyedTable, SortableText
 from gputui.ui.widgets.palette_mixin import widget_palette
 
@@ -115,6 +116,14 @@ class TimelineScreen(GpuScreen):
 
     def show_metrics(self, reading: MetricsReading, now: float) -> None:
         """Nothing: the timeline is built from snapshots and the audit log."""
+
+    def selected_nodes(self) -> Selection:
+        """The node of the event under the cursor (none for a cluster-wide event)."""
+        event = self.selected if self.is_mounted else None
+        if event is None:
+            return Selection(why_none="no event is selected")
+        return Selection.of((event.node,), "the selected event is about the cluster, "
+                            "not a node")
 
     # ------------------------------------------------------------------ drawing
     def _draw(self) -> None:

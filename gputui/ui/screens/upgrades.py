@@ -26,6 +26,7 @@ from gputui.ui.render.upgrades import (
     slot_text,
 )
 from gputui.ui.screens.base import GpuScreen
+from gputui.ui.selection import Selection
 from gputui.ui.widgets.palette_mixin import widget_palette
 from gputui.ui.widgets.upgrade_lanes import UpgradeLanes
 
@@ -100,6 +101,13 @@ class UpgradesScreen(GpuScreen):
 
     def show_metrics(self, reading: MetricsReading, now: float) -> None:
         """Nothing: the upgrade view shows lanes and slots, not metrics."""
+
+    def selected_nodes(self) -> Selection:
+        """The node under the lanes' cursor (none on a lane heading)."""
+        node = self.lanes.current_node if self.is_mounted else None
+        return Selection.of((node,), "the cursor is on a lane heading, not a node"
+                            if self.is_mounted and self.lanes.row_count
+                            else "no node is in an upgrade lane")
 
     def _show_selected(self, node: str | None) -> None:
         status = self._snapshot.upgrade.nodes.get(node) if node else None

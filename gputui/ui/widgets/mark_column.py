@@ -1,6 +1,8 @@
-"""``MarkColumn``: the node list's first column, which says two things in one cell.
+"""``MarkColumn``: the node list's first column, which says three things in two cells.
 
-``●``: the node is marked (``space``), so the next action targets it; ``⟳``: a running
+``▶`` first: the row under the cursor, the node the keys act on when none is marked (a
+highlighted row is only a colour: a screen reader or ``tmux capture-pane`` sees the ``▶``).
+Then ``●``: the node is marked (``space``), so the next action targets it; ``⟳``: a running
 operation (``:ops``) works on it. A mark wins, because it says what the next key press
 does. Kept apart from :class:`~gputui.ui.widgets.node_table.NodeTable`, whose module is
 about patching rows.
@@ -15,6 +17,8 @@ from gputui.ui.widgets.cell_texts import CellTexts
 from gputui.ui.widgets.stable_table import StableTable
 
 MARK = "●"
+#: the row under the cursor
+ARROW = "▶"
 
 
 class MarkColumn(StableTable):
@@ -24,7 +28,17 @@ class MarkColumn(StableTable):
     marks: set[str]
     #: nodes running operations work on, handed down by the app
     busy: frozenset[str] = frozenset()
+    #: the node whose row carries the ``▶`` (the cursor's)
+    arrow: str | None = None
     _cell_texts: CellTexts
+
+    def show_arrow(self, node: str | None) -> None:
+        """Move the ``▶`` to ``node``'s row (the cursor's)."""
+        if node != self.arrow:
+            old, self.arrow = self.arrow, node
+            for name in (old, node):
+                if name is not None:
+                    self._set_mark_cell(name)
 
     def show_busy(self, nodes: frozenset[str]) -> None:
         """The nodes running operations work on now: their mark cells follow."""
@@ -33,9 +47,12 @@ class MarkColumn(StableTable):
             self._set_mark_cell(node)
 
     def _mark_text(self, node: str) -> Text:
+        text = Text(ARROW if node == self.arrow else " ", style="bold")
         if node in self.busy and node not in self.marks:
-            return Text(BUSY_MARK, style=self._cell_texts.style("progress"))
-        return Text(MARK if node in self.marks else " ", style=self._cell_texts.style("info"))
+            text.append(BUSY_MARK, style=self._cell_texts.style("progress"))
+        else:
+            text.append(MARK if node in self.marks else " ", style=self._cell_texts.style("info"))
+        return text
 
     def _set_mark_cell(self, node: str) -> None:
         if node in self.rows:

@@ -324,6 +324,7 @@ class NodeTable(MarkColumn):
 
     def _notify_selection(self) -> None:
         node = self.selected_node
+        self.show_arrow(node)
         if node != self._last_selected:
             self._last_selected = node
             self.post_message(self.NodeSelected(node))

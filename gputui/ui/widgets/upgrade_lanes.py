@@ -46,6 +46,8 @@ class UpgradeLanes(KeyedTable):
         self._rows: dict[str, LaneRow] = {}
         self._reason_width = 40
         self.sort_columns = ("node",)
+        #: the row key whose node cell carries the ``▶`` (the cursor's node row)
+        self._arrow: str | None = None
 
     def on_mount(self) -> None:
         for key, label in COLUMNS:
@@ -63,7 +65,9 @@ class UpgradeLanes(KeyedTable):
         if len(reason) > self._reason_width:
             reason = reason[: self._reason_width - 1] + "…"
         style = palette.role("crit") if row.lane == "upgrade-failed" else Style()
-        return {"node": SortableText(f"  {row.label}", row.order, style=style),
+        # the cursor's row carries a ▶ (a highlight is only a colour to a screen reader)
+        arrow = "▶ " if row.key == self._arrow else "  "
+        return {"node": SortableText(f"{arrow}{row.label}", row.order, style=style),
                 "for": Text(row.since), "why": Text(reason)}
 
     def show_view(self, view: UpgradeView, now: float) -> None:
@@ -74,6 +78,19 @@ class UpgradeLanes(KeyedTable):
         self.show_rows({key: self._cells(row, palette) for key, row in wanted.items()})
         self._rows = wanted
         self.restore_cursor(current)
+        self._point(self.current_key)
+
+    def _point(self, key: str | None) -> None:
+        """Move the ``▶`` to row ``key`` (rewrites the two node cells concerned)."""
+        if key == self._arrow:
+            return
+        old, self._arrow = self._arrow, key
+        palette = widget_palette(self)
+        for name in (old, key):
+            row = self._rows.get(name) if name else None
+            if name is not None and row is not None and row.node is not None \
+                    and name in self.rows:
+                self.update_cell(name, "node", self._cells(row, palette)["node"])
 
     def restore_cursor(self, key: str | None) -> None:
         """Put the cursor back on ``key`` after a sort (or on the first node)."""
@@ -103,6 +120,7 @@ class UpgradeLanes(KeyedTable):
         return row.node if row else None
 
     def on_data_table_row_highlighted(self, event: DataTable.RowHighlighted) -> None:
+        self._point(self.current_key)
         self.post_message(self.NodeHighlighted(self.current_node))
 
     def on_data_table_row_selected(self, event: DataTable.RowSelected) -> None:
@@ -111,4 +129,7 @@ class UpgradeLanes(KeyedTable):
         node = self.current_node
         if node:
             self.post_message(JumpRequested(node, "pipeline"))
+        else:  # a key that does nothing says why
+            self.notify("a lane heading: move to a node below it (↓) to open its pipeline",
+                        severity="warning")
 
