@@ -29,7 +29,7 @@ SCENARIOS = REPO / "tests" / "fixtures" / "scenarios"
 from gputui.settings import Settings
 from gputui.sources.replay import Recording, ReplaySource, load_recording
 from gputui.ui.app import make_app
-from gputui.ui.commands import key_table
+from gputui.ui.key_table import key_table
 
 
 @dataclass(frozen=True)

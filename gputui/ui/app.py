@@ -26,7 +26,6 @@ from gputui import gctuning
 from gputui.actions.base import ClusterWriter
 from gputui.domain.metrics import EMPTY_METRICS, MetricsReading
 from gputui.domain.model import EMPTY_SNAPSHOT, ClusterSnapshot
-from gputui.domain.sanitize import clean_line
 from gputui.settings import Settings
 from gputui.sources.base import ClusterSource, SourceStatus
 from gputui.ui.command_flow import CommandFlow
@@ -46,6 +45,7 @@ from gputui.ui.contracts import (
 from gputui.ui.crash import QuietCrash
 from gputui.ui.exit_signals import ExitGuard
 from gputui.ui.palette import GpuCommands
+from gputui.ui.recording_watch import RecordingWatch
 from gputui.ui.pod_logs import PodLogFlow
 from gputui.ui.render.style import PLAIN, Palette
 from gputui.ui.screens.base import view_modes
@@ -100,9 +100,8 @@ class GpuTuiApp(PodLogFlow, CommandFlow, SummaryFlow, TimelineFlow, QuietCrash):
         #: the source whose builds ``--record`` writes (the header's ``● rec`` while it is
         #: the one shown: a context switch ends the recording); None when not recording
         self.recorded_source: ClusterSource | None = None
-        #: why the recording stopped (a write failed), asked every second; None: no recorder
-        self.recording_problem: Callable[[], str | None] | None = None
-        self._recording_told = False
+        #: whether ``--record`` still records (a full disk stops it), asked every second
+        self.recording_watch = RecordingWatch()
         #: ``:ctx``: which kubeconfig context is shown, and the switch to another
         self.contexts = ContextSwitch(self, self, settings, source)
         #: carries out actions; None when the source has no cluster to write to (replays)
@@ -323,22 +322,13 @@ class GpuTuiApp(PodLogFlow, CommandFlow, SummaryFlow, TimelineFlow, QuietCrash):
     def _refresh_header(self) -> None:
         if not self.screen_stack:
             return
-        stopped = self._recording_stopped()
+        stopped = self.recording_watch.stopped(
+            lambda why: self.notify(why, severity="error", timeout=30))
         for header in self.screen.query(StatusHeader):
             header.update_state(self.snapshot, self.status, self.clock(), self.metrics.fleet,
                                 running=self.operations.running(),
                                 read_only=self.contexts.read_only,
                                 recording=self.recording, recording_stopped=stopped)
-
-    def _recording_stopped(self) -> bool:
-        """Whether the recording stopped; said once, at once, as an error notification
-        (the header then shows ``✖ rec stopped`` while the recorded source is shown)."""
-        problem = self.recording_problem() if self.recording_problem is not None else None
-        if problem and not self._recording_told:
-            self._recording_told = True
-            self.notify(f"{clean_line(problem)}: this session is no longer recorded",
-                        severity="error", timeout=30)
-        return bool(problem)
 
     # ------------------------------------------------------------------ navigation
     def jump_to(self, node: str | None, pane: str) -> None:

@@ -73,7 +73,7 @@ def run_tui(settings: Settings) -> int:
         if recorder is not None:
             app.recorded_source = source
             app.timeline_sink = _timeline_recorder(recorder, app)
-            app.recording_problem = lambda: recorder.error
+            app.recording_watch.problem = lambda: recorder.error
         # the real program leaves within 5 s of SIGHUP, SIGTERM or quit, whatever the
         # terminal or the server does (tests run apps in-process and never end it)
         app.exit_guard.hard_exit = True

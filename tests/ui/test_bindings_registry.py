@@ -11,7 +11,8 @@ from textual.dom import DOMNode
 
 import gputui.ui
 from gputui.actions.registry import ACTIONS
-from gputui.ui.commands import COMMANDS, binding_scope, bindings_for, command, key_table
+from gputui.ui.commands import COMMANDS, binding_scope, bindings_for, command
+from gputui.ui.key_table import key_table
 from gputui.ui.screens.help import help_rows
 
 

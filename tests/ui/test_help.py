@@ -8,7 +8,8 @@ import html
 import re
 
 from gputui.ui.app import GpuTuiApp
-from gputui.ui.commands import COMMANDS, key_table
+from gputui.ui.commands import COMMANDS
+from gputui.ui.key_table import key_table
 from gputui.ui.screens.help import HelpScreen
 from tests.ui.conftest import FrozenApp, settle
 

@@ -56,7 +56,7 @@ async def test_the_app_says_it_within_seconds(live_app: LiveApp, cluster: Emulat
     async with app.run_test(size=(100, 30)) as pilot:
         app.notify = lambda message, **kw: notes.append(str(message))  # type: ignore[method-assign]
         app.recorded_source = app.source
-        app.recording_problem = lambda: writer.error
+        app.recording_watch.problem = lambda: writer.error
         await until(pilot, lambda: "● rec" in header_text(app))
         writer.objects(ClusterObjects(context="gputui-demo"), 1000.0)
         started = time.monotonic()

@@ -18,7 +18,8 @@ from textual.screen import ModalScreen
 from textual.widget import Widget
 from textual.widgets import Static
 
-from gputui.ui.commands import COMMANDS, bindings_for, key_table
+from gputui.ui.commands import COMMANDS, bindings_for
+from gputui.ui.key_table import key_table
 
 
 def help_rows(keymap: Mapping[str, str], blocked: Mapping[str, str] | None = None,
