@@ -150,7 +150,7 @@ def read_health(prometheus: PrometheusMetrics, health: Mapping[str, GpuHealth], 
 def query_health(options: PrometheusOptions, health: Mapping[str, GpuHealth], now: float,
                  windows: H.HealthWindows) -> dict[str, GpuHealth]:
     """:func:`read_health` on a client of its own (closed after)."""
-    prometheus = PrometheusMetrics(options)
+    prometheus = PrometheusMetrics(options, len(health))  # answers bounded by the nodes read
     try:
         return read_health(prometheus, health, now, windows)
     finally:

@@ -118,12 +118,32 @@ def _either(build: Callable[[str], str]) -> str:
     return f"({build('Hostname')}) or ({build('hostname')})"
 
 
+#: the most bytes one answer may hold whatever the cluster: every query gputui sends asks for
+#: aggregates, one node's series or the GPUs with something to say, so even at 15,000 nodes
+#: an answer is a few MB; a shared Prometheus (Thanos, a federation) answering with every
+#: cluster's series sent 65 MB and more
+ANSWER_FLOOR = 16 << 20
+#: and this much more per GPU node of the cluster (8 GPUs' rows of a per-GPU query)
+ANSWER_PER_NODE = 16 << 10
+
+
+def answer_limit(nodes: int) -> int:
+    """The most bytes an answer may hold for a cluster of ``nodes`` GPU nodes."""
+    return ANSWER_FLOOR + ANSWER_PER_NODE * max(0, nodes)
+
+
+class AnswerTooBig(SourceError):
+    """An answer past :func:`answer_limit`: not read further, metrics unknown."""
+
+
 class PrometheusMetrics:
     """Fleet, per-node and XID reads against one Prometheus."""
 
-    def __init__(self, options: PrometheusOptions) -> None:
+    def __init__(self, options: PrometheusOptions, nodes: int = 0) -> None:
         self.options = options
         self.traffic = Traffic()
+        #: the most bytes an answer may hold (the cluster's size sets it: :meth:`sized`)
+        self.max_bytes = answer_limit(nodes)
         self._lock = threading.Lock()
         session = requests.Session()
         session.verify = False if options.insecure else (options.ca_cert or True)
@@ -140,9 +160,22 @@ class PrometheusMetrics:
             retry=Retry(total=0), auth=auth, session=session)
 
     def _count(self, response: requests.Response, *args: Any, **kwargs: Any) -> None:
+        """Read the body here, bounded (a response hook runs before requests reads it):
+        past :attr:`max_bytes`, decompressed, the read stops and the query fails."""
+        size = _read_capped(response, self.max_bytes)
         with self._lock:
             self.traffic.queries += 1
-            self.traffic.bytes += len(response.content)
+            self.traffic.bytes += size
+        if size > self.max_bytes:
+            log.warning("Prometheus %s: answer past %d bytes, not read", self.options.url,
+                        self.max_bytes)
+            raise AnswerTooBig(f"Prometheus answer too big (over {self.max_bytes >> 20} MB): "
+                               "metrics unknown")
+
+    def sized(self, nodes: int) -> PrometheusMetrics:
+        """Bound the answers for a cluster of ``nodes`` GPU nodes (returns self)."""
+        self.max_bytes = answer_limit(nodes)
+        return self
 
     def close(self) -> None:
         """Close the HTTP session."""
@@ -168,6 +201,8 @@ class PrometheusMetrics:
         """Run one query and read its answer; every failure becomes one typed line."""
         try:
             return ask()
+        except AnswerTooBig:
+            raise  # already one line, and not a Prometheus that is down
         except AnswerError as error:
             log.warning("Prometheus %s: unreadable answer: %s", self.options.url, error)
             raise AnswerError(f"Prometheus {self.options.url}: unreadable answer: {error}"
@@ -291,6 +326,22 @@ class PrometheusMetrics:
                 remaps.setdefault(node, set()).add(gpu_index(metric))
         return {node: GpuHealth(counts.get(node, 0), tuple(sorted(remaps.get(node, ()))))
                 for node in counts.keys() | remaps.keys() if node}
+
+
+def _read_capped(response: requests.Response, limit: int) -> int:
+    """Read ``response``'s body into it, stopping past ``limit`` bytes; returns the bytes
+    read (more than ``limit`` when it stopped: the body is then left empty, the connection
+    closed)."""
+    chunks, size = [], 0
+    for chunk in response.iter_content(1 << 16):
+        size += len(chunk)
+        if size > limit:
+            response.close()
+            response._content = b""  # noqa: SLF001 - requests' own cache of the body
+            return size
+        chunks.append(chunk)
+    response._content = b"".join(chunks)  # noqa: SLF001 - as requests keeps a read body
+    return size
 
 
 def xid_events(current: Iterable[Row], history: Iterable[Row], now: float,

@@ -127,7 +127,7 @@ def scrape_exporters(http: KubeHttp, objects: ClusterObjects, now: float,
 
 
 def query_prometheus(url: str | PrometheusOptions, now: float, timeout: float = 10.0,
-                     lookback: float = 3600.0) -> XidReading:
+                     lookback: float = 3600.0, nodes: int = 0) -> XidReading:
     """XIDs with their ages from the series' history, plus GPU health, in two queries.
 
     Raises:
@@ -135,7 +135,7 @@ def query_prometheus(url: str | PrometheusOptions, now: float, timeout: float = 
     """
     options = url if isinstance(url, PrometheusOptions) else PrometheusOptions(url,
                                                                                 timeout=timeout)
-    prometheus = PrometheusMetrics(options)
+    prometheus = PrometheusMetrics(options, nodes)  # answers bounded by the cluster's size
     try:
         xids = prometheus.xids(now, lookback)
         health = prometheus.health(now)
@@ -151,7 +151,7 @@ def read_xids(http: KubeHttp, objects: ClusterObjects, now: float,
     """XIDs by node, from Prometheus when configured, else from the exporters
     (``counted_at``: see :func:`scrape_exporters`)."""
     if prometheus:
-        return query_prometheus(prometheus, now, lookback=lookback)
+        return query_prometheus(prometheus, now, lookback=lookback, nodes=len(objects.nodes))
     return scrape_exporters(http, objects, now, gate=gate, counted_at=counted_at)
 
 
