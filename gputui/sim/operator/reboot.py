@@ -15,6 +15,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from gputui.sim.operator import gpufaults
 from gputui.sim.operator import keys as K
 from gputui.sim.operator.nodes import node_conditions
 from gputui.sim.operator.runtime import NodeRun
@@ -66,6 +67,7 @@ def _mark_unknown(world: World, name: str, stamp: str) -> None:
 def _boot(world: World, run: NodeRun, now: float) -> None:
     name, kernel = run.name, run.boot_kernel or run.kernel
     run.kernel, run.down_since, run.marked_unknown = kernel, None, False
+    gpufaults.boot(run, now)  # the driver enumerates what is still on the bus
 
     def change(obj: dict[str, Any]) -> None:
         obj["metadata"]["labels"][K.NFD_KERNEL_FULL] = kernel

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
+from gputui.sim.operator.gpufaults import Wear
 from gputui.sim.operator.hardware import GpuModel, gpu_uuid
 from gputui.sim.operator.sharing import Sharing
 
@@ -77,6 +78,8 @@ class Gpu:
     energy_mj: float = 0.0
     util: float = 0.0
     nvlink_total: float = 0.0             # DCGM_FI_DEV_NVLINK_BANDWIDTH_TOTAL (counter)
+    wear: Wear | None = None              # what faults did to it (sim.operator.gpufaults)
+    slot: int | None = None               # its PCI slot once a lost sibling renumbered it
 
 
 @dataclass
@@ -111,6 +114,8 @@ class NodeRun:
     down_since: float | None = None       # rebooting since then (sim.operator.reboot)
     boot_kernel: str = ""                 # the kernel it boots into
     marked_unknown: bool = False          # the node controller set Ready Unknown
+    #: opt-in exporter counters a fault enabled on this node (sim.operator.dcgmhealth)
+    exporter_metrics: set[str] = field(default_factory=set)
 
     def __post_init__(self) -> None:
         if not self.gpus:
