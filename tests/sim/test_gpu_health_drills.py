@@ -226,3 +226,48 @@ def test_a_reboot_brings_a_fallen_gpu_back_and_resets_volatile_counters(start_si
     assert before > 0 and replays <= 5 * (sim.emulated() - 269)
     assert _values(samples, "DCGM_FI_DEV_UNCORRECTABLE_REMAPPED_ROWS")["4"] == 1
     assert sim.core.read_node(node).metadata.labels["nvidia.com/gpu.count"] == "8"
+
+
+def test_the_fault_grammar_and_the_scenario_keys_are_strict() -> None:
+    from gputui.sim.scenario import ScenarioError, parse_faults, parse_scenario
+
+    events = parse_faults("rows:h100/1:2,pcie:h100/2:0@1m,nvlink:h100/3:4,"
+                          "throttle:h100/4:1:power@2m,offbus:h100/0:3,reboot:h100/0@3m,"
+                          "xid-alone:h100/1:0:95")
+    assert [(e.action, e.at) for e in events] == [
+        ("rows", 0), ("pcie-replays", 60), ("nvlink-errors", 0), ("throttle", 120),
+        ("gpu-off-bus", 0), ("reboot", 180), ("xid", 0)]
+    assert events[3].args == {"node": "h100/4", "gpu": 1, "cause": "power"}
+    assert events[5].args == {"node": "h100/0"} and events[6].args["follow"] is False
+    with pytest.raises(ScenarioError, match="cause must be one of thermal, power"):
+        parse_faults("throttle:h100/4:1:fan")
+    with pytest.raises(ScenarioError, match="expected rows:NODE:GPU"):
+        parse_faults("rows:h100/1")
+    with pytest.raises(ScenarioError, match="unknown opt-in metric 'DCGM_FI_DEV_BOGUS'"):
+        parse_scenario("x", {"summary": "s", "exporterMetrics": ["DCGM_FI_DEV_BOGUS"]})
+    with pytest.raises(ScenarioError, match="cause must be one of"):
+        parse_scenario("x", {"timeline": [{"action": "throttle", "node": "h/0", "cause": "x"}]})
+
+
+def test_wear_is_computed_when_read_and_the_boot_renumbers_what_is_left() -> None:
+    from gputui.sim.operator import gpufaults as F
+    from gputui.sim.operator.hardware import model
+    from gputui.sim.operator.runtime import NodeRun
+
+    run = NodeRun("n", "p", model("H100-80GB"), 8, "k", False)
+    gpu = run.gpus[2]
+    F.raise_xid(gpu, 95, 100.0, follow=True)
+    assert [F.last_xid(gpu, t) for t in (99.0, 100.0, 100.5, 101.0)] == [0, 95, 95, 45]
+    assert F.xid_counts(gpu, 101.0) == {95: 1, 45: 1} and F.xid_counts(gpu, 400.5) == {45: 1}
+    F.degrade_pcie(gpu, 100.0)
+    assert gpu.wear.pcie.value(160.0, gpu.wear.boot) == 300
+    F.remap_rows(run.gpus[5], 100.0, pre_ampere=False)
+    F.off_bus(run.gpus[3], 120.0)
+    F.boot(run, 500.0)
+    assert run.gpu_count == 7 and [g.index for g in run.gpus] == list(range(7))
+    assert [g.slot for g in run.gpus] == [0, 1, 2, 4, 5, 6, 7]
+    assert gpu.xid == 0 and F.last_xid(gpu, 600.0) == 0 and gpu.wear.pcie.value(560.0, 500.0) == 300
+    assert run.gpus[4].wear.uncorrectable_rows == 1  # slot 5: rows live in the InfoROM
+    t4 = NodeRun("t", "p", model("T4"), 4, "k", False)
+    F.remap_rows(t4.gpus[0], 0.0, pre_ampere=True)
+    assert (t4.gpus[0].wear.retired_dbe, t4.gpus[0].wear.uncorrectable_rows) == (1, 0)

@@ -28,8 +28,13 @@ What the series say, as the real exporter (``--devices f``, pod mapping on) woul
   that raised none), as upstream does. Power starts from the model's idle figure and rises
   with load to under its limit; SM and memory clocks and the NVLink counter follow the
   model (:data:`~gputui.sim.operator.hardware.ELECTRICAL`; PCIe-only parts count no NVLink).
+* GPU-health faults (:mod:`gputui.sim.operator.gpufaults`) move the default counters
+  (PCIe replays, remapped rows, clocks and temperatures of a throttled GPU); the XID gauge
+  shows the last XID reported by the scrape's instant, so a fatal XID followed by 45 shows
+  45 a second later. The opt-in counters (:mod:`gputui.sim.operator.dcgmhealth`) are
+  served only where the scenario's ``exporterMetrics`` or a fault enabled them.
 * XID 79 (fallen off the bus): the GPU is gone from DCGM's view, so every series of it
-  stops except ``DCGM_FI_DEV_XID_ERRORS``. That one stays because DCGM takes XIDs from the
+  stops except ``DCGM_FI_DEV_XID_ERRORS`` (and ``DCGM_EXP_XID_ERRORS_COUNT``). That one stays because DCGM takes XIDs from the
   driver's kernel messages, not from the dead GPU, and it is what tells an operator (and
   gputui's ``xid-error`` finding, which reads exporters) why the GPU's series vanished.
 
