@@ -47,7 +47,7 @@ def do_nvlink(timeline: Any, args: dict[str, Any]) -> None:
     now = timeline.world.clock.now()
     for run, gpu in _gpus(timeline, args):
         F.degrade_nvlink(gpu, now)
-        run.exporter_metrics.update(dcgmhealth.NVLINK_COUNTERS)
+        run.exporter_metrics = run.exporter_metrics | dcgmhealth.NVLINK_COUNTERS
 
 
 def do_throttle(timeline: Any, args: dict[str, Any]) -> None:

@@ -115,7 +115,7 @@ class NodeRun:
     boot_kernel: str = ""                 # the kernel it boots into
     marked_unknown: bool = False          # the node controller set Ready Unknown
     #: opt-in exporter counters a fault enabled on this node (sim.operator.dcgmhealth)
-    exporter_metrics: set[str] = field(default_factory=set)
+    exporter_metrics: frozenset[str] = frozenset()
 
     def __post_init__(self) -> None:
         if not self.gpus:
