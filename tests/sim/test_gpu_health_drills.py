@@ -271,3 +271,38 @@ def test_wear_is_computed_when_read_and_the_boot_renumbers_what_is_left() -> Non
     t4 = NodeRun("t", "p", model("T4"), 4, "k", False)
     F.remap_rows(t4.gpus[0], 0.0, pre_ampere=True)
     assert (t4.gpus[0].wear.retired_dbe, t4.gpus[0].wear.uncorrectable_rows) == (1, 0)
+
+
+POWER = """summary: one busy H100 node, power violations exported
+exporterMetrics: [DCGM_FI_DEV_POWER_VIOLATION, DCGM_EXP_CLOCK_EVENTS_COUNT]
+nodePools:
+  - {name: h100, prefix: gke-test-h100-pool-4c2e, count: 1, gpu: H100-80GB, gpusPerNode: 8}
+workloads:
+  - {name: trainer, namespace: ml-training, pool: h100, count: 1, gpus: 8, labels: {app: t}}
+timeline:
+  - {at: 1m, action: throttle, node: h100/0, gpu: 7, cause: power}
+"""
+
+
+def test_a_power_throttle_sits_at_the_board_limit(tmp_path: Any) -> None:
+    path = tmp_path / "power.yaml"
+    path.write_text(POWER)
+    port = free_port()
+    cluster = EmulatedCluster(str(path), speed=300, exporters_port=port)
+    cluster.clock.pause_at(cluster.clock.now())
+    cluster.start()
+    try:
+        _run_to(cluster, 300.0)
+        samples = _scrape(port, cluster.operator.world.pool_members["h100"][0])
+    finally:
+        cluster.stop()
+    assert _values(samples, "DCGM_FI_DEV_POWER_VIOLATION") == {
+        **{str(i): 0 for i in range(7)}, "7": 240 * 0.5 * 1e9}
+    assert _values(samples, "DCGM_FI_DEV_POWER_USAGE")["7"] == 700
+    assert _values(samples, "DCGM_FI_DEV_POWER_USAGE")["6"] < 700
+    assert _values(samples, "DCGM_FI_DEV_SM_CLOCK")["7"] == 900
+    assert _values(samples, "DCGM_FI_DEV_GPU_TEMP")["7"] < 87  # power, not heat
+    assert not any(s.name == "DCGM_FI_DEV_THERMAL_VIOLATION" for s in samples)
+    events = [(s.labels.get("clock_event"), s.value) for s in samples
+              if s.name == "DCGM_EXP_CLOCK_EVENTS_COUNT" and s.labels["gpu"] == "7"]
+    assert events == [("power_cap", 4.0)]
