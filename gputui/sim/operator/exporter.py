@@ -34,9 +34,10 @@ What the series say, as the real exporter (``--devices f``, pod mapping on) woul
   45 a second later. The opt-in counters (:mod:`gputui.sim.operator.dcgmhealth`) are
   served only where the scenario's ``exporterMetrics`` or a fault enabled them.
 * XID 79 (fallen off the bus): the GPU is gone from DCGM's view, so every series of it
-  stops except ``DCGM_FI_DEV_XID_ERRORS`` (and ``DCGM_EXP_XID_ERRORS_COUNT``). That one stays because DCGM takes XIDs from the
-  driver's kernel messages, not from the dead GPU, and it is what tells an operator (and
-  gputui's ``xid-error`` finding, which reads exporters) why the GPU's series vanished.
+  stops except ``DCGM_FI_DEV_XID_ERRORS`` (and ``DCGM_EXP_XID_ERRORS_COUNT``). That one
+  stays because DCGM takes XIDs from the driver's kernel messages, not from the dead GPU,
+  and it is what tells an operator (and gputui's ``xid-error`` finding, which reads
+  exporters) why the GPU's series vanished.
 
 Not emulated: DCGM's 30 s sampling (values follow the clock at each scrape), vGPU, DRA and
 pod-label/pod-UID options, and the HEAD exporter's lowercase ``hostname``.
@@ -145,10 +146,10 @@ def render(world: World, node_name: str, users: dict[int, Any],
 def enabled_opt_in(world: World, run: Any) -> frozenset[str]:
     """The opt-in series the node's exporter serves: the scenario's metrics CSV plus what a
     fault enabled on the node (:mod:`gputui.sim.operator.dcgmhealth`)."""
-    chosen = getattr(world.scenario, "exporter_metrics", ())
-    if not chosen and not run.exporter_metrics:
-        return frozenset()
-    return frozenset(chosen) | frozenset(run.exporter_metrics)
+    chosen = world.scenario.exporter_metrics
+    if not chosen:
+        return frozenset(run.exporter_metrics)
+    return frozenset(chosen) | run.exporter_metrics
 
 
 def _with_pod(labels: dict[str, str], user: Any) -> dict[str, str]:
