@@ -53,6 +53,7 @@ from gputui.sim.operator import dcgmhealth
 from gputui.sim.operator.gpufaults import last_xid
 from gputui.sim.operator.hardware import electrical, profile_memory_mib
 from gputui.sim.operator.miginstances import Assignments, Instance, instances
+from gputui.sim.operator.runtime import NodeRun
 from gputui.sim.operator.world import World
 
 #: seconds a stopping server waits for requests in flight (a watch, a proxied scrape)
@@ -143,7 +144,7 @@ def render(world: World, node_name: str, users: dict[int, Any],
     return "\n".join(out) + "\n"
 
 
-def enabled_opt_in(world: World, run: Any) -> frozenset[str]:
+def enabled_opt_in(world: World, run: NodeRun) -> frozenset[str]:
     """The opt-in series the node's exporter serves: the scenario's metrics CSV plus what a
     fault enabled on the node (:mod:`gputui.sim.operator.dcgmhealth`)."""
     chosen = world.scenario.exporter_metrics
