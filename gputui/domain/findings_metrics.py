@@ -5,6 +5,12 @@ GPU raised for as long as the exporter runs, so a week-old XID 48 is still in ev
 treating it as current would fail ``gputui check`` forever. An XID that appeared within the
 lookback window (a threshold, default 1 h) carries its meaning's severity; one older than
 that, or whose time cannot be known, is ``info`` and says what is known.
+
+Each GPU is graded by the *worst* XID it reported within the lookback, not its last one: the
+gauge keeps only the last value and a fatal XID (95, 79, 154 ...) is usually followed at once
+by 45 ("preemptive cleanup"), which alone would say "check the application". The sources
+report every XID they saw (Prometheus from each ``err_code`` series' history, the exporter
+scrapes from what gputui remembers), and the finding names the later ones and the pods.
 """
 
 from __future__ import annotations
@@ -16,7 +22,7 @@ from gputui.domain import catalogue as C
 from gputui.domain.inputs import GpuHealth, XidEvent
 from gputui.domain.model import Finding, NodeView, Severity
 from gputui.domain.timefmt import duration
-from gputui.domain.xid import xid_info, xid_meaning
+from gputui.domain.xid import xid_info
 
 GPU_MISSING_HINT = ("A GPU gone from DCGM's view has usually fallen off the bus (XID 79): "
                     "cordon and drain the node, then reboot it; RMA the GPU if it repeats.")
@@ -49,18 +55,56 @@ def _age_words(event: XidEvent, now: float, lookback: float) -> tuple[str, bool]
     return f"{duration(age)} ago", True
 
 
-def xid_finding(node: str, event: XidEvent, now: float, lookback_seconds: float) -> Finding:
-    """The ``xid-error`` finding of one GPU's last XID, graded by meaning and age."""
-    info = xid_info(event.xid)
-    meaning = xid_meaning(event.xid, event.message)
+def _recent(event: XidEvent, now: float, lookback: float) -> bool:
+    return _age_words(event, now, lookback)[1]
+
+
+#: pods named in a finding at most (the rest are counted)
+MAX_PODS = 3
+
+
+def _extras(event: XidEvent, later: Sequence[XidEvent], pods: Sequence[str]) -> str:
+    """", then 45", the exporter's count and "; pods: ns/name" (each only when known)."""
+    text = ""
+    codes = list(dict.fromkeys(e.xid for e in later if e.xid != event.xid))
+    if codes:
+        text += ", then " + ", ".join(str(code) for code in codes)
+    if event.count > 1:
+        window = f" within {duration(event.count_window)}" if event.count_window > 0 else ""
+        text += f" ({event.count} times{window})"
+    if pods:
+        shown = ", ".join(pods[:MAX_PODS])
+        more = f" and {len(pods) - MAX_PODS} more" if len(pods) > MAX_PODS else ""
+        text += f"; pods: {shown}{more}"
+    return text
+
+
+def _later_steps(event: XidEvent, later: Sequence[XidEvent]) -> str:
+    """What a later XID on the GPU asks for beyond the worst one's step (154's recovery
+    action after a 79, say); "" when nothing more."""
+    base = xid_info(event.xid, event.message).action
+    steps = []
+    for other in later:
+        info = xid_info(other.xid, other.message)
+        if info.severity >= Severity.WARNING and info.action != base:
+            steps.append(f"XID {other.xid} after it: {info.action}")
+    return "".join(f" {step[0].upper()}{step[1:]}." for step in dict.fromkeys(steps))
+
+
+def xid_finding(node: str, event: XidEvent, now: float, lookback_seconds: float,
+                later: Sequence[XidEvent] = (), pods: Sequence[str] = ()) -> Finding:
+    """The ``xid-error`` finding of one GPU's graded XID, by meaning and age; ``later``: the
+    GPU's XIDs after it (named, never graded instead of it); ``pods``: those on the GPU."""
+    info = xid_info(event.xid, event.message)
     when, recent = _age_words(event, now, lookback_seconds)
+    extras = _extras(event, later, pods)
     if recent:
-        message = f"GPU {event.gpu}: XID {event.xid} ({meaning}) {when}"
-        return Finding(C.XID_ERROR, info.severity, node, message,
-                       info.action[0].upper() + info.action[1:] + ".", "metrics",
+        message = f"GPU {event.gpu}: XID {event.xid} ({info.meaning}) {when}{extras}"
+        hint = info.action[0].upper() + info.action[1:] + "." + _later_steps(event, later)
+        return Finding(C.XID_ERROR, info.severity, node, message, hint, "metrics",
                        f"gpu{event.gpu}")
     window = duration(lookback_seconds)
-    message = f"GPU {event.gpu}: last XID {event.xid} ({meaning}), {when}"
+    message = f"GPU {event.gpu}: last XID {event.xid} ({info.meaning}), {when}{extras}"
     why = ("Its time is unknown" if event.when <= 0
            else f"It is not within the {window} lookback")
     hint = (f"{why}, so it is not counted as current. If it was not dealt with: "
@@ -77,10 +121,35 @@ def latest_per_gpu(events: Sequence[XidEvent]) -> list[XidEvent]:
     return [latest[gpu] for gpu in sorted(latest)]
 
 
+def graded_per_gpu(events: Sequence[XidEvent], now: float,
+                   lookback_seconds: float) -> list[XidEvent]:
+    """Each GPU's XID to grade: the worst it reported within the lookback (the earliest of
+    equals: what came after is its consequence), else its most recent one. A fatal XID is
+    usually followed at once by 45; the gauge then shows 45, and grading that would say
+    "check the application" of a GPU that needs a reset."""
+    graded = {event.gpu: event for event in latest_per_gpu(events)}
+    worst: dict[int, tuple[int, float]] = {}
+    for event in events:
+        if _recent(event, now, lookback_seconds):
+            key = (xid_info(event.xid, event.message).severity.rank, -event.when)
+            if event.gpu not in worst or key > worst[event.gpu]:
+                worst[event.gpu], graded[event.gpu] = key, event
+    return [graded[gpu] for gpu in sorted(graded)]
+
+
 def xid_node_findings(node: str, events: Sequence[XidEvent], now: float,
                       lookback_seconds: float = 3600.0) -> list[Finding]:
-    """One ``xid-error`` per GPU that raised one: its most recent XID."""
-    return [xid_finding(node, event, now, lookback_seconds) for event in latest_per_gpu(events)]
+    """One ``xid-error`` per GPU that raised one: the worst within the lookback, naming the
+    XIDs after it and the pods on the GPU."""
+    found = []
+    for event in graded_per_gpu(events, now, lookback_seconds):
+        same_gpu = [e for e in events if e.gpu == event.gpu]
+        # a source's times have a precision (Prometheus' step): an equal time is "then" too
+        later = sorted((e for e in same_gpu if e.when >= event.when > 0 and e is not event),
+                       key=lambda e: e.when)
+        pods = sorted({pod for e in same_gpu for pod in e.pods})
+        found.append(xid_finding(node, event, now, lookback_seconds, later, pods))
+    return found
 
 
 def health_findings(view: NodeView, health: GpuHealth,

@@ -50,6 +50,18 @@ class XidEvent:
     #: True when ``when`` is only a bound: the XID was already there at ``when`` (the
     #: start of the history the source holds), so it happened at some time before it
     before: bool = False
+    #: when the GPU last reported it, once a later XID replaced it on the gauge (a fatal
+    #: XID is usually followed at once by 45); 0 while it is still the GPU's current XID
+    last_seen: float = 0.0
+    #: how many the exporter counted within its window (``DCGM_EXP_XID_ERRORS_COUNT``, an
+    #: opt-in counter; the most it said within the lookback); 0 when not exported
+    count: int = 0
+    #: seconds of that window (its ``window_size_in_ms`` label); 0 when unknown
+    count_window: float = 0.0
+    #: ``namespace/pod`` of the pods dcgm-exporter maps to this GPU (its ``pod`` and
+    #: ``namespace`` labels, or the old ``pod_name``/``pod_namespace``), on the XID's own
+    #: series or any other series of the GPU: whose job dies when it is drained
+    pods: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True, slots=True)

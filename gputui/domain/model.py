@@ -381,8 +381,9 @@ class NodeView:
     #: its way from joining to its first allocatable GPU (:mod:`gputui.domain.joins`);
     #: None for a node that is not a GPU node, or while its pods are being listed
     join: NodeJoin | None = None
-    #: each GPU's most recent XID (what ``xid-error`` findings are made of), so the
-    #: timeline can place a new one at its own time; () without metrics
+    #: every XID each GPU reported (what ``xid-error`` findings are made of: the worst
+    #: within the lookback), so the timeline can place each at its own time; () without
+    #: metrics
     xids: tuple[XidEvent, ...] = ()
 
     @property

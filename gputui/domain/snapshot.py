@@ -28,7 +28,7 @@ from gputui.domain.findings_cluster import (
     daemonset_findings,
     no_gpu_nodes_seen,
 )
-from gputui.domain.findings_metrics import latest_per_gpu, metric_findings
+from gputui.domain.findings_metrics import metric_findings
 from gputui.domain.findings_upgrade import required_stalled, upgrade_blocked
 from gputui.domain.fleet import Fleet, finding_order
 from gputui.domain.inputs import ClusterObjects, GpuHealth, JsonDict, XidEvent
@@ -102,7 +102,7 @@ def _with_metrics(view: NodeView, xids: Sequence[XidEvent], health: GpuHealth | 
         return view
     found = tuple(sorted(view.findings + tuple(extra), key=lambda f: -f.severity.rank))
     return replace(view, findings=found, worst=found[0].severity,
-                   xids=tuple(latest_per_gpu(xids)))
+                   xids=tuple(sorted(xids, key=lambda x: (x.gpu, x.when, x.xid))))
 
 
 class SnapshotBuilder:

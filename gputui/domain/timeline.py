@@ -192,7 +192,7 @@ def _xids(old: NodeView, new: NodeView, now: float) -> list[TimelineEvent]:
             continue
         text = f"XID {xid.xid} on GPU {xid.gpu}: {xid_meaning(xid.xid, xid.message)}"
         events.append(make_event(min(xid.when, now), "xid", new.name, text,
-                                 xid_info(xid.xid).severity))
+                                 xid_info(xid.xid, xid.message).severity))
     return events
 
 

@@ -1,102 +1,112 @@
 """XID codes: what each means, how bad it is for the node, and what to do about it.
 
-Facts from NVIDIA's XID catalogue (docs.nvidia.com/deploy/xid-errors), in gputui's own
-words. The DCGM gauge ``DCGM_FI_DEV_XID_ERRORS`` keeps the *last* XID a GPU raised, so the
-metrics layer reports XIDs with when they appeared (:class:`~gputui.domain.inputs.XidEvent`);
-this module only names and grades codes. Whether an XID is current is decided by its age in
-:mod:`gputui.domain.findings_metrics`.
+The table is :mod:`gputui.domain.xid_catalogue` (NVIDIA's catalogue in gputui's words). This
+module grades one reported XID: the table's entry, XID 154 by the recovery action it
+carries, and a code the table does not know by the exporter's ``err_msg`` (a warning: a
+new driver's code is looked up, not ignored). The DCGM gauge ``DCGM_FI_DEV_XID_ERRORS``
+keeps only the *last* XID a GPU raised, so the metrics layer reports every XID it saw with
+when (:class:`~gputui.domain.inputs.XidEvent`); which of a GPU's XIDs is graded is decided
+in :mod:`gputui.domain.findings_metrics`.
 """
 
 from __future__ import annotations
 
-from collections.abc import Mapping
-from dataclasses import dataclass
+import re
+from collections.abc import Iterable, Mapping
 
 from gputui.domain.model import Severity
+from gputui.domain.xid_catalogue import (
+    CHECK_APP,
+    DRAIN_RESET,
+    DRAIN_RESET_RMA,
+    RESET_SOON,
+    WATCH_RMA,
+    XIDS,
+    XidInfo,
+)
 
-DRAIN_RESET = "drain the node and reset the GPU (or reboot the node)"
-DRAIN_RESET_RMA = DRAIN_RESET + "; RMA the GPU if it repeats"
-CHECK_APP = "check the application that used this GPU (its pod and logs)"
-RESET_SOON = "drain and reset the GPU at the next convenient moment so the remap takes effect"
-WATCH_RMA = "watch for repeats; RMA the GPU if it keeps happening"
-
-
-@dataclass(frozen=True, slots=True)
-class XidInfo:
-    """One XID: meaning, severity while recent, and the operator's next step."""
-
-    code: int
-    meaning: str
-    severity: Severity
-    action: str
-
-
-def _info(code: int, meaning: str, severity: Severity, action: str) -> XidInfo:
-    return XidInfo(code, meaning, severity, action)
-
-
-_C, _W, _I = Severity.CRITICAL, Severity.WARNING, Severity.INFO
-XIDS: dict[int, XidInfo] = {x.code: x for x in (
-    _info(8, "GPU stopped responding to the driver: channel timeout", _W, CHECK_APP),
-    _info(13, "graphics engine exception, usually an out-of-range access by the program",
-          _I, CHECK_APP),
-    _info(31, "GPU memory page fault: the program touched an invalid address", _I, CHECK_APP),
-    _info(32, "corrupted command stream from the driver or application", _W, CHECK_APP),
-    _info(38, "driver firmware error", _W, WATCH_RMA),
-    _info(43, "GPU stopped processing the program's work: the program faulted", _I, CHECK_APP),
-    _info(45, "preemptive cleanup: work ended by the driver after an earlier error", _I,
-          CHECK_APP),
-    _info(48, "double-bit ECC error: GPU memory returned corrupt data", _C, DRAIN_RESET_RMA),
-    _info(61, "internal micro-controller breakpoint or warning", _W,
-          "reset the GPU if it repeats; " + WATCH_RMA),
-    _info(62, "internal micro-controller halted", _C, DRAIN_RESET_RMA),
-    _info(63, "ECC page retirement or row-remap recorded", _W, RESET_SOON),
-    _info(64, "ECC page retirement or row-remap recording failed", _C, DRAIN_RESET_RMA),
-    _info(68, "NVDEC video decoder exception", _W, CHECK_APP),
-    _info(69, "graphics engine class error", _W, CHECK_APP),
-    _info(74, "NVLink error", _C, DRAIN_RESET + "; check the NVLink fabric; RMA if it repeats"),
-    _info(79, "GPU has fallen off the bus", _C, "drain and reboot the node; RMA if it repeats"),
-    _info(92, "high single-bit ECC error rate", _W, WATCH_RMA),
-    _info(94, "contained ECC error: the affected program was stopped", _W, RESET_SOON),
-    _info(95, "uncontained ECC error: other programs may have read corrupt data", _C,
-          DRAIN_RESET_RMA),
-    _info(109, "context-switch timeout", _W, CHECK_APP + "; " + WATCH_RMA),
-    _info(119, "GSP firmware RPC timeout", _C, DRAIN_RESET_RMA),
-    _info(120, "GSP firmware error", _C, DRAIN_RESET_RMA),
-    _info(121, "C2C chip-to-chip link error", _W, WATCH_RMA),
-    _info(140, "unrecovered ECC error", _C, DRAIN_RESET_RMA),
-    _info(143, "GPU initialization failure", _C, DRAIN_RESET_RMA),
-    _info(154, "GPU recovery action changed: the driver asks for a reset or reboot", _C,
-          DRAIN_RESET),
-    *(_info(code, "NVLink error", _W, DRAIN_RESET + "; RMA if it repeats")
-      for code in range(144, 151)),
-)}
+__all__ = ["CHECK_APP", "DRAIN_RESET", "DRAIN_RESET_RMA", "RESET_SOON", "UNLISTED", "WATCH_RMA",
+           "XIDS", "XidInfo", "grade", "pod_of", "pods_by_gpu", "recovery_action",
+           "xid_from_series", "xid_info", "xid_meaning", "xid_severity"]
 
 UNLISTED = "unlisted XID (see NVIDIA's XID catalogue)"
-
+#: what to do about a code gputui's catalogue does not know
+LOOK_UP = ("look the code up in NVIDIA's XID catalogue (docs.nvidia.com/deploy/xid-errors); "
+           + WATCH_RMA)
+RECOVERY_XID = 154
 
 #: ``err_msg`` values that say nothing (dcgm-exporter: "No Error" with XID 0, else "Unknown")
-_EMPTY_MESSAGES = frozenset({"", "unknown", "no error"})
+_EMPTY_MESSAGES = frozenset({"", "unknown", "no error", "unused", "reserved"})
+
+_C, _I = Severity.CRITICAL, Severity.INFO
+#: XID 154's recovery actions (NVML ``nvmlDeviceGpuRecoveryAction_t`` 0..7; the driver logs
+#: "GPU recovery action changed from 0x0 (None) to 0x1 (GPU Reset Required)"): the words
+#: that name each in an ``err_msg``, what it means, how bad, and the step
+_RECOVERY: tuple[tuple[int, tuple[str, ...], str, Severity, str], ...] = (
+    (4, ("drain and reset", "drain p2p and reset"),
+     "drain peer-to-peer work and reset the GPU", _C, "drain the node, then reset the GPU"),
+    (3, ("drain p2p", "drain"), "drain peer-to-peer work on the GPU", _C,
+     "drain the node so no new peer-to-peer (NVLink) work starts, then reset the GPU"),
+    (5, ("imex",), "recover the IMEX domain", _C,
+     "drain the node and recover its IMEX domain (restart the IMEX daemons of the domain)"),
+    (6, ("bus reset",), "reset the GPU's PCIe bus", _C,
+     "drain the node and reset the GPU's PCIe bus (or reboot the node)"),
+    (7, ("system reboot",), "reboot the system", _C, "drain the node and reboot it"),
+    (2, ("node reboot", "reboot"), "reboot the node", _C, "drain the node and reboot it"),
+    (1, ("gpu reset", "reset"), "reset the GPU", _C,
+     "drain the node and reset the GPU (nvidia-smi -r), or reboot the node"),
+    (0, ("none",), "no action needed any more", _I, "nothing to do: the GPU recovered"),
+)
+_HEX = re.compile(r"0x0*([0-7])\b")
+
+
+def _clean(text: str) -> str:
+    """One line of at most 120 characters (an exporter's text is hostile)."""
+    return " ".join("".join(c if c.isprintable() else " " for c in text).split())[:120]
+
+
+def recovery_action(err_msg: str) -> XidInfo | None:
+    """XID 154 graded by the recovery action its message names (the part after "to" when
+    it says "changed from A to B"); None when the message names none."""
+    text = _clean(err_msg).lower()
+    target = text.rsplit(" to ", 1)[-1]
+    number = _HEX.search(target)
+    for value, words, meaning, severity, action in _RECOVERY:
+        named = (number is not None and int(number.group(1)) == value) or (
+            number is None and any(word in target for word in words))
+        if named:
+            return XidInfo(RECOVERY_XID, f"GPU recovery action changed: {meaning}", severity,
+                           action)
+    return None
+
+
+def grade(xid: int, err_msg: str = "") -> XidInfo:
+    """What ``xid`` means, how bad it is and what to do, reading ``err_msg`` where the code
+    alone does not say (154's recovery action; a code gputui does not know)."""
+    if xid == RECOVERY_XID:
+        return recovery_action(err_msg) or XIDS[RECOVERY_XID]
+    listed = XIDS.get(xid)
+    if listed is not None:
+        return listed
+    text = _clean(err_msg)
+    meaning = (f"not in gputui's XID catalogue; the exporter says: {text}"
+               if text.lower() not in _EMPTY_MESSAGES else UNLISTED)
+    return XidInfo(xid, meaning, Severity.WARNING, LOOK_UP)
 
 
 def xid_meaning(xid: int, err_msg: str = "") -> str:
-    """What ``xid`` means: the table's words, else the exporter's ``err_msg`` text (its
-    ``DCGM_FI_DEV_XID_ERRORS`` series carries ``err_code``/``err_msg``), else "unlisted"."""
-    listed = XIDS.get(xid)
-    if listed is not None:
-        return listed.meaning
-    text = " ".join(err_msg.split())[:120]
-    return text if text.lower() not in _EMPTY_MESSAGES else UNLISTED
+    """What ``xid`` means (see :func:`grade`)."""
+    return grade(xid, err_msg).meaning
 
 
-def xid_info(xid: int) -> XidInfo:
-    """The table entry for ``xid``; an unlisted code is a warning to look up."""
-    return XIDS.get(xid) or XidInfo(xid, UNLISTED, Severity.WARNING, WATCH_RMA)
+def xid_info(xid: int, err_msg: str = "") -> XidInfo:
+    """The graded entry for ``xid``; an unlisted code is a warning to look up."""
+    return grade(xid, err_msg)
 
 
-def xid_severity(xid: int) -> Severity:
+def xid_severity(xid: int, err_msg: str = "") -> Severity:
     """The severity of ``xid`` while it is recent (older ones are graded ``info``)."""
-    return xid_info(xid).severity
+    return grade(xid, err_msg).severity
 
 
 def xid_from_series(labels: Mapping[str, str], value: object) -> tuple[int, int] | None:
@@ -109,3 +119,30 @@ def xid_from_series(labels: Mapping[str, str], value: object) -> tuple[int, int]
     except (TypeError, ValueError, OverflowError):
         return None
     return (gpu, code) if code > 0 else None
+
+
+#: dcgm-exporter's pod-mapping labels (``DCGM_EXPORTER_KUBERNETES``): current names, then
+#: the ``--use-old-namespace`` ones
+_POD_LABELS = (("namespace", "pod"), ("pod_namespace", "pod_name"))
+
+
+def pod_of(labels: Mapping[str, str]) -> str | None:
+    """``namespace/pod`` of the pod dcgm-exporter maps a GPU series to; None when the series
+    carries no pod (pod mapping off, or an idle GPU)."""
+    for namespace_key, pod_key in _POD_LABELS:
+        pod = _clean(labels.get(pod_key) or "")
+        if pod:
+            namespace = _clean(labels.get(namespace_key) or "")
+            return f"{namespace}/{pod}" if namespace else pod
+    return None
+
+
+def pods_by_gpu(series: Iterable[Mapping[str, str]]) -> dict[int, tuple[str, ...]]:
+    """GPU index -> the pods any of its series names (XID or any other DCGM series)."""
+    found: dict[int, set[str]] = {}
+    for labels in series:
+        pod = pod_of(labels)
+        gpu = labels.get("gpu") or ""
+        if pod and gpu.isdigit() and len(gpu) <= 6:
+            found.setdefault(int(gpu), set()).add(pod)
+    return {gpu: tuple(sorted(pods)) for gpu, pods in found.items()}

@@ -138,16 +138,18 @@ def _xids(http: KubeHttp, objects: ClusterObjects, settings: Settings) -> XidRea
 
     From the exporters a single read cannot tell when an XID happened (the gauge only holds
     the last code), so every XID is stamped :data:`~gputui.domain.inputs.WHEN_UNKNOWN`, not
-    "now": the report would otherwise say "0 s ago" of an XID that may be days old.
+    "now": the report would otherwise say "0 s ago" of an XID that may be days old. Where
+    the exporter counts XIDs (``DCGM_EXP_XID_ERRORS_COUNT``), a counted one is known to be
+    within the counter's window of the read.
     """
     options = prometheus_options(settings)
     if options is not None:
         try:
             return read_xids(http, objects, time.time(), options, lookback_seconds(settings))
         except SourceError as error:
-            fallback = read_xids(http, objects, WHEN_UNKNOWN)
+            fallback = read_xids(http, objects, WHEN_UNKNOWN, counted_at=time.time())
             return replace(fallback, note=f"{error}; read from exporters")
-    return read_xids(http, objects, WHEN_UNKNOWN)
+    return read_xids(http, objects, WHEN_UNKNOWN, counted_at=time.time())
 
 
 def open_metrics(settings: Settings, source: KubeSource | None) -> MetricsFeed:

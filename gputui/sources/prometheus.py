@@ -44,6 +44,7 @@ from gputui.domain.metrics import (
 from gputui.domain.sanitize import clean_tree
 from gputui.domain.xid import xid_from_series
 from gputui.sources.errors import AnswerError, SourceError
+from gputui.sources.prom_xids import xid_history
 from gputui.sources.promread import (
     RangeRow,
     Row,
@@ -249,9 +250,9 @@ class PrometheusMetrics:
 
     # ------------------------------------------------------------------ XIDs and health
     def xids(self, now: float, window: float) -> dict[str, tuple[XidEvent, ...]]:
-        """Every GPU's current non-zero XID with the first time it was seen in ``window``
-        (two queries: the current XIDs, then their history on those nodes only)."""
-        return self._aged(self._query(CURRENT_XIDS, now), now, window)
+        """Every XID each GPU reported within ``window``, with when it was first and last
+        seen, its count and the GPU's pods (two queries: :mod:`gputui.sources.prom_xids`)."""
+        return xid_history(self._query, now, window, _selector_any)
 
     def _aged(self, current: list[Row], now: float,
               window: float) -> dict[str, tuple[XidEvent, ...]]:

@@ -54,8 +54,7 @@ def objects_to_json(objects: ClusterObjects) -> dict[str, Any]:
         "server": objects.server,
         "forbidden": sorted(objects.forbidden),
         "unreadable": dict(sorted(objects.unreadable.items())),
-        "xids": {node: [[x.gpu, x.xid, x.when, x.message, x.before] for x in xids]
-                 for node, xids in sorted(objects.xids.items())},
+        "xids": {node: [_xid_row(x) for x in xids] for node, xids in sorted(objects.xids.items())},
         "loading": sorted(objects.loading),
         "gpu_health": {node: [h.gpus_reported, list(h.row_remap_failed)]
                        for node, h in sorted(objects.gpu_health.items())},
@@ -87,11 +86,24 @@ def objects_from_json(data: Mapping[str, Any]) -> ClusterObjects:
     )
 
 
+def _xid_row(event: XidEvent) -> list[Any]:
+    """One XID as a row: what a replay grades from (every XID of the lookback, each with
+    when it was first and last seen, its count and the GPU's pods), not just the last."""
+    row: list[Any] = [event.gpu, event.xid, event.when, event.message, event.before]
+    if event.last_seen or event.count or event.pods:
+        row += [event.last_seen, event.count, event.count_window, list(event.pods)]
+    return row
+
+
 def _xid(row: Sequence[Any]) -> XidEvent:
-    """``[gpu, xid, when, message]`` (older files) or with ``before`` as a fifth element."""
+    """``[gpu, xid, when, message]`` (older files), with ``before`` as a fifth element, and
+    ``last_seen, count, count_window, pods`` after it (files of XID histories)."""
     gpu, xid, when, message = row[:4]
+    extra, defaults = tuple(row[5:9]), (0.0, 0, 0.0, ())  # a shorter row: the rest unknown
+    last_seen, count, window, pods = extra + defaults[len(extra):]
     return XidEvent(int(gpu), int(xid), float(when), str(message),
-                    bool(row[4]) if len(row) > 4 else False)
+                    bool(row[4]) if len(row) > 4 else False, float(last_seen), int(count),
+                    float(window), tuple(str(pod) for pod in pods or ()))
 
 
 def _pod_key(namespace: str, pod: str, container: str | None) -> str:

@@ -21,6 +21,7 @@ from gputui.sources.http import KubeHttp
 from gputui.sources.prometheus import PrometheusMetrics, PrometheusOptions
 from gputui.sources.retry import ForbiddenGate
 from gputui.sources.scrape import KEPT, PROXY_FORBIDDEN, health_of, proxy_gate, scrape_all
+from gputui.sources.xid_samples import XID_METRICS, exporter_events
 
 METRIC = "DCGM_FI_DEV_XID_ERRORS"
 EXPORTER_APP = "nvidia-dcgm-exporter"
@@ -48,14 +49,6 @@ def parse_exposition(text: str) -> list[dict[str, str]]:
             for sample in parse_samples(text, (METRIC,))]
 
 
-def _event(labels: Mapping[str, str], when: float) -> XidEvent | None:
-    """One series as an :class:`XidEvent`; ``None`` when it carries no XID (value 0)."""
-    found = xid_from_series(labels, labels.get("value"))
-    if found is None:
-        return None
-    return XidEvent(gpu=found[0], xid=found[1], when=when, message=labels.get("err_msg", ""))
-
-
 def _group(pairs: Iterable[tuple[str, XidEvent]]) -> dict[str, tuple[XidEvent, ...]]:
     grouped: dict[str, list[XidEvent]] = {}
     for node, event in pairs:
@@ -75,9 +68,14 @@ def exporter_pods(objects: ClusterObjects) -> list[tuple[str, str, str]]:
 
 
 def scrape_exporters(http: KubeHttp, objects: ClusterObjects, now: float,
-                     workers: int = 16, gate: ForbiddenGate | None = None) -> XidReading:
+                     workers: int = 16, gate: ForbiddenGate | None = None,
+                     counted_at: float = 0.0) -> XidReading:
     """Scrape each exporter through the pod proxy (unreachable exporters are skipped;
-    after a 403, none for minutes: see :func:`~gputui.sources.scrape.scrape_all`)."""
+    after a 403, none for minutes: see :func:`~gputui.sources.scrape.scrape_all`).
+
+    Each XID is stamped ``now``; one only the exporter's counter shows is stamped within
+    its window of ``counted_at`` (the clock, where ``now`` is a stand-in such as
+    :data:`~gputui.domain.inputs.WHEN_UNKNOWN`; defaults to ``now``)."""
     pods = exporter_pods(objects)
     if len(pods) > MAX_EXPORTER_SCRAPES:
         return XidReading(origin="skipped", note=f"{len(pods)} exporters: not scraped, "
@@ -89,12 +87,10 @@ def scrape_exporters(http: KubeHttp, objects: ClusterObjects, now: float,
         try:
             if isinstance(answer, SourceError):
                 raise answer
-            samples = parse_samples(answer, KEPT)
+            samples = parse_samples(answer, KEPT | XID_METRICS)
         except SourceError:
             return node, [], None
-        events = (_event({**s.labels, "value": repr(s.value)}, now)
-                  for s in samples if s.name == METRIC)
-        return node, [e for e in events if e is not None], health_of(samples)
+        return node, exporter_events(samples, now, counted_at or now), health_of(samples)
 
     answers = scrape_all(http, pods, lambda pod: (pod[0], pod[1]), gate, workers)
     results = [read(answer, pod[2]) for pod, answer in answers]
@@ -124,11 +120,13 @@ def query_prometheus(url: str | PrometheusOptions, now: float, timeout: float = 
 
 def read_xids(http: KubeHttp, objects: ClusterObjects, now: float,
               prometheus: str | PrometheusOptions | None = None,
-              lookback: float = 3600.0, gate: ForbiddenGate | None = None) -> XidReading:
-    """XIDs by node, from Prometheus when configured, else from the exporters."""
+              lookback: float = 3600.0, gate: ForbiddenGate | None = None,
+              counted_at: float = 0.0) -> XidReading:
+    """XIDs by node, from Prometheus when configured, else from the exporters
+    (``counted_at``: see :func:`scrape_exporters`)."""
     if prometheus:
         return query_prometheus(prometheus, now, lookback=lookback)
-    return scrape_exporters(http, objects, now, gate=gate)
+    return scrape_exporters(http, objects, now, gate=gate, counted_at=counted_at)
 
 
 def read_with_fallback(http: KubeHttp, objects: ClusterObjects, now: float,
@@ -150,12 +148,16 @@ def read_with_fallback(http: KubeHttp, objects: ClusterObjects, now: float,
 class XidTracker:
     """XIDs and GPU health for the live source, re-read periodically.
 
-    From Prometheus an XID's time comes from the series' history. From the exporters the
-    gauge only says "the last XID on this GPU was N", so the first read that shows a
-    (node, GPU, XID) is as close as gputui gets to when it happened; later reads keep that
-    time. XIDs already there at the first successful read happened at some unknown time
-    before gputui started: they keep :data:`~gputui.domain.inputs.WHEN_UNKNOWN`. Read
-    failures keep the previous answer (metrics are an extra, not the stream).
+    From Prometheus an XID's time comes from the series' history, which holds every XID of
+    the lookback. From the exporters the gauge only says "the last XID on this GPU was N",
+    so the first read that shows a (node, GPU, XID) is as close as gputui gets to when it
+    happened; later reads keep that time, and an XID the gauge no longer shows (a 95 the
+    next read shows as 45) is remembered with when it was last seen for the lookback, so
+    the worst one is graded, not the last. XIDs already there at the first successful read
+    happened at some unknown time before gputui started: they keep
+    :data:`~gputui.domain.inputs.WHEN_UNKNOWN` (unless the exporter's counter says they are
+    within its window). Read failures keep the previous answer (metrics are an extra, not
+    the stream).
     """
 
     def __init__(self, http: KubeHttp, prometheus: str | PrometheusOptions | None = None,
@@ -174,6 +176,7 @@ class XidTracker:
         self.forbidden = False
         self._seen: dict[tuple[str, int, int], XidEvent] = {}
         self._read_once = False
+        self._last_read = WHEN_UNKNOWN
         #: shared by every read: after a 403 from the pod proxy, none for minutes
         self.gate = proxy_gate()
 
@@ -189,26 +192,51 @@ class XidTracker:
         forbidden_changed = reading.forbidden != self.forbidden
         self.forbidden = reading.forbidden
         self.origin = reading.origin
+        timed = reading.origin == "prometheus"
         seen: dict[tuple[str, int, int], XidEvent] = {}
         for node, events in reading.xids.items():
             for event in events:
                 key = (node, event.gpu, event.xid)
-                seen[key] = self._stamped(key, event, stamp, reading.origin == "prometheus")
+                seen[key] = self._stamped(key, event, stamp, now, timed)
+        if not timed:
+            seen.update(self._remembered(seen, set(reading.health), objects, now))
         changed = (seen != self._seen or dict(reading.health) != dict(self.health)
                    or forbidden_changed)
-        self._seen = seen
+        self._seen, self._last_read = seen, now
         self.health = dict(reading.health)
         if changed:
-            self.current = _group((key[0], event) for key, event in seen.items())
+            self.current = _group((key[0], event) for key, event in sorted(
+                seen.items(), key=lambda item: (item[0][:2], item[1].when, item[0][2])))
         return changed
 
-    def _stamped(self, key: tuple[str, int, int], event: XidEvent, stamp: float,
+    def _remembered(self, seen: Mapping[tuple[str, int, int], XidEvent], read: set[str],
+                    objects: ClusterObjects, now: float) -> dict[tuple[str, int, int], XidEvent]:
+        """XIDs seen before that this read's gauges no longer show, with when they were
+        last seen, for the lookback (a node not read this time keeps what it had; a node
+        gone from the cluster is forgotten)."""
+        kept = {}
+        for key, known in self._seen.items():
+            if key in seen:
+                continue
+            if key[0] not in read:
+                if key[0] in objects.nodes:
+                    kept[key] = known
+                continue
+            last = known.last_seen or self._last_read
+            if now - last <= self.lookback:
+                kept[key] = replace(known, last_seen=last)
+        return kept
+
+    def _stamped(self, key: tuple[str, int, int], event: XidEvent, stamp: float, now: float,
                  timed: bool) -> XidEvent:
         """The event with the time it is shown with; stable between reads."""
         known = self._seen.get(key)
         if timed:
             # "before <window start>" keeps its first bound instead of moving every read
             return known if known is not None and known.before and event.before else event
-        if known is not None:
-            return known
-        return XidEvent(event.gpu, event.xid, stamp, event.message)
+        if known is not None:  # seen before: its first time stays, the rest is this read's
+            return replace(event, when=known.when, before=known.before)
+        when = stamp
+        if event.count > 0 and event.count_window > 0:  # the counter: within its window
+            when = max(stamp, now - event.count_window)
+        return replace(event, when=when)

@@ -59,15 +59,16 @@ def test_mig_failed_hint_retries_by_deleting_the_mig_manager_pod() -> None:
 def test_unlisted_xid_uses_the_exporters_err_msg() -> None:
     """dcgm-exporter's ``DCGM_FI_DEV_XID_ERRORS`` carries ``err_msg``: an XID the table does
     not list reads by that text; a listed one keeps the table's meaning."""
-    events = [XidEvent(gpu=0, xid=157, when=f.T0 - 60, message="Some new GPU event"),
+    events = [XidEvent(gpu=0, xid=201, when=f.T0 - 60, message="Some new GPU event"),
               XidEvent(gpu=1, xid=48, when=f.T0 - 60, message="Double Bit ECC Error"),
-              XidEvent(gpu=2, xid=158, when=f.T0 - 60, message="Unknown")]
+              XidEvent(gpu=2, xid=202, when=f.T0 - 60, message="Unknown")]
     snap = SnapshotBuilder().build(f.objects([f.node()], f.healthy_pods(),
                                              xids={f.NODE: events}), f.T0)
     by_gpu = {x.subject: x.message for x in found(snap, "xid-error")}
-    assert "XID 157 (Some new GPU event)" in by_gpu["gpu0"]
+    assert "XID 201 (not in gputui's XID catalogue; the exporter says: Some new GPU event)" \
+        in by_gpu["gpu0"]
     assert "XID 48 (double-bit ECC error" in by_gpu["gpu1"]
-    assert "XID 158 (unlisted XID" in by_gpu["gpu2"]
+    assert "XID 202 (unlisted XID" in by_gpu["gpu2"]
 
 
 def _validator(restarts: int, running_for: float) -> list[dict[str, Any]]:

@@ -23,9 +23,11 @@ from gputui.domain.mig import parse_mig_config
 from gputui.domain.selectors import matches
 from gputui.domain.snapshot import SnapshotBuilder
 from gputui.sources.errors import SourceError
+from gputui.sources.exposition import parse_samples
 from gputui.sources.resources import cluster_feeds
 from gputui.sources.retry import parse_retry_after
-from gputui.sources.xids import _event, parse_exposition
+from gputui.sources.xid_samples import exporter_events
+from gputui.sources.xids import parse_exposition
 from tests.domain import factory as f
 
 #: derandomized: the same examples every run, so CI never fails on a draw a developer did
@@ -205,9 +207,9 @@ def test_exposition_parser_takes_any_text(lines: list[str]) -> None:
     except SourceError as error:
         assert str(error).startswith("unreadable metrics text") and "\n" not in str(error)
         return
-    for labels in parsed:
-        event = _event(labels, f.T0)
-        assert event is None or event.xid > 0
+    assert all("value" in row for row in parsed)
+    for event in exporter_events(parse_samples("\n".join(lines)), f.T0, f.T0):
+        assert event.xid > 0 and event.gpu >= 0 and all(event.pods)
 
 
 @PROPERTY

@@ -50,7 +50,7 @@ def test_one_shot_read_stamps_xids_unknown(monkeypatch: pytest.MonkeyPatch) -> N
     asked: list[float] = []
 
     def fake_read(http: Any, objects: Any, now: float, url: Any = None,
-                  lookback: float = 0.0) -> Any:
+                  lookback: float = 0.0, counted_at: float = 0.0) -> Any:
         asked.append(now)
         if url:
             raise SourceError("Prometheus down")
