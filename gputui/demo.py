@@ -19,6 +19,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+from gputui.domain.health_fields import HealthWindows
 from gputui.domain.inputs import ClusterObjects
 from gputui.domain.model import ClusterSnapshot
 from gputui.settings import Settings
@@ -209,7 +210,7 @@ def _watch_while_settling(demo: DemoCluster, target: KubeTarget, settings: Setti
     http = KubeHttp(target.configuration)
     # gputui started this cluster: an XID seen at the first read is no older than it
     tracker = XidTracker(http, prometheus_options(settings), lookback_seconds(settings),
-                         born=demo.started)
+                         born=demo.started, windows=HealthWindows.of(settings.thresholds))
 
     def read() -> None:
         try:

@@ -16,7 +16,7 @@ from typing import Any
 
 import yaml
 
-from gputui.domain.thresholds import DomainThresholds
+from gputui.domain.thresholds import DomainThresholds, threshold_problem
 
 
 class SettingsError(ValueError):
@@ -212,4 +212,7 @@ def load_settings(config_path: str | Path | None = None,
         raise SettingsError("speed must be positive")
     if settings.refresh <= 0:
         raise SettingsError("refresh must be positive")
+    problem = threshold_problem(settings.thresholds)
+    if problem:
+        raise SettingsError(problem)
     return settings

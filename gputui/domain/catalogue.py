@@ -60,6 +60,11 @@ GPU_MISSING = "gpu-missing"
 ROW_REMAP_FAILURE = "row-remap-failure"
 SHARING_CONFIG_MISSING = "sharing-config-missing"
 SLOW_GPU_JOIN = "slow-gpu-join"
+GPU_COUNT_DROPPED = "gpu-count-dropped"
+GPU_MEMORY_ERROR = "gpu-memory-error"
+PCIE_REPLAYS = "pcie-replays"
+NVLINK_ERRORS = "nvlink-errors"
+GPU_THROTTLED = "gpu-throttled"
 
 _W, _C = Severity.WARNING, Severity.CRITICAL
 _ENTRIES = (
@@ -102,6 +107,17 @@ _ENTRIES = (
     Code(SLOW_GPU_JOIN, _W, Pane.PIPELINE,
          "a joining node still has no allocatable GPU past its pool's p90 x 2 (or the "
          "configured limit); names the stage it is stuck in"),
+    Code(GPU_COUNT_DROPPED, _C, Pane.METRICS,
+         "fewer physical GPUs than the node's pool siblings (same instance type and "
+         "product) or than it had earlier: a GPU fell off the bus and stayed gone"),
+    Code(GPU_MEMORY_ERROR, _C, Pane.METRICS,
+         "uncorrectable memory errors within the lookback (remapped rows, retired DBE "
+         "pages, volatile DBE ECC): drain and reset; RMA if it repeats"),
+    Code(PCIE_REPLAYS, _W, Pane.METRICS,
+         "the PCIe replay counter rising faster than the limit: a degrading link or riser"),
+    Code(NVLINK_ERRORS, _W, Pane.METRICS, "NVLink CRC, replay or recovery errors rising"),
+    Code(GPU_THROTTLED, _W, Pane.METRICS,
+         "sustained thermal, power or hardware slowdown, naming the cause and how long"),
 )
 
 #: code -> its entry, in the README's order.

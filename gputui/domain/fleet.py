@@ -18,6 +18,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from types import MappingProxyType
 
 from gputui.domain import labels as L
+from gputui.domain.catalogue import CATALOGUE, Pane
 from gputui.domain.model import Finding, NodeView, SnapshotCounts
 
 _RANKS = (3, 2, 1)
@@ -50,9 +51,27 @@ def mig_devices(view: NodeView) -> int:
     return devices
 
 
-def _contribution(view: NodeView) -> tuple[int, int, int, int, int, int]:
+#: the GPU-health codes: the findings the metrics pane explains
+_HEALTH = frozenset(c.code for c in CATALOGUE.values() if c.pane is Pane.METRICS)
+
+
+def unhealthy_gpus(view: NodeView) -> int:
+    """GPUs of the node with a GPU-health finding of warning or worse: each GPU a finding
+    names once, and one for a finding about the node's GPUs as a whole (one missing)."""
+    named, whole = set(), 0
+    for finding in view.findings:
+        if finding.code in _HEALTH and finding.severity.rank >= 2:
+            if finding.subject:
+                named.add(finding.subject)
+            else:
+                whole = 1
+    return len(named) + whole
+
+
+def _contribution(view: NodeView) -> tuple[int, int, int, int, int, int, int]:
     return (int(view.ready), int(view.cordoned), max(view.resources.capacity, view.gpu_count),
-            view.resources.allocatable, int(bool(view.findings)), mig_devices(view))
+            view.resources.allocatable, int(bool(view.findings)), mig_devices(view),
+            unhealthy_gpus(view))
 
 
 class Fleet:
@@ -62,7 +81,7 @@ class Fleet:
         self._views: dict[str, NodeView] = {}
         self._mapping: Mapping[str, NodeView] = _EMPTY_NODES
         self._order_changed = False
-        self._sums = [0, 0, 0, 0, 0, 0]
+        self._sums = [0, 0, 0, 0, 0, 0, 0]
         self._names: dict[int, list[str]] = {rank: [] for rank in _RANKS}
         self._parts: dict[int, dict[str, tuple[Finding, ...]]] = {r: {} for r in _RANKS}
         self._rank_cache: dict[int, tuple[Finding, ...]] = {}
@@ -115,12 +134,12 @@ class Fleet:
 
     def counts(self, upgrades_in_progress: int) -> SnapshotCounts:
         """Fleet figures for the header."""
-        ready, cordoned, total, allocatable, with_findings, mig = self._sums
+        ready, cordoned, total, allocatable, with_findings, mig, unhealthy = self._sums
         return SnapshotCounts(
             gpu_nodes=len(self._views), nodes_ready=ready, nodes_cordoned=cordoned,
             gpus_total=total, gpus_allocatable=allocatable,
             nodes_with_findings=with_findings, upgrades_in_progress=upgrades_in_progress,
-            mig_devices=mig)
+            mig_devices=mig, gpus_with_health_findings=unhealthy)
 
     def nodes_with(self, rank: int) -> int:
         """How many nodes have a finding of severity ``rank`` (3 critical .. 1 info)."""

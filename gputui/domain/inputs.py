@@ -21,8 +21,8 @@ from gputui.domain.jsondict import JsonDict
 if TYPE_CHECKING:  # only a type here: pods.py takes JsonDict from the leaf jsondict.py
     from gputui.domain.pods import PodInfo
 
-__all__ = ["EMPTY_OBJECTS", "WHEN_UNKNOWN", "ClusterObjects", "GpuHealth", "JsonDict",
-           "XidEvent"]
+__all__ = ["EMPTY_OBJECTS", "WHEN_UNKNOWN", "ClusterObjects", "CounterRise", "GpuHealth",
+           "GpuHeat", "GpuId", "JsonDict", "XidEvent"]
 
 
 #: ``XidEvent.when`` for an XID whose time is not known (findings then state no age)
@@ -65,16 +65,94 @@ class XidEvent:
 
 
 @dataclass(frozen=True, slots=True)
+class CounterRise:
+    """How much one DCGM counter of one GPU rose, and over how long.
+
+    Why a rise and not a value: the health counters (remapped rows, PCIe replays, NVLink
+    errors, throttle time) count since boot, so only their growth says something happened
+    now. The source measures it (Prometheus' ``increase()``, or deltas between exporter
+    scrapes across counter resets); the domain judges it against the thresholds.
+
+    Attributes:
+        gpu: GPU index on the node.
+        counter: the DCGM field (``DCGM_FI_DEV_PCIE_REPLAY_COUNTER``).
+        rise: how much it rose (the violation counters: nanoseconds).
+        seconds: the span the rise was measured over.
+    """
+
+    gpu: int
+    counter: str
+    rise: float
+    seconds: float
+
+
+@dataclass(frozen=True, slots=True)
+class GpuHeat:
+    """One GPU's temperatures, clock and load over the last ``seconds``: the throttle
+    evidence where no violation counter is exported.
+
+    Attributes:
+        temp_min: the lowest GPU temperature over the span, °C (hot all along when high).
+        memory_temp_min: the same for the memory (None: not exported).
+        sm_clock: the highest SM clock over the span, MHz (slow all along when low).
+        util: the average utilisation over the span, percent.
+        model: ``modelName`` (its datasheet clock when no sibling is busy).
+    """
+
+    gpu: int
+    temp_min: float
+    memory_temp_min: float | None
+    sm_clock: float
+    util: float
+    seconds: float
+    model: str = ""
+
+
+@dataclass(frozen=True, slots=True)
+class GpuId:
+    """A GPU as the exporter names it: index, ``UUID``, ``pci_bus_id`` and ``modelName``."""
+
+    gpu: int
+    uuid: str = ""
+    pci_bus_id: str = ""
+    model: str = ""
+
+
+@dataclass(frozen=True, slots=True)
 class GpuHealth:
-    """What a node's metrics say about its GPUs beyond XIDs (``gpu-missing``, row remaps).
+    """What a node's metrics say about its GPUs beyond XIDs.
 
     Attributes:
         gpus_reported: distinct GPU indices the exporter (or NVML) reports on the node.
         row_remap_failed: indices of GPUs whose ``DCGM_FI_DEV_ROW_REMAP_FAILURE`` is set.
+        rises: the health counters that rose (never a zero rise).
+        exported: the health counters the node's exporter exports at all: the others are
+            "not exported", which is not "no error".
+        heat: the throttle fallback's evidence, on nodes with a hot GPU only.
+        gone: GPUs seen on the node earlier (within the lookback or this session) that it
+            no longer reports (``gpu-count-dropped`` names them).
+        origin: ``prometheus`` or ``exporter``: how the rises were measured ("" for none).
+        window: the window the rate counters were asked over, seconds (a rise's own
+            ``seconds`` is shorter while gputui has scraped for less).
+        clock_events: (GPU, ``clock_event``, seconds) of the throttling clock events
+            dcgm-exporter reported in every reading of the last ``seconds``
+            (``DCGM_EXP_CLOCK_EVENTS_COUNT``, opt-in).
+        present: the GPUs one exporter scrape reported, and ``readings`` its health
+            counters and gauges as (GPU, DCGM field, value): what the session's counter
+            book turns into rises, heat and gone GPUs; empty once it has (never recorded).
     """
 
     gpus_reported: int
     row_remap_failed: tuple[int, ...] = ()
+    rises: tuple[CounterRise, ...] = ()
+    exported: frozenset[str] = frozenset()
+    heat: tuple[GpuHeat, ...] = ()
+    gone: tuple[GpuId, ...] = ()
+    origin: str = ""
+    window: float = 0.0
+    present: tuple[GpuId, ...] = ()
+    readings: tuple[tuple[int, str, float], ...] = ()
+    clock_events: tuple[tuple[int, str, float], ...] = ()
 
 
 @dataclass(frozen=True, slots=True)

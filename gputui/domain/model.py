@@ -12,7 +12,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from types import MappingProxyType
 
-from gputui.domain.inputs import XidEvent
+from gputui.domain.inputs import GpuHealth, XidEvent
 from gputui.domain.join_model import JoiningNode, JoinStraggler, NodeJoin, PoolJoins
 from gputui.domain.readgaps import ReadGap, read_gaps
 from gputui.domain.upgrade_policy import UpgradePolicy
@@ -385,6 +385,9 @@ class NodeView:
     #: within the lookback), so the timeline can place each at its own time; () without
     #: metrics
     xids: tuple[XidEvent, ...] = ()
+    #: what the node's metrics say of its GPUs' health (counters' rises, what is exported),
+    #: for the metrics pane; None without metrics
+    gpu_health: GpuHealth | None = None
 
     @property
     def paused_labels(self) -> tuple[DeployLabel, ...]:

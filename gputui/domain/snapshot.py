@@ -28,9 +28,11 @@ from gputui.domain.findings_cluster import (
     daemonset_findings,
     no_gpu_nodes_seen,
 )
+from gputui.domain.findings_health import counter_findings
 from gputui.domain.findings_metrics import metric_findings
 from gputui.domain.findings_upgrade import required_stalled, upgrade_blocked
 from gputui.domain.fleet import Fleet, finding_order
+from gputui.domain.gpu_count import CountTracker, with_drops
 from gputui.domain.inputs import ClusterObjects, GpuHealth, JsonDict, XidEvent
 from gputui.domain.join_pools import JoinSettings, JoinTracker, slow_join_findings
 from gputui.domain.joins import AllocatableObserver
@@ -95,14 +97,17 @@ def sort_findings(findings: Sequence[Finding]) -> tuple[Finding, ...]:
 
 
 def _with_metrics(view: NodeView, xids: Sequence[XidEvent], health: GpuHealth | None,
-                  now: float, lookback_seconds: float, physical: int | None) -> NodeView:
-    """``view`` plus its metrics findings (XIDs, missing GPUs, row remaps)."""
+                  now: float, lookback_seconds: float, physical: int | None,
+                  thresholds: object = DEFAULT_THRESHOLDS) -> NodeView:
+    """``view`` plus its metrics findings (XIDs, missing GPUs, row remaps, health counters)."""
     extra = metric_findings(view, xids, health, now, lookback_seconds, physical)
+    extra += counter_findings(view.name, health, thresholds)
     if not extra:
-        return view
+        return view if health is None else replace(view, gpu_health=health)
     found = tuple(sorted(view.findings + tuple(extra), key=lambda f: -f.severity.rank))
     return replace(view, findings=found, worst=found[0].severity,
-                   xids=tuple(sorted(xids, key=lambda x: (x.gpu, x.when, x.xid))))
+                   xids=tuple(sorted(xids, key=lambda x: (x.gpu, x.when, x.xid))),
+                   gpu_health=health)
 
 
 class SnapshotBuilder:
@@ -131,6 +136,8 @@ class SnapshotBuilder:
         self._joins = JoinTracker(JoinSettings.of(thresholds))
         self._observer = AllocatableObserver()
         self._slow: set[str] = set()
+        self._counts = CountTracker()
+        self._dropped: set[str] = set()
 
     def fork(self) -> SnapshotBuilder:
         """An independent builder in this one's state, for a fraction of a full build.
@@ -151,6 +158,7 @@ class SnapshotBuilder:
         other._upgrades, other._mig = self._upgrades.fork(), self._mig.fork()
         other._coming, other._joins = self._coming.fork(), self._joins.fork()
         other._observer = self._observer.fork()
+        other._counts, other._dropped = self._counts.fork(), set(self._dropped)
         return other
 
     def build(self, objects: ClusterObjects, now: float,
@@ -195,6 +203,7 @@ class SnapshotBuilder:
         joins = self._joins.pools(now)
         if not shared.loading:
             self._slow_joins(joins, now)
+            self._count_drops(objects)
             nodes = self._fleet.nodes()
         groups = driver_policies(policy, objects.nvidia_drivers)
         upgrade = self._upgrades.view(upgrade_policy, policy.sandbox_workloads, daemonsets,
@@ -269,6 +278,15 @@ class SnapshotBuilder:
                                             worst=findings[0].severity if findings else None))
         self._slow = set(found)
 
+    def _count_drops(self, objects: ClusterObjects) -> None:
+        """Put ``gpu-count-dropped`` on the nodes with fewer GPUs than their pool siblings
+        or than they had (and take it off those no longer so): judged across nodes, like
+        a slow join, but the node's own finding (:mod:`gputui.domain.gpu_count`)."""
+        found = self._counts.findings(objects.gpu_health)
+        for name, view in with_drops(self._fleet.views, found, self._dropped).items():
+            self._publish(name, view)
+        self._dropped = set(found)
+
     def _read_events(self, source: Sequence[JsonDict]) -> tuple[dict[str, UpgradeEvent],
                                                                  set[str]]:
         """The last upgrade event per node, and the nodes whose last event changed."""
@@ -288,6 +306,8 @@ class SnapshotBuilder:
             self._entries, self._deadlines, self._xid_nodes = {}, [], set()
             self._fleet, self._mig, self._coming = Fleet(), MigTracker(), ComingUpTracker()
             self._joins, self._slow = JoinTracker(JoinSettings.of(self._thresholds)), set()
+            self._dropped = set()
+            self._counts.keep(objects.nodes)
             self._upgrades.reset()
             todo = set(objects.nodes)
         else:
@@ -319,9 +339,12 @@ class SnapshotBuilder:
                       now: float) -> NodeView:
         lookback = 60.0 * getattr(self._thresholds, "xid_lookback_minutes", 60.0)
         return _with_metrics(view, objects.xids.get(name, ()), objects.gpu_health.get(name),
-                             now, lookback, self._mig.physical_gpus(name, view))
+                             now, lookback, self._mig.physical_gpus(name, view),
+                             self._thresholds)
 
     def _publish(self, name: str, view: NodeView | None) -> None:
+        self._counts.put(name, view, None if view is None
+                         else self._mig.physical_gpus(name, view))
         self._fleet.put(name, view)
         self._upgrades.put(name, view)
         self._coming.put(name, view)

@@ -101,6 +101,24 @@ class DomainThresholds:
     #: a node label naming the node's pool, tried before the providers' own
     #: (``cloud.google.com/gke-nodepool``, ``eks.amazonaws.com/nodegroup``...); "" for none
     pool_label: str = ""
+    #: GPU health (not upstream limits; see ``gputui.domain.findings_health``): the window
+    #: the rate counters (PCIe replays, NVLink errors, throttle time) are measured over;
+    #: memory errors are counted over ``xid_lookback_minutes``
+    health_window_minutes: float = 10.0
+    #: PCIe replays a minute above which the link is degrading (``pcie-replays``)
+    pcie_replays_per_minute: float = 8.0
+    #: NVLink CRC/replay/recovery errors a minute above which ``nvlink-errors`` fires
+    #: (0: any rise)
+    nvlink_errors_per_minute: float = 0.0
+    #: the share of the window a GPU spent throttled (0..1) from which ``gpu-throttled``
+    #: fires, once the throttling was seen over at least ``throttle_minutes``
+    throttle_fraction: float = 0.25
+    throttle_minutes: float = 5.0
+    #: without violation counters: GPU and memory temperatures (°C) that count as the
+    #: slowdown threshold (H100/A100 report a GPU max operating temperature of 85-87 °C
+    #: and a memory one of 95 °C in ``nvidia-smi -q``)
+    throttle_temp_c: float = 87.0
+    throttle_memory_temp_c: float = 95.0
 
 
 DEFAULT_THRESHOLDS = DomainThresholds()
@@ -118,7 +136,34 @@ SOURCES: dict[str, str] = {
     "slow_join_min_joins": "joins a pool needs for its own p90 (a setting)",
     "join_window_days": "the window of the time-to-GPU figures (a setting)",
     "pool_label": "the node label naming its pool (a setting)",
+    "health_window_minutes": "the window of the GPU health counters (a setting)",
+    "pcie_replays_per_minute": "gputui's PCIe replay rate limit (a setting)",
+    "nvlink_errors_per_minute": "gputui's NVLink error rate limit (a setting)",
+    "throttle_fraction": "the share of time throttled that counts (a setting)",
+    "throttle_minutes": "how long throttling must last (a setting)",
+    "throttle_temp_c": "the GPU slowdown temperature (a setting)",
+    "throttle_memory_temp_c": "the memory slowdown temperature (a setting)",
 }
+
+
+#: the GPU health thresholds that must be above zero (a zero window measures nothing)
+_POSITIVE = ("health_window_minutes", "throttle_minutes", "throttle_fraction")
+
+
+def threshold_problem(thresholds: ThresholdsLike) -> str | None:
+    """Why ``thresholds`` cannot be used (one line), or None: every number finite and not
+    negative, the health windows above zero and ``throttle_fraction`` at most 1."""
+    for f in fields(DomainThresholds):
+        value = getattr(thresholds, f.name, None)
+        if not isinstance(value, float):
+            continue
+        if not math.isfinite(value) or value < 0:
+            return f"threshold {f.name!r}: must be a finite number >= 0, not {value!r}"
+        if f.name in _POSITIVE and value <= 0:
+            return f"threshold {f.name!r}: must be above 0"
+    if getattr(thresholds, "throttle_fraction", 0.0) > 1:
+        return "threshold 'throttle_fraction': a share of the time, at most 1"
+    return None
 
 
 def thresholds_from_json(raw: object, base: DomainThresholds) -> DomainThresholds:

@@ -204,3 +204,6 @@ class SnapshotCounts:
     #: of ``gpus_total``, the MIG devices (``nvidia.com/mig-*``, or ``nvidia.com/gpu`` on a
     #: ``single``-strategy MIG node): the header says so, as the fleet line does
     mig_devices: int = 0
+    #: GPUs with a GPU-health finding of warning or worse (XID, missing or lost GPU, memory
+    #: errors, PCIe, NVLink, throttling): the fleet line counts them
+    gpus_with_health_findings: int = 0

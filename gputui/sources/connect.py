@@ -17,6 +17,7 @@ from dataclasses import replace
 from typing import Any
 
 from gputui import gctuning
+from gputui.domain.health_fields import HealthWindows
 from gputui.domain.inputs import WHEN_UNKNOWN, ClusterObjects
 from gputui.domain.model import ClusterSnapshot
 from gputui.settings import Settings
@@ -28,6 +29,7 @@ from gputui.sources.metrics import MetricsFeed
 from gputui.sources.oneshot import read_objects
 from gputui.sources.prometheus import PrometheusOptions
 from gputui.sources.secrets import remember
+from gputui.sources.health_book import HealthBook, with_evidence
 from gputui.sources.xids import XidReading, XidTracker, read_xids
 
 
@@ -143,13 +145,19 @@ def _xids(http: KubeHttp, objects: ClusterObjects, settings: Settings) -> XidRea
     within the counter's window of the read.
     """
     options = prometheus_options(settings)
+    reading = None
     if options is not None:
         try:
-            return read_xids(http, objects, time.time(), options, lookback_seconds(settings))
+            reading = read_xids(http, objects, time.time(), options, lookback_seconds(settings))
         except SourceError as error:
             fallback = read_xids(http, objects, WHEN_UNKNOWN, counted_at=time.time())
-            return replace(fallback, note=f"{error}; read from exporters")
-    return read_xids(http, objects, WHEN_UNKNOWN, counted_at=time.time())
+            reading = replace(fallback, note=f"{error}; read from exporters")
+    if reading is None:
+        reading = read_xids(http, objects, WHEN_UNKNOWN, counted_at=time.time())
+    # one read: Prometheus' history gives the counters' rises; one scrape gives none
+    book = HealthBook(HealthWindows.of(settings.thresholds))
+    return replace(reading, health=with_evidence(reading.origin, reading.health, time.time(),
+                                                 book, options))
 
 
 def open_metrics(settings: Settings, source: KubeSource | None) -> MetricsFeed:

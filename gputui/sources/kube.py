@@ -38,6 +38,7 @@ from gputui.sources.reduce import wait_selectors
 from gputui.sources.reflector import Backoff, FeedState, Reflector
 from gputui.sources.resources import Feed, cluster_feeds, namespace_feeds, resource_of
 from gputui.sources.status import StatusTracker
+from gputui.domain.health_fields import HealthWindows
 from gputui.sources.xids import XidTracker
 
 log = logging.getLogger(__name__)
@@ -127,7 +128,8 @@ class KubeSource:
         #: its build then has the one interpreter to itself, and the node rows show first
         self._first_shown = threading.Event()
         lookback = 60.0 * getattr(self.thresholds, "xid_lookback_minutes", 60.0)
-        self.xids = XidTracker(self.http, prometheus, lookback)
+        self.xids = XidTracker(self.http, prometheus, lookback,
+                               windows=HealthWindows.of(self.thresholds))
         self.xid_every = xid_every
         #: called on the build thread after each successful build with its input and
         #: ``now`` (``--record``); it must return quickly and not keep the mappings

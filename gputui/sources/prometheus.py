@@ -181,6 +181,11 @@ class PrometheusMetrics:
         except (requests.RequestException, PrometheusApiClientException, ValueError) as error:
             raise SourceError(f"Prometheus {self.options.url}: {_short(error)}") from None
 
+    def instant(self, promql: str, at: float) -> list[Row]:
+        """One instant query's rows at ``at`` (for queries built elsewhere, e.g.
+        :mod:`gputui.sources.prom_health`); raises :class:`SourceError`."""
+        return self._query(promql, at)
+
     def probe(self) -> None:
         """One cheap query; raises :class:`SourceError` when Prometheus does not answer."""
         self._query("vector(1)")

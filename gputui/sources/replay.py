@@ -23,11 +23,12 @@ from pathlib import Path
 from typing import Any
 
 from gputui import gctuning
-from gputui.domain.inputs import ClusterObjects, GpuHealth, JsonDict, XidEvent
+from gputui.domain.inputs import ClusterObjects, JsonDict, XidEvent
 from gputui.domain.model import EMPTY_SNAPSHOT, ClusterSnapshot
 from gputui.domain.pods import PodInfo, pod_to_dict
 from gputui.domain.sanitize import clean_tree
 from gputui.sources.base import Connection, SnapshotCallback, SourceStatus, StatusCallback
+from gputui.sources.tape_health import health_from_json, health_to_json
 
 #: the recording file format written by :meth:`Recording.to_json`
 FORMAT = 1
@@ -56,7 +57,7 @@ def objects_to_json(objects: ClusterObjects) -> dict[str, Any]:
         "unreadable": dict(sorted(objects.unreadable.items())),
         "xids": {node: [_xid_row(x) for x in xids] for node, xids in sorted(objects.xids.items())},
         "loading": sorted(objects.loading),
-        "gpu_health": {node: [h.gpus_reported, list(h.row_remap_failed)]
+        "gpu_health": {node: health_to_json(h)
                        for node, h in sorted(objects.gpu_health.items())},
     }
 
@@ -81,8 +82,8 @@ def objects_from_json(data: Mapping[str, Any]) -> ClusterObjects:
         xids={node: tuple(_xid(x) for x in xids)
               for node, xids in (data.get("xids") or {}).items()},
         loading=frozenset(str(r) for r in data.get("loading") or ()),
-        gpu_health={str(node): GpuHealth(int(gpus), tuple(int(i) for i in failed))
-                    for node, (gpus, failed) in (data.get("gpu_health") or {}).items()},
+        gpu_health={str(node): health_from_json(row)
+                    for node, row in (data.get("gpu_health") or {}).items()},
     )
 
 

@@ -12,7 +12,13 @@ from concurrent.futures import ThreadPoolExecutor
 from typing import TypeVar
 from urllib.parse import quote
 
-from gputui.domain.inputs import GpuHealth
+from gputui.domain.health_fields import (
+    CLOCK_EVENT_CAUSES,
+    CLOCK_EVENTS,
+    HEALTH_COUNTERS,
+    HEAT_GAUGES,
+)
+from gputui.domain.inputs import GpuHealth, GpuId
 from gputui.domain.metrics import NODE_METRICS, ROW_REMAP_FAILURE, TEMP, XID, NodeMetrics
 from gputui.sources.errors import ApiStatusError, SourceError
 from gputui.sources.exposition import Sample, parse_samples
@@ -24,7 +30,13 @@ T = TypeVar("T")
 
 EXPORTER_PORT = 9400
 #: metrics kept from a scrape: what the pane draws plus what findings read
-KEPT = frozenset(NODE_METRICS) | {ROW_REMAP_FAILURE}
+KEPT = (frozenset(NODE_METRICS) | {ROW_REMAP_FAILURE, CLOCK_EVENTS} | set(HEALTH_COUNTERS)
+        | set(HEAT_GAUGES))
+#: what the metrics pane's history keeps of a scrape (the health counters go to the XID
+#: tracker's counter book instead, as evidence, not as traces)
+PANE_KEPT = frozenset(NODE_METRICS) | {ROW_REMAP_FAILURE}
+#: what a scrape hands the session's counter book (:mod:`gputui.sources.health_book`)
+_READ = frozenset(HEALTH_COUNTERS) | frozenset(HEAT_GAUGES) | {CLOCK_EVENTS}
 #: nodes whose history is kept at most (the rows a tall terminal shows, and some scrolling)
 MAX_NODES = 200
 
@@ -93,11 +105,34 @@ def _gpu(labels: Mapping[str, str]) -> int | None:
 
 
 def health_of(samples: Sequence[Sample]) -> GpuHealth:
-    """GPUs present (any series but the XID one, which outlives a lost GPU) and row remaps."""
+    """GPUs present (any series but the XID one, which outlives a lost GPU) and row remaps,
+    with the scrape's health counters and gauges for the session's counter book."""
     present = {s.labels.get("gpu", "") for s in samples if s.name == TEMP}
     failed = sorted({gpu for s in samples if s.name == ROW_REMAP_FAILURE and s.value > 0
                      if (gpu := _gpu(s.labels)) is not None})
-    return GpuHealth(len(present), tuple(failed))
+    ids: dict[int, GpuId] = {}
+    readings: dict[tuple[int, str], float] = {}
+    for sample in samples:
+        gpu = _gpu(sample.labels)
+        if gpu is None or sample.name not in _READ:
+            continue
+        if sample.name == TEMP:
+            labels = sample.labels
+            ids.setdefault(gpu, GpuId(gpu, labels.get("UUID", ""), labels.get("pci_bus_id", ""),
+                                      labels.get("modelName", "")))
+        name = sample.name
+        if name == CLOCK_EVENTS:  # one series per cause: the cause goes with the name
+            event = sample.labels.get("clock_event", "")
+            if event not in CLOCK_EVENT_CAUSES:
+                continue
+            name = f"{CLOCK_EVENTS}:{event}"
+        # one GPU's series split by a pod change, or repeated per MIG instance: the larger
+        # counter is the current one
+        key = (gpu, name)
+        readings[key] = max(readings.get(key, sample.value), sample.value)
+    return GpuHealth(len(present), tuple(failed),
+                     present=tuple(ids[g] for g in sorted(ids)),
+                     readings=tuple((g, n, v) for (g, n), v in sorted(readings.items())))
 
 
 class ExporterMetrics:
@@ -131,7 +166,7 @@ class ExporterMetrics:
             try:
                 if isinstance(answer, SourceError):
                     raise answer
-                samples = parse_samples(answer, KEPT)
+                samples = parse_samples(answer, PANE_KEPT)
             except SourceError as error:
                 errors[node] = str(error)
                 continue

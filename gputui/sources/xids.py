@@ -12,10 +12,12 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field, replace
 
+from gputui.domain.health_fields import HealthWindows
 from gputui.domain.inputs import WHEN_UNKNOWN, ClusterObjects, GpuHealth, XidEvent
 from gputui.domain.pods import as_pod_info
 from gputui.domain.xid import xid_from_series
 from gputui.sources.errors import SourceError
+from gputui.sources.health_book import HealthBook, with_evidence
 from gputui.sources.exposition import parse_samples
 from gputui.sources.http import KubeHttp
 from gputui.sources.prometheus import PrometheusMetrics, PrometheusOptions
@@ -161,10 +163,14 @@ class XidTracker:
     """
 
     def __init__(self, http: KubeHttp, prometheus: str | PrometheusOptions | None = None,
-                 lookback: float = 3600.0, born: float = WHEN_UNKNOWN):
+                 lookback: float = 3600.0, born: float = WHEN_UNKNOWN,
+                 windows: HealthWindows | None = None):
         """``born``: when the cluster came to exist, if gputui knows (it started the demo
         cluster itself): XIDs already there at the first read happened after it, so they
-        are stamped with it instead of an unknown time."""
+        are stamped with it instead of an unknown time. ``windows``: the GPU health
+        counters' windows (the settings' thresholds)."""
+        #: the health counters' evidence over the session (:mod:`gputui.sources.health_book`)
+        self.book = HealthBook(windows)
         self.http = http
         self.born = born
         self.prometheus = prometheus
@@ -187,6 +193,8 @@ class XidTracker:
                                          self.lookback, self.gate)
         except SourceError:
             return False
+        reading = replace(reading, health=with_evidence(
+            reading.origin, reading.health, now, self.book, self.prometheus))
         stamp = now if self._read_once else self.born
         self._read_once = True
         forbidden_changed = reading.forbidden != self.forbidden

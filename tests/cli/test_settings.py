@@ -91,3 +91,19 @@ def test_the_pool_label_setting_names_the_pool() -> None:
     assert pool_of({"eks.amazonaws.com/nodegroup": "ng"}, "example.com/gpu-pool") == "ng"
     assert pool_of({"kubernetes.azure.com/agentpool": "ak"}) == "ak"
     assert pool_of({"karpenter.sh/nodepool": "kp"}) == "kp"
+
+
+def test_gpu_health_thresholds_are_settings_and_validated(tmp_path: Path) -> None:
+    """The health thresholds come from the config file like every grace; a value that would
+    silence or break a rule (negative, a zero window, a share above 1) is one line."""
+    config = tmp_path / "config.yaml"
+    config.write_text("thresholds: {pcie_replays_per_minute: 20, health_window_minutes: 15}\n")
+    settings = load_settings(config, environ={}, flags={})
+    assert settings.thresholds.pcie_replays_per_minute == 20.0
+    assert settings.thresholds.health_window_minutes == 15.0
+    for bad, said in (("throttle_fraction: 2", "at most 1"),
+                      ("health_window_minutes: 0", "above 0"),
+                      ("pcie_replays_per_minute: -5", ">= 0")):
+        config.write_text(f"thresholds: {{{bad}}}\n")
+        with pytest.raises(SettingsError, match=said):
+            load_settings(config, environ={}, flags={})

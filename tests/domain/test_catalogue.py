@@ -15,10 +15,12 @@ from gputui.domain import (
     catalogue,
     findings,
     findings_cluster,
+    findings_health,
     findings_metrics,
     findings_mig,
     findings_pipeline,
     findings_upgrade,
+    gpu_count,
     join_pools,
     sharing,
 )
@@ -26,7 +28,7 @@ from gputui.domain.catalogue import CATALOGUE, Pane
 from gputui.domain.model import Finding, Severity
 
 RULE_MODULES = (findings, findings_cluster, findings_metrics, findings_mig, findings_pipeline,
-                findings_upgrade, sharing, join_pools)
+                findings_upgrade, sharing, join_pools, findings_health, gpu_count)
 README = Path(__file__).resolve().parents[2] / "README.md"
 
 

@@ -10,6 +10,7 @@ from typing import Any
 
 import pytest
 
+from gputui.domain.fleet import unhealthy_gpus
 from gputui.domain.inputs import ClusterObjects, XidEvent
 from gputui.domain.mig import MigConfigCache, node_mig_view
 from gputui.domain.model import ClusterSnapshot, Severity, SnapshotCounts, StageStatus
@@ -116,7 +117,8 @@ def _as_before(snap: ClusterSnapshot, objs: ClusterObjects, now: float) -> None:
         gpus_total=sum(max(v.resources.capacity, v.gpu_count) for v in views),
         gpus_allocatable=sum(v.resources.allocatable for v in views),
         nodes_with_findings=sum(bool(v.findings) for v in views),
-        upgrades_in_progress=snap.upgrade.in_progress)
+        upgrades_in_progress=snap.upgrade.in_progress,
+        gpus_with_health_findings=sum(unhealthy_gpus(v) for v in views))
 
 
 @pytest.mark.parametrize("seed", [7, 11, 23])

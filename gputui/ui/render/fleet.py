@@ -1,4 +1,5 @@
-"""The header's fleet line: average utilisation, GPUs busy/idle, hottest GPU, recent XIDs.
+"""The header's fleet line: GPUs with health findings, average utilisation, GPUs busy/idle,
+hottest GPU, recent XIDs.
 
 "GPUs" counts what the header's ``GPUs allocatable/total`` counts: whole GPUs and MIG
 devices, the MIG devices named in brackets (``GPUs 40 busy / 64 idle (56 MIG)``).
@@ -19,10 +20,17 @@ from gputui.ui.render.style import PLAIN, Palette
 HOT_C = 85.0
 
 
-def fleet_line(fleet: FleetMetrics, width: int, palette: Palette = PLAIN) -> Text:
-    """One line, truncated to ``width``."""
+def fleet_line(fleet: FleetMetrics, width: int, palette: Palette = PLAIN,
+               unhealthy: int = 0) -> Text:
+    """One line, truncated to ``width``; ``unhealthy``: GPUs with a GPU-health finding of
+    warning or worse (from the snapshot, so it counts what ``check`` reports), said first
+    so a narrow terminal keeps it."""
     line = Text(no_wrap=True)
     line.append(f"{fleet.scope}: ", style="bold")
+    if unhealthy:
+        line.append(f"{unhealthy} GPU{'' if unhealthy == 1 else 's'} with health findings",
+                    style=palette.colour("crit"))
+        line.append(" │ ")
     line.append(f"util {fleet.avg_util:.0f}% │ GPUs {fleet.busy} busy / {fleet.idle} idle")
     if fleet.mig_devices:  # counted as the header counts them: MIG devices among the GPUs
         line.append(f" ({fleet.mig_devices} MIG)")

@@ -6,7 +6,9 @@ instance, labelled by profile): utilisation (0-100 %), framebuffer (0-total), te
 (0-100 °C), power (0-limit) and SM clock (0-the model's maximum), each a braille sparkline
 with the current value beside it, the pods the exporter maps to the GPU, and its last XID
 with meaning and age (from the node's ``xid-error`` findings, so the pane and ``check``
-agree). Last, the node's metrics findings with their hints.
+agree), and its health: remapped rows, PCIe replays, NVLink errors, throttling, each "not
+exported" where absent (:mod:`gputui.ui.render.gpu_health`). Last, the node's metrics
+findings with their hints.
 """
 
 from __future__ import annotations
@@ -30,16 +32,19 @@ from gputui.domain.metrics import (
     gpu_spec,
     last_value,
 )
+from gputui.domain.inputs import GpuHealth
 from gputui.domain.model import Finding, NodeView, StageStatus
 from gputui.domain.timefmt import duration
 from gputui.domain.xid import xid_meaning
+from gputui.ui.render.gpu_health import HEALTH_CODES, health_line
 from gputui.ui.render.sparkline import braille_line
 from gputui.ui.render.style import PLAIN, STATUS_SYMBOL, Palette, severity_word
 
 #: dcgm-exporter's metrics port (``/metrics``), reached through the pod proxy
 EXPORTER_PORT = 9400
 #: finding codes this pane explains
-METRIC_CODES = (C.XID_ERROR, C.GPU_MISSING, C.ROW_REMAP_FAILURE)
+METRIC_CODES = (C.XID_ERROR, C.GPU_MISSING, C.ROW_REMAP_FAILURE, C.GPU_COUNT_DROPPED,
+                *HEALTH_CODES)
 #: seconds a GPU's series may lag the node's others before it counts as gone
 STALE_AFTER = 30.0
 LABEL_WIDTH = 7
@@ -153,8 +158,10 @@ def _xid_line(gpu: GpuMetrics, findings: Sequence[Finding], palette: Palette) ->
 
 
 def gpu_block(gpu: GpuMetrics, findings: Sequence[Finding], width: int,
-              palette: Palette = PLAIN, latest: float = 0.0) -> RenderableType:
-    """Title line (GPU, model, pods), the sparklines, and the last XID."""
+              palette: Palette = PLAIN, latest: float = 0.0,
+              health: GpuHealth | None = None) -> RenderableType:
+    """Title line (GPU, model, pods), the sparklines, the last XID, and the GPU's health
+    (``health``: the node's, on the GPU's first row only)."""
     title = Text(gpu.label, style="bold", no_wrap=True, overflow="ellipsis")
     if gpu.model:
         title.append(f"  {gpu.model.removeprefix('NVIDIA ')}", style=palette.role("muted"))
@@ -173,6 +180,9 @@ def gpu_block(gpu: GpuMetrics, findings: Sequence[Finding], width: int,
     xid = _xid_line(gpu, findings, palette)
     if xid is not None:
         lines.append(Padding(xid, (0, 0, 0, 2)))
+    state = health_line(health, gpu.gpu, findings, palette)
+    if state is not None:
+        lines.append(Padding(state, (0, 0, 0, 2)))
     return Group(*lines)
 
 
@@ -234,7 +244,10 @@ def render_metrics(node: NodeView | None, namespace: str | None,
             body.append(exporter_line(node, namespace, palette))
     else:
         latest = max((_last_time(g) for g in metrics.gpus), default=0.0)
+        shown: set[int] = set()
         for gpu in metrics.gpus:
-            body.append(gpu_block(gpu, node.findings, width, palette, latest))
+            health = node.gpu_health if gpu.gpu not in shown else None
+            shown.add(gpu.gpu)
+            body.append(gpu_block(gpu, node.findings, width, palette, latest, health))
     return Group(*head, Text(""), *body, Text(""), Text("Metrics findings", style="bold"),
                  Padding(findings_text(node, palette), (0, 0, 0, 2)))

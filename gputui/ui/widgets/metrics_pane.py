@@ -49,6 +49,7 @@ class MetricsPane(NodeScopedMixin, VerticalScroll):
         reading, node = self._reading, self.node
         gpus = reading.node.gpus if reading.node is not None else ()
         return (self._node_name, width, node.findings if node is not None else (),
+                node is not None and node.gpu_health is not None,
                 reading.node.node if reading.node is not None else None,
                 tuple((g.label, bool(g.util or g.temp or g.fb_used), g.xid) for g in gpus),
                 reading.origin.kind, reading.origin.fallback, reading.origin.error,

@@ -207,7 +207,8 @@ def render_header(state: HeaderState, width: int, palette: Palette = PLAIN) -> T
     if snapshot.gaps:
         lines.append(gaps_line(snapshot, width, palette))
     if state.fleet is not None:
-        lines.append(fleet_line(state.fleet, width, palette))
+        lines.append(fleet_line(state.fleet, width, palette,
+                                snapshot.counts.gpus_with_health_findings))
     if state.running:
         lines.append(running_line(state.running, width, palette))
     return Text("\n").join(lines)
