@@ -80,8 +80,10 @@ _FAULTS_HELP = """faults (gputui sim --faults SPEC, or a scenario file's 'faults
   scenario events   xid:NODE:GPU:CODE, crashloop:POOL|NODE, driver-in-use:POOL|NODE,
                     kernel:POOL:VERSION, validator-stuck:POOL|NODE, mig:POOL|NODE:CONFIG,
                     mig-fail:POOL|NODE, driver:VERSION, join:POOL:COUNT, cordon:NODE,
-                    driver-unscheduled:NODE, remap:NODE:GPU; @TIME in emulated
-                    time (30s, 5m)
+                    driver-unscheduled:NODE, remap:NODE:GPU; GPU health:
+                    xid-alone:NODE:GPU:CODE, rows:NODE:GPU, pcie:NODE:GPU,
+                    nvlink:NODE:GPU, throttle:NODE:GPU:thermal|power, offbus:NODE:GPU,
+                    reboot:POOL|NODE; @TIME in emulated time (30s, 5m)
   API faults        KIND[:ARG][~PATH][%PERCENT][@START][+DURATION], wall-clock seconds:
                     latency:MS, 429[:RETRY_AFTER], 500, 503[:RETRY_AFTER], reset,
                     watch-close, watch-410, down, forbid:RESOURCE, evict-refuse,

@@ -14,10 +14,13 @@ A scenario file (``gputui/sim/scenarios/<name>.yaml``, shipped in the wheel) has
     workloads: [{name, namespace, pool, count, gpus, labels, runSeconds, startedAgo, pdb,
                  drainSkip}]
     timeline: [{at: 30s, action: ACTION, ...fields}]
+    exporterMetrics: [NAME, ...]       # opt-in dcgm-exporter counters (custom metrics CSV)
 
 Timeline actions (fields): ``kernel-update`` (pool or node, kernel, breaksDriver), ``crashloop``
 (pool|node, reason: kernel-headers|driver-in-use, nextStart), ``validator-stuck`` (pool|node),
-``xid`` (node, gpu, code), ``row-remap-failure`` (node, gpu), ``mig-config`` (pool|node,
+``xid`` (node, gpu, code, follow: false = no XID 45 after a fatal one), ``row-remap-failure``
+(node, gpu), ``rows``, ``pcie-replays``, ``nvlink-errors``, ``gpu-off-bus`` (node, gpu),
+``throttle`` (node, gpu, cause: thermal|power), ``reboot`` (node|pool), ``mig-config`` (pool|node,
 config), ``mig-fail`` (pool|node),
 ``driver-version`` (version), ``join`` (pool, count, driverBuild: how long these nodes'
 first driver build takes, else the pool's ``driverBuild``, 5m by default), ``cordon`` (node),
@@ -29,8 +32,16 @@ Faults (``gputui sim --faults SPEC``) add timeline entries. SPEC is comma-separa
 ``KIND:ARG[:ARG...]@TIME`` where TIME is ``30``, ``30s``, ``5m`` or ``1h`` (``@TIME``
 optional, default now)::
 
-    xid:NODE:GPU:CODE          e.g. xid:h100/0:3:79@30s
+    xid:NODE:GPU:CODE          e.g. xid:h100/0:3:79@30s; a fatal XID (48, 74, 94, 95, 119,
+                               120) on a GPU a pod uses is followed 1 s later by XID 45
+    xid-alone:NODE:GPU:CODE    the XID without the XID 45 that follows a fatal one
     remap:NODE:GPU             the GPU's row remapping fails (DCGM_FI_DEV_ROW_REMAP_FAILURE 1)
+    rows:NODE:GPU              an uncorrectable memory error: UNCORRECTABLE_REMAPPED_ROWS +1
+    pcie:NODE:GPU              PCIe replay counter rising about 300 a minute
+    nvlink:NODE:GPU            NVLink CRC flit errors rising (enables the opt-in counters)
+    throttle:NODE:GPU:CAUSE    thermal|power throttling half of every second
+    offbus:NODE:GPU            XID 79, and the GPU is gone after the node's next reboot
+    reboot:POOL|NODE           the node reboots on its current kernel
     crashloop:POOL|NODE        kernel-headers crash loop of the driver container
     driver-in-use:POOL|NODE    k8s-driver-manager "driver is in use" Init:CrashLoopBackOff
     kernel:POOL:VERSION        kernel update that breaks the driver on that pool
@@ -59,6 +70,7 @@ from typing import Any
 
 import yaml
 
+from gputui.sim.operator.gpufaults import THROTTLE_CAUSES
 from gputui.sim.operator.hardware import MODELS
 
 
@@ -123,14 +135,22 @@ class Scenario:
     settle_seconds: float | None = None
     #: API-level fault items (:mod:`gputui.sim.apiserver.faults` grammar), in order
     api_faults: tuple[str, ...] = ()
+    #: opt-in dcgm-exporter counters its metrics CSV enables (:mod:`gputui.sim.operator.dcgmhealth`)
+    exporter_metrics: tuple[str, ...] = ()
 
 
 ACTIONS: dict[str, set[str]] = {
     "kernel-update": {"pool", "node", "kernel", "breaksDriver"},
     "crashloop": {"pool", "node", "reason", "nextStart"},
     "validator-stuck": {"pool", "node"},
-    "xid": {"node", "gpu", "code"},
+    "xid": {"node", "gpu", "code", "follow"},
     "row-remap-failure": {"node", "gpu"},
+    "rows": {"node", "gpu"},
+    "pcie-replays": {"node", "gpu"},
+    "nvlink-errors": {"node", "gpu"},
+    "throttle": {"node", "gpu", "cause"},
+    "gpu-off-bus": {"node", "gpu"},
+    "reboot": {"node", "pool"},
     "mig-config": {"pool", "node", "config"},
     "mig-fail": {"pool", "node"},
     "driver-version": {"version"},
@@ -141,7 +161,8 @@ ACTIONS: dict[str, set[str]] = {
     "log": {"pool", "node", "operand", "container", "line"},
 }
 TOP_KEYS = {"summary", "settleSeconds", "namespace", "clusterPolicy", "extraClusterPolicies",
-            "devicePluginConfig", "nodePools", "workloads", "timeline", "faults"}
+            "devicePluginConfig", "nodePools", "workloads", "timeline", "faults",
+            "exporterMetrics"}
 POOL_KEYS = {"name": "name", "prefix": "prefix", "count": "count", "gpu": "gpu",
              "gpusPerNode": "gpus_per_node", "migConfig": "mig_config", "driver": "driver",
              "deviceConfig": "device_config", "kernel": "kernel", "converged": "converged",
@@ -261,8 +282,25 @@ def parse_scenario(name: str, data: Any) -> Scenario:
         extra_cluster_policies=tuple(data.get("extraClusterPolicies") or ()),
         device_plugin_config=dp, pools=pools, workloads=workloads, timeline=timeline,
         api_faults=api_fault_items(faults),
+        exporter_metrics=_exporter_metrics(data.get("exporterMetrics"), where),
         settle_seconds=(parse_duration(data["settleSeconds"], f"{where}: settleSeconds")
                         if data.get("settleSeconds") is not None else None))
+
+
+def _exporter_metrics(value: Any, where: str) -> tuple[str, ...]:
+    """The opt-in counters a scenario's metrics CSV enables: known names only."""
+    from gputui.sim.operator.dcgmhealth import OPT_IN, OPT_IN_NAMES
+
+    if value is None:
+        return ()
+    if not isinstance(value, list):
+        raise ScenarioError(f"{where}: exporterMetrics: expected a list of metric names")
+    for name in value:
+        if name not in OPT_IN_NAMES:
+            known = ", ".join(n for n, _, _ in OPT_IN)
+            raise ScenarioError(f"{where}: exporterMetrics: unknown opt-in metric {name!r} "
+                                f"(known: {known})")
+    return tuple(str(name) for name in value)
 
 
 def _typed(value: Any, kind: type | tuple[type, ...], where: str) -> Any:
@@ -323,6 +361,8 @@ def _event(data: Any, where: str) -> TimelineEvent:
         raise ScenarioError(f"{where}: unknown action {action!r} (known: {', '.join(ACTIONS)})")
     _check_keys(data, ACTIONS[action] | {"at", "action"}, f"{where} ({action})")
     args = {k: v for k, v in data.items() if k not in ("at", "action")}
+    if action == "throttle" and args.get("cause", "thermal") not in THROTTLE_CAUSES:
+        raise ScenarioError(f"{where}: cause must be one of {', '.join(THROTTLE_CAUSES)}")
     if action == "join" and "driverBuild" in args:
         args["driverBuild"] = parse_duration(args["driverBuild"], f"{where}: driverBuild")
     return TimelineEvent(parse_duration(data.get("at", 0), f"{where}: at"), action, args)
@@ -330,7 +370,14 @@ def _event(data: Any, where: str) -> TimelineEvent:
 
 _FAULTS: dict[str, tuple[str, tuple[str, ...]]] = {
     "xid": ("xid", ("node", "gpu", "code")),
+    "xid-alone": ("xid", ("node", "gpu", "code")),
     "remap": ("row-remap-failure", ("node", "gpu")),
+    "rows": ("rows", ("node", "gpu")),
+    "pcie": ("pcie-replays", ("node", "gpu")),
+    "nvlink": ("nvlink-errors", ("node", "gpu")),
+    "throttle": ("throttle", ("node", "gpu", "cause")),
+    "offbus": ("gpu-off-bus", ("node", "gpu")),
+    "reboot": ("reboot", ("target",)),
     "crashloop": ("crashloop", ("target",)),
     "driver-in-use": ("crashloop", ("target",)),
     "kernel": ("kernel-update", ("pool", "kernel")),
@@ -374,6 +421,10 @@ def parse_faults(spec: str) -> list[TimelineEvent]:
                 args[key] = value
         if kind == "driver-in-use":
             args["reason"] = "driver-in-use"
+        elif kind == "xid-alone":
+            args["follow"] = False
+        elif kind == "throttle" and args["cause"] not in THROTTLE_CAUSES:
+            raise ScenarioError(f"fault {item!r}: cause must be one of {', '.join(THROTTLE_CAUSES)}")
         events.append(TimelineEvent(parse_duration(when or 0, f"fault {item!r}"), action, args))
     return events
 

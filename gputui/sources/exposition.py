@@ -1,13 +1,18 @@
 """The Prometheus text exposition format, read with ``prometheus_client``'s own parser.
 
 dcgm-exporter serves text format 0.0.4; hand-written parsing gets escapes, HELP lines and
-timestamps wrong in small ways, so every scrape goes through the reference parser.
+timestamps wrong in small ways, so every scrape goes through the reference parser. That
+parser renames the samples of a counter declared without ``_total`` to the OpenMetrics
+form (``DCGM_FI_DEV_PCIE_REPLAY_COUNTER`` becomes ``..._COUNTER_total``); every
+dcgm-exporter counter is declared so, and its samples are read under the name the exporter
+wrote.
 """
 
 from __future__ import annotations
 
 import logging
 import math
+import re
 from collections.abc import Collection
 from dataclasses import dataclass
 
@@ -17,6 +22,7 @@ from gputui.domain.sanitize import clean_line, clean_tree
 from gputui.sources.errors import AnswerError
 
 log = logging.getLogger(__name__)
+_COUNTER_TYPE = re.compile(r"^#\s*TYPE\s+(\S+)\s+counter\s*$", re.MULTILINE)
 
 
 @dataclass(frozen=True, slots=True)
@@ -38,13 +44,15 @@ def parse_samples(text: str, names: Collection[str] | None = None) -> list[Sampl
         AnswerError: the body is not valid exposition text.
     """
     samples: list[Sample] = []
+    declared = set(_COUNTER_TYPE.findall(text))
     try:
         for family in text_string_to_metric_families(text):
             for sample in family.samples:
-                if names is None or sample.name in names:
+                name = _as_written(sample.name, declared)
+                if names is None or name in names:
                     value = float(sample.value)
                     if math.isfinite(value):
-                        samples.append(Sample(clean_line(sample.name),
+                        samples.append(Sample(clean_line(name),
                                               clean_tree(dict(sample.labels)), value))
     except (ValueError, TypeError, IndexError, KeyError) as error:
         # the reference parser raises ValueError for bad text; the others guard its
@@ -53,3 +61,10 @@ def parse_samples(text: str, names: Collection[str] | None = None) -> list[Sampl
         log.debug("unreadable metrics text: %s", first)
         raise AnswerError(f"unreadable metrics text: {first}") from None
     return samples
+
+
+def _as_written(name: str, counters: set[str]) -> str:
+    """A counter sample's name as the text wrote it, not the parser's ``_total`` form."""
+    if name.endswith("_total") and name[:-6] in counters and name not in counters:
+        return name[:-6]
+    return name

@@ -53,7 +53,7 @@ def test_metrics_parse_with_real_labels_and_pod_mapping(start_sim: Any) -> None:
 
 
 def test_xid_79_is_reported_and_the_gpu_goes_idle(start_sim: Any) -> None:
-    sim = start_sim("healthy", speed=20, faults="xid:h100/0:3:79@1s,xid:h100/1:0:48@1s")
+    sim = start_sim("healthy", speed=20, faults="xid:h100/0:3:79@1s,xid-alone:h100/1:0:48@1s")
     node = sim.node("h100/0")
     sim.wait_for(lambda: "err_code=\"79\"" in scrape_via_proxy(sim, node), 120, "XID 79 exported")
     _, samples = parse(scrape_via_proxy(sim, node))

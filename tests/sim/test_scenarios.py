@@ -11,7 +11,7 @@ from gputui.sim.scenario import ScenarioError, list_scenarios, load_scenario, pa
 SHIPPED = {"empty", "healthy", "node-join", "driver-crashloop", "validator-stuck",
            "upgrade-rolling", "upgrade-failed", "mig-reconfig-failed", "xid-storm",
            "time-slicing", "scale-5000", "scale-15000", "upgrade-drain-blocked", "normal-life",
-           "upgrade-slots-held"}
+           "upgrade-slots-held", "gpu-health"}
 
 
 def test_every_required_scenario_ships_with_a_summary() -> None:

@@ -234,6 +234,10 @@ class Operator:
         """The workload pods running on ``node`` (what the exporter's pod mapping sees)."""
         return [t for t in self.workloads.pods.values() if t.node == node and not t.done]
 
+    def gpu_users(self, node: str) -> dict[int, Any]:
+        """GPU index -> the workload pod using it now (what an XID's clean-up kills)."""
+        return dict(self.workloads.gpu_users(node))
+
     def add_nodes(self, pool_name: str, count: int,
                   driver_build: float | None = None) -> list[str]:
         """New nodes join a pool now (timeline ``join``); their first driver build takes

@@ -28,10 +28,16 @@ What the series say, as the real exporter (``--devices f``, pod mapping on) woul
   that raised none), as upstream does. Power starts from the model's idle figure and rises
   with load to under its limit; SM and memory clocks and the NVLink counter follow the
   model (:data:`~gputui.sim.operator.hardware.ELECTRICAL`; PCIe-only parts count no NVLink).
+* GPU-health faults (:mod:`gputui.sim.operator.gpufaults`) move the default counters
+  (PCIe replays, remapped rows, clocks and temperatures of a throttled GPU); the XID gauge
+  shows the last XID reported by the scrape's instant, so a fatal XID followed by 45 shows
+  45 a second later. The opt-in counters (:mod:`gputui.sim.operator.dcgmhealth`) are
+  served only where the scenario's ``exporterMetrics`` or a fault enabled them.
 * XID 79 (fallen off the bus): the GPU is gone from DCGM's view, so every series of it
-  stops except ``DCGM_FI_DEV_XID_ERRORS``. That one stays because DCGM takes XIDs from the
-  driver's kernel messages, not from the dead GPU, and it is what tells an operator (and
-  gputui's ``xid-error`` finding, which reads exporters) why the GPU's series vanished.
+  stops except ``DCGM_FI_DEV_XID_ERRORS`` (and ``DCGM_EXP_XID_ERRORS_COUNT``). That one
+  stays because DCGM takes XIDs from the driver's kernel messages, not from the dead GPU,
+  and it is what tells an operator (and gputui's ``xid-error`` finding, which reads
+  exporters) why the GPU's series vanished.
 
 Not emulated: DCGM's 30 s sampling (values follow the clock at each scrape), vGPU, DRA and
 pod-label/pod-UID options, and the HEAD exporter's lowercase ``hostname``.
@@ -43,8 +49,11 @@ import json
 import math
 from typing import Any
 
+from gputui.sim.operator import dcgmhealth
+from gputui.sim.operator.gpufaults import last_xid
 from gputui.sim.operator.hardware import electrical, profile_memory_mib
 from gputui.sim.operator.miginstances import Assignments, Instance, instances
+from gputui.sim.operator.runtime import NodeRun
 from gputui.sim.operator.world import World
 
 #: seconds a stopping server waits for requests in flight (a watch, a proxied scrape)
@@ -105,9 +114,12 @@ def render(world: World, node_name: str, users: dict[int, Any],
     run = world.nodes.get(node_name)
     if run is None:
         return ""
-    series: dict[str, list[str]] = {m[0]: [] for m in METRICS}
+    enabled = enabled_opt_in(world, run)
+    catalogue = METRICS + [m for m in dcgmhealth.OPT_IN if m[0] in enabled]
+    series: dict[str, list[str]] = {m[0]: [] for m in catalogue}
     for gpu in run.gpus:
-        labels = {"gpu": str(gpu.index), "UUID": gpu.uuid, "pci_bus_id": _pci(gpu.index),
+        slot = gpu.index if gpu.slot is None else gpu.slot
+        labels = {"gpu": str(gpu.index), "UUID": gpu.uuid, "pci_bus_id": _pci(slot),
                   "device": f"nvidia{gpu.index}", "modelName": run.model.model_name}
         tail = {"Hostname": node_name, "DCGM_FI_DRIVER_VERSION": run.driver_loaded or "unknown"}
         if gpu.mig is None:
@@ -126,10 +138,19 @@ def render(world: World, node_name: str, users: dict[int, Any],
             _instance(series, (world.clock.now(), load), run.model, gpu, inst,
                       _with_pod(inst_labels, user))
     out = []
-    for name, kind, help_ in METRICS:
+    for name, kind, help_ in catalogue:
         if series[name]:
             out += [f"# HELP {name} {help_}", f"# TYPE {name} {kind}"] + series[name]
     return "\n".join(out) + "\n"
+
+
+def enabled_opt_in(world: World, run: NodeRun) -> frozenset[str]:
+    """The opt-in series the node's exporter serves: the scenario's metrics CSV plus what a
+    fault enabled on the node (:mod:`gputui.sim.operator.dcgmhealth`)."""
+    chosen = world.scenario.exporter_metrics
+    if not chosen:
+        return frozenset(run.exporter_metrics)
+    return frozenset(chosen) | run.exporter_metrics
 
 
 def _with_pod(labels: dict[str, str], user: Any) -> dict[str, str]:
@@ -159,18 +180,24 @@ def _power(model: Any, util: float, wave: float) -> float:
 
 
 def _emit(series: dict[str, list[str]], gpu: Any, labels: dict[str, str],
-          values: dict[str, float]) -> None:
-    """Append one entity's samples; after XID 79 only its XID series is left."""
+          values: dict[str, float], now_busy: tuple[float, bool]) -> None:
+    """Append one entity's samples; after XID 79 only its XID series are left."""
+    now, busy = now_busy
     for name, value in values.items():
-        if gpu.fallen and name != "DCGM_FI_DEV_XID_ERRORS":
+        if name not in series or (gpu.fallen and name != "DCGM_FI_DEV_XID_ERRORS"):
             continue
         if name == "DCGM_FI_DEV_XID_ERRORS":
             # upstream always labels the XID series; a GPU without one says "0"/"No Error"
-            message = XID_MEANING.get(gpu.xid, "Unknown") if gpu.xid else "No Error"
-            xid_labels = {**labels, "err_code": str(gpu.xid), "err_msg": message}
-            series[name].append(_line(name, xid_labels, gpu.xid))
+            xid = last_xid(gpu, now)
+            message = XID_MEANING.get(xid, "Unknown") if xid else "No Error"
+            xid_labels = {**labels, "err_code": str(xid), "err_msg": message}
+            series[name].append(_line(name, xid_labels, xid))
         else:
             series[name].append(_line(name, labels, value))
+    if dcgmhealth.XID_COUNT in series or dcgmhealth.CLOCK_EVENTS in series:
+        for name, samples in dcgmhealth.exp_samples(gpu, now, busy).items():
+            if name in series:
+                series[name] += [_line(name, {**labels, **extra}, v) for extra, v in samples]
 
 
 def _whole_gpu(series: dict[str, list[str]], now: float, model: Any, gpu: Any,
@@ -180,7 +207,9 @@ def _whole_gpu(series: dict[str, list[str]], now: float, model: Any, gpu: Any,
     util = 0.0 if not busy else round(88 + 10 * wave)
     fb_used = 0 if not busy else int(model.memory_mib * (0.72 + 0.2 * wave))
     _accrue(gpu, model, util)
-    _emit(series, gpu, _with_pod(labels, user), _values(gpu, model, util, fb_used, wave, busy))
+    values = _values(gpu, model, util, fb_used, wave, busy)
+    dcgmhealth.apply(values, gpu, model, now, busy)
+    _emit(series, gpu, _with_pod(labels, user), values, (now, busy))
 
 
 def _mig_parent(series: dict[str, list[str]], now: float, model: Any, gpu: Any,
@@ -189,9 +218,10 @@ def _mig_parent(series: dict[str, list[str]], now: float, model: Any, gpu: Any,
     wave = _wave(now, gpu)
     _accrue(gpu, model, 0.0)
     values = _values(gpu, model, 0.0, 0, wave, False)
+    dcgmhealth.apply(values, gpu, model, now, False)
     for name in UTIL_ONLY_WHOLE_GPU:
         values.pop(name)
-    _emit(series, gpu, labels, values)
+    _emit(series, gpu, labels, values, (now, False))
 
 
 def _parent_util(model: Any, present: list[Instance], held: list[Any]) -> float:
@@ -210,6 +240,7 @@ def _instance(series: dict[str, list[str]], when_load: tuple[float, float], mode
     fb_used = int(total * (0.55 + 0.3 * wave)) if busy else 0
     active = round(0.80 + 0.15 * wave, 6) if busy else 0.0
     values = _values(gpu, model, load, fb_used, wave, load > 0)
+    dcgmhealth.apply(values, gpu, model, now, load > 0)
     for name in UTIL_ONLY_WHOLE_GPU:
         values.pop(name)
     values.update({"DCGM_FI_DEV_FB_FREE": total - fb_used, "DCGM_FI_DEV_FB_RESERVED": 0,
@@ -218,7 +249,7 @@ def _instance(series: dict[str, list[str]], when_load: tuple[float, float], mode
                    "DCGM_FI_PROF_DRAM_ACTIVE": round(active * 0.5, 6),
                    "DCGM_FI_PROF_PCIE_TX_BYTES": int(active * 1.2e8),
                    "DCGM_FI_PROF_PCIE_RX_BYTES": int(active * 2.0e8)})
-    _emit(series, gpu, labels, values)
+    _emit(series, gpu, labels, values, (now, load > 0))
 
 
 def _values(gpu: Any, model: Any, util: float, fb_used: int, wave: float,

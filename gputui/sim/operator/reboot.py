@@ -19,6 +19,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from gputui.sim.operator import gpufaults
 from gputui.sim.operator import keys as K
 from gputui.sim.operator.nodes import node_conditions
 from gputui.sim.operator.runtime import NodeRun
@@ -71,6 +72,7 @@ def _boot(world: World, run: NodeRun, now: float) -> None:
     name, kernel = run.name, run.boot_kernel or run.kernel
     run.kernel, run.down_since, run.marked_unknown = kernel, None, False
     run.plugin_down_since = None  # the new kubelet has no plugin, and zeroed it already
+    gpufaults.boot(run, now)  # the driver enumerates what is still on the bus
 
     def change(obj: dict[str, Any]) -> None:
         obj["metadata"]["labels"][K.NFD_KERNEL_FULL] = kernel

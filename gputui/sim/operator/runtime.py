@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
+from gputui.sim.operator.gpufaults import Wear
 from gputui.sim.operator.hardware import GpuModel, gpu_uuid
 from gputui.sim.operator.sharing import Sharing
 
@@ -77,6 +78,8 @@ class Gpu:
     energy_mj: float = 0.0
     util: float = 0.0
     nvlink_total: float = 0.0             # DCGM_FI_DEV_NVLINK_BANDWIDTH_TOTAL (counter)
+    wear: Wear | None = None              # what faults did to it (sim.operator.gpufaults)
+    slot: int | None = None               # its PCI slot once a lost sibling renumbered it
 
 
 @dataclass
@@ -112,6 +115,8 @@ class NodeRun:
     boot_kernel: str = ""                 # the kernel it boots into
     marked_unknown: bool = False          # the node controller set Ready Unknown
     plugin_down_since: float | None = None  # the kubelet lost the device plugin then
+    #: opt-in exporter counters a fault enabled on this node (sim.operator.dcgmhealth)
+    exporter_metrics: frozenset[str] = frozenset()
 
     def __post_init__(self) -> None:
         if not self.gpus:

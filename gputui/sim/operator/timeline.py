@@ -7,7 +7,7 @@ from collections.abc import Callable
 from typing import Any, Protocol
 
 from gputui.sim.operator import keys as K
-from gputui.sim.operator import reboot
+from gputui.sim.operator import gpudrills, reboot
 from gputui.sim.operator.world import ALL_NODES, STATUS, World
 from gputui.sim.scenario import parse_duration
 
@@ -18,6 +18,8 @@ class AddsNodes(Protocol):
 
     def add_nodes(self, pool_name: str, count: int,
                   driver_build: float | None = None) -> list[str]: ...
+
+    def gpu_users(self, node: str) -> dict[int, Any]: ...
 
 
 #: a timeline action's handler: the Timeline and the event's fields
@@ -117,7 +119,10 @@ class Timeline:
 
     def do_xid(self, args: dict[str, Any]) -> None:
         """A GPU raises an XID; the device plugin marks it unhealthy unless the XID is one
-        it ignores (k8s-device-plugin ``internal/rm/health.go``), so allocatable drops."""
+        it ignores (k8s-device-plugin ``internal/rm/health.go``), so allocatable drops.
+        A fatal XID on a GPU a pod uses is followed by XID 45 (the driver cleaning up the
+        killed contexts) unless ``follow`` is false (:mod:`gputui.sim.operator.gpufaults`)."""
+        from gputui.sim.operator.gpufaults import raise_xid
         from gputui.sim.operator.health import marks_unhealthy, plugin_env
 
         plugin = self.world.store.get("daemonsets.apps", PLUGIN_DS, self.world.ns)
@@ -125,7 +130,8 @@ class Timeline:
         for name in self.world.resolve(args):
             run = self.world.nodes[name]
             gpu = run.gpus[int(args.get("gpu", 0))]
-            gpu.xid = int(args.get("code", 79))
+            follow = bool(args.get("follow", True)) and gpu.index in self.operator.gpu_users(name)
+            raise_xid(gpu, int(args.get("code", 79)), self.world.clock.now(), follow)
             gpu.fallen = gpu.xid == 79
             if "device-plugin" in run.pods and marks_unhealthy(gpu.xid, env):
                 gpu.unhealthy = True
@@ -221,4 +227,5 @@ HANDLERS: dict[str, Handler] = {
     "join": Timeline.do_join,
     "cordon": Timeline.do_cordon,
     "log": Timeline.do_log,
+    **gpudrills.HANDLERS,
 }
