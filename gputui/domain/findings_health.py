@@ -83,7 +83,9 @@ def memory_findings(node: str, health: GpuHealth,
         bad = [r for r in rises if r.counter in H.MEMORY_ERRORS]
         how = measured(health, rises[0], windows)
         if bad:
-            count = sum(r.rise for r in bad)
+            # the counters see one error from several sides (a DBE is also a remapped row):
+            # at least as many errors as the counter that rose most, not their sum
+            count = max(r.rise for r in bad)
             repeated = count >= 2 or gpu in health.row_remap_failed
             found.append(Finding(
                 C.GPU_MEMORY_ERROR, Severity.CRITICAL, node,

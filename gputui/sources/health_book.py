@@ -34,28 +34,41 @@ Key = tuple[str, int, str]
 
 @dataclass
 class _Trace:
-    """One counter's change points (time, value), oldest first, and when it was first read."""
+    """One counter's change points (time, value), oldest first, when each value was last
+    seen, and when the counter was first read."""
 
     first: float
     points: list[tuple[float, float]] = field(default_factory=list)
+    seen: list[float] = field(default_factory=list)
 
     def add(self, now: float, value: float, keep: float) -> None:
         if not self.points or self.points[-1][1] != value:
             self.points.append((now, value))
+            self.seen.append(now)
+        else:
+            self.seen[-1] = now
         # drop what is older than the window, keeping the value in effect at its start
         cut = bisect_right(self.points, (now - keep, float("inf"))) - 1
         if cut > 0:
             del self.points[:cut]
+            del self.seen[:cut]
 
     def rise(self, now: float, span: float) -> tuple[float, float]:
-        """(how much it rose over the last ``span`` seconds, the seconds that covers)."""
+        """(how much it rose over the last ``span`` seconds, the seconds that covers).
+
+        The rise is counted from the value in effect at the window's start, which was last
+        read at some scrape before it: the seconds run from that read (or the start, when
+        the value was still read after it), so a steady rate is not inflated by the part of
+        a scrape interval before the window (300 a minute read as 356).
+        """
         start = max(self.first, now - span)
         index = max(0, bisect_right(self.points, (start, float("inf"))) - 1)
         total, last = 0.0, self.points[index][1]
         for _, value in self.points[index + 1:]:
             total += value - last if value >= last else value  # down: reset, counts anew
             last = value
-        return total, now - start
+        begin = max(self.first, min(start, self.seen[index]))
+        return total, now - begin
 
 
 class HealthBook:

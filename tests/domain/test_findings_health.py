@@ -64,6 +64,15 @@ def test_an_uncorrectable_remap_is_critical_and_says_how_it_was_measured() -> No
     assert not health_of(snap, CONTROL)
 
 
+def test_one_error_seen_by_two_counters_is_one_error() -> None:
+    """A DBE rises the volatile DBE count and remaps a row: one error, not two (the drill's
+    "2 uncorrectable memory errors" for one, and the RMA hint it brought)."""
+    x = only(build(sick(CounterRise(2, H.UNCORRECTABLE_REMAPPED_ROWS, 1, 3600.0),
+                        CounterRise(2, H.ECC_DBE_VOL, 1, 3600.0))), "gpu-memory-error")
+    assert x.message.startswith("GPU 2: 1 uncorrectable memory error (")
+    assert x.hint.startswith("Uncorrectable memory errors are repaired")  # not the RMA one
+
+
 @pytest.mark.parametrize("counter", [H.RETIRED_DBE, H.ECC_DBE_VOL])
 def test_retired_pages_and_volatile_dbe_are_memory_errors(counter: str) -> None:
     x = only(build(sick(CounterRise(0, counter, 2, 3600.0))), "gpu-memory-error")

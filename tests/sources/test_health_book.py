@@ -172,3 +172,19 @@ def test_a_gpu_replaced_in_its_slot_is_not_gone_and_old_ones_are_forgotten() -> 
     assert scrape(T + 60, old[0], new, old[2]).gone == ()
     assert [g.uuid for g in scrape(T + 120, old[0], new).gone] == ["GPU-old-2"]
     assert scrape(T + 120 + 3601, old[0], new).gone == ()  # past the lookback
+
+
+def test_a_steady_rate_is_not_inflated_by_the_scrape_before_the_window() -> None:
+    """Scrapes every 120 s of a counter rising 300 a minute, judged over 10 minutes whose
+    start falls between two scrapes: 300 a minute, not the 356 the drill read."""
+    from gputui.sources.health_book import _Trace
+
+    trace = _Trace(first=0.0)
+    for tick in range(0, 1801, 120):
+        trace.add(float(tick), 5.0 * tick, keep=3600.0)
+    rise, seconds = trace.rise(1800.0, 630.0)
+    assert 60.0 * rise / seconds == pytest.approx(300.0)
+    steady = _Trace(first=0.0)
+    for tick in range(0, 1801, 120):
+        steady.add(float(tick), 7.0, keep=3600.0)  # unchanged: no rise, the span still known
+    assert steady.rise(1800.0, 630.0) == (0.0, 630.0)
