@@ -61,7 +61,7 @@ from gputui.ui.summary_flow import SummaryFlow
 from gputui.ui.theme import GPUTUI_THEME, gpu_variables, theme_palette
 from gputui.ui.timeline_flow import TimelineFlow, TimelineSink
 from gputui.ui.typeahead import TypeAhead
-from gputui.ui.widgets.status_header import INITIAL_STATUS, StatusHeader
+from gputui.ui.widgets.status_header import INITIAL_STATUS, visible_headers
 
 if TYPE_CHECKING:  # the feed talks HTTP; the UI only starts, feeds and stops it
     from gputui.sources.metrics import MetricsFeed
@@ -324,7 +324,7 @@ class GpuTuiApp(PodLogFlow, CommandFlow, SummaryFlow, TimelineFlow, QuietCrash):
             return
         stopped = self.recording_watch.stopped(
             lambda why: self.notify(why, severity="error", timeout=30))
-        for header in self.screen.query(StatusHeader):
+        for header in visible_headers(self.screen_stack):
             header.update_state(self.snapshot, self.status, self.clock(), self.metrics.fleet,
                                 running=self.operations.running(),
                                 read_only=self.contexts.read_only,

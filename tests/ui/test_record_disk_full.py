@@ -80,3 +80,28 @@ def test_exit_says_where_the_recording_ends(tmp_path: Path,
     err = capsys.readouterr().err
     assert err.count("\n") == 1 and "No space left on device" in err
     assert "the recording ends where it stopped" in err
+
+
+async def test_the_header_under_a_dialog_keeps_moving(live_app: LiveApp,
+                                                      cluster: EmulatedCluster,
+                                                      tmp_path: Path) -> None:
+    """Issue 27: the header's clock stayed frozen for over a minute while a drain dialog
+    was open: the header under a dialog is the one the operator sees, and it is refreshed."""
+    from gputui.ui.screens.confirm import ConfirmScreen
+    from gputui.ui.widgets.status_header import StatusHeader
+
+    writer = _on_a_full_disk(tmp_path / "s.gputui-rec")
+    app = live_app()
+    async with app.run_test(size=(100, 30)) as pilot:
+        app.recorded_source = app.source
+        app.recording_watch.problem = lambda: writer.error
+        await until(pilot, lambda: "● rec" in header_text(app)
+                    and app.runner is not None and not app.runner.permissions.pending)
+        await pilot.press("c")
+        await until(pilot, lambda: isinstance(app.screen, ConfirmScreen))
+        below = app.screen_stack[-2]
+        writer.objects(ClusterObjects(context="gputui-demo"), 1000.0)
+        await until(pilot, lambda: any("✖ rec stopped" in h.render().plain
+                                       for h in below.query(StatusHeader)), timeout=10)
+        assert isinstance(app.screen, ConfirmScreen)
+    writer.close()

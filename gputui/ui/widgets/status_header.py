@@ -15,6 +15,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from rich.text import Text
+from textual.screen import Screen
 from textual.widgets import Static
 
 from gputui.actions.operations import Operation
@@ -266,3 +267,13 @@ class StatusHeader(Static):
     def render(self) -> Text:
         self._drawn = self._text()
         return self._drawn
+
+
+def visible_headers(screens: Sequence[Screen[object]]) -> list[StatusHeader]:
+    """The headers of the top screen that has one (``screens``: the app's stack): under a
+    dialog, the view's, whose clock and state must keep moving while a plan is read."""
+    for screen in reversed(screens):
+        headers = list(screen.query(StatusHeader))
+        if headers:
+            return headers
+    return []
