@@ -201,7 +201,7 @@ class _Drain:
     def _read(self) -> None:
         assert self._pipe is not None
         with contextlib.suppress(OSError, ValueError):
-            while chunk := self._pipe.read1(65536):
+            while chunk := os.read(self._pipe.fileno(), 65536):
                 self.data += chunk
                 if len(self.data) > 2 * self.keep:
                     self.overflowed.set()
