@@ -84,6 +84,12 @@ def test_replay_agrees_with_live_check_at_that_moment(gputui: Run, storm_sim: Pa
                        >= 4 for b, _ in session.built())
 
         assert _poll(all_xids, timeout=120), "the recorder never read the four XIDs"
+        # --at takes the report's time to the second: the live read must come after the
+        # second in which the recorder's build with all four happened, or the replay's
+        # moment (that second's start) falls before that build
+        built = min(at for b, at in session.built() if len(
+            {(node, row[0]) for node, rows in b["xids"].items() for row in rows}) >= 4)
+        time.sleep(max(0.0, int(built) + 1.1 - time.time()))
         live = gputui("check", "--json", "--kubeconfig", str(storm_sim))
         assert live.returncode == 1, live.stderr
         time.sleep(1.5)  # the recorder's next flush covers that moment
