@@ -73,6 +73,9 @@ class CountTracker:
         self._pools: dict[Pool, dict[str, int]] = {}
         self._peak: dict[str, int] = {}
         self._modes: dict[Pool, Counter[int]] = {}
+        #: bumped by every change the findings depend on; the last answer is kept for it
+        self._version = 0
+        self._answer: tuple[int, object, dict[str, Finding]] | None = None
 
     def fork(self) -> CountTracker:
         """An independent copy (the records are immutable)."""
@@ -88,12 +91,14 @@ class CountTracker:
             old = self._nodes.pop(name, None)
             self._peak.pop(name, None)
             if old is not None:
+                self._version += 1
                 self._leave(name, old)
             return
         new = _Node(pool_of(view), physical if physical and physical > 0 else None)
         old = self._nodes.get(name)
         if old == new:
             return
+        self._version += 1
         if old is not None:
             self._leave(name, old)
         self._nodes[name] = new
@@ -128,14 +133,29 @@ class CountTracker:
         return (usual, sum(others.values())) if usual > count else None
 
     def findings(self, health: Mapping[str, GpuHealth]) -> dict[str, Finding]:
-        """node -> its ``gpu-count-dropped`` finding, for every node short of GPUs."""
+        """node -> its ``gpu-count-dropped`` finding, for every node short of GPUs.
+
+        Asked at every build: the answer is kept while no node's count or pool changed and
+        the metrics are the same reading (a build with nothing changed walked 5,000 nodes
+        and copied a counter for each: 24 ms where the whole build took 2)."""
+        if self._answer is not None and self._answer[0] == self._version \
+                and self._answer[1] is health:
+            return self._answer[2]
         found = {}
+        # the most GPUs any node of each pool has: a node with that many, and never more
+        # than it has now, is short of nothing (the usual case, judged without a count)
+        tops = {pool: max(counts.values()) for pool, counts in self._pools.items() if counts}
         for name, node in self._nodes.items():
             if node.count is None:
                 continue
-            finding = self._finding(name, node, node.count, health.get(name))
+            read = health.get(name)
+            if (node.pool is None or node.count >= tops.get(node.pool, 0)) \
+                    and self._peak.get(name, 0) <= node.count and (read is None or not read.gone):
+                continue
+            finding = self._finding(name, node, node.count, read)
             if finding is not None:
                 found[name] = finding
+        self._answer = (self._version, health, found)
         return found
 
     def _finding(self, name: str, node: _Node, count: int,
