@@ -21,12 +21,14 @@ REDACTED = "[REDACTED]"
 _MIN_LENGTH = 8
 
 _lock = threading.Lock()
-_known: tuple[str, ...] = ()
+#: first :data:`_MIN_LENGTH` characters -> the remembered values that start so; replaced
+#: whole by :func:`remember` (readers take the mapping without the lock)
+_heads: dict[str, tuple[str, ...]] = {}
 
 
 def remember(*values: str | bytes | None) -> None:
     """Register credential values; each is also registered trimmed and as ``repr`` shows it."""
-    global _known
+    global _heads
     found: set[str] = set()
     for value in values:
         if value is None:
@@ -38,9 +40,10 @@ def remember(*values: str | bytes | None) -> None:
     if not found:
         return
     with _lock:
-        merged = set(_known) | found
-        # longest first, so a token is replaced whole before any shorter value inside it
-        _known = tuple(sorted(merged, key=len, reverse=True))
+        grouped: dict[str, set[str]] = {head: set(values) for head, values in _heads.items()}
+        for form in found:
+            grouped.setdefault(form[:_MIN_LENGTH], set()).add(form)
+        _heads = {head: tuple(values) for head, values in grouped.items()}
 
 
 def scrub(text: str) -> str:
@@ -52,7 +55,7 @@ def scrub(text: str) -> str:
     that goes on matching it is redacted, however short of the whole it stops. A URL's
     ``user:password@`` is redacted whatever gputui knows of it.
     """
-    spans = [span for head, values in _heads().items() if head in text
+    spans = [span for head, values in _heads.items() if head in text
              for span in _runs(text, head, values)]
     if spans:
         text = _replace_spans(text, spans)
@@ -63,23 +66,6 @@ def scrub(text: str) -> str:
 #: URL's userinfo may hold unescaped (no quote, comma, slash or blank), so a match never runs
 #: across the JSON or prose around a URL into a later ``@`` (``"user":"alice@example.com"``)
 _URL_USERINFO = re.compile(r"([A-Za-z][A-Za-z0-9+.-]*://)[\w.~%!$&()*+;=-]*:[\w.~%!$&()*+;=:-]*@")
-
-
-def _heads() -> dict[str, tuple[str, ...]]:
-    """First :data:`_MIN_LENGTH` characters -> the remembered values that start so."""
-    known = _known
-    cached = _heads_cache.get(known)
-    if cached is None:
-        grouped: dict[str, list[str]] = {}
-        for value in known:
-            grouped.setdefault(value[:_MIN_LENGTH], []).append(value)
-        cached = {head: tuple(values) for head, values in grouped.items()}
-        _heads_cache.clear()
-        _heads_cache[known] = cached
-    return cached
-
-
-_heads_cache: dict[tuple[str, ...], dict[str, tuple[str, ...]]] = {}
 
 
 def _runs(text: str, head: str, values: tuple[str, ...]) -> list[tuple[int, int]]:
@@ -119,6 +105,6 @@ def _replace_spans(text: str, spans: list[tuple[int, int]]) -> str:
 
 def forget_all() -> None:
     """Drop every remembered value (tests that load many kubeconfigs in one process)."""
-    global _known
+    global _heads
     with _lock:
-        _known = ()
+        _heads = {}
