@@ -288,6 +288,8 @@ class NodesScreen(GpuScreen):
             parts.append(f"{len(table.marks)} marked")
         label = next(c.label for c in COLUMNS if c.key == table.sort_column)
         parts.append(f"sort: {label} {'▼' if table.sort_reverse else '▲'}")
+        if table.dropped:  # the terminal is too narrow for them: say so, or they are lost
+            parts.append(f"{len(table.dropped)} columns hidden")
         # the footer has no room left for it at 80 columns (it would push out "? Help")
         if not self._timeline_key and self.is_current:
             # the node's timeline key after the user's remaps (Textual applied them)
