@@ -14,7 +14,6 @@ from gputui.domain import labels as L
 from gputui.domain.findings_base import NodeContext, Rule
 from gputui.domain.findings_mig import mig_no_instances, no_instances_config
 from gputui.domain.findings_pipeline import (
-    ACTIVE_UPGRADE_STATES,
     driver_pod_failing,
     gpus_unavailable,
     node_not_ready,
@@ -31,8 +30,9 @@ from gputui.domain.timefmt import duration
 from gputui.domain.upgrade_advice import failed_hint, waiting_for_jobs_hint
 from gputui.domain.upgrade_events import NO_EVENTS, STEP_EXPIRED, failure_summary, inferred_step
 from gputui.domain.upgrade_reasons import active_wait_reason, expected_wait, state_since
+from gputui.domain.upgrade_state import UpgradeState, in_step
 
-__all__ = ["ACTIVE_UPGRADE_STATES", "NODE_RULES", "NodeContext", "Rule", "node_findings"]
+__all__ = ["NODE_RULES", "NodeContext", "Rule", "node_findings"]
 
 
 def _paused_since(ctx: NodeContext, paused: list[DeployLabel]) -> float | None:
@@ -113,7 +113,7 @@ def _driver_restarts(ctx: NodeContext) -> int:
 
 def upgrade_failed(ctx: NodeContext) -> list[Finding]:
     """The node is in ``upgrade-failed``: it holds a slot and stays cordoned."""
-    if ctx.node.upgrade_state != L.STATE_FAILED:
+    if ctx.node.upgrade_state != UpgradeState.FAILED:
         return []
     failed = failure_summary(ctx.event) if ctx.event is not None else NO_EVENTS
     if failed in (NO_EVENTS, STEP_EXPIRED):
@@ -133,7 +133,7 @@ def upgrade_stalled(ctx: NodeContext) -> list[Finding]:
     figures, in :mod:`gputui.domain.findings_upgrade`.)
     """
     state = ctx.node.upgrade_state
-    if state not in ACTIVE_UPGRADE_STATES or ctx.policy is None:
+    if not in_step(state) or ctx.policy is None:
         return []
     since = state_since(ctx.node, ctx.event)
     reason = active_wait_reason(ctx.node, ctx.policy, ctx.now)

@@ -20,10 +20,8 @@ from gputui.domain.hints import driver_hint, validator_layer
 from gputui.domain.model import Finding, NodeView, PipelineStage, Severity, StageStatus
 from gputui.domain.pods import ContainerInfo
 from gputui.domain.thresholds import SOURCES
+from gputui.domain.upgrade_state import in_step
 
-#: upgrade states in which the controller has taken the node's GPUs away on purpose
-ACTIVE_UPGRADE_STATES = frozenset(L.UPGRADE_STATES) - {
-    L.STATE_UNKNOWN, L.STATE_REQUIRED, L.STATE_DONE, L.STATE_FAILED}
 #: operands whose failure takes GPUs out of allocatable
 _GPU_PATH = frozenset({"driver", "container-toolkit", "device-plugin", "operator-validator"})
 
@@ -126,7 +124,7 @@ def gpus_unavailable(ctx: NodeContext) -> list[Finding]:
 
 def _planned(node: NodeView) -> str:
     """Why the GPUs are away on purpose (a driver upgrade step or a MIG change), or ""."""
-    if node.upgrade_state in ACTIVE_UPGRADE_STATES:
+    if in_step(node.upgrade_state):
         return f"during the driver upgrade ({node.upgrade_state})"
     if node.mig_state in (L.MIG_STATE_PENDING, L.MIG_STATE_REBOOTING):
         return f"during the MIG change to {node.mig_config}"

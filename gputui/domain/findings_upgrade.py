@@ -31,8 +31,8 @@ from gputui.domain.upgrade_queue_held import (
     held_slots,
     slot_holders,
 )
+from gputui.domain.upgrade_state import UpgradeState, holds_slot, mid_upgrade
 
-_IDLE = frozenset({L.STATE_UNKNOWN, L.STATE_DONE, L.STATE_REQUIRED, L.STATE_FAILED})
 #: waiting nodes named in the message; the finding's ``nodes`` holds them all
 _NAMED = 8
 _FAILED_HINT = ("Fix and retry the failed nodes (relabel them upgrade-required once the cause "
@@ -46,7 +46,7 @@ _BLOCKED_HINT = "See upgrade-blocked: the controller moves no node until that is
 
 def _down_outside(view: UpgradeView, nodes: Mapping[str, NodeView]) -> list[str]:
     """Managed nodes cordoned or NotReady for reasons other than a running upgrade step."""
-    return [name for name, status in view.nodes.items() if status.state in _IDLE
+    return [name for name, status in view.nodes.items() if not mid_upgrade(status.state)
             and (n := nodes.get(name)) is not None and (n.cordoned or not n.ready)]
 
 
@@ -74,13 +74,13 @@ def _holders(view: UpgradeView, owner: str | None, nodes: Mapping[str, NodeView]
     is the whole cluster's, whose statuses a per-NVIDIADriver view lacks)."""
     counts: dict[str, int] = {}
     for name, status in view.nodes.items():
-        if status.state in L.UPGRADE_IDLE_STATES:
+        if not holds_slot(status.state):
             continue
         node = nodes.get(name)
         if groups and (node is None or owner_of(node, groups) != owner):
             continue
         counts[status.state] = counts.get(status.state, 0) + 1
-    failed = counts.pop(L.STATE_FAILED, 0)
+    failed = counts.pop(UpgradeState.FAILED, 0)
     parts = [f"{failed} failed node{'s' if failed != 1 else ''}"] if failed else []
     parts += [f"{n} in {state}" for state, n in sorted(counts.items())]
     return ", ".join(parts) or "no node"
@@ -161,7 +161,7 @@ def required_stalled(view: UpgradeView, nodes: Mapping[str, NodeView],
     limit = thresholds.upgrade_stalled_minutes * 60.0
     queues: dict[tuple[str | None, str], list[tuple[str, float]]] = {}
     owned: dict[str | None, UpgradeView] = {}
-    for name in view.lanes.get(L.STATE_REQUIRED, ()):
+    for name in view.lanes.get(UpgradeState.REQUIRED, ()):
         status = view.nodes.get(name)
         if status is None or status.skip or status.since is None:
             continue
@@ -194,7 +194,7 @@ def held_by_choice(ctx: NodeContext) -> list[Finding]:
     ``ProcessUpgradeRequiredNodes`` skips it on purpose, so ``info``, since when the label
     was set (its managedFields time) when that is known."""
     node = ctx.node
-    if node.upgrade_state != L.STATE_REQUIRED or not node.upgrade_skip:
+    if node.upgrade_state != UpgradeState.REQUIRED or not node.upgrade_skip:
         return []
     since = ctx.label_times.get(L.UPGRADE_SKIP)
     when = (f" since {datetime.fromtimestamp(since, tz=UTC):%Y-%m-%d %H:%M} UTC "

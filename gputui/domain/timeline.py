@@ -26,6 +26,7 @@ from __future__ import annotations
 
 from collections.abc import Collection, Iterable, Mapping, Sequence
 
+from gputui.domain import labels as L
 from gputui.domain.catalogue import XID_ERROR
 from gputui.domain.cluster_id import ClusterId, same_cluster
 from gputui.domain.model import ClusterSnapshot, Finding, NodeView, Severity
@@ -39,6 +40,7 @@ from gputui.domain.timeline_event import (
     events_from_json,
     make_event,
 )
+from gputui.domain.upgrade_state import UpgradeState
 from gputui.domain.xid import xid_info, xid_meaning
 
 __all__ = ["KINDS", "MAX_EVENTS", "Timeline", "TimelineEvent", "action_events",
@@ -47,7 +49,7 @@ __all__ = ["KINDS", "MAX_EVENTS", "Timeline", "TimelineEvent", "action_events",
 #: the pane of findings read from GPU metrics (they vanish when metrics cannot be read)
 _METRICS_PANE = "metrics"
 #: upgrade and MIG states that are a failure
-_FAILED_STATES = frozenset({"upgrade-failed", "failed"})
+_FAILED_STATES = frozenset({UpgradeState.FAILED, L.MIG_STATE_FAILED})
 #: the most targets an action is told on, one event each (more: one cluster event)
 MAX_ACTION_NODES = 20
 
