@@ -144,11 +144,11 @@ def _queue_finding(cause: str, own: UpgradeView, owner: str | None,
     noun = "node" if len(names) == 1 else "nodes"
     past = (f", past {context.minutes:g} min, {SOURCES['upgrade_stalled_minutes']}"
             if longest >= context.minutes * 60.0 else "")
-    return Finding(
-        C.UPGRADE_STALLED, Severity.WARNING, None,
+    return C.finding(
+        C.UPGRADE_STALLED, None,
         f"upgrade queue stalled{cr}: {_why(cause, own, owner, context)}; {len(names)} {noun} "
         f"waiting in upgrade-required (longest {duration(longest)}{past}): {_names(names)}",
-        _HINTS[cause], "upgrade", nodes=tuple(names))
+        _HINTS[cause], nodes=tuple(names))
 
 
 def required_stalled(view: UpgradeView, nodes: Mapping[str, NodeView],
@@ -200,8 +200,8 @@ def held_by_choice(ctx: NodeContext) -> list[Finding]:
     when = (f" since {datetime.fromtimestamp(since, tz=UTC):%Y-%m-%d %H:%M} UTC "
             f"({ctx.age(since)})" if since is not None else "")
     return [ctx.finding(
-        C.UPGRADE_STALLED, Severity.INFO,
+        C.UPGRADE_STALLED,
         f"{node.name} held by choice{when}: {L.UPGRADE_SKIP}=true keeps it on its old driver "
         "while the upgrade waits for it",
         f"Remove the label when the node may upgrade (kubectl label node {node.name} "
-        f"{L.UPGRADE_SKIP}-); it then waits for a slot like any other.", "upgrade")]
+        f"{L.UPGRADE_SKIP}-); it then waits for a slot like any other.", severity=Severity.INFO)]

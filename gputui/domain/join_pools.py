@@ -32,7 +32,7 @@ from gputui.domain.join_model import (
     NodeJoin,
     PoolJoins,
 )
-from gputui.domain.model import Finding, NodeView, Severity
+from gputui.domain.model import Finding, NodeView
 from gputui.domain.timefmt import duration
 from gputui.domain.upgrade_state import in_step
 
@@ -222,8 +222,7 @@ def _finding(pool: PoolJoins, straggler: JoinStraggler, view: NodeView | None,
                + f"; {usual}; slow past {pool.limit_from}")
     hint = (f"look at the {straggler.stage} stage in the pipeline (d) and its pod's log; "
             "autoscalers and job queues that expect GPUs sooner count this scale-up as failed")
-    return Finding(C.SLOW_GPU_JOIN, Severity.WARNING, straggler.node, message, hint,
-                   pane=C.Pane.PIPELINE, subject=straggler.stage)
+    return C.finding(C.SLOW_GPU_JOIN, straggler.node, message, hint, subject=straggler.stage)
 
 
 __all__ = ["JoinSettings", "JoinTracker", "nearest_rank", "slow_join_findings"]

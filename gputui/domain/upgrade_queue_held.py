@@ -132,9 +132,9 @@ def held_queue_finding(held: HeldSlots, own: UpgradeView, owner: str | None,
     cr = f" (NVIDIADriver {owner})" if owner else ""
     limit = str(own.max_parallel) if own.max_parallel else "unlimited"
     noun = "node" if len(names) == 1 else "nodes"
-    return Finding(
-        C.UPGRADE_STALLED, held.severity, None,
+    return C.finding(
+        C.UPGRADE_STALLED, None,
         f"upgrade queue held{cr}: {own.in_progress} of {limit} slots held by nodes that do "
         f"not move on by themselves ({held.why(now)}); {len(names)} {noun} waiting in "
         f"upgrade-required (longest {duration(longest)}): {_names(names)}",
-        held.hint(), "upgrade", nodes=tuple(names))
+        held.hint(), nodes=tuple(names), severity=held.severity)
