@@ -5,6 +5,7 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 
+from gputui.domain import catalogue
 from gputui.domain.mig import MigSpec
 from gputui.domain.model import Finding, NodeView, Severity, UpgradeEvent, UpgradePolicy
 from gputui.domain.pods import PodInfo
@@ -53,10 +54,12 @@ class NodeContext:
         self.deadlines.append(since + next_change(elapsed))
         return duration(elapsed)
 
-    def finding(self, code: str, severity: Severity, message: str, hint: str,
-                pane: str = "nodes", subject: str = "") -> Finding:
-        """A finding about this node."""
-        return Finding(code, severity, self.node.name, message, hint, pane, subject)
+    def finding(self, code: str, message: str, hint: str, subject: str = "", *,
+                severity: Severity | None = None) -> Finding:
+        """A finding about this node, its pane and usual severity from the catalogue
+        (:func:`gputui.domain.catalogue.finding`)."""
+        return catalogue.finding(code, self.node.name, message, hint, subject,
+                                 severity=severity)
 
 
 Rule = Callable[[NodeContext], list[Finding]]

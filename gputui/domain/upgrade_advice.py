@@ -20,8 +20,13 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-from gputui.domain import labels as L
 from gputui.domain.model import GpuPod, NodeView, UpgradeEvent
+from gputui.domain.upgrade_state import (
+    UpgradeClass,
+    UpgradeState,
+    holds_slot,
+    upgrade_class,
+)
 
 #: the ``:`` names of the per-node upgrade actions (their registry aliases)
 HOLD = "hold"
@@ -31,8 +36,6 @@ REQUEST = "request-upgrade"
 #: the ``:`` name of the policy action that sets how long a node waits for jobs
 WAIT_FOR_COMPLETION = "wait-for-completion"
 
-_NOT_STARTED = frozenset({L.STATE_UNKNOWN, L.STATE_DONE, L.STATE_REQUIRED})
-_IDLE = frozenset({L.STATE_UNKNOWN, L.STATE_DONE})
 _EVICTION_TIMEOUT = re.compile(
     r'error when evicting pods/"(?P<name>[^"]+)" -n "(?P<ns>[^"]+)": '
     r"global timeout reached: (?P<after>\S+)")
@@ -44,17 +47,17 @@ def why_not(action: str, state: str, skip: bool) -> str | None:
     if action == HOLD:
         if skip:
             return "already held"
-        if state in _NOT_STARTED:
+        if not holds_slot(state):
             return None
         return (f"already in {state}: the hold only keeps a node from starting (it is read in "
                 "upgrade-required), this one carries on")
     if action == RELEASE:
         return None if skip else "not held"
     if action == RETRY:
-        return None if state == L.STATE_FAILED else (
+        return None if state == UpgradeState.FAILED else (
             f"not upgrade-failed ({state or 'no upgrade state'})")
     if action == REQUEST:
-        return None if state in _IDLE else (
+        return None if upgrade_class(state) is UpgradeClass.IDLE else (
             f"in {state}: a request only starts a node that is idle or upgrade-done")
     raise ValueError(f"not a per-node upgrade action: {action!r}")
 
@@ -131,11 +134,11 @@ def failed_hint(node: NodeView, event: UpgradeEvent | None) -> str:
     step = event.previous_state if event is not None else ""
     retry = (f"then retry (:{RETRY}: back to upgrade-required, finished steps are skipped). "
              "A failed node holds an upgrade slot.")
-    if step in (L.STATE_DRAIN, L.STATE_POD_DELETION):
+    if step in (UpgradeState.DRAIN, UpgradeState.POD_DELETION):
         return ("Look at the pods still on the node and why they could not be removed (the "
                 "GPUDriverUpgrade events in namespace default say which); remove the cause, "
                 + retry)
-    if step == L.STATE_VALIDATION:
+    if step == UpgradeState.VALIDATION:
         return ("Read the operator-validator pod on the node (which init container waits); "
                 "fix that layer, " + retry)
     return ("Check the driver pod (restarts, log) and the GPUDriverUpgrade events in namespace "

@@ -14,9 +14,9 @@ from typing import Any
 import pytest
 
 from gputui.actions.upgrade_node import HoldNode
-from gputui.domain import labels as L
 from gputui.domain.snapshot import SnapshotBuilder
 from gputui.domain.upgrade_advice import HOLD, RELEASE, REQUEST, RETRY, why_not
+from gputui.domain.upgrade_state import UpgradeState
 from tests.domain import factory as f
 
 _STATE = "nvidia.com/gpu-driver-upgrade-state"
@@ -44,9 +44,9 @@ def _named_actions(hint: str) -> set[str]:
 def _stuck_roll(since: float) -> Any:
     """Three nodes waiting for 31 h trainers (timeout never), one whose new driver crash-loops
     in pod-restart-required, five waiting for a slot: every slot holder is stuck."""
-    waiting = [_node(f"w{i}", L.STATE_WAIT_JOBS, cordoned=True) for i in range(3)]
-    failing = [_node("x", L.STATE_POD_RESTART, cordoned=True)]
-    queue = [_node(f"r{i}", L.STATE_REQUIRED) for i in range(5)]
+    waiting = [_node(f"w{i}", UpgradeState.WAIT_JOBS, cordoned=True) for i in range(3)]
+    failing = [_node("x", UpgradeState.POD_RESTART, cordoned=True)]
+    queue = [_node(f"r{i}", UpgradeState.REQUIRED) for i in range(5)]
     pods = [f.workload(f"trainer-{i}", f"w{i}") for i in range(3)]
     for node in waiting + queue:
         pods += f.healthy_pods(node["metadata"]["name"])
@@ -62,7 +62,7 @@ def test_wait_for_jobs_hint_names_no_hold_for_a_node_that_has_started() -> None:
     (x,) = [x for x in snap.nodes["w0"].findings if x.code == "upgrade-stalled"]
     assert x.severity.value == "info"
     assert "Hold the node" not in x.hint and "=true instead" not in x.hint
-    assert why_not(HOLD, L.STATE_WAIT_JOBS, False) is not None
+    assert why_not(HOLD, UpgradeState.WAIT_JOBS, False) is not None
     assert "no longer helps" in x.hint and ":wait-for-completion" in x.hint
     node = snap.nodes["w0"]
     for action in _named_actions(x.hint) & {HOLD, RELEASE, RETRY, REQUEST}:
@@ -73,9 +73,9 @@ def test_the_hold_dialog_and_the_hints_ask_one_place() -> None:
     """The hold plan's warning for a started node is the one place's answer, word for word."""
     snap = _stuck_roll(f.T0 - 5 * 60)
     plan = HoldNode().plan(snap, ["w0", "r0"], {})
-    reason = why_not(HOLD, L.STATE_WAIT_JOBS, False)
+    reason = why_not(HOLD, UpgradeState.WAIT_JOBS, False)
     assert plan.warnings == (f"w0 is {reason}",)
-    assert why_not(HOLD, L.STATE_REQUIRED, False) is None
+    assert why_not(HOLD, UpgradeState.REQUIRED, False) is None
 
 
 def test_a_queue_whose_slot_holders_are_all_stuck_is_said_at_once() -> None:
@@ -96,8 +96,8 @@ def test_a_queue_whose_slot_holders_are_all_stuck_is_said_at_once() -> None:
 def test_a_queue_behind_jobs_only_is_info_and_one_that_moves_is_not_said() -> None:
     """Held only by jobs waited for as configured: the policy's own doing, info. A holder
     whose wait times out moves on by itself: nothing said before the threshold."""
-    waiting = [_node("w0", L.STATE_WAIT_JOBS, cordoned=True)]
-    queue = [_node("r0", L.STATE_REQUIRED)]
+    waiting = [_node("w0", UpgradeState.WAIT_JOBS, cordoned=True)]
+    queue = [_node("r0", UpgradeState.REQUIRED)]
     pods = [f.workload("trainer-0", "w0"), *f.healthy_pods("w0"), *f.healthy_pods("r0")]
     policy = f.upgrade_policy(autoUpgrade=True, maxParallelUpgrades=1, maxUnavailable="100%",
                               waitForCompletion={"podSelector": "app=trainer"})
@@ -114,7 +114,7 @@ def test_a_queue_behind_jobs_only_is_info_and_one_that_moves_is_not_said() -> No
 def test_a_drain_that_timed_out_on_a_budget_names_the_pod_not_the_driver() -> None:
     """``upgrade-failed`` after ``error when evicting ... global timeout reached``: the pod
     whose eviction was refused until the timeout is the cause, named with what it is."""
-    node = _node("a", L.STATE_FAILED, cordoned=True)
+    node = _node("a", UpgradeState.FAILED, cordoned=True)
     pods = [*f.healthy_pods("a"), f.workload("trainer-llama-bmrsx", "a",
                                               namespace="ml-training")]
     events = [f.upgrade_event("a", "Successfully updated node state label to drain-required",
@@ -132,14 +132,14 @@ def test_a_drain_that_timed_out_on_a_budget_names_the_pod_not_the_driver() -> No
             "on the node) was never evicted") in x.hint
     assert "PodDisruptionBudget" in x.hint and "kubectl get pdb -n ml-training" in x.hint
     assert ":retry-upgrade" in x.hint
-    assert why_not(RETRY, L.STATE_FAILED, False) is None
+    assert why_not(RETRY, UpgradeState.FAILED, False) is None
 
 
-@pytest.mark.parametrize("state", [s for s in L.UPGRADE_STATES])
+@pytest.mark.parametrize("state", list(UpgradeState))
 def test_every_state_has_one_answer_per_action(state: str) -> None:
     """Hold applies exactly before a node starts; retry exactly to a failed node."""
     assert (why_not(HOLD, state, False) is None) == (state in (
-        L.STATE_UNKNOWN, L.STATE_DONE, L.STATE_REQUIRED))
-    assert (why_not(RETRY, state, False) is None) == (state == L.STATE_FAILED)
+        UpgradeState.UNKNOWN, UpgradeState.DONE, UpgradeState.REQUIRED))
+    assert (why_not(RETRY, state, False) is None) == (state == UpgradeState.FAILED)
     assert why_not(HOLD, state, True) == "already held"
     assert why_not(RELEASE, state, True) is None

@@ -22,6 +22,7 @@ from gputui.domain.model import (
     NodeView,
     StageStatus,
 )
+from gputui.domain.pane import Pane
 from gputui.ui.commands import bindings_for, key_label
 from gputui.ui.contracts import (
     ContractError,
@@ -389,7 +390,7 @@ class NodesScreen(GpuScreen):
         """``h``: the selected node's timeline (``:timeline`` filtered to it)."""
         node = self.table.selected_node
         if node is not None:
-            self.post_message(JumpRequested(node, "timeline"))
+            self.post_message(JumpRequested(node, Pane.TIMELINE))
 
     def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
         """Node keys need a node under the cursor (greyed out in the footer otherwise)."""
