@@ -110,8 +110,8 @@ def _held_why(held: EvictionTimeout, verdict: HeldBudgets | None) -> tuple[str, 
         return f"{unknown}; which budget is not known: {gap}", find
     found = verdict.budgets
     if not verdict.labels_read:
-        where = (f"in {held.namespace}, {', '.join(b.ref() for b in found)} allow no "
-                 "disruption now" if found else
+        where = (f"in {held.namespace}, {', '.join(b.ref() for b in found)} "
+                 f"allow{'s' if len(found) == 1 else ''} no disruption now" if found else
                  f"no budget in {held.namespace} is out of disruptions now")
         return (f"{unknown}; its labels were not read (gputui reads GPU pods and the pods the "
                 f"upgrade waits for), so which budget selects it is not known ({where})", find)
