@@ -155,8 +155,7 @@ class BudgetWatch:
     removed), which their own objects would not tell it.
 
     Cheap on purpose: the events are looked at again only when they changed, the budgets read
-    again only when their list did, and only those few nodes are judged on each build. Every
-    field is replaced, never changed in place, so a forked builder's copy is its own.
+    again only when their list did, and only those few nodes are judged on each build.
     """
 
     def __init__(self) -> None:
@@ -192,8 +191,9 @@ class BudgetWatch:
         return self._held.get(node)
 
     def fork(self) -> BudgetWatch:
-        """A watch in this one's state that changes apart from it."""
+        """A watch in this one's state that changes apart from it (its own mappings; it
+        reads the events again on its first update, as the forked builder's are a copy)."""
         other = BudgetWatch()
-        other._events, other._timeouts = self._events, self._timeouts
-        other._source, other._budgets, other._held = self._source, self._budgets, self._held
+        other._timeouts, other._held = dict(self._timeouts), dict(self._held)
+        other._source, other._budgets = self._source, self._budgets
         return other
