@@ -121,7 +121,7 @@ def upgrade_failed(ctx: NodeContext) -> list[Finding]:
     told = f" {failed}" if failed else ""
     return [ctx.finding(
         C.UPGRADE_FAILED, f"driver upgrade failed on {ctx.node.name}{told}",
-        failed_hint(ctx.node, ctx.event))]
+        failed_hint(ctx.node, ctx.event, ctx.budgets))]
 
 
 def upgrade_stalled(ctx: NodeContext) -> list[Finding]:

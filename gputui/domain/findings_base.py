@@ -6,6 +6,7 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 
 from gputui.domain import catalogue
+from gputui.domain.disruption import HeldBudgets
 from gputui.domain.mig import MigSpec
 from gputui.domain.model import Finding, NodeView, Severity, UpgradeEvent, UpgradePolicy
 from gputui.domain.pods import PodInfo
@@ -32,6 +33,9 @@ class NodeContext:
     sharing_configs: tuple[str, tuple[str, ...]] | None = None
     #: (key, operator, value, effect) the operand pods tolerate; None when unknown
     tolerations: tuple[tuple[str, str, str, str], ...] | None = None
+    #: what the budgets say about the pod the node's drain could not evict (None: no such
+    #: pod, or no verdict)
+    budgets: HeldBudgets | None = None
     deadlines: list[float] = field(default_factory=list)
 
     def over(self, since: float | None, minutes: float) -> bool:
