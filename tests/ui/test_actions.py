@@ -14,6 +14,7 @@ import pytest
 from textual.message import Message
 from textual.widgets import Button, Input
 
+from gputui.session import session_of
 from gputui.actions.base import Change, Plan, Risk, Scope
 from gputui.actions.patches import apply_patches
 from gputui.actions.runner import NOTHING, DryRun
@@ -64,7 +65,7 @@ def live_app(cluster: EmulatedCluster, tmp_path: Path) -> Iterator[LiveApp]:
         source = open_source(settings, watch_timeout=5)
         writer = writer_for_source(source, read_only=read_only)
         made.append(writer)
-        app = make_app(settings, source, writer=writer)
+        app = make_app(settings, session_of(settings, source, writer=writer))
         app.min_snapshot_interval = 0.0
         return app
 
@@ -325,7 +326,7 @@ async def test_journey_4_xid_node_cordoned_and_drained_budget_refusal_reported(
     source = open_demo_source(settings)
     writer = writer_for_source(source, read_only=False)
     assert writer is not None
-    app = make_app(settings, source, clock=source.clock, writer=writer)
+    app = make_app(settings, session_of(settings, source, clock=source.clock, writer=writer))
     app.min_snapshot_interval = 0.0
     notes: list[str] = []
 

@@ -8,6 +8,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+from gputui.session import session_of
 from gputui.settings import Settings
 from gputui.sim.cluster import EmulatedCluster
 from gputui.sources.connect import open_source
@@ -24,7 +25,7 @@ def _app(cluster: EmulatedCluster, tmp_path: Path, audit: Path,
                         audit_log=str(audit))
     source = open_source(settings, watch_timeout=5)
     writer = writer_for_source(source, read_only=False)
-    app = make_app(settings, source, writer=writer)
+    app = make_app(settings, session_of(settings, source, writer=writer))
     app.min_snapshot_interval = 0.0
     app.notify = lambda message, **kw: notes.append(str(message))  # type: ignore[method-assign]
     return app, writer

@@ -22,6 +22,7 @@ from typing import Any
 import pytest
 from textual.widgets import Input, OptionList
 
+from gputui.session import session_of
 from gputui.actions.base import Change, Risk
 from gputui.actions.registry import action
 from gputui.demo import open_demo_source
@@ -69,7 +70,7 @@ def demo(tmp_path: Path) -> Iterator[Any]:
         source = open_demo_source(settings)
         writer = writer_for_source(source, read_only=False)
         opened.append(writer)
-        app = make_app(settings, source, clock=source.clock, writer=writer)
+        app = make_app(settings, session_of(settings, source, clock=source.clock, writer=writer))
         app.min_snapshot_interval = 0.0
         return app
 
