@@ -57,6 +57,7 @@ from gputui.ui.screens.timeline import TimelineScreen
 from gputui.ui.screens.upgrades import UpgradesScreen
 from gputui.ui.stylesheets import stylesheet_paths
 from gputui.ui.summary_flow import SummaryFlow
+from gputui.ui.textual_private import DRIVER_FILE
 from gputui.ui.theme import GPUTUI_THEME, gpu_variables, theme_palette
 from gputui.ui.timeline_flow import TimelineFlow
 from gputui.ui.typeahead import TypeAhead
@@ -200,7 +201,7 @@ class GpuTuiApp(PodLogFlow, CommandFlow, SummaryFlow, TimelineFlow, QuietCrash):
     def get_driver_class(self) -> type[Driver]:
         """Textual's Linux driver, made safe for a terminal that goes away (terminal.py)."""
         driver = super().get_driver_class()
-        if driver.__name__ == "LinuxDriver":
+        if driver.__name__ == "LinuxDriver" and DRIVER_FILE:
             from gputui.ui.terminal import GpuLinuxDriver
 
             return GpuLinuxDriver
@@ -224,8 +225,9 @@ class GpuTuiApp(PodLogFlow, CommandFlow, SummaryFlow, TimelineFlow, QuietCrash):
     def _hung_up(self) -> None:
         """The terminal is gone (SIGHUP): drop all output instead of waiting on it."""
         from gputui.ui.terminal import hang_up
+        from gputui.ui.textual_private import app_driver
 
-        hang_up(self._driver, self._ttys)
+        hang_up(app_driver(self), self._ttys)
 
     async def on_event(self, event: events.Event) -> None:
         """Keys from the terminal go through :class:`TypeAhead`; everything else as usual."""

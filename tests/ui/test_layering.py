@@ -42,6 +42,9 @@ ATTRIBUTE_LOOKUPS: dict[tuple[str, str], str] = {
         "checks that Textual's private DataTable members it relies on still exist",
     ("widgets/datatable_internals.py", "table"):
         "checks that Textual's private DataTable members it relies on still exist",
+    ("textual_private.py", "App"): "checks that Textual's private App members it relies on "
+                                    "still exist",
+    ("textual_private.py", "app"): "reads the checked private App members by name",
     ("contract_check.py", "have"): "the contract check reads abc's marker off a function",
 }
 
