@@ -208,7 +208,7 @@ async def drive(snapshot: ClusterSnapshot, args: argparse.Namespace) -> None:
         streamer.start()
         await pilot.pause(0.5)
         latencies = []
-        applied_before = app.snapshots_applied
+        applied_before = app.pace.applied
         stream_started = time.perf_counter()
         for index in range(args.keys):
             key = "down" if (index // 20) % 2 == 0 else "up"
@@ -217,7 +217,7 @@ async def drive(snapshot: ClusterSnapshot, args: argparse.Namespace) -> None:
         elapsed = time.perf_counter() - stream_started
         streamer.stop_event.set()
         streamer.join()
-        applied = app.snapshots_applied - applied_before
+        applied = app.pace.applied - applied_before
         await pilot.pause()
     latencies.sort()
     p50 = statistics.median(latencies)

@@ -18,7 +18,6 @@ from textual import events
 from textual.css.query import NoMatches
 from textual.driver import Driver
 from textual.screen import Screen
-from textual.timer import Timer
 from textual.worker import Worker, WorkerState
 
 from gputui import gctuning
@@ -35,9 +34,11 @@ from gputui.ui.contracts import (
     MetricsUpdated,
     MetricsView,
     MetricsWanted,
+    PodLogRequested,
     SnapshotUpdated,
     SnapshotView,
     SourceStatusChanged,
+    SummaryCopyRequested,
     TimelineRecorded,
 )
 from gputui.ui.crash import QuietCrash
@@ -45,9 +46,10 @@ from gputui.ui.exit_signals import ExitGuard, terminal_fds
 from gputui.ui.palette import GpuCommands
 from gputui.ui.recording_watch import RecordingWatch
 from gputui.ui.replay_controls import ONLY_IN_REPLAY, ReplayControls
-from gputui.ui.pod_logs import PodLogFlow
+from gputui.ui.pod_logs import PodLogs
 from gputui.ui.render.style import PLAIN, Palette
 from gputui.ui.screens.base import view_modes
+from gputui.ui.snapshot_pace import SnapshotPace
 from gputui.ui.screens.findings import FindingsScreen
 from gputui.ui.screens.joins import JoinsScreen
 from gputui.ui.screens.mig import MigScreen
@@ -68,11 +70,9 @@ if TYPE_CHECKING:
     from gputui.sources.base import ClusterSource
 
 
-#: default pace of applied snapshots (seconds); the newest one always wins
-MIN_SNAPSHOT_INTERVAL = 0.25
 
 
-class GpuTuiApp(PodLogFlow, CommandFlow, SummaryFlow, TimelineFlow, QuietCrash):
+class GpuTuiApp(CommandFlow, TimelineFlow, QuietCrash):
     """The gputui terminal UI; build it with :func:`make_app`."""
 
     TITLE = "gputui"
@@ -99,10 +99,14 @@ class GpuTuiApp(PodLogFlow, CommandFlow, SummaryFlow, TimelineFlow, QuietCrash):
         #: ``:ctx``: which kubeconfig context is shown, and the switch to another
         self.contexts = ContextSwitch(self, settings)
         #: every worker's failure: logged, scrubbed, its view restored, said in one line
-        self.worker_failures = WorkerFailures(self.notify)
+        self.worker_failures = WorkerFailures(lambda *said, **how: self.notify(*said, **how))
         self.worker_failures.recover("context-switch", self.contexts.open_failed)
         self.worker_failures.recover("action-flow", self.planning_failed)
-        self.worker_failures.recover("pod-log", self.pod_log_failed)
+        #: the pod log view and the handoff summary (plain objects: ``pod_logs``,
+        #: ``summary_flow``)
+        self.pod_logs = PodLogs(self)
+        self.summaries = SummaryFlow(self)
+        self.worker_failures.recover("pod-log", self.pod_logs.failed)
         #: the replay's keys; None for a live cluster
         self.replay = (ReplayControls(self, session.replay, self._command_typed)
                        if session.replay is not None else None)
@@ -112,12 +116,9 @@ class GpuTuiApp(PodLogFlow, CommandFlow, SummaryFlow, TimelineFlow, QuietCrash):
         self.snapshot: ClusterSnapshot = EMPTY_SNAPSHOT
         self.status: SourceStatus = INITIAL_STATUS
         self.keymap: dict[str, str] = dict(settings.keymap)
-        self.snapshots_applied = 0
-        #: seconds between two applied snapshots (tests set 0 to apply each at once)
-        self.min_snapshot_interval = MIN_SNAPSHOT_INTERVAL
-        self._pending_snapshot: ClusterSnapshot | None = None
-        self._apply_timer: Timer | None = None
-        self._last_apply = 0.0
+        #: the newest snapshot, applied a few times a second at most
+        self.pace = SnapshotPace(self._show_snapshot, lambda wait, then: self.set_timer(
+            wait, then, name="apply-snapshot"))
         #: freezes a big cluster's heap and spaces full collections (see gputui.gctuning)
         self._heap = gctuning.BigHeap()
         #: keys typed ahead wait for what the key before them started (see typeahead.py)
@@ -187,7 +188,7 @@ class GpuTuiApp(PodLogFlow, CommandFlow, SummaryFlow, TimelineFlow, QuietCrash):
         the new context is named in the header until its source reports, the greyed keys
         and permissions are its own, and the node list is shown."""
         self.session = session
-        self._pending_snapshot = None
+        self.pace.forget()
         self.snapshot, self.metrics = EMPTY_SNAPSHOT, EMPTY_METRICS
         self.status = SourceStatus(Connection.CONNECTING, context=session.context,
                                    server=session.server)
@@ -271,31 +272,14 @@ class GpuTuiApp(PodLogFlow, CommandFlow, SummaryFlow, TimelineFlow, QuietCrash):
 
     # ------------------------------------------------------------------ the refresh path
     def on_snapshot_updated(self, message: SnapshotUpdated) -> None:
-        """Keep the newest snapshot; apply it now, or at most every ``min_snapshot_interval``.
+        """Keep the newest snapshot; the pace applies it (``snapshot_pace``)."""
+        if self.contexts.accepts(message.snapshot.context):  # not one queued before :ctx
+            self.pace.offer(message.snapshot)
 
-        Why a pace: a 5,000-node cluster can change 1,000 nodes a second; repainting for
-        each would starve key presses. Applying the newest snapshot a few times a second
-        keeps the screen current to the eye and the keyboard responsive.
-        """
-        if not self.contexts.accepts(message.snapshot.context):
-            return  # queued by the context shown before a switch
-        self._pending_snapshot = message.snapshot
-        if self._apply_timer is not None:
+    def _show_snapshot(self, snapshot: ClusterSnapshot) -> None:
+        if not self.screen_stack:  # shutting down
             return
-        wait = self._last_apply + self.min_snapshot_interval - time.monotonic()
-        if wait <= 0:
-            self._apply_pending()
-        else:
-            self._apply_timer = self.set_timer(wait, self._apply_pending, name="apply-snapshot")
-
-    def _apply_pending(self) -> None:
-        self._apply_timer = None
-        snapshot, self._pending_snapshot = self._pending_snapshot, None
-        if snapshot is None or not self.screen_stack:  # nothing new, or shutting down
-            return
-        self._last_apply = time.monotonic()
         self.snapshot = snapshot
-        self.snapshots_applied += 1
         # a big cluster's first load is frozen before delivery (collections during the table
         # fill skip it) and once more after, for the rows the fill built (gputui.gctuning)
         big = self._heap.loaded(len(snapshot.nodes))
@@ -303,6 +287,15 @@ class GpuTuiApp(PodLogFlow, CommandFlow, SummaryFlow, TimelineFlow, QuietCrash):
         self._deliver(self.screen)
         if big:
             gctuning.freeze()
+
+    @property
+    def min_snapshot_interval(self) -> float:
+        """Seconds between two applied snapshots (tests set 0 to apply each at once)."""
+        return self.pace.interval
+
+    @min_snapshot_interval.setter
+    def min_snapshot_interval(self, seconds: float) -> None:
+        self.pace.interval = seconds
 
     def on_source_status_changed(self, message: SourceStatusChanged) -> None:
         """Connection state changed: the header says live / stale since / disconnected."""
@@ -347,6 +340,16 @@ class GpuTuiApp(PodLogFlow, CommandFlow, SummaryFlow, TimelineFlow, QuietCrash):
         """The one path of every worker's failure (``worker_errors``)."""
         if event.state is WorkerState.ERROR:
             self.worker_failures.failed(event.worker)
+
+    def on_pod_log_requested(self, message: PodLogRequested) -> None:
+        self.pod_logs.open(message.pod_namespace, message.pod, message.container)
+
+    def action_summary(self) -> None:
+        """``:summary``: the handoff summary, for review."""
+        self.summaries.open()
+
+    def on_summary_copy_requested(self, message: SummaryCopyRequested) -> None:
+        self.summaries.copy(message.markdown)
 
     def on_context_switch_requested(self, message: ContextSwitchRequested) -> None:
         self.contexts.switch(message.context)

@@ -26,7 +26,7 @@ TASKS: Final = {
     "pod-log": "reading the pod log",
     "timeline-audit": "reading the audit log for the timeline",
     "context-switch": "opening the context",
-    "action-flow": "planning the action",
+    "action-flow": "planning",
     "dry-run": "the dry run",
     "apply": "applying the action",
 }

@@ -53,7 +53,7 @@ async def test_refresh_patches_rows_and_keeps_cursor_and_marks(frozen_app: Froze
         source.push(modified(recording, remove=(gone,), add={"gke-new-node-1": A100_OK},
                              cordon=(H100,)))
         await settle(pilot)
-        assert app.snapshots_applied == 2
+        assert app.pace.applied == 2
         assert table.selected_node == A100_OK
         assert table.marks == {A100_OK, gone, H100}  # a vanished node's mark is harmless
         assert removed == [gone] and added == ["gke-new-node-1"]

@@ -46,7 +46,7 @@ async def test_a_failed_pod_log_read_is_scrubbed_logged_and_shown_on_its_screen(
         await settle(pilot)
         screen = app.screen
         assert isinstance(screen, PodLogScreen)
-        assert screen.result is not None and screen.result.error is not None
+        assert screen.result is not None and screen.result.error
         shown = screen.result.error
         assert shown.startswith("reading the pod log failed: ConnectionError"), shown
         assert "hunter2" not in shown and "api.prod.example" in shown
