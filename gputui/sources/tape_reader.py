@@ -27,6 +27,7 @@ import msgspec
 
 from gputui import gctuning
 from gputui.domain.inputs import ClusterObjects
+from gputui.domain.merge_patch import merge_patch
 from gputui.domain.metrics import MetricsReading, MetricsWant
 from gputui.domain.pods import read_pod
 from gputui.domain.sanitize import clean_line, clean_tree
@@ -52,7 +53,6 @@ from gputui.sources.tape_format import (
     cluster_uid_of,
     holds_huge_int,
     may_hold_huge_int,
-    merge_apply,
     tape_lines,
 )
 from gputui.sources.tape_metrics import MetricsHistory
@@ -248,7 +248,7 @@ class TapeReader:
         if kind == PATCH:
             if key not in documents:
                 raise _Damaged(f"a patch of {name} {key!r} never recorded")
-            value = merge_apply(documents[key], value)
+            value = merge_patch(documents[key], value)
         elif kind != SET:
             raise _Damaged(f"unknown op {kind!r}")
         if not isinstance(value, dict):

@@ -32,6 +32,7 @@ from typing import Any
 
 from gputui import __version__, gctuning
 from gputui.domain.inputs import ClusterObjects
+from gputui.domain.merge_patch import merge_diff
 from gputui.domain.metrics import MetricsReading
 from gputui.domain.pods import PodInfo, pod_to_dict
 from gputui.privatefile import PrivateFileError, open_private, write_all
@@ -50,7 +51,6 @@ from gputui.sources.tape_format import (
     cluster_frame,
     encode_line,
     header,
-    merge_diff,
 )
 from gputui.sources.tape_metrics import MetricsEncoder
 

@@ -32,7 +32,8 @@ from gputui.domain.metrics import (
 from gputui.domain.pods import read_pod
 from gputui.sources.decode import reduce_node
 from gputui.sources.reduce import reduce_configmap, reduce_plain
-from gputui.sources.tape_format import FORMAT, TapeError, merge_apply, merge_diff
+from gputui.domain.merge_patch import merge_diff, merge_patch
+from gputui.sources.tape_format import FORMAT, TapeError
 from gputui.sources.tape_reader import TapeReader
 from gputui.sources.tape_writer import TapeWriter
 from tests.domain import factory as f
@@ -330,8 +331,8 @@ def test_merge_patch_is_exact_or_absent(old: Any, new: Any) -> None:
     """Whenever the writer records a patch, applying it gives the new object exactly."""
     patch = merge_diff(old, new)
     if patch is not None:
-        assert merge_apply(old, patch) == new
-        assert json.loads(json.dumps(merge_apply(old, patch))) == new
+        assert merge_patch(old, patch) == new
+        assert json.loads(json.dumps(merge_patch(old, patch))) == new
 
 
 def test_record_dir_names_the_file_by_context_and_time(tmp_path: Path) -> None:
