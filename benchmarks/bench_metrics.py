@@ -41,9 +41,9 @@ from gputui.domain.snapshot import SnapshotBuilder
 from gputui.settings import Settings
 from gputui.sources.metrics import MetricsFeed
 from gputui.sources.prometheus import PrometheusMetrics, PrometheusOptions
-from gputui.sources.replay import ReplaySource
 from gputui.ui.app import make_app
 from gputui.ui.widgets.node_table import NodeTable
+from tests.fixtures.recordings import ReplaySource
 from tests.metrics.prom import Prometheus, free_port
 
 FULL = ("DCGM_FI_DEV_FB_USED", "DCGM_FI_DEV_FB_FREE", "DCGM_FI_DEV_POWER_USAGE",

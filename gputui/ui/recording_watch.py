@@ -1,7 +1,7 @@
 """Whether ``--record`` still records: the header's ``● rec`` must never outlive the file.
 
 A recording stops when a write fails (a full disk); the writer keeps why
-(:attr:`gputui.sources.tape_writer.TapeWriter.error`). The app asks here every second, so the
+(:attr:`gputui.sources.tape.writer.TapeWriter.error`). The app asks here every second, so the
 header turns to ``✖ rec stopped`` at once and the operator is told once, as an error.
 """
 

@@ -34,7 +34,7 @@ from gputui.ui.screens.command_line import CommandLine, CommandSuggester
 
 if TYPE_CHECKING:  # the UI loads no HTTP client at import (tests/ui/test_layering.py)
     from gputui.sources.metrics import MetricsFeed
-    from gputui.sources.replay_source import TapeSource
+    from gputui.sources.tape.source import TapeSource
 
 #: why every action is greyed in a replay
 READ_ONLY = "this is a replay of a recording (read-only, nothing is sent)"

@@ -20,16 +20,16 @@ MAX_TIME = 1e11
 
 if TYPE_CHECKING:  # loaded when a replay opens, not at import (tests/ui/test_layering.py)
     from gputui.domain.replay_cursor import ReplayCursor
-    from gputui.sources.replay_source import TapeMetrics, TapeSource
+    from gputui.sources.tape.source import TapeMetrics, TapeSource
 
 
 def open_replay(settings: Settings, path: Path) -> tuple[TapeSource, TapeMetrics,
                                                           ReplayCursor]:
     """(source, metrics, cursor) for the recording at ``path``; raises ``TapeError``."""
     from gputui.domain.replay_cursor import ReplayCursor
-    from gputui.sources.replay_source import TapeMetrics, TapeSource
-    from gputui.sources.tape_format import TapeError
-    from gputui.sources.tape_reader import TapeReader
+    from gputui.sources.tape.format import TapeError
+    from gputui.sources.tape.reader import TapeReader
+    from gputui.sources.tape.source import TapeMetrics, TapeSource
 
     reader = TapeReader.open(path)
     if not all(math.isfinite(t) and abs(t) < MAX_TIME for t in (reader.start, reader.end)):

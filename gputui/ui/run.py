@@ -20,7 +20,7 @@ from gputui.settings import Settings
 
 if TYPE_CHECKING:  # types only: the TUI's modules load after the kubeconfig is read
     from gputui.domain.timeline import TimelineEvent
-    from gputui.sources.tape_writer import TapeWriter
+    from gputui.sources.tape.writer import TapeWriter
     from gputui.ui.app import GpuTuiApp
     from gputui.ui.timeline_flow import TimelineSink
 
@@ -61,7 +61,7 @@ def run_tui(settings: Settings) -> int:
     writer = writer_for_source(source, read_only=is_read_only(settings, source.target.context))
     metrics = open_metrics(settings, source)
     try:
-        from gputui.sources.recording import open_recorder
+        from gputui.sources.tape.recorder import open_recorder
 
         recorder = open_recorder(settings, source, metrics)
     except SourceError as error:  # --record: an unwritable file, before the screen changes

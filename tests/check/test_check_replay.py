@@ -185,7 +185,7 @@ def test_a_moment_still_loading_is_unknown_not_healthy(gputui: Run, tmp_path: Pa
     line, exit 2, naming what was missing and the first complete moment."""
     from dataclasses import replace
 
-    from gputui.sources.tape_writer import TapeWriter
+    from gputui.sources.tape.writer import TapeWriter
     from tests.sources.test_tape import T0, cluster
 
     path = tmp_path / "loading.gputui-rec"

@@ -15,7 +15,7 @@ from pathlib import Path
 
 from gputui.domain.inputs import XidEvent
 from gputui.domain.snapshot import SnapshotBuilder
-from gputui.sources.tape_reader import TapeReader
+from gputui.sources.tape.reader import TapeReader
 from tests.sources.test_tape import T0, cluster, write
 
 Run = Callable[..., subprocess.CompletedProcess[str]]

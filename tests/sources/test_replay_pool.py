@@ -15,13 +15,13 @@ from gputui.domain.inputs import ClusterObjects
 from gputui.domain.replay_cursor import ReplayCursor
 from gputui.domain.snapshot import SnapshotBuilder
 from gputui.sources.changes import changed_nodes
-from gputui.sources.replay import load_recording
-from gputui.sources.replay_pool import parking_times
-from gputui.sources.replay_source import TapeSource
-from gputui.sources.tape_cost import WIDE
-from gputui.sources.tape_reader import TapeReader
-from gputui.sources.tape_writer import TapeWriter
+from gputui.sources.tape.cost import WIDE
+from gputui.sources.tape.pool import parking_times
+from gputui.sources.tape.reader import TapeReader
+from gputui.sources.tape.source import TapeSource
+from gputui.sources.tape.writer import TapeWriter
 from tests.fixtures import SCENARIOS
+from tests.fixtures.recordings import load_recording
 from tests.fixtures.tapes import write_xid_tape
 from tests.sources.test_tape import T0, cluster
 

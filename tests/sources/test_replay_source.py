@@ -23,13 +23,13 @@ from gputui.domain.snapshot import SnapshotBuilder
 from gputui.sources.base import Connection, SourceStatus
 from gputui.sources.changes import changed_nodes
 from gputui.sources.errors import SourceError
-from gputui.sources.replay_source import (
+from gputui.sources.tape.source import (
     METRICS_NOT_RECORDED,
     NOT_RECORDED,
     TapeMetrics,
     TapeSource,
 )
-from gputui.sources.tape_reader import TapeReader
+from gputui.sources.tape.reader import TapeReader
 from tests.fixtures.tapes import XID_NODE, XIDS, write_xid_tape
 
 

@@ -21,6 +21,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from gputui.domain.inputs import ClusterObjects, GpuHealth, XidEvent
+from gputui.domain.merge_patch import merge_diff, merge_patch
 from gputui.domain.metrics import (
     FleetMetrics,
     GpuMetrics,
@@ -32,10 +33,9 @@ from gputui.domain.metrics import (
 from gputui.domain.pods import read_pod
 from gputui.sources.decode import reduce_node
 from gputui.sources.reduce import reduce_configmap, reduce_plain
-from gputui.domain.merge_patch import merge_diff, merge_patch
-from gputui.sources.tape_format import FORMAT, TapeError
-from gputui.sources.tape_reader import TapeReader
-from gputui.sources.tape_writer import TapeWriter
+from gputui.sources.tape.format import FORMAT, TapeError
+from gputui.sources.tape.reader import TapeReader
+from gputui.sources.tape.writer import TapeWriter
 from tests.domain import factory as f
 
 T0 = f.T0
@@ -339,7 +339,7 @@ def test_record_dir_names_the_file_by_context_and_time(tmp_path: Path) -> None:
     """``record: DIR`` in the config: DIR/<context>-<UTC time>.gputui-rec, DIR made 0700;
     ``--record FILE`` wins."""
     from gputui.cli import build_parser, settings_from_args
-    from gputui.sources.recording import recording_path
+    from gputui.sources.tape.recorder import recording_path
 
     config = tmp_path / "config.yaml"
     config.write_text(f"record: {tmp_path / 'recs'}\n")

@@ -16,8 +16,8 @@ from gputui.domain.model import ClusterSnapshot
 from gputui.domain.snapshot import SnapshotBuilder
 from gputui.domain.summary import SummaryInput, build_summary
 from gputui.handoff import replay_summary
-from gputui.sources.tape_reader import TapeReader
-from gputui.sources.tape_writer import TapeWriter
+from gputui.sources.tape.reader import TapeReader
+from gputui.sources.tape.writer import TapeWriter
 from tests.sources.test_tape import T0, cluster
 
 

@@ -15,7 +15,7 @@ import pytest
 
 from gputui.domain.inputs import ClusterObjects
 from gputui.sim.cluster import EmulatedCluster
-from gputui.sources.tape_writer import TapeWriter
+from gputui.sources.tape.writer import TapeWriter
 from gputui.ui.widgets.status_header import HeaderState, render_header
 from tests.ui.test_actions import (  # noqa: F401 - cluster, live_app: fixtures
     LiveApp,

@@ -9,8 +9,8 @@ from pathlib import Path
 
 from gputui.domain.inputs import ClusterObjects
 from gputui.domain.timeline_event import make_event
-from gputui.sources.tape_reader import TapeReader
-from gputui.sources.tape_writer import TapeWriter
+from gputui.sources.tape.reader import TapeReader
+from gputui.sources.tape.writer import TapeWriter
 from gputui.ui.run import _timeline_recorder
 
 

@@ -240,7 +240,7 @@ async def test_a_live_recording_shows_the_xid_when_the_live_screen_did(
 async def test_metrics_are_those_recorded_or_say_not_recorded(replay_app: ReplayFactory) -> None:
     from rich.console import Console
 
-    from gputui.sources.replay_source import METRICS_NOT_RECORDED
+    from gputui.sources.tape.source import METRICS_NOT_RECORDED
     from gputui.ui.render.metrics import render_metrics
 
     def pane_text() -> str:

@@ -11,8 +11,8 @@ from dataclasses import replace
 from pathlib import Path
 
 from gputui.settings import Settings
-from gputui.sources.tape_reader import TapeReader
-from gputui.sources.tape_writer import TapeWriter
+from gputui.sources.tape.reader import TapeReader
+from gputui.sources.tape.writer import TapeWriter
 from gputui.ui.replay_run import open_replay
 from tests.sources.test_tape import T0, cluster
 

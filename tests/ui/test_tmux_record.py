@@ -14,8 +14,8 @@ from pathlib import Path
 import pytest
 
 from gputui.domain.metrics import MetricsWant
-from gputui.sources.tape_format import TapeError
-from gputui.sources.tape_reader import TapeReader
+from gputui.sources.tape.format import TapeError
+from gputui.sources.tape.reader import TapeReader
 from tests.ui.test_tmux_smoke import REPO, Tmux, _gputui_command, _poll
 
 pytestmark = pytest.mark.tmux

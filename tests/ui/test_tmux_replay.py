@@ -51,8 +51,8 @@ def _run(tmux: Tmux, tape: Path) -> None:
 def _action_recorded(path: Path) -> bool:
     """The growing recording's timeline holds the cordon's action (with who) and the
     cordon the next snapshot showed."""
-    from gputui.sources.tape_format import TapeError
-    from gputui.sources.tape_reader import TapeReader
+    from gputui.sources.tape.format import TapeError
+    from gputui.sources.tape.reader import TapeReader
 
     try:
         reader = TapeReader.open(path)

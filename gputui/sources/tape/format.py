@@ -18,8 +18,8 @@ The file is one gzip stream (``zcat`` reads it) of newline-separated JSON frames
   hundred objects keeps the TUI's thread responsive while a 5,000-node keyframe is written
   or read. A reader applies a frame only once its ``end`` line arrived: a cut file never
   yields half a build. ``whole`` holds the small cluster-wide fields that changed, in
-  :func:`~gputui.sources.replay.objects_to_json`'s form;
-* metrics frames ``{"t", "k": "M", ...}`` (:mod:`gputui.sources.tape_metrics`);
+  :func:`~gputui.sources.tape.objects.objects_to_json`'s form;
+* metrics frames ``{"t", "k": "M", ...}`` (:mod:`gputui.sources.tape.metrics`);
 * timeline frames ``{"t", "k": "E", "events": [...]}`` (dicts the timeline owns);
 * cluster frames ``{"t", "k": "C", "cluster": {"server", "uid"}}``: which cluster this is
   (the server URL without userinfo and the ``kube-system`` namespace UID,
