@@ -15,7 +15,7 @@ import pytest
 
 from gputui.actions.base import Cancel, Change, ClusterWriter, Permission
 from gputui.actions.guard import NOT_FOR_ACTIONS, REQUESTS, GuardedWriter, WriteInterrupted
-from gputui.actions.recording import RecordingWriter
+from gputui.actions.write_log import WriteLog
 from gputui.sources.writer import KubeWriter
 
 
@@ -48,7 +48,7 @@ def test_the_protocol_asks_only_for_listed_requests() -> None:
     assert asked <= REQUESTS
 
 
-@pytest.mark.parametrize("wrapper", [GuardedWriter, RecordingWriter])
+@pytest.mark.parametrize("wrapper", [GuardedWriter, WriteLog])
 def test_each_wrapper_writes_every_request_out_and_passes_nothing_through(
         wrapper: type) -> None:
     assert "__getattr__" not in vars(wrapper)
@@ -98,6 +98,6 @@ def test_a_writer_that_reads_no_logs_refuses_before_sending() -> None:
         context, user, read_only, server = "ctx", "me", False, ""
 
     for wrapper in (GuardedWriter(NoLogs(), Cancel()),  # type: ignore[arg-type]
-                    RecordingWriter(NoLogs())):  # type: ignore[arg-type]
+                    WriteLog(NoLogs())):  # type: ignore[arg-type]
         with pytest.raises(WriteError, match="cannot read logs"):
             wrapper.read_log("gpu-operator", "mig-manager-x")

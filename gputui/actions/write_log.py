@@ -1,10 +1,10 @@
-"""What an apply actually did to the cluster: the audit outcome line's ``done``.
+"""The write log: what an apply actually did to the cluster (the audit outcome line's ``done``).
 
 Why record at the writer rather than trust each action's summary: a drain evicts pods its
 plan never listed (the apply lists the node's pods fresh), the MIG safe path cordons,
 waits and relabels, and an action stopped halfway reports in words. For a postmortem the
 exact writes matter: which node was cordoned, which pods were evicted, at what time. So the
-runner hands the action a :class:`RecordingWriter`; every write the server accepted (dry
+runner hands the action a :class:`WriteLog`; every write the server accepted (dry
 runs excluded) is kept, and a write whose answer never came (a timeout, a cut connection:
 it may have landed) is kept marked ``unconfirmed``. Every method of the writer is written
 out here, none reached through ``__getattr__``: a write the record does not know about
@@ -27,7 +27,7 @@ from gputui.sources.identity import ServerIdentity
 _LOCAL_REFUSALS = ("read-only mode", "gputui ", "unknown patch type")
 
 
-class RecordingWriter:
+class WriteLog:
     """A :class:`~gputui.actions.base.ClusterWriter` that passes every call to ``writer``
     and keeps the writes that were done (see the module docstring)."""
 
