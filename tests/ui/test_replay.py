@@ -23,7 +23,7 @@ from gputui.ui.screens.nodes import NodesScreen
 from gputui.ui.widgets.status_header import StatusHeader
 from gputui.ui.widgets.status_header_replay import utc_clock
 from tests.fixtures.tapes import XID_NODE, write_xid_tape
-from tests.ui.test_actions import until
+from tests.ui.helpers import until
 
 #: 2026-12-01 09:30 UTC: the recording's header date, fixed for stable screens
 RECORDED_AT = 1796117400.0

@@ -43,7 +43,7 @@ from gputui.ui.screens.timeline import TimelineScreen
 from gputui.ui.screens.upgrades import UpgradesScreen
 from tests.fixtures import SCENARIOS
 from tests.fixtures.recordings import load_recording
-from tests.ui.test_actions import until
+from tests.ui.helpers import until
 
 SCENARIO = "driver-crashloop"
 NODE_ACTIONS = tuple(act for act in ACTIONS if act.scope is Scope.NODES)

@@ -13,11 +13,12 @@ The file is one gzip stream (``zcat`` reads it) of newline-separated JSON frames
   ``K`` (a keyframe) starts from nothing, ``D`` (a delta) from the frame before. ``ops`` are
   ``[collection, op, key, value]`` with op ``s`` (set the whole object), ``p`` (an RFC 7386
   JSON merge patch of the previous version, :mod:`gputui.domain.merge_patch`: a node's
-  heartbeat is its conditions, not its 80 labels) or ``d`` (removed). One build may span several lines (parts, ``end`` 0 until the
-  last): each line is encoded and parsed in one C call that holds the GIL, so a line of a few
-  hundred objects keeps the TUI's thread responsive while a 5,000-node keyframe is written
-  or read. A reader applies a frame only once its ``end`` line arrived: a cut file never
-  yields half a build. ``whole`` holds the small cluster-wide fields that changed, in
+  heartbeat is its conditions, not its 80 labels) or ``d`` (removed). One build may span
+  several lines (parts, ``end`` 0 until the last): each line is encoded and parsed in one
+  C call that holds the GIL, so a line of a few hundred objects keeps the TUI's thread
+  responsive while a 5,000-node keyframe is written or read. A reader applies a frame only
+  once its ``end`` line arrived: a cut file never yields half a build. ``whole`` holds the
+  small cluster-wide fields that changed, in
   :func:`~gputui.sources.tape.objects.objects_to_json`'s form;
 * metrics frames ``{"t", "k": "M", ...}`` (:mod:`gputui.sources.tape.metrics`);
 * timeline frames ``{"t", "k": "E", "events": [...]}`` (dicts the timeline owns);

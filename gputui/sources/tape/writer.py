@@ -11,8 +11,8 @@ a change.
 Every second with something new, the writer ends a deflate block with ``Z_SYNC_FLUSH`` and
 writes it: a ``kill -9`` loses at most the last second, and a reader (or ``zcat``) decodes
 everything before the cut. Diffing is by identity first (the cache hands the same object
-while it is unchanged), then by content (a merge patch, see :mod:`gputui.sources.tape.format`); a node
-change that is only the kubelet's heartbeat is not written (:func:`heartbeat_only`).
+while it is unchanged), then by content (a merge patch, see :mod:`gputui.sources.tape.format`);
+a node change that is only the kubelet's heartbeat is not written (:func:`heartbeat_only`).
 """
 
 from __future__ import annotations
