@@ -9,22 +9,12 @@ modules, driver is in use" is 84 columns: before, the pod log cut it at the pane
 
 from __future__ import annotations
 
-from collections.abc import Iterator
-
 import pytest
 
 from tests.ui.helpers import REPO, Tmux, gputui_command, poll_screen
+from tests.ui.helpers import tmux  # noqa: F401 - the fixture
 
 pytestmark = pytest.mark.tmux
-
-
-@pytest.fixture
-def tmux() -> Iterator[Tmux]:
-    session = Tmux()
-    try:
-        yield session
-    finally:
-        session.run("kill-server")
 
 
 def _log_box(screen: str) -> str:

@@ -7,27 +7,15 @@ Asserts content, never timing: polls are generous and only wait for something to
 from __future__ import annotations
 
 import gzip
-import shutil
-from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 
 from gputui.sources.tape.reader import TapeReader
 from tests.ui.helpers import REPO, Tmux, gputui_command, poll_screen, xid_recorded
+from tests.ui.helpers import tmux  # noqa: F401 - the fixture
 
 pytestmark = pytest.mark.tmux
-
-
-@pytest.fixture
-def tmux() -> Iterator[Tmux]:
-    if shutil.which("tmux") is None:
-        pytest.fail("tmux not found: run ./scripts/test.sh, which installs it")
-    session = Tmux()
-    try:
-        yield session
-    finally:
-        session.run("kill-server")
 
 
 def test_demo_records_while_it_runs_and_closes_on_quit(tmux: Tmux, tmp_path: Path) -> None:

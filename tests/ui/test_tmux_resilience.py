@@ -16,19 +16,10 @@ from collections.abc import Iterator
 
 import pytest
 
-from tests.ui.helpers import REPO, Tmux, poll_screen
+from tests.ui.helpers import REPO, Tmux, poll_screen, tmux  # noqa: F401 - tmux: the fixture
 
 pytestmark = pytest.mark.tmux
 ROW = re.compile(r"gke-prod-[a-z0-9]+-pool-[0-9a-f]{4}-[a-z0-9]{4}\s+(Ready|NotReady)")
-
-
-@pytest.fixture
-def tmux() -> Iterator[Tmux]:
-    session = Tmux()
-    try:
-        yield session
-    finally:
-        session.run("kill-server")
 
 
 @pytest.fixture

@@ -23,6 +23,7 @@ from kubernetes import client as k8s
 from kubernetes import config as k8s_config
 
 from tests.ui.helpers import REPO, Tmux, gputui_command, poll_screen
+from tests.ui.helpers import tmux  # noqa: F401 - the fixture
 
 pytestmark = pytest.mark.tmux
 ATTACK = "pwn \x1b]2;PWNED\x1b\\ \x1b]52;c;cHduZWQ=\x07 \x1b[2J\x1b[H end"
@@ -68,15 +69,6 @@ def hostile_sim(tmp_path: Path) -> Iterator[tuple[Path, str]]:
     finally:
         process.terminate()
         process.wait(timeout=30)
-
-
-@pytest.fixture
-def tmux() -> Iterator[Tmux]:
-    session = Tmux()
-    try:
-        yield session
-    finally:
-        session.run("kill-server")
 
 
 def _untouched(tmux: Tmux) -> None:
