@@ -31,6 +31,7 @@ from gputui.domain.model import ClusterSnapshot, Finding, Severity
 from gputui.domain.operations import AuditedOperation
 from gputui.domain.readgaps import gap_phrase, health_unknowable
 from gputui.domain.timeline_event import TimelineEvent
+from gputui.domain.upgrade_state import UpgradeState, mid_upgrade
 from gputui.domain.views import UpgradeView
 
 
@@ -173,12 +174,12 @@ def upgrade_section(summary: SummaryInput) -> list[str]:
               for state, nodes in upgrade.lanes.items()]
     if counts:
         lines.append(f"- By state: {', '.join(counts)}")
-    for node in upgrade.lanes.get(L.STATE_FAILED, ()):
+    for node in upgrade.lanes.get(UpgradeState.FAILED, ()):
         status = upgrade.nodes.get(node)
         why = f": {md_text(status.wait_reason)}" if status and status.wait_reason else ""
         lines.append(f"- Failed: {md_text(node)}{why}")
     for status in upgrade.nodes.values():
-        if status.wait_reason and status.state not in (*L.UPGRADE_IDLE_STATES, L.STATE_FAILED):
+        if status.wait_reason and mid_upgrade(status.state):
             lines.append(f"- Waiting: {md_text(status.node)} in {md_text(status.state)}: "
                          f"{md_text(status.wait_reason)}")
     if upgrade.blocked:

@@ -48,7 +48,7 @@ from gputui.ui.palette import GpuCommands
 from gputui.ui.recording_watch import RecordingWatch
 from gputui.ui.pod_logs import PodLogFlow
 from gputui.ui.render.style import PLAIN, Palette
-from gputui.ui.screens.base import view_modes
+from gputui.ui.screens.base import PANE_TARGETS, view_modes
 from gputui.ui.screens.findings import FindingsScreen
 from gputui.ui.screens.joins import JoinsScreen
 from gputui.ui.screens.mig import MigScreen
@@ -67,11 +67,6 @@ if TYPE_CHECKING:  # the feed talks HTTP; the UI only starts, feeds and stops it
     from gputui.sources.metrics import MetricsFeed
 
 
-#: Finding.pane -> (view, detail tab or None)
-PANE_TARGETS = {"nodes": ("nodes", None), "pipeline": ("nodes", "pipeline"),
-                "node": ("nodes", "node"), "metrics": ("nodes", "metrics"),
-                "upgrade": ("upgrades", None), "mig": ("mig", None),
-                "findings": ("findings", None), "timeline": ("timeline", None)}
 #: default pace of applied snapshots (seconds); the newest one always wins
 MIN_SNAPSHOT_INTERVAL = 0.25
 
@@ -332,7 +327,7 @@ class GpuTuiApp(PodLogFlow, CommandFlow, SummaryFlow, TimelineFlow, QuietCrash):
 
     # ------------------------------------------------------------------ navigation
     def jump_to(self, node: str | None, pane: str) -> None:
-        """Show ``pane`` (one of ``contracts.PANES``) for ``node``, from anywhere."""
+        """Show ``pane`` (a :class:`~gputui.domain.pane.Pane`) for ``node``, from anywhere."""
         self.call_later(self._jump, node, pane)
 
     async def _jump(self, node: str | None, pane: str) -> None:

@@ -17,7 +17,7 @@ import pytest
 
 from gputui.domain.metrics import MetricsWant
 from gputui.domain.model import ClusterSnapshot
-from gputui.domain.replay_cursor import ReplayCursor
+from gputui.domain.replay_cursor import PlayState, ReplayCursor
 from gputui.domain.snapshot import SnapshotBuilder
 from gputui.sources.base import Connection, SourceStatus
 from gputui.sources.changes import changed_nodes
@@ -119,17 +119,18 @@ def test_the_source_thread_follows_the_cursor(tape: TapeReader) -> None:
         assert poll(lambda: statuses[-1].last_update == tape.end)
         # a jump says "seeking" at once, with the time the panes still show; the header's
         # time is always the last build's, never a cursor ahead of the screen
-        seeking = [s for s in statuses if s.message == "seeking"]
+        seeking = [s for s in statuses if s.play is PlayState.SEEKING]
         assert seeking and seeking[-1].last_update == tape.start + 20
         assert all(s.last_update in {b.generated_at for b in snapshots} for s in statuses)
         status = statuses[-1]
-        assert status.connection is Connection.REPLAY and status.message == "end"
+        assert status.connection is Connection.REPLAY and status.play is PlayState.END
         assert snapshots[-1].generated_at == tape.end
         assert status.recorded_at == tape.recorded_at and status.context == tape.context
         cursor.to_start()
         cursor.toggle()  # play: builds keep coming while the time moves
         assert poll(lambda: snapshots[-1].generated_at > tape.start
-                      and statuses[-1].message == "playing")
+                    and statuses[-1].play is PlayState.PLAYING
+                    and statuses[-1].play_speed == 1.0)
     finally:
         source.stop()
     count = len(snapshots)

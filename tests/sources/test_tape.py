@@ -190,6 +190,8 @@ def _gz(data: bytes) -> bytes:
      "damaged .line 2: t is not"),
     (_gz(b'{"gputui_tape": 1, "recorded_at": 1}\n{"t": 1, "k": "K", "end": 1, '
                    b'"ops": [], "whole": {"cluster_policies": ["x"]}}\n\n'), "damaged"),
+    (_gz(b'{"gputui_tape": 1, "recorded_at": 1}\n{"t": 1, "k": "K", "end": 1, '
+                   b'"ops": [], "whole": {"disruption_budgets": [1]}}\n\n'), "damaged"),
     (_gz(b'{"gputui_tape": 1, "recorded_at": 1}\n{"t": 1, "k": "M", "origin": '
                    b'["none", "", 0, "", 0, ""], "node": {"node": "n", "gpus": [{"gpu": 0, '
                    b'"traces": {"util": [0, 1, [["1", 2]]]}}]}}\n\n'),
@@ -359,3 +361,35 @@ def test_objects_of_shapes_the_cluster_never_sends_are_cut_as_the_cache_cuts_the
     assert back.nodes["gpu-0"] == objects.nodes["gpu-0"]
     assert not isinstance(back.nodes["gpu-odd"].get("metadata", {}).get("labels"), list)
     SnapshotBuilder().build(back, T0)
+
+
+def _budget(allowed: int) -> dict[str, Any]:
+    return {"apiVersion": "policy/v1", "kind": "PodDisruptionBudget",
+            "metadata": {"name": "trainer-pdb", "namespace": "ml", "resourceVersion": "4"},
+            "spec": {"minAvailable": 1, "selector": {"matchLabels": {"app": "trainer"}}},
+            "status": {"disruptionsAllowed": allowed, "currentHealthy": 1 + allowed,
+                       "desiredHealthy": 1, "expectedPods": 1 + allowed}}
+
+
+def test_disruption_budgets_are_recorded_and_an_older_file_reads_them_as_not_read(
+        tmp_path: Path) -> None:
+    """The budgets come back as recorded (a replay names the budget the live app named);
+    a file written before gputui read budgets has no such field, and reads as "not read"
+    (None), never as "no budgets"."""
+    first = replace(cluster(), disruption_budgets=(_budget(0),))
+    moved = replace(first, disruption_budgets=(_budget(1),))
+    path = tmp_path / "r.gputui-rec"
+    write(path, [(first, T0), (moved, T0 + 10), (replace(moved, disruption_budgets=None),
+                                                 T0 + 20)])
+    reader = TapeReader.open(path)
+    same(reader.objects_at(T0), first)
+    same(reader.objects_at(T0 + 10), moved)
+    assert reader.objects_at(T0 + 20).disruption_budgets is None
+    frames = [json.loads(line) for line in gzip.decompress(path.read_bytes()).splitlines()]
+    for frame in frames:
+        (frame.get("whole") or {}).pop("disruption_budgets", None)
+    older = tmp_path / "older.gputui-rec"
+    older.write_bytes(_gz(b"".join(json.dumps(frame).encode() + b"\n" for frame in frames)))
+    old = TapeReader.open(older)
+    assert old.objects_at(T0 + 10).disruption_budgets is None
+    same(replace(old.objects_at(T0 + 10), disruption_budgets=moved.disruption_budgets), moved)

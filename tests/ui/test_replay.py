@@ -14,6 +14,7 @@ from typing import Any
 
 import pytest
 
+from gputui.domain.replay_cursor import PlayState
 from gputui.settings import Settings
 from gputui.ui.app import GpuTuiApp
 from gputui.ui.replay_app import NO_CONTEXTS, READ_ONLY, ReplayApp, make_replay_app
@@ -263,17 +264,23 @@ async def test_metrics_are_those_recorded_or_say_not_recorded(replay_app: Replay
         assert "last read failed" not in pane_text()
 
 
-@pytest.mark.parametrize(("word", "shown", "role"), [
-    ("seeking", "⟳ seeking…", "progress"),
-    ("paused", "❚❚ paused", "progress"),
-    ("playing 4×", "▶ playing 4×", "ok"),
-    ("end", "❚❚ end", "progress"),
-    ("cannot show this time: boom", "✖ cannot show this time: boom", "crit"),
+@pytest.mark.parametrize(("play", "speed", "message", "shown", "role"), [
+    (PlayState.SEEKING, 1.0, "", "⟳ seeking…", "progress"),
+    (PlayState.PAUSED, 4.0, "", "❚❚ paused", "progress"),
+    (PlayState.PLAYING, 1.0, "", "▶ playing", "ok"),
+    (PlayState.PLAYING, 4.0, "", "▶ playing 4×", "ok"),
+    (PlayState.PLAYING, 0.5, "", "▶ playing 0.5×", "ok"),
+    (PlayState.END, 1.0, "", "❚❚ end", "progress"),
+    (None, 1.0, "", "❚❚ paused", "progress"),
+    (PlayState.PAUSED, 1.0, "cannot show this time: boom", "✖ cannot show this time: boom",
+     "crit"),
 ])
-def test_the_header_names_the_cursor_state(word: str, shown: str, role: str) -> None:
+def test_the_header_names_the_cursor_state(play: PlayState | None, speed: float, message: str,
+                                           shown: str, role: str) -> None:
     """A far jump says it is seeking (the panes still show the last time) rather than
     leaving the operator to wonder whether the key was taken."""
     from gputui.sources.base import Connection, SourceStatus
     from gputui.ui.widgets.status_header_replay import play_part
 
-    assert play_part(SourceStatus(Connection.REPLAY, message=word)) == (shown, role)
+    status = SourceStatus(Connection.REPLAY, message=message, play=play, play_speed=speed)
+    assert play_part(status) == (shown, role)

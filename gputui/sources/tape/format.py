@@ -57,7 +57,7 @@ COLLECTIONS: Mapping[str, bool] = {"nodes": False, "pods": True, "daemonsets": F
 #: the small cluster-wide fields, recorded whole when they change
 SMALL_FIELDS = ("cluster_policies", "nvidia_drivers", "events", "operator_namespace",
                 "context", "server", "forbidden", "unreadable", "xids", "loading",
-                "gpu_health")
+                "gpu_health", "disruption_budgets")
 #: frame kinds
 KEYFRAME, DELTA, METRICS, TIMELINE, CLUSTER = "K", "D", "M", "E", "C"
 SET, PATCH, DELETE = "s", "p", "d"

@@ -42,6 +42,9 @@ def objects_to_json(objects: ClusterObjects) -> dict[str, Any]:
         "loading": sorted(objects.loading),
         "gpu_health": {node: health_to_json(h)
                        for node, h in sorted(objects.gpu_health.items())},
+        # null: no budget list in the input (not "no budgets"), as older files hold none
+        "disruption_budgets": (None if objects.disruption_budgets is None
+                               else list(objects.disruption_budgets)),
     }
 
 
@@ -67,7 +70,18 @@ def objects_from_json(data: Mapping[str, Any]) -> ClusterObjects:
         loading=frozenset(str(r) for r in data.get("loading") or ()),
         gpu_health={str(node): health_from_json(row)
                     for node, row in (data.get("gpu_health") or {}).items()},
+        disruption_budgets=_budgets(data.get("disruption_budgets")),
     )
+
+
+def _budgets(raw: Any) -> tuple[JsonDict, ...] | None:
+    """The budget list; None where the file has none (written before gputui read budgets):
+    which budget held a pod is then "not read", never "none"."""
+    if raw is None:
+        return None
+    if not isinstance(raw, list) or not all(isinstance(item, dict) for item in raw):
+        raise ValueError("disruption_budgets holds something other than objects")
+    return tuple(raw)
 
 
 def _xid_row(event: XidEvent) -> list[Any]:

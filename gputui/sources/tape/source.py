@@ -28,7 +28,7 @@ from typing import Any, Protocol
 from gputui import gctuning
 from gputui.domain.metrics import MetricsOrigin, MetricsReading, MetricsWant
 from gputui.domain.model import ClusterSnapshot
-from gputui.domain.replay_cursor import ReplayCursor
+from gputui.domain.replay_cursor import PlayState, ReplayCursor
 from gputui.domain.snapshot import SnapshotBuilder
 from gputui.domain.thresholds import DEFAULT_THRESHOLDS, ThresholdsLike
 from gputui.sources.base import Connection, SnapshotCallback, SourceStatus, StatusCallback
@@ -41,8 +41,6 @@ log = logging.getLogger(__name__)
 
 #: seconds between two builds while playing (the cursor's time moves every tick)
 TICK = 0.5
-#: the header's state word while a jump is built (the panes still show the last time)
-SEEKING = "seeking"
 #: what a pod log or events read answers in a replay
 NOT_RECORDED = "not in the recording: gputui records no pod logs or events"
 #: what the metrics pane says for a node without recorded metrics at the cursor
@@ -121,8 +119,8 @@ class TapeSource:
         """A replay: context and server of the recording, the cursor's time and state."""
         return SourceStatus(Connection.REPLAY, context=self.tape.context,
                             server=self.tape.server, last_update=self._shown_at(),
-                            message=self.cursor.state_word(),
-                            recorded_at=self.tape.recorded_at)
+                            recorded_at=self.tape.recorded_at,
+                            play=self.cursor.play_state(), play_speed=self.cursor.speed)
 
     def _shown_at(self) -> float:
         """The time the screen shows: the last build's (the header's "at" must describe
@@ -183,7 +181,7 @@ class TapeSource:
             if not playing and self.builds and self.cursor.position != self.built_at:
                 # a jump at 5,000 nodes can take a second or more: say at once that the
                 # key was taken, and keep saying what the panes show until the build is in
-                self._report(replace(self.status(), message=SEEKING))
+                self._report(replace(self.status(), play=PlayState.SEEKING))
             first = not self.builds
             began = time.monotonic()
             self._build_and_deliver(self.cursor.position)

@@ -91,7 +91,7 @@ def _capture(objects: ClusterObjects) -> ClusterObjects:
         server=objects.server, forbidden=frozenset(objects.forbidden),
         xids=objects.xids, loading=frozenset(objects.loading),
         gpu_health=objects.gpu_health, unreadable=dict(objects.unreadable),
-        cluster_uid=objects.cluster_uid)
+        cluster_uid=objects.cluster_uid, disruption_budgets=objects.disruption_budgets)
 
 
 class TapeWriter:
