@@ -376,11 +376,11 @@ def test_disruption_budgets_are_recorded_and_an_older_file_reads_them_as_not_rea
     """The budgets come back as recorded (a replay names the budget the live app named);
     a file written before gputui read budgets has no such field, and reads as "not read"
     (None), never as "no budgets"."""
-    first = replace(cluster(), disruption_budgets=(_budget(0),))
+    first = replace(small_cluster(), disruption_budgets=(_budget(0),))
     moved = replace(first, disruption_budgets=(_budget(1),))
     path = tmp_path / "r.gputui-rec"
-    write(path, [(first, T0), (moved, T0 + 10), (replace(moved, disruption_budgets=None),
-                                                 T0 + 20)])
+    write_tape(path, [(first, T0), (moved, T0 + 10),
+                      (replace(moved, disruption_budgets=None), T0 + 20)])
     reader = TapeReader.open(path)
     same(reader.objects_at(T0), first)
     same(reader.objects_at(T0 + 10), moved)
