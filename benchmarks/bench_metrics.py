@@ -36,6 +36,7 @@ sys.path.insert(0, str(REPO / "benchmarks"))
 
 from bench_tui import FrameClock, key_to_frame, read_scale
 
+from gputui.session import session_of
 from gputui.domain.model import ClusterSnapshot
 from gputui.domain.snapshot import SnapshotBuilder
 from gputui.settings import Settings
@@ -130,8 +131,7 @@ async def one_run(snapshot: ClusterSnapshot, url: str, args: argparse.Namespace)
         detached, feed = feed, MetricsFeed(refresh=3600.0)
         detached.start(lambda reading: None)
     source = ReplaySource([], last_update=snapshot.generated_at)
-    app = make_app(Settings(refresh=args.refresh), source, clock=lambda: snapshot.generated_at,
-                   metrics=feed)
+    app = make_app(Settings(refresh=args.refresh), session_of(Settings(refresh=args.refresh), source, clock=lambda: snapshot.generated_at, metrics=feed))
     async with app.run_test(size=(160, 48)) as pilot:
         app.bench_frames = FrameClock(app)  # type: ignore[attr-defined]
         await pilot.pause()

@@ -43,6 +43,7 @@ sys.path.insert(0, str(REPO))
 
 from textual import events
 
+from gputui.session import session_of
 from gputui.domain.inputs import ClusterObjects
 from gputui.domain.model import ClusterSnapshot, NodeView
 from gputui.domain.snapshot import SnapshotBuilder
@@ -183,7 +184,7 @@ async def drive(snapshot: ClusterSnapshot, args: argparse.Namespace) -> None:
     if args.trace:
         tracemalloc.start()
     source = ReplaySource([], last_update=snapshot.generated_at)
-    app = make_app(Settings(), source, clock=lambda: snapshot.generated_at)
+    app = make_app(Settings(), session_of(Settings(), source, clock=lambda: snapshot.generated_at))
     async with app.run_test(size=(160, 48)) as pilot:
         app.bench_frames = FrameClock(app)  # type: ignore[attr-defined]
         await pilot.pause()

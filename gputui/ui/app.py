@@ -11,9 +11,7 @@ read in a thread worker and come back as :class:`PodLogLoaded` messages.
 from __future__ import annotations
 
 import asyncio
-import os
 import time
-from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
 from textual import events
@@ -21,34 +19,35 @@ from textual.css.query import NoMatches
 from textual.driver import Driver
 from textual.screen import Screen
 from textual.timer import Timer
+from textual.worker import Worker, WorkerState
 
 from gputui import gctuning
-from gputui.actions.base import ClusterWriter
 from gputui.domain.metrics import EMPTY_METRICS, MetricsReading
 from gputui.domain.model import EMPTY_SNAPSHOT, ClusterSnapshot
+from gputui.session import Session
 from gputui.settings import Settings
-from gputui.sources.base import ClusterSource, SourceStatus
+from gputui.sources.base import Connection, SourceStatus
 from gputui.ui.command_flow import CommandFlow
 from gputui.ui.commands import bindings_for, command_for_action
 from gputui.ui.context_switch import ContextSwitch
 from gputui.ui.contracts import (
     ContextSwitchRequested,
-    JumpRequested,
     MetricsUpdated,
     MetricsView,
     MetricsWanted,
-    NodeScoped,
     SnapshotUpdated,
     SnapshotView,
     SourceStatusChanged,
+    TimelineRecorded,
 )
 from gputui.ui.crash import QuietCrash
-from gputui.ui.exit_signals import ExitGuard
+from gputui.ui.exit_signals import ExitGuard, terminal_fds
 from gputui.ui.palette import GpuCommands
 from gputui.ui.recording_watch import RecordingWatch
+from gputui.ui.replay_controls import ONLY_IN_REPLAY, ReplayControls
 from gputui.ui.pod_logs import PodLogFlow
 from gputui.ui.render.style import PLAIN, Palette
-from gputui.ui.screens.base import PANE_TARGETS, view_modes
+from gputui.ui.screens.base import view_modes
 from gputui.ui.screens.findings import FindingsScreen
 from gputui.ui.screens.joins import JoinsScreen
 from gputui.ui.screens.mig import MigScreen
@@ -58,13 +57,15 @@ from gputui.ui.screens.timeline import TimelineScreen
 from gputui.ui.screens.upgrades import UpgradesScreen
 from gputui.ui.stylesheets import stylesheet_paths
 from gputui.ui.summary_flow import SummaryFlow
+from gputui.ui.textual_private import DRIVER_FILE
 from gputui.ui.theme import GPUTUI_THEME, gpu_variables, theme_palette
-from gputui.ui.timeline_flow import TimelineFlow, TimelineSink
+from gputui.ui.timeline_flow import TimelineFlow
 from gputui.ui.typeahead import TypeAhead
 from gputui.ui.widgets.status_header import INITIAL_STATUS, visible_headers
+from gputui.ui.worker_errors import WorkerFailures
 
-if TYPE_CHECKING:  # the feed talks HTTP; the UI only starts, feeds and stops it
-    from gputui.sources.metrics import MetricsFeed
+if TYPE_CHECKING:
+    from gputui.sources.base import ClusterSource
 
 
 #: default pace of applied snapshots (seconds); the newest one always wins
@@ -77,7 +78,8 @@ class GpuTuiApp(PodLogFlow, CommandFlow, SummaryFlow, TimelineFlow, QuietCrash):
     TITLE = "gputui"
     CSS_PATH = stylesheet_paths()
     COMMANDS = {GpuCommands}  # noqa: RUF012 - a Textual class attribute
-    BINDINGS = bindings_for("global")
+    #: the replay's keys are bound always and shown only in a replay (``check_action``)
+    BINDINGS = bindings_for("global") + bindings_for("replay")
     MODES = view_modes(nodes=NodesScreen, findings=FindingsScreen, upgrades=UpgradesScreen,
                        mig=MigScreen, joins=JoinsScreen, ops=OperationsScreen,
                        timeline=TimelineScreen)
@@ -85,25 +87,27 @@ class GpuTuiApp(PodLogFlow, CommandFlow, SummaryFlow, TimelineFlow, QuietCrash):
     #: role colours of the active theme, built once per theme change and handed down
     palette: Palette = PLAIN
 
-    def __init__(self, settings: Settings, source: ClusterSource,
-                 clock: Callable[[], float] = time.time,
-                 writer: ClusterWriter | None = None,
-                 metrics: MetricsFeed | None = None) -> None:
+    def __init__(self, settings: Settings, session: Session, *,
+                 hard_exit: bool = False) -> None:
         super().__init__()
         self.settings = settings
-        self.source = source
-        #: the source whose builds ``--record`` writes (the header's ``● rec`` while it is
-        #: the one shown: a context switch ends the recording); None when not recording
-        self.recorded_source: ClusterSource | None = None
-        #: whether ``--record`` still records (a full disk stops it), asked every second
-        self.recording_watch = RecordingWatch()
+        #: what is shown and what may be done with it; ``:ctx`` swaps it (:meth:`swap_session`)
+        self.session = session
+        #: what ``--record`` records (the header's ``● rec`` while its session is shown)
+        #: and whether it still does (a full disk stops it), asked every second
+        self.recording_watch = RecordingWatch(session)
         #: ``:ctx``: which kubeconfig context is shown, and the switch to another
-        self.contexts = ContextSwitch(self, self, settings, source)
-        #: carries out actions; None when the source has no cluster to write to (replays)
-        self.runner = self.contexts.first_runner(writer)
-        self.clock = clock
+        self.contexts = ContextSwitch(self, settings)
+        #: every worker's failure: logged, scrubbed, its view restored, said in one line
+        self.worker_failures = WorkerFailures(self.notify)
+        self.worker_failures.recover("context-switch", self.contexts.open_failed)
+        self.worker_failures.recover("action-flow", self.planning_failed)
+        self.worker_failures.recover("pod-log", self.pod_log_failed)
+        #: the replay's keys; None for a live cluster
+        self.replay = (ReplayControls(self, session.replay, self._command_typed)
+                       if session.replay is not None else None)
+        self.clock = session.clock
         self.session_started = time.time()  # wall clock, as the audit log's lines
-        self.metrics_feed = metrics
         self.metrics: MetricsReading = EMPTY_METRICS
         self.snapshot: ClusterSnapshot = EMPTY_SNAPSHOT
         self.status: SourceStatus = INITIAL_STATUS
@@ -120,10 +124,21 @@ class GpuTuiApp(PodLogFlow, CommandFlow, SummaryFlow, TimelineFlow, QuietCrash):
         self.typeahead = TypeAhead(self, super().on_event)
         #: SIGHUP, SIGTERM and quit: stop every running action, then leave within 5 s
         self.exit_guard = ExitGuard(self._exit_from_thread, self._stop_feeds, self._hung_up)
+        self.exit_guard.hard_exit = hard_exit  # the real program (tests never end it)
         self._exit_loop: asyncio.AbstractEventLoop | None = None
-        self._ttys = tuple(fd for fd in (0, 1, 2) if _isatty(fd))
+        self._ttys = terminal_fds()
         self.register_theme(GPUTUI_THEME)
         self.theme = settings.theme if settings.theme in self.available_themes else "gputui"
+        if session.can_record:
+            self.timeline_sink = lambda events: self.recording_watch.timeline(
+                self.session, events)
+        if self.replay is not None:  # the timeline shows what was recorded, from the first
+            self.timeline_given([], since=self.replay.cursor.start)  # cursor move on
+
+    @property
+    def source(self) -> ClusterSource:
+        """The shown session's source."""
+        return self.session.source
 
     def get_css_variables(self) -> dict[str, str]:
         """Textual's variables plus ``$gpu-*`` for themes that do not define them; Textual
@@ -148,9 +163,8 @@ class GpuTuiApp(PodLogFlow, CommandFlow, SummaryFlow, TimelineFlow, QuietCrash):
 
     @property
     def recording(self) -> bool:
-        """Whether what is shown is being recorded: the recorded source is still the one
-        shown (a ``:ctx`` switch, even back, opens a source nothing records)."""
-        return self.recorded_source is not None and self.recorded_source is self.source
+        """Whether what is shown is being recorded (a ``:ctx`` switch ends it)."""
+        return self.recording_watch.records(self.session)
 
     def on_resize(self, event: events.Resize) -> None:
         """Every terminal resize paints the whole screen again. Textual repaints only what
@@ -163,22 +177,31 @@ class GpuTuiApp(PodLogFlow, CommandFlow, SummaryFlow, TimelineFlow, QuietCrash):
         self.call_after_refresh(self.screen.refresh, repaint=True)
 
     def start_feeds(self) -> None:
-        """Start the source and the metrics feed (at mount, and after a context switch)."""
-        self.source.start(self._snapshot_from_source, self._status_from_source)
-        if self.metrics_feed is not None:
-            self.metrics_feed.start(self._metrics_from_feed)
+        """Start the session's source and metrics feed (at mount, and after ``:ctx``)."""
+        self.session.start(self._snapshot_from_source, self._status_from_source,
+                           self._metrics_from_feed)
 
-    def forget_cluster(self, status: SourceStatus) -> None:
-        """A context switch: nothing of the old cluster is shown or applied after this;
-        ``status`` names the new one until its source reports."""
+    def swap_session(self, session: Session) -> None:
+        """``:ctx``: the one place another session replaces the shown one. Nothing of the
+        old cluster is shown or applied after this (its feeds were stopped by the switch);
+        the new context is named in the header until its source reports, the greyed keys
+        and permissions are its own, and the node list is shown."""
+        self.session = session
         self._pending_snapshot = None
-        self.snapshot, self.status, self.metrics = EMPTY_SNAPSHOT, status, EMPTY_METRICS
+        self.snapshot, self.metrics = EMPTY_SNAPSHOT, EMPTY_METRICS
+        self.status = SourceStatus(Connection.CONNECTING, context=session.context,
+                                   server=session.server)
         self._refresh_header()
+        self.hand_down_blocks(self.screen_stack)
+        self.refresh_bindings()
+        self.start_feeds()
+        self.check_permissions()
+        self.call_later(self.action_switch_view, "nodes")
 
     def get_driver_class(self) -> type[Driver]:
         """Textual's Linux driver, made safe for a terminal that goes away (terminal.py)."""
         driver = super().get_driver_class()
-        if driver.__name__ == "LinuxDriver":
+        if driver.__name__ == "LinuxDriver" and DRIVER_FILE:
             from gputui.ui.terminal import GpuLinuxDriver
 
             return GpuLinuxDriver
@@ -197,18 +220,14 @@ class GpuTuiApp(PodLogFlow, CommandFlow, SummaryFlow, TimelineFlow, QuietCrash):
 
     def _stop_feeds(self) -> None:
         """Every source and feed stops: no request reaches the server after this."""
-        self.source.stop()
-        if self.metrics_feed is not None:
-            self.metrics_feed.stop()
+        self.session.stop()
 
     def _hung_up(self) -> None:
         """The terminal is gone (SIGHUP): drop all output instead of waiting on it."""
-        driver = self._driver
-        if driver is not None and hasattr(driver, "hung_up"):
-            driver.hung_up()
-        from gputui.ui.terminal import detach
+        from gputui.ui.terminal import hang_up
+        from gputui.ui.textual_private import app_driver
 
-        detach(self._ttys)
+        hang_up(app_driver(self), self._ttys)
 
     async def on_event(self, event: events.Event) -> None:
         """Keys from the terminal go through :class:`TypeAhead`; everything else as usual."""
@@ -221,9 +240,7 @@ class GpuTuiApp(PodLogFlow, CommandFlow, SummaryFlow, TimelineFlow, QuietCrash):
         self.exit_guard.release()
         self.typeahead.cancel()
         self.contexts.close()
-        self.source.stop()
-        if self.metrics_feed is not None:
-            self.metrics_feed.stop()
+        self.session.stop()
         self._heap.release()
 
     def _snapshot_from_source(self, snapshot: ClusterSnapshot) -> None:
@@ -249,8 +266,8 @@ class GpuTuiApp(PodLogFlow, CommandFlow, SummaryFlow, TimelineFlow, QuietCrash):
 
     def on_metrics_wanted(self, message: MetricsWanted) -> None:
         """A screen says what is on screen: the feed reads that from its next refresh."""
-        if self.metrics_feed is not None:
-            self.metrics_feed.want(message.want)
+        if self.session.metrics is not None:
+            self.session.metrics.want(message.want)
 
     # ------------------------------------------------------------------ the refresh path
     def on_snapshot_updated(self, message: SnapshotUpdated) -> None:
@@ -325,33 +342,26 @@ class GpuTuiApp(PodLogFlow, CommandFlow, SummaryFlow, TimelineFlow, QuietCrash):
                                 read_only=self.contexts.read_only,
                                 recording=self.recording, recording_stopped=stopped)
 
-    # ------------------------------------------------------------------ navigation
-    def jump_to(self, node: str | None, pane: str) -> None:
-        """Show ``pane`` (a :class:`~gputui.domain.pane.Pane`) for ``node``, from anywhere."""
-        self.call_later(self._jump, node, pane)
-
-    async def _jump(self, node: str | None, pane: str) -> None:
-        view, tab = PANE_TARGETS.get(pane, ("nodes", None))
-        while len(self.screen_stack) > 1:
-            self.pop_screen()
-        if self.current_mode != view:
-            await self.switch_mode(view)
-        screen = self.screen
-        self._deliver(screen)
-        if node is not None and isinstance(screen, NodeScoped):
-            screen.show_node(node)
-        if tab is not None and isinstance(screen, NodesScreen):
-            screen.show_tab(tab, focus=True)
-
-    def on_jump_requested(self, message: JumpRequested) -> None:
-        self.jump_to(message.node, message.pane)
+    # ------------------------------------------------------------------ workers
+    def on_worker_state_changed(self, event: Worker.StateChanged) -> None:
+        """The one path of every worker's failure (``worker_errors``)."""
+        if event.state is WorkerState.ERROR:
+            self.worker_failures.failed(event.worker)
 
     def on_context_switch_requested(self, message: ContextSwitchRequested) -> None:
         self.contexts.switch(message.context)
 
     def action_replay(self, what: str) -> None:
-        """Replay keys (``:at``) outside ``gputui replay`` (replay_app.py): one line."""
-        self.notify("only in a replay of a recording (gputui replay FILE)", severity="warning")
+        """The replay keys (``replay_controls``); outside a replay (``:at``), one line."""
+        if self.replay is None:
+            self.notify(ONLY_IN_REPLAY, severity="warning")
+            return
+        self.replay.key(what)
+
+    def on_timeline_recorded(self, message: TimelineRecorded) -> None:
+        """A replay: hand the recorded events up to the cursor to ``:timeline``."""
+        if self.replay is not None:
+            self.timeline_given(message.events, since=self.replay.cursor.start)
 
     def action_contexts(self) -> None:
         """``:ctx``: the kubeconfig's contexts."""
@@ -359,6 +369,8 @@ class GpuTuiApp(PodLogFlow, CommandFlow, SummaryFlow, TimelineFlow, QuietCrash):
 
     def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
         """Registry answers: the current view's own key is shown greyed out."""
+        if action == "replay":  # hidden outside a replay; typing and dialogs come first
+            return self.replay is not None and self.replay.allows()
         cmd = command_for_action(action)
         if cmd is not None and action == "switch_view" and parameters:
             return None if parameters[0] == self.current_mode else True
@@ -367,26 +379,13 @@ class GpuTuiApp(PodLogFlow, CommandFlow, SummaryFlow, TimelineFlow, QuietCrash):
         return True
 
 
-def _isatty(fd: int) -> bool:
-    try:
-        return os.isatty(fd)
-    except OSError:
-        return False
+def make_app(settings: Settings, session: Session, *, hard_exit: bool = False) -> GpuTuiApp:
+    """The app for ``settings`` showing ``session`` (:func:`gputui.session.open_session`;
+    tests build one with :func:`gputui.session.session_of`): the only way an app is made,
+    for a live cluster, the demo, a replay and the tests alike.
 
-
-def make_app(settings: Settings, source: ClusterSource, *,
-             clock: Callable[[], float] = time.time,
-             writer: ClusterWriter | None = None,
-             metrics: MetricsFeed | None = None,
-             timeline_sink: TimelineSink | None = None) -> GpuTuiApp:
-    """The app for ``settings`` reading ``source``; ``clock`` is "now" for every age shown.
-
-    ``writer`` carries out actions (``gputui.sources.writer.KubeWriter`` on the source's
-    cluster); without one every action is greyed. ``metrics`` is the metrics feed (started
-    and stopped with the app), None for none. ``timeline_sink`` is told each batch of new
-    timeline events (a recording); ``app.timeline_given(events)`` shows given ones instead.
-    A recording is shown by :func:`gputui.ui.replay_app.make_replay_app` (no writer).
+    What the session holds decides what the app offers: a runner (actions), a recorder
+    (``● rec``), an opener (``:ctx``), a replay (the cursor keys, every action greyed).
+    ``hard_exit``: the real program, which must be gone within 5 s of quit or a signal.
     """
-    app = GpuTuiApp(settings, source, clock=clock, writer=writer, metrics=metrics)
-    app.timeline_sink = timeline_sink
-    return app
+    return GpuTuiApp(settings, session, hard_exit=hard_exit)

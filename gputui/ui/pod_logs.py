@@ -13,7 +13,7 @@ from textual import work
 from textual.app import App
 from textual.screen import Screen
 
-from gputui.sources.base import ClusterSource
+from gputui.session import Session
 from gputui.ui.contracts import PodLog, PodLogLoaded, PodLogRequested
 from gputui.ui.screens.pod_log import PodLogScreen
 
@@ -21,7 +21,7 @@ from gputui.ui.screens.pod_log import PodLogScreen
 class PodLogFlow(App[int]):
     """Open a pod container's log and events; reload on request."""
 
-    source: ClusterSource
+    session: Session
 
     def open_pod_log(self, namespace: str, pod: str, container: str | None = None) -> None:
         """Show a pod container's log and events (read in a thread worker)."""
@@ -34,15 +34,20 @@ class PodLogFlow(App[int]):
     def on_pod_log_requested(self, message: PodLogRequested) -> None:
         self.open_pod_log(message.pod_namespace, message.pod, message.container)
 
-    @work(thread=True, exclusive=True, group="pod-log")
+    @work(thread=True, exclusive=True, group="pod-log", exit_on_error=False)
     def _read_pod_log(self, screen: Screen[Any], namespace: str, pod: str,
                       container: str | None) -> None:
-        """Blocking reads off the UI thread; the result goes to ``screen`` as a message."""
-        try:
-            lines = self.source.pod_log(namespace, pod, container)
-            events = self.source.pod_events(namespace, pod)
-            log = PodLog(namespace, pod, container, tuple(lines), tuple(events))
-        except Exception as error:  # noqa: BLE001 - shown as one line, never a traceback
-            text = str(error).splitlines()[0] if str(error) else type(error).__name__
-            log = PodLog(namespace, pod, container, error=text)
-        screen.post_message(PodLogLoaded(log))
+        """Blocking reads off the UI thread; the result goes to ``screen`` as a message (a
+        failure takes the app's one worker-failure path, then :meth:`pod_log_failed`)."""
+        source = self.session.source
+        lines = source.pod_log(namespace, pod, container)
+        events = source.pod_events(namespace, pod)
+        screen.post_message(PodLogLoaded(PodLog(namespace, pod, container, tuple(lines),
+                                                tuple(events))))
+
+    def pod_log_failed(self, line: str) -> None:
+        """The pod-log worker's recovery: the open log screen shows the (scrubbed) line."""
+        screen = self.screen
+        if isinstance(screen, PodLogScreen):
+            screen.post_message(PodLogLoaded(PodLog(screen.namespace, screen.pod,
+                                                    screen.container, error=line)))

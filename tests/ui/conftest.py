@@ -13,6 +13,7 @@ from typing import Any
 
 import pytest
 
+from gputui.session import session_of
 from gputui.domain.inputs import ClusterObjects
 from gputui.domain.model import ClusterSnapshot
 from gputui.domain.snapshot import SnapshotBuilder
@@ -40,7 +41,7 @@ def frozen_app() -> FrozenApp:
               source: ReplaySource | None = None) -> GpuTuiApp:
         recording = load_recording(scenario, SCENARIOS)
         source = source or ReplaySource.from_recording(recording)
-        app = make_app(settings or Settings(), source, clock=lambda: recording.now)
+        app = make_app(settings or Settings(), session_of(settings or Settings(), source, clock=lambda: recording.now))
         app.min_snapshot_interval = 0.0  # apply each pushed snapshot at once
         return app
     return build

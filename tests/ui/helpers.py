@@ -32,6 +32,7 @@ from gputui.actions.drain_rules import DrainOptions, sort_pods
 from gputui.actions.registry import action
 from gputui.demo import open_demo_source
 from gputui.domain.metrics import MetricsWant
+from gputui.session import session_of
 from gputui.settings import Settings
 from gputui.sim.cluster import EmulatedCluster
 from gputui.sources.connect import open_source
@@ -109,7 +110,7 @@ def live_app(cluster: EmulatedCluster, tmp_path: Path) -> Iterator[LiveApp]:
         source = open_source(settings, watch_timeout=5)
         writer = writer_for_source(source, read_only=read_only)
         made.append(writer)
-        app = make_app(settings, source, writer=writer)
+        app = make_app(settings, session_of(settings, source, writer=writer))
         app.min_snapshot_interval = 0.0
         return app
 
@@ -128,7 +129,7 @@ def app_with_audit(cluster: EmulatedCluster, tmp_path: Path, audit: Path,
                         audit_log=str(audit))
     source = open_source(settings, watch_timeout=5)
     writer = writer_for_source(source, read_only=False)
-    app = make_app(settings, source, writer=writer)
+    app = make_app(settings, session_of(settings, source, writer=writer))
     app.min_snapshot_interval = 0.0
     app.notify = lambda message, **kw: notes.append(str(message))  # type: ignore[method-assign]
     return app, writer
@@ -160,7 +161,7 @@ def demo(tmp_path: Path) -> Iterator[Any]:
         source = open_demo_source(settings)
         writer = writer_for_source(source, read_only=False)
         opened.append(writer)
-        app = make_app(settings, source, clock=source.clock, writer=writer)
+        app = make_app(settings, session_of(settings, source, clock=source.clock, writer=writer))
         app.min_snapshot_interval = 0.0
         return app
 

@@ -17,6 +17,7 @@ from gputui.actions.base import Change, Plan, Risk, Scope
 from gputui.actions.patches import apply_patches
 from gputui.actions.runner import NOTHING, DryRun
 from gputui.demo import open_demo_source
+from gputui.session import session_of
 from gputui.settings import Settings
 from gputui.sim.cluster import EmulatedCluster
 from gputui.sources.writer import writer_for_source
@@ -265,7 +266,7 @@ async def test_journey_4_xid_node_cordoned_and_drained_budget_refusal_reported(
     source = open_demo_source(settings)
     writer = writer_for_source(source, read_only=False)
     assert writer is not None
-    app = make_app(settings, source, clock=source.clock, writer=writer)
+    app = make_app(settings, session_of(settings, source, clock=source.clock, writer=writer))
     app.min_snapshot_interval = 0.0
     notes: list[str] = []
 

@@ -17,6 +17,7 @@ import pytest
 import yaml
 from aiohttp import web
 
+from gputui.session import session_of
 from gputui.settings import Settings
 from gputui.sim.cluster import EmulatedCluster
 from gputui.sources.connect import open_source
@@ -90,7 +91,7 @@ def ctx_app(clusters: tuple[EmulatedCluster, EmulatedCluster],
         source = open_source(settings, watch_timeout=5)
         writer = writer_for_source(source, read_only=is_read_only(settings, context))
         writers.append(writer)
-        app = make_app(settings, source, writer=writer)
+        app = make_app(settings, session_of(settings, source, writer=writer))
         app.min_snapshot_interval = 0.0
         return app
 
@@ -310,7 +311,7 @@ async def test_an_action_opened_while_the_switch_loads_is_closed_unsent(
             release.wait(20)
             return real(name)
 
-        app.contexts.opener = slow
+        app.session.opener = slow
         app.contexts.switch("lab-b")
         screen.table.focus()
         await pilot.press("c")  # the old cluster is still shown: its dialog opens

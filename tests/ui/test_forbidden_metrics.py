@@ -11,6 +11,7 @@ import pytest
 from rich.console import Console
 from textual.widgets import Static
 
+from gputui.session import session_of
 from gputui.settings import Settings
 from gputui.sim.cluster import EmulatedCluster
 from gputui.sources.connect import open_metrics, open_source
@@ -37,7 +38,7 @@ async def test_the_metrics_tab_says_forbidden_once_and_scrapes_stop(
     settings = Settings(kubeconfig=str(viewer_cluster.write_kubeconfig(tmp_path / "kc")),
                         refresh=0.5)
     source = open_source(settings, watch_timeout=5)
-    app = make_app(settings, source, metrics=open_metrics(settings, source))
+    app = make_app(settings, session_of(settings, source, metrics=open_metrics(settings, source)))
     app.min_snapshot_interval = 0.0
     async with app.run_test(size=(160, 48)) as pilot:
         await until(pilot, lambda: app.snapshot.nodes and not app.snapshot.loading)

@@ -9,6 +9,7 @@ from typing import Any
 
 import pytest
 
+from gputui.session import session_of
 from gputui.domain.metrics import (
     EMPTY_METRICS,
     FleetMetrics,
@@ -39,8 +40,7 @@ def silent_server() -> Iterator[str]:
 
 def _app(feed: MetricsFeed | None) -> Any:
     recording = load_recording("driver-crashloop", SCENARIOS)
-    app = make_app(Settings(), ReplaySource.from_recording(recording),
-                   clock=lambda: recording.now, metrics=feed)
+    app = make_app(Settings(), session_of(Settings(), ReplaySource.from_recording(recording), clock=lambda: recording.now, metrics=feed))
     app.min_snapshot_interval = 0.0
     return app
 

@@ -10,10 +10,10 @@ from __future__ import annotations
 from dataclasses import replace
 from pathlib import Path
 
+from gputui.session import open_session
 from gputui.settings import Settings
 from gputui.sources.tape.reader import TapeReader
 from gputui.sources.tape.writer import TapeWriter
-from gputui.ui.replay_run import open_replay
 from tests.fixtures.tapes import T0, small_cluster
 
 
@@ -33,11 +33,13 @@ def _loading_tape(path: Path) -> Path:
 
 def test_the_replay_opens_where_the_session_had_read_everything(tmp_path: Path) -> None:
     path = _loading_tape(tmp_path / "loading.gputui-rec")
-    source, _metrics, cursor = open_replay(Settings(), path)
+    session = open_session(Settings(), "replay", path)
+    source, cursor = session.source, session.cursor
+    assert session.replay is not None and cursor is not None
     try:
         assert cursor.start == T0
         assert cursor.position == T0 + 1200
-        assert not source.tape.objects_at(cursor.position).loading
+        assert not session.replay.tape.objects_at(cursor.position).loading
     finally:
         source.stop()
 
@@ -49,7 +51,9 @@ def test_first_complete_is_none_when_the_session_never_read_everything(tmp_path:
     writer.close()
     reader = TapeReader.open(path)
     assert reader.first_complete() is None
-    source, _metrics, cursor = open_replay(Settings(), path)
+    session = open_session(Settings(), "replay", path)
+    source, cursor = session.source, session.cursor
+    assert session.replay is not None and cursor is not None
     try:
         assert cursor.position == T0  # nothing complete: the start, as before
     finally:

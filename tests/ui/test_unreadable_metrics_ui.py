@@ -6,6 +6,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from gputui.session import session_of
 from gputui.domain.model import ClusterSnapshot, NodeView
 from gputui.settings import Settings
 from gputui.sim.cluster import EmulatedCluster
@@ -28,7 +29,7 @@ async def test_failing_exporters_make_the_header_say_gpu_health_unknown_and_cell
     settings = Settings(kubeconfig=str(api_only.write_kubeconfig(tmp_path / "kc")),
                         namespace=NS, read_only=True, refresh=0.5)
     source = open_source(settings, watch_timeout=5)
-    app = make_app(settings, source, metrics=open_metrics(settings, source))
+    app = make_app(settings, session_of(settings, source, metrics=open_metrics(settings, source)))
     app.min_snapshot_interval = 0.0
     async with app.run_test(size=(160, 48)) as pilot:
         await until(pilot, lambda: len(app.snapshot.nodes) == 3 and not app.snapshot.loading)

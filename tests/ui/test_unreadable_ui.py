@@ -11,6 +11,7 @@ from typing import Any
 from rich.console import Console
 from textual.widgets import Static
 
+from gputui.session import session_of
 from gputui.settings import Settings
 from gputui.sim.cluster import EmulatedCluster
 from gputui.sources.connect import open_source
@@ -48,7 +49,7 @@ async def test_forbidden_pods_are_named_in_the_header_and_rows_are_unknown(
     api_only.set_deny("list:pods,watch:pods,list:daemonsets.apps,watch:daemonsets.apps")
     settings = Settings(kubeconfig=str(api_only.write_kubeconfig(tmp_path / "kc")),
                         namespace=NS, read_only=True)
-    app = make_app(settings, open_source(settings, watch_timeout=5))
+    app = make_app(settings, session_of(settings, open_source(settings, watch_timeout=5)))
     app.min_snapshot_interval = 0.0
     async with app.run_test(size=(80, 24)) as pilot:
         await until(pilot, lambda: len(app.snapshot.nodes) == 2 and not app.snapshot.loading)

@@ -23,6 +23,7 @@ from typing import Any
 import pytest
 from textual.widgets import Static
 
+from gputui.session import session_of
 from gputui.actions.base import Scope
 from gputui.actions.registry import ACTIONS
 from gputui.settings import Settings
@@ -84,7 +85,7 @@ def app(cluster: EmulatedCluster, tmp_path: Path) -> Iterator[GpuTuiApp]:
                         audit_log=str(tmp_path / "audit.jsonl"))
     source = open_source(settings, watch_timeout=5)
     writer = writer_for_source(source, read_only=False)
-    made = make_app(settings, source, writer=writer)
+    made = make_app(settings, session_of(settings, source, writer=writer))
     made.min_snapshot_interval = 0.0
     yield made
     if writer is not None:

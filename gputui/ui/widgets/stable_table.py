@@ -40,9 +40,9 @@ import logging
 from collections.abc import Iterable, Mapping
 from typing import Any
 
+from rich.segment import Segment
 from rich.style import Style
 from rich.text import Text
-from textual._types import SegmentLines
 from textual.widgets.data_table import ColumnKey, Row, RowKey
 
 from gputui.ui.widgets import datatable_internals as dt
@@ -50,6 +50,8 @@ from gputui.ui.widgets.keyed_table import KeyedTable
 
 log = logging.getLogger(__name__)
 
+#: the lines of one rendered cell (Textual's private ``textual._types.SegmentLines``)
+SegmentLines = list[list[Segment]]
 #: cached cell renderings before the cache starts over (visible cells x cursor states x a
 #: few scroll positions; clearing is cheap and the next frame refills what it shows)
 CELL_CACHE_SIZE = 8192
