@@ -42,10 +42,11 @@ from gputui.domain.snapshot import SnapshotBuilder
 from gputui.settings import Settings
 from gputui.sources.metrics import MetricsFeed
 from gputui.sources.prometheus import PrometheusMetrics, PrometheusOptions
-from gputui.sources.replay import ReplaySource
 from gputui.ui.app import make_app
 from gputui.ui.widgets.node_table import NodeTable
-from tests.metrics.prom import Prometheus, free_port
+from tests.fixtures.recordings import ReplaySource
+from tests.metrics.prom import Prometheus
+from tests.helpers import free_port
 
 FULL = ("DCGM_FI_DEV_FB_USED", "DCGM_FI_DEV_FB_FREE", "DCGM_FI_DEV_POWER_USAGE",
         "DCGM_FI_DEV_SM_CLOCK")

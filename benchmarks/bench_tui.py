@@ -48,9 +48,9 @@ from gputui.domain.inputs import ClusterObjects
 from gputui.domain.model import ClusterSnapshot, NodeView
 from gputui.domain.snapshot import SnapshotBuilder
 from gputui.settings import Settings
-from gputui.sources.replay import ReplaySource
 from gputui.ui.app import make_app
 from gputui.ui.widgets.node_table import NodeTable
+from tests.fixtures.recordings import ReplaySource
 
 
 def rss_mib() -> float:

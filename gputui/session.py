@@ -41,8 +41,8 @@ if TYPE_CHECKING:  # opened lazily: the HTTP client and the emulator load only w
 
     from gputui.domain.replay_cursor import ReplayCursor
     from gputui.sources.metrics import MetricsFeed
-    from gputui.sources.replay_source import TapeSource
-    from gputui.sources.tape_writer import TapeWriter
+    from gputui.sources.tape.source import TapeSource
+    from gputui.sources.tape.writer import TapeWriter
 
 #: what :func:`open_session` opens: a kubeconfig's cluster, the emulated one, a recording
 SessionKind = Literal["live", "demo", "replay"]
@@ -176,7 +176,7 @@ def open_session(settings: Settings, kind: SessionKind, recording: Path | None =
         context = source.target.context
         writer = writer_for_source(source, read_only=is_read_only(settings, context))
         metrics = open_metrics(settings, source)
-        from gputui.sources.recording import open_recorder
+        from gputui.sources.tape.recorder import open_recorder
 
         recorder = open_recorder(settings, source, metrics)
     except Exception:
@@ -217,9 +217,9 @@ def _open_replay(settings: Settings, path: Path) -> Session:
     import math
 
     from gputui.domain.replay_cursor import ReplayCursor
-    from gputui.sources.replay_source import TapeMetrics, TapeSource
-    from gputui.sources.tape_format import TapeError
-    from gputui.sources.tape_reader import TapeReader
+    from gputui.sources.tape.format import TapeError
+    from gputui.sources.tape.reader import TapeReader
+    from gputui.sources.tape.source import TapeMetrics, TapeSource
 
     reader = TapeReader.open(path)
     if not all(math.isfinite(t) and abs(t) < MAX_TIME for t in (reader.start, reader.end)):

@@ -28,9 +28,9 @@ SCENARIOS = REPO / "tests" / "fixtures" / "scenarios"
 
 from gputui.session import session_of
 from gputui.settings import Settings
-from gputui.sources.replay import Recording, ReplaySource, load_recording
 from gputui.ui.app import make_app
 from gputui.ui.key_table import key_table
+from tests.fixtures.recordings import Recording, ReplaySource, load_recording
 
 
 @dataclass(frozen=True)

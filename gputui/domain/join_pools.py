@@ -39,7 +39,7 @@ from gputui.domain.upgrade_state import in_step
 #: defaults of the settings that shape the figures (``gputui.settings`` documents them)
 DEFAULT_WINDOW_DAYS = 7.0
 DEFAULT_LIMIT_MINUTES = 15.0
-DEFAULT_MIN_JOINS = 5.0
+DEFAULT_MIN_JOINS = 5
 
 
 @dataclass(frozen=True, slots=True)
@@ -48,14 +48,14 @@ class JoinSettings:
 
     window_days: float = DEFAULT_WINDOW_DAYS
     limit_minutes: float = DEFAULT_LIMIT_MINUTES
-    min_joins: float = DEFAULT_MIN_JOINS
+    min_joins: int = DEFAULT_MIN_JOINS
 
     @classmethod
     def of(cls, thresholds: object) -> JoinSettings:
         """Read from any thresholds object (missing attributes keep their defaults)."""
         return cls(float(getattr(thresholds, "join_window_days", DEFAULT_WINDOW_DAYS)),
                    float(getattr(thresholds, "slow_join_minutes", DEFAULT_LIMIT_MINUTES)),
-                   float(getattr(thresholds, "slow_join_min_joins", DEFAULT_MIN_JOINS)))
+                   int(getattr(thresholds, "slow_join_min_joins", DEFAULT_MIN_JOINS)))
 
 
 def nearest_rank(values: Sequence[float], percent: float) -> float:

@@ -157,8 +157,8 @@ class SnapshotBuilder:
     def fork(self) -> SnapshotBuilder:
         """An independent builder in this one's state, for a fraction of a full build.
 
-        Why: a replay parks warm builders across a recording (``gputui.sources.
-        replay_pool``); a fresh one costs a full build (2 s at 5,000 nodes) and holds the
+        Why: a replay parks warm builders across a recording (``gputui.sources.tape.
+        pool``); a fresh one costs a full build (2 s at 5,000 nodes) and holds the
         GIL that long against the operator's jumps, a fork of a warm one costs its
         containers (tens of ms) and then only what changed on the way to where it parks.
         Node views, findings and the input objects are immutable and shared; every

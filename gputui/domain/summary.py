@@ -28,7 +28,7 @@ from gputui.domain.cluster_id import cluster_id
 from gputui.domain.checkjson import gpu_health_unknown
 from gputui.domain.markdown import md_list, md_text
 from gputui.domain.model import ClusterSnapshot, Finding, Severity
-from gputui.domain.operations import Operation
+from gputui.domain.operations import AuditedOperation
 from gputui.domain.readgaps import gap_phrase, health_unknowable
 from gputui.domain.timeline_event import TimelineEvent
 from gputui.domain.upgrade_state import UpgradeState, mid_upgrade
@@ -52,7 +52,7 @@ class SummaryInput:
 
     snapshot: ClusterSnapshot
     now: float
-    operations: tuple[Operation, ...] = ()
+    operations: tuple[AuditedOperation, ...] = ()
     operations_scope: str = "this session"
     operations_note: str = ""
     timeline: tuple[TimelineEvent, ...] | None = None
@@ -198,7 +198,7 @@ def mig_section(summary: SummaryInput) -> list[str]:
     return ["## MIG", "", *lines] if lines else []
 
 
-def _operation_line(op: Operation) -> str:
+def _operation_line(op: AuditedOperation) -> str:
     user = f" by {md_text(op.user)}" if op.user else ""
     return (f"- {md_text(op.time) or 'unknown time'} **{md_text(op.action)}** on "
             f"{md_list(list(op.targets))}{user}: {md_text(op.outcome)}")

@@ -30,7 +30,7 @@ from gputui.domain import labels as L
 from gputui.domain.catalogue import XID_ERROR
 from gputui.domain.cluster_id import ClusterId, same_cluster
 from gputui.domain.model import ClusterSnapshot, Finding, NodeView, Severity
-from gputui.domain.operations import Operation
+from gputui.domain.operations import AuditedOperation
 from gputui.domain.pane import Pane
 from gputui.domain.readgaps import METRICS, REASON_CODE
 from gputui.domain.timeline_event import (
@@ -229,7 +229,7 @@ def _finding_events(node: str | None, old: Sequence[Finding], new: Sequence[Find
     return events
 
 
-def action_events(operations: Iterable[Operation], cluster: ClusterId, shift: float,
+def action_events(operations: Iterable[AuditedOperation], cluster: ClusterId, shift: float,
                   nodes: Collection[str]) -> list[tuple[str, list[TimelineEvent]]]:
     """(audit id, its events) for each operation on ``cluster``, however its context was
     named (an intent line without a cluster is no cluster's: see
@@ -261,7 +261,7 @@ def action_events(operations: Iterable[Operation], cluster: ClusterId, shift: fl
     return found
 
 
-def _on_node(op: Operation, node: str) -> str:
+def _on_node(op: AuditedOperation, node: str) -> str:
     """``cordon: ok: ...`` on one node's row (the node column names it), with the other
     targets named when there are any."""
     others = [t for t in op.targets if t != node]

@@ -70,7 +70,7 @@ Frozen data for tests and screenshots
 -------------------------------------
 ``tests/fixtures/scenarios/<scenario>.json`` holds raw ``ClusterObjects`` recorded from the
 emulated scenarios (``scripts/record_scenarios.py``) plus a few pod logs and the recorded
-``now``: ``load_recording(scenario, SCENARIOS)`` (``gputui.sources.replay``) gives its
+``now``: ``load_recording(scenario, SCENARIOS)`` (``tests.fixtures.recordings``) gives its
 ``snapshot()`` and ``ReplaySource.from_recording(rec)``, a source for
 ``make_app(Settings(), source, clock=lambda: rec.now)``; ``tests/ui/conftest.py`` has
 ``frozen_app(scenario)`` doing exactly that for Pilot and snapshot tests.

@@ -5,7 +5,7 @@ The recorder is tapped into the first session's source and feed, so it records w
 session is the one shown: after ``:ctx`` (even back to the same context, which opens a new
 session) no objects are recorded, and no timeline events either (README, Recording and
 replay). A recording stops when a write fails (a full disk); the writer keeps why
-(:attr:`gputui.sources.tape_writer.TapeWriter.error`). The app asks here every second, so the
+(:attr:`gputui.sources.tape.writer.TapeWriter.error`). The app asks here every second, so the
 header turns to ``✖ rec stopped`` at once and the operator is told once, as an error.
 """
 

@@ -32,7 +32,7 @@ if TYPE_CHECKING:  # the UI loads no HTTP client at import (tests/ui/test_layeri
     from textual.message import Message
 
     from gputui.domain.replay_cursor import ReplayCursor
-    from gputui.sources.replay_source import TapeSource
+    from gputui.sources.tape.source import TapeSource
 
 #: why every action is greyed in a replay
 READ_ONLY = "this is a replay of a recording (read-only, nothing is sent)"

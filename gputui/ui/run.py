@@ -22,7 +22,7 @@ from gputui.settings import Settings
 
 if TYPE_CHECKING:  # types only: the TUI's modules load after the session is opened
     from gputui.session import Session, SessionKind
-    from gputui.sources.tape_writer import TapeWriter
+    from gputui.sources.tape.writer import TapeWriter
 
 #: recordings above this size take seconds to read (a 5,000-node hour is ~5 MB): say so
 SAY_READING_BYTES = 1 << 20

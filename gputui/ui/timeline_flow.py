@@ -29,7 +29,7 @@ from textual.screen import Screen
 from gputui.actions.audit_read import read_audit
 from gputui.domain.cluster_id import ClusterId, cluster_id
 from gputui.domain.model import ClusterSnapshot
-from gputui.domain.operations import Operation, pair_operations
+from gputui.domain.operations import AuditedOperation as Operation, pair_operations
 from gputui.domain.timeline import Timeline, TimelineEvent, action_events, derive_events
 from gputui.settings import Settings
 from gputui.ui.contracts import OperationChanged, TimelineView

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import json
-import socket
 import subprocess
 from collections.abc import Callable
 from pathlib import Path
@@ -12,6 +11,7 @@ import pytest
 import yaml
 
 from gputui.sim.cluster import EmulatedCluster
+from tests.helpers import free_port
 from tests.sources.helpers import cluster_policy, node
 
 Run = Callable[..., subprocess.CompletedProcess[str]]
@@ -25,12 +25,6 @@ def assert_one_line_error(result: subprocess.CompletedProcess[str], *fragments: 
     assert "Traceback" not in result.stderr
     for fragment in fragments:
         assert fragment in lines[0]
-
-
-def free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return int(sock.getsockname()[1])
 
 
 def test_missing_kubeconfig(gputui: Run, tmp_path: Path) -> None:

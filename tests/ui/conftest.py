@@ -19,10 +19,10 @@ from gputui.domain.model import ClusterSnapshot
 from gputui.domain.snapshot import SnapshotBuilder
 from gputui.settings import Settings
 from gputui.sim.cluster import EmulatedCluster
-from gputui.sources.replay import Recording, ReplaySource, load_recording
 from gputui.ui.app import GpuTuiApp, make_app
 from tests.actions.conftest import gpu_node
 from tests.fixtures import SCENARIOS
+from tests.fixtures.recordings import Recording, ReplaySource, load_recording
 
 
 @pytest.fixture(autouse=True)

@@ -4,12 +4,12 @@ and UPGRADE off the screen and cut the worst finding in the middle of its code."
 
 from __future__ import annotations
 
-from gputui.sources.replay import load_recording
 from gputui.ui.node_rows import ALWAYS_SHOWN, DROP_ORDER
 from gputui.ui.screens.nodes import NodesScreen
 from gputui.ui.widgets.column_drop import columns_to_drop
 from gputui.ui.widgets.node_table import NodeTable
 from tests.fixtures import SCENARIOS
+from tests.fixtures.recordings import load_recording
 from tests.ui.conftest import FrozenApp, modified, settle
 
 

@@ -15,8 +15,7 @@ from gputui.sim.cluster import EmulatedCluster
 from gputui.sources.connect import open_source
 from gputui.ui.app import make_app
 from tests.actions.conftest import gpu_node
-from tests.ui.test_actions import until
-from tests.ui.test_contexts import header_text
+from tests.ui.helpers import header_text, until
 
 HOSTILE = "prod\u200b-gpu\u202e"
 

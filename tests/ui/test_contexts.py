@@ -27,10 +27,9 @@ from gputui.ui.app import GpuTuiApp, make_app
 from gputui.ui.screens.confirm import ConfirmScreen
 from gputui.ui.screens.contexts import ContextsScreen
 from gputui.ui.screens.nodes import NodesScreen
-from gputui.ui.widgets.status_header import StatusHeader
 from tests.actions.conftest import gpu_node
 from tests.conftest import hook_server_requests
-from tests.ui.test_actions import until
+from tests.ui.helpers import header_text, until
 
 #: (host:port, method, path) of every request either emulated server receives
 Sent = list[tuple[str, str, str]]
@@ -100,10 +99,6 @@ def ctx_app(clusters: tuple[EmulatedCluster, EmulatedCluster],
     for writer in writers:
         if writer is not None:
             writer.close()
-
-
-def header_text(app: GpuTuiApp) -> str:
-    return "\n".join(h.render().plain for h in app.screen.query(StatusHeader))
 
 
 async def shows(pilot: Any, app: GpuTuiApp, nodes: set[str]) -> NodesScreen:

@@ -4,10 +4,8 @@ exporters are not asked again every refresh (issue 18: 1,260 refused scrapes in 
 from __future__ import annotations
 
 import io
-import time
 from collections.abc import Iterator
 from pathlib import Path
-from typing import Any
 
 import pytest
 from rich.console import Console
@@ -20,6 +18,7 @@ from gputui.sources.connect import open_metrics, open_source
 from gputui.ui.app import make_app
 from gputui.ui.widgets.metrics_pane import MetricsPane
 from tests.ui.conftest import settle
+from tests.ui.helpers import until
 
 MESSAGE = "metrics: forbidden (pods/proxy)"
 
@@ -31,14 +30,6 @@ def viewer_cluster(request_log: list[tuple[str, str]]) -> Iterator[EmulatedClust
         yield cluster
     finally:
         cluster.stop()
-
-
-async def until(pilot: Any, check: Any, timeout: float = 60.0) -> None:
-    deadline = time.monotonic() + timeout
-    while not check():
-        if time.monotonic() > deadline:
-            raise AssertionError("condition not reached in time")
-        await pilot.pause(0.1)
 
 
 async def test_the_metrics_tab_says_forbidden_once_and_scrapes_stop(

@@ -25,8 +25,8 @@ def test_ui_imports_no_kubernetes_or_http_client() -> None:
     assert not loaded & {"kubernetes", "urllib3", "requests", "aiohttp"}
 
 
-def test_replay_source_is_headless() -> None:
-    loaded = _modules_after("import gputui.sources.replay")
+def test_replay_sources_are_headless() -> None:
+    loaded = _modules_after("import gputui.sources.tape.source, tests.fixtures.recordings")
     assert not loaded & {"textual", "rich"}
 
 

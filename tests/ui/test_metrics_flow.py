@@ -20,11 +20,11 @@ from gputui.domain.metrics import (
 from gputui.settings import Settings
 from gputui.sources.metrics import MetricsFeed
 from gputui.sources.prometheus import PrometheusMetrics, PrometheusOptions
-from gputui.sources.replay import ReplaySource, load_recording
 from gputui.ui.app import make_app
 from gputui.ui.contracts import MetricsUpdated
 from gputui.ui.widgets.metrics_pane import MetricsPane
 from tests.fixtures import SCENARIOS
+from tests.fixtures.recordings import ReplaySource, load_recording
 from tests.ui.conftest import settle
 
 

@@ -7,11 +7,11 @@ from dataclasses import replace
 
 from gputui.domain.model import ClusterSnapshot, NodeView
 from gputui.domain.snapshot import SnapshotBuilder
-from gputui.sources.replay import ReplaySource, load_recording
 from gputui.ui.node_rows import COLUMNS, NodeFilter, node_cells
 from gputui.ui.screens.nodes import NodesScreen
 from gputui.ui.widgets.node_table import NodeTable
 from tests.fixtures import SCENARIOS
+from tests.fixtures.recordings import ReplaySource, load_recording
 from tests.ui.conftest import FrozenApp, modified, settle
 
 H100 = "gke-prod-h100-pool-7f3a-4vvm"

@@ -6,10 +6,10 @@ from rich.style import Style
 from rich.text import Text
 from textual.app import App, ComposeResult
 
-from gputui.sources.replay import load_recording
 from gputui.ui.node_rows import NodeFilter, node_cells
 from gputui.ui.widgets.node_table import NodeTable
 from tests.fixtures import SCENARIOS
+from tests.fixtures.recordings import load_recording
 from tests.ui.conftest import FrozenApp, modified, settle
 
 

@@ -15,15 +15,15 @@ import pytest
 
 from gputui.domain.inputs import ClusterObjects
 from gputui.sim.cluster import EmulatedCluster
-from gputui.sources.tape_writer import TapeWriter
+from gputui.sources.tape.writer import TapeWriter
 from gputui.ui.widgets.status_header import HeaderState, render_header
-from tests.ui.test_actions import (  # noqa: F401 - cluster, live_app: fixtures
+from tests.ui.helpers import (  # noqa: F401 - cluster, live_app: fixtures
     LiveApp,
     cluster,
+    header_text,
     live_app,
     until,
 )
-from tests.ui.test_contexts import header_text
 
 
 def _on_a_full_disk(path: Path) -> TapeWriter:

@@ -11,11 +11,11 @@ from gputui.domain.inputs import ClusterObjects
 from gputui.domain.timeline_event import make_event
 from gputui.session import session_of
 from gputui.settings import Settings
-from gputui.sources.replay import ReplaySource, load_recording
-from gputui.sources.tape_reader import TapeReader
-from gputui.sources.tape_writer import TapeWriter
+from gputui.sources.tape.reader import TapeReader
+from gputui.sources.tape.writer import TapeWriter
 from gputui.ui.app import make_app
 from tests.fixtures import SCENARIOS
+from tests.fixtures.recordings import ReplaySource, load_recording
 
 
 def test_events_are_recorded_until_the_session_is_replaced(tmp_path: Path) -> None:

@@ -24,7 +24,7 @@ from gputui.ui.screens.nodes import NodesScreen
 from gputui.ui.widgets.status_header import StatusHeader
 from gputui.ui.widgets.status_header_replay import utc_clock
 from tests.fixtures.tapes import XID_NODE, write_xid_tape
-from tests.ui.test_actions import until
+from tests.ui.helpers import until
 
 #: 2026-12-01 09:30 UTC: the recording's header date, fixed for stable screens
 RECORDED_AT = 1796117400.0
@@ -250,7 +250,7 @@ async def test_a_live_recording_shows_the_xid_when_the_live_screen_did(
 async def test_metrics_are_those_recorded_or_say_not_recorded(replay_app: ReplayFactory) -> None:
     from rich.console import Console
 
-    from gputui.sources.replay_source import METRICS_NOT_RECORDED
+    from gputui.sources.tape.source import METRICS_NOT_RECORDED
     from gputui.ui.render.metrics import render_metrics
 
     def pane_text() -> str:

@@ -19,7 +19,7 @@ from gputui.sources.connect import open_source
 from gputui.sources.writer import writer_for_source
 from gputui.ui.app import GpuTuiApp, make_app
 from gputui.ui.crash import QuietCrash, crash_report
-from tests.check.test_check_secrets import KEY_DATA, SECRETS, TOKEN, assert_no_secret, planted
+from tests.helpers import KEY_DATA, SECRETS, TOKEN, assert_no_secret, planted
 
 
 @pytest.fixture

@@ -5,8 +5,6 @@ bold is decided by the role alone."""
 from __future__ import annotations
 
 import io
-from collections.abc import Callable
-from typing import Any
 
 import pytest
 from hypothesis import given, settings
@@ -40,6 +38,7 @@ from gputui.ui.widgets.node_table import NodeTable
 from gputui.ui.widgets.palette_mixin import widget_palette
 from gputui.ui.widgets.status_header import StatusHeader
 from tests.ui.conftest import FrozenApp, settle
+from tests.ui.helpers import until
 
 H100 = "gke-prod-h100-pool-7f3a-4vvm"  # its driver crash-loops: GPUs 0/8, a crit cell
 PROPERTY = settings(max_examples=300, deadline=None, derandomize=True, database=None)
@@ -158,17 +157,10 @@ async def test_a_theme_change_builds_one_palette_that_every_view_draws_with(
         table = app.screen.query_one(NodeTable)
         assert table.get_cell(H100, "gpus").style == before.role("crit")
         app.theme = "textual-light"
-        assert await _until(pilot, lambda: app.palette is not before
-                            and table.get_cell(H100, "gpus").style == app.palette.role("crit"))
+        await until(pilot, lambda: app.palette is not before
+                    and table.get_cell(H100, "gpus").style == app.palette.role("crit"))
         assert app.palette.colour("crit") != before.colour("crit")
         for widget in (app.screen.query_one(StatusHeader), table):
             assert widget_palette(widget) is app.palette
 
 
-async def _until(pilot: Any, done: Callable[[], bool], rounds: int = 50) -> bool:
-    """Let the app run until ``done`` holds (a theme change lands a few turns later)."""
-    for _ in range(rounds):
-        if done():
-            return True
-        await pilot.pause(0.02)
-    return done()

@@ -8,18 +8,18 @@ from pathlib import Path
 
 from gputui.sim.cluster import EmulatedCluster
 from gputui.ui.screens.confirm import ConfirmScreen
-from tests.ui.test_audit_ui import _app, _ready, until
+from tests.ui.helpers import app_with_audit, ready, until
 
 
 async def test_a_cordon_shows_as_an_action_with_who_and_as_the_change_it_made(
         one_node_cluster: EmulatedCluster, tmp_path: Path) -> None:
     notes: list[str] = []
-    app, writer = _app(one_node_cluster, tmp_path, tmp_path / "audit.jsonl", notes)
+    app, writer = app_with_audit(one_node_cluster, tmp_path, tmp_path / "audit.jsonl", notes)
     batches: list[list[str]] = []
     app.timeline_sink = lambda events: batches.append([e.kind for e in events])
     try:
         async with app.run_test(size=(120, 40)) as pilot:
-            await _ready(pilot, app)
+            await ready(pilot, app, nodes=1)
             assert len(app.timeline) == 0 and app.timeline.since is not None
             await pilot.press("c")
             await until(pilot, lambda: isinstance(app.screen, ConfirmScreen)

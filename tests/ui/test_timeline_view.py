@@ -13,10 +13,10 @@ from gputui.domain.model import Severity
 from gputui.domain.summary import iso_utc
 from gputui.domain.timeline import TimelineEvent, make_event
 from gputui.settings import Settings
-from gputui.sources.replay import ReplaySource, load_recording
 from gputui.ui.screens.nodes import NodesScreen
 from gputui.ui.screens.timeline import TimelineScreen
 from tests.fixtures import SCENARIOS
+from tests.fixtures.recordings import ReplaySource, load_recording
 from tests.ui.conftest import FrozenApp, modified, settle
 
 

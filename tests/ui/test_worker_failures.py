@@ -11,7 +11,7 @@ from typing import Any
 
 import pytest
 
-from gputui.sources.replay import ReplaySource, load_recording
+from tests.fixtures.recordings import ReplaySource, load_recording
 from gputui.ui.screens.pod_log import PodLogScreen
 from tests.fixtures import SCENARIOS
 from tests.ui.conftest import FrozenApp, settle

@@ -9,13 +9,13 @@ from __future__ import annotations
 
 from gputui.session import session_of
 from gputui.settings import Settings
-from gputui.sources.replay import ReplaySource, load_recording
 from gputui.ui.app import GpuTuiApp, make_app
 from gputui.ui.screens.mig import MigScreen
 from gputui.ui.screens.pod_log import PodLogScreen
 from gputui.ui.screens.upgrades import UpgradesScreen
 from gputui.ui.widgets.pipeline import PipelinePane
 from tests.fixtures import SCENARIOS
+from tests.fixtures.recordings import ReplaySource, load_recording
 
 A100_BROKEN = "gke-prod-a100-pool-2b9c-qvzd"
 

@@ -6,7 +6,7 @@ time (:meth:`TapeReader.objects_at`); :func:`changed_nodes` tells which nodes' o
 differ from the previous build's, and the one :class:`SnapshotBuilder` rebuilds only those,
 exactly as the live source does with the watch's changes. A step costs milliseconds; a far
 jump costs what changed between the two times, so on a big cluster more warm builders are
-parked across the recording and a jump moves the nearest (:mod:`gputui.sources.replay_pool`).
+parked across the recording and a jump moves the nearest (:mod:`gputui.sources.tape.pool`).
 
 Read-only by construction: this source has no HTTP client, no kubeconfig and no
 ``target``, so the app gets no writer and ``:ctx`` has nothing to switch to. Pod logs and
@@ -35,7 +35,7 @@ from gputui.sources.base import Connection, SnapshotCallback, SourceStatus, Stat
 from gputui.sources.changes import changed_nodes
 from gputui.sources.errors import SourceError
 from gputui.sources.metrics import MetricsFeed
-from gputui.sources.replay_pool import PARK_WHEN_SLOWER, BuilderPool, Costed, parking_times
+from gputui.sources.tape.pool import PARK_WHEN_SLOWER, BuilderPool, Costed, parking_times
 
 log = logging.getLogger(__name__)
 
@@ -50,8 +50,8 @@ TimelineCallback = Callable[[list[dict[str, Any]]], None]
 
 
 class Tape(Costed, Protocol):
-    """What the replay reads of a recording (``gputui.sources.tape_reader.TapeReader``):
-    what its builders read (:class:`~gputui.sources.replay_pool.Costed`), and more."""
+    """What the replay reads of a recording (``gputui.sources.tape.reader.TapeReader``):
+    what its builders read (:class:`~gputui.sources.tape.pool.Costed`), and more."""
 
     context: str
     server: str
@@ -155,7 +155,7 @@ class TapeSource:
 
     def park_builders(self) -> threading.Thread:
         """Park warm builders across the recording now, on their own thread (see
-        :mod:`gputui.sources.replay_pool`)."""
+        :mod:`gputui.sources.tape.pool`)."""
         self.parking = self.pool.park_in_background(parking_times(self.tape), self._stop)
         return self.parking
 
