@@ -29,7 +29,7 @@ from textual.screen import Screen
 from gputui.actions.audit_read import read_audit
 from gputui.domain.cluster_id import ClusterId, cluster_id
 from gputui.domain.model import ClusterSnapshot
-from gputui.domain.operations import AuditedOperation as Operation, pair_operations
+from gputui.domain.operations import AuditedOperation, pair_operations
 from gputui.domain.timeline import Timeline, TimelineEvent, action_events, derive_events
 from gputui.settings import Settings
 from gputui.ui.contracts import OperationChanged, TimelineView
@@ -142,7 +142,7 @@ class TimelineFlow(App[int]):
 
         self.run_worker(read, thread=True, group="timeline-audit", exit_on_error=False)
 
-    def _actions_read(self, cluster: ClusterKey, operations: Sequence[Operation],
+    def _actions_read(self, cluster: ClusterKey, operations: Sequence[AuditedOperation],
                       shift: float) -> None:
         base = self._timeline_base
         if self._timeline_given or base is None or _cluster(base) != cluster:

@@ -11,13 +11,13 @@ from gputui.domain.model import EMPTY_SNAPSHOT, ClusterSnapshot
 from gputui.domain.timeline_event import Timeline
 from gputui.session import Session
 from gputui.settings import Settings
-from gputui.sources.replay import ReplaySource, load_recording
 from gputui.ui.contracts import PodLogLoaded
 from gputui.ui.pod_logs import PodLogs
 from gputui.ui.screens.pod_log import PodLogScreen
 from gputui.ui.snapshot_pace import SnapshotPace
 from gputui.ui.summary_flow import SummaryFlow
 from tests.fixtures import SCENARIOS
+from tests.fixtures.recordings import ReplaySource, load_recording
 
 
 class Timers:

@@ -11,9 +11,9 @@ from typing import Any
 
 import pytest
 
-from tests.fixtures.recordings import ReplaySource, load_recording
 from gputui.ui.screens.pod_log import PodLogScreen
 from tests.fixtures import SCENARIOS
+from tests.fixtures.recordings import ReplaySource, load_recording
 from tests.ui.conftest import FrozenApp, settle
 
 SECRET_URL = "https://oncall:hunter2-secret@api.prod.example:6443/api/v1/pods"
