@@ -72,7 +72,7 @@ if TYPE_CHECKING:
 
 
 
-class GpuTuiApp(CommandFlow, TimelineFlow, QuietCrash):
+class GpuTuiApp(CommandFlow, QuietCrash):
     """The gputui terminal UI; build it with :func:`make_app`."""
 
     TITLE = "gputui"
@@ -105,7 +105,9 @@ class GpuTuiApp(CommandFlow, TimelineFlow, QuietCrash):
         #: the pod log view and the handoff summary (plain objects: ``pod_logs``,
         #: ``summary_flow``)
         self.pod_logs = PodLogs(self)
-        self.summaries = SummaryFlow(self)
+        #: what changed and when (``timeline_flow``; ``:timeline`` and the summary read it)
+        self.timelines = TimelineFlow(self)
+        self.summaries = SummaryFlow(self, self.timelines.timeline)
         self.worker_failures.recover("pod-log", self.pod_logs.failed)
         #: the replay's keys; None for a live cluster
         self.replay = (ReplayControls(self, session.replay, self._command_typed)
@@ -131,10 +133,10 @@ class GpuTuiApp(CommandFlow, TimelineFlow, QuietCrash):
         self.register_theme(GPUTUI_THEME)
         self.theme = settings.theme if settings.theme in self.available_themes else "gputui"
         if session.can_record:
-            self.timeline_sink = lambda events: self.recording_watch.timeline(
+            self.timelines.sink = lambda events: self.recording_watch.timeline(
                 self.session, events)
         if self.replay is not None:  # the timeline shows what was recorded, from the first
-            self.timeline_given([], since=self.replay.cursor.start)  # cursor move on
+            self.timelines.given([], since=self.replay.cursor.start)  # cursor move on
 
     @property
     def source(self) -> ClusterSource:
@@ -283,7 +285,7 @@ class GpuTuiApp(CommandFlow, TimelineFlow, QuietCrash):
         # a big cluster's first load is frozen before delivery (collections during the table
         # fill skip it) and once more after, for the rows the fill built (gputui.gctuning)
         big = self._heap.loaded(len(snapshot.nodes))
-        self.timeline_snapshot(snapshot)
+        self.timelines.snapshot(snapshot)
         self._deliver(self.screen)
         if big:
             gctuning.freeze()
@@ -321,7 +323,7 @@ class GpuTuiApp(CommandFlow, TimelineFlow, QuietCrash):
         if isinstance(screen, MetricsView) and self.metrics is not EMPTY_METRICS:
             screen.show_metrics(self.metrics, self.clock())
         self.show_operations_on(screen)
-        self.show_timeline_on(screen)
+        self.timelines.show_on(screen)
         self._refresh_header()
 
     def _refresh_header(self) -> None:
@@ -364,7 +366,7 @@ class GpuTuiApp(CommandFlow, TimelineFlow, QuietCrash):
     def on_timeline_recorded(self, message: TimelineRecorded) -> None:
         """A replay: hand the recorded events up to the cursor to ``:timeline``."""
         if self.replay is not None:
-            self.timeline_given(message.events, since=self.replay.cursor.start)
+            self.timelines.given(message.events, since=self.replay.cursor.start)
 
     def action_contexts(self) -> None:
         """``:ctx``: the kubeconfig's contexts."""

@@ -89,8 +89,6 @@ class SummaryHost(Protocol):
     keymap: dict[str, str]
     #: wall-clock time the session began: the audit lines from then on are "this session"
     session_started: float
-    #: what the app saw change (:class:`~gputui.ui.timeline_flow.TimelineFlow`)
-    timeline: Timeline
 
     def push_screen(self, screen: Screen[Any], callback: Any = None) -> Any: ...
 
@@ -103,14 +101,16 @@ class SummaryHost(Protocol):
 class SummaryFlow:
     """Opens the handoff summary; copies it or writes it to a file on confirm."""
 
-    def __init__(self, host: SummaryHost) -> None:
+    def __init__(self, host: SummaryHost, timeline: Timeline) -> None:
         self.host = host
+        #: what the app saw change (:class:`~gputui.ui.timeline_flow.TimelineFlow`'s)
+        self.timeline = timeline
 
     def open(self) -> None:
         """``:summary``: build the summary now and show it for review."""
         host = self.host
         text = session_summary(host.snapshot, host.settings.audit_log, host.session_started,
-                               host.clock(), host.timeline)
+                               host.clock(), self.timeline)
         keys = effective_keys(command("summary.copy"), host.keymap)
         host.push_screen(SummaryScreen(text, keys))
 

@@ -16,6 +16,7 @@ from gputui.ui.pod_logs import PodLogs
 from gputui.ui.screens.pod_log import PodLogScreen
 from gputui.ui.snapshot_pace import SnapshotPace
 from gputui.ui.summary_flow import SummaryFlow
+from gputui.ui.timeline_flow import TimelineFlow
 from tests.fixtures import SCENARIOS
 from tests.fixtures.recordings import ReplaySource, load_recording
 
@@ -71,7 +72,6 @@ class SummaryHost:
         self.clock = lambda: 1_000.0
         self.keymap: dict[str, str] = {}
         self.session_started = 900.0
-        self.timeline = Timeline()
         self.pushed: list[Any] = []
         self.copied: list[str] = []
         self.said: list[str] = []
@@ -89,7 +89,7 @@ class SummaryHost:
 def test_the_summary_opens_for_review_then_goes_by_osc52_or_to_a_private_file(
         tmp_path: Path) -> None:
     host = SummaryHost(Settings(audit_log=str(tmp_path / "audit.jsonl")))
-    flow = SummaryFlow(host)
+    flow = SummaryFlow(host, Timeline())
     flow.open()
     assert len(host.pushed) == 1 and type(host.pushed[0]).__name__ == "SummaryScreen"
     flow.copy("# handoff\n")
@@ -132,3 +132,42 @@ def test_the_pod_log_is_read_from_the_shown_session_and_a_failure_is_shown(
     logs.failed("reading the pod log failed: ConnectionError")
     assert posted[-1].log.error == "reading the pod log failed: ConnectionError"
     assert posted[-1].log.pod == "nvidia-driver-daemonset-x"
+
+
+class TimelineHost:
+    """What the timeline uses of the app; the audit read is run at once."""
+
+    def __init__(self, audit_log: str) -> None:
+        self.settings = Settings(audit_log=audit_log)
+        self.clock = lambda: 0.0
+        self.screen: Any = object()
+        self.screen_stack: list[Any] = []
+        self.said: list[str] = []
+
+    def notify(self, message: str, **_kw: Any) -> None:
+        self.said.append(message)
+
+    def call_from_thread(self, callback: Callable[..., Any], *args: Any) -> Any:
+        return callback(*args)
+
+    def run_worker(self, work: Callable[[], None], **_kw: Any) -> None:
+        work()
+
+
+def test_the_timeline_derives_from_snapshots_until_a_replay_gives_it(tmp_path: Path) -> None:
+    from tests.ui.conftest import modified
+
+    recording = load_recording("driver-crashloop", SCENARIOS)
+    first = modified(recording)
+    node = sorted(first.nodes)[0]
+    host = TimelineHost(str(tmp_path / "audit.jsonl"))
+    flow = TimelineFlow(host)
+    batches: list[list[str]] = []
+    flow.sink = lambda events: batches.append([e.kind for e in events])
+    flow.snapshot(first)  # the baseline
+    assert len(flow.timeline) == 0
+    flow.snapshot(modified(recording, cordon=(node,)))
+    assert [e.node for e in flow.timeline.events()] == [node] and batches == [["cordon"]]
+    flow.given([])
+    flow.snapshot(modified(recording, cordon=(node, sorted(first.nodes)[1])))
+    assert len(flow.timeline) == 0 and batches == [["cordon"]]  # nothing derived any more

@@ -29,8 +29,8 @@ def test_events_are_recorded_until_the_session_is_replaced(tmp_path: Path) -> No
                           recorder=recorder)
 
     app = make_app(Settings(), session(writer))
-    assert app.timeline_sink is not None
-    record = app.timeline_sink
+    assert app.timelines.sink is not None
+    record = app.timelines.sink
     record([make_event(1001.0, "cordon", "gpu-1", "cordoned")])
     app.session = session()  # :ctx staging
     record([make_event(1002.0, "cordon", "gpu-2", "cordoned")])

@@ -205,19 +205,19 @@ async def test_timeline_shows_what_was_recorded_up_to_the_cursor(
     app = replay_app()
     async with app.run_test(size=(80, 24)) as pilot:
         await _ready(pilot, app)
-        assert list(app.timeline.query()) == []  # nothing derived, no audit log read
+        assert list(app.timelines.timeline.query()) == []  # nothing derived, no audit log read
         await pilot.press("right")
-        await until(pilot, lambda: [e.kind for e in app.timeline.query()] == ["xid"])
-        assert app.timeline.query()[0].node == XID_NODE
+        await until(pilot, lambda: [e.kind for e in app.timelines.timeline.query()] == ["xid"])
+        assert app.timelines.timeline.query()[0].node == XID_NODE
         await pilot.press("G")
-        await until(pilot, lambda: len(app.timeline.query()) == 6)  # the damaged one skipped
-        kinds = sorted(e.kind for e in app.timeline.query())
+        await until(pilot, lambda: len(app.timelines.timeline.query()) == 6)  # the damaged one skipped
+        kinds = sorted(e.kind for e in app.timelines.timeline.query())
         assert kinds == ["action", "cordon", "xid", "xid", "xid", "xid"]
-        assert [e.who for e in app.timeline.query() if e.kind == "action"] == ["alice"]
+        assert [e.who for e in app.timelines.timeline.query() if e.kind == "action"] == ["alice"]
         await pilot.press("colon", *"timeline", "enter")
         await until(pilot, lambda: app.current_mode == "timeline")
         await pilot.press("g")
-        await until(pilot, lambda: list(app.timeline.query()) == [])
+        await until(pilot, lambda: list(app.timelines.timeline.query()) == [])
 
 
 async def test_a_live_recording_shows_the_xid_when_the_live_screen_did(
