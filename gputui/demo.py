@@ -15,7 +15,7 @@ from __future__ import annotations
 import shutil
 import tempfile
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -45,11 +45,16 @@ class DemoCluster:
     Args:
         scenario: scenario name or YAML path (``gputui scenarios``).
         speed: emulated clock speed factor.
+        paused: the emulated time stands still from the start until :meth:`settle` moves
+            it (``check --demo``: at hundreds of times real time, the second a loaded
+            machine takes between the start and the first read would be minutes of the
+            scenario gone unread).
     """
 
-    def __init__(self, scenario: str = "healthy", speed: float = 1.0):
+    def __init__(self, scenario: str = "healthy", speed: float = 1.0, paused: bool = False):
         self.scenario = scenario
         self.speed = speed
+        self.paused = paused
         self.cluster: Any = None
         self._dir: Path | None = None
         self._started = 0.0
@@ -60,9 +65,13 @@ class DemoCluster:
         Raises:
             SourceError: an unknown or broken scenario, or a cluster that fails to start.
         """
+        from gputui.sim.clock import SimClock
         from gputui.sim.cluster import EmulatedCluster
 
-        self.cluster = EmulatedCluster(self.scenario, speed=self.speed)
+        clock = SimClock(speed=self.speed)
+        if self.paused:
+            clock.pause_at(clock.now())
+        self.cluster = EmulatedCluster(self.scenario, speed=self.speed, clock=clock)
         try:
             self.cluster.start()
         except Exception as error:  # noqa: BLE001 - one line for the operator
@@ -87,7 +96,8 @@ class DemoCluster:
         return float(self.cluster.clock.now()) if self.cluster is not None else time.time()
 
     def settle(self, span: float, timeout: float = 120.0,
-               tick: Callable[[], None] | None = None, tick_every: float = 0.2) -> None:
+               tick: Callable[[], None] | None = None, tick_every: float = 0.2,
+               stops: Sequence[float] = ()) -> None:
         """Wait until ``span`` emulated seconds have passed since the cluster started.
 
         The emulated operator may offer its own convergence signal (an async
@@ -95,25 +105,32 @@ class DemoCluster:
         from :func:`settle_speed` so this takes a few seconds of real time. The emulated
         clock never runs ahead of its controllers (:mod:`gputui.sim.clock`), so on a loaded
         machine this takes longer rather than skipping their work; ``timeout`` is a
-        generous ceiling for that. ``tick`` is called about every ``tick_every`` seconds of real time meanwhile (``check
-        --demo`` reads the exporters there, as a running gputui would).
+        generous ceiling for that. ``tick`` is called about every ``tick_every`` seconds of
+        real time meanwhile (``check --demo`` reads the exporters there, as a running gputui
+        would), and once with the clock stopped at each of ``stops`` (emulated seconds after
+        the start), so each state between two planted events is read at least once however
+        loaded the machine is (a GPU seen before the reboot that loses it).
         """
         operator = getattr(self.cluster, "operator", None)
         waiter = getattr(operator, "wait_settled", None)
         if callable(waiter) and tick is None:
             self.cluster.call(waiter(timeout), timeout=timeout + 5.0)
             return
-        horizon = self._started + span
-        # the clock stops at the horizon: a late poll here (a loaded machine) must not
-        # let the scenario play on past the moment it is read at
-        self.cluster.clock.pause_at(horizon)
-        deadline = time.monotonic() + timeout
-        next_tick = 0.0
-        while self.cluster.clock.now() < horizon and time.monotonic() < deadline:
-            if tick is not None and time.monotonic() >= next_tick:
-                next_tick = time.monotonic() + tick_every
-                tick()
-            time.sleep(0.05)
+        clock, deadline = self.cluster.clock, time.monotonic() + timeout
+        moments = sorted({self._started + s for s in stops if 0 <= s < span} if tick else ())
+        for moment in [*moments, self._started + span]:
+            # the clock stops there: a late poll here (a loaded machine) must not let the
+            # scenario play on past the moment it is read at
+            clock.pause_at(moment)
+            next_tick = 0.0
+            while clock.now() < moment and time.monotonic() < deadline:
+                if tick is not None and time.monotonic() >= next_tick:
+                    next_tick = time.monotonic() + tick_every
+                    tick()
+                time.sleep(0.05)
+            if moment in moments and tick is not None:
+                tick()  # read with the time stopped at the planted event
+                clock.pause_at(None)  # on again from where it stopped
 
     def hold(self) -> None:
         """Run the emulated clock at real speed from now on, so what is read next shows the
@@ -159,6 +176,18 @@ def settle_span(scenario: str) -> float:
     return max(float(event.at) for event in loaded.timeline) + SETTLE_AFTER_TIMELINE
 
 
+def event_times(scenario: str) -> tuple[float, ...]:
+    """A second before each of ``scenario``'s planted events (emulated seconds after start):
+    where the state the events before it left is read once more (none when unreadable:
+    :func:`settle_span` has said why already)."""
+    from gputui.sim.scenario import ScenarioError, load_scenario
+
+    try:
+        return tuple(float(event.at) - 1.0 for event in load_scenario(scenario).timeline)
+    except (ScenarioError, OSError):
+        return ()
+
+
 def settle_speed(span: float, minimum: float = 1.0, wall_seconds: float = 4.0) -> float:
     """A clock speed that plays ``span`` emulated seconds in about ``wall_seconds``."""
     return max(minimum, min(MAX_SETTLE_SPEED, span / wall_seconds))
@@ -195,7 +224,7 @@ def read_demo_snapshot(settings: Settings, notes: list[str] | None = None) -> Cl
         SourceError: the scenario or the cluster could not be read (``check`` exits 2).
     """
     span = settle_span(settings.scenario)
-    demo = DemoCluster(settings.scenario, speed=settle_speed(span, settings.speed))
+    demo = DemoCluster(settings.scenario, speed=settle_speed(span, settings.speed), paused=True)
     target = demo.start()
     try:
         tracker = _watch_while_settling(demo, target, settings, span)
@@ -220,7 +249,7 @@ def _watch_while_settling(demo: DemoCluster, target: KubeTarget, settings: Setti
         tracker.refresh(objects, demo.now())
 
     try:
-        demo.settle(span, tick=read, tick_every=0.5)
+        demo.settle(span, tick=read, tick_every=0.5, stops=event_times(settings.scenario))
         demo.hold()
     finally:
         http.close()
