@@ -25,6 +25,16 @@ def test_the_summary_names_each_top_level_line_and_fits_the_dialog() -> None:
     assert len(impact_summary(("x" * 300, "y"))) <= 66
 
 
+def test_a_quoted_command_name_is_not_cut_at_its_colon() -> None:
+    """The set-version plan's offer of the canary read "use 'upgrade" at 80x24: the line
+    was cut at the ": " inside the quoted name (the offer itself was below the fold)."""
+    impact = ("autoUpgrade is on: every one of the 4 nodes will roll, up to 1 at a time",
+              "to try one node first, use 'upgrade: canary' (holds every other node)")
+    assert impact_summary(impact).startswith(
+        "autoUpgrade is on · to try one node first, use 'upgrade: canary'")
+    assert impact_summary(("gke-a: 'x: y' drained: 3 pods",)) == "'x: y' drained"
+
+
 async def test_the_drain_dialog_shows_its_impact_without_scrolling(
         frozen_app: FrozenApp) -> None:
     app = frozen_app("xid-storm")
