@@ -132,7 +132,11 @@ class Journey:
             raise AssertionError("tmux not found: run ./scripts/test.sh, which installs it")
         config = self.cluster.write_kubeconfig(self.directory / "kubeconfig")
         home = self.directory
+        # TEXTUAL_ANIMATIONS=none: a page key lands on its page at once; animated, a pane
+        # passes through the pages between, and a poll for what a page shows can read one
+        # of them (under load the scroll takes seconds) and press again, overshooting
         command = (f"cd {REPO} && env -u KUBECONFIG TERM=xterm-256color PYTHONPATH={REPO} "
+                   "TEXTUAL_ANIMATIONS=none "
                    f"HOME={home} XDG_CONFIG_HOME={home / 'config'} "
                    f"XDG_STATE_HOME={home / 'state'} {sys.executable} -m gputui "
                    f"--kubeconfig {config} --audit-log {self.audit}; "
@@ -163,7 +167,10 @@ class Journey:
 
     def press(self, *keys: str) -> None:
         """Each key alone (tmux names: ``Enter``, ``Down``, ``C-p``, ``y``), counted; one
-        write each, so ``Escape`` then a letter never reads as alt+letter."""
+        write each. After ``Escape`` wait for what it does before the next key: under load
+        the terminal can hand ESC and the next key to gputui in one read, which is alt+key
+        (``:`` then ``summary`` would type u, m, a, r, y into the node list). And wait for
+        something ``Escape`` shows, never for text to go: a notification can hide it."""
         for key in keys:
             result = self.tmux("send-keys", key)
             assert result.returncode == 0, result.stderr
