@@ -27,8 +27,6 @@ import json
 import re
 import shutil
 import subprocess
-import sys
-import time
 import uuid
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
@@ -38,8 +36,9 @@ from typing import Any
 from urllib.parse import parse_qs, urlsplit
 
 from gputui.sim.cluster import EmulatedCluster
+from tests.helpers import poll
+from tests.ui.helpers import REPO, Tmux, gputui_command
 
-REPO = Path(__file__).resolve().parents[2]
 #: the terminal every journey runs in (JOURNEYS.md: "works at 80x24 ... keyboard only")
 COLUMNS, ROWS = "80", "24"
 #: requests that ask the server a question and change nothing
@@ -47,16 +46,6 @@ _QUESTIONS = ("/apis/authorization.k8s.io/", "/apis/authentication.k8s.io/")
 _ARROWED = re.compile(r"▶\s+(gke-[a-z0-9-]+)")
 #: the result the planted action of another cluster carries (never in a summary)
 PLANTED = "failed: planted by another cluster's gputui"
-
-
-def poll(check: Callable[[], bool], timeout: float = 60.0) -> bool:
-    """Whether ``check`` became true within ``timeout`` seconds (polled every 0.1 s)."""
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        if check():
-            return True
-        time.sleep(0.1)
-    return False
 
 
 def flat(text: str) -> str:
@@ -112,7 +101,7 @@ class Journey:
     cluster: EmulatedCluster
     requests: list[tuple[str, str]]
     directory: Path
-    server: str = field(default_factory=lambda: f"gputui-journey-{uuid.uuid4().hex[:8]}")
+    term: Tmux = field(default_factory=Tmux)
     #: keys pressed so far (typed text counts one per character)
     keys: int = 0
 
@@ -122,8 +111,7 @@ class Journey:
 
     # ------------------------------------------------------------- terminal
     def tmux(self, *args: str) -> subprocess.CompletedProcess[str]:
-        return subprocess.run(["tmux", "-L", self.server, *args], capture_output=True,
-                              text=True, check=False, cwd=REPO)
+        return self.term.run(*args)
 
     def start(self) -> str:
         """``gputui --kubeconfig`` in tmux at 80x24 with its own config and state homes;
@@ -138,7 +126,7 @@ class Journey:
         command = (f"cd {REPO} && env -u KUBECONFIG TERM=xterm-256color PYTHONPATH={REPO} "
                    "TEXTUAL_ANIMATIONS=none "
                    f"HOME={home} XDG_CONFIG_HOME={home / 'config'} "
-                   f"XDG_STATE_HOME={home / 'state'} {sys.executable} -m gputui "
+                   f"XDG_STATE_HOME={home / 'state'} {gputui_command()} "
                    f"--kubeconfig {config} --audit-log {self.audit}; "
                    "echo \"gputui exited with $?\"; sleep 120")
         started = self.tmux("new-session", "-d", "-x", COLUMNS, "-y", ROWS, command)
@@ -150,7 +138,7 @@ class Journey:
         self.tmux("kill-server")
 
     def screen(self) -> str:
-        return self.tmux("capture-pane", "-p").stdout
+        return self.term.screen()
 
     def wait(self, check: Callable[[str], bool] | str, timeout: float = 60.0) -> str:
         """The screen once ``check`` holds for it (a string: it appears on the screen read
@@ -162,7 +150,7 @@ class Journey:
             seen[0] = self.screen()
             return test(seen[0])
 
-        assert poll(holds, timeout), f"waited for {check!r}; the screen:\n{seen[0]}"
+        assert poll(holds, timeout, step=0.1), f"waited for {check!r}; the screen:\n{seen[0]}"
         return seen[0]
 
     def press(self, *keys: str) -> None:
@@ -211,7 +199,7 @@ class Journey:
             if here is not None and wanted(here):
                 return here
             self.press(key)
-            poll(lambda: arrowed(self.screen()) != here, timeout=10)
+            poll(lambda: arrowed(self.screen()) != here, timeout=10, step=0.1)
         raise AssertionError(f"no wanted node after {most} x {key}:\n{self.screen()}")
 
     def press_until(self, text: str, key: str, most: int,
@@ -278,8 +266,9 @@ class Journey:
                   "cluster": {"server": self.cluster.url, "uid": str(uuid.uuid4())},
                   "user": "someone-else", "user_source": "server", "action": action,
                   "targets": [node], "change": [], "params": {}, "dry_run": "passed"}
-        outcome: dict[str, object] = {"id": ident, "time": now, "phase": "outcome", "result": PLANTED,
-                   "error": None, "done": [], "interrupted": None}
+        outcome: dict[str, object] = {
+            "id": ident, "time": now, "phase": "outcome", "result": PLANTED, "error": None,
+            "done": [], "interrupted": None}
         with self.audit.open("a") as log:
             for line in (intent, outcome):
                 log.write(json.dumps(line, separators=(",", ":")) + "\n")
@@ -292,7 +281,8 @@ class Journey:
         self.wait("Handoff summary (Markdown)")
         self.press("y")
         self.wait("Summary sent to the clipboard", timeout=30)
-        assert poll(lambda: "# GPU cluster handoff" in self.tmux("show-buffer").stdout, 30), \
+        assert poll(lambda: "# GPU cluster handoff" in self.tmux("show-buffer").stdout, 30,
+                    step=0.1), \
             self.tmux("list-buffers").stdout
         text = self.tmux("show-buffer").stdout
         self.press("Escape")
