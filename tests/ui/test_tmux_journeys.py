@@ -252,6 +252,7 @@ def test_journey_4_xid_79_drain_refused_by_the_budget_not_forced(journey: Start)
     daemons = {name for name, pod in pods.items()
                if any(ref.get("kind") == "DaemonSet"
                       for ref in pod["metadata"].get("ownerReferences", []))}
+    assert daemons, pods  # the operands: what the drain must leave
     j.press("r")
     prompt = j.wait("Drain options")
     assert f"Drain for {node}: Drain options" in flat(prompt), prompt
