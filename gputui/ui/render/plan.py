@@ -10,7 +10,7 @@ from collections.abc import Sequence
 
 from rich.text import Text
 
-from gputui.actions.base import Plan
+from gputui.actions.base import Change, Plan
 from gputui.actions.runner import DryRun
 from gputui.ui.render.plan_summary import impact_summary
 
@@ -56,6 +56,16 @@ def dialog_title(plan: Plan, targets: Sequence[str]) -> str:
     return f"{plan.title} ({targets_label(named)})"
 
 
+def change_line(change: Change) -> str:
+    """``Node gpu-1: spec.unschedulable: false -> true``: what one write changes, its object
+    named once (an eviction's summary, "evict ns/name", and a policy edit's, "ClusterPolicy
+    cluster-policy: driver version ...", name it already)."""
+    named = f"{change.kind} {change.name}: "
+    if change.verb == "create" or change.summary.startswith(named):
+        return change.summary
+    return named + change.summary
+
+
 def plan_text(plan: Plan) -> Text:
     """Everything the plan says, as one renderable (a test can call it without an app)."""
     parts = [Text.assemble(("Targets: ", "bold"), ", ".join(plan.targets) or "the cluster")]
@@ -64,10 +74,7 @@ def plan_text(plan: Plan) -> Text:
     if plan.warnings:  # first: what makes it risky, or stop early, must be read before y
         parts.append(section("Warnings", plan.warnings, "bold", limit=POD_LIST_LIMIT))
     if plan.changes:
-        # an eviction's summary names the pod already ("evict ns/name"): one compact line
-        parts.append(section("Change", [c.summary if c.verb == "create" else
-                                         f"{c.kind} {c.name}: {c.summary}"
-                                         for c in plan.changes]))
+        parts.append(section("Change", [change_line(c) for c in plan.changes]))
         parts.append(section("kubectl", list(dict.fromkeys(plan.kubectl))))
     if plan.steps:
         parts.append(section("Steps", plan.steps))

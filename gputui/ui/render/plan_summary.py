@@ -14,12 +14,24 @@ from collections.abc import Sequence
 WIDTH = 66
 
 
+def _split(line: str) -> tuple[str, str, str]:
+    """``line.partition(": ")`` at the first ": " outside single quotes: a quoted command
+    name ("use 'upgrade: canary'") is one name, not a heading and its details."""
+    quoted = False
+    for index, char in enumerate(line):
+        if char == "'":
+            quoted = not quoted
+        elif not quoted and line.startswith(": ", index):
+            return line[:index], ": ", line[index + 2:]
+    return line, "", ""
+
+
 def _head(line: str) -> str:
     """What one top-level impact line is about: the words before its first ": " (a line
     that starts with a node name, "gke-a: 3 pods ...: ...", gives the words after it)."""
-    head, sep, rest = line.partition(": ")
+    head, sep, rest = _split(line)
     if sep and " " not in head:
-        head = rest.partition(": ")[0]
+        head = _split(rest)[0]
     return head.rstrip(":").strip()
 
 
