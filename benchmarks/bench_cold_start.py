@@ -136,7 +136,7 @@ def _env(checkout: Path, kubeconfig: Path | None = None,
 def check_row(name: str, checkout: Path) -> Row:
     def measure(kubeconfig: Path, env: dict[str, str]) -> Measure:
         return run_child([sys.executable, "-m", "gputui", "check", "--json"],
-                         {**env, "PYTHONPATH": str(checkout)})
+                         {**env, "PYTHONPATH": str(checkout)}, cwd=checkout)
     return name, measure
 
 

@@ -90,7 +90,8 @@ def split_check(env: dict[str, str], workdir: Path, rate: int = 250) -> dict[str
     began = time.perf_counter()
     subprocess.run([spy, "record", "--gil", "--rate", str(rate), "--format", "raw",
                     "-o", str(out), "--", sys.executable, "-m", "gputui", "check", "--json"],
-                   env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, check=False)
+                   env=env, cwd=env["PYTHONPATH"],  # ``-m`` imports from the cwd first
+                   stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, check=False)
     wall = time.perf_counter() - began
     seconds = dict.fromkeys(STAGES, 0.0)
     for line in out.read_text().splitlines():
