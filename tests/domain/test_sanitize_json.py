@@ -67,3 +67,23 @@ def test_a_page_called_clean_is_one_the_sanitiser_leaves_as_it_is(value: Any) ->
         if json_is_clean(data):
             decoded = msgspec.json.decode(data)
             assert clean_tree(decoded) == decoded
+
+
+def test_escaped_backslashes_pair_as_a_decoder_pairs_them() -> None:
+    assert not json_is_clean(b'{"a":"x\\\\\\ry"}')  # an escaped backslash, then CR
+    assert json_is_clean(b'{"a":"x\\\\ry"}')  # an escaped backslash, then the letter r
+    assert json_is_clean(b'{"k\\\\n":1}')  # a key with a backslash and the letter n
+    assert not json_is_clean(b'{"k\\\\\\n":1}')  # a key with a backslash and a newline
+    assert not json_is_clean(b'{"q\\"\\n":1}')  # an escaped quote does not end the key
+    assert json_is_clean(b'{"q":"\\":\\n"}')  # nor does it make a value a key
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.text(alphabet=st.sampled_from('ab"\\:\n\t\r\x1b{}'), max_size=12),
+       st.text(alphabet=st.sampled_from('ab"\\:\n\t\r\x1b{}'), max_size=12))
+def test_escape_heavy_keys_and_values_are_never_called_clean_wrongly(key: str,
+                                                                     value: str) -> None:
+    for data in _encodings({key: value, "k": [value, {value: key}]}):
+        if json_is_clean(data):
+            decoded = msgspec.json.decode(data)
+            assert clean_tree(decoded) == decoded
