@@ -8,8 +8,9 @@ per node), round after round in one run:
 
 * ``raw``: the HTTP transfer of exactly the lists gputui reads, bytes read and discarded
   (``bench_check.raw_transfer``: same paths, selectors, pages, lists at once): the floor;
-* ``gputui check --json`` as a subprocess: wall time, peak RSS, and its ratio to the raw
-  transfer of the same round; with ``--base DIR`` the same for another checkout of gputui
+* ``gputui check --json`` as a subprocess: wall time, peak RSS, CPU time (user + system:
+  what a busy shared machine disturbs least), and its ratio to the raw transfer of the
+  same round; with ``--base DIR`` the same for another checkout of gputui
   (the code before a change, run beside it on the same server);
 * any TUI row registered in :data:`TUI_ROWS` (the hook for the TUI figures of issue 30:
   first rows, complete, ``:upgrades``, filter), measured and reported alike.
@@ -48,10 +49,12 @@ REPO = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO))
 sys.path.insert(0, str(REPO / "benchmarks"))
 
-from bench_check import Measure, raw_transfer, run_child  # noqa: E402 - after the path
+from bench_check import raw_transfer  # noqa: E402 - after the path
 from stage_split import print_split, split_check  # noqa: E402
 
 RAW = "raw transfer (floor)"
+#: one run: wall seconds, peak RSS in MB, CPU seconds (user + system) of the child
+Measure = tuple[float, float, float]
 #: a row: its name and what measures one round of it against a server's kubeconfig
 Row = tuple[str, Callable[[Path, dict[str, str]], Measure]]
 #: the TUI's rows (issue 30: launch to first node rows, to complete findings, ``:upgrades``
@@ -136,12 +139,28 @@ def _env(checkout: Path, kubeconfig: Path | None = None,
 def check_row(name: str, checkout: Path) -> Row:
     def measure(kubeconfig: Path, env: dict[str, str]) -> Measure:
         return run_child([sys.executable, "-m", "gputui", "check", "--json"],
-                         {**env, "PYTHONPATH": str(checkout)}, cwd=checkout)
+                         {**env, "PYTHONPATH": str(checkout)}, checkout)
     return name, measure
 
 
+def run_child(argv: list[str], env: dict[str, str], cwd: Path) -> Measure:
+    """Wall time, peak RSS and CPU time of one child (``wait4`` gives its rusage); its
+    output is discarded. ``python -m`` imports from ``cwd`` first, whatever PYTHONPATH
+    says. The CPU time is the figure a busy shared machine disturbs least."""
+    began = time.perf_counter()
+    proc = subprocess.Popen(argv, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
+                            cwd=cwd, env=env)
+    _, status, usage = os.wait4(proc.pid, 0)
+    wall = time.perf_counter() - began
+    code = os.waitstatus_to_exitcode(status)
+    if code not in (0, 1):
+        err = proc.stderr.read().decode() if proc.stderr else ""
+        raise SystemExit(f"{argv[-2:]} failed ({code}): {err.strip()[-300:]}")
+    return wall, usage.ru_maxrss / 1024, usage.ru_utime + usage.ru_stime
+
+
 def _raw(kubeconfig: Path, env: dict[str, str]) -> Measure:
-    return raw_transfer(kubeconfig)
+    return raw_transfer(kubeconfig)[0], 0.0, 0.0
 
 
 @dataclass
@@ -163,7 +182,7 @@ def measure_server(server: str, kubeconfig: Path, rows: list[Row], rounds: int,
             result = run(kubeconfig, env)
             runs.rows.setdefault(name, []).append((result, before))
             print(f"{server} round {round_no + 1}: {name:<34} {result[0]:7.2f} s "
-                  f"{result[1]:6.0f} MB  load {before}", flush=True)
+                  f"{result[1]:6.0f} MB  cpu {result[2]:6.2f} s  load {before}", flush=True)
     return runs
 
 
@@ -171,15 +190,17 @@ def report(runs: Runs) -> None:
     floors = [m[0] for m, _ in runs.rows[RAW]]
     print(f"\n{runs.server}: min / median / max over {len(floors)} rounds "
           "(ratio: to the raw transfer of the same round)")
-    print(f"{'what':<36} {'wall s':>18} {'x raw':>16} {'peak MB':>13}  load")
+    print(f"{'what':<36} {'wall s':>18} {'x raw':>16} {'peak MB':>13} {'cpu s':>16}  load")
     for name, results in runs.rows.items():
         walls = [m[0] for m, _ in results]
         ratios = [w / f for w, f in zip(walls, floors, strict=False)]
         peaks = [m[1] for m, _ in results]
+        cpus = [m[2] for m, _ in results]
         ratio_text = "-" if name == RAW else _spread(ratios, "{:.2f}")
         peak_text = "-" if not any(peaks) else _spread(peaks, "{:.0f}")
+        cpu_text = "-" if not any(cpus) else _spread(cpus, "{:.2f}")
         print(f"{name:<36} {_spread(walls, '{:.2f}'):>18} {ratio_text:>16} "
-              f"{peak_text:>13}  {','.join(load for _, load in results)}")
+              f"{peak_text:>13} {cpu_text:>16}  {','.join(load for _, load in results)}")
 
 
 def _spread(values: list[float], form: str) -> str:
