@@ -59,7 +59,6 @@ from gputui.sources.reduce import (
     JsonObj,
     LabelTimes,
     parse_time,
-    share,
     share_flat,
     timed_label,
 )
@@ -144,7 +143,7 @@ def _read_pod(pod: JsonObj, keep_statuses: bool) -> Item:
     the same labels)."""
     metadata = pod.get("metadata")
     if metadata and metadata.get("labels"):
-        metadata["labels"] = share(metadata["labels"])
+        metadata["labels"] = share_flat(metadata["labels"])
     if not keep_statuses:  # a workload pod: its phase is what gputui shows of it
         status = pod.get("status")
         if status:
