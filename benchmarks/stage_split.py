@@ -42,13 +42,14 @@ ENTRIES: dict[tuple[str, str], str] = {
         "finish_node", "finish_operator_pod", "finish_gpu_pod", "finish", "_read_pod",
         "reduce_with")},
     **{("sources/cache.py", f): "reduce" for f in ("replace", "apply_pending", "apply")},
+    ("domain/sanitize_json.py", "json_is_clean"): "clean",
     ("sources/cache.py", "build_inputs"): "build",
     ("domain/snapshot.py", "build"): "build",
     **{("gputui/check.py", f): "output" for f in ("_check_json", "render_table")},
 }
 #: files whose frames, when no entry matched, are still clearly one stage
 FALLBACK: tuple[tuple[str, str], ...] = (
-    ("sanitize.py", "clean"), ("urllib3/", "transfer"), ("http/client.py", "transfer"),
+    ("sanitize.py", "clean"), ("sanitize_json.py", "clean"), ("urllib3/", "transfer"), ("http/client.py", "transfer"),
     ("socket.py", "transfer"), ("ssl.py", "transfer"), ("sources/decode.py", "reduce"),
     ("sources/reflector.py", "reduce"), ("sources/reduce.py", "reduce"),
     ("gputui/domain/", "build"))
@@ -63,7 +64,7 @@ def _frame_parts(frame: str) -> tuple[str, str]:
 def stage_of(stack: str) -> str:
     """The stage of one collapsed stack (root first, ``;``-separated)."""
     frames = [_frame_parts(f) for f in stack.split(";")]
-    if frames[-1][1] == "list_pages" and frames[-1][0].endswith("sources/http.py"):
+    if frames[-1][1] in ("list_pages", "_decoded") and frames[-1][0].endswith("sources/http.py"):
         # the page's decoder has returned and its frame is gone: what is left is freeing
         # the decoded page it built (its shaped objects), a cost of decoding
         return "decode"
