@@ -31,6 +31,7 @@ from typing import Any
 REPO = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO))
 
+from gputui.session import session_of
 from gputui.settings import Settings
 from gputui.sim.cluster import EmulatedCluster
 from gputui.sources.connect import open_source
@@ -57,7 +58,7 @@ async def drive(cluster: EmulatedCluster, kubeconfig: Path, audit: Path,
     settings = Settings(kubeconfig=str(kubeconfig), audit_log=str(audit))
     source = open_source(settings)
     writer = writer_for_source(source, read_only=False)
-    app = make_app(settings, source, writer=writer)
+    app = make_app(settings, session_of(settings, source, writer=writer))
     latencies: list[float] = []
     started = time.perf_counter()
     async with app.run_test(size=(160, 48)) as pilot:

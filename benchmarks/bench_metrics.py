@@ -36,15 +36,17 @@ sys.path.insert(0, str(REPO / "benchmarks"))
 
 from bench_tui import FrameClock, key_to_frame, read_scale
 
+from gputui.session import session_of
 from gputui.domain.model import ClusterSnapshot
 from gputui.domain.snapshot import SnapshotBuilder
 from gputui.settings import Settings
 from gputui.sources.metrics import MetricsFeed
 from gputui.sources.prometheus import PrometheusMetrics, PrometheusOptions
-from gputui.sources.replay import ReplaySource
 from gputui.ui.app import make_app
 from gputui.ui.widgets.node_table import NodeTable
-from tests.metrics.prom import Prometheus, free_port
+from tests.fixtures.recordings import ReplaySource
+from tests.metrics.prom import Prometheus
+from tests.helpers import free_port
 
 FULL = ("DCGM_FI_DEV_FB_USED", "DCGM_FI_DEV_FB_FREE", "DCGM_FI_DEV_POWER_USAGE",
         "DCGM_FI_DEV_SM_CLOCK")
@@ -129,8 +131,7 @@ async def one_run(snapshot: ClusterSnapshot, url: str, args: argparse.Namespace)
         detached, feed = feed, MetricsFeed(refresh=3600.0)
         detached.start(lambda reading: None)
     source = ReplaySource([], last_update=snapshot.generated_at)
-    app = make_app(Settings(refresh=args.refresh), source, clock=lambda: snapshot.generated_at,
-                   metrics=feed)
+    app = make_app(Settings(refresh=args.refresh), session_of(Settings(refresh=args.refresh), source, clock=lambda: snapshot.generated_at, metrics=feed))
     async with app.run_test(size=(160, 48)) as pilot:
         app.bench_frames = FrameClock(app)  # type: ignore[attr-defined]
         await pilot.pause()

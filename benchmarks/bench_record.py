@@ -51,8 +51,8 @@ from gputui.domain.metrics import (
     NodeMetrics,
 )
 from gputui.domain.pods import read_pod
-from gputui.sources.tape_reader import TapeReader
-from gputui.sources.tape_writer import TapeWriter
+from gputui.sources.tape.reader import TapeReader
+from gputui.sources.tape.writer import TapeWriter
 from tests.domain import factory as f
 
 STATES = ("upgrade-required", "cordon-required", "wait-for-jobs-required",

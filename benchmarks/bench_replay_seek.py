@@ -36,8 +36,8 @@ from bench_record import Cluster, record, spread
 
 from gputui.domain.replay_cursor import ReplayCursor
 from gputui.sources.changes import changed_nodes
-from gputui.sources.replay_source import TapeSource
-from gputui.sources.tape_reader import TapeReader
+from gputui.sources.tape.reader import TapeReader
+from gputui.sources.tape.source import TapeSource
 
 
 def _rss_mib() -> float:

@@ -43,13 +43,14 @@ sys.path.insert(0, str(REPO))
 
 from textual import events
 
+from gputui.session import session_of
 from gputui.domain.inputs import ClusterObjects
 from gputui.domain.model import ClusterSnapshot, NodeView
 from gputui.domain.snapshot import SnapshotBuilder
 from gputui.settings import Settings
-from gputui.sources.replay import ReplaySource
 from gputui.ui.app import make_app
 from gputui.ui.widgets.node_table import NodeTable
+from tests.fixtures.recordings import ReplaySource
 
 
 def rss_mib() -> float:
@@ -183,7 +184,7 @@ async def drive(snapshot: ClusterSnapshot, args: argparse.Namespace) -> None:
     if args.trace:
         tracemalloc.start()
     source = ReplaySource([], last_update=snapshot.generated_at)
-    app = make_app(Settings(), source, clock=lambda: snapshot.generated_at)
+    app = make_app(Settings(), session_of(Settings(), source, clock=lambda: snapshot.generated_at))
     async with app.run_test(size=(160, 48)) as pilot:
         app.bench_frames = FrameClock(app)  # type: ignore[attr-defined]
         await pilot.pause()
@@ -207,7 +208,7 @@ async def drive(snapshot: ClusterSnapshot, args: argparse.Namespace) -> None:
         streamer.start()
         await pilot.pause(0.5)
         latencies = []
-        applied_before = app.snapshots_applied
+        applied_before = app.pace.applied
         stream_started = time.perf_counter()
         for index in range(args.keys):
             key = "down" if (index // 20) % 2 == 0 else "up"
@@ -216,7 +217,7 @@ async def drive(snapshot: ClusterSnapshot, args: argparse.Namespace) -> None:
         elapsed = time.perf_counter() - stream_started
         streamer.stop_event.set()
         streamer.join()
-        applied = app.snapshots_applied - applied_before
+        applied = app.pace.applied - applied_before
         await pilot.pause()
     latencies.sort()
     p50 = statistics.median(latencies)

@@ -44,13 +44,14 @@ async def measure(kubeconfig: str, timeout: float) -> dict[str, float]:
     """One launch of the app against ``kubeconfig``: seconds to first rows and to complete."""
     from bench_tui import FrameClock
 
+    from gputui.session import session_of
     from gputui.settings import Settings
     from gputui.sources.connect import open_source
     from gputui.ui.app import make_app
     from gputui.ui.widgets.node_table import NodeTable
 
     settings = Settings(kubeconfig=kubeconfig)
-    app = make_app(settings, open_source(settings))
+    app = make_app(settings, session_of(settings, open_source(settings)))
     first = complete = rows_at = 0.0
     async with app.run_test(size=(160, 48)):
         frames = FrameClock(app)

@@ -25,7 +25,7 @@ from gputui.settings import Settings
 from gputui.sources.errors import SourceError
 
 if TYPE_CHECKING:  # the reader loads only for --replay
-    from gputui.sources.tape_reader import TapeReader
+    from gputui.sources.tape.reader import TapeReader
 
 EXIT_CANNOT_RUN = 2
 _COLUMNS = ("SEVERITY", "CODE", "NODE", "MESSAGE")
@@ -120,8 +120,8 @@ def replay_snapshot(settings: Settings, path: str, at_text: str,
     from gputui import gctuning
     from gputui.domain.at_time import format_at, parse_at
     from gputui.domain.snapshot import SnapshotBuilder
-    from gputui.sources.tape_format import TapeError
-    from gputui.sources.tape_reader import TapeReader
+    from gputui.sources.tape.format import TapeError
+    from gputui.sources.tape.reader import TapeReader
 
     reader = TapeReader.open(Path(path).expanduser())
     try:

@@ -192,12 +192,10 @@ def _run(args: argparse.Namespace) -> int:
                            "contract)")
         return run_check(settings, as_json=args.json, fmt=args.format or "table",
                          replay=_replay_args(args))
-    if args.command == "replay":
-        from gputui.ui.replay_run import run_replay
-
-        return run_replay(settings, args.file)
     from gputui.ui.run import run_tui
 
+    if args.command == "replay":
+        return run_tui(settings, "replay", args.file)
     return run_tui(settings)
 
 

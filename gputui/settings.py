@@ -10,10 +10,11 @@ from __future__ import annotations
 
 import os
 from collections.abc import Mapping
-from dataclasses import dataclass, field, fields, replace
+from dataclasses import dataclass, field, replace
 from pathlib import Path
-from typing import Any
+from typing import Any, get_type_hints
 
+import msgspec.inspect
 import yaml
 
 from gputui.domain.thresholds import DomainThresholds, threshold_problem
@@ -104,9 +105,8 @@ class Settings:
 #: ``join_window_days`` (7): the window of joins the per-pool figures are taken over;
 #: ``slow_join_minutes`` (15): ``slow-gpu-join`` past this while a pool has fewer than
 #: ``slow_join_min_joins`` (5) timed joins (its own p90 x 2 otherwise).
-JOIN_SETTINGS: Mapping[str, Any] = {"pool_label": "str", "join_window_days": "float",
-                                    "slow_join_minutes": "float",
-                                    "slow_join_min_joins": "float"}
+JOIN_SETTINGS = frozenset({"pool_label", "join_window_days", "slow_join_minutes",
+                           "slow_join_min_joins"})
 
 
 def _state_dir() -> Path:
@@ -119,66 +119,91 @@ def default_config_path() -> Path:
     return Path(base) / "gputui" / "config.yaml"
 
 
-_BOOL_TRUE = {"1", "true", "yes", "on"}
-_BOOL_FALSE = {"0", "false", "no", "off", ""}
+#: each field's type (the annotations are text under ``from __future__ import annotations``;
+#: these are the resolved types) and msgspec's description of it
+_Field = tuple[Any, msgspec.inspect.Type]
 
 
-def _coerce(name: str, value: Any, kind: Any) -> Any:
-    if value is None:
-        return None
-    text_kind = str(kind)
+def _fields_of(cls: type) -> dict[str, _Field]:
+    return {name: (kind, msgspec.inspect.type_info(kind))
+            for name, kind in get_type_hints(cls).items()}
+
+
+_SETTING_FIELDS = _fields_of(Settings)
+_THRESHOLD_FIELDS = _fields_of(Thresholds)
+
+#: the words a yes/no setting may be written with (``GPUTUI_READ_ONLY=yes``); msgspec alone
+#: reads ``true``/``false``/``1``/``0``
+_BOOL_WORDS: Mapping[str, bool] = {"1": True, "true": True, "yes": True, "on": True,
+                                   "0": False, "false": False, "no": False, "off": False,
+                                   "": False}
+
+
+def _decode(name: str, value: Any, typed: _Field) -> Any:
+    """``value`` as the field ``name``, of the type ``typed`` says.
+
+    msgspec converts (``"3"`` to 3.0 for a float, ``"8"`` to 8 for an int, a list to a
+    tuple); :func:`_written_form` first reads the forms a person writes that msgspec would
+    not: yes/no words, comma-separated lists in a variable, a number where text is meant.
+    """
+    kind, info = typed
     try:
-        if "bool" in text_kind:
-            if isinstance(value, bool):
-                return value
-            lowered = str(value).strip().lower()
-            if lowered in _BOOL_TRUE:
-                return True
-            if lowered in _BOOL_FALSE:
-                return False
-            raise ValueError(value)
-        if "float" in text_kind:
-            return float(value)
-        if "tuple" in text_kind:  # a YAML list, or comma-separated in GPUTUI_* variables
-            items = value.split(",") if isinstance(value, str) else value
-            if not isinstance(items, list | tuple):
-                raise ValueError(value)
-            return tuple(str(item).strip() for item in items if str(item).strip())
-        if "Mapping" in text_kind:
-            if not isinstance(value, Mapping):
-                raise ValueError(value)
-            return {str(k): str(v) for k, v in value.items()}
-        return str(value)
-    except (TypeError, ValueError):
+        return msgspec.convert(_written_form(value, info), type=kind, strict=False)
+    except msgspec.ValidationError:
         raise SettingsError(f"setting {name!r}: invalid value {value!r}") from None
 
 
+def _written_form(value: Any, info: msgspec.inspect.Type) -> Any:
+    """``value`` in the form msgspec reads for a field of type ``info``."""
+    if isinstance(info, msgspec.inspect.UnionType) and value is not None:  # ``str | None``
+        info = next(t for t in info.types if not isinstance(t, msgspec.inspect.NoneType))
+    if isinstance(info, msgspec.inspect.BoolType) and isinstance(value, str):
+        return _BOOL_WORDS.get(value.strip().lower(), value)
+    if isinstance(info, msgspec.inspect.StrType) and _scalar(value):
+        return str(value)  # ``theme: 2024`` in YAML is the text "2024"
+    if isinstance(info, msgspec.inspect.VarTupleType):
+        # a YAML list, or comma-separated in GPUTUI_* variables; blanks are dropped
+        items = value.split(",") if isinstance(value, str) else value
+        if isinstance(items, list | tuple) and all(map(_scalar, items)):
+            return [text for text in (str(item).strip() for item in items) if text]
+    if isinstance(info, msgspec.inspect.DictType) and isinstance(value, Mapping):
+        return {str(key): str(item) if _scalar(item) else item for key, item in value.items()}
+    return value
+
+
+def _scalar(value: Any) -> bool:
+    return isinstance(value, str | int | float | bool)
+
+
 def _apply(base: Settings, values: Mapping[str, Any], origin: str) -> Settings:
-    known = {f.name: f for f in fields(Settings)}
     changes: dict[str, Any] = {}
     for key, value in values.items():
         name = key.replace("-", "_")
         if name == "thresholds":
             if not isinstance(value, Mapping):
                 raise SettingsError(f"{origin}: 'thresholds' must be a mapping")
-            tfields = {f.name: f for f in fields(Thresholds)}
-            bad = [k for k in value if k.replace("-", "_") not in tfields]
+            bad = [k for k in value if k.replace("-", "_") not in _THRESHOLD_FIELDS]
             if bad:
                 raise SettingsError(f"{origin}: unknown threshold {bad[0]!r}")
             changes["thresholds"] = replace(
                 changes.get("thresholds", base.thresholds),
-                **{k.replace("-", "_"): _coerce(k, v, tfields[k.replace("-", "_")].type)
-                   for k, v in value.items()})
+                **{k.replace("-", "_"): _threshold(k, v) for k, v in value.items()})
             continue
         if name in JOIN_SETTINGS:  # top-level names for the time-to-GPU settings
             changes["thresholds"] = replace(
                 changes.get("thresholds", base.thresholds),
-                **{name: _coerce(name, value, JOIN_SETTINGS[name])})
+                **{name: _threshold(name, value)})
             continue
-        if name not in known:
+        if name not in _SETTING_FIELDS:
             raise SettingsError(f"{origin}: unknown setting {key!r}")
-        changes[name] = _coerce(name, value, known[name].type)
+        changes[name] = _decode(name, value, _SETTING_FIELDS[name])
     return replace(base, **changes)
+
+
+def _threshold(key: str, value: Any) -> Any:
+    """``value`` as the threshold ``key`` (written with - or _) names."""
+    name = key.replace("-", "_")
+    return _decode(key, value, _THRESHOLD_FIELDS[name])
 
 
 def load_settings(config_path: str | Path | None = None,

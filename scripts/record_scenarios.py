@@ -29,8 +29,8 @@ from gputui.domain.model import ClusterSnapshot, StageStatus
 from gputui.sources.http import KubeHttp
 from gputui.sources.oneshot import read_objects
 from gputui.sources.pods import read_pod_events, read_pod_log
-from gputui.sources.replay import Recording, log_key
 from gputui.sources.xids import read_xids
+from tests.fixtures.recordings import Recording, log_key
 
 SMALL = ("healthy", "driver-crashloop", "upgrade-rolling", "upgrade-failed",
          "mig-reconfig-failed", "xid-storm", "validator-stuck", "time-slicing", "node-join",

@@ -26,10 +26,11 @@ sys.path.insert(0, str(REPO))
 #: the recorded scenarios the UI tests and the screenshots read (not part of the package)
 SCENARIOS = REPO / "tests" / "fixtures" / "scenarios"
 
+from gputui.session import session_of
 from gputui.settings import Settings
-from gputui.sources.replay import Recording, ReplaySource, load_recording
 from gputui.ui.app import make_app
 from gputui.ui.key_table import key_table
+from tests.fixtures.recordings import Recording, ReplaySource, load_recording
 
 
 @dataclass(frozen=True)
@@ -66,14 +67,14 @@ def contexts_screen() -> Any:
 def replay_app() -> Any:
     """``gputui replay`` on the xid-storm test recording (tests/fixtures/tapes.py), its
     header's recording date fixed."""
-    from gputui.ui.replay_app import make_replay_app
-    from gputui.ui.replay_run import open_replay
+    from gputui.session import open_session
     from tests.fixtures.tapes import write_xid_tape
 
     path = write_xid_tape(Path(tempfile.mkdtemp(prefix="gputui-shot-")) / "xid-storm.tape")
-    source, metrics, cursor = open_replay(Settings(), path)
-    source.tape.recorded_at = 1796117400.0  # 2026-12-01
-    app = make_replay_app(Settings(), source, clock=lambda: cursor.position, metrics=metrics)
+    session = open_session(Settings(), "replay", path)
+    assert session.replay is not None
+    session.replay.tape.recorded_at = 1796117400.0  # 2026-12-01
+    app = make_app(Settings(), session)
     app.min_snapshot_interval = 0.0
     return app
 
@@ -140,9 +141,9 @@ async def take(shot: Shot, out: Path) -> Path:
     """Run the app headless on the shot's recording, press its keys, save the SVG."""
     recording = load_recording(shot.scenario, SCENARIOS)
     # an audit log that does not exist: no picture shows this machine's own actions
-    app = shot.make() if shot.make is not None else make_app(
-        Settings(audit_log=str(out / "no-audit-log.jsonl")),
-        ReplaySource.from_recording(recording), clock=lambda: recording.now)
+    settings = Settings(audit_log=str(out / "no-audit-log.jsonl"))
+    app = shot.make() if shot.make is not None else make_app(settings, session_of(
+        settings, ReplaySource.from_recording(recording), clock=lambda: recording.now))
     async with app.run_test(size=shot.size) as pilot:
         await pilot.pause()
         await pilot.pause(0.15)

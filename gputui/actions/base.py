@@ -122,6 +122,9 @@ class Plan:
         blocked: why it cannot run at all (read-only, denied, nothing to do); shown instead
             of a confirm button.
         params: the parameters the plan was made with (new version, label value...).
+        caveats: what the apply will stop short of with these parameters, said by the
+            dialog beside a passed dry run (``the drain will cordon and then stop (2 pods
+            refused)``); each action fills it, so the dialog knows no action.
     """
 
     action_id: str
@@ -135,6 +138,7 @@ class Plan:
     confirm_text: str | None = None
     blocked: str | None = None
     params: Mapping[str, Any] = field(default_factory=dict)
+    caveats: tuple[str, ...] = ()
     #: the snapshot the plan was made from, so that an apply refused with 409 (the object
     #: changed since) can re-plan against the re-read object; never shown or logged
     basis: ClusterSnapshot | None = field(default=None, repr=False, compare=False)

@@ -43,6 +43,7 @@ from gputui.actions.impact import risk_warnings
 from gputui.actions.upgrade_policy import PERMISSIONS, held_and_failed, policy_of
 from gputui.domain import labels as L
 from gputui.domain.model import ClusterSnapshot, NodeView
+from gputui.domain.upgrade_state import mid_upgrade
 
 
 #: the label that marks a hold a canary roll set (its value), which :release-canary removes
@@ -170,8 +171,7 @@ def _impact(snapshot: ClusterSnapshot, target: U.DriverTarget, canary: NodeView,
 def _warnings(snapshot: ClusterSnapshot, target: U.DriverTarget,
               others: Sequence[NodeView]) -> tuple[str, ...]:
     lines = list(held_and_failed(snapshot, target))
-    moving = [n.name for n in others if n.upgrade_state not in L.UPGRADE_IDLE_STATES
-              and n.upgrade_state != L.STATE_FAILED]
+    moving = [n.name for n in others if mid_upgrade(n.upgrade_state)]
     if moving:
         lines.append(f"{len(moving)} node(s) are already mid-upgrade and carry on despite a "
                      f"hold: {', '.join(moving[:5])}")

@@ -24,6 +24,7 @@ from gputui.actions.guard import WriteInterrupted
 from gputui.domain import labels as L
 from gputui.domain.policy import read_upgrade_policy
 from gputui.domain.upgrade_slots import Slots, compute_slots, needs_operator, waiting_for_slot
+from gputui.domain.upgrade_state import UpgradeState, mid_upgrade
 
 
 @dataclass(frozen=True)
@@ -102,8 +103,7 @@ def figures_from(nodes: Mapping[str, NodeRead], max_parallel: int, raw: str) -> 
     ``maxUnavailable``; down nodes in an idle state are down outside the upgrade."""
     slots = compute_slots({n: r.state for n, r in nodes.items()},
                           [n for n, r in nodes.items() if r.down], max_parallel, raw)
-    idle = set(L.UPGRADE_IDLE_STATES) | {L.STATE_FAILED}
-    outside = sum(1 for r in nodes.values() if r.down and r.state in idle)
+    outside = sum(1 for r in nodes.values() if r.down and not mid_upgrade(r.state))
     return Figures(slots, raw, needs_operator(slots, outside))
 
 
@@ -115,7 +115,7 @@ def describe(names: Sequence[str], reads: Mapping[str, NodeRead],
     blocked: list[str] = []
     for name in names:
         read = reads[name]
-        if read.state != L.STATE_REQUIRED or figures is None:
+        if read.state != UpgradeState.REQUIRED or figures is None:
             waiting.append(f"{name}: {read.state or 'no upgrade state yet'}")
         elif figures.slots.available > 0 or read.cordoned:
             waiting.append(f"{name}: upgrade-required, starts at the controller's next pass")

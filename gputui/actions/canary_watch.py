@@ -18,6 +18,7 @@ from gputui.actions.base import ClusterWriter, Plan, Progress, ProgressCallback,
 from gputui.actions.guard import WriteInterrupted, stop_reason
 from gputui.domain import labels as L
 from gputui.domain.model import ClusterSnapshot
+from gputui.domain.upgrade_state import UpgradeState
 
 DRIVER_APPS = ("nvidia-driver-daemonset",)
 DRIVER_COMPONENT = "nvidia-driver"
@@ -136,13 +137,13 @@ class CanaryRun:
         def finished() -> bool:
             seen[0] = U.upgrade_state(self.writer, self.canary)
             self._say(2, f"canary {self.canary}: {seen[0] or 'no upgrade state yet'}")
-            return seen[0] == L.STATE_FAILED or self._upgraded(self.canary, validator=True)
+            return seen[0] == UpgradeState.FAILED or self._upgraded(self.canary, validator=True)
 
         outcome = self.waiter.until(finished)
         if outcome != "done":
             return self._stop(f"canary stopped while {self.canary} was in "
                               f"{seen[0] or 'no state'}", cancelled=True)
-        if seen[0] == L.STATE_FAILED:
+        if seen[0] == UpgradeState.FAILED:
             return self._stop(f"canary {self.canary} failed the upgrade (upgrade-failed): the "
                               f"roll-out is stopped; {self._slot_holders([self.canary])}",
                               "see the node's GPUDriverUpgrade events and its driver pod")
@@ -170,12 +171,12 @@ class CanaryRun:
 
         def finished() -> bool:
             reads = {n: S.read_node(self.writer.get("Node", n)) for n in names}
-            failed[:] = [n for n, r in reads.items() if r.state == L.STATE_FAILED]
+            failed[:] = [n for n, r in reads.items() if r.state == UpgradeState.FAILED]
             left[:] = [n for n in names
                        if n not in failed and not self._upgraded(n, state=reads[n].state)]
             shown = left[:8]
             figures = (self.slots.figures(reads) if any(
-                reads[n].state == L.STATE_REQUIRED for n in shown) else None)
+                reads[n].state == UpgradeState.REQUIRED for n in shown) else None)
             waiting, blocked = S.describe(shown, reads, figures)
             self.progress(Progress(f"pool {pool}: {len(names) - len(left)} of {len(names)} "
                                    "upgraded", 3 + index, self.total, blocked, waiting))
@@ -203,7 +204,7 @@ class CanaryRun:
     # --------------------------------------------------------------- reading
     def _upgraded(self, node: str, validator: bool = False, state: str | None = None) -> bool:
         """``state``: the node's upgrade state when just read (else it is read here)."""
-        if (U.upgrade_state(self.writer, node) if state is None else state) != L.STATE_DONE:
+        if (U.upgrade_state(self.writer, node) if state is None else state) != UpgradeState.DONE:
             return False
         pods = self.writer.list_pods_on_node(node)
         driver = [p for p in pods if _is_driver(p)]

@@ -104,14 +104,18 @@ def list_sorted(writer: ClusterWriter, nodes: Sequence[str],
 
 
 def describe(plan: Plan, sortings: Mapping[str, Sorting]) -> Plan:
-    """``plan`` with the pods' lines in its impact, the stop in its warnings when a pod is
-    refused, and the record the apply checks the server's pods against in its params."""
+    """``plan`` with the pods' lines in its impact, the stop in its warnings and caveats when
+    a pod is refused, and the record the apply checks the server's pods against in its
+    params."""
     refused = {node: s for node, s in sortings.items() if s.refused}
     lines = [line for node, sorting in sortings.items() for line in pod_lines(node, sorting)]
     warnings = (stop_warning(refused),) if refused else ()
+    count = sum(len(s.emptydir) + len(s.unmanaged) + len(s.orphans) for s in refused.values())
+    caveats = (f"the drain will cordon and then stop ({count} pod{'s' if count != 1 else ''} "
+               "refused)",) if refused else ()
     params = {**dict(plan.params), PODS_KEY: {node: _record(s) for node, s in sortings.items()}}
     return replace(plan, impact=(*plan.impact, *lines), warnings=(*warnings, *plan.warnings),
-                   params=params)
+                   caveats=(*plan.caveats, *caveats), params=params)
 
 
 def evictions(sorting: Sorting, kubectl: str) -> list[Change]:
@@ -149,14 +153,6 @@ def planned(plan: Plan, node: str) -> dict[str, list[str]] | None:
         return None
     record: Mapping[str, Any] = pods[node]
     return {key: [str(p) for p in record.get(key) or []] for key in ("evict", "refused")}
-
-
-def refused_pods(plan: Plan) -> list[str]:
-    """The pods the plan's drain refuses with its options (then it cordons and stops)."""
-    pods = plan.params.get(PODS_KEY)
-    if not isinstance(pods, Mapping):
-        return []
-    return [p for node in pods for p in (planned(plan, str(node)) or {}).get("refused", [])]
 
 
 def check_unchanged(plan: Plan, node: str, sorting: Sorting) -> str | None:

@@ -12,6 +12,10 @@ its timeout by 30 s per pod; SIGTERM mid-drain let 25 more evictions out. The
 * with a deadline (:func:`write_deadline`), each request's socket timeouts are cut to the
   time left (:mod:`gputui.sources.budget`), a request after the deadline is not sent, and a
   request still unanswered :data:`GRACE` seconds after it is abandoned.
+
+Every request method of the writer is written out here (:data:`REQUESTS`), none reached by
+falling through to the real writer: a new one added to the writer and not here is missing
+from the guarded writer (and a test comparing the two fails), rather than sent unguarded.
 """
 
 from __future__ import annotations
@@ -21,10 +25,11 @@ import time
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import replace
-from typing import Any, TypeVar
+from typing import Any, Protocol, TypeVar, runtime_checkable
 
 from gputui.actions.base import Change, ClusterWriter, Permission, Result, WriteError
 from gputui.sources.budget import request_budget
+from gputui.sources.identity import ServerIdentity
 
 #: seconds between two looks at the cancel while a request is out
 POLL = 0.1
@@ -33,6 +38,31 @@ GRACE = 1.0
 
 T = TypeVar("T")
 JsonObj = dict[str, Any]
+
+#: the writer's requests (:class:`~gputui.sources.writer.KubeWriter`'s public methods), each
+#: one guarded by :class:`GuardedWriter`
+REQUESTS = frozenset({"patch", "evict", "get", "list_pods_on_node", "read_log", "can_i",
+                      "who_am_i"})
+#: the writer's public methods an action is not given: the runner's own
+NOT_FOR_ACTIONS = frozenset({"close"})
+
+
+@runtime_checkable
+class LogReader(Protocol):
+    """A writer that can also read a container's log tail (the MIG manager's, on failure)."""
+
+    def read_log(self, namespace: str, pod: str, container: str | None = None,
+                 tail_lines: int = 200) -> list[str]:
+        ...
+
+
+def read_log(writer: object, namespace: str, pod: str, container: str | None = None,
+             tail_lines: int = 200) -> list[str]:
+    """``writer``'s :meth:`LogReader.read_log`; a writer that reads no logs (a test's) says
+    so as a refusal made before sending anything."""
+    if not isinstance(writer, LogReader):
+        raise WriteError(0, "gputui cannot read logs through this connection")
+    return writer.read_log(namespace, pod, container, tail_lines)
 
 
 class WriteInterrupted(WriteError):
@@ -75,7 +105,11 @@ def mark_interrupted(result: Result, cancel: threading.Event) -> Result:
 
 
 class GuardedWriter:
-    """A :class:`ClusterWriter` that stops with ``cancel`` and keeps to a deadline."""
+    """A :class:`ClusterWriter` that stops with ``cancel`` and keeps to a deadline.
+
+    Only what is written here is offered: no ``__getattr__`` passes a request the guard does
+    not know through to the real writer (see the module docstring).
+    """
 
     def __init__(self, inner: ClusterWriter, cancel: threading.Event):
         self.inner = inner
@@ -83,12 +117,9 @@ class GuardedWriter:
         self.context = inner.context
         self.user = inner.user
         self.read_only = inner.read_only
+        self.server = getattr(inner, "server", "")  # a test's writer may name none
         #: :func:`time.monotonic` time after which nothing is sent; None for no deadline
         self.deadline: float | None = None
-
-    def __getattr__(self, name: str) -> Any:
-        """Optional reads of the real writer (``read_log``) pass through unguarded."""
-        return getattr(self.inner, name)
 
     # ----------------------------------------------------------- ClusterWriter
     def patch(self, change: Change, *, dry_run: bool = False) -> JsonObj:
@@ -107,9 +138,17 @@ class GuardedWriter:
         return self._send(f"list of the pods on {node}",
                           lambda: self.inner.list_pods_on_node(node, label_selector))
 
+    def read_log(self, namespace: str, pod: str, container: str | None = None,
+                 tail_lines: int = 200) -> list[str]:
+        return self._send(f"read of the log of {namespace}/{pod}",
+                          lambda: read_log(self.inner, namespace, pod, container, tail_lines))
+
     def can_i(self, permission: Permission) -> tuple[bool, str]:
         return self._send(f"review of {permission.describe()}",
                           lambda: self.inner.can_i(permission))
+
+    def who_am_i(self) -> ServerIdentity | None:
+        return self._send("SelfSubjectReview", self.inner.who_am_i)
 
     # --------------------------------------------------------------- internals
     def _left(self) -> float | None:

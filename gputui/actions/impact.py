@@ -10,11 +10,8 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from gputui.domain.labels import STATE_UNKNOWN
 from gputui.domain.model import ClusterSnapshot, NodeView
-
-#: upgrade states in which a node is not in the middle of an upgrade
-_QUIET_STATES = frozenset({STATE_UNKNOWN, "upgrade-done", "upgrade-required"})
+from gputui.domain.upgrade_state import holds_slot
 
 
 def nodes_of(snapshot: ClusterSnapshot, targets: Sequence[str]) -> list[NodeView]:
@@ -70,7 +67,7 @@ def risk_warnings(snapshot: ClusterSnapshot, targets: Sequence[str]) -> tuple[st
             warnings.append(f"{', '.join(n.name for n in healthy)}: the last schedulable "
                             f"node{'s' if len(healthy) != 1 else ''} of {label}")
     for node in nodes_of(snapshot, targets):
-        if node.upgrade_state not in _QUIET_STATES:
+        if holds_slot(node.upgrade_state):
             warnings.append(f"{node.name} is in a driver upgrade ({node.upgrade_state}): the "
                             "upgrade controller also cordons and uncordons it")
     return tuple(warnings)

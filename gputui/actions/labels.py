@@ -34,6 +34,7 @@ from gputui.actions.impact import gpu_pod_lines, nodes_of
 from gputui.actions.patches import apply_patches
 from gputui.domain.labels import DEPLOY_DRIVER, DEPLOY_OPERANDS, DEPLOY_PREFIX, DEVICE_PLUGIN_CONFIG
 from gputui.domain.model import ClusterSnapshot
+from gputui.domain.upgrade_state import holds_slot
 
 #: the pick-list entry that removes the label
 UNSET = "(unset)"
@@ -135,7 +136,7 @@ class LabelAction:
             impact += gpu_pod_lines(snapshot, names, "losing their GPU stack")
         warnings = tuple(f"{n.name} is in a driver upgrade ({n.upgrade_state})"
                          for n in nodes_of(snapshot, names)
-                         if n.upgrade_state not in ("", "upgrade-done", "upgrade-required"))
+                         if holds_slot(n.upgrade_state))
         return Plan(self.id, title, tuple(names), changes, impact=tuple(impact),
                     warnings=warnings, risk=self.risk, params=dict(params))
 

@@ -16,7 +16,6 @@ from __future__ import annotations
 
 import threading
 from collections.abc import Sequence
-from typing import Protocol, runtime_checkable
 
 from gputui.actions import upgrade_common as U
 from gputui.actions.base import (
@@ -29,7 +28,7 @@ from gputui.actions.base import (
 )
 from gputui.actions.drain import DEFAULT_TIMEOUT, OPTIONS, DrainAction
 from gputui.actions.drain_plan import node_drain
-from gputui.actions.guard import stop_reason
+from gputui.actions.guard import LogReader, stop_reason
 from gputui.actions.node import cordon_change
 from gputui.domain import labels as L
 from gputui.domain.model import NodeView
@@ -50,15 +49,6 @@ def drain_mode_options(mode: str) -> str | None:
         return next(iter(OPTIONS))
     label = mode.removeprefix("drain, ")
     return label if mode.startswith("drain, ") and label in OPTIONS else None
-
-
-@runtime_checkable
-class LogReader(Protocol):
-    """A writer that can also read a container's log tail (the MIG manager's, on failure)."""
-
-    def read_log(self, namespace: str, pod: str, container: str | None = None,
-                 tail_lines: int = 200) -> list[str]:
-        ...
 
 
 def describe(nodes: Sequence[NodeView], config: str, mode: str) -> tuple[str, ...]:

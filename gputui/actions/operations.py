@@ -50,7 +50,9 @@ class NodesHeld(Exception):
 
 @dataclass(frozen=True)
 class Operation:
-    """One applied action, as it is now (a newer copy replaces it on every change).
+    """One applied action of this session, as it is now (a newer copy replaces it on every
+    change); read back from the audit log later it is a
+    :class:`gputui.domain.operations.AuditedOperation`.
 
     Attributes:
         id: the audit log's id of its intent and outcome lines (UUIDv7).

@@ -41,9 +41,9 @@ from gputui.actions.permissions import (
     ask_identity,
     check_permissions,
 )
-from gputui.actions.recording import RecordingWriter
 from gputui.actions.registry import ACTIONS, all_permissions
 from gputui.actions.which_cluster import ask_cluster
+from gputui.actions.write_log import WriteLog
 from gputui.domain.cluster_id import ClusterId
 from gputui.domain.model import ClusterSnapshot
 from gputui.sources.retry import RateLimiter
@@ -318,7 +318,7 @@ class Runner:
         except AuditError as error:
             why = refusal if refusal is not None else f"nothing was sent: {error}"
             return Result(False, f"{plan.title}: not applied", error=why)
-        recorder = RecordingWriter(self.writer)
+        write_log = WriteLog(self.writer)
         result = Result(False, f"{plan.title}: ended before it returned",
                         error="the apply was interrupted")
         interrupted: str | None = None
@@ -326,7 +326,7 @@ class Runner:
             if refusal is not None:
                 result = Result(False, f"{plan.title}: not applied", error=refusal)
             else:
-                result = self._carry_out(action, plan, recorder, progress, cancel)
+                result = self._carry_out(action, plan, write_log, progress, cancel)
         except BaseException as error:  # KeyboardInterrupt, SystemExit: audited, re-raised
             interrupted = type(error).__name__
             raise
@@ -334,7 +334,7 @@ class Runner:
             stopped = getattr(cancel, "reason", None) or "cancelled"
             interrupted = result.interrupted or interrupted or (
                 stopped if cancel.is_set() else None)
-            result = self._close(audit_id, result, recorder, interrupted)
+            result = self._close(audit_id, result, write_log, interrupted)
         return result
 
     def _carry_out(self, action: Action, plan: Plan, writer: ClusterWriter,
@@ -350,12 +350,12 @@ class Runner:
                             error=f"{type(error).__name__}: {error}")
         return mark_interrupted(result, cancel)
 
-    def _close(self, audit_id: str, result: Result, recorder: RecordingWriter,
+    def _close(self, audit_id: str, result: Result, write_log: WriteLog,
                interrupted: str | None) -> Result:
         """The outcome line; when it cannot be written the result says so (the change
         may have been applied: never raise here)."""
         try:
-            self.audit.outcome(audit_id, result=result, done=recorder.done,
+            self.audit.outcome(audit_id, result=result, done=write_log.done,
                                interrupted=interrupted)
         except AuditError as error:
             _log.error("audit outcome line %s not written: %s", audit_id, error)

@@ -20,9 +20,11 @@ from gputui.actions.base import ClusterWriter, Plan, WriteError
 from gputui.actions.drain_plan import daemonset_exists
 from gputui.actions.drain_rules import DrainOptions, Sorting, sort_pods
 from gputui.domain import labels as L
+from gputui.domain.upgrade_state import UpgradeState
 
 #: the states before the drain, nearest to it first: nodes the controller will drain next
-NEAR_DRAIN = (L.STATE_DRAIN, L.STATE_POD_DELETION, L.STATE_WAIT_JOBS, L.STATE_CORDON)
+NEAR_DRAIN = (UpgradeState.DRAIN, UpgradeState.POD_DELETION, UpgradeState.WAIT_JOBS,
+              UpgradeState.CORDON)
 #: nodes whose pods are listed (one request each): the next ones to drain, not the fleet
 CHECK_LIMIT = 10
 

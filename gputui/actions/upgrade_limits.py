@@ -22,6 +22,7 @@ from gputui.domain import labels as L
 from gputui.domain.model import ClusterSnapshot, UpgradePolicy
 from gputui.domain.selectors import matches
 from gputui.domain.upgrade import slots_from_counts
+from gputui.domain.upgrade_state import UpgradeState
 
 BOOLS = ("true", "false")
 
@@ -53,7 +54,8 @@ def unavailability(snapshot: ClusterSnapshot, target: U.DriverTarget,
     old = policy_of(target)
     before = slots_from_counts(counts, down, old.max_parallel_upgrades, old.max_unavailable)
     after = slots_from_counts(counts, down, new.max_parallel_upgrades, new.max_unavailable)
-    waiting = sum(1 for n in nodes if n.upgrade_state == L.STATE_REQUIRED and not n.upgrade_skip)
+    waiting = sum(1 for n in nodes
+                  if n.upgrade_state == UpgradeState.REQUIRED and not n.upgrade_skip)
     start_before, start_after = min(before.available, waiting), min(after.available, waiting)
     lines = [(f"{after.in_progress} node(s) upgrading now; the next cycle may start "
               f"{start_after} of {waiting} waiting node(s) (with the current policy: "

@@ -36,6 +36,7 @@ from gputui.actions.impact import risk_warnings
 from gputui.domain import labels as L
 from gputui.domain.model import ClusterSnapshot, NodeView
 from gputui.domain.upgrade_advice import HOLD, RELEASE, REQUEST, RETRY, why_not
+from gputui.domain.upgrade_state import UpgradeState
 
 def _nodes(snapshot: ClusterSnapshot, targets: Sequence[str]) -> list[NodeView]:
     return [snapshot.nodes[t] for t in targets if t in snapshot.nodes]
@@ -121,7 +122,7 @@ class ReleaseNode(NodeUpgradeAction):
                 continue
             changes.append(U.node_labels_change(node.name, {L.UPGRADE_SKIP: None},
                                                 f"remove label {L.UPGRADE_SKIP}"))
-            if auto and (node.upgrade_state == L.STATE_REQUIRED or node.driver_outdated):
+            if auto and (node.upgrade_state == UpgradeState.REQUIRED or node.driver_outdated):
                 pods = gpu_pod_lines(node)
                 impact.append(f"{node.name} starts its driver upgrade when a slot is free: "
                               f"cordon, then its GPU pods are deleted"
@@ -197,11 +198,12 @@ class RetryFailed(NodeUpgradeAction):
 
 def _retry_change(node: str) -> Change:
     path = "/metadata/labels/" + L.UPGRADE_STATE.replace("~", "~0").replace("/", "~1")
-    body = [{"op": "test", "path": path, "value": L.STATE_FAILED},
-            {"op": "replace", "path": path, "value": L.STATE_REQUIRED}]
+    failed, required = UpgradeState.FAILED.value, UpgradeState.REQUIRED.value
+    body = [{"op": "test", "path": path, "value": failed},
+            {"op": "replace", "path": path, "value": required}]
     return Change(verb="patch", kind="Node", name=node, body=body, patch_type="json",
-                  kubectl=U.kubectl_label(node, {L.UPGRADE_STATE: L.STATE_REQUIRED}),
-                  summary=f"label {L.UPGRADE_STATE}: {L.STATE_FAILED} -> {L.STATE_REQUIRED}")
+                  kubectl=U.kubectl_label(node, {L.UPGRADE_STATE: required}),
+                  summary=f"label {L.UPGRADE_STATE}: {failed} -> {required}")
 
 
 def _retry_story(snapshot: ClusterSnapshot, node: NodeView) -> str:

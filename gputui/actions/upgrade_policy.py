@@ -36,6 +36,7 @@ from gputui.actions.base import (
 from gputui.domain import labels as L
 from gputui.domain.model import ClusterSnapshot, UpgradePolicy
 from gputui.domain.upgrade import resolve_max_unavailable
+from gputui.domain.upgrade_state import UpgradeState, holds_slot
 
 PERMISSIONS = (Permission("get", "clusterpolicies", "nvidia.com"),
                Permission("patch", "clusterpolicies", "nvidia.com"),
@@ -134,7 +135,7 @@ def held_and_failed(snapshot: ClusterSnapshot, target: U.DriverTarget) -> tuple[
     """Warnings about nodes the roll will not move: held, failed."""
     nodes = target.nodes(snapshot)
     held = sorted(n.name for n in nodes if n.upgrade_skip)
-    failed = sorted(n.name for n in nodes if n.upgrade_state == L.STATE_FAILED)
+    failed = sorted(n.name for n in nodes if n.upgrade_state == UpgradeState.FAILED)
     lines = []
     if held:
         lines.append(f"{len(held)} node(s) held ({L.UPGRADE_SKIP}=true) stay on the old "
@@ -195,7 +196,7 @@ class ToggleAutoUpgrade(PolicyAction):
             warnings = held_and_failed(snapshot, target)
         else:
             moving = sorted(n.name for n in nodes
-                            if n.upgrade_state not in L.UPGRADE_IDLE_STATES)
+                            if holds_slot(n.upgrade_state))
             impact = (("the upgrade controller stops and removes the upgrade-state label "
                        f"from all {len(nodes)} nodes"),)
             warnings = (((f"{len(moving)} node(s) are mid-upgrade and stay as they are now "

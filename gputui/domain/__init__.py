@@ -7,7 +7,8 @@ view with the controller's slot math, the MIG view, cluster findings);
 :func:`~gputui.domain.checkjson.to_check_json` renders the ``gputui check --json`` contract.
 
 Vocabulary shared with other layers: :mod:`~gputui.domain.labels` (label/annotation keys and
-state values), :mod:`~gputui.domain.operands` (operand catalogue), :mod:`~gputui.domain.xid`,
+state values), :mod:`~gputui.domain.upgrade_state` (the driver upgrade states: lanes, classes,
+slots), :mod:`~gputui.domain.operands` (operand catalogue), :mod:`~gputui.domain.xid`,
 and :func:`~gputui.domain.podindex.pod_node_name`, the one rule tying a pod to its node (the
 cache's change tracking and the builder's pod groups must agree on it).
 """

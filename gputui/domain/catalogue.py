@@ -1,31 +1,22 @@
 """The one catalogue of finding codes: each code, its usual severity, its pane, its meaning.
 
 Finding codes are a public contract (``gputui check --json``, ARCHITECTURE's list): the rules
-in ``findings*.py`` use the constants below, never string literals, and the README's Findings
-list, the contract test and help read this catalogue, so a code cannot exist in one place and
-not the others. ``severity`` is what the finding is when it is a problem; rules say ``info``
-instead while a grace period or an explanation (a reboot, a rolling upgrade) holds, and a few
-escalate (a missing GPU is critical).
+in ``findings*.py`` use the constants below, never string literals, and make their findings
+with :func:`finding`, which fills in the pane and the usual severity from here; the README's
+Findings list, the contract test and help read this catalogue, so a code cannot exist in one
+place and not the others. ``severity`` is what the finding is when it is a problem; rules say
+``info`` instead while a grace period or an explanation (a reboot, a rolling upgrade) holds,
+and a few escalate (a missing GPU is critical).
 """
 
 from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass
-from enum import StrEnum
 from types import MappingProxyType
 
-from gputui.domain.model import Severity
-
-
-class Pane(StrEnum):
-    """Where a finding sends the operator (``Finding.pane``; the UI's ``PANES``/``PANE_TARGETS``)."""
-
-    NODES = "nodes"
-    PIPELINE = "pipeline"
-    UPGRADE = "upgrade"
-    MIG = "mig"
-    METRICS = "metrics"
+from gputui.domain.model import Finding, Severity
+from gputui.domain.pane import Pane
 
 
 @dataclass(frozen=True)
@@ -126,3 +117,14 @@ _ENTRIES = (
 
 #: code -> its entry, in the README's order.
 CATALOGUE: Mapping[str, Code] = MappingProxyType({c.code: c for c in _ENTRIES})
+
+
+def finding(code: str, node: str | None, message: str, hint: str, subject: str = "", *,
+            severity: Severity | None = None, nodes: tuple[str, ...] = ()) -> Finding:
+    """A finding of ``code`` (one of the constants above) with the catalogue's pane, and its
+    usual severity unless the rule says otherwise (info while a grace period or an
+    explanation holds, critical where it escalates). A code not in the catalogue raises
+    ``KeyError``: a rule cannot invent one."""
+    entry = CATALOGUE[code]
+    return Finding(code, entry.severity if severity is None else severity, node, message, hint,
+                   entry.pane, subject, nodes)

@@ -33,10 +33,10 @@ from gputui.domain import catalogue as C
 from gputui.domain import labels as L
 from gputui.domain.findings_base import NodeContext
 from gputui.domain.findings_mig import no_instances_config
-from gputui.domain.findings_pipeline import ACTIVE_UPGRADE_STATES
 from gputui.domain.grace import clock, normal_until
 from gputui.domain.model import ComingUp, NodeView, PipelineStage, StageStatus
 from gputui.domain.thresholds import POLICY_CATCH_UP_SECONDS
+from gputui.domain.upgrade_state import in_step
 
 #: stage states that need no explanation
 _SETTLED = frozenset({StageStatus.READY, StageStatus.DISABLED})
@@ -68,7 +68,7 @@ def judge(ctx: NodeContext) -> ComingUp | None:
         return None
     if not node.ready:
         return _not_ready(ctx)
-    if node.upgrade_state in ACTIVE_UPGRADE_STATES:
+    if in_step(node.upgrade_state):
         return None  # taken by the upgrade controller on purpose: the upgrade explains it
     if no_instances_config(ctx) is not None:
         return None  # the validator never passes: mig-no-instances says why
@@ -165,7 +165,7 @@ def unsettled(node: NodeView) -> bool:
     explains: not coming up within its grace and not taken by a driver upgrade."""
     if node.coming_up is not None or node.loading or not is_gpu_node(node):
         return False
-    if node.upgrade_state in ACTIVE_UPGRADE_STATES:
+    if in_step(node.upgrade_state):
         return False
     return not node.ready or bool(waiting_stages(node))
 

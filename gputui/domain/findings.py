@@ -14,7 +14,6 @@ from gputui.domain import labels as L
 from gputui.domain.findings_base import NodeContext, Rule
 from gputui.domain.findings_mig import mig_no_instances, no_instances_config
 from gputui.domain.findings_pipeline import (
-    ACTIVE_UPGRADE_STATES,
     driver_pod_failing,
     gpus_unavailable,
     node_not_ready,
@@ -31,8 +30,9 @@ from gputui.domain.timefmt import duration
 from gputui.domain.upgrade_advice import failed_hint, waiting_for_jobs_hint
 from gputui.domain.upgrade_events import NO_EVENTS, STEP_EXPIRED, failure_summary, inferred_step
 from gputui.domain.upgrade_reasons import active_wait_reason, expected_wait, state_since
+from gputui.domain.upgrade_state import UpgradeState, in_step
 
-__all__ = ["ACTIVE_UPGRADE_STATES", "NODE_RULES", "NodeContext", "Rule", "node_findings"]
+__all__ = ["NODE_RULES", "NodeContext", "Rule", "node_findings"]
 
 
 def _paused_since(ctx: NodeContext, paused: list[DeployLabel]) -> float | None:
@@ -49,19 +49,19 @@ def _mig_paused(ctx: NodeContext, paused: list[DeployLabel]) -> Finding | None:
     limit = ctx.thresholds.mig_pending_minutes
     if busy and node.mig_since is not None and not ctx.over(node.mig_since, limit):
         return ctx.finding(
-            C.OPERAND_PAUSED, Severity.INFO,
+            C.OPERAND_PAUSED,
             f"operands paused on {node.name} by the MIG change to {node.mig_config} "
             f"({node.mig_state}): {names}; normal until {clock(node.mig_since + limit * 60)} "
             f"({limit:g} min, {SOURCES['mig_pending_minutes']})",
-            "mig-manager restores them to true when the change finishes.", "pipeline")
+            "mig-manager restores them to true when the change finishes.", severity=Severity.INFO)
     why = (f"the MIG change to {node.mig_config} is {node.mig_state} for "
            f"{ctx.age(node.mig_since)}" if busy and node.mig_since is not None
            else f"no MIG change is running (mig.config.state={node.mig_state or 'unset'})")
     return ctx.finding(
-        C.OPERAND_PAUSED, Severity.WARNING,
+        C.OPERAND_PAUSED,
         f"operands paused on {node.name}: {names}; {why}",
         "A wedged MIG change leaves these paused (mig-parted #485): read the mig-manager log; "
-        "once no change is running, set the labels back to true.", "pipeline")
+        "once no change is running, set the labels back to true.")
 
 
 def _driver_paused(ctx: NodeContext, paused: list[DeployLabel]) -> Finding:
@@ -75,15 +75,15 @@ def _driver_paused(ctx: NodeContext, paused: list[DeployLabel]) -> Finding:
              if driver is not None and driver.status is StageStatus.PROGRESSING else None)
     if until is not None and not ctx.over(until, 0.0):
         return ctx.finding(
-            C.OPERAND_PAUSED, Severity.INFO,
+            C.OPERAND_PAUSED,
             f"operands paused on {node.name}{age} while the driver reloads: {names}; normal "
             f"until {clock(until)} ({grace_source('driver', ctx.thresholds)})",
             "k8s-driver-manager restores them to true once the new driver is loaded.",
-            "pipeline")
+            severity=Severity.INFO)
     return ctx.finding(
-        C.OPERAND_PAUSED, Severity.WARNING, f"operands paused on {node.name}{age}: {names}",
+        C.OPERAND_PAUSED, f"operands paused on {node.name}{age}: {names}",
         "k8s-driver-manager restores these after the driver reloads; the driver pod is not "
-        "reloading now, so fix it or set the labels back to true.", "pipeline")
+        "reloading now, so fix it or set the labels back to true.")
 
 
 def operand_paused(ctx: NodeContext) -> list[Finding]:
@@ -113,15 +113,15 @@ def _driver_restarts(ctx: NodeContext) -> int:
 
 def upgrade_failed(ctx: NodeContext) -> list[Finding]:
     """The node is in ``upgrade-failed``: it holds a slot and stays cordoned."""
-    if ctx.node.upgrade_state != L.STATE_FAILED:
+    if ctx.node.upgrade_state != UpgradeState.FAILED:
         return []
     failed = failure_summary(ctx.event) if ctx.event is not None else NO_EVENTS
     if failed in (NO_EVENTS, STEP_EXPIRED):
         failed = inferred_step(_driver_restarts(ctx)) or failed
     told = f" {failed}" if failed else ""
     return [ctx.finding(
-        C.UPGRADE_FAILED, Severity.WARNING, f"driver upgrade failed on {ctx.node.name}{told}",
-        failed_hint(ctx.node, ctx.event), "upgrade")]
+        C.UPGRADE_FAILED, f"driver upgrade failed on {ctx.node.name}{told}",
+        failed_hint(ctx.node, ctx.event, ctx.budgets))]
 
 
 def upgrade_stalled(ctx: NodeContext) -> list[Finding]:
@@ -133,24 +133,24 @@ def upgrade_stalled(ctx: NodeContext) -> list[Finding]:
     figures, in :mod:`gputui.domain.findings_upgrade`.)
     """
     state = ctx.node.upgrade_state
-    if state not in ACTIVE_UPGRADE_STATES or ctx.policy is None:
+    if not in_step(state) or ctx.policy is None:
         return []
     since = state_since(ctx.node, ctx.event)
     reason = active_wait_reason(ctx.node, ctx.policy, ctx.now)
     if expected_wait(ctx.node, ctx.policy, ctx.now):
         age = f" for {ctx.age(since)}" if since is not None else ""
         return [ctx.finding(
-            C.UPGRADE_STALLED, Severity.INFO,
+            C.UPGRADE_STALLED,
             f"{ctx.node.name} in {state}{age}: {reason} (as waitForCompletion configures)",
-            waiting_for_jobs_hint(ctx.node), "upgrade")]
+            waiting_for_jobs_hint(ctx.node), severity=Severity.INFO)]
     if since is None or not ctx.over(since, ctx.thresholds.upgrade_stalled_minutes):
         return []
     return [ctx.finding(
-        C.UPGRADE_STALLED, Severity.WARNING,
+        C.UPGRADE_STALLED,
         f"{ctx.node.name} in {state} for {ctx.age(since)}: {reason} (past "
         f"{ctx.thresholds.upgrade_stalled_minutes:g} min, {SOURCES['upgrade_stalled_minutes']})",
         "Open the upgrades pane: pod-restart/validation follow the driver and validator pods; "
-        "pod deletion and drain follow their timeouts.", "upgrade")]
+        "pod deletion and drain follow their timeouts.")]
 
 
 def _unknown(ctx: NodeContext) -> str:
@@ -171,20 +171,20 @@ def mig_config_failed(ctx: NodeContext) -> list[Finding]:
     where = f"pod {stage.pod}" if stage is not None and stage.pod else "the mig-manager pod"
     if node.mig_state == L.MIG_STATE_FAILED:
         return [ctx.finding(
-            C.MIG_CONFIG_FAILED, Severity.WARNING,
+            C.MIG_CONFIG_FAILED,
             f"MIG config {node.mig_config or '(none)'} failed on {node.name}{_unknown(ctx)}",
             f"Read the MIG manager log ({where} on this node): the config may not exist for "
             "this GPU, or GPU processes blocked the change. mig-manager acts when "
             "nvidia.com/mig.config changes and when it starts, so setting the same value "
             f"again does nothing: fix the cause, then delete {where} on this node to retry "
-            "(it applies the current label when it starts).", "mig")]
+            "(it applies the current label when it starts).")]
     if node.product.endswith("-MIG-INVALID") and no_instances_config(ctx) is None:
         return [ctx.finding(
-            C.MIG_CONFIG_FAILED, Severity.WARNING,
+            C.MIG_CONFIG_FAILED,
             f"MIG layout {node.mig_config or ''} is invalid under the single strategy on "
             f"{node.name}: the node advertises no GPUs",
             "single needs every GPU MIG-enabled with one identical profile: pick an "
-            "all-<profile> config, or use the mixed strategy.", "mig")]
+            "all-<profile> config, or use the mixed strategy.")]
     return []
 
 
@@ -198,14 +198,13 @@ def mig_config_pending(ctx: NodeContext) -> list[Finding]:
     paused = [d.operand for d in node.paused_labels if L.PAUSED_FOR_MIG_CHANGE in d.value]
     labels_note = f"; {', '.join(paused)} paused-for-mig-change" if paused else ""
     return [ctx.finding(
-        C.MIG_CONFIG_PENDING, Severity.WARNING,
+        C.MIG_CONFIG_PENDING,
         f"MIG change to {node.mig_config} on {node.name} {node.mig_state} for "
         f"{ctx.age(node.mig_since)}{labels_note}; "
         f"{node.resources.allocatable} GPUs allocatable (past "
         f"{ctx.thresholds.mig_pending_minutes:g} min, {SOURCES['mig_pending_minutes']})",
         "mig-manager waits for GPU clients to stop: check the MIG manager log and for GPU "
-        "pods still on the node. A wedged change leaves deploy labels paused (mig-parted #485).",
-        "mig")]
+        "pods still on the node. A wedged change leaves deploy labels paused (mig-parted #485).")]
 
 
 def gpu_node_unmanaged(ctx: NodeContext) -> list[Finding]:
@@ -222,9 +221,10 @@ def gpu_node_unmanaged(ctx: NodeContext) -> list[Finding]:
     opted_out = node.labels.get(L.DEPLOY_OPERANDS, "").lower() == "false"
     if opted_out:
         return [ctx.finding(
-            C.GPU_NODE_UNMANAGED, Severity.INFO,
+            C.GPU_NODE_UNMANAGED,
             f"{node.name} is opted out ({L.DEPLOY_OPERANDS}=false): the operator deploys no "
-            "driver or operand there", "Remove the label to have the operator manage it.")]
+            "driver or operand there", "Remove the label to have the operator manage it.",
+            severity=Severity.INFO)]
     if node.gpu_present or not nfd:
         return []
     label = nfd[0].rsplit("/", 1)[-1]
@@ -234,11 +234,11 @@ def gpu_node_unmanaged(ctx: NodeContext) -> list[Finding]:
                f"{L.GPU_PRESENT} is {node.labels.get(L.GPU_PRESENT) or 'unset'}: the operator "
                "does not manage it")
     if new:
-        return [ctx.finding(C.GPU_NODE_UNMANAGED, Severity.INFO,
+        return [ctx.finding(C.GPU_NODE_UNMANAGED,
                             message + " yet (a new node; the operator labels it in seconds)",
-                            "Nothing to do yet.")]
+                            "Nothing to do yet.", severity=Severity.INFO)]
     return [ctx.finding(
-        C.GPU_NODE_UNMANAGED, Severity.WARNING, message,
+        C.GPU_NODE_UNMANAGED, message,
         "Check that the gpu-operator Deployment runs (its node labeling sets gpu.present) and "
         "its log; no driver or device plugin will reach this node until it does.")]
 

@@ -5,6 +5,8 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 
+from gputui.domain import catalogue
+from gputui.domain.disruption import HeldBudgets
 from gputui.domain.mig import MigSpec
 from gputui.domain.model import Finding, NodeView, Severity, UpgradeEvent, UpgradePolicy
 from gputui.domain.pods import PodInfo
@@ -31,6 +33,9 @@ class NodeContext:
     sharing_configs: tuple[str, tuple[str, ...]] | None = None
     #: (key, operator, value, effect) the operand pods tolerate; None when unknown
     tolerations: tuple[tuple[str, str, str, str], ...] | None = None
+    #: what the budgets say about the pod the node's drain could not evict (None: no such
+    #: pod, or no verdict)
+    budgets: HeldBudgets | None = None
     deadlines: list[float] = field(default_factory=list)
 
     def over(self, since: float | None, minutes: float) -> bool:
@@ -53,10 +58,12 @@ class NodeContext:
         self.deadlines.append(since + next_change(elapsed))
         return duration(elapsed)
 
-    def finding(self, code: str, severity: Severity, message: str, hint: str,
-                pane: str = "nodes", subject: str = "") -> Finding:
-        """A finding about this node."""
-        return Finding(code, severity, self.node.name, message, hint, pane, subject)
+    def finding(self, code: str, message: str, hint: str, subject: str = "", *,
+                severity: Severity | None = None) -> Finding:
+        """A finding about this node, its pane and usual severity from the catalogue
+        (:func:`gputui.domain.catalogue.finding`)."""
+        return catalogue.finding(code, self.node.name, message, hint, subject,
+                                 severity=severity)
 
 
 Rule = Callable[[NodeContext], list[Finding]]

@@ -34,18 +34,19 @@ def cluster_policy_findings(policy: ClusterPolicyView, forbidden: frozenset[str]
             CLUSTER_POLICY_RESOURCE in forbidden or "clusterpolicies.nvidia.com" in forbidden):
         return []  # forbidden is not missing: the snapshot's read gaps say it is unknown
     if policy.state == "missing":
-        return [Finding(C.CLUSTER_POLICY_MISSING, Severity.CRITICAL, None,
-                        "no ClusterPolicy: the GPU Operator deploys no operand",
-                        "Check that the gpu-operator Deployment runs and that the Helm release "
-                        "created its ClusterPolicy (clusterPolicy.deployCR).")]
-    found = [Finding(C.CLUSTER_POLICY_IGNORED, Severity.INFO, None,
-                     f"ClusterPolicy {name} is ignored: {policy.name} is the active one",
-                     "Only the oldest ClusterPolicy is used; delete the duplicate.")
+        return [C.finding(C.CLUSTER_POLICY_MISSING, None,
+                          "no ClusterPolicy: the GPU Operator deploys no operand",
+                          "Check that the gpu-operator Deployment runs and that the Helm release "
+                          "created its ClusterPolicy (clusterPolicy.deployCR).")]
+    found = [C.finding(C.CLUSTER_POLICY_IGNORED, None,
+                       f"ClusterPolicy {name} is ignored: {policy.name} is the active one",
+                       "Only the oldest ClusterPolicy is used; delete the duplicate.",
+                       severity=Severity.INFO)
              for name in policy.ignored]
     if policy.state == "ignored":
-        found.append(Finding(C.CLUSTER_POLICY_IGNORED, Severity.WARNING, None,
-                             f"ClusterPolicy {policy.name} is ignored and none is active",
-                             "Check for a GPUCluster or another ClusterPolicy taking over."))
+        found.append(C.finding(C.CLUSTER_POLICY_IGNORED, None,
+                               f"ClusterPolicy {policy.name} is ignored and none is active",
+                               "Check for a GPUCluster or another ClusterPolicy taking over."))
     if policy.state == "notReady":
         error = next((c for c in policy.conditions if c.type == "Error" and c.status == "True"),
                      None)
@@ -53,26 +54,26 @@ def cluster_policy_findings(policy: ClusterPolicyView, forbidden: frozenset[str]
         detail = f" ({error.reason}: {error.message})" if error and error.message else ""
         if blamed:
             also = f"; also expected while {normal_life}" if normal_life else ""
-            found.append(Finding(
-                C.CLUSTER_POLICY_NOT_READY, Severity.INFO, None,
+            found.append(C.finding(
+                C.CLUSTER_POLICY_NOT_READY, None,
                 f"ClusterPolicy {policy.name} notReady: {states}, caused by {blamed}"
                 f"{also}{detail}",
                 "Fix what those node findings say; the operator re-checks every 5 s.",
-                "pipeline"))
+                severity=Severity.INFO))
             return found
         if normal_life:
-            found.append(Finding(
-                C.CLUSTER_POLICY_NOT_READY, Severity.INFO, None,
+            found.append(C.finding(
+                C.CLUSTER_POLICY_NOT_READY, None,
                 f"ClusterPolicy {policy.name} notReady: {states}, expected while "
                 f"{normal_life}{detail}",
                 "Nothing to do: the operator re-checks every 5 s and reports ready when the "
-                "nodes settle.", "pipeline"))
+                "nodes settle.", severity=Severity.INFO))
             return found
-        found.append(Finding(
-            C.CLUSTER_POLICY_NOT_READY, Severity.WARNING, None,
+        found.append(C.finding(
+            C.CLUSTER_POLICY_NOT_READY, None,
             f"ClusterPolicy {policy.name} notReady: {states}{detail}",
             "Open the nodes whose pipeline breaks at those operands (state-driver → the driver "
-            "stage); the operator retries every 5 s.", "pipeline"))
+            "stage); the operator retries every 5 s."))
     return found
 
 
@@ -87,12 +88,12 @@ def no_gpu_nodes_seen(policy: ClusterPolicyView, nodes: Mapping[str, NodeView]) 
                   if any(n.labels.get(key) == "true" for key in L.NFD_GPU_LABELS))
     if not seen:
         return []
-    return [Finding(
-        C.GPU_NODE_UNMANAGED, Severity.WARNING, None,
+    return [C.finding(
+        C.GPU_NODE_UNMANAGED, None,
         f"ClusterPolicy {policy.name} reports {reason} while NFD sees NVIDIA GPUs on "
         f"{len(seen)} node(s) ({', '.join(seen[:3])}{', ...' if len(seen) > 3 else ''})",
         "Check the NFD pods and the operator log: the operator manages no node until it sees "
-        "the NFD labels.", "nodes")]
+        "the NFD labels.")]
 
 
 def _expects(node: NodeView, operand: str) -> bool:
@@ -112,16 +113,16 @@ def daemonset_findings(daemonsets: Sequence[DaemonSetSummary],
         wanting = sum(1 for n in nodes.values() if _expects(n, ds.operand)) if (
             ds.desired == 0 and operand is not None and operand.core) else 0
         if wanting:
-            found.append(Finding(
-                C.DAEMONSET_NOT_SCHEDULED, Severity.WARNING, None,
+            found.append(C.finding(
+                C.DAEMONSET_NOT_SCHEDULED, None,
                 f"DaemonSet {ds.name} selects no node although {wanting} GPU node(s) "
                 "exist", f"Nodes lack {operand.deploy if operand else 'the deploy label'}=true:"
                 " NFD missing, nvidia.com/gpu.present not true, or gpu.deploy.operands=false.",
-                "nodes", ds.name))
+                ds.name))
         elif ds.unscheduled > 0:
-            found.append(Finding(
-                C.DAEMONSET_NOT_SCHEDULED, Severity.WARNING, None,
+            found.append(C.finding(
+                C.DAEMONSET_NOT_SCHEDULED, None,
                 f"DaemonSet {ds.name}: {ds.unscheduled} of {ds.desired} pods not scheduled",
                 "Look for nodes that are NotReady, tainted without a matching toleration, or "
-                "out of resources.", "nodes", ds.name))
+                "out of resources.", ds.name))
     return found

@@ -87,16 +87,16 @@ def memory_findings(node: str, health: GpuHealth,
             # at least as many errors as the counter that rose most, not their sum
             count = max(r.rise for r in bad)
             repeated = count >= 2 or gpu in health.row_remap_failed
-            found.append(Finding(
-                C.GPU_MEMORY_ERROR, Severity.CRITICAL, node,
+            found.append(C.finding(
+                C.GPU_MEMORY_ERROR, node,
                 f"GPU {gpu}: {count:g} uncorrectable memory error"
                 f"{'' if count == 1 else 's'} ({_amounts(bad)}) {how}",
-                MEMORY_RMA_HINT if repeated else MEMORY_HINT, "metrics", f"gpu{gpu}"))
+                MEMORY_RMA_HINT if repeated else MEMORY_HINT, f"gpu{gpu}"))
         else:
-            found.append(Finding(
-                C.GPU_MEMORY_ERROR, Severity.INFO, node,
+            found.append(C.finding(
+                C.GPU_MEMORY_ERROR, node,
                 f"GPU {gpu}: correctable memory errors only ({_amounts(rises)}) {how}",
-                CORRECTABLE_HINT, "metrics", f"gpu{gpu}"))
+                CORRECTABLE_HINT, f"gpu{gpu}", severity=Severity.INFO))
     return found
 
 
@@ -113,11 +113,11 @@ def pcie_findings(node: str, health: GpuHealth, windows: H.HealthWindows,
         rate = _per_minute(rises)
         if rises[0].seconds < MIN_RATE_SPAN or rate <= limit:
             continue
-        found.append(Finding(
-            C.PCIE_REPLAYS, Severity.WARNING, node,
+        found.append(C.finding(
+            C.PCIE_REPLAYS, node,
             f"GPU {gpu}: PCIe replays at {rate:,.0f}/min ({rises[0].rise:,.0f} "
             f"{measured(health, rises[0], windows)}; limit {limit:g}/min)",
-            PCIE_HINT, "metrics", f"gpu{gpu}"))
+            PCIE_HINT, f"gpu{gpu}"))
     return found
 
 
@@ -128,10 +128,10 @@ def nvlink_findings(node: str, health: GpuHealth, windows: H.HealthWindows,
     for gpu, rises in _by_gpu(health.rises, H.NVLINK_ERRORS).items():
         if _per_minute(rises) <= limit:
             continue
-        found.append(Finding(
-            C.NVLINK_ERRORS, Severity.WARNING, node,
+        found.append(C.finding(
+            C.NVLINK_ERRORS, node,
             f"GPU {gpu}: NVLink errors rising ({_amounts(rises)}) "
-            f"{measured(health, rises[0], windows)}", NVLINK_HINT, "metrics", f"gpu{gpu}"))
+            f"{measured(health, rises[0], windows)}", NVLINK_HINT, f"gpu{gpu}"))
     return found
 
 
@@ -151,12 +151,12 @@ def throttle_findings(node: str, health: GpuHealth, windows: H.HealthWindows,
         if span < windows.heat or throttled < fraction * span:
             continue
         worst = max(rises, key=lambda r: r.rise)
-        found.append(Finding(
-            C.GPU_THROTTLED, Severity.WARNING, node,
+        found.append(C.finding(
+            C.GPU_THROTTLED, node,
             f"GPU {gpu}: {H.VIOLATIONS[worst.counter]} throttling "
             f"{throttled / span:.0%} of the time, {duration(throttled)} in all "
             f"{measured(health, worst, windows)} ({_short(worst.counter)})",
-            THROTTLE_HINT, "metrics", f"gpu{gpu}"))
+            THROTTLE_HINT, f"gpu{gpu}"))
     return found
 
 
@@ -168,12 +168,12 @@ def clock_event_findings(node: str, health: GpuHealth,
     for gpu, event, seconds in health.clock_events:
         if event in H.CLOCK_EVENT_CAUSES and seconds >= windows.heat:
             longest[gpu] = max(longest.get(gpu, (0.0, "")), (seconds, event))
-    return [Finding(
-        C.GPU_THROTTLED, Severity.WARNING, node,
+    return [C.finding(
+        C.GPU_THROTTLED, node,
         f"GPU {gpu}: {H.CLOCK_EVENT_CAUSES[event]} throttling ({event}) in every reading "
         f"for at least {duration(seconds)} ({H.CLOCK_EVENTS}; "
         f"{'Prometheus' if health.origin == 'prometheus' else 'exporter scrapes'})",
-        THROTTLE_HINT, "metrics", f"gpu{gpu}") for gpu, (seconds, event) in sorted(longest.items())]
+        THROTTLE_HINT, f"gpu{gpu}") for gpu, (seconds, event) in sorted(longest.items())]
 
 
 def _reference_clock(gpu: GpuHeat, heat: Sequence[GpuHeat], windows: H.HealthWindows
@@ -210,11 +210,11 @@ def heat_findings(node: str, heat: Sequence[GpuHeat],
         reference, what = _reference_clock(gpu, heat, windows)
         if not reference or gpu.sm_clock >= SLOW_CLOCK * reference:
             continue
-        found.append(Finding(
-            C.GPU_THROTTLED, Severity.WARNING, node,
+        found.append(C.finding(
+            C.GPU_THROTTLED, node,
             f"GPU {gpu.gpu}: thermal slowdown for at least {duration(gpu.seconds)}: {hot}, "
             f"SM clock {gpu.sm_clock:,.0f} MHz at most where {what} {reference:,.0f} MHz "
-            "(violation counters not exported)", THROTTLE_HINT, "metrics", f"gpu{gpu.gpu}"))
+            "(violation counters not exported)", THROTTLE_HINT, f"gpu{gpu.gpu}"))
     return found
 
 

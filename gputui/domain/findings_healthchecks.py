@@ -73,9 +73,9 @@ def health_checks_off(daemonsets: Mapping[str, JsonDict], policies: Sequence[Jso
         f.code == C.XID_ERROR and f.severity is Severity.CRITICAL for f in n.findings))
     if failing:
         shown = ", ".join(failing[:_NAMED]) + (" ..." if len(failing) > _NAMED else "")
-        return [Finding(C.GPU_HEALTH_CHECKS_OFF, Severity.WARNING, None,
-                        f"{told}: the device plugin takes no GPU out, and critical XIDs on "
-                        f"{shown} leave those GPUs allocatable", hint, "pipeline")]
-    return [Finding(C.GPU_HEALTH_CHECKS_OFF, Severity.INFO, None,
-                    f"{told}: the device plugin's XID health check is off, so unhealthy GPUs "
-                    "will not be taken out of allocatable", hint, "pipeline")]
+        return [C.finding(C.GPU_HEALTH_CHECKS_OFF, None,
+                          f"{told}: the device plugin takes no GPU out, and critical XIDs on "
+                          f"{shown} leave those GPUs allocatable", hint)]
+    return [C.finding(C.GPU_HEALTH_CHECKS_OFF, None,
+                      f"{told}: the device plugin's XID health check is off, so unhealthy GPUs "
+                      "will not be taken out of allocatable", hint, severity=Severity.INFO)]

@@ -101,15 +101,15 @@ def xid_finding(node: str, event: XidEvent, now: float, lookback_seconds: float,
     if recent:
         message = f"GPU {event.gpu}: XID {event.xid} ({info.meaning}) {when}{extras}"
         hint = info.action[0].upper() + info.action[1:] + "." + _later_steps(event, later)
-        return Finding(C.XID_ERROR, info.severity, node, message, hint, "metrics",
-                       f"gpu{event.gpu}")
+        return C.finding(C.XID_ERROR, node, message, hint, f"gpu{event.gpu}",
+                         severity=info.severity)
     window = duration(lookback_seconds)
     message = f"GPU {event.gpu}: last XID {event.xid} ({info.meaning}), {when}{extras}"
     why = ("Its time is unknown" if event.when <= 0
            else f"It is not within the {window} lookback")
     hint = (f"{why}, so it is not counted as current. If it was not dealt with: "
             f"{info.action}.")
-    return Finding(C.XID_ERROR, Severity.INFO, node, message, hint, "metrics", f"gpu{event.gpu}")
+    return C.finding(C.XID_ERROR, node, message, hint, f"gpu{event.gpu}", severity=Severity.INFO)
 
 
 def latest_per_gpu(events: Sequence[XidEvent]) -> list[XidEvent]:
@@ -166,15 +166,15 @@ def health_findings(view: NodeView, health: GpuHealth,
     # while the MIG manager re-partitions, a GPU with no instance yet is legitimately unreported
     reconfiguring = view.mig_state in ("pending", "rebooting")
     if physical and health.gpus_reported < physical and not reconfiguring:
-        found.append(Finding(
-            C.GPU_MISSING, Severity.CRITICAL, view.name,
+        found.append(C.finding(
+            C.GPU_MISSING, view.name,
             f"metrics report {health.gpus_reported} of the node's {physical} GPUs",
-            GPU_MISSING_HINT, "metrics"))
+            GPU_MISSING_HINT))
     for gpu in health.row_remap_failed:
-        found.append(Finding(
-            C.ROW_REMAP_FAILURE, Severity.CRITICAL, view.name,
+        found.append(C.finding(
+            C.ROW_REMAP_FAILURE, view.name,
             f"GPU {gpu}: row remapping failed (DCGM_FI_DEV_ROW_REMAP_FAILURE)",
-            ROW_REMAP_HINT, "metrics", f"gpu{gpu}"))
+            ROW_REMAP_HINT, f"gpu{gpu}"))
     return found
 
 

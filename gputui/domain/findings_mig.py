@@ -35,7 +35,7 @@ from gputui.domain import catalogue as C
 from gputui.domain import labels as L
 from gputui.domain.findings_base import NodeContext
 from gputui.domain.mig import MigSpec
-from gputui.domain.model import Finding, Severity
+from gputui.domain.model import Finding
 
 #: MIG strategies under which the device plugin gives nothing for a MIG-enabled GPU
 _MIG_STRATEGIES = frozenset({"single", "mixed"})
@@ -89,10 +89,9 @@ def mig_no_instances(ctx: NodeContext) -> list[Finding]:
     plugin = ("the device plugin exits (single needs instances on every MIG GPU)"
               if node.mig_strategy == "single" else "the device plugin advertises nothing")
     return [ctx.finding(
-        C.MIG_NO_INSTANCES, Severity.WARNING,
+        C.MIG_NO_INSTANCES,
         f"MIG enabled with no instances on {node.name} ({L.MIG_CONFIG}={config} applied): "
         f"no GPUs can be allocated; apply a layout with instances{eg}",
         f"MIG-enabled GPUs without instances give no resource: {plugin}, so the validator's "
         "plugin-validation finds no GPU and the ClusterPolicy stays notReady. Set "
-        f"{L.MIG_CONFIG} to a layout with instances (the MIG pane's change), or all-disabled.",
-        "mig")]
+        f"{L.MIG_CONFIG} to a layout with instances (the MIG pane's change), or all-disabled.")]

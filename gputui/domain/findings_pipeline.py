@@ -20,10 +20,8 @@ from gputui.domain.hints import driver_hint, validator_layer
 from gputui.domain.model import Finding, NodeView, PipelineStage, Severity, StageStatus
 from gputui.domain.pods import ContainerInfo
 from gputui.domain.thresholds import SOURCES
+from gputui.domain.upgrade_state import in_step
 
-#: upgrade states in which the controller has taken the node's GPUs away on purpose
-ACTIVE_UPGRADE_STATES = frozenset(L.UPGRADE_STATES) - {
-    L.STATE_UNKNOWN, L.STATE_REQUIRED, L.STATE_DONE, L.STATE_FAILED}
 #: operands whose failure takes GPUs out of allocatable
 _GPU_PATH = frozenset({"driver", "container-toolkit", "device-plugin", "operator-validator"})
 
@@ -37,11 +35,12 @@ def node_not_ready(ctx: NodeContext) -> list[Finding]:
     if ctx.ready_since is not None and not ctx.over(ctx.ready_since, limit):
         until = clock(ctx.ready_since + limit * 60.0)
         return [ctx.finding(
-            C.NODE_NOT_READY, Severity.INFO,
+            C.NODE_NOT_READY,
             f"{ctx.node.name} is NotReady{age}: {ctx.ready_reason}; normal for a reboot until "
             f"{until} ({limit:g} min, {SOURCES['node_not_ready_minutes']})",
-            "Nothing to do yet: a rebooting node comes back Ready and its GPU pipeline restarts.")]
-    return [ctx.finding(C.NODE_NOT_READY, Severity.WARNING,
+            "Nothing to do yet: a rebooting node comes back Ready and its GPU pipeline restarts.",
+            severity=Severity.INFO)]
+    return [ctx.finding(C.NODE_NOT_READY,
                         f"{ctx.node.name} is NotReady{age}: {ctx.ready_reason}",
                         "Check the kubelet and the machine (console, cloud status); its GPU "
                         "pods are not running. Cordon it if it flaps.")]
@@ -89,44 +88,47 @@ def gpus_unavailable(ctx: NodeContext) -> list[Finding]:
     planned = _planned(node)
     mig_empty = symptom(ctx)
     if mig_empty:
-        return [ctx.finding(C.GPUS_UNAVAILABLE, Severity.INFO, message + mig_empty,
-                            "Apply a MIG layout with instances: the GPUs follow.", "pipeline")]
+        return [ctx.finding(C.GPUS_UNAVAILABLE, message + mig_empty,
+                            "Apply a MIG layout with instances: the GPUs follow.",
+                            severity=Severity.INFO)]
     if planned:
-        return [ctx.finding(C.GPUS_UNAVAILABLE, Severity.INFO, f"{message} {planned}",
-                            "Expected: the GPUs come back when the change finishes.", "pipeline")]
+        return [ctx.finding(C.GPUS_UNAVAILABLE, f"{message} {planned}",
+                            "Expected: the GPUs come back when the change finishes.",
+                            severity=Severity.INFO)]
     if not node.ready:
-        return [ctx.finding(C.GPUS_UNAVAILABLE, Severity.INFO,
+        return [ctx.finding(C.GPUS_UNAVAILABLE,
                             f"{message} while the node is NotReady",
-                            "See node-not-ready: the GPUs follow the node.", "pipeline")]
+                            "See node-not-ready: the GPUs follow the node.",
+                            severity=Severity.INFO)]
     rising = coming_up(ctx)
     if rising is not None:
         stage, until = rising
         return [ctx.finding(
-            C.GPUS_UNAVAILABLE, Severity.INFO,
+            C.GPUS_UNAVAILABLE,
             f"{message} while the {stage.operand} stage comes up ({stage.detail or 'starting'}); "
             f"normal until {clock(until)} ({grace_source(stage.operand, ctx.thresholds)})",
             "Nothing to do yet: the chain driver -> toolkit -> device plugin is starting.",
-            "pipeline")]
+            severity=Severity.INFO)]
     broken = node.pipeline.first_broken()
     if broken is not None and broken.operand in _GPU_PATH and broken.status not in (
             StageStatus.PAUSED, StageStatus.UNKNOWN):
         # the symptom of a stage that has its own finding: that finding leads the node's row
         return [ctx.finding(
-            C.GPUS_UNAVAILABLE, Severity.WARNING, message,
+            C.GPUS_UNAVAILABLE, message,
             f"The {broken.operand} stage is {broken.status.value}: {broken.detail}. Fix it "
-            "first.", "pipeline")]
+            "first.")]
     severity = Severity.CRITICAL if allocatable == 0 else Severity.WARNING
     unread = (f"{', '.join(node.unknown)} cannot be read, so the stage holding the GPUs is "
               "unknown. " if node.unknown else "")
     return [ctx.finding(
-        C.GPUS_UNAVAILABLE, severity, message,
+        C.GPUS_UNAVAILABLE, message,
         unread + "The device plugin counts only healthy GPUs: look for XIDs on the metrics "
-        "pane and read the device-plugin log on this node.", "pipeline")]
+        "pane and read the device-plugin log on this node.", severity=severity)]
 
 
 def _planned(node: NodeView) -> str:
     """Why the GPUs are away on purpose (a driver upgrade step or a MIG change), or ""."""
-    if node.upgrade_state in ACTIVE_UPGRADE_STATES:
+    if in_step(node.upgrade_state):
         return f"during the driver upgrade ({node.upgrade_state})"
     if node.mig_state in (L.MIG_STATE_PENDING, L.MIG_STATE_REBOOTING):
         return f"during the MIG change to {node.mig_config}"
@@ -152,8 +154,8 @@ def driver_pod_failing(ctx: NodeContext) -> list[Finding]:
         message += f"; not ready past {grace_source('driver', ctx.thresholds)}"
     else:
         return []
-    return [ctx.finding(C.DRIVER_POD_FAILING, severity, message,
-                        driver_hint(ctx.node, stage, pod), "pipeline", "driver")]
+    return [ctx.finding(C.DRIVER_POD_FAILING, message,
+                        driver_hint(ctx.node, stage, pod), "driver", severity=severity)]
 
 
 def operand_pod_failing(ctx: NodeContext) -> list[Finding]:
@@ -175,15 +177,14 @@ def operand_pod_failing(ctx: NodeContext) -> list[Finding]:
         mig_empty = symptom(ctx) if stage.operand == "device-plugin" else ""
         if mig_empty:  # under single the plugin exits on a MIG GPU without instances
             found.append(ctx.finding(
-                C.OPERAND_POD_FAILING, Severity.INFO, message + mig_empty,
-                "Apply a MIG layout with instances: the device plugin starts again.",
-                "pipeline", stage.operand))
+                C.OPERAND_POD_FAILING, message + mig_empty,
+                "Apply a MIG layout with instances: the device plugin starts again.", stage.operand,
+                severity=Severity.INFO))
             continue
         found.append(ctx.finding(
-            C.OPERAND_POD_FAILING, Severity.WARNING, message,
+            C.OPERAND_POD_FAILING, message,
             f"Open the log of container {stage.container or stage.operand} in pod {stage.pod}; "
-            "what it waits on is healthy, so the fault is in this operand.",
-            "pipeline", stage.operand))
+            "what it waits on is healthy, so the fault is in this operand.", stage.operand))
     return found
 
 
@@ -202,18 +203,18 @@ def validator_stuck(ctx: NodeContext) -> list[Finding]:
     message = f"validator on {ctx.node.name} stuck in {current.name}{age}: {meaning}"
     mig_empty = symptom(ctx) if current.name in _GPU_CHECKS else ""
     if mig_empty:  # no GPU resource to find: gpu-operator cmd/nvidia-validator/main.go
-        return [ctx.finding(C.VALIDATOR_STUCK, Severity.INFO, message + mig_empty,
+        return [ctx.finding(C.VALIDATOR_STUCK, message + mig_empty,
                             "Apply a MIG layout with instances; the validator follows.",
-                            "pipeline", current.name)]
+                            current.name, severity=Severity.INFO)]
     cause = pipeline.first_broken()
     if cause is not None and cause is not stage and pipeline.waits_on(stage) is not None:
         if cause.status is not StageStatus.FAILED:
             return []  # waiting behind a stage still inside its grace: coming up, not stuck
         return [ctx.finding(
-            C.VALIDATOR_STUCK, Severity.INFO,
+            C.VALIDATOR_STUCK,
             f"{message} (waiting on the failed {cause.operand} stage: {cause.detail})",
-            f"Fix the {cause.operand} stage first; the validator follows.",
-            "pipeline", current.name)]
+            f"Fix the {cause.operand} stage first; the validator follows.", current.name,
+            severity=Severity.INFO)]
     retrying = _retrying(ctx, current)
     if not current.failing and not retrying:
         until = normal_until(pipeline, stage, ctx.pods, ctx.thresholds)
@@ -222,9 +223,9 @@ def validator_stuck(ctx: NodeContext) -> list[Finding]:
     state = (f" ({stage.detail})" if current.failing else
              f" (gave up {current.restarts}x, running again)" if retrying else
              f" (past {grace_source('operator-validator', ctx.thresholds)})")
-    return [ctx.finding(C.VALIDATOR_STUCK, Severity.WARNING,
+    return [ctx.finding(C.VALIDATOR_STUCK,
                         f"validator on {ctx.node.name} stuck in {current.name}{age}{state}: "
-                        f"{meaning}", hint, "pipeline", current.name)]
+                        f"{meaning}", hint, current.name)]
 
 
 #: the validator's checks that need a usable GPU (a CUDA device, a GPU resource)

@@ -31,8 +31,8 @@ from gputui.domain.upgrade_queue_held import (
     held_slots,
     slot_holders,
 )
+from gputui.domain.upgrade_state import UpgradeState, holds_slot, mid_upgrade
 
-_IDLE = frozenset({L.STATE_UNKNOWN, L.STATE_DONE, L.STATE_REQUIRED, L.STATE_FAILED})
 #: waiting nodes named in the message; the finding's ``nodes`` holds them all
 _NAMED = 8
 _FAILED_HINT = ("Fix and retry the failed nodes (relabel them upgrade-required once the cause "
@@ -46,7 +46,7 @@ _BLOCKED_HINT = "See upgrade-blocked: the controller moves no node until that is
 
 def _down_outside(view: UpgradeView, nodes: Mapping[str, NodeView]) -> list[str]:
     """Managed nodes cordoned or NotReady for reasons other than a running upgrade step."""
-    return [name for name, status in view.nodes.items() if status.state in _IDLE
+    return [name for name, status in view.nodes.items() if not mid_upgrade(status.state)
             and (n := nodes.get(name)) is not None and (n.cordoned or not n.ready)]
 
 
@@ -74,13 +74,13 @@ def _holders(view: UpgradeView, owner: str | None, nodes: Mapping[str, NodeView]
     is the whole cluster's, whose statuses a per-NVIDIADriver view lacks)."""
     counts: dict[str, int] = {}
     for name, status in view.nodes.items():
-        if status.state in L.UPGRADE_IDLE_STATES:
+        if not holds_slot(status.state):
             continue
         node = nodes.get(name)
         if groups and (node is None or owner_of(node, groups) != owner):
             continue
         counts[status.state] = counts.get(status.state, 0) + 1
-    failed = counts.pop(L.STATE_FAILED, 0)
+    failed = counts.pop(UpgradeState.FAILED, 0)
     parts = [f"{failed} failed node{'s' if failed != 1 else ''}"] if failed else []
     parts += [f"{n} in {state}" for state, n in sorted(counts.items())]
     return ", ".join(parts) or "no node"
@@ -144,11 +144,11 @@ def _queue_finding(cause: str, own: UpgradeView, owner: str | None,
     noun = "node" if len(names) == 1 else "nodes"
     past = (f", past {context.minutes:g} min, {SOURCES['upgrade_stalled_minutes']}"
             if longest >= context.minutes * 60.0 else "")
-    return Finding(
-        C.UPGRADE_STALLED, Severity.WARNING, None,
+    return C.finding(
+        C.UPGRADE_STALLED, None,
         f"upgrade queue stalled{cr}: {_why(cause, own, owner, context)}; {len(names)} {noun} "
         f"waiting in upgrade-required (longest {duration(longest)}{past}): {_names(names)}",
-        _HINTS[cause], "upgrade", nodes=tuple(names))
+        _HINTS[cause], nodes=tuple(names))
 
 
 def required_stalled(view: UpgradeView, nodes: Mapping[str, NodeView],
@@ -161,7 +161,7 @@ def required_stalled(view: UpgradeView, nodes: Mapping[str, NodeView],
     limit = thresholds.upgrade_stalled_minutes * 60.0
     queues: dict[tuple[str | None, str], list[tuple[str, float]]] = {}
     owned: dict[str | None, UpgradeView] = {}
-    for name in view.lanes.get(L.STATE_REQUIRED, ()):
+    for name in view.lanes.get(UpgradeState.REQUIRED, ()):
         status = view.nodes.get(name)
         if status is None or status.skip or status.since is None:
             continue
@@ -194,14 +194,14 @@ def held_by_choice(ctx: NodeContext) -> list[Finding]:
     ``ProcessUpgradeRequiredNodes`` skips it on purpose, so ``info``, since when the label
     was set (its managedFields time) when that is known."""
     node = ctx.node
-    if node.upgrade_state != L.STATE_REQUIRED or not node.upgrade_skip:
+    if node.upgrade_state != UpgradeState.REQUIRED or not node.upgrade_skip:
         return []
     since = ctx.label_times.get(L.UPGRADE_SKIP)
     when = (f" since {datetime.fromtimestamp(since, tz=UTC):%Y-%m-%d %H:%M} UTC "
             f"({ctx.age(since)})" if since is not None else "")
     return [ctx.finding(
-        C.UPGRADE_STALLED, Severity.INFO,
+        C.UPGRADE_STALLED,
         f"{node.name} held by choice{when}: {L.UPGRADE_SKIP}=true keeps it on its old driver "
         "while the upgrade waits for it",
         f"Remove the label when the node may upgrade (kubectl label node {node.name} "
-        f"{L.UPGRADE_SKIP}-); it then waits for a slot like any other.", "upgrade")]
+        f"{L.UPGRADE_SKIP}-); it then waits for a slot like any other.", severity=Severity.INFO)]

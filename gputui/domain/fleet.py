@@ -18,7 +18,8 @@ from collections.abc import Iterable, Mapping, Sequence
 from types import MappingProxyType
 
 from gputui.domain import labels as L
-from gputui.domain.catalogue import CATALOGUE, Pane
+from gputui.domain.catalogue import CATALOGUE
+from gputui.domain.pane import Pane
 from gputui.domain.model import Finding, NodeView, SnapshotCounts
 
 _RANKS = (3, 2, 1)

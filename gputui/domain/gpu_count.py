@@ -20,7 +20,7 @@ from dataclasses import dataclass, replace
 
 from gputui.domain import catalogue as C
 from gputui.domain.inputs import GpuHealth, GpuId
-from gputui.domain.model import Finding, NodeView, Severity
+from gputui.domain.model import Finding, NodeView
 
 INSTANCE_TYPE = "node.kubernetes.io/instance-type"
 BETA_INSTANCE_TYPE = "beta.kubernetes.io/instance-type"
@@ -176,9 +176,9 @@ class CountTracker:
                          f"({node.pool[0]}, {node.pool[1]}) have {usual}")
         if earlier > count:
             parts.append(f"it had {earlier} earlier")
-        return Finding(C.GPU_COUNT_DROPPED, Severity.CRITICAL, name,
-                       f"{count} GPU{'' if count == 1 else 's'} where {' and '.join(parts)}"
-                       f"{_gone_words(gone)}", HINT, "metrics")
+        return C.finding(C.GPU_COUNT_DROPPED, name,
+                         f"{count} GPU{'' if count == 1 else 's'} where {' and '.join(parts)}"
+                         f"{_gone_words(gone)}", HINT)
 
 
 def with_drops(views: Mapping[str, NodeView], found: Mapping[str, Finding],

@@ -183,6 +183,10 @@ class ClusterObjects:
         unreadable: resource -> why it could not be read (``forbidden`` for a 403,
             ``not-served`` for a 404); ``forbidden`` names count as ``forbidden`` here too.
         cluster_uid: the ``kube-system`` namespace UID, "" when it was not read.
+        disruption_budgets: every PodDisruptionBudget (policy/v1, all namespaces), reduced
+            to metadata, selector, limits and status; None when the input holds no budget
+            list at all (a recording or fixture made before gputui read them), which is
+            "not read", not "none".
     """
 
     nodes: Mapping[str, JsonDict] = field(default_factory=dict)
@@ -204,6 +208,8 @@ class ClusterObjects:
     #: the ``kube-system`` namespace UID (with ``server``, what tells this cluster's audit
     #: lines from others': :mod:`gputui.domain.cluster_id`); "" when not read
     cluster_uid: str = ""
+    #: which budget held a pod a drain could not evict (:mod:`gputui.domain.disruption`)
+    disruption_budgets: Sequence[JsonDict] | None = None
 
 
 #: The empty input: a builder given this produces an empty but valid snapshot.

@@ -22,7 +22,6 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, replace
 
 from gputui.domain import catalogue as C
-from gputui.domain.findings_pipeline import ACTIVE_UPGRADE_STATES
 from gputui.domain.join_model import (
     JOIN_COMING,
     JOIN_DONE,
@@ -33,13 +32,14 @@ from gputui.domain.join_model import (
     NodeJoin,
     PoolJoins,
 )
-from gputui.domain.model import Finding, NodeView, Severity
+from gputui.domain.model import Finding, NodeView
 from gputui.domain.timefmt import duration
+from gputui.domain.upgrade_state import in_step
 
 #: defaults of the settings that shape the figures (``gputui.settings`` documents them)
 DEFAULT_WINDOW_DAYS = 7.0
 DEFAULT_LIMIT_MINUTES = 15.0
-DEFAULT_MIN_JOINS = 5.0
+DEFAULT_MIN_JOINS = 5
 
 
 @dataclass(frozen=True, slots=True)
@@ -48,14 +48,14 @@ class JoinSettings:
 
     window_days: float = DEFAULT_WINDOW_DAYS
     limit_minutes: float = DEFAULT_LIMIT_MINUTES
-    min_joins: float = DEFAULT_MIN_JOINS
+    min_joins: int = DEFAULT_MIN_JOINS
 
     @classmethod
     def of(cls, thresholds: object) -> JoinSettings:
         """Read from any thresholds object (missing attributes keep their defaults)."""
         return cls(float(getattr(thresholds, "join_window_days", DEFAULT_WINDOW_DAYS)),
                    float(getattr(thresholds, "slow_join_minutes", DEFAULT_LIMIT_MINUTES)),
-                   float(getattr(thresholds, "slow_join_min_joins", DEFAULT_MIN_JOINS)))
+                   int(getattr(thresholds, "slow_join_min_joins", DEFAULT_MIN_JOINS)))
 
 
 def nearest_rank(values: Sequence[float], percent: float) -> float:
@@ -149,7 +149,7 @@ class JoinTracker:
             self._figures.pop(old[0], None)
         if view is None or view.join is None:
             return
-        held = view.upgrade_state in ACTIVE_UPGRADE_STATES
+        held = in_step(view.upgrade_state)
         self._joins[name] = (view.pool, view.join, held)
         self._pools.setdefault(view.pool, set()).add(name)
         self._figures.pop(view.pool, None)
@@ -222,8 +222,7 @@ def _finding(pool: PoolJoins, straggler: JoinStraggler, view: NodeView | None,
                + f"; {usual}; slow past {pool.limit_from}")
     hint = (f"look at the {straggler.stage} stage in the pipeline (d) and its pod's log; "
             "autoscalers and job queues that expect GPUs sooner count this scale-up as failed")
-    return Finding(C.SLOW_GPU_JOIN, Severity.WARNING, straggler.node, message, hint,
-                   pane=C.Pane.PIPELINE, subject=straggler.stage)
+    return C.finding(C.SLOW_GPU_JOIN, straggler.node, message, hint, subject=straggler.stage)
 
 
 __all__ = ["JoinSettings", "JoinTracker", "nearest_rank", "slow_join_findings"]

@@ -31,7 +31,6 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from gputui.domain import kube
-from gputui.domain import labels as L
 from gputui.domain.join_model import (
     JOIN_COMING,
     JOIN_DONE,
@@ -42,6 +41,7 @@ from gputui.domain.join_model import (
 from gputui.domain.nodes import read_resources
 from gputui.domain.pipeline import operand_pods
 from gputui.domain.pods import PodInfo
+from gputui.domain.upgrade_state import UpgradeClass, upgrade_class
 
 #: an operand pod made this long after its node joined was not made by the join: the
 #: DaemonSet controller creates them as soon as NFD and the operator label the node, a
@@ -53,9 +53,6 @@ JOIN_HORIZON_SECONDS = 24 * 3600
 #: clocks of the API server and the kubelets differ a little; a pod "created" up to this
 #: long before its node is still the join's
 CLOCK_SKEW_SECONDS = 60
-
-#: upgrade states a joining node may have: none yet, or the controller found it up to date
-_NOT_UPGRADING = frozenset({"", L.STATE_UNKNOWN, L.STATE_DONE})
 
 _OPERANDS = ("driver", "container-toolkit", "operator-validator", "device-plugin")
 
@@ -155,7 +152,7 @@ def node_join(joined: float | None, pods: Sequence[PodInfo], allocatable: int,
             return NodeJoin(JOIN_UNKNOWN, joined, tuple(ends),
                             why_unknown="its operand pods were made or restarted after it joined")
         return NodeJoin(JOIN_DONE, joined, tuple(ends), ends[-1], observed)
-    if upgrade_state not in _NOT_UPGRADING:
+    if upgrade_class(upgrade_state) is not UpgradeClass.IDLE:  # none yet, or up to date
         return NodeJoin(JOIN_UNKNOWN, joined,
                         why_unknown=f"no allocatable GPU in a driver upgrade ({upgrade_state})")
     if now - joined > JOIN_HORIZON_SECONDS:

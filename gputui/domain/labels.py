@@ -78,23 +78,8 @@ UPGRADE_ANNOTATION_PREFIX = "nvidia.com/gpu-driver-upgrade"
 VALIDATION_TIMEOUT_SECONDS = 600
 POD_RESTART_FAIL_LIMIT = 10
 
-STATE_UNKNOWN = ""
-STATE_REQUIRED = "upgrade-required"
-STATE_CORDON = "cordon-required"
-STATE_WAIT_JOBS = "wait-for-jobs-required"
-STATE_POD_DELETION = "pod-deletion-required"
-STATE_DRAIN = "drain-required"
-STATE_POD_RESTART = "pod-restart-required"
-STATE_VALIDATION = "validation-required"
-STATE_UNCORDON = "uncordon-required"
-STATE_DONE = "upgrade-done"
-STATE_FAILED = "upgrade-failed"
-#: the 11 in-place states in the order a node moves through them (lanes order)
-UPGRADE_STATES = (STATE_UNKNOWN, STATE_REQUIRED, STATE_CORDON, STATE_WAIT_JOBS,
-                  STATE_POD_DELETION, STATE_DRAIN, STATE_POD_RESTART, STATE_VALIDATION,
-                  STATE_UNCORDON, STATE_FAILED, STATE_DONE)
-#: states that do not consume a slot (§4.5)
-UPGRADE_IDLE_STATES = (STATE_UNKNOWN, STATE_DONE, STATE_REQUIRED)
+#: the values of ``UPGRADE_STATE``, their lane order, classes and slots:
+#: :class:`gputui.domain.upgrade_state.UpgradeState`
 
 # --- pools: the first of these labels a node carries names its pool ---
 POOL_LABELS = (

@@ -14,6 +14,7 @@ from types import MappingProxyType
 
 from gputui.domain.inputs import GpuHealth, XidEvent
 from gputui.domain.join_model import JoiningNode, JoinStraggler, NodeJoin, PoolJoins
+from gputui.domain.pane import Pane
 from gputui.domain.readgaps import ReadGap, read_gaps
 from gputui.domain.upgrade_policy import UpgradePolicy
 from gputui.domain.views import (
@@ -135,7 +136,7 @@ class Finding:
         node: the node it concerns, None for cluster-wide findings.
         message: what is wrong, in the operator's terms.
         hint: what to look at or do next.
-        pane: where the UI jumps: ``pipeline``, ``upgrade``, ``mig``, ``metrics``, ``nodes``.
+        pane: where the UI jumps (the catalogue gives each code its pane).
         subject: what inside the node it is about (operand, DaemonSet, GPU index), or "".
         nodes: the nodes a cluster-wide finding concerns (a stalled upgrade queue's waiting
             nodes), so it is said once yet each of them can point to it; () otherwise.
@@ -146,7 +147,7 @@ class Finding:
     node: str | None
     message: str
     hint: str
-    pane: str = "nodes"
+    pane: Pane = Pane.NODES
     subject: str = ""
     nodes: tuple[str, ...] = ()
 

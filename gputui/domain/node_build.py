@@ -10,6 +10,7 @@ from typing import Any
 from gputui.domain import labels as L
 from gputui.domain import nodes as N
 from gputui.domain.coming_up import is_gpu_node, judge
+from gputui.domain.disruption import HeldBudgets
 from gputui.domain.fastinit import maker
 from gputui.domain.findings import NodeContext, node_findings
 from gputui.domain.inputs import JsonDict
@@ -51,6 +52,8 @@ class NodeInputs:
     observed_allocatable: float | None = None
     #: the tolerations operand pods carry (None: no operand DaemonSet seen)
     tolerations: tuple[tuple[str, str, str, str], ...] | None = None
+    #: what the budgets say about the pod its drain could not evict (None: no such pod)
+    budgets: HeldBudgets | None = None
 
 
 def join_to_allocatable(created: float | None, pods: Sequence[PodInfo],
@@ -139,7 +142,8 @@ def build_node(inputs: NodeInputs, thresholds: ThresholdsLike,
                       policy=inputs.upgrade_policy, event=inputs.event,
                       ready_reason=basics.ready_reason, ready_since=basics.ready_since,
                       mig_configs=inputs.mig_configs, mig_specs=inputs.mig_specs,
-                      sharing_configs=inputs.sharing_configs, tolerations=inputs.tolerations)
+                      sharing_configs=inputs.sharing_configs, tolerations=inputs.tolerations,
+                      budgets=inputs.budgets)
     findings = tuple(node_findings(ctx))
     worst = findings[0].severity if findings else None
     coming = judge(ctx)  # from the pipeline and age, not from the findings above

@@ -20,7 +20,7 @@ from gputui.domain import kube
 from gputui.domain import labels as L
 from gputui.domain.findings_base import NodeContext
 from gputui.domain.inputs import JsonDict
-from gputui.domain.model import Finding, Severity
+from gputui.domain.model import Finding
 from gputui.domain.operands import operand_for_daemonset
 
 #: (key, operator, value, effect) of a pod toleration
@@ -115,6 +115,6 @@ def operands_absent(ctx: NodeContext) -> list[Finding]:
         return []
     why, hint = _cause(ctx, ctx.tolerations)
     return [ctx.finding(
-        C.GPU_NODE_UNMANAGED, Severity.WARNING,
+        C.GPU_NODE_UNMANAGED,
         f"{node.name} has an NVIDIA GPU and {L.GPU_PRESENT}=true but runs no GPU Operator "
         f"pod (no driver, no device plugin): {why}", hint)]

@@ -21,8 +21,9 @@ NO_OUTCOME = "no outcome recorded"
 
 
 @dataclass(frozen=True, slots=True)
-class Operation:
-    """One action as the audit log tells it.
+class AuditedOperation:
+    """One action as the audit log tells it, by this session or another (an action running
+    in this session is a :class:`gputui.actions.operations.Operation`).
 
     Attributes:
         time: the intent's time as written (RFC 3339, UTC).
@@ -83,7 +84,7 @@ def _targets(entry: Mapping[str, object]) -> tuple[str, ...]:
 
 
 def pair_operations(entries: Iterable[Mapping[str, object]],
-                    since: float | None = None) -> tuple[Operation, ...]:
+                    since: float | None = None) -> tuple[AuditedOperation, ...]:
     """Intents (at or after ``since``, oldest first) with their outcomes.
 
     An outcome whose intent is not among ``entries`` (older than the window, or a line cut
@@ -112,9 +113,9 @@ def pair_operations(entries: Iterable[Mapping[str, object]],
 
 
 def _operation(intent: Mapping[str, object], outcome: Mapping[str, object] | None,
-               at: float | None) -> Operation:
+               at: float | None) -> AuditedOperation:
     result = None if outcome is None else (_text(outcome, "result") or "(no result)")
-    return Operation(
+    return AuditedOperation(
         id=_text(intent, "id"), time=_text(intent, "time"), at=at,
         action=_text(intent, "action") or "(unnamed)", targets=_targets(intent),
         user=_text(intent, "user"), context=_text(intent, "context"),
@@ -136,7 +137,7 @@ class ClusterOperations:
             which cluster they were on cannot be told, so they are not this one's.
     """
 
-    operations: tuple[Operation, ...] = ()
+    operations: tuple[AuditedOperation, ...] = ()
     other_clusters: int = 0
     without_id: int = 0
 
@@ -156,12 +157,12 @@ def _s(count: int) -> str:
     return "" if count == 1 else "s"
 
 
-def for_cluster(operations: Iterable[Operation], ours: ClusterId) -> ClusterOperations:
+def for_cluster(operations: Iterable[AuditedOperation], ours: ClusterId) -> ClusterOperations:
     """Only the operations whose intent line names ``ours`` (see
     :func:`gputui.domain.cluster_id.same_cluster`), however its context was named, by
     time (two gputui sessions appending to one log interleave their lines; an intent whose
     time cannot be read comes last)."""
-    kept: list[Operation] = []
+    kept: list[AuditedOperation] = []
     other = without = 0
     for op in operations:
         if op.cluster is None:

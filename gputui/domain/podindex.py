@@ -56,7 +56,7 @@ class PodIndex:
 
     def fork(self) -> PodIndex:
         """An independent copy sharing the pods themselves (never changed in place): a
-        replay parks copies of a warm builder (``gputui.sources.replay_pool``)."""
+        replay parks copies of a warm builder (``gputui.sources.tape.pool``)."""
         other = PodIndex()
         other._pods, other._read = dict(self._pods), dict(self._read)
         other._by_node = {node: dict(pods) for node, pods in self._by_node.items()}

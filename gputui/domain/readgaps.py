@@ -95,6 +95,11 @@ REACH: Mapping[str, Reach] = MappingProxyType({
         "the DaemonSet controller's FailedCreate events (why a driver pod is missing)",
         "FailedCreate events", False,
         "upgrade-blocked still turns critical once gputui has seen it for 3 minutes"),
+    "poddisruptionbudgets": Reach(
+        "PodDisruptionBudgets (which budget held a pod a driver upgrade's drain could not "
+        "evict)", "budgets", False,
+        "upgrade-failed still names the pod whose eviction timed out, and its hint says the "
+        "budget is not known (kubectl get pdb finds it); no finding rests on budgets alone"),
     METRICS: Reach(
         "GPU health (XIDs, missing GPUs, row remaps)", "GPU health", False,
         "metrics add findings on top of the Kubernetes objects, which still show each "

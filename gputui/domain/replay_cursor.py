@@ -16,6 +16,7 @@ from __future__ import annotations
 import bisect
 import threading
 from collections.abc import Callable, Sequence
+from enum import Enum
 
 #: play speeds, recording seconds per real second (``]`` faster, ``[`` slower)
 SPEEDS = (0.25, 0.5, 1.0, 2.0, 4.0, 8.0, 16.0, 32.0, 64.0)
@@ -23,6 +24,18 @@ SPEEDS = (0.25, 0.5, 1.0, 2.0, 4.0, 8.0, 16.0, 32.0, 64.0)
 DEFAULT_SPEED = 1.0
 
 Listener = Callable[[], None]
+
+
+class PlayState(Enum):
+    """Where the replay's time is going, for the header (``SourceStatus.play``): a value,
+    not a word to parse."""
+
+    PAUSED = "paused"
+    PLAYING = "playing"
+    #: paused at the last moment of the recording
+    END = "end"
+    #: the source is building a far jump; the panes still show the time before it
+    SEEKING = "seeking"
 
 
 class ReplayCursor:
@@ -70,13 +83,15 @@ class ReplayCursor:
         """Recording seconds per real second while playing."""
         return self._speed
 
-    def state_word(self) -> str:
-        """``paused``, ``playing``, ``playing 4×`` or ``end`` (paused there; for the header)."""
+    def play_state(self) -> PlayState:
+        """Playing, paused, or paused at the end (the speed is :attr:`speed`)."""
         with self._lock:
             position = self._now()
             if self._playing:
-                return "playing" if self._speed == 1.0 else f"playing {_speed_text(self._speed)}"
-            return "end" if position >= self.end and self.end > self.start else "paused"
+                return PlayState.PLAYING
+            if position >= self.end and self.end > self.start:
+                return PlayState.END
+            return PlayState.PAUSED
 
     def listen(self, listener: Listener) -> None:
         """Call ``listener()`` after every move (from the thread that moved the cursor)."""
@@ -167,7 +182,3 @@ class ReplayCursor:
         for listener in list(self._listeners):
             listener()
 
-
-def _speed_text(speed: float) -> str:
-    """``4×``, ``0.5×``."""
-    return f"{speed:g}×"

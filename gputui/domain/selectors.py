@@ -100,3 +100,65 @@ def selector_from_label_selector(value: object) -> str:
         if isinstance(match_labels, Mapping):
             return ",".join(f"{k}={v}" for k, v in sorted(match_labels.items()))
     return ""
+
+
+#: one requirement of a ``LabelSelector`` object: (key, operator, values), the operator one of
+#: ``In``, ``NotIn``, ``Exists``, ``DoesNotExist`` (``matchLabels`` entries become ``In``)
+SelectorTerm = tuple[str, str, tuple[str, ...]]
+
+
+def selector_terms(value: object) -> tuple[SelectorTerm, ...] | None:
+    """The requirements of a ``LabelSelector`` object (``{matchLabels, matchExpressions}``),
+    None for a null selector.
+
+    Why apart from the string grammar above: a PodDisruptionBudget's ``spec.selector`` is the
+    object, and policy/v1 gives null and empty different meanings (a null selector selects no
+    pod, ``{}`` every pod in the namespace): None and ``()`` keep them apart. Lenient, like
+    the rest of this module: an entry of the wrong shape is dropped, and an operator the API
+    server would not have accepted is kept, so that it matches no pod (:func:`terms_match`).
+    """
+    if not isinstance(value, Mapping):
+        return None
+    terms: list[SelectorTerm] = []
+    match_labels = value.get("matchLabels")
+    if isinstance(match_labels, Mapping):
+        terms += [(str(k), "In", (str(v),)) for k, v in sorted(match_labels.items())]
+    expressions = value.get("matchExpressions")
+    for expr in expressions if isinstance(expressions, list) else ():
+        if isinstance(expr, Mapping) and isinstance(expr.get("key"), str):
+            values = expr.get("values")
+            terms.append((expr["key"], str(expr.get("operator") or ""), tuple(
+                str(v) for v in (values if isinstance(values, list) else ()))))
+    return tuple(terms)
+
+
+def _term_holds(term: SelectorTerm, labels: Mapping[str, str]) -> bool:
+    key, op, values = term
+    if op == "In":
+        return key in labels and labels[key] in values
+    if op == "NotIn":  # as the API server's: a pod without the label is not in the set
+        return key not in labels or labels[key] not in values
+    if op == "Exists":
+        return key in labels
+    if op == "DoesNotExist":
+        return key not in labels
+    return False
+
+
+def terms_match(terms: tuple[SelectorTerm, ...] | None, labels: Mapping[str, str]) -> bool:
+    """Whether ``labels`` satisfy a ``LabelSelector`` read by :func:`selector_terms`: a null
+    one (None) matches nothing, an empty one everything."""
+    return terms is not None and all(_term_holds(term, labels) for term in terms)
+
+
+def terms_text(terms: tuple[SelectorTerm, ...] | None) -> str:
+    """A ``LabelSelector`` in the string grammar (``app=trainer,tier in (a,b),!spot``), for
+    a message: "" for the empty one, ``(none)`` for the null one."""
+    if terms is None:
+        return "(none)"
+    words = {"Exists": "{k}", "DoesNotExist": "!{k}", "In": "{k} in ({v})",
+             "NotIn": "{k} notin ({v})"}
+    return ",".join(
+        f"{key}={values[0]}" if op == "In" and len(values) == 1
+        else words.get(op, "{k} " + op + " ({v})").format(k=key, v=",".join(values))
+        for key, op, values in terms)

@@ -13,7 +13,7 @@ from gputui.domain import catalogue as C
 from gputui.domain.findings_base import NodeContext
 from gputui.domain.kube import to_int
 from gputui.domain.labels import DEVICE_PLUGIN_CONFIG, GPU_REPLICAS, GPU_SHARING_STRATEGY
-from gputui.domain.model import Finding, Severity
+from gputui.domain.model import Finding
 
 
 def sharing_of(labels: Mapping[str, str]) -> tuple[str, int]:
@@ -61,10 +61,10 @@ def sharing_config_missing(ctx: NodeContext) -> list[Finding]:
         return []
     offered = ", ".join(keys[:8]) + (", ..." if len(keys) > 8 else "") if keys else "no keys"
     return [ctx.finding(
-        C.SHARING_CONFIG_MISSING, Severity.WARNING,
+        C.SHARING_CONFIG_MISSING,
         f"{DEVICE_PLUGIN_CONFIG}={wanted} on {ctx.node.name} names no key of ConfigMap "
         f"{configmap} (it has: {offered})",
         f"config-manager fails (\"specified config {wanted} does not exist\"): new "
         "device-plugin and GFD pods crash-loop in config-manager-init and the node offers no "
         f"GPUs after their next restart. Set the label to a key of {configmap}, remove it to "
-        "use the default config, or add the key to the ConfigMap.", "nodes", "device-plugin")]
+        "use the default config, or add the key to the ConfigMap.", "device-plugin")]

@@ -23,6 +23,7 @@ from gputui.domain import kube
 from gputui.domain.catalogue import SLOW_GPU_JOIN
 from gputui.domain.coming_up import ComingUpTracker
 from gputui.domain.daemonsets import driver_revisions, summarize_daemonsets
+from gputui.domain.disruption import BudgetWatch
 from gputui.domain.findings_cluster import (
     cluster_policy_findings,
     daemonset_findings,
@@ -150,12 +151,14 @@ class SnapshotBuilder:
         self._dropped: set[str] = set()
         #: since when the driver DaemonSet's pods have differed from desired (None: they match)
         self._blocked_since: float | None = None
+        #: the budgets of the pods drains could not evict (their change rebuilds those nodes)
+        self._budgets = BudgetWatch()
 
     def fork(self) -> SnapshotBuilder:
         """An independent builder in this one's state, for a fraction of a full build.
 
-        Why: a replay parks warm builders across a recording (``gputui.sources.
-        replay_pool``); a fresh one costs a full build (2 s at 5,000 nodes) and holds the
+        Why: a replay parks warm builders across a recording (``gputui.sources.tape.
+        pool``); a fresh one costs a full build (2 s at 5,000 nodes) and holds the
         GIL that long against the operator's jumps, a fork of a warm one costs its
         containers (tens of ms) and then only what changed on the way to where it parks.
         Node views, findings and the input objects are immutable and shared; every
@@ -172,6 +175,7 @@ class SnapshotBuilder:
         other._coming, other._joins = self._coming.fork(), self._joins.fork()
         other._observer = self._observer.fork()
         other._counts, other._dropped = self._counts.fork(), set(self._dropped)
+        other._budgets = self._budgets.fork()
         return other
 
     def build(self, objects: ClusterObjects, now: float,
@@ -208,6 +212,7 @@ class SnapshotBuilder:
                          bool(objects.loading & _FINDING_INPUTS), unknown,
                          operand_tolerations(objects.daemonsets))
         events, event_nodes = self._read_events(objects.events)
+        event_nodes |= self._budgets.update(objects, unreadable, events)
         mig_nodes = configmap_changes(self._configmaps, objects.configmaps, objects.nodes,
                                       shared.mig_config_name)
         self._configmaps = dict(objects.configmaps)
@@ -418,7 +423,7 @@ class SnapshotBuilder:
             loading=shared.loading,
             unknown=shared.unknown, sharing_configs=self._sharing_configs(objects, name, shared),
             observed_allocatable=self._observer.see(name, objects.nodes[name], now),
-            tolerations=shared.tolerations)
+            tolerations=shared.tolerations, budgets=self._budgets.of(name))
         view, recheck_at = build_node(inputs, self._thresholds, now)
         return _Entry(view, recheck_at, event)
 

@@ -28,9 +28,10 @@ from gputui.domain.cluster_id import cluster_id
 from gputui.domain.checkjson import gpu_health_unknown
 from gputui.domain.markdown import md_list, md_text
 from gputui.domain.model import ClusterSnapshot, Finding, Severity
-from gputui.domain.operations import Operation
+from gputui.domain.operations import AuditedOperation
 from gputui.domain.readgaps import gap_phrase, health_unknowable
 from gputui.domain.timeline_event import TimelineEvent
+from gputui.domain.upgrade_state import UpgradeState, mid_upgrade
 from gputui.domain.views import UpgradeView
 
 
@@ -51,7 +52,7 @@ class SummaryInput:
 
     snapshot: ClusterSnapshot
     now: float
-    operations: tuple[Operation, ...] = ()
+    operations: tuple[AuditedOperation, ...] = ()
     operations_scope: str = "this session"
     operations_note: str = ""
     timeline: tuple[TimelineEvent, ...] | None = None
@@ -173,12 +174,12 @@ def upgrade_section(summary: SummaryInput) -> list[str]:
               for state, nodes in upgrade.lanes.items()]
     if counts:
         lines.append(f"- By state: {', '.join(counts)}")
-    for node in upgrade.lanes.get(L.STATE_FAILED, ()):
+    for node in upgrade.lanes.get(UpgradeState.FAILED, ()):
         status = upgrade.nodes.get(node)
         why = f": {md_text(status.wait_reason)}" if status and status.wait_reason else ""
         lines.append(f"- Failed: {md_text(node)}{why}")
     for status in upgrade.nodes.values():
-        if status.wait_reason and status.state not in (*L.UPGRADE_IDLE_STATES, L.STATE_FAILED):
+        if status.wait_reason and mid_upgrade(status.state):
             lines.append(f"- Waiting: {md_text(status.node)} in {md_text(status.state)}: "
                          f"{md_text(status.wait_reason)}")
     if upgrade.blocked:
@@ -197,7 +198,7 @@ def mig_section(summary: SummaryInput) -> list[str]:
     return ["## MIG", "", *lines] if lines else []
 
 
-def _operation_line(op: Operation) -> str:
+def _operation_line(op: AuditedOperation) -> str:
     user = f" by {md_text(op.user)}" if op.user else ""
     return (f"- {md_text(op.time) or 'unknown time'} **{md_text(op.action)}** on "
             f"{md_list(list(op.targets))}{user}: {md_text(op.outcome)}")

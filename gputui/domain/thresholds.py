@@ -94,8 +94,8 @@ class DomainThresholds:
     #: its pool has too few timed joins for its own p90 x 2 to say (not an upstream limit:
     #: a join takes about 5 to 10 min when the driver compiles on the node)
     slow_join_minutes: float = 15.0
-    #: timed joins a pool needs (in the window) before its p90 x 2 is the limit
-    slow_join_min_joins: float = 5.0
+    #: timed joins a pool needs (in the window) before its p90 x 2 is the limit (a count)
+    slow_join_min_joins: int = 5
     #: the window of joins the per-pool time-to-GPU figures are taken over
     join_window_days: float = 7.0
     #: a node label naming the node's pool, tried before the providers' own
@@ -155,7 +155,7 @@ def threshold_problem(thresholds: ThresholdsLike) -> str | None:
     negative, the health windows above zero and ``throttle_fraction`` at most 1."""
     for f in fields(DomainThresholds):
         value = getattr(thresholds, f.name, None)
-        if not isinstance(value, float):
+        if isinstance(value, bool) or not isinstance(value, float | int):
             continue
         if not math.isfinite(value) or value < 0:
             return f"threshold {f.name!r}: must be a finite number >= 0, not {value!r}"
@@ -168,17 +168,21 @@ def threshold_problem(thresholds: ThresholdsLike) -> str | None:
 
 def thresholds_from_json(raw: object, base: DomainThresholds) -> DomainThresholds:
     """``base`` with the fields ``raw`` (a recording's header) sets to usable values: a
-    finite number >= 0 for the numeric ones, a string for ``pool_label``; anything else in
+    finite number >= 0 for the numeric ones (a whole one for a count: a recording made
+    before counts were ints says ``5.0``), a string for ``pool_label``; anything else in
     ``raw`` is left out (a damaged or foreign header changes nothing)."""
     if not isinstance(raw, dict):
         return base
-    changes: dict[str, float | str] = {}
+    changes: dict[str, float | int | str] = {}
     for name, kind in ((f.name, type(getattr(base, f.name))) for f in fields(base)):
         value = raw.get(name)
+        number = _usable_number(value)
         if kind is str and isinstance(value, str):
             changes[name] = value
-        elif kind is float and (number := _usable_number(value)) is not None:
+        elif kind is float and number is not None:
             changes[name] = number
+        elif kind is int and number is not None and number.is_integer():
+            changes[name] = int(number)
     return replace(base, **changes)  # type: ignore[arg-type]
 
 
@@ -194,7 +198,7 @@ def _usable_number(value: object) -> float | None:
     return number if math.isfinite(number) and number >= 0 else None
 
 
-def thresholds_to_json(thresholds: ThresholdsLike) -> dict[str, float | str]:
+def thresholds_to_json(thresholds: ThresholdsLike) -> dict[str, float | int | str]:
     """The fields of ``thresholds`` as a recording's header holds them."""
     return {f.name: getattr(thresholds, f.name) for f in fields(DomainThresholds)
             if hasattr(thresholds, f.name)}

@@ -26,11 +26,13 @@ from __future__ import annotations
 
 from collections.abc import Collection, Iterable, Mapping, Sequence
 
+from gputui.domain import labels as L
 from gputui.domain.catalogue import XID_ERROR
 from gputui.domain.cluster_id import ClusterId, same_cluster
 from gputui.domain.model import ClusterSnapshot, Finding, NodeView, Severity
-from gputui.domain.operations import Operation
-from gputui.domain.readgaps import REASON_CODE
+from gputui.domain.operations import AuditedOperation
+from gputui.domain.pane import Pane
+from gputui.domain.readgaps import METRICS, REASON_CODE
 from gputui.domain.timeline_event import (
     KINDS,
     MAX_EVENTS,
@@ -39,15 +41,14 @@ from gputui.domain.timeline_event import (
     events_from_json,
     make_event,
 )
+from gputui.domain.upgrade_state import UpgradeState
 from gputui.domain.xid import xid_info, xid_meaning
 
 __all__ = ["KINDS", "MAX_EVENTS", "Timeline", "TimelineEvent", "action_events",
            "derive_events", "events_from_json", "make_event"]
 
-#: the pane of findings read from GPU metrics (they vanish when metrics cannot be read)
-_METRICS_PANE = "metrics"
 #: upgrade and MIG states that are a failure
-_FAILED_STATES = frozenset({"upgrade-failed", "failed"})
+_FAILED_STATES = frozenset({UpgradeState.FAILED, L.MIG_STATE_FAILED})
 #: the most targets an action is told on, one event each (more: one cluster event)
 MAX_ACTION_NODES = 20
 
@@ -67,7 +68,7 @@ def derive_events(prev: ClusterSnapshot | None, snap: ClusterSnapshot,
     lost = prev.unreadable.keys() - snap.unreadable.keys()
     events = _read_events(snap, gained, lost, now)
     moved = gained | lost
-    known = _Known(metrics=_METRICS_PANE not in moved, other=not (moved - {_METRICS_PANE}))
+    known = _Known(metrics=METRICS not in moved, other=not (moved - {METRICS}))
     if known.other:
         events += _finding_events(None, _cluster_findings(prev), _cluster_findings(snap),
                                   now, known)
@@ -86,7 +87,7 @@ class _Known:
         self.metrics, self.other = metrics, other
 
     def finding(self, finding: Finding) -> bool:
-        return self.metrics if finding.pane == _METRICS_PANE else self.other
+        return self.metrics if finding.pane == Pane.METRICS else self.other
 
 
 def _read_events(snap: ClusterSnapshot, gained: Collection[str], lost: Collection[str],
@@ -228,7 +229,7 @@ def _finding_events(node: str | None, old: Sequence[Finding], new: Sequence[Find
     return events
 
 
-def action_events(operations: Iterable[Operation], cluster: ClusterId, shift: float,
+def action_events(operations: Iterable[AuditedOperation], cluster: ClusterId, shift: float,
                   nodes: Collection[str]) -> list[tuple[str, list[TimelineEvent]]]:
     """(audit id, its events) for each operation on ``cluster``, however its context was
     named (an intent line without a cluster is no cluster's: see
@@ -260,7 +261,7 @@ def action_events(operations: Iterable[Operation], cluster: ClusterId, shift: fl
     return found
 
 
-def _on_node(op: Operation, node: str) -> str:
+def _on_node(op: AuditedOperation, node: str) -> str:
     """``cordon: ok: ...`` on one node's row (the node column names it), with the other
     targets named when there are any."""
     others = [t for t in op.targets if t != node]

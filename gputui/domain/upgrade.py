@@ -32,6 +32,7 @@ from gputui.domain.upgrade_slots import (
     slots_from_counts,
     waiting_for_slot,
 )
+from gputui.domain.upgrade_state import UpgradeState, lane_index
 
 __all__ = ["Slots", "blocked_reason", "build_upgrade_view", "compute_slots", "is_managed",
            "resolve_max_unavailable", "slots_from_counts", "status_reason"]
@@ -69,9 +70,9 @@ def _required_reason(node: NodeView, view: UpgradeView, policy: UpgradePolicy) -
 def status_reason(node: NodeView, view: UpgradeView, policy: UpgradePolicy,
             event: UpgradeEvent | None, now: float) -> str:
     state = node.upgrade_state
-    if state == L.STATE_REQUIRED:
+    if state == UpgradeState.REQUIRED:
         return _required_reason(node, view, policy)
-    if state == L.STATE_FAILED:
+    if state == UpgradeState.FAILED:
         failed = failure_summary(event)
         told = f" {failed}" if failed else ""
         return f"failed{told} (holds a slot; relabel to upgrade-required to retry)"
@@ -79,11 +80,9 @@ def status_reason(node: NodeView, view: UpgradeView, policy: UpgradePolicy,
 
 
 def _lanes(states: Mapping[str, str]) -> Mapping[str, tuple[str, ...]]:
-    lanes = {state: tuple(sorted(n for n, s in states.items() if s == state))
-             for state in L.UPGRADE_STATES}
-    extra = sorted({s for s in states.values() if s not in L.UPGRADE_STATES})
-    lanes.update({s: tuple(sorted(n for n, v in states.items() if v == s)) for s in extra})
-    return MappingProxyType({state: names for state, names in lanes.items() if names})
+    order = sorted(set(states.values()), key=lambda s: (lane_index(s), s))
+    return MappingProxyType({state: tuple(sorted(n for n, s in states.items() if s == state))
+                             for state in order})
 
 
 def is_managed(node: NodeView) -> bool:
@@ -114,9 +113,9 @@ def build_upgrade_view(nodes: Sequence[NodeView], policy: UpgradePolicy | None,
     view = UpgradeView(
         policy=policy, enabled=enabled, total=slots.total,
         in_progress=slots.in_progress,
-        failed=sum(1 for s in states.values() if s == L.STATE_FAILED),
-        pending=sum(1 for s in states.values() if s == L.STATE_REQUIRED),
-        done=sum(1 for s in states.values() if s == L.STATE_DONE),
+        failed=sum(1 for s in states.values() if s == UpgradeState.FAILED),
+        pending=sum(1 for s in states.values() if s == UpgradeState.REQUIRED),
+        done=sum(1 for s in states.values() if s == UpgradeState.DONE),
         max_parallel=policy.max_parallel_upgrades, max_unavailable=slots.max_unavailable,
         unavailable=slots.unavailable,
         available_slots=0 if policy.max_unavailable_error else slots.available,

@@ -124,8 +124,7 @@ def upgrade_blocked(view: UpgradeView, seen_since: float | None = None,
     if view.blocked is None or not view.enabled:
         return []
     if view.blocked.startswith("maxUnavailable"):
-        return [Finding(C.UPGRADE_BLOCKED, Severity.CRITICAL, None, view.blocked,
-                        _INVALID_HINT, "upgrade")]
+        return [C.finding(C.UPGRADE_BLOCKED, None, view.blocked, _INVALID_HINT)]
     seen = now - seen_since if seen_since is not None else 0.0
     evidence = []
     if failed:
@@ -139,14 +138,14 @@ def upgrade_blocked(view: UpgradeView, seen_since: float | None = None,
         evidence.append(f"never got a driver pod, older than {duration(BLOCKED_GRACE_SECONDS)}:"
                         f" {shown}")
     if evidence:
-        return [Finding(C.UPGRADE_BLOCKED, Severity.CRITICAL, None,
-                        f"{view.blocked} ({'; '.join(evidence)})", _HINT, "upgrade")]
+        return [C.finding(C.UPGRADE_BLOCKED, None,
+                          f"{view.blocked} ({'; '.join(evidence)})", _HINT)]
     start = seen_since if seen_since is not None else now
-    return [Finding(
-        C.UPGRADE_BLOCKED, Severity.INFO, None,
+    return [C.finding(
+        C.UPGRADE_BLOCKED, None,
         f"{view.blocked}; normal for a moment while a driver pod is replaced or a node "
         f"leaves (BuildState retries every cycle): critical if it lasts past "
-        f"{clock(start + BLOCKED_GRACE_SECONDS)}", _WAIT_HINT, "upgrade")]
+        f"{clock(start + BLOCKED_GRACE_SECONDS)}", _WAIT_HINT, severity=Severity.INFO)]
 
 
 def judge_blocked(since: float | None, view: UpgradeView, nodes: Mapping[str, NodeView],

@@ -16,6 +16,7 @@ from collections.abc import Mapping, Sequence
 
 from gputui.domain import labels as L
 from gputui.domain.kube import parse_time, sub
+from gputui.domain.upgrade_state import UpgradeState
 from gputui.domain.views import UpgradeEvent
 
 _STATE_PREFIX = "node state label to "
@@ -28,14 +29,14 @@ STEP_EXPIRED = ("(step unknown: the events of the step that failed have expired;
 
 #: What failing in each step usually means when no Warning event says more (§4.4).
 STEP_FAILURES: Mapping[str, str] = {
-    "pod-deletion-required": "GPU pods could not all be deleted (unmanaged pod without force, "
-                             "emptyDir without deleteEmptyDir, a GPU pod owned by a "
-                             "DaemonSet, or the timeout)",
-    "drain-required": "the node could not be drained",
-    "pod-restart-required": "the new driver pod kept failing (a container restarted more "
-                            "than 10 times)",
-    "validation-required": "the validator was not ready within 600 s",
-    "cordon-required": "the node could not be cordoned",
+    UpgradeState.POD_DELETION: "GPU pods could not all be deleted (unmanaged pod without "
+                               "force, emptyDir without deleteEmptyDir, a GPU pod owned by a "
+                               "DaemonSet, or the timeout)",
+    UpgradeState.DRAIN: "the node could not be drained",
+    UpgradeState.POD_RESTART: "the new driver pod kept failing (a container restarted "
+                              "more than 10 times)",
+    UpgradeState.VALIDATION: "the validator was not ready within 600 s",
+    UpgradeState.CORDON: "the node could not be cordoned",
 }
 
 
@@ -83,7 +84,7 @@ def failure_summary(event: UpgradeEvent | None) -> str:
     """E.g. "in pod-restart-required: the new driver pod kept failing (...)", or ""."""
     if event is None:
         return ""
-    step = event.previous_state if event.previous_state != L.STATE_FAILED else ""
+    step = event.previous_state if event.previous_state != UpgradeState.FAILED else ""
     why = event.cause or STEP_FAILURES.get(step, "")
     if step and why:
         return f"in {step}: {why}"

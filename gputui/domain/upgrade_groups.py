@@ -13,9 +13,9 @@ from collections.abc import Iterable, Mapping
 from types import MappingProxyType
 from typing import Any
 
-from gputui.domain import labels as L
 from gputui.domain.model import NodeView, UpgradePolicy, UpgradeView
 from gputui.domain.upgrade_slots import slots_from_counts
+from gputui.domain.upgrade_state import UpgradeState
 
 Groups = Mapping[str, tuple[UpgradePolicy, Mapping[str, Any]]]
 
@@ -53,9 +53,9 @@ def group_views(nodes: Iterable[NodeView], groups: Groups, enabled: bool,
                                   policy.max_unavailable)
         views[name] = UpgradeView(
             policy=policy, enabled=enabled and policy.auto_upgrade, total=slots.total,
-            in_progress=slots.in_progress, failed=counts[name].get(L.STATE_FAILED, 0),
-            pending=counts[name].get(L.STATE_REQUIRED, 0),
-            done=counts[name].get(L.STATE_DONE, 0), max_parallel=policy.max_parallel_upgrades,
+            in_progress=slots.in_progress, failed=counts[name].get(UpgradeState.FAILED, 0),
+            pending=counts[name].get(UpgradeState.REQUIRED, 0),
+            done=counts[name].get(UpgradeState.DONE, 0), max_parallel=policy.max_parallel_upgrades,
             max_unavailable=slots.max_unavailable, unavailable=slots.unavailable,
             available_slots=0 if policy.max_unavailable_error else slots.available,
             blocked=policy.max_unavailable_error or blocked)

@@ -15,7 +15,6 @@ from collections.abc import Mapping, Sequence
 from dataclasses import replace
 from types import MappingProxyType
 
-from gputui.domain import labels as L
 from gputui.domain.model import (
     DaemonSetSummary,
     NodeUpgradeStatus,
@@ -32,9 +31,9 @@ from gputui.domain.upgrade import (
 from gputui.domain.upgrade_groups import Groups, group_views, view_for
 from gputui.domain.upgrade_reasons import state_since
 from gputui.domain.upgrade_slots import slots_from_counts
+from gputui.domain.upgrade_state import UpgradeState, lane_index, mid_upgrade
 
 #: states whose wait reason never quotes the clock (the rest are recomputed every build)
-_TIMELESS = frozenset({L.STATE_REQUIRED, L.STATE_FAILED, L.STATE_DONE, L.STATE_UNKNOWN})
 _EMPTY: Mapping[str, NodeUpgradeStatus] = MappingProxyType({})
 
 
@@ -99,8 +98,8 @@ class UpgradeTracker:
                                   policy.max_unavailable)
         view = UpgradeView(
             policy=policy, enabled=policy.auto_upgrade and not sandbox, total=slots.total,
-            in_progress=slots.in_progress, failed=counts.get(L.STATE_FAILED, 0),
-            pending=counts.get(L.STATE_REQUIRED, 0), done=counts.get(L.STATE_DONE, 0),
+            in_progress=slots.in_progress, failed=counts.get(UpgradeState.FAILED, 0),
+            pending=counts.get(UpgradeState.REQUIRED, 0), done=counts.get(UpgradeState.DONE, 0),
             max_parallel=policy.max_parallel_upgrades, max_unavailable=slots.max_unavailable,
             unavailable=slots.unavailable,
             available_slots=0 if policy.max_unavailable_error else slots.available,
@@ -112,10 +111,9 @@ class UpgradeTracker:
         return replace(view, nodes=self._statuses_view(view, policy, events, now))
 
     def _lanes_view(self) -> Mapping[str, tuple[str, ...]]:
-        """State -> names, states in state-machine order then unknown ones sorted."""
+        """State -> names, states in lane order then unknown ones sorted."""
         if self._lane_view is None:
-            order = [s for s in L.UPGRADE_STATES if s in self._lanes]
-            order += sorted(s for s in self._lanes if s not in L.UPGRADE_STATES)
+            order = sorted(self._lanes, key=lambda s: (lane_index(s), s))
             self._lane_view = MappingProxyType(
                 {state: tuple(self._lanes[state]) for state in order})
         return self._lane_view
@@ -125,13 +123,13 @@ class UpgradeTracker:
         names = {n for n in self._dirty if n in self._nodes}
         self._dirty = set()
         for state, lane in self._lanes.items():
-            if state not in _TIMELESS:
+            if mid_upgrade(state):
                 names.update(lane)
         figures = (policy, view.blocked, view.enabled, view.available_slots, view.pending,
                    view.unavailable, view.max_unavailable, view.slot_line, view.groups)
         if figures != self._figures:
             self._figures = figures
-            names.update(self._lanes.get(L.STATE_REQUIRED, ()))
+            names.update(self._lanes.get(UpgradeState.REQUIRED, ()))
         return names
 
     def _statuses_view(self, view: UpgradeView, policy: UpgradePolicy,

@@ -22,11 +22,11 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 
 from gputui.domain import catalogue as C
-from gputui.domain import labels as L
 from gputui.domain.model import Finding, NodeView, Severity, StageStatus, UpgradeView
 from gputui.domain.timefmt import duration
 from gputui.domain.upgrade_advice import HOLD, RETRY, WAIT_FOR_COMPLETION
 from gputui.domain.upgrade_reasons import expected_wait
+from gputui.domain.upgrade_state import UpgradeState, holds_slot
 
 _NAMED = 8
 
@@ -78,10 +78,10 @@ def _names(names: Sequence[str]) -> str:
 
 
 def _failing(node: NodeView) -> bool:
-    if node.upgrade_state == L.STATE_FAILED:
+    if node.upgrade_state == UpgradeState.FAILED:
         return True
     driver = node.pipeline.stage("driver")
-    return (node.upgrade_state == L.STATE_POD_RESTART and driver is not None
+    return (node.upgrade_state == UpgradeState.POD_RESTART and driver is not None
             and driver.status is StageStatus.FAILED)
 
 
@@ -116,7 +116,7 @@ def slot_holders(view: UpgradeView, nodes: Mapping[str, NodeView],
     """Nodes holding slots in ``view`` (all, or those ``member(node)`` accepts)."""
     found = []
     for name, status in view.nodes.items():
-        if status.state in L.UPGRADE_IDLE_STATES:
+        if not holds_slot(status.state):
             continue
         node = nodes.get(name)
         if node is not None and (member is None or member(node)):
@@ -132,9 +132,9 @@ def held_queue_finding(held: HeldSlots, own: UpgradeView, owner: str | None,
     cr = f" (NVIDIADriver {owner})" if owner else ""
     limit = str(own.max_parallel) if own.max_parallel else "unlimited"
     noun = "node" if len(names) == 1 else "nodes"
-    return Finding(
-        C.UPGRADE_STALLED, held.severity, None,
+    return C.finding(
+        C.UPGRADE_STALLED, None,
         f"upgrade queue held{cr}: {own.in_progress} of {limit} slots held by nodes that do "
         f"not move on by themselves ({held.why(now)}); {len(names)} {noun} waiting in "
         f"upgrade-required (longest {duration(longest)}): {_names(names)}",
-        held.hint(), "upgrade", nodes=tuple(names))
+        held.hint(), nodes=tuple(names), severity=held.severity)

@@ -11,6 +11,7 @@ from gputui.domain import labels as L
 from gputui.domain.kube import parse_epoch
 from gputui.domain.model import NodeView, StageStatus, UpgradeEvent, UpgradePolicy
 from gputui.domain.timefmt import duration
+from gputui.domain.upgrade_state import UpgradeState
 
 
 def state_since(node: NodeView, event: UpgradeEvent | None) -> float | None:
@@ -60,7 +61,7 @@ def expected_wait(node: NodeView, policy: UpgradePolicy, now: float) -> bool:
     """The node waits in ``wait-for-jobs-required`` exactly as ``waitForCompletion`` says:
     selected pods still run and no timeout has run out (timeout 0 = wait for the job).
     (``k8s-operator-libs: pkg/upgrade/upgrade_state.go``, ``ProcessWaitForJobsRequiredNodes``.)"""
-    if node.upgrade_state != L.STATE_WAIT_JOBS or not policy.wait_for_completion_selector:
+    if node.upgrade_state != UpgradeState.WAIT_JOBS or not policy.wait_for_completion_selector:
         return False
     if not node.wait_pods:
         return False
@@ -100,21 +101,22 @@ def validation_reason(node: NodeView, now: float) -> str:
 def active_wait_reason(node: NodeView, policy: UpgradePolicy, now: float) -> str:
     """The reason for every state except ``upgrade-required`` and ``upgrade-failed``."""
     state = node.upgrade_state
-    if state == L.STATE_WAIT_JOBS:
+    if state == UpgradeState.WAIT_JOBS:
         return wait_for_jobs_reason(node, policy, now)
-    if state == L.STATE_POD_RESTART:
+    if state == UpgradeState.POD_RESTART:
         return pod_restart_reason(node)
-    if state == L.STATE_VALIDATION:
+    if state == UpgradeState.VALIDATION:
         return validation_reason(node, now)
-    if state == L.STATE_POD_DELETION:
+    if state == UpgradeState.POD_DELETION:
         count = len(node.gpu_pods)
         return (f"deleting {count} GPU pod(s) (timeout {policy.pod_deletion_timeout or 'none'} s"
                 f"{', force' if policy.pod_deletion_force else ''})" if count
                 else "no GPU pods left: moves to driver restart next cycle")
-    if state == L.STATE_DRAIN:
+    if state == UpgradeState.DRAIN:
         return f"draining (timeout {policy.drain_timeout or 'none'} s)"
-    if state in (L.STATE_DONE, L.STATE_UNKNOWN) and node.driver_outdated:
+    if state in (UpgradeState.DONE, UpgradeState.UNKNOWN) and node.driver_outdated:
         return "driver pod out of date: the controller will mark it upgrade-required"
-    simple = {L.STATE_CORDON: "cordoning", L.STATE_UNCORDON: "uncordoning",
-              L.STATE_DONE: "", L.STATE_UNKNOWN: "not yet evaluated by the upgrade controller"}
+    simple: dict[str, str] = {
+        UpgradeState.CORDON: "cordoning", UpgradeState.UNCORDON: "uncordoning",
+        UpgradeState.DONE: "", UpgradeState.UNKNOWN: "not yet evaluated by the upgrade controller"}
     return simple.get(state, f"unknown state {state!r}")

@@ -11,7 +11,7 @@ import math
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
-from gputui.domain import labels as L
+from gputui.domain.upgrade_state import UpgradeState, holds_slot
 
 
 @dataclass(frozen=True, slots=True)
@@ -64,13 +64,12 @@ def slots_from_counts(counts: Mapping[str, int], down: int, max_parallel: int,
     """:func:`compute_slots` from managed nodes per state and the count of down nodes, so
     an incremental view need not walk every node."""
     total = sum(counts.values())
-    idle = sum(counts.get(state, 0) for state in L.UPGRADE_IDLE_STATES)
-    in_progress = total - idle
-    required = counts.get(L.STATE_REQUIRED, 0)
+    in_progress = sum(n for state, n in counts.items() if holds_slot(state))
+    required = counts.get(UpgradeState.REQUIRED, 0)
     available = required if max_parallel == 0 else max_parallel - in_progress
     resolved = resolve_max_unavailable(max_unavailable_raw, total)
-    unavailable = down + counts.get(L.STATE_CORDON, 0)
-    failed = counts.get(L.STATE_FAILED, 0)
+    unavailable = down + counts.get(UpgradeState.CORDON, 0)
+    failed = counts.get(UpgradeState.FAILED, 0)
     if resolved is None:
         return Slots(total, in_progress, 0, unavailable, 0, max_parallel, failed)
     return Slots(total, in_progress, resolved, unavailable,

@@ -24,8 +24,9 @@ DISRUPTION_MEMORY_S = 120.0
 
 
 def selector_matches(selector: dict[str, Any] | None, labels: dict[str, str]) -> bool:
-    """A LabelSelector object (matchLabels + matchExpressions); empty matches nothing."""
-    if not selector:
+    """A LabelSelector object (matchLabels + matchExpressions), as policy/v1 reads a budget's:
+    a null selector matches no pod, an empty one (``{}``) every pod of the namespace."""
+    if not isinstance(selector, dict):
         return False
     terms = [f"{k}={v}" for k, v in (selector.get("matchLabels") or {}).items()]
     for expr in selector.get("matchExpressions") or []:
@@ -85,12 +86,16 @@ def disruptions_allowed(pdb: Obj, pods: list[Obj], now: float) -> tuple[int, int
     expected = len(pods) + len(disrupted - names)
     current = sum(1 for pod in pods if healthy(pod)
                   and (pod.get("metadata") or {}).get("name") not in disrupted)
-    if spec.get("maxUnavailable") is not None:
-        max_unavailable = _resolve(spec["maxUnavailable"], expected)
-        needed = max(expected - max_unavailable, 0)
-    else:
-        needed = _resolve(spec.get("minAvailable", 0), expected)
+    needed = needed_healthy(spec, expected)
     return current - needed, needed, current
+
+
+def needed_healthy(spec: dict[str, Any], expected: int) -> int:
+    """The healthy pods a budget's ``spec`` requires of ``expected`` pods (400 when a
+    value is not a number or a percentage)."""
+    if spec.get("maxUnavailable") is not None:
+        return max(expected - _resolve(spec["maxUnavailable"], expected), 0)
+    return _resolve(spec.get("minAvailable", 0), expected)
 
 
 def _budget_refusal(pdb: Obj, needed: int, current: int) -> ApiError:

@@ -12,8 +12,8 @@ import signal
 import sys
 import threading
 from collections.abc import Callable
-from types import FrameType
 
+from gputui.shutdown import handle_signals
 from gputui.sim.apiserver.rbac import parse_identity
 from gputui.sim.cluster import DEFAULT_CONTEXT, EmulatedCluster
 
@@ -48,16 +48,7 @@ def _stop_on_signals() -> tuple[threading.Event, Callable[[], None]]:
     before the ready line is printed: a script that stops the sim as soon as it reads that
     line must get exit 0, not the default handler's death by signal."""
     stop = threading.Event()
-
-    def handle(signum: int, frame: FrameType | None) -> None:
-        stop.set()
-
-    previous = {sig: signal.signal(sig, handle) for sig in (signal.SIGINT, signal.SIGTERM)}
-
-    def restore() -> None:
-        for sig, old in previous.items():
-            signal.signal(sig, old)
-
+    restore = handle_signals(lambda _sig: stop.set(), (signal.SIGINT, signal.SIGTERM))
     return stop, restore
 
 

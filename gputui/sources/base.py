@@ -14,6 +14,7 @@ from dataclasses import dataclass
 from enum import Enum
 from typing import Any, Protocol
 
+from gputui.domain.replay_cursor import PlayState
 from gputui.domain.sanitize import clean_line
 
 
@@ -48,6 +49,10 @@ class SourceStatus:
     retrying: str = ""
     #: a replay: wall-clock epoch seconds at which the recording started (0 when live)
     recorded_at: float = 0.0
+    #: a replay: where its time is going and how fast (recording seconds per second);
+    #: None when live
+    play: PlayState | None = None
+    play_speed: float = 1.0
 
     def __post_init__(self) -> None:
         """The header's text, cleaned once more whatever the source: a message may quote a

@@ -34,8 +34,9 @@ GPU_PODS, OPERAND_PODS = "gpu-pods", "pods"  # operand pods win: they keep their
 POD_SLOTS = (GPU_PODS, OPERAND_PODS)
 MIG_CONFIG_SUFFIX = "-mig-config"
 #: slots handed to the builder as tuples or dicts that are rebuilt only when they change
+BUDGETS = "poddisruptionbudgets"
 _SMALL_SLOTS = ("daemonsets", "clusterpolicies", "nvidiadrivers", "configmaps", "events",
-                "daemonset-events")
+                "daemonset-events", BUDGETS)
 #: the slots whose objects the domain takes as ``events`` (upgrade and FailedCreate events)
 EVENT_SLOTS = ("events", "daemonset-events")
 
@@ -149,7 +150,7 @@ class ObjectCache:
             nvidia_drivers=self._small_view("nvidiadrivers", _values),
             configmaps=self._small_view("configmaps", dict),
             events=sum((self._small_view(s, _values) for s in EVENT_SLOTS), ()),
-            **extra)
+            disruption_budgets=self._small_view(BUDGETS, _values), **extra)
 
     # --------------------------------------------------- reads (any thread)
     @property
@@ -173,7 +174,7 @@ class ObjectCache:
                 nvidia_drivers=tuple(self._slots.get("nvidiadrivers", {}).values()),
                 configmaps=dict(self._slots.get("configmaps", {})),
                 events=tuple(e for s in EVENT_SLOTS for e in self._slots.get(s, {}).values()),
-                **extra)
+                disruption_budgets=tuple(self._slots.get(BUDGETS, {}).values()), **extra)
 
     # --------------------------------------------------------------- internals
     def _replace(self, slot: str, items: list[Item]) -> None:

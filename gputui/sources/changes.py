@@ -18,8 +18,9 @@ from gputui.sources.reduce import heartbeat_only
 def changed_nodes(old: ClusterObjects, new: ClusterObjects) -> frozenset[str]:
     """Nodes whose Node, pods, label times, XIDs or GPU health differ between two states.
 
-    Events and ConfigMaps are compared by the builder itself (it keeps the last ones), and
-    a change of the cluster-wide inputs (policy, DaemonSets) makes it rebuild every node.
+    Events, ConfigMaps and disruption budgets are compared by the builder itself (it keeps
+    the last ones), and a change of the cluster-wide inputs (policy, DaemonSets) makes it
+    rebuild every node.
     Objects are compared by identity first, then by value: a reader may decode unchanged
     objects again.
     """

@@ -8,9 +8,9 @@ skips: the key stays on disk. Here:
 * on Linux the "file" is a ``memfd`` (anonymous memory) opened as ``/proc/self/fd/N``:
   nothing is written to any filesystem, and the kernel frees it however the process ends,
   SIGKILL included;
-* elsewhere, a ``0600`` file in a private ``0700`` directory, removed by an ``atexit`` hook
-  and by :func:`remove_all`, which the signal paths call (:func:`remove_on_signals` installs
-  them for ``gputui check``; the TUI's own SIGTERM/SIGHUP handling ends in ``atexit``).
+* elsewhere, a ``0600`` file in a private ``0700`` directory, removed by :func:`remove_all`,
+  a clean-up of :mod:`gputui.shutdown`: it runs at exit, at the TUI's fast exit after
+  SIGTERM/SIGHUP, and before a signal ends ``gputui check`` (:func:`remove_on_signals`).
 
 :func:`rewrite` replaces a file's content in place, for exec plugins whose certificates
 expire: new connections then load the new pair from the same path.
@@ -18,16 +18,14 @@ expire: new connections then load the new pair from the same path.
 
 from __future__ import annotations
 
-import atexit
 import contextlib
 import os
 import shutil
 import signal
 import tempfile
 import threading
-from collections.abc import Callable
-from types import FrameType
-from typing import Any
+
+from gputui.shutdown import die_by_signal, handle_signals, on_exit
 
 _lock = threading.Lock()
 _memfds: dict[str, int] = {}  # path -> open memfd
@@ -95,33 +93,16 @@ def _directory() -> str:
 def _hook_atexit() -> None:
     global _hooked
     with _lock:
-        if not _hooked:
-            atexit.register(remove_all)
-            _hooked = True
+        hooked, _hooked = _hooked, True
+    if not hooked:
+        on_exit(remove_all)
 
 
 def remove_on_signals(signals: tuple[signal.Signals, ...] = (signal.SIGTERM, signal.SIGHUP)
                       ) -> None:
-    """On each of ``signals``: remove the key files, then do what was to be done before.
-
-    A previous Python handler is called after the cleanup; the default action (terminate)
-    is re-raised with the default handler so the exit status still says which signal.
-    Call from the main thread (``gputui check`` does, before it loads the kubeconfig).
-    """
-    for sig in signals:
-        previous = signal.getsignal(sig)
-        signal.signal(sig, _handler(sig, previous))
-
-
-def _handler(sig: signal.Signals, previous: Any) -> Callable[[int, FrameType | None], None]:
-    def handle(signum: int, frame: FrameType | None) -> None:
-        remove_all()
-        if callable(previous):
-            previous(signum, frame)
-            return
-        if previous == signal.SIG_IGN:
-            return
-        signal.signal(sig, signal.SIG_DFL)
-        os.kill(os.getpid(), sig)
-
-    return handle
+    """On each of ``signals``: remove the key files (every clean-up), then die of the
+    signal as its default action would, so the exit status still says which one; a signal
+    ignored before (``nohup``) stays ignored. Call from the main thread (``gputui check``
+    does, before it loads the kubeconfig)."""
+    handle_signals(die_by_signal, [sig for sig in signals
+                                   if signal.getsignal(sig) != signal.SIG_IGN])

@@ -155,6 +155,25 @@ def reduce_configmap(obj: Mapping[str, Any]) -> tuple[JsonObj, LabelTimes]:
     return reduced, {}
 
 
+#: what a PodDisruptionBudget keeps: whom it selects, its limit, and what its status allows
+_PDB_SPEC = ("selector", "minAvailable", "maxUnavailable")
+_PDB_STATUS = ("disruptionsAllowed", "currentHealthy", "desiredHealthy", "expectedPods")
+_PDB_METADATA = ("namespace", "name", "resourceVersion", "uid")
+
+
+def reduce_budget(obj: Mapping[str, Any]) -> tuple[JsonObj, LabelTimes]:
+    """A PodDisruptionBudget with only what tells which budget holds a pod: its selector and
+    limit, the disruption controller's counts (not ``disruptedPods``, which changes on every
+    eviction and says nothing a hint uses), its namespace, name and resourceVersion."""
+    def keep(value: Any, keys: tuple[str, ...]) -> JsonObj:
+        return {k: value[k] for k in keys if k in value} if isinstance(value, Mapping) else {}
+
+    return {"apiVersion": obj.get("apiVersion", "policy/v1"), "kind": "PodDisruptionBudget",
+            "metadata": keep(obj.get("metadata"), _PDB_METADATA),
+            "spec": keep(obj.get("spec"), _PDB_SPEC),
+            "status": keep(obj.get("status"), _PDB_STATUS)}, {}
+
+
 def wait_selectors(policies: Sequence[Mapping[str, Any]],
                    drivers: Sequence[Mapping[str, Any]]) -> tuple[str, ...]:
     """Every ``waitForCompletion`` selector in force (ClusterPolicy and NVIDIADrivers)."""

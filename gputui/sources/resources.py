@@ -17,6 +17,7 @@ from gputui.sources.decode import gpu_pod_reducer, reduce_node, reduce_operator_
 from gputui.sources.reduce import (
     JsonObj,
     LabelTimes,
+    reduce_budget,
     reduce_configmap,
     reduce_event,
     reduce_plain,
@@ -111,8 +112,14 @@ def object_key(obj: PodInfo | Mapping[str, Any]) -> Key:
     return (str(metadata.get("namespace") or ""), str(metadata.get("name") or ""))
 
 
+#: every PodDisruptionBudget: which one held a pod a driver upgrade's drain could not evict
+#: (optional: a 403 or a 404 is a read gap, ``readgaps.REACH``, and no finding rests on it)
+BUDGETS_PATH = "/apis/policy/v1/poddisruptionbudgets"
+
+
 def cluster_feeds() -> list[Feed]:
-    """Feeds that do not depend on the operator namespace: GPU nodes, CRs, upgrade events."""
+    """Feeds that do not depend on the operator namespace: GPU nodes, CRs, upgrade events,
+    disruption budgets."""
     return [
         Feed("nodes", "/api/v1/nodes", reduce_node, label_selector=GPU_PRESENT),
         *(Feed(name, "/api/v1/nodes", reduce_node, label_selector=selector)
@@ -122,6 +129,7 @@ def cluster_feeds() -> list[Feed]:
         Feed("nvidiadrivers", "/apis/nvidia.com/v1alpha1/nvidiadrivers", reduce_plain,
              optional=True),
         Feed("events", "/api/v1/events", reduce_event, field_selector=UPGRADE_EVENTS),
+        Feed("poddisruptionbudgets", BUDGETS_PATH, reduce_budget, optional=True),
     ]
 
 

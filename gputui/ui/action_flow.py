@@ -37,6 +37,7 @@ from gputui.actions.operations import NodesHeld, Operation
 from gputui.actions.registry import ACTIONS, action
 from gputui.actions.runner import DryRun, Runner
 from gputui.domain.model import ClusterSnapshot
+from gputui.session import Session
 from gputui.ui.contracts import (
     ActionBlocks,
     ActionCompleted,
@@ -49,6 +50,7 @@ from gputui.ui.contracts import (
 from gputui.ui.crash import worker_failure
 from gputui.ui.exit_signals import ExitGuard
 from gputui.ui.operations_flow import OperationsFlow
+from gputui.ui.replay_controls import READ_ONLY
 from gputui.ui.screens.command_line import CommandLine
 from gputui.ui.screens.confirm import ConfirmScreen, ParamPrompt
 from gputui.ui.selection import SaysWhyNot, Selection, SelectsNodes
@@ -70,31 +72,32 @@ def greyed_action(action: str | ActionParseResult) -> str | None:
 class ActionFlow(OperationsFlow):
     """Mixed into the app: everything between a key press and the audit line."""
 
-    runner: Runner | None = None
+    session: Session
     snapshot: ClusterSnapshot
     exit_guard: ExitGuard
+    #: the title of the action being planned (its failure names it)
+    _planning = ""
+
+    @property
+    def runner(self) -> Runner | None:
+        """The shown session's runner; None: every action is greyed."""
+        return self.session.runner
 
     def action_blocks(self) -> ActionBlocks:
         """action id -> why it is greyed, for every greyed action (help, palette, footer)."""
         if self.runner is None:
-            return {act.id: NO_RUNNER for act in ACTIONS}
+            reason = READ_ONLY if self.session.replay is not None else NO_RUNNER
+            return {act.id: reason for act in ACTIONS}
         return {act.id: why for act in ACTIONS if (why := self.runner.blocked(act))}
 
-    @work(thread=True, exclusive=True, group="permissions")
+    @work(thread=True, exclusive=True, group="permissions", exit_on_error=False)
     def check_permissions(self) -> None:
         """SelfSubjectAccessReview for every permission, the SelfSubjectReview and the
-        audit log's path, once, off the UI thread.
-
-        The worker boundary: whatever goes wrong is one scrubbed sentence in a
-        notification and the log, never a crash report (Textual's shows locals)."""
+        audit log's path, once, off the UI thread (a failure is said by the app's one
+        worker-failure path, ``worker_errors``)."""
         if self.runner is None:
             return
-        try:
-            self.runner.check_permissions()
-        except Exception as error:  # noqa: BLE001 - a worker's failure is said, not fatal
-            text = worker_failure("checking permissions", error)
-            self.call_from_thread(self.notify, text, severity="error")
-            return
+        self.runner.check_permissions()
         self.call_from_thread(self.permissions_known)
 
     def permissions_known(self) -> None:
@@ -182,16 +185,17 @@ class ActionFlow(OperationsFlow):
             return
         self._action_flow(act, tuple(targets))
 
-    @work(exclusive=True, group="action-flow")
+    @work(exclusive=True, group="action-flow", exit_on_error=False)
     async def _action_flow(self, act: Action, targets: tuple[str, ...]) -> None:
-        """The worker boundary of :meth:`_plan_and_confirm`: an exception in an action's
-        ``plan()`` (or a prompt's choices) is one scrubbed sentence and the app stays
-        (Textual's default ends the session on a worker's exception)."""
-        try:
-            await self._plan_and_confirm(act, targets)
-        except Exception as error:  # noqa: BLE001 - a bug in one action must not end the session
-            self.notify(worker_failure(f"{act.title}: planning", error) + "; nothing was sent",
-                        title="Action failed", severity="error", timeout=15)
+        """:meth:`_plan_and_confirm` as a worker: an exception in an action's ``plan()``
+        (or a prompt's choices) is one scrubbed sentence naming the action
+        (:meth:`planning_failed`) and the app stays."""
+        self._planning = act.title
+        await self._plan_and_confirm(act, targets)
+
+    def planning_failed(self, line: str) -> str:
+        """The action-flow worker's recovery: nothing was sent; say which action."""
+        return f"{self._planning}: {line}; nothing was sent"
 
     async def _plan_and_confirm(self, act: Action, targets: tuple[str, ...]) -> None:
         """Prompts, then plan and dialog; a 409 re-plans from a newer snapshot and asks
@@ -261,7 +265,7 @@ class ActionFlow(OperationsFlow):
         while self.snapshot is seen and time.monotonic() < deadline:
             await asyncio.sleep(0.05)
 
-    @work(thread=True, group="dry-run")
+    @work(thread=True, group="dry-run", exit_on_error=False)
     def _dry_run(self, dialog: ConfirmScreen) -> None:
         """Every write with ``dryRun=All``; the dialog counts the answers as they come and
         closing it stops the rest."""
@@ -297,7 +301,7 @@ class ActionFlow(OperationsFlow):
         self.attach_dialog(dialog)
         self._apply(op, runner)
 
-    @work(thread=True, group="apply")
+    @work(thread=True, group="apply", exit_on_error=False)
     def _apply(self, op: Operation, runner: Runner) -> None:
         """The blocking apply with the runner of the context it was confirmed in; progress
         and the result go to the operations registry, which the app forwards to whoever

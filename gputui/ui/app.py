@@ -11,44 +11,45 @@ read in a thread worker and come back as :class:`PodLogLoaded` messages.
 from __future__ import annotations
 
 import asyncio
-import os
 import time
-from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
 from textual import events
 from textual.css.query import NoMatches
 from textual.driver import Driver
 from textual.screen import Screen
-from textual.timer import Timer
+from textual.worker import Worker, WorkerState
 
 from gputui import gctuning
-from gputui.actions.base import ClusterWriter
 from gputui.domain.metrics import EMPTY_METRICS, MetricsReading
 from gputui.domain.model import EMPTY_SNAPSHOT, ClusterSnapshot
+from gputui.session import Session
 from gputui.settings import Settings
-from gputui.sources.base import ClusterSource, SourceStatus
+from gputui.sources.base import Connection, SourceStatus
 from gputui.ui.command_flow import CommandFlow
 from gputui.ui.commands import bindings_for, command_for_action
 from gputui.ui.context_switch import ContextSwitch
 from gputui.ui.contracts import (
     ContextSwitchRequested,
-    JumpRequested,
     MetricsUpdated,
     MetricsView,
     MetricsWanted,
-    NodeScoped,
+    PodLogRequested,
     SnapshotUpdated,
     SnapshotView,
     SourceStatusChanged,
+    SummaryCopyRequested,
+    TimelineRecorded,
 )
 from gputui.ui.crash import QuietCrash
-from gputui.ui.exit_signals import ExitGuard
+from gputui.ui.exit_signals import ExitGuard, terminal_fds
 from gputui.ui.palette import GpuCommands
 from gputui.ui.recording_watch import RecordingWatch
-from gputui.ui.pod_logs import PodLogFlow
+from gputui.ui.replay_controls import ONLY_IN_REPLAY, ReplayControls
+from gputui.ui.pod_logs import PodLogs
 from gputui.ui.render.style import PLAIN, Palette
 from gputui.ui.screens.base import view_modes
+from gputui.ui.snapshot_pace import SnapshotPace
 from gputui.ui.screens.findings import FindingsScreen
 from gputui.ui.screens.joins import JoinsScreen
 from gputui.ui.screens.mig import MigScreen
@@ -58,31 +59,27 @@ from gputui.ui.screens.timeline import TimelineScreen
 from gputui.ui.screens.upgrades import UpgradesScreen
 from gputui.ui.stylesheets import stylesheet_paths
 from gputui.ui.summary_flow import SummaryFlow
+from gputui.ui.textual_private import DRIVER_FILE
 from gputui.ui.theme import GPUTUI_THEME, gpu_variables, theme_palette
-from gputui.ui.timeline_flow import TimelineFlow, TimelineSink
+from gputui.ui.timeline_flow import TimelineFlow
 from gputui.ui.typeahead import TypeAhead
 from gputui.ui.widgets.status_header import INITIAL_STATUS, visible_headers
+from gputui.ui.worker_errors import WorkerFailures
 
-if TYPE_CHECKING:  # the feed talks HTTP; the UI only starts, feeds and stops it
-    from gputui.sources.metrics import MetricsFeed
-
-
-#: Finding.pane -> (view, detail tab or None)
-PANE_TARGETS = {"nodes": ("nodes", None), "pipeline": ("nodes", "pipeline"),
-                "node": ("nodes", "node"), "metrics": ("nodes", "metrics"),
-                "upgrade": ("upgrades", None), "mig": ("mig", None),
-                "findings": ("findings", None), "timeline": ("timeline", None)}
-#: default pace of applied snapshots (seconds); the newest one always wins
-MIN_SNAPSHOT_INTERVAL = 0.25
+if TYPE_CHECKING:
+    from gputui.sources.base import ClusterSource
 
 
-class GpuTuiApp(PodLogFlow, CommandFlow, SummaryFlow, TimelineFlow, QuietCrash):
+
+
+class GpuTuiApp(CommandFlow, QuietCrash):
     """The gputui terminal UI; build it with :func:`make_app`."""
 
     TITLE = "gputui"
     CSS_PATH = stylesheet_paths()
     COMMANDS = {GpuCommands}  # noqa: RUF012 - a Textual class attribute
-    BINDINGS = bindings_for("global")
+    #: the replay's keys are bound always and shown only in a replay (``check_action``)
+    BINDINGS = bindings_for("global") + bindings_for("replay")
     MODES = view_modes(nodes=NodesScreen, findings=FindingsScreen, upgrades=UpgradesScreen,
                        mig=MigScreen, joins=JoinsScreen, ops=OperationsScreen,
                        timeline=TimelineScreen)
@@ -90,45 +87,61 @@ class GpuTuiApp(PodLogFlow, CommandFlow, SummaryFlow, TimelineFlow, QuietCrash):
     #: role colours of the active theme, built once per theme change and handed down
     palette: Palette = PLAIN
 
-    def __init__(self, settings: Settings, source: ClusterSource,
-                 clock: Callable[[], float] = time.time,
-                 writer: ClusterWriter | None = None,
-                 metrics: MetricsFeed | None = None) -> None:
+    def __init__(self, settings: Settings, session: Session, *,
+                 hard_exit: bool = False) -> None:
         super().__init__()
         self.settings = settings
-        self.source = source
-        #: the source whose builds ``--record`` writes (the header's ``● rec`` while it is
-        #: the one shown: a context switch ends the recording); None when not recording
-        self.recorded_source: ClusterSource | None = None
-        #: whether ``--record`` still records (a full disk stops it), asked every second
-        self.recording_watch = RecordingWatch()
+        #: what is shown and what may be done with it; ``:ctx`` swaps it (:meth:`swap_session`)
+        self.session = session
+        #: what ``--record`` records (the header's ``● rec`` while its session is shown)
+        #: and whether it still does (a full disk stops it), asked every second
+        self.recording_watch = RecordingWatch(session)
         #: ``:ctx``: which kubeconfig context is shown, and the switch to another
-        self.contexts = ContextSwitch(self, self, settings, source)
-        #: carries out actions; None when the source has no cluster to write to (replays)
-        self.runner = self.contexts.first_runner(writer)
-        self.clock = clock
+        self.contexts = ContextSwitch(self, settings)
+        #: every worker's failure: logged, scrubbed, its view restored, said in one line
+        self.worker_failures = WorkerFailures(lambda *said, **how: self.notify(*said, **how))
+        self.worker_failures.recover("context-switch", self.contexts.open_failed)
+        self.worker_failures.recover("action-flow", self.planning_failed)
+        #: the pod log view and the handoff summary (plain objects: ``pod_logs``,
+        #: ``summary_flow``)
+        self.pod_logs = PodLogs(self)
+        #: what changed and when (``timeline_flow``; ``:timeline`` and the summary read it)
+        self.timelines = TimelineFlow(self)
+        self.summaries = SummaryFlow(self, self.timelines.timeline)
+        self.worker_failures.recover("pod-log", self.pod_logs.failed)
+        #: the replay's keys; None for a live cluster
+        self.replay = (ReplayControls(self, session.replay, self._command_typed)
+                       if session.replay is not None else None)
+        self.clock = session.clock
         self.session_started = time.time()  # wall clock, as the audit log's lines
-        self.metrics_feed = metrics
         self.metrics: MetricsReading = EMPTY_METRICS
         self.snapshot: ClusterSnapshot = EMPTY_SNAPSHOT
         self.status: SourceStatus = INITIAL_STATUS
         self.keymap: dict[str, str] = dict(settings.keymap)
-        self.snapshots_applied = 0
-        #: seconds between two applied snapshots (tests set 0 to apply each at once)
-        self.min_snapshot_interval = MIN_SNAPSHOT_INTERVAL
-        self._pending_snapshot: ClusterSnapshot | None = None
-        self._apply_timer: Timer | None = None
-        self._last_apply = 0.0
+        #: the newest snapshot, applied a few times a second at most
+        self.pace = SnapshotPace(self._show_snapshot, lambda wait, then: self.set_timer(
+            wait, then, name="apply-snapshot"))
         #: freezes a big cluster's heap and spaces full collections (see gputui.gctuning)
         self._heap = gctuning.BigHeap()
         #: keys typed ahead wait for what the key before them started (see typeahead.py)
         self.typeahead = TypeAhead(self, super().on_event)
         #: SIGHUP, SIGTERM and quit: stop every running action, then leave within 5 s
         self.exit_guard = ExitGuard(self._exit_from_thread, self._stop_feeds, self._hung_up)
+        self.exit_guard.hard_exit = hard_exit  # the real program (tests never end it)
         self._exit_loop: asyncio.AbstractEventLoop | None = None
-        self._ttys = tuple(fd for fd in (0, 1, 2) if _isatty(fd))
+        self._ttys = terminal_fds()
         self.register_theme(GPUTUI_THEME)
         self.theme = settings.theme if settings.theme in self.available_themes else "gputui"
+        if session.can_record:
+            self.timelines.sink = lambda events: self.recording_watch.timeline(
+                self.session, events)
+        if self.replay is not None:  # the timeline shows what was recorded, from the first
+            self.timelines.given([], since=self.replay.cursor.start)  # cursor move on
+
+    @property
+    def source(self) -> ClusterSource:
+        """The shown session's source."""
+        return self.session.source
 
     def get_css_variables(self) -> dict[str, str]:
         """Textual's variables plus ``$gpu-*`` for themes that do not define them; Textual
@@ -153,9 +166,8 @@ class GpuTuiApp(PodLogFlow, CommandFlow, SummaryFlow, TimelineFlow, QuietCrash):
 
     @property
     def recording(self) -> bool:
-        """Whether what is shown is being recorded: the recorded source is still the one
-        shown (a ``:ctx`` switch, even back, opens a source nothing records)."""
-        return self.recorded_source is not None and self.recorded_source is self.source
+        """Whether what is shown is being recorded (a ``:ctx`` switch ends it)."""
+        return self.recording_watch.records(self.session)
 
     def on_resize(self, event: events.Resize) -> None:
         """Every terminal resize paints the whole screen again. Textual repaints only what
@@ -168,22 +180,31 @@ class GpuTuiApp(PodLogFlow, CommandFlow, SummaryFlow, TimelineFlow, QuietCrash):
         self.call_after_refresh(self.screen.refresh, repaint=True)
 
     def start_feeds(self) -> None:
-        """Start the source and the metrics feed (at mount, and after a context switch)."""
-        self.source.start(self._snapshot_from_source, self._status_from_source)
-        if self.metrics_feed is not None:
-            self.metrics_feed.start(self._metrics_from_feed)
+        """Start the session's source and metrics feed (at mount, and after ``:ctx``)."""
+        self.session.start(self._snapshot_from_source, self._status_from_source,
+                           self._metrics_from_feed)
 
-    def forget_cluster(self, status: SourceStatus) -> None:
-        """A context switch: nothing of the old cluster is shown or applied after this;
-        ``status`` names the new one until its source reports."""
-        self._pending_snapshot = None
-        self.snapshot, self.status, self.metrics = EMPTY_SNAPSHOT, status, EMPTY_METRICS
+    def swap_session(self, session: Session) -> None:
+        """``:ctx``: the one place another session replaces the shown one. Nothing of the
+        old cluster is shown or applied after this (its feeds were stopped by the switch);
+        the new context is named in the header until its source reports, the greyed keys
+        and permissions are its own, and the node list is shown."""
+        self.session = session
+        self.pace.forget()
+        self.snapshot, self.metrics = EMPTY_SNAPSHOT, EMPTY_METRICS
+        self.status = SourceStatus(Connection.CONNECTING, context=session.context,
+                                   server=session.server)
         self._refresh_header()
+        self.hand_down_blocks(self.screen_stack)
+        self.refresh_bindings()
+        self.start_feeds()
+        self.check_permissions()
+        self.call_later(self.action_switch_view, "nodes")
 
     def get_driver_class(self) -> type[Driver]:
         """Textual's Linux driver, made safe for a terminal that goes away (terminal.py)."""
         driver = super().get_driver_class()
-        if driver.__name__ == "LinuxDriver":
+        if driver.__name__ == "LinuxDriver" and DRIVER_FILE:
             from gputui.ui.terminal import GpuLinuxDriver
 
             return GpuLinuxDriver
@@ -202,18 +223,14 @@ class GpuTuiApp(PodLogFlow, CommandFlow, SummaryFlow, TimelineFlow, QuietCrash):
 
     def _stop_feeds(self) -> None:
         """Every source and feed stops: no request reaches the server after this."""
-        self.source.stop()
-        if self.metrics_feed is not None:
-            self.metrics_feed.stop()
+        self.session.stop()
 
     def _hung_up(self) -> None:
         """The terminal is gone (SIGHUP): drop all output instead of waiting on it."""
-        driver = self._driver
-        if driver is not None and hasattr(driver, "hung_up"):
-            driver.hung_up()
-        from gputui.ui.terminal import detach
+        from gputui.ui.terminal import hang_up
+        from gputui.ui.textual_private import app_driver
 
-        detach(self._ttys)
+        hang_up(app_driver(self), self._ttys)
 
     async def on_event(self, event: events.Event) -> None:
         """Keys from the terminal go through :class:`TypeAhead`; everything else as usual."""
@@ -226,9 +243,7 @@ class GpuTuiApp(PodLogFlow, CommandFlow, SummaryFlow, TimelineFlow, QuietCrash):
         self.exit_guard.release()
         self.typeahead.cancel()
         self.contexts.close()
-        self.source.stop()
-        if self.metrics_feed is not None:
-            self.metrics_feed.stop()
+        self.session.stop()
         self._heap.release()
 
     def _snapshot_from_source(self, snapshot: ClusterSnapshot) -> None:
@@ -254,43 +269,35 @@ class GpuTuiApp(PodLogFlow, CommandFlow, SummaryFlow, TimelineFlow, QuietCrash):
 
     def on_metrics_wanted(self, message: MetricsWanted) -> None:
         """A screen says what is on screen: the feed reads that from its next refresh."""
-        if self.metrics_feed is not None:
-            self.metrics_feed.want(message.want)
+        if self.session.metrics is not None:
+            self.session.metrics.want(message.want)
 
     # ------------------------------------------------------------------ the refresh path
     def on_snapshot_updated(self, message: SnapshotUpdated) -> None:
-        """Keep the newest snapshot; apply it now, or at most every ``min_snapshot_interval``.
+        """Keep the newest snapshot; the pace applies it (``snapshot_pace``)."""
+        if self.contexts.accepts(message.snapshot.context):  # not one queued before :ctx
+            self.pace.offer(message.snapshot)
 
-        Why a pace: a 5,000-node cluster can change 1,000 nodes a second; repainting for
-        each would starve key presses. Applying the newest snapshot a few times a second
-        keeps the screen current to the eye and the keyboard responsive.
-        """
-        if not self.contexts.accepts(message.snapshot.context):
-            return  # queued by the context shown before a switch
-        self._pending_snapshot = message.snapshot
-        if self._apply_timer is not None:
+    def _show_snapshot(self, snapshot: ClusterSnapshot) -> None:
+        if not self.screen_stack:  # shutting down
             return
-        wait = self._last_apply + self.min_snapshot_interval - time.monotonic()
-        if wait <= 0:
-            self._apply_pending()
-        else:
-            self._apply_timer = self.set_timer(wait, self._apply_pending, name="apply-snapshot")
-
-    def _apply_pending(self) -> None:
-        self._apply_timer = None
-        snapshot, self._pending_snapshot = self._pending_snapshot, None
-        if snapshot is None or not self.screen_stack:  # nothing new, or shutting down
-            return
-        self._last_apply = time.monotonic()
         self.snapshot = snapshot
-        self.snapshots_applied += 1
         # a big cluster's first load is frozen before delivery (collections during the table
         # fill skip it) and once more after, for the rows the fill built (gputui.gctuning)
         big = self._heap.loaded(len(snapshot.nodes))
-        self.timeline_snapshot(snapshot)
+        self.timelines.snapshot(snapshot)
         self._deliver(self.screen)
         if big:
             gctuning.freeze()
+
+    @property
+    def min_snapshot_interval(self) -> float:
+        """Seconds between two applied snapshots (tests set 0 to apply each at once)."""
+        return self.pace.interval
+
+    @min_snapshot_interval.setter
+    def min_snapshot_interval(self, seconds: float) -> None:
+        self.pace.interval = seconds
 
     def on_source_status_changed(self, message: SourceStatusChanged) -> None:
         """Connection state changed: the header says live / stale since / disconnected."""
@@ -316,7 +323,7 @@ class GpuTuiApp(PodLogFlow, CommandFlow, SummaryFlow, TimelineFlow, QuietCrash):
         if isinstance(screen, MetricsView) and self.metrics is not EMPTY_METRICS:
             screen.show_metrics(self.metrics, self.clock())
         self.show_operations_on(screen)
-        self.show_timeline_on(screen)
+        self.timelines.show_on(screen)
         self._refresh_header()
 
     def _refresh_header(self) -> None:
@@ -330,33 +337,36 @@ class GpuTuiApp(PodLogFlow, CommandFlow, SummaryFlow, TimelineFlow, QuietCrash):
                                 read_only=self.contexts.read_only,
                                 recording=self.recording, recording_stopped=stopped)
 
-    # ------------------------------------------------------------------ navigation
-    def jump_to(self, node: str | None, pane: str) -> None:
-        """Show ``pane`` (one of ``contracts.PANES``) for ``node``, from anywhere."""
-        self.call_later(self._jump, node, pane)
+    # ------------------------------------------------------------------ workers
+    def on_worker_state_changed(self, event: Worker.StateChanged) -> None:
+        """The one path of every worker's failure (``worker_errors``)."""
+        if event.state is WorkerState.ERROR:
+            self.worker_failures.failed(event.worker)
 
-    async def _jump(self, node: str | None, pane: str) -> None:
-        view, tab = PANE_TARGETS.get(pane, ("nodes", None))
-        while len(self.screen_stack) > 1:
-            self.pop_screen()
-        if self.current_mode != view:
-            await self.switch_mode(view)
-        screen = self.screen
-        self._deliver(screen)
-        if node is not None and isinstance(screen, NodeScoped):
-            screen.show_node(node)
-        if tab is not None and isinstance(screen, NodesScreen):
-            screen.show_tab(tab, focus=True)
+    def on_pod_log_requested(self, message: PodLogRequested) -> None:
+        self.pod_logs.open(message.pod_namespace, message.pod, message.container)
 
-    def on_jump_requested(self, message: JumpRequested) -> None:
-        self.jump_to(message.node, message.pane)
+    def action_summary(self) -> None:
+        """``:summary``: the handoff summary, for review."""
+        self.summaries.open()
+
+    def on_summary_copy_requested(self, message: SummaryCopyRequested) -> None:
+        self.summaries.copy(message.markdown)
 
     def on_context_switch_requested(self, message: ContextSwitchRequested) -> None:
         self.contexts.switch(message.context)
 
     def action_replay(self, what: str) -> None:
-        """Replay keys (``:at``) outside ``gputui replay`` (replay_app.py): one line."""
-        self.notify("only in a replay of a recording (gputui replay FILE)", severity="warning")
+        """The replay keys (``replay_controls``); outside a replay (``:at``), one line."""
+        if self.replay is None:
+            self.notify(ONLY_IN_REPLAY, severity="warning")
+            return
+        self.replay.key(what)
+
+    def on_timeline_recorded(self, message: TimelineRecorded) -> None:
+        """A replay: hand the recorded events up to the cursor to ``:timeline``."""
+        if self.replay is not None:
+            self.timelines.given(message.events, since=self.replay.cursor.start)
 
     def action_contexts(self) -> None:
         """``:ctx``: the kubeconfig's contexts."""
@@ -364,6 +374,8 @@ class GpuTuiApp(PodLogFlow, CommandFlow, SummaryFlow, TimelineFlow, QuietCrash):
 
     def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
         """Registry answers: the current view's own key is shown greyed out."""
+        if action == "replay":  # hidden outside a replay; typing and dialogs come first
+            return self.replay is not None and self.replay.allows()
         cmd = command_for_action(action)
         if cmd is not None and action == "switch_view" and parameters:
             return None if parameters[0] == self.current_mode else True
@@ -372,26 +384,13 @@ class GpuTuiApp(PodLogFlow, CommandFlow, SummaryFlow, TimelineFlow, QuietCrash):
         return True
 
 
-def _isatty(fd: int) -> bool:
-    try:
-        return os.isatty(fd)
-    except OSError:
-        return False
+def make_app(settings: Settings, session: Session, *, hard_exit: bool = False) -> GpuTuiApp:
+    """The app for ``settings`` showing ``session`` (:func:`gputui.session.open_session`;
+    tests build one with :func:`gputui.session.session_of`): the only way an app is made,
+    for a live cluster, the demo, a replay and the tests alike.
 
-
-def make_app(settings: Settings, source: ClusterSource, *,
-             clock: Callable[[], float] = time.time,
-             writer: ClusterWriter | None = None,
-             metrics: MetricsFeed | None = None,
-             timeline_sink: TimelineSink | None = None) -> GpuTuiApp:
-    """The app for ``settings`` reading ``source``; ``clock`` is "now" for every age shown.
-
-    ``writer`` carries out actions (``gputui.sources.writer.KubeWriter`` on the source's
-    cluster); without one every action is greyed. ``metrics`` is the metrics feed (started
-    and stopped with the app), None for none. ``timeline_sink`` is told each batch of new
-    timeline events (a recording); ``app.timeline_given(events)`` shows given ones instead.
-    A recording is shown by :func:`gputui.ui.replay_app.make_replay_app` (no writer).
+    What the session holds decides what the app offers: a runner (actions), a recorder
+    (``● rec``), an opener (``:ctx``), a replay (the cursor keys, every action greyed).
+    ``hard_exit``: the real program, which must be gone within 5 s of quit or a signal.
     """
-    app = GpuTuiApp(settings, source, clock=clock, writer=writer, metrics=metrics)
-    app.timeline_sink = timeline_sink
-    return app
+    return GpuTuiApp(settings, session, hard_exit=hard_exit)

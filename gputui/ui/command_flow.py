@@ -1,4 +1,5 @@
-"""Running commands: the ``:`` line, the palette, views, back and help (mixed into the app).
+"""Running commands: the ``:`` line, the palette, views, jumps, back and help (mixed into
+the app).
 
 Commands come from the registry (:mod:`gputui.ui.commands`) by id; a command scoped to a view
 first switches to that view, so it acts on what the operator sees there.
@@ -6,11 +7,17 @@ first switches to that view, so it acts on what the operator sees there.
 
 from __future__ import annotations
 
+from collections.abc import Callable
+from typing import Any
+
+from textual.screen import Screen
+
 from gputui.ui.action_flow import ActionFlow
 from gputui.ui.commands import binding_scope, by_alias, command
 from gputui.ui.context_switch import ContextSwitch
-from gputui.ui.contracts import CommandRequested
-from gputui.ui.screens.base import GpuScreen
+from gputui.ui.contracts import CommandRequested, JumpRequested, NodeScoped
+from gputui.ui.replay_controls import ONLY_IN_REPLAY, ReplayControls
+from gputui.ui.screens.base import PANE_TARGETS, GpuScreen
 from gputui.ui.screens.command_line import CommandLine
 from gputui.ui.screens.help import HelpScreen
 from gputui.ui.screens.nodes import NodesScreen
@@ -26,6 +33,9 @@ class CommandFlow(ActionFlow):
     keymap: dict[str, str]
     typeahead: TypeAhead
     contexts: ContextSwitch
+    replay: ReplayControls | None
+    #: hands a screen the newest snapshot (the app's refresh path)
+    _deliver: Callable[[Screen[Any]], None]
 
     def on_command_requested(self, message: CommandRequested) -> None:
         self.call_later(self.run_command, message.command_id)
@@ -87,6 +97,12 @@ class CommandFlow(ActionFlow):
         if argument and command_id == "view_ctx":  # :ctx NAME switches directly
             self.contexts.switch(argument)
             return
+        if argument and command_id == "replay.time":  # :at TIME jumps the replay's cursor
+            if self.replay is None:
+                self.notify(f":at: {ONLY_IN_REPLAY}", severity="warning")
+            else:
+                self.replay.jump(argument)
+            return
         await self.run_command(command_id)
         if argument and command_id == "view_nodes" and isinstance(self.screen, NodesScreen):
             self.screen.apply_filter(argument)
@@ -102,3 +118,24 @@ class CommandFlow(ActionFlow):
             return
         await self.action_switch_view(view)
         await self.run_action(cmd.action, self.screen)
+
+    # ------------------------------------------------------------------ navigation
+    def jump_to(self, node: str | None, pane: str) -> None:
+        """Show ``pane`` (a :class:`~gputui.domain.pane.Pane`) for ``node``, from anywhere."""
+        self.call_later(self._jump, node, pane)
+
+    async def _jump(self, node: str | None, pane: str) -> None:
+        view, tab = PANE_TARGETS.get(pane, ("nodes", None))
+        while len(self.screen_stack) > 1:
+            self.pop_screen()
+        if self.current_mode != view:
+            await self.switch_mode(view)
+        screen = self.screen
+        self._deliver(screen)
+        if node is not None and isinstance(screen, NodeScoped):
+            screen.show_node(node)
+        if tab is not None and isinstance(screen, NodesScreen):
+            screen.show_tab(tab, focus=True)
+
+    def on_jump_requested(self, message: JumpRequested) -> None:
+        self.jump_to(message.node, message.pane)

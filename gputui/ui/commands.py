@@ -239,7 +239,7 @@ COMMANDS: Final[tuple[Command, ...]] = (
        show=True, palette=False),
     _c("prompt_cancel", "escape", "Cancel", "Stop asking; nothing is planned or sent.",
        "prompt", "cancel", show=True, palette=False),
-    # gputui replay only (gputui/ui/replay_app.py binds them, ahead of the views' own
+    # gputui replay only (gputui/ui/replay_controls.py acts on them, ahead of the views' own
     # space and left/right, but never while a text field or a dialog has the keys)
     _c("replay.play", "space", "Play", "Play the recording from the cursor in real "
        "time, or pause it.", "replay", "replay('toggle')", show=True, palette=False,

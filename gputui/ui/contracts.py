@@ -39,7 +39,7 @@ receives :class:`PodLogLoaded` (it may post :class:`PodLogRequested` to reload);
 pushes ``ContextsScreen`` (``gputui.ui.context_switch``), whose ``enter`` posts
 :class:`ContextSwitchRequested`. ``:timeline`` is handed the app's timeline through
 :class:`TimelineView` (``gputui.ui.timeline_flow``); the node list's ``h`` reaches it as
-``JumpRequested(node, "timeline")``.
+``JumpRequested(node, Pane.TIMELINE)``.
 Full screens subclass :class:`gputui.ui.screens.base.GpuScreen` (header on top, footer
 below): yield widgets from ``compose_body()`` and implement :class:`ViewScreen` (a no-op with
 a docstring where the view has no node or metrics); greyed actions come down as one value
@@ -57,8 +57,8 @@ Asking the app for things (messages up, never direct calls into sources)
 ------------------------------------------------------------------------
 * ``self.post_message(PodLogRequested(ns, pod, container))`` — open/reload a pod log (e.g.
   Enter on a pipeline stage). The app calls ``open_pod_log``.
-* ``self.post_message(JumpRequested(node, pane))`` — go to a node and pane; ``pane`` is one of
-  :data:`PANES` (``Finding.pane`` gives it).
+* ``self.post_message(JumpRequested(node, pane))`` — go to a node and pane; ``pane`` is a
+  :class:`~gputui.domain.pane.Pane` (``Finding.pane`` gives it).
 * ``self.post_message(ActionRequested(action_id, targets))`` — run an action on nodes
   (the app prompts, plans and opens the confirmation dialog).
 * ``self.app.post_message(CommandRequested(command_id))`` — run a registry command (the
@@ -70,7 +70,7 @@ Frozen data for tests and screenshots
 -------------------------------------
 ``tests/fixtures/scenarios/<scenario>.json`` holds raw ``ClusterObjects`` recorded from the
 emulated scenarios (``scripts/record_scenarios.py``) plus a few pod logs and the recorded
-``now``: ``load_recording(scenario, SCENARIOS)`` (``gputui.sources.replay``) gives its
+``now``: ``load_recording(scenario, SCENARIOS)`` (``tests.fixtures.recordings``) gives its
 ``snapshot()`` and ``ReplaySource.from_recording(rec)``, a source for
 ``make_app(Settings(), source, clock=lambda: rec.now)``; ``tests/ui/conftest.py`` has
 ``frozen_app(scenario)`` doing exactly that for Pilot and snapshot tests.
@@ -88,7 +88,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Final, Protocol, TypeAlias, runtime_checkable
+from typing import Protocol, TypeAlias, runtime_checkable
 
 from textual.message import Message
 from textual.message_pump import MessagePump
@@ -98,13 +98,12 @@ from gputui.actions.operations import Operation
 from gputui.actions.runner import DryRun
 from gputui.domain.metrics import MetricsReading, MetricsWant
 from gputui.domain.model import ClusterSnapshot
+from gputui.domain.pane import Pane
 from gputui.domain.timeline_event import TimelineEvent
 from gputui.sources.base import SourceStatus
 from gputui.ui.contract_check import ContractError, check_contract, fulfils
 from gputui.ui.selection import SelectsNodes
 
-#: The panes ``app.jump_to`` understands (``Finding.pane`` values plus ``findings``).
-PANES: Final = ("nodes", "pipeline", "upgrade", "mig", "metrics", "findings", "timeline")
 
 #: action id -> why it is greyed (read-only, denied, no cluster): one value, handed down
 ActionBlocks: TypeAlias = Mapping[str, str]
@@ -240,10 +239,10 @@ class MetricsWanted(Message):
 # ---------------------------------------------------------------------- intents, up to the app
 @dataclass(eq=False, repr=False)
 class JumpRequested(Message):
-    """Go to ``node`` (or none) and show ``pane`` (one of :data:`PANES`)."""
+    """Go to ``node`` (or none) and show ``pane``."""
 
     node: str | None
-    pane: str
+    pane: Pane
 
 
 @dataclass(eq=False, repr=False)
@@ -386,7 +385,7 @@ class OperationStopRequested(Message):
 
 
 __all__ = [
-    "PANES", "ActionBlocks", "ActionCompleted", "ActionGate", "ActionProgressed",
+    "ActionBlocks", "ActionCompleted", "ActionGate", "ActionProgressed",
     "ActionRequested", "ApplyRequested", "CommandHost", "CommandRequested", "ContextSwitchRequested",
     "ContractError",
     "DetailPane", "DryRunFinished", "DryRunProgressed", "JumpRequested", "MetricsUpdated",

@@ -20,6 +20,7 @@ from rich.traceback import Traceback
 from textual.app import App
 
 from gputui.logsetup import redact
+from gputui.ui import textual_private as private
 
 log = logging.getLogger("gputui.ui")
 
@@ -42,9 +43,12 @@ def crash_report(width: int) -> Text:
 
 
 class QuietCrash(App[int]):
-    """Mixed into the app: Textual's fatal-error report, minus locals and secrets."""
+    """Mixed into the app: Textual's fatal-error report, minus locals and secrets (through
+    the checked private parts of :mod:`gputui.ui.textual_private`; when those changed,
+    Textual's own report is left in place)."""
 
-    def _fatal_error(self) -> None:
-        self.bell()
-        self._exit_renderables.append(crash_report(self.console.width))
-        self._close_messages_no_wait()
+    if private.CRASH_HOOK:
+        def _fatal_error(self) -> None:
+            self.bell()
+            private.exit_renderables(self).append(crash_report(self.console.width))
+            private.close_messages_no_wait(self)

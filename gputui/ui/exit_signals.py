@@ -16,7 +16,7 @@ writes one byte down a pipe; :class:`ExitGuard`'s own thread then, in order:
 4. in the real program (``hard_exit``), ends the process with ``os._exit`` :data:`EXIT_DEADLINE`
    seconds after the request if it is still there, logs flushed first.
 
-And once the app has exited, :func:`end_process` ends the real program without the
+And once the app has exited, :func:`gputui.shutdown.end_process` ends the real program without the
 interpreter's finalisation: a daemon thread still waiting on a silent server (a request
 abandoned at the stop) that wakes while the interpreter finalises aborts the process (SIGABRT,
 seen in 1 exit of 3), and the executor threads of Textual's workers would be joined first.
@@ -26,18 +26,19 @@ Exit codes follow the shell's convention, 128 + the signal number.
 
 from __future__ import annotations
 
-import atexit
 import contextlib
 import logging
 import os
 import signal
-import sys
 import threading
 import time
 from collections.abc import Callable
-from typing import Any, NoReturn
 
+from gputui import shutdown
 from gputui.actions.base import Cancel
+from gputui.shutdown import end_process
+
+__all__ = ["ExitGuard", "end_process", "terminal_fds", "terminal_gone"]
 
 #: signal -> (reason, exit code)
 SIGNAL_EXITS = {signal.SIGHUP: ("SIGHUP", 129), signal.SIGTERM: ("SIGTERM", 143)}
@@ -45,7 +46,7 @@ SIGNAL_EXITS = {signal.SIGHUP: ("SIGHUP", 129), signal.SIGTERM: ("SIGTERM", 143)
 ACTION_GRACE = 2.0
 #: seconds after the stop request by which the process is gone, whatever the terminal does
 EXIT_DEADLINE = 4.5
-#: seconds the watchdog gives the atexit clean-ups before it ends the process
+#: seconds the watchdog gives the clean-ups (:mod:`gputui.shutdown`) before it ends the process
 CLEANUP_WAIT = 0.3
 
 log = logging.getLogger("gputui.ui.exit")
@@ -70,7 +71,7 @@ class ExitGuard:
         #: the wake-up of the guard's thread: a pipe, since a signal handler may not take a
         #: lock the interrupted main thread could hold (an Event's); -1 when not installed
         self._wake_read = self._wake_write = -1
-        self._previous: dict[int, Any] = {}
+        self._restore_signals: Callable[[], None] = lambda: None
         self.reason: str | None = None
         self.code = 0
         #: end the process at the deadline (the real program only; tests run apps in-process)
@@ -107,17 +108,11 @@ class ExitGuard:
         self._wake_read, self._wake_write = os.pipe()
         threading.Thread(target=self._supervise, args=(self._wake_read,), name="gputui-exit",
                          daemon=True).start()
-        for signum in SIGNAL_EXITS:
-            # a handler can only be installed from the main thread (tests in others skip it)
-            with contextlib.suppress(ValueError):
-                self._previous[signum] = signal.signal(signum, self._on_signal)
+        self._restore_signals = shutdown.handle_signals(self._on_signal, SIGNAL_EXITS)
 
     def release(self) -> None:
         """Give the signals back (tests run many apps in one process) and end the thread."""
-        for signum, previous in self._previous.items():
-            with contextlib.suppress(ValueError, TypeError):
-                signal.signal(signum, previous)
-        self._previous.clear()
+        self._restore_signals()
         wake_write = self._wake_write
         # the handlers are gone: nothing writes to the pipe after this (the thread closes
         # the read end once it woke)
@@ -132,8 +127,8 @@ class ExitGuard:
             self.reason, self.code = reason, code
         _wake(self._wake_write)
 
-    def _on_signal(self, signum: int, _frame: object) -> None:
-        reason, code = SIGNAL_EXITS[signal.Signals(signum)]
+    def _on_signal(self, sig: signal.Signals) -> None:
+        reason, code = SIGNAL_EXITS[sig]
         self.begin(reason, code)
 
     def _supervise(self, wake_read: int) -> None:
@@ -165,35 +160,12 @@ class ExitGuard:
         thread waiting for a silent server does not keep it."""
         time.sleep(max(0.0, deadline - time.monotonic()))
         log.warning("still running %.1f s after %s: exiting now", EXIT_DEADLINE, self.reason)
-        # the clean-ups registered with atexit (logs, temp key files), briefly: one of them
-        # may be what hangs
-        cleanup = threading.Thread(target=_run_exit_functions, daemon=True)
+        # the clean-ups (temporary key files, logs), briefly: one of them may be what hangs
+        cleanup = threading.Thread(target=shutdown.run_cleanups, daemon=True)
         cleanup.start()
         cleanup.join(CLEANUP_WAIT)
-        _flush_logs()
+        shutdown.flush_logs()
         os._exit(self.code)
-
-
-def end_process(code: int) -> NoReturn:
-    """End the real program after the app exited: clean-ups run, no finalisation.
-
-    The functions registered with :mod:`atexit` run (the log handlers, temporary key files),
-    the standard streams are flushed, then ``os._exit``: daemon threads still waiting on the
-    server are dropped instead of waking up in a finalising interpreter.
-    """
-    _run_exit_functions()
-    _flush_logs()
-    for stream in (sys.stdout, sys.stderr):
-        with contextlib.suppress(Exception):  # a terminal that is gone: nothing to flush to
-            stream.flush()
-    os._exit(code)
-
-
-def _run_exit_functions() -> None:
-    try:
-        atexit._run_exitfuncs()
-    except Exception:  # broad: one clean-up failing must not keep the process
-        log.exception("while running the exit functions")
 
 
 def _wake(fd: int) -> None:
@@ -214,15 +186,21 @@ def terminal_gone(fd: int = 0) -> bool:
     return False
 
 
-def _flush_logs() -> None:
-    for handler in logging.getLogger().handlers:
-        with contextlib.suppress(Exception):  # best effort, the process ends right after
-            handler.flush()
-
-
 def _quietly(call: Callable[[], object]) -> None:
     """Run one step of the way out; a failure is logged, never stops the next step."""
     try:
         call()
     except Exception:  # broad: leaving anyway, the next step must still run
         log.exception("while exiting")
+
+
+def terminal_fds() -> tuple[int, ...]:
+    """The standard streams that are the terminal now (detached when it hangs up)."""
+    found = []
+    for fd in (0, 1, 2):
+        try:
+            if os.isatty(fd):
+                found.append(fd)
+        except OSError:
+            continue
+    return tuple(found)

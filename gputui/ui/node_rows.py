@@ -50,6 +50,11 @@ COLUMNS: Final = (
     Column("driver", "DRIVER"), Column("product", "GPU"), Column("mig", "MIG"),
     Column("sharing", "SHARING"),
 )
+#: the columns a narrow terminal may drop, most important first (the last goes first);
+#: the mark, the name and the worst finding are always shown
+DROP_ORDER: Final = ("gpus", "status", "util", "upgrade", "product", "driver", "mig",
+                     "sharing")
+ALWAYS_SHOWN: Final = frozenset({"mark", "name", "finding"})
 #: columns filled from metrics, not from the snapshot (and so not sortable)
 METRIC_COLUMNS: Final = ("util",)
 SORTABLE: Final = tuple(c.key for c in COLUMNS if c.key not in ("mark", *METRIC_COLUMNS))
@@ -289,6 +294,6 @@ class NodeFilter:
         return keep
 
 
-__all__ = ["COLUMNS", "SORTABLE", "Cell", "Column", "NodeFilter", "cell_sort_key", "cell_sort_keys",
+__all__ = ["ALWAYS_SHOWN", "COLUMNS", "DROP_ORDER", "SORTABLE", "Cell", "Column", "NodeFilter", "cell_sort_key", "cell_sort_keys",
            "node_cells",
            "queue_findings", "requeue", "sort_value"]

@@ -30,6 +30,7 @@ from gputui.ui.exit_signals import ExitGuard
 from gputui.ui.screens.ask import AskScreen
 from gputui.ui.screens.confirm import ConfirmScreen
 from gputui.ui.screens.operations import OperationsScreen
+from gputui.ui.timeline_flow import TimelineFlow
 from gputui.ui.widgets.node_table import NodeTable
 
 STOP_DETAIL = ("It stops before its next step (no further eviction or change is sent; one "
@@ -44,6 +45,8 @@ class OperationsFlow(App[int]):
 
     clock: Callable[[], float]
     exit_guard: ExitGuard
+    #: the app's timeline (an ended operation's audit lines go in)
+    timelines: TimelineFlow
     #: the app's header refresh (it reads :attr:`operations` for the running line)
     _refresh_header: Callable[[], None]
 
@@ -83,6 +86,7 @@ class OperationsFlow(App[int]):
         elif op.progress is not None:
             for dialog, _ in dialogs:
                 dialog.post_message(ActionProgressed(op.progress))
+        self.timelines.operation_changed(op.id, ended=op.result is not None)
         self.show_operations_on(self.screen)
         self._refresh_header()
 

@@ -1,48 +1,67 @@
-"""``PodLogFlow``: the app's pod log view, opened on request and read off the UI thread.
+"""``PodLogs``: the pod log view, opened on request and read off the UI thread.
 
-Mixed into the app (like :class:`~gputui.ui.action_flow.ActionFlow`): a pane asks with
-:class:`~gputui.ui.contracts.PodLogRequested`, the log and events are read in a thread
-worker from the source, and the result reaches the log screen as a message.
+A plain object the app holds (not mixed into it): a pane asks with
+:class:`~gputui.ui.contracts.PodLogRequested`, the app hands the request here, the log and
+events are read in a thread worker from the shown session's source, and the result reaches
+the log screen as a message. A failed read takes the app's one worker-failure path
+(``worker_errors``), whose recovery for this group is :meth:`PodLogs.failed`.
 """
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, Protocol
 
-from textual import work
-from textual.app import App
 from textual.screen import Screen
 
-from gputui.sources.base import ClusterSource
-from gputui.ui.contracts import PodLog, PodLogLoaded, PodLogRequested
+from gputui.session import Session
+from gputui.ui.contracts import PodLog, PodLogLoaded
 from gputui.ui.screens.pod_log import PodLogScreen
 
+#: the worker group of the reads (``worker_errors.TASKS`` says what it was doing)
+GROUP = "pod-log"
 
-class PodLogFlow(App[int]):
-    """Open a pod container's log and events; reload on request."""
 
-    source: ClusterSource
+class PodLogHost(Protocol):
+    """What of the app the pod log view uses."""
 
-    def open_pod_log(self, namespace: str, pod: str, container: str | None = None) -> None:
+    session: Session
+
+    @property
+    def screen(self) -> Screen[Any]: ...
+
+    def push_screen(self, screen: Screen[Any], callback: Any = None) -> Any: ...
+
+    def run_worker(self, work: Any, name: str | None = "", group: str = "default",
+                   description: str = "", exit_on_error: bool = True, start: bool = True,
+                   exclusive: bool = False, thread: bool = False) -> Any: ...
+
+
+class PodLogs:
+    """Opens a pod container's log and events; reloads on request."""
+
+    def __init__(self, host: PodLogHost) -> None:
+        self.host = host
+
+    def open(self, namespace: str, pod: str, container: str | None = None) -> None:
         """Show a pod container's log and events (read in a thread worker)."""
-        screen: Screen[Any] = self.screen
+        screen = self.host.screen
         if not isinstance(screen, PodLogScreen):
             screen = PodLogScreen(namespace, pod, container)
-            self.push_screen(screen)
-        self._read_pod_log(screen, namespace, pod, container)
+            self.host.push_screen(screen)
+        source = self.host.session.source  # the session shown when it was asked for
 
-    def on_pod_log_requested(self, message: PodLogRequested) -> None:
-        self.open_pod_log(message.pod_namespace, message.pod, message.container)
+        def read() -> None:
+            lines = source.pod_log(namespace, pod, container)
+            events = source.pod_events(namespace, pod)
+            screen.post_message(PodLogLoaded(PodLog(namespace, pod, container, tuple(lines),
+                                                    tuple(events))))
 
-    @work(thread=True, exclusive=True, group="pod-log")
-    def _read_pod_log(self, screen: Screen[Any], namespace: str, pod: str,
-                      container: str | None) -> None:
-        """Blocking reads off the UI thread; the result goes to ``screen`` as a message."""
-        try:
-            lines = self.source.pod_log(namespace, pod, container)
-            events = self.source.pod_events(namespace, pod)
-            log = PodLog(namespace, pod, container, tuple(lines), tuple(events))
-        except Exception as error:  # noqa: BLE001 - shown as one line, never a traceback
-            text = str(error).splitlines()[0] if str(error) else type(error).__name__
-            log = PodLog(namespace, pod, container, error=text)
-        screen.post_message(PodLogLoaded(log))
+        self.host.run_worker(read, thread=True, exclusive=True, group=GROUP,
+                             exit_on_error=False)
+
+    def failed(self, line: str) -> None:
+        """The read failed: the open log screen shows the (scrubbed) line."""
+        screen = self.host.screen
+        if isinstance(screen, PodLogScreen):
+            screen.post_message(PodLogLoaded(PodLog(screen.namespace, screen.pod,
+                                                    screen.container, error=line)))

@@ -1,32 +1,38 @@
-"""``run_tui``: what ``gputui`` and ``gputui --demo`` run after the CLI built the settings.
+"""``run_tui``: what ``gputui``, ``gputui --demo`` and ``gputui replay FILE`` run after the
+CLI built the settings.
 
-Order matters for the operator: the kubeconfig (or the emulated cluster) is opened *before*
-the terminal switches to the UI, so a missing file or unknown context is one line on stderr
-and exit 2, not a flash of a broken screen. An unreachable server is not an error here: the
-source keeps retrying and the header says "disconnected, retrying". Whatever happens, the
-source (and the emulated cluster it may own) is stopped on the way out, and the process is
-gone within 5 s of SIGHUP, SIGTERM or quit (:mod:`gputui.ui.exit_signals`).
+Order matters for the operator: the session (a kubeconfig's cluster, the emulated one, or a
+recording) is opened *before* the terminal switches to the UI, so a missing file, an unknown
+context or a corrupt recording is one line on stderr and exit 2, not a flash of a broken
+screen. An unreachable server is not an error here: the source keeps retrying and the header
+says "disconnected, retrying". Whatever happens, the session (and the emulated cluster it
+may own) is stopped on the way out, and the process is gone within 5 s of SIGHUP, SIGTERM
+or quit (:mod:`gputui.ui.exit_signals`).
 """
 
 from __future__ import annotations
 
 import sys
-import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable
+from pathlib import Path
 from typing import TYPE_CHECKING
 
 from gputui.domain.sanitize import clean_line
 from gputui.settings import Settings
 
-if TYPE_CHECKING:  # types only: the TUI's modules load after the kubeconfig is read
-    from gputui.domain.timeline import TimelineEvent
-    from gputui.sources.tape_writer import TapeWriter
-    from gputui.ui.app import GpuTuiApp
-    from gputui.ui.timeline_flow import TimelineSink
+if TYPE_CHECKING:  # types only: the TUI's modules load after the session is opened
+    from gputui.session import Session, SessionKind
+    from gputui.sources.tape.writer import TapeWriter
+
+#: recordings above this size take seconds to read (a 5,000-node hour is ~5 MB): say so
+SAY_READING_BYTES = 1 << 20
+#: seconds the recorder may take at exit to write what it was handed (the exit deadline
+#: leaves little more once the screen is restored)
+RECORDER_GRACE = 1.0
 
 
 def _stop_quietly(stop: Callable[[], None]) -> None:
-    """Stop the source; a failure while leaving must not become a traceback."""
+    """Stop a part of the session; a failure while leaving must not become a traceback."""
     try:
         stop()
     except Exception as error:  # noqa: BLE001 - we are exiting anyway; say it in one line
@@ -36,67 +42,48 @@ def _stop_quietly(stop: Callable[[], None]) -> None:
         print(f"gputui: while stopping: {detail}", file=sys.stderr)
 
 
-def run_tui(settings: Settings) -> int:
-    """Open the source for ``settings``, run the TUI until quit, stop everything; exit code."""
-    from gputui.sources.connect import open_metrics, open_source
+def run_tui(settings: Settings, kind: SessionKind | None = None,
+            recording: str | None = None) -> int:
+    """Open the session (``kind``: ``live`` or ``demo`` from the settings, ``replay`` of
+    ``recording``), run the TUI until quit, stop everything; the exit code."""
+    from gputui.session import open_session
     from gputui.sources.errors import SourceError
 
+    kind = kind or ("demo" if settings.demo else "live")
+    path = Path(recording) if recording is not None else None
+    if path is not None:
+        _say_reading(path)
     try:
-        if settings.demo:  # the emulator is wired here, above sources (gputui.demo)
-            from gputui.demo import open_demo_source
-
-            source = open_demo_source(settings)
-        else:
-            source = open_source(settings)
-    except SourceError as error:
+        session = open_session(settings, kind, path)
+    except SourceError as error:  # and TapeError: not a recording, a newer format
         print(f"gputui: {error}", file=sys.stderr)
         return 2
-    from gputui.sources.writer import writer_for_source
+    except OSError as error:  # the reader's own words are preferred; this is the floor
+        print(f"gputui: cannot read recording {recording}: {error.strerror or error}",
+              file=sys.stderr)
+        return 2
+    return _run(settings, session)
+
+
+def _run(settings: Settings, session: Session) -> int:
     from gputui.ui.app import make_app
 
-    clock: Callable[[], float] = getattr(source, "clock", time.time)
-    from gputui.sources.contexts import is_read_only
-
-    # a context matching read_only_contexts is read-only from the start (--context prod-1)
-    writer = writer_for_source(source, read_only=is_read_only(settings, source.target.context))
-    metrics = open_metrics(settings, source)
+    app = make_app(settings, session, hard_exit=True)
     try:
-        from gputui.sources.recording import open_recorder
-
-        recorder = open_recorder(settings, source, metrics)
-    except SourceError as error:  # --record: an unwritable file, before the screen changes
-        print(f"gputui: {error}", file=sys.stderr)
-        _stop_quietly(source.stop)
-        return 2
-    try:
-        app = make_app(settings, source, clock=clock, writer=writer, metrics=metrics)
-        if recorder is not None:
-            app.recorded_source = source
-            app.timeline_sink = _timeline_recorder(recorder, app)
-            app.recording_watch.problem = lambda: recorder.error
-        # the real program leaves within 5 s of SIGHUP, SIGTERM or quit, whatever the
-        # terminal or the server does (tests run apps in-process and never end it)
-        app.exit_guard.hard_exit = True
         app.run()
     except KeyboardInterrupt:
         return 130
     finally:
-        if recorder is not None:  # first: the process is gone 4.5 s after quit began
-            _close_recorder(recorder, clock())
-        _stop_quietly(source.stop)
-        if writer is not None:
-            _stop_quietly(writer.close)
+        if session.recorder is not None:  # first: the process is gone 4.5 s after quit
+            _close_recorder(session.recorder, session.clock())
+        _stop_quietly(session.stop)
+        _stop_quietly(session.close_writers)
     code = int(app.return_code or 0)
     if app.exit_guard.exiting:  # quit or a signal: no finalisation to wait for or crash in
         from gputui.ui.exit_signals import end_process
 
         end_process(code)
     return code
-
-
-#: seconds the recorder may take at exit to write what it was handed (the exit deadline
-#: leaves little more once the screen is restored)
-RECORDER_GRACE = 1.0
 
 
 def _close_recorder(recorder: TapeWriter, at: float | None = None) -> None:
@@ -116,14 +103,13 @@ def _close_recorder(recorder: TapeWriter, at: float | None = None) -> None:
           "at exit and are not in it; it ends at its last complete frame", file=sys.stderr)
 
 
-def _timeline_recorder(recorder: TapeWriter, app: GpuTuiApp) -> TimelineSink:
-    """The recording's timeline: events only while the app shows the recorded source
-    (``app.recording``). The recorder is tapped into the first context's source and feed,
-    so after ``:ctx`` no objects are recorded, and no events either (README, Recording
-    and replay)."""
-
-    def record(events: Sequence[TimelineEvent]) -> None:
-        if app.recording:
-            recorder.timeline([event.to_json() for event in events])
-
-    return record
+def _say_reading(path: Path) -> None:
+    """One line on a terminal while a big recording is read, before the screen opens: the
+    operator sees why nothing happens yet (the live source says "loading" the same way)."""
+    try:
+        size = path.stat().st_size
+    except OSError:
+        return  # opening the session says why in one line
+    if size >= SAY_READING_BYTES and sys.stderr.isatty():
+        print(f"gputui: reading recording {clean_line(str(path))} "
+              f"({size / (1 << 20):.1f} MB)…", file=sys.stderr, flush=True)

@@ -1,9 +1,9 @@
 """``SummaryFlow``: the app opens the handoff summary and hands it over.
 
-Mixed into the app (like :class:`~gputui.ui.pod_logs.PodLogFlow`). ``:summary`` builds the
-summary from the app's latest snapshot and the audit log's lines since the session started
+A plain object the app holds (like :class:`~gputui.ui.pod_logs.PodLogs`). ``:summary``
+builds the summary from the app's latest snapshot and the audit log's lines since the session started
 (:func:`gputui.handoff.session_summary`) and pushes :class:`SummaryScreen`; its ``y`` comes
-back as :class:`SummaryCopyRequested`.
+back to the app as ``SummaryCopyRequested``, which hands the text to :meth:`SummaryFlow.copy`.
 
 How it is handed over: OSC 52 (``ESC ] 52 ; c ; <base64> BEL``, Textual's
 ``App.copy_to_clipboard``) puts text on the clipboard of the terminal the operator sits at,
@@ -21,8 +21,9 @@ import os
 import time
 from collections.abc import Callable
 from pathlib import Path
+from typing import Any, Protocol
 
-from textual.app import App
+from textual.screen import Screen
 
 from gputui.domain.model import ClusterSnapshot
 from gputui.domain.timeline_event import Timeline
@@ -30,7 +31,6 @@ from gputui.handoff import session_summary
 from gputui.privatefile import PrivateFileError, open_private, write_all
 from gputui.settings import Settings
 from gputui.ui.commands import command, effective_keys
-from gputui.ui.contracts import SummaryCopyRequested
 from gputui.ui.screens.summary import SummaryScreen
 
 #: the longest OSC 52 sequence sent (bytes of base64); longer goes to a file
@@ -80,8 +80,8 @@ def write_summary_file(directory: Path, text: str, wall: float) -> Path:
                            f" already in {directory}")
 
 
-class SummaryFlow(App[int]):
-    """Open the handoff summary; copy it or write it to a file on confirm."""
+class SummaryHost(Protocol):
+    """What of the app the handoff summary uses."""
 
     settings: Settings
     snapshot: ClusterSnapshot
@@ -89,30 +89,45 @@ class SummaryFlow(App[int]):
     keymap: dict[str, str]
     #: wall-clock time the session began: the audit lines from then on are "this session"
     session_started: float
-    #: what the app saw change (:class:`~gputui.ui.timeline_flow.TimelineFlow`)
-    timeline: Timeline
 
-    def action_summary(self) -> None:
+    def push_screen(self, screen: Screen[Any], callback: Any = None) -> Any: ...
+
+    def copy_to_clipboard(self, text: str) -> None: ...
+
+    def notify(self, message: str, *, title: str = "", severity: Any = "information",
+               timeout: float | None = None, markup: bool = True) -> None: ...
+
+
+class SummaryFlow:
+    """Opens the handoff summary; copies it or writes it to a file on confirm."""
+
+    def __init__(self, host: SummaryHost, timeline: Timeline) -> None:
+        self.host = host
+        #: what the app saw change (:class:`~gputui.ui.timeline_flow.TimelineFlow`'s)
+        self.timeline = timeline
+
+    def open(self) -> None:
         """``:summary``: build the summary now and show it for review."""
-        text = session_summary(self.snapshot, self.settings.audit_log, self.session_started,
-                               self.clock(), self.timeline)
-        keys = effective_keys(command("summary.copy"), self.keymap)
-        self.push_screen(SummaryScreen(text, keys))
+        host = self.host
+        text = session_summary(host.snapshot, host.settings.audit_log, host.session_started,
+                               host.clock(), self.timeline)
+        keys = effective_keys(command("summary.copy"), host.keymap)
+        host.push_screen(SummaryScreen(text, keys))
 
-    def on_summary_copy_requested(self, message: SummaryCopyRequested) -> None:
-        """Copy through OSC 52, or write the file; one line says which."""
-        text = message.markdown
-        reason = file_reason(self.settings.clipboard, text)
+    def copy(self, text: str, wall: float | None = None) -> None:
+        """Copy through OSC 52, or write the file (``wall``: its time); one line says which."""
+        host = self.host
+        reason = file_reason(host.settings.clipboard, text)
         if reason is None:
-            self.copy_to_clipboard(text)
-            self.notify(f"Summary sent to the clipboard with OSC 52 ({len(text.encode())} "
+            host.copy_to_clipboard(text)
+            host.notify(f"Summary sent to the clipboard with OSC 52 ({len(text.encode())} "
                         "bytes); in tmux this needs set-clipboard on.", timeout=8)
             return
-        directory = Path(self.settings.audit_log).expanduser().parent
+        directory = Path(host.settings.audit_log).expanduser().parent
         try:
-            path = write_summary_file(directory, text, time.time())
+            path = write_summary_file(directory, text, time.time() if wall is None else wall)
         except PrivateFileError as error:
-            self.notify(f"Summary not copied ({reason}) and not written: {error}",
+            host.notify(f"Summary not copied ({reason}) and not written: {error}",
                         severity="error", timeout=12)
             return
-        self.notify(f"Summary written to {path} ({reason}).", timeout=12)
+        host.notify(f"Summary written to {path} ({reason}).", timeout=12)

@@ -80,3 +80,11 @@ def detach(fds: tuple[int, ...]) -> None:
         with contextlib.suppress(OSError):
             os.dup2(null, fd)
     os.close(null)
+
+
+def hang_up(driver: object, fds: tuple[int, ...]) -> None:
+    """The terminal is gone (SIGHUP): ``driver`` drops all output instead of waiting on it,
+    and ``fds`` point at ``/dev/null``."""
+    if isinstance(driver, GpuLinuxDriver):
+        driver.hung_up()
+    detach(fds)

@@ -13,7 +13,7 @@ from gputui.sim.cluster import EmulatedCluster
 from gputui.sources.kubeconfig import load_target
 from gputui.sources.writer import KubeWriter
 from tests.actions.conftest import gpu_node, snapshot_of
-from tests.check.test_check_secrets import TOKEN, assert_no_secret, planted
+from tests.helpers import TOKEN, assert_no_secret, planted
 
 
 def test_refused_and_crashed_applies_audit_no_secret(server: EmulatedCluster,

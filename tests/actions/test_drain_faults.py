@@ -17,7 +17,7 @@ from gputui.actions.registry import action
 from gputui.sim.cluster import EmulatedCluster
 from gputui.sources.writer import KubeWriter
 from tests.actions.conftest import driver_daemonset, gpu_node, gpu_pod, snapshot_of
-from tests.actions.test_node_actions import _runner
+from tests.actions.helpers import runner_for
 
 
 def _seed(cluster: EmulatedCluster) -> None:
@@ -29,7 +29,7 @@ def _seed(cluster: EmulatedCluster) -> None:
 
 def _drain(server: EmulatedCluster, writer: KubeWriter, tmp_path: Path, fault: str,
            timeout: float) -> tuple[object, list[Progress]]:
-    runner = _runner(writer, tmp_path)
+    runner = runner_for(writer, tmp_path)
     plan = runner.plan(action("drain"), snapshot_of(server, tmp_path), ["gpu-1"],
                        {"timeout": timeout})
     dry = runner.dry_run(plan)

@@ -24,7 +24,8 @@ from gputui.actions.runner import DryRun, Runner
 from gputui.sim.cluster import EmulatedCluster
 from gputui.sources.writer import KubeWriter
 from tests.actions.conftest import driver_daemonset, gpu_node, gpu_pod, snapshot_of
-from tests.actions.test_node_actions import _runner
+from tests.actions.helpers import runner_for
+from tests.helpers import poll
 
 HUNG = "latency:30000~/eviction"
 
@@ -46,7 +47,7 @@ class _Apply:
 
     def __init__(self, server: EmulatedCluster, writer: KubeWriter, tmp_path: Path,
                  timeout: float, fault: str, log: list[tuple[str, str]] | None = None) -> None:
-        self.runner: Runner = _runner(writer, tmp_path)
+        self.runner: Runner = runner_for(writer, tmp_path)
         self.plan = self.runner.plan(action("drain"), snapshot_of(server, tmp_path),
                                      ["gpu-1"], {"timeout": timeout})
         self.dry: DryRun = self.runner.dry_run(self.plan)
@@ -69,15 +70,6 @@ class _Apply:
         return not self.thread.is_alive()
 
 
-def _until(check: Any, timeout: float = 30.0) -> bool:
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        if check():
-            return True
-        time.sleep(0.05)
-    return False
-
-
 def _audit(tmp_path: Path) -> dict[str, Any]:
     lines = (tmp_path / "audit.jsonl").read_text().splitlines()
     return dict(json.loads(lines[-1]))
@@ -95,7 +87,7 @@ def test_a_stop_while_an_eviction_hangs_acts_within_2_s_and_sends_nothing_more(
         tmp_path: Path, reason: str) -> None:
     _seed(server)
     run = _Apply(server, writer, tmp_path, timeout=300, fault=HUNG, log=request_log)
-    assert _until(lambda: _evictions(request_log) > run.before), request_log
+    assert poll(lambda: _evictions(request_log) > run.before), request_log
     run.cancel.stop(reason)
     sent_at_stop = _evictions(request_log)
     assert run.ended_within(2.0), "the stop was not acted on within 2 s"
@@ -144,7 +136,7 @@ def test_nothing_is_sent_once_the_cancel_is_set(
         guarded.evict("ml", "train-0")
     assert raised.value.interrupted == "SIGHUP"
     assert len(request_log) == seen  # not even a connection
-    runner = _runner(writer, tmp_path)
+    runner = runner_for(writer, tmp_path)
     plan = runner.plan(action("drain"), snapshot_of(server, tmp_path), ["gpu-1"], {})
     dry = runner.dry_run(plan)
     seen = len(request_log)

@@ -8,7 +8,6 @@ from pathlib import Path
 
 import pytest
 
-from gputui.actions.audit import AuditLog
 from gputui.actions.base import Progress, Risk
 from gputui.actions.registry import ACTIONS, action
 from gputui.actions.runner import Runner
@@ -22,6 +21,7 @@ from tests.actions.conftest import (
     snapshot_of,
     writer_for,
 )
+from tests.actions.helpers import runner_for
 from tests.apiserver.conftest import pod
 
 
@@ -40,12 +40,6 @@ def _seed(cluster: EmulatedCluster) -> None:
         annotations={"kubernetes.io/config.mirror": "abc"}), manager="kubelet")
 
 
-def _runner(writer: KubeWriter, tmp_path: Path) -> Runner:
-    runner = Runner(writer, AuditLog(tmp_path / "audit.jsonl"))
-    runner.check_permissions()
-    return runner
-
-
 def _run(runner: Runner, action_id: str, cluster: EmulatedCluster, tmp_path: Path,
          targets: list[str], params: dict[str, object] | None = None,
          cancel: threading.Event | None = None) -> tuple[object, list[Progress]]:
@@ -59,7 +53,7 @@ def _run(runner: Runner, action_id: str, cluster: EmulatedCluster, tmp_path: Pat
 def test_cordon_plan_dry_run_apply_and_audit(server: EmulatedCluster, writer: KubeWriter,
                                              tmp_path: Path) -> None:
     _seed(server)
-    runner = _runner(writer, tmp_path)
+    runner = runner_for(writer, tmp_path)
     snapshot = snapshot_of(server, tmp_path)
     plan = runner.plan(action("cordon"), snapshot, ["gpu-1", "gpu-2"], {})
     assert plan.kubectl == ("kubectl cordon gpu-1", "kubectl cordon gpu-2")
@@ -97,7 +91,7 @@ def test_drain_evicts_by_kubectl_rules_and_reports_the_budget(
         server: EmulatedCluster, writer: KubeWriter, tmp_path: Path) -> None:
     _seed(server)
     server.store.create("poddisruptionbudgets.policy", budget("trainer-pdb"))
-    runner = _runner(writer, tmp_path)
+    runner = runner_for(writer, tmp_path)
     plan = runner.plan(action("drain"), snapshot_of(server, tmp_path), ["gpu-1"],
                        {"timeout": 1.5})
     assert plan.risk is Risk.DESTRUCTIVE
@@ -128,7 +122,7 @@ def test_drain_evicts_by_kubectl_rules_and_reports_the_budget(
 def test_drain_said_drained_only_when_pods_are_gone(server: EmulatedCluster,
                                                    writer: KubeWriter, tmp_path: Path) -> None:
     _seed(server)
-    runner = _runner(writer, tmp_path)
+    runner = runner_for(writer, tmp_path)
     result, seen = _run(runner, "drain", server, tmp_path, ["gpu-1"], {"timeout": 5})
     assert result.ok, result  # type: ignore[attr-defined]
     assert result.summary.startswith("drained gpu-1: 2 pods evicted and gone")  # type: ignore[attr-defined]
@@ -147,7 +141,7 @@ def test_drain_refuses_unmanaged_and_emptydir_pods_unless_ticked(
     server.store.create("nodes", gpu_node("gpu-1"))
     server.store.create("pods", gpu_pod("bare", "gpu-1", owner=None))
     server.store.create("pods", gpu_pod("scratch", "gpu-1", empty_dir=True))
-    runner = _runner(writer, tmp_path)
+    runner = runner_for(writer, tmp_path)
     result, _ = _run(runner, "drain", server, tmp_path, ["gpu-1"],
                      {"options": options, "timeout": 3})
     assert result.ok is drained  # type: ignore[attr-defined]
@@ -167,7 +161,7 @@ def test_drain_refuses_a_pod_whose_daemonset_is_gone_unless_forced(
     server.store.create("nodes", gpu_node("gpu-1"))
     server.store.create("pods", pod("orphan", "gpu-1", namespace="gpu-operator",
                                     owner=("DaemonSet", "removed-daemonset")))
-    runner = _runner(writer, tmp_path)
+    runner = runner_for(writer, tmp_path)
     result, _ = _run(runner, "drain", server, tmp_path, ["gpu-1"], {"timeout": 3})
     assert not result.ok  # type: ignore[attr-defined]
     assert "DaemonSet is gone (--force allows them): gpu-operator/orphan" in (
@@ -183,7 +177,7 @@ def test_drain_cancel_stops_and_says_what_was_evicted(server: EmulatedCluster,
     _seed(server)
     server.store.create("poddisruptionbudgets.policy", budget("trainer-pdb"))
     cancel = threading.Event()
-    runner = _runner(writer, tmp_path)
+    runner = runner_for(writer, tmp_path)
 
     def stop_when_blocked(progress: Progress) -> None:
         if progress.blocked:
@@ -208,7 +202,7 @@ def test_label_actions_validate_and_patch(server: EmulatedCluster, writer: KubeW
     server.store.create("configmaps", {
         "metadata": {"name": "time-slicing-config", "namespace": "gpu-operator"},
         "data": {"a100-ts4": "version: v1", "default": "version: v1"}})
-    runner = _runner(writer, tmp_path)
+    runner = runner_for(writer, tmp_path)
     result, _ = _run(runner, "operands_off", server, tmp_path, ["gpu-2"])
     assert result.ok  # type: ignore[attr-defined]
     labels = server.store.get("nodes", "gpu-2", None)["metadata"]["labels"]
@@ -251,7 +245,7 @@ def test_sharing_config_comes_from_the_device_plugin_configmap(
     assert spec.choices(snapshot, ["gpu-1"]) == ("a100-ts4", "any", "(unset)")
     refused = action("sharing_config").plan(snapshot, ["gpu-1"], {"value": "a100-ts8"})
     assert refused.blocked and "not offered" in refused.blocked
-    runner = _runner(writer, tmp_path)
+    runner = runner_for(writer, tmp_path)
     result, _ = _run(runner, "sharing_config", server, tmp_path, ["gpu-1"],
                      {"value": "a100-ts4"})
     assert result.ok  # type: ignore[attr-defined]
@@ -263,7 +257,7 @@ def test_denied_permissions_grey_the_actions_and_nothing_is_sent(
         server: EmulatedCluster, writer: KubeWriter, tmp_path: Path) -> None:
     _seed(server)
     server.set_deny("create:pods/eviction")
-    runner = _runner(writer, tmp_path)
+    runner = runner_for(writer, tmp_path)
     assert runner.blocked(action("cordon")) is None
     why = runner.blocked(action("drain"))
     assert why is not None and why.startswith("denied: create pods/eviction")
@@ -283,7 +277,7 @@ def test_read_only_greys_every_action_and_sends_only_gets(
         server: EmulatedCluster, request_log: list[tuple[str, str]], tmp_path: Path) -> None:
     _seed(server)
     read_only = writer_for(server, tmp_path, read_only=True)
-    runner = _runner(read_only, tmp_path)
+    runner = runner_for(read_only, tmp_path)
     snapshot = snapshot_of(server, tmp_path)
     for act in ACTIONS:
         assert runner.blocked(act) is not None and "read-only" in (runner.blocked(act) or "")

@@ -27,7 +27,7 @@ from gputui.actions.runner import DryRun
 from gputui.sim.cluster import EmulatedCluster
 from gputui.sources.writer import KubeWriter
 from tests.actions.conftest import budget, driver_daemonset, gpu_node, gpu_pod, snapshot_of
-from tests.actions.test_node_actions import _runner
+from tests.actions.helpers import runner_for
 
 
 def _plan(*targets: str, title: str = "Drain") -> Plan:
@@ -97,7 +97,7 @@ def test_a_drain_refused_by_a_budget_is_glanced_with_its_tries_and_audited_by_it
     server.store.create("nodes", gpu_node("gke-prod-h100-pool-7f3a-svxj"))
     server.store.create("pods", gpu_pod("train-0", "gke-prod-h100-pool-7f3a-svxj"))
     server.store.create("poddisruptionbudgets.policy", budget("trainer-pdb"))
-    runner = _runner(writer, tmp_path)
+    runner = runner_for(writer, tmp_path)
     drain = action("drain")
     plan = runner.plan(drain, snapshot_of(server, tmp_path), ["gke-prod-h100-pool-7f3a-svxj"],
                        {"timeout": 300})

@@ -6,7 +6,8 @@ import pytest
 from kubernetes import client as k8s
 from kubernetes.client.rest import ApiException
 
-from gputui.sim.apiserver.patch import json_patch, merge_patch, strategic_merge
+from gputui.domain.merge_patch import merge_patch
+from gputui.sim.apiserver.patch import json_patch, strategic_merge
 from gputui.sim.cluster import EmulatedCluster
 from tests.apiserver.conftest import http, node, pod, seed_cluster_policy
 

@@ -185,12 +185,12 @@ def test_a_moment_still_loading_is_unknown_not_healthy(gputui: Run, tmp_path: Pa
     line, exit 2, naming what was missing and the first complete moment."""
     from dataclasses import replace
 
-    from gputui.sources.tape_writer import TapeWriter
-    from tests.sources.test_tape import T0, cluster
+    from gputui.sources.tape.writer import TapeWriter
+    from tests.fixtures.tapes import T0, small_cluster
 
     path = tmp_path / "loading.gputui-rec"
     writer = TapeWriter(path, context="ctx", server="https://k")
-    half = replace(cluster(2), loading=frozenset({"pods", "clusterpolicies"}))
+    half = replace(small_cluster(2), loading=frozenset({"pods", "clusterpolicies"}))
     writer.objects(half, T0)
     assert writer.drain(10.0)
     writer.objects(replace(half, loading=frozenset()), T0 + 10)

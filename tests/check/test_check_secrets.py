@@ -7,7 +7,6 @@ the reader) and everything gputui wrote (stdout, stderr, the debug log) is searc
 
 from __future__ import annotations
 
-import base64
 import os
 import signal
 import subprocess
@@ -18,43 +17,13 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-import yaml
 
 from gputui.sim.cluster import EmulatedCluster
-from tests.check.test_check_cli import free_port
+from tests.helpers import KEY_LINE, TOKEN, assert_no_secret, free_port, planted
 from tests.sources.helpers import node
 
 Run = Callable[..., subprocess.CompletedProcess[str]]
 REPO = Path(__file__).resolve().parents[2]
-
-TOKEN = "planted-Secret-Token-9c2e71"
-PASSWORD = "planted-Password-0b3f"
-KEY_LINE = "MIIEvQIBADANBgkqhkiG9w0BAQEFAASCBKcwggSjAgEAAoIBAQCplantedKeyLine"
-KEY_PEM = f"-----BEGIN PRIVATE KEY-----\n{KEY_LINE}\n-----END PRIVATE KEY-----\n".encode()
-KEY_DATA = base64.b64encode(KEY_PEM).decode()
-SECRETS = (TOKEN, PASSWORD, KEY_LINE, KEY_DATA[:40],
-           base64.b64encode(f"ops:{PASSWORD}".encode()).decode())
-
-
-def planted(path: Path, server: str, **user: Any) -> Path:
-    """A kubeconfig whose user entry holds every kind of secret (``user`` overrides)."""
-    entry = {"token": TOKEN, "username": "ops", "password": PASSWORD,
-             "client-key-data": KEY_DATA,
-             "client-certificate-data": base64.b64encode(b"not a certificate").decode()}
-    entry.update(user)
-    path.write_text(yaml.safe_dump({
-        "apiVersion": "v1", "kind": "Config",
-        "clusters": [{"name": "c", "cluster": {"server": server}}],
-        "users": [{"name": "ops", "user": {k: v for k, v in entry.items() if v is not None}}],
-        "contexts": [{"name": "c", "context": {"cluster": "c", "user": "ops"}}],
-        "current-context": "c"}))
-    return path
-
-
-def assert_no_secret(*texts: str) -> None:
-    for text in texts:
-        for secret in SECRETS:
-            assert secret not in text, f"{secret!r} leaked into:\n{text}"
 
 
 def run_both(gputui: Run, kubeconfig: Path, log: Path) -> list[subprocess.CompletedProcess[str]]:

@@ -9,8 +9,7 @@ from collections.abc import Callable
 from pathlib import Path
 
 from gputui.sim.cluster import EmulatedCluster
-from tests.sources.helpers import node
-from tests.sources.test_deep_objects import deep_policy  # noqa: F401 - a fixture
+from tests.sources.helpers import deep_policy, node  # noqa: F401 - a fixture
 
 Run = Callable[..., subprocess.CompletedProcess[str]]
 

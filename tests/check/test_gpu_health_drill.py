@@ -18,9 +18,9 @@ from typing import Any
 import pytest
 
 from gputui.sim.operator.hardware import gpu_uuid, node_suffix, pci_bus_id
+from tests.helpers import free_port
 from tests.metrics.prom import start_prometheus
 from tests.sim.conftest import start_sim  # noqa: F401 - fixture
-from tests.sim.test_exporter import free_port
 
 Run = Callable[..., subprocess.CompletedProcess[str]]
 

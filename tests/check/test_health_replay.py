@@ -11,7 +11,7 @@ from gputui.check import replay_snapshot
 from gputui.domain import health_fields as H
 from gputui.domain.inputs import CounterRise, GpuHealth
 from gputui.settings import Settings
-from gputui.sources.tape_writer import TapeWriter
+from gputui.sources.tape.writer import TapeWriter
 from tests.domain import factory as f
 
 NODE = "gpu-sick"

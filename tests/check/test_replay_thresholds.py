@@ -10,7 +10,7 @@ from pathlib import Path
 from gputui.check import replay_snapshot
 from gputui.domain.thresholds import DEFAULT_THRESHOLDS, thresholds_from_json
 from gputui.settings import Settings
-from gputui.sources.tape_reader import TapeReader
+from gputui.sources.tape.reader import TapeReader
 from tests.fixtures.tapes import XID_NODE, write_xid_tape
 
 
@@ -60,7 +60,7 @@ def test_gputui_record_keeps_the_sessions_thresholds(tmp_path: Path) -> None:
     from types import SimpleNamespace
 
     from gputui.domain.inputs import ClusterObjects
-    from gputui.sources.recording import open_recorder
+    from gputui.sources.tape.recorder import open_recorder
 
     ours = Settings(record_file=str(tmp_path / "session.rec"))
     ours = replace(ours, thresholds=replace(ours.thresholds, driver_startup_minutes=33.0,

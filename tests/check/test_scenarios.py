@@ -171,10 +171,20 @@ def test_a_missing_scenario_fails_rather_than_skips(gputui: Run) -> None:
 
 
 def test_upgrade_drain_blocked_says_why(gputui: Run) -> None:
+    """The drain timed out on the trainer's eviction: the failure names the pod and the
+    PodDisruptionBudget that held it, as the emulated disruption controller counts it
+    (issue 29 item 4), read by ``check`` from ``/apis/policy/v1/poddisruptionbudgets``."""
     rc, report = check(gputui, "upgrade-drain-blocked")
     failed = [f for f in report["findings"] if f["code"] == "upgrade-failed"]
     assert rc == 1 and failed and "Failed to drain the node" in failed[0]["message"]
     assert [n["upgrade_state"] for n in report["nodes"]].count("upgrade-failed") == 1
+    hint = failed[0]["hint"]
+    assert "The driver is not the cause: pod ml-training/trainer-llama-" in hint
+    assert ("was never evicted: PodDisruptionBudget ml-training/trainer-llama-pdb "
+            "(app=trainer) allows 0 disruptions (needs 1 healthy pod, has 1), and its "
+            "eviction was refused until the 5m0s timeout") in hint
+    assert "kubectl get pdb" not in hint
+    assert "poddisruptionbudgets" not in {g["resource"] for g in report["unreadable"]}
 
 
 #: ``gputui sim --faults join:h100:2@5s`` as a timeline entry

@@ -16,27 +16,9 @@ from pathlib import Path
 import pytest
 
 from gputui.sim.cluster import EmulatedCluster
-from tests.sources.helpers import cluster_policy, node, pod
+from tests.sources.helpers import NS, healthy_node, seed_gpu_nodes
 
 Run = Callable[..., subprocess.CompletedProcess[str]]
-NS = "gpu-operator"
-NODES = ("gpu-0", "gpu-1", "gpu-2")
-
-
-def _healthy(name: str) -> dict[str, object]:
-    made = node(name)
-    made["status"].update(allocatable={"nvidia.com/gpu": "8"},  # type: ignore[union-attr]
-                          conditions=[{"type": "Ready", "status": "True"}])
-    return made
-
-
-def _cluster(api_only: EmulatedCluster, exporters: bool = True) -> None:
-    api_only.store.create("clusterpolicies.nvidia.com", cluster_policy(NS))
-    for name in NODES:
-        api_only.store.create("nodes", _healthy(name))
-        if exporters:
-            api_only.store.create("pods", pod(NS, f"nvidia-dcgm-exporter-{name}", name,
-                                              labels={"app": "nvidia-dcgm-exporter"}))
 
 
 def _check(gputui: Run, api_only: EmulatedCluster, tmp_path: Path,
@@ -51,7 +33,7 @@ def _check(gputui: Run, api_only: EmulatedCluster, tmp_path: Path,
 def test_every_exporter_failing_makes_gpu_health_unknown_and_exit_2(
         gputui: Run, api_only: EmulatedCluster, tmp_path: Path, code: int,
         reason: str) -> None:
-    _cluster(api_only)
+    seed_gpu_nodes(api_only)
     api_only.inject(f"status:{code}~/proxy/metrics")
     result = _check(gputui, api_only, tmp_path, "--json")
     report = json.loads(result.stdout)
@@ -69,8 +51,8 @@ def test_every_exporter_failing_makes_gpu_health_unknown_and_exit_2(
 
 def test_failing_exporters_beside_a_warning_keep_exit_1_and_still_say_it(
         gputui: Run, api_only: EmulatedCluster, tmp_path: Path) -> None:
-    _cluster(api_only)
-    sick = _healthy("gpu-3")
+    seed_gpu_nodes(api_only)
+    sick = healthy_node("gpu-3")
     sick["status"]["conditions"] = [{"type": "Ready", "status": "False"}]  # type: ignore[index]
     api_only.store.create("nodes", sick)
     api_only.inject("status:503~/proxy/metrics")
@@ -83,7 +65,7 @@ def test_failing_exporters_beside_a_warning_keep_exit_1_and_still_say_it(
 
 def test_a_cluster_without_dcgm_exporter_is_said_plainly_and_not_an_error(
         gputui: Run, api_only: EmulatedCluster, tmp_path: Path) -> None:
-    _cluster(api_only, exporters=False)
+    seed_gpu_nodes(api_only, exporters=False)
     result = _check(gputui, api_only, tmp_path)
     assert result.returncode == 0, result.stdout + result.stderr
     first = result.stdout.splitlines()[0]
@@ -93,7 +75,7 @@ def test_a_cluster_without_dcgm_exporter_is_said_plainly_and_not_an_error(
 
 def test_the_handoff_summary_says_gpu_health_unknown(
         gputui: Run, api_only: EmulatedCluster, tmp_path: Path) -> None:
-    _cluster(api_only)
+    seed_gpu_nodes(api_only)
     api_only.inject("status:503~/proxy/metrics")
     result = _check(gputui, api_only, tmp_path, "--format", "markdown")
     assert result.returncode == 2, result.stderr

@@ -89,7 +89,7 @@ def test_check_in_every_format_and_the_debug_log_carry_no_password(
 
 
 def test_a_down_server_is_named_without_the_password(gputui: Run, tmp_path: Path) -> None:
-    from tests.check.test_check_cli import free_port
+    from tests.helpers import free_port
 
     kubeconfig = url_kubeconfig(tmp_path / "kc", f"http://127.0.0.1:{free_port()}")
     result = gputui("check", "--kubeconfig", str(kubeconfig))

@@ -15,8 +15,8 @@ from pathlib import Path
 
 from gputui.domain.inputs import XidEvent
 from gputui.domain.snapshot import SnapshotBuilder
-from gputui.sources.tape_reader import TapeReader
-from tests.sources.test_tape import T0, cluster, write
+from gputui.sources.tape.reader import TapeReader
+from tests.fixtures.tapes import T0, small_cluster, write_tape
 
 Run = Callable[..., subprocess.CompletedProcess[str]]
 PODS = ("ml/trainer-0",)
@@ -25,8 +25,8 @@ CLEANUP = XidEvent(3, 45, T0 - 345, "Preemptive cleanup", pods=PODS)
 
 
 def _recording(path: Path) -> Path:
-    base = replace(cluster(), loading=frozenset())  # the session had read everything
-    write(path, [(replace(base, xids={"gpu-1": (FATAL,)}), T0 - 355),
+    base = replace(small_cluster(), loading=frozenset())  # the session had read everything
+    write_tape(path, [(replace(base, xids={"gpu-1": (FATAL,)}), T0 - 355),
                  (replace(base, xids={"gpu-1": (replace(FATAL, last_seen=T0 - 355),
                                                 CLEANUP)}), T0 - 340),
                  (replace(base, xids={"gpu-1": (replace(FATAL, last_seen=T0 - 355),

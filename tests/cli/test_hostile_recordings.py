@@ -15,7 +15,7 @@ from pathlib import Path
 import msgspec
 import pytest
 
-from gputui.sources.tape_format import FORMAT, MAGIC
+from gputui.sources.tape.format import FORMAT, MAGIC
 
 REPO = Path(__file__).resolve().parents[2]
 HEADER = msgspec.json.encode({MAGIC: FORMAT, "context": "c", "server": "s",

@@ -57,7 +57,7 @@ def test_a_directory_and_no_file_argument(tmp_path: Path) -> None:
 def test_times_no_calendar_has_are_one_line(tmp_path: Path) -> None:
     """A hostile recording's frame time of 1e300 s would crash the header's clock."""
     from gputui.domain.inputs import ClusterObjects
-    from gputui.sources.tape_writer import TapeWriter
+    from gputui.sources.tape.writer import TapeWriter
 
     path = tmp_path / "far.tape"
     writer = TapeWriter(path, context="c", server="s")

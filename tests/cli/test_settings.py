@@ -76,7 +76,7 @@ def test_time_to_gpu_settings_at_the_top_level(tmp_path: Path) -> None:
     settings = load_settings(config, environ={"GPUTUI_SLOW_JOIN_MIN_JOINS": "8"}, flags={})
     t = settings.thresholds
     assert (t.pool_label, t.join_window_days, t.slow_join_minutes, t.slow_join_min_joins) == (
-        "example.com/gpu-pool", 3.0, 20.0, 8.0)
+        "example.com/gpu-pool", 3.0, 20.0, 8)
     with pytest.raises(SettingsError) as error:
         load_settings(None, environ={"GPUTUI_JOIN_WINDOW_DAYS": "a week"}, flags={})
     assert "invalid value 'a week'" in str(error.value)
@@ -107,3 +107,60 @@ def test_gpu_health_thresholds_are_settings_and_validated(tmp_path: Path) -> Non
         config.write_text(f"thresholds: {{{bad}}}\n")
         with pytest.raises(SettingsError, match=said):
             load_settings(config, environ={}, flags={})
+
+
+def test_each_setting_is_decoded_to_its_own_type(tmp_path: Path) -> None:
+    """The type comes from the field, not from searching its annotation's text: a count is
+    an int, a yes/no word is a bool, a list in a variable is comma-separated, and a number
+    where text is meant is that text."""
+    config = tmp_path / "config.yaml"
+    config.write_text("theme: 2024\nread_only_contexts: [prod-*, ' ', stage]\n"
+                      "keymap: {cordon: 1}\nthresholds: {slow_join_min_joins: 8.0}\n")
+    settings = load_settings(config, environ={"GPUTUI_READ_ONLY": "Yes",
+                                              "GPUTUI_PROMETHEUS_INSECURE": "off",
+                                              "GPUTUI_REFRESH": "3"}, flags={})
+    assert settings.theme == "2024"
+    assert settings.read_only_contexts == ("prod-*", "stage")
+    assert settings.keymap == {"cordon": "1"}
+    assert settings.read_only is True and settings.prometheus_insecure is False
+    assert settings.refresh == 3.0 and isinstance(settings.refresh, float)
+    joins = settings.thresholds.slow_join_min_joins
+    assert joins == 8 and isinstance(joins, int)
+    settings = load_settings(None, environ={"GPUTUI_READ_ONLY_CONTEXTS": "a, b,,c",
+                                            "GPUTUI_SLOW_JOIN_MIN_JOINS": "3"}, flags={})
+    assert settings.read_only_contexts == ("a", "b", "c")
+    assert type(settings.thresholds.slow_join_min_joins) is int
+
+
+@pytest.mark.parametrize("environ, message", [
+    ({"GPUTUI_SLOW_JOIN_MIN_JOINS": "2.5"}, "setting 'slow_join_min_joins': invalid value '2.5'"),
+    ({"GPUTUI_SLOW_JOIN_MIN_JOINS": "-1"}, "must be a finite number >= 0"),
+])
+def test_a_count_is_a_whole_number(environ: dict[str, str], message: str) -> None:
+    with pytest.raises(SettingsError) as error:
+        load_settings(None, environ=environ, flags={})
+    assert message in str(error.value) and "\n" not in str(error.value)
+
+
+def test_a_value_of_the_wrong_shape_in_the_file_is_one_line(tmp_path: Path) -> None:
+    config = tmp_path / "config.yaml"
+    for text, said in (("refresh: [1]\n", "setting 'refresh': invalid value [1]"),
+                       ("keymap: [cordon]\n", "setting 'keymap'"),
+                       ("read_only_contexts: [{a: 1}]\n", "setting 'read_only_contexts'"),
+                       ("thresholds: {slow-join-minutes: soon}\n",
+                        "setting 'slow-join-minutes': invalid value 'soon'")):
+        config.write_text(text)
+        with pytest.raises(SettingsError) as error:
+            load_settings(config, environ={}, flags={})
+        assert said in str(error.value) and "\n" not in str(error.value)
+
+
+def test_a_recorded_count_reads_back_as_an_int() -> None:
+    """A recording made while counts were floats says ``5.0``: it is the count 5; a part
+    of one is left out like any unusable value."""
+    from gputui.domain.thresholds import DEFAULT_THRESHOLDS, thresholds_from_json
+
+    read = thresholds_from_json({"slow_join_min_joins": 7.0}, DEFAULT_THRESHOLDS)
+    assert read.slow_join_min_joins == 7 and type(read.slow_join_min_joins) is int
+    assert thresholds_from_json({"slow_join_min_joins": 7.5}, DEFAULT_THRESHOLDS) == \
+        DEFAULT_THRESHOLDS

@@ -12,6 +12,9 @@ from datetime import UTC
 from pathlib import Path
 from typing import Any
 
+from gputui.domain.model import ClusterSnapshot, Finding
+from gputui.domain.snapshot import SnapshotBuilder
+
 FIXTURES = Path(__file__).parent / "fixtures"
 NODE = "gke-prod-h100-pool-7f3a-xk2p"
 NS = "gpu-operator"
@@ -235,3 +238,72 @@ def objects(nodes: list[dict[str, Any]], pods: list[dict[str, Any]] | None = Non
                     for c in configmaps or []},
         events=events or [], label_times=label_times or {}, operator_namespace=NS,
         context="prod-gke", server="https://10.0.0.1", **extra)
+
+
+Json = dict[str, Any]
+
+
+NAMES = [f"gpu-{i:02d}" for i in range(12)]
+
+
+def rolling_upgrade() -> tuple[list[Json], list[Json], list[Json]]:
+    """Twelve nodes in a rolling upgrade, some sick, some MIG; events for two."""
+    nodes, pods = [], []
+    states = ["upgrade-done", "upgrade-required", "wait-for-jobs-required", "upgrade-failed",
+              "pod-restart-required", "cordon-required"]
+    for i, name in enumerate(NAMES):
+        labels: Json = {"nvidia.com/gpu-driver-upgrade-state": states[i % len(states)]}
+        if i % 4 == 0:
+            labels["nvidia.com/mig.config"] = "all-1g.10gb"
+        nodes.append(node(name, labels=labels, cordoned=i % 5 == 0, ready=i != 7))
+        overrides: dict[str, dict[str, Any]] = {}
+        if i % 3 == 1:
+            overrides["driver"] = {"crash_in": "nvidia-driver-ctr", "restarts": 4}
+        if i % 3 == 2:
+            overrides["operator-validator"] = {"stuck_in": "cuda-validation"}
+        pods += healthy_pods(name, overrides=overrides)
+        pods.append(workload(f"job-{i}", name, gpus=4))
+    events = [upgrade_event(NAMES[3], "Failed to drain the node", T0 - 600, "Warning"),
+              upgrade_event(NAMES[1], "label to upgrade-required", T0 - 900)]
+    return nodes, pods, events
+
+
+def rolling_upgrade_objects(nodes: list[Json], pods: list[Json], events: list[Json],
+                            **kw: Any) -> Any:
+    """The objects of :func:`rolling_upgrade` with an upgrade policy (two at a time)."""
+    policy = cluster_policy(**upgrade_policy(autoUpgrade=True, maxParallelUpgrades=2))
+    return objects(nodes, pods, events=events, policies=[policy],
+                     configmaps=[load("configmap-default-mig-parted-config.json")],
+                     daemonsets=[daemonset(OPERAND_PODS[op][0], len(nodes))
+                                 for op in CORE], **kw)
+
+
+NOT_READY = cluster_policy(status={"state": "notReady", "conditions": [
+    {"type": "Ready", "status": "False", "reason": "Error", "message": ""},
+    {"type": "Error", "status": "True", "reason": "OperandNotReady",
+     "message": "ClusterPolicy is not ready; states not ready: [state-driver]"}]})
+
+
+def build(nodes: list[dict[str, Any]], pods: list[dict[str, Any]], now: float = T0,
+          **kw: Any) -> ClusterSnapshot:
+    """The snapshot of these nodes and pods at ``now``, built by a fresh builder."""
+    return SnapshotBuilder().build(objects(nodes, pods, **kw), now)
+
+
+def of(snap: ClusterSnapshot, code: str) -> list[Finding]:
+    """The findings of ``snap`` with this code."""
+    return [x for x in snap.findings if x.code == code]
+
+
+def joining_pods(driver_started: float, node: str = NODE) -> list[dict[str, Any]]:
+    """A node whose driver container compiles: every other operand waits in an init
+    container for a marker file (gpu-operator ``assets/state-*/0500_daemonset.yaml``)."""
+    waits = {"container-toolkit": "driver-validation", "operator-validator": "driver-validation",
+             "device-plugin": "toolkit-validation", "dcgm-exporter": "toolkit-validation",
+             "gpu-feature-discovery": "toolkit-validation", "mig-manager": "toolkit-validation"}
+    pods = [operand_pod("driver", node, start=driver_started - 30, not_ready=True,
+                          suffix="drv")]
+    for operand, init in waits.items():
+        pods.append(operand_pod(operand, node, start=driver_started, stuck_in=init,
+                                  suffix=operand[:3]))
+    return pods

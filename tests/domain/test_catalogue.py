@@ -11,6 +11,8 @@ import types
 from collections.abc import Iterator
 from pathlib import Path
 
+import pytest
+
 from gputui.domain import (
     catalogue,
     findings,
@@ -25,8 +27,9 @@ from gputui.domain import (
     sharing,
 )
 from gputui.domain import findings_healthchecks, operands_absent, upgrade_blocked
-from gputui.domain.catalogue import CATALOGUE, Pane
+from gputui.domain.catalogue import CATALOGUE
 from gputui.domain.model import Finding, Severity
+from gputui.domain.pane import Pane
 
 RULE_MODULES = (findings, findings_cluster, findings_metrics, findings_mig, findings_pipeline,
                 findings_upgrade, sharing, join_pools, findings_health, gpu_count)
@@ -86,8 +89,21 @@ def test_each_entry_is_complete() -> None:
 
 
 def test_panes_are_what_the_ui_jumps_to() -> None:
-    """``Finding.pane`` default and every catalogue pane are panes the UI understands."""
-    from gputui.ui.app import PANE_TARGETS
-    from gputui.ui.contracts import PANES
-    assert {p.value for p in Pane} <= set(PANES) & set(PANE_TARGETS)
-    assert Finding("x", Severity.INFO, None, "", "").pane in {p.value for p in Pane}
+    """Every pane (the catalogue's, ``Finding.pane``'s default) is one the UI routes."""
+    from gputui.ui.screens.base import PANE_TARGETS
+    assert set(PANE_TARGETS) == set(Pane)
+    assert {entry.pane for entry in CATALOGUE.values()} <= set(Pane)
+    assert Finding("x", Severity.INFO, None, "", "").pane is Pane.NODES
+
+
+def test_a_finding_takes_its_pane_and_usual_severity_from_the_catalogue() -> None:
+    for code, entry in CATALOGUE.items():
+        made = catalogue.finding(code, "gpu-1", "message", "hint", "gpu0")
+        assert (made.pane, made.severity, made.subject) == (entry.pane, entry.severity, "gpu0")
+    told = catalogue.finding(catalogue.XID_ERROR, None, "m", "h", severity=Severity.INFO)
+    assert told.severity is Severity.INFO and told.pane is Pane.METRICS
+
+
+def test_a_code_outside_the_catalogue_cannot_be_made() -> None:
+    with pytest.raises(KeyError):
+        catalogue.finding("made-up-code", None, "m", "h")

@@ -14,7 +14,7 @@ import pytest
 from gputui.domain.inputs import ClusterObjects
 from gputui.domain.snapshot import SnapshotBuilder
 from tests.domain import factory as f
-from tests.domain.test_incremental import _cluster, _objects
+from tests.domain.factory import rolling_upgrade, rolling_upgrade_objects
 
 
 def _drop_driver_daemonset(objs: ClusterObjects) -> ClusterObjects:
@@ -58,8 +58,8 @@ CHANGES: dict[str, Callable[[ClusterObjects], ClusterObjects]] = {
 
 @pytest.mark.parametrize("change", sorted(CHANGES))
 def test_cluster_wide_change_with_no_node_named_equals_a_full_build(change: str) -> None:
-    nodes, pods, events = _cluster()
-    objs: Any = _objects(nodes, pods, events)
+    nodes, pods, events = rolling_upgrade()
+    objs: Any = rolling_upgrade_objects(nodes, pods, events)
     builder = SnapshotBuilder()
     builder.build(objs, f.T0)
     changed = CHANGES[change](objs)

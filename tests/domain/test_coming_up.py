@@ -15,7 +15,7 @@ from gputui.domain.checkjson import exit_code
 from gputui.domain.model import Severity
 from gputui.domain.snapshot import SnapshotBuilder
 from tests.domain import factory as f
-from tests.domain.test_normal_life import NOT_READY, build, joining_pods, of
+from tests.domain.factory import NOT_READY, build, joining_pods, of
 
 #: labels GFD writes once it runs (gpu-feature-discovery ``internal/lm``): absent while joining
 GFD_PREFIXES = ("nvidia.com/gpu.count", "nvidia.com/gpu.product", "nvidia.com/gpu.memory",

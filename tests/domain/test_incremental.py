@@ -6,7 +6,6 @@ from __future__ import annotations
 import copy
 import random
 from dataclasses import replace
-from typing import Any
 
 import pytest
 
@@ -19,39 +18,7 @@ from gputui.domain.snapshot import SnapshotBuilder, sort_findings
 from gputui.domain.upgrade import build_upgrade_view
 from gputui.domain.upgrade_events import last_events
 from tests.domain import factory as f
-
-Json = dict[str, Any]
-NAMES = [f"gpu-{i:02d}" for i in range(12)]
-
-
-def _cluster() -> tuple[list[Json], list[Json], list[Json]]:
-    """Twelve nodes in a rolling upgrade, some sick, some MIG; events for two."""
-    nodes, pods = [], []
-    states = ["upgrade-done", "upgrade-required", "wait-for-jobs-required", "upgrade-failed",
-              "pod-restart-required", "cordon-required"]
-    for i, name in enumerate(NAMES):
-        labels: Json = {"nvidia.com/gpu-driver-upgrade-state": states[i % len(states)]}
-        if i % 4 == 0:
-            labels["nvidia.com/mig.config"] = "all-1g.10gb"
-        nodes.append(f.node(name, labels=labels, cordoned=i % 5 == 0, ready=i != 7))
-        overrides: dict[str, dict[str, Any]] = {}
-        if i % 3 == 1:
-            overrides["driver"] = {"crash_in": "nvidia-driver-ctr", "restarts": 4}
-        if i % 3 == 2:
-            overrides["operator-validator"] = {"stuck_in": "cuda-validation"}
-        pods += f.healthy_pods(name, overrides=overrides)
-        pods.append(f.workload(f"job-{i}", name, gpus=4))
-    events = [f.upgrade_event(NAMES[3], "Failed to drain the node", f.T0 - 600, "Warning"),
-              f.upgrade_event(NAMES[1], "label to upgrade-required", f.T0 - 900)]
-    return nodes, pods, events
-
-
-def _objects(nodes: list[Json], pods: list[Json], events: list[Json], **kw: Any) -> Any:
-    policy = f.cluster_policy(**f.upgrade_policy(autoUpgrade=True, maxParallelUpgrades=2))
-    return f.objects(nodes, pods, events=events, policies=[policy],
-                     configmaps=[f.load("configmap-default-mig-parted-config.json")],
-                     daemonsets=[f.daemonset(f.OPERAND_PODS[op][0], len(nodes))
-                                 for op in f.CORE], **kw)
+from tests.domain.factory import NAMES, Json, rolling_upgrade, rolling_upgrade_objects
 
 
 def _full(objs: ClusterObjects, now: float) -> ClusterSnapshot:
@@ -127,14 +94,14 @@ def test_incremental_builds_equal_full_builds(seed: int) -> None:
     # one clock for the whole run: reused views keep the ages they were built with (the
     # UI computes ages from the ``since`` fields), so only same-time builds compare equal
     rng = random.Random(seed)
-    nodes, pods, events = _cluster()
+    nodes, pods, events = rolling_upgrade()
     builder = SnapshotBuilder()
     now = f.T0
-    builder.build(_objects(nodes, pods, events), now)
+    builder.build(rolling_upgrade_objects(nodes, pods, events), now)
     for step in range(60):
         touched = _mutate(rng, nodes, pods, events)
         xids = {NAMES[2]: [XidEvent(0, 79, now - 30)]} if step % 7 == 3 else {}
-        objs = _objects(nodes, pods, events, xids=xids)
+        objs = rolling_upgrade_objects(nodes, pods, events, xids=xids)
         incremental = builder.build(objs, now, changed_nodes=touched)
         assert incremental == _full(objs, now), f"step {step}"
         _as_before(incremental, objs, now)
@@ -142,8 +109,8 @@ def test_incremental_builds_equal_full_builds(seed: int) -> None:
 
 
 def test_nothing_changed_reuses_every_part() -> None:
-    nodes, pods, events = _cluster()
-    objs = _objects(nodes, pods, events)
+    nodes, pods, events = rolling_upgrade()
+    objs = rolling_upgrade_objects(nodes, pods, events)
     builder = SnapshotBuilder()
     first = builder.build(objs, f.T0)
     again = builder.build(objs, f.T0 + 1, changed_nodes=set())

@@ -9,42 +9,14 @@ from __future__ import annotations
 from typing import Any
 
 from gputui.domain.checkjson import exit_code
-from gputui.domain.model import ClusterSnapshot, Finding, Severity
-from gputui.domain.snapshot import SnapshotBuilder
+from gputui.domain.model import ClusterSnapshot, Severity
 from gputui.domain.thresholds import DEFAULT_THRESHOLDS, DRIVER_STARTUP_PROBE_SECONDS
 from tests.domain import factory as f
-
-NOT_READY = f.cluster_policy(status={"state": "notReady", "conditions": [
-    {"type": "Ready", "status": "False", "reason": "Error", "message": ""},
-    {"type": "Error", "status": "True", "reason": "OperandNotReady",
-     "message": "ClusterPolicy is not ready; states not ready: [state-driver]"}]})
-
-
-def build(nodes: list[dict[str, Any]], pods: list[dict[str, Any]], now: float = f.T0,
-          **kw: Any) -> ClusterSnapshot:
-    return SnapshotBuilder().build(f.objects(nodes, pods, **kw), now)
-
-
-def of(snap: ClusterSnapshot, code: str) -> list[Finding]:
-    return [x for x in snap.findings if x.code == code]
+from tests.domain.factory import NOT_READY, build, joining_pods, of
 
 
 def worst(snap: ClusterSnapshot) -> Severity | None:
     return max((x.severity for x in snap.findings), default=None, key=lambda s: s.rank)
-
-
-def joining_pods(driver_started: float, node: str = f.NODE) -> list[dict[str, Any]]:
-    """A node whose driver container compiles: every other operand waits in an init
-    container for a marker file (gpu-operator ``assets/state-*/0500_daemonset.yaml``)."""
-    waits = {"container-toolkit": "driver-validation", "operator-validator": "driver-validation",
-             "device-plugin": "toolkit-validation", "dcgm-exporter": "toolkit-validation",
-             "gpu-feature-discovery": "toolkit-validation", "mig-manager": "toolkit-validation"}
-    pods = [f.operand_pod("driver", node, start=driver_started - 30, not_ready=True,
-                          suffix="drv")]
-    for operand, init in waits.items():
-        pods.append(f.operand_pod(operand, node, start=driver_started, stuck_in=init,
-                                  suffix=operand[:3]))
-    return pods
 
 
 def test_threshold_defaults_come_from_upstream_probes() -> None:

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from gputui.domain.replay_cursor import SPEEDS, ReplayCursor
+from gputui.domain.replay_cursor import SPEEDS, PlayState, ReplayCursor
 
 
 class FakeClock:
@@ -24,7 +24,7 @@ def test_starts_paused_at_the_start_and_stays_there() -> None:
     clock = FakeClock()
     cursor = _cursor(clock)
     clock.now += 50
-    assert (cursor.position, cursor.playing, cursor.state_word()) == (100.0, False, "paused")
+    assert (cursor.position, cursor.playing, cursor.play_state()) == (100.0, False, PlayState.PAUSED)
 
 
 def test_space_plays_in_real_time_and_pauses() -> None:
@@ -33,7 +33,7 @@ def test_space_plays_in_real_time_and_pauses() -> None:
     cursor.toggle()
     clock.now += 12.5
     assert cursor.playing and cursor.position == 112.5
-    assert cursor.state_word() == "playing"
+    assert cursor.play_state() is PlayState.PLAYING
     cursor.toggle()
     clock.now += 30
     assert not cursor.playing and cursor.position == 112.5
@@ -45,7 +45,7 @@ def test_play_stops_at_the_end_and_space_again_starts_over() -> None:
     cursor.toggle()
     clock.now += 60
     assert (cursor.position, cursor.playing) == (200.0, False)
-    assert cursor.state_word() == "end"
+    assert cursor.play_state() is PlayState.END
     cursor.toggle()
     assert (cursor.position, cursor.playing) == (100.0, True)
 
@@ -100,7 +100,7 @@ def test_speeds_step_through_the_table_and_keep_the_position() -> None:
     assert cursor.faster() == 2.0
     clock.now += 3  # +6 at 2x
     assert cursor.position == 110.0
-    assert cursor.state_word() == "playing 2×"
+    assert cursor.play_state() is PlayState.PLAYING and cursor.speed == 2.0
     for _ in range(20):
         cursor.faster()
     assert cursor.speed == SPEEDS[-1]

@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import json
 import shutil
-import socket
 import subprocess
 import time
 import urllib.request
@@ -18,14 +17,10 @@ from pathlib import Path
 
 import pytest
 
+from tests.helpers import free_port
+
 #: (metric, labels, [(epoch seconds, value)])
 Backfill = tuple[str, Mapping[str, str], Sequence[tuple[float, float]]]
-
-
-def free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return int(sock.getsockname()[1])
 
 
 def openmetrics(series: Iterable[Backfill]) -> str:

@@ -28,7 +28,8 @@ from gputui.sources.metrics import MetricsFeed
 from gputui.sources.prometheus import PrometheusMetrics, PrometheusOptions
 from gputui.sources.scrape import ExporterMetrics
 from tests.actions.upgrade.helpers import Cluster, apply, plan_of
-from tests.metrics.prom import free_port, start_prometheus
+from tests.helpers import free_port
+from tests.metrics.prom import start_prometheus
 from tests.sim.conftest import Sim
 
 T = TypeVar("T")

@@ -21,7 +21,7 @@ from gputui.sources.kubeconfig import load_target
 from gputui.sources.metrics import MetricsFeed
 from gputui.sources.scrape import ExporterMetrics
 from gputui.sources.xids import XidTracker
-from tests.check.test_unreadable_metrics import NODES, NS, _cluster
+from tests.sources.helpers import NODES, NS, seed_gpu_nodes
 
 FAULTS = ["status:503~/proxy/metrics", "status:400~/proxy/metrics", "exporter-garbage"]
 
@@ -63,7 +63,7 @@ def _per_minute(log: list[tuple[str, str]], step: float, clock: CountingClock,
 def test_the_metrics_feed_backs_off_per_exporter(
         request_log: list[tuple[str, str]], api_only: EmulatedCluster, tmp_path: object,
         fault: str) -> None:
-    _cluster(api_only)
+    seed_gpu_nodes(api_only)
     api_only.inject(fault)
     http = _http(api_only, tmp_path)
     clock = CountingClock()
@@ -90,7 +90,7 @@ def test_the_xid_reader_backs_off_per_exporter_and_says_why(
         fault: str) -> None:
     from gputui.sources.oneshot import read_objects
 
-    _cluster(api_only)
+    seed_gpu_nodes(api_only)
     api_only.inject(fault)
     http = _http(api_only, tmp_path)
     clock = CountingClock()
@@ -136,7 +136,7 @@ def test_a_failing_prometheus_is_asked_again_in_minutes(
 
     server = ThreadingHTTPServer(("127.0.0.1", 0), Down)
     threading.Thread(target=server.serve_forever, daemon=True).start()
-    _cluster(api_only)
+    seed_gpu_nodes(api_only)
     api_only.inject("status:503~/proxy/metrics")
     http = _http(api_only, tmp_path)
     clock = CountingClock()

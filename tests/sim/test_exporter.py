@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import json
-import socket
 import subprocess
 import urllib.request
 from pathlib import Path
@@ -11,6 +10,7 @@ from typing import Any
 
 from kubernetes.client.exceptions import ApiException
 
+from tests.helpers import free_port
 from tests.sim.conftest import Sim
 from tests.sim.promtext import parse
 
@@ -19,12 +19,6 @@ DEFAULT_COUNTERS = {"DCGM_FI_DEV_SM_CLOCK", "DCGM_FI_DEV_MEM_CLOCK", "DCGM_FI_DE
                     "DCGM_FI_DEV_POWER_USAGE", "DCGM_FI_DEV_TOTAL_ENERGY_CONSUMPTION",
                     "DCGM_FI_DEV_GPU_UTIL", "DCGM_FI_DEV_XID_ERRORS", "DCGM_FI_DEV_FB_FREE",
                     "DCGM_FI_DEV_FB_USED", "DCGM_FI_PROF_GR_ENGINE_ACTIVE"}
-
-
-def free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return int(sock.getsockname()[1])
 
 
 def scrape_via_proxy(sim: Sim, node: str) -> str:

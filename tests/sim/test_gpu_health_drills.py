@@ -18,8 +18,8 @@ import pytest
 from gputui.sim.cluster import EmulatedCluster
 from gputui.sim.operator.dcgmhealth import OPT_IN_NAMES
 from gputui.sim.operator.hardware import gpu_uuid, pci_bus_id
+from tests.helpers import free_port
 from tests.sim.promtext import Sample, parse
-from tests.sim.test_exporter import free_port
 
 #: the instants (emulated seconds after start) the gpu-health cluster is read at
 INSTANTS = (840.5, 842.0, 960.0, 1020.0)

@@ -13,7 +13,7 @@ from typing import Any
 
 import pytest
 
-from tests.sim.test_exporter import free_port
+from tests.helpers import free_port
 
 pytestmark = pytest.mark.prometheus
 

@@ -5,13 +5,10 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from gputui.sim.store import WatchEvent
-from tests.sim.conftest import Sim
+from tests.sim.helpers import STATE, UpgradeWatch
 
-STATE = "nvidia.com/gpu-driver-upgrade-state"
 ORDER = ["upgrade-required", "cordon-required", "wait-for-jobs-required", "pod-deletion-required",
          "pod-restart-required", "validation-required", "uncordon-required", "upgrade-done"]
-IDLE = {"", "upgrade-done", "upgrade-required"}
 SCENARIO = """summary: six nodes, two at a time, one trainer to wait for
 clusterPolicy:
   spec:
@@ -31,47 +28,11 @@ timeline:  # late enough for the test's recorder to be in place (kubernetes impo
 """
 
 
-class Recorder:
-    """Node upgrade states, cordons and trainer phases, checked at every change."""
-
-    def __init__(self, sim: Sim):
-        self.states: dict[str, str] = {}
-        self.cordoned: dict[str, bool] = {}
-        self.history: dict[str, list[str]] = {}
-        self.log: list[tuple[str, str, str]] = []
-        self.max_in_progress = 0
-        self.max_unavailable = 0
-        for node in sim.cluster.store.list("nodes", label_selector="nvidia.com/gpu.present=true")[0]:
-            self._node(node)
-        sim.cluster.store.watch("nodes", lambda e: self._node(e.obj))
-        sim.cluster.store.watch("pods", self._pod)
-
-    def _node(self, obj: dict[str, Any]) -> None:
-        name = obj["metadata"]["name"]
-        if (obj["metadata"].get("labels") or {}).get("nvidia.com/gpu.present") != "true":
-            return
-        state = obj["metadata"]["labels"].get(STATE, "")
-        if self.states.get(name) != state:
-            self.history.setdefault(name, []).append(state)
-            self.log.append(("node", name, state))
-        self.states[name] = state
-        self.cordoned[name] = bool(obj["spec"].get("unschedulable"))
-        in_progress = sum(1 for s in self.states.values() if s not in IDLE)
-        self.max_in_progress = max(self.max_in_progress, in_progress)
-        self.max_unavailable = max(self.max_unavailable, sum(self.cordoned.values()))
-
-    def _pod(self, event: WatchEvent) -> None:
-        labels = event.obj["metadata"].get("labels") or {}
-        if labels.get("app") == "trainer":
-            self.log.append(("trainer", event.obj["spec"].get("nodeName") or "",
-                             "Deleted" if event.type == "DELETED" else event.obj["status"].get("phase", "")))
-
-
 def test_upgrade_walks_states_in_order_within_limits(start_sim: Any, tmp_path: Path) -> None:
     path = tmp_path / "upgrade.yaml"
     path.write_text(SCENARIO)
     sim = start_sim(str(path), speed=300, paused=True)
-    rec = Recorder(sim)
+    rec = UpgradeWatch(sim)
     sim.resume()
     trainer = sim.wait_for(lambda: [p for p in sim.core.list_namespaced_pod("ml").items
                                     if p.spec.node_name], 60, "trainer scheduled")[0]
@@ -216,7 +177,7 @@ def test_pending_driver_pod_without_a_node_does_not_stop_the_others(start_sim: A
     path = tmp_path / "blocked.yaml"
     path.write_text(BLOCKED)
     sim = start_sim(str(path), speed=300, paused=True)
-    rec = Recorder(sim)
+    rec = UpgradeWatch(sim)
     sim.resume()
     stuck = sim.node("h100/2")
     others = [n for n in sim.operator.world.pool_members["h100"] if n != stuck]

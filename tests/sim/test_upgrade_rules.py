@@ -10,7 +10,7 @@ from pathlib import Path
 from typing import Any
 
 from tests.sim.conftest import Sim
-from tests.sim.test_upgrade import STATE, Recorder
+from tests.sim.helpers import STATE, UpgradeWatch
 
 VALIDATION_START = "nvidia.com/gpu-driver-upgrade-validation-start-time"
 TWO_NODES = """summary: two nodes, one at a time
@@ -37,7 +37,7 @@ def test_validation_without_a_validator_pod_waits_without_a_clock(start_sim: Any
     """k8s-operator-libs ``pkg/upgrade/validation_manager.go``: no validator pod on the node
     means "not done" without writing the start time, so the node waits (never fails)."""
     sim = _start(start_sim, tmp_path, paused=True)
-    rec = Recorder(sim)
+    rec = UpgradeWatch(sim)
     sim.resume()
     node = sim.node("h100/0")
     sim.core.patch_node(node, {"metadata": {"labels": {
@@ -85,7 +85,7 @@ def test_each_node_passes_cordon_required_one_state_per_pass(start_sim: Any,
     node moves one state per pass: cordon-required lasts until the next pass (the label
     change wakes it), long enough for anyone watching to see it."""
     sim = _start(start_sim, tmp_path, paused=True)
-    rec = Recorder(sim)
+    rec = UpgradeWatch(sim)
     sim.resume()
     nodes = list(sim.operator.world.pool_members["h100"])
     entered: dict[tuple[str, str], float] = {}

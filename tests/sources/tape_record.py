@@ -1,6 +1,6 @@
 """A headless recording session: the live source on a cluster, tapped by a TapeWriter.
 
-What ``gputui --record`` does minus the screen: :func:`gputui.sources.recording.open_recorder`
+What ``gputui --record`` does minus the screen: :func:`gputui.sources.tape.recorder.open_recorder`
 taps a real :class:`KubeSource` (and a metrics feed when given). The tests use
 :class:`Session` in-process; run as a script it records ``--demo``-style until killed and
 prints ``tick N`` for every timeline event it handed over, so a test can ``kill -9`` it and
@@ -24,9 +24,9 @@ from gputui.domain.model import ClusterSnapshot
 from gputui.settings import Settings
 from gputui.sources.kube import KubeSource
 from gputui.sources.kubeconfig import KubeTarget
-from gputui.sources.recording import open_recorder
-from gputui.sources.replay import objects_to_json
-from gputui.sources.tape_writer import TapeWriter
+from gputui.sources.tape.objects import objects_to_json
+from gputui.sources.tape.recorder import open_recorder
+from gputui.sources.tape.writer import TapeWriter
 
 
 @dataclass

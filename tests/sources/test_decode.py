@@ -19,8 +19,7 @@ from gputui.sources.decode import (
     reduce_operator_pod,
 )
 from gputui.sources.reduce import reduce_plain
-from tests.sources.helpers import node, pod
-from tests.sources.test_reduce import MANAGED
+from tests.sources.helpers import MANAGED, node, pod
 
 
 def page(items: list[dict[str, Any]], token: str = "") -> bytes:

@@ -17,7 +17,7 @@ from gputui.domain.snapshot import SnapshotBuilder
 from gputui.domain.thresholds import DomainThresholds
 from gputui.sources import scrape, xids
 from gputui.sources.health_book import HealthBook
-from gputui.sources.tape_health import health_from_json, health_to_json
+from gputui.sources.tape.health import health_from_json, health_to_json
 from tests.domain import factory as f
 
 MODEL = "NVIDIA H100 80GB HBM3"

@@ -5,7 +5,7 @@ from __future__ import annotations
 import socket
 import threading
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -16,38 +16,20 @@ from gputui.sim.cluster import EmulatedCluster
 from gputui.sources.base import Connection, SourceStatus
 from gputui.sources.kube import KubeSource
 from gputui.sources.kubeconfig import load_target
-from tests.sources.helpers import (
+from tests.sources.helpers import (  # noqa: F401
     RecordingBuilder,
+    Started,
     cluster_policy,
+    complete_build,
     hold_operand_pods,
     node,
     pod,
+    seed_small_cluster,
+    start_source,
     wait_for,
 )
 
 NS = "gpu-operator"
-Started = tuple[KubeSource, RecordingBuilder, list[Any], list[SourceStatus]]
-
-
-@pytest.fixture
-def start_source(kubeconfig: Path) -> Iterator[Callable[..., Started]]:
-    sources: list[KubeSource] = []
-
-    def start(path: Path = kubeconfig, **options: Any) -> Started:
-        builder = RecordingBuilder()
-        settings: dict[str, Any] = {"coalesce": 0.05, "rebuild_every": 60,
-                                    "watch_timeout": 5, "backoff_cap": 0.3}
-        settings.update(options)
-        source = KubeSource(load_target(str(path)), builder=builder, **settings)
-        snapshots: list[Any] = []
-        statuses: list[SourceStatus] = []
-        source.start(snapshots.append, statuses.append)
-        sources.append(source)
-        return source, builder, snapshots, statuses
-
-    yield start
-    for source in sources:
-        source.stop()
 
 
 @pytest.fixture
@@ -64,20 +46,6 @@ def list_calls(monkeypatch: pytest.MonkeyPatch) -> list[str]:
     return calls
 
 
-def seed(cluster: EmulatedCluster, nodes: int = 3) -> None:
-    for i in range(nodes):
-        cluster.store.create("nodes", node(f"gpu-{i}"))
-    cluster.store.create("clusterpolicies.nvidia.com", cluster_policy(NS))
-    cluster.store.create("pods", pod(NS, "nvidia-driver-daemonset-a", "gpu-0",
-                                     labels={"app": "nvidia-driver-daemonset"}))
-
-
-def complete_build(builder: RecordingBuilder) -> tuple[Any, Any] | None:
-    """The first build made once every feed was listed (earlier ones show nodes only)."""
-    with builder.lock:
-        return next((call for call in builder.calls if not call[0].loading), None)
-
-
 def set_label(cluster: EmulatedCluster, name: str, key: str, value: str) -> None:
     cluster.store.mutate("nodes", name, None,
                          lambda n: n["metadata"]["labels"].update({key: value}))
@@ -90,7 +58,7 @@ def label(builder: RecordingBuilder, name: str, key: str) -> str | None:
 
 def test_snapshot_after_sync_then_watch_updates(cluster: EmulatedCluster,
                                                 start_source: Callable[..., Started]) -> None:
-    seed(cluster)
+    seed_small_cluster(cluster)
     source, builder, _, _ = start_source()
     first, changed = wait_for(lambda: complete_build(builder), what="first complete snapshot")
     assert changed is None  # the first complete build is a full one
@@ -113,7 +81,7 @@ def test_snapshot_after_sync_then_watch_updates(cluster: EmulatedCluster,
 
 def test_bursts_are_coalesced(cluster: EmulatedCluster,
                               start_source: Callable[..., Started]) -> None:
-    seed(cluster)
+    seed_small_cluster(cluster)
     _, builder, snapshots, _ = start_source()
     wait_for(lambda: snapshots)
     before = builder.count()
@@ -127,7 +95,7 @@ def test_restart_resumes_the_watch(cluster: EmulatedCluster, restart: Any,
                                    start_source: Callable[..., Started],
                                    list_calls: list[str]) -> None:
     """API server gone mid-watch: stale + reconnecting, then resume from resourceVersion."""
-    seed(cluster)
+    seed_small_cluster(cluster)
     source, builder, _, statuses = start_source()
     wait_for(lambda: complete_build(builder), what="every feed listed")
     lists_before = len(list_calls)
@@ -149,7 +117,7 @@ def test_expired_watch_relists(cluster: EmulatedCluster, restart: Any,
                                start_source: Callable[..., Started],
                                list_calls: list[str]) -> None:
     """A resourceVersion the server no longer keeps (410 Gone) leads to a fresh list."""
-    seed(cluster)
+    seed_small_cluster(cluster)
     source, builder, snapshots, _ = start_source()
     wait_for(lambda: snapshots)
     cluster.stop()
@@ -166,7 +134,7 @@ def test_expired_watch_relists(cluster: EmulatedCluster, restart: Any,
 def test_forbidden_feed_is_reported_and_the_rest_works(
         cluster: EmulatedCluster, forbidden_paths: set[str],
         start_source: Callable[..., Started]) -> None:
-    seed(cluster)
+    seed_small_cluster(cluster)
     forbidden_paths.add("/api/v1/events")
     source, builder, _, _ = start_source()
     wait_for(lambda: complete_build(builder))
@@ -212,7 +180,7 @@ def test_server_down_at_start_then_up(tmp_path: Path,
 
 def test_stop_returns_promptly(cluster: EmulatedCluster,
                                start_source: Callable[..., Started]) -> None:
-    seed(cluster)
+    seed_small_cluster(cluster)
     source, _, snapshots, _ = start_source(watch_timeout=300)
     wait_for(lambda: snapshots)
     began = time.monotonic()
@@ -226,7 +194,7 @@ def test_stop_returns_promptly(cluster: EmulatedCluster,
 
 def test_pod_log_and_events(cluster: EmulatedCluster,
                             start_source: Callable[..., Started]) -> None:
-    seed(cluster)
+    seed_small_cluster(cluster)
     cluster.nodeside.log(NS, "nvidia-driver-daemonset-a", "main", "loading nvidia.ko")
     cluster.nodeside.log(NS, "nvidia-driver-daemonset-a", "main", "done")
     for i, reason in enumerate(["Pulled", "BackOff"]):
@@ -246,7 +214,7 @@ def test_idle_source_builds_no_full_snapshot(cluster: EmulatedCluster,
                                              start_source: Callable[..., Started]) -> None:
     """Only the first build is full; idle ticks pass the empty change set (the domain
     builder re-checks its own time thresholds), and bookmarks wake no build at all."""
-    seed(cluster)
+    seed_small_cluster(cluster)
     _, builder, _, _ = start_source(rebuild_every=0.2)
     wait_for(lambda: complete_build(builder))
     began = time.monotonic()
@@ -266,7 +234,7 @@ def test_idle_source_builds_no_full_snapshot(cluster: EmulatedCluster,
 
 def test_bookmarks_wake_no_build(cluster: EmulatedCluster,
                                  start_source: Callable[..., Started]) -> None:
-    seed(cluster)
+    seed_small_cluster(cluster)
     source, builder, snapshots, _ = start_source()  # rebuild_every=60
     wait_for(lambda: snapshots)
     time.sleep(0.3)
@@ -282,7 +250,7 @@ def test_gc_is_paused_until_the_first_snapshot_and_never_left_off(
     import gc
 
     assert gc.isenabled()
-    seed(cluster)
+    seed_small_cluster(cluster)
     source, _, snapshots, _ = start_source()
     wait_for(lambda: snapshots)
     wait_for(gc.isenabled, what="GC back on after the first snapshot")
@@ -312,7 +280,7 @@ def test_waitforcompletion_selector_set_later_brings_its_pods(
         cluster: EmulatedCluster, start_source: Callable[..., Started]) -> None:
     """When the policy starts waiting for ``app=etl`` pods, the GPU pod feed restarts and
     keeps them, GPU or not (the upgrade controller waits for every one)."""
-    seed(cluster)
+    seed_small_cluster(cluster)
     cluster.store.create("pods", pod("ml", "etl-cpu", "gpu-1", labels={"app": "etl"}))
     _, builder, snapshots, _ = start_source()
     wait_for(lambda: snapshots, what="first snapshot")
@@ -331,7 +299,7 @@ def test_nodes_are_shown_before_the_pods_are_listed(
     being listed; it says so (``loading``), claims no finding and no pipeline, and the
     header's facts are not guessed (no "policy missing", no findings); once the pods are
     in, a complete snapshot follows with the driver pod in the pipeline."""
-    seed(cluster)
+    seed_small_cluster(cluster)
     release = hold_operand_pods(monkeypatch)
     source = KubeSource(load_target(str(kubeconfig)), coalesce=0.05, rebuild_every=60,
                         watch_timeout=5, xid_every=0)
@@ -362,7 +330,7 @@ def test_a_gated_feed_decodes_after_the_gate_opens(
     from gputui.sources.http import KubeHttp
     from gputui.sources.resources import namespace_feeds
 
-    seed(cluster)
+    seed_small_cluster(cluster)
     decoded: list[int] = []
     original = FeedDecoder.page
 
@@ -398,7 +366,7 @@ def test_no_gated_page_is_decoded_before_the_first_snapshot_is_out(
     from gputui.domain.snapshot import SnapshotBuilder
     from gputui.sources.decode import NODES, FeedDecoder
 
-    seed(cluster)
+    seed_small_cluster(cluster)
     order: list[str] = []
     original = FeedDecoder.page
 
@@ -440,7 +408,7 @@ def test_a_feed_that_hits_a_bug_says_so_and_relists_instead_of_dying(
     header names the error and the feed starts over from a fresh list."""
     from gputui.sources import decode
 
-    seed(cluster)
+    seed_small_cluster(cluster)
     failures = [TypeError("'NoneType' object is not subscriptable")]
     finish = decode.OPERATOR_PODS.finish
 

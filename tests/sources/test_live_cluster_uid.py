@@ -9,8 +9,13 @@ from collections.abc import Callable
 from typing import Any
 
 from gputui.sim.cluster import EmulatedCluster
-from tests.sources.helpers import wait_for
-from tests.sources.test_live import Started, complete_build, seed, start_source  # noqa: F401
+from tests.sources.helpers import (  # noqa: F401
+    Started,
+    complete_build,
+    seed_small_cluster,
+    start_source,
+    wait_for,
+)
 
 
 def _uid(cluster: EmulatedCluster) -> str:
@@ -21,7 +26,7 @@ def _uid(cluster: EmulatedCluster) -> str:
 
 def test_every_build_carries_the_kube_system_uid(
         cluster: EmulatedCluster, start_source: Callable[..., Started]) -> None:
-    seed(cluster)
+    seed_small_cluster(cluster)
     _, builder, _, _ = start_source()
     objects, _ = wait_for(lambda: complete_build(builder), what="first complete build")
     assert objects.cluster_uid == _uid(cluster) != ""
@@ -31,7 +36,7 @@ def test_every_build_carries_the_kube_system_uid(
 def test_a_forbidden_kube_system_is_a_read_gap_and_the_rest_is_read(
         cluster: EmulatedCluster, forbidden_paths: set[str],
         start_source: Callable[..., Started]) -> None:
-    seed(cluster)
+    seed_small_cluster(cluster)
     forbidden_paths.add("/api/v1/namespaces/kube-system")
     _, builder, _, _ = start_source()
     objects: Any

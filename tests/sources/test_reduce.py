@@ -10,18 +10,7 @@ from gputui.sources.decode import (
     reduce_operator_pod,
 )
 from gputui.sources.reduce import parse_time
-from tests.sources.helpers import node, pod
-
-MANAGED = [
-    {"manager": "nvidia-mig-manager", "operation": "Update", "time": "2026-11-29T10:00:00Z",
-     "fieldsV1": {"f:metadata": {"f:labels": {"f:nvidia.com/mig.config.state": {}}}}},
-    {"manager": "gpu-operator", "operation": "Update", "time": "2026-11-29T11:00:00Z",
-     "fieldsV1": {"f:metadata": {"f:labels": {"f:nvidia.com/gpu.present": {},
-                                              "f:nvidia.com/mig.config.state": {}}},
-                  "f:spec": {"f:unschedulable": {}}}},
-    {"manager": "kubelet", "operation": "Update", "time": "2026-11-29T12:00:00Z",
-     "fieldsV1": {"f:status": {"f:conditions": {}}}},
-]
+from tests.sources.helpers import MANAGED, node, pod
 
 
 def test_label_times_take_the_latest_owner() -> None:

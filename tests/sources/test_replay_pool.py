@@ -15,15 +15,14 @@ from gputui.domain.inputs import ClusterObjects
 from gputui.domain.replay_cursor import ReplayCursor
 from gputui.domain.snapshot import SnapshotBuilder
 from gputui.sources.changes import changed_nodes
-from gputui.sources.replay import load_recording
-from gputui.sources.replay_pool import parking_times
-from gputui.sources.replay_source import TapeSource
-from gputui.sources.tape_cost import WIDE
-from gputui.sources.tape_reader import TapeReader
-from gputui.sources.tape_writer import TapeWriter
+from gputui.sources.tape.cost import WIDE
+from gputui.sources.tape.pool import parking_times
+from gputui.sources.tape.reader import TapeReader
+from gputui.sources.tape.source import TapeSource
+from gputui.sources.tape.writer import TapeWriter
 from tests.fixtures import SCENARIOS
-from tests.fixtures.tapes import write_xid_tape
-from tests.sources.test_tape import T0, cluster
+from tests.fixtures.recordings import load_recording
+from tests.fixtures.tapes import T0, small_cluster, write_xid_tape
 
 DRIVER_DS = "nvidia-driver-daemonset"
 
@@ -94,10 +93,10 @@ def test_the_cost_counts_changed_objects_and_a_new_generation_as_everything(
 def test_what_a_keyframe_repeats_costs_nothing(tmp_path: Path) -> None:
     """Two thirds of the nodes relabelled per build: keyframes come, and each repeats the
     third that did not change; only the relabelled ones count, across a keyframe too."""
-    base = cluster(30)
+    base = small_cluster(30)
     builds = [(base, T0)]
     for step in range(1, 6):
-        relabelled = cluster(20, label=str(step) * 2000)  # heavy: keyframes come
+        relabelled = small_cluster(20, label=str(step) * 2000)  # heavy: keyframes come
         builds.append((replace(base, nodes={**base.nodes, **relabelled.nodes}), T0 + step))
     path = tmp_path / "keyframes.tape"
     writer = TapeWriter(path, context="ctx", server="https://k", keyframe_every=1.0)

@@ -10,7 +10,6 @@ from __future__ import annotations
 import random
 import threading
 import time
-from collections.abc import Callable
 from dataclasses import replace
 from pathlib import Path
 
@@ -18,19 +17,15 @@ import pytest
 
 from gputui.domain.metrics import MetricsWant
 from gputui.domain.model import ClusterSnapshot
-from gputui.domain.replay_cursor import ReplayCursor
+from gputui.domain.replay_cursor import PlayState, ReplayCursor
 from gputui.domain.snapshot import SnapshotBuilder
 from gputui.sources.base import Connection, SourceStatus
 from gputui.sources.changes import changed_nodes
 from gputui.sources.errors import SourceError
-from gputui.sources.replay_source import (
-    METRICS_NOT_RECORDED,
-    NOT_RECORDED,
-    TapeMetrics,
-    TapeSource,
-)
-from gputui.sources.tape_reader import TapeReader
+from gputui.sources.tape.reader import TapeReader
+from gputui.sources.tape.source import METRICS_NOT_RECORDED, NOT_RECORDED, TapeMetrics, TapeSource
 from tests.fixtures.tapes import XID_NODE, XIDS, write_xid_tape
+from tests.helpers import poll
 
 
 @pytest.fixture
@@ -100,15 +95,6 @@ def test_findings_before_and_after_each_xid(tape: TapeReader) -> None:
     assert not source.build_at(tape.start + 149).nodes[XID_NODE].cordoned
 
 
-def _until(check: Callable[[], bool], timeout: float = 20.0) -> bool:
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        if check():
-            return True
-        time.sleep(0.02)
-    return False
-
-
 def test_the_source_thread_follows_the_cursor(tape: TapeReader) -> None:
     cursor = _cursor(tape)
     source = TapeSource(tape, cursor)
@@ -124,26 +110,27 @@ def test_the_source_thread_follows_the_cursor(tape: TapeReader) -> None:
     source.on_timeline = lambda events: timelines.append(len(events))
     source.start(on_snapshot, statuses.append)
     try:
-        assert _until(lambda: len(snapshots) == 1 and bool(statuses))
+        assert poll(lambda: len(snapshots) == 1 and bool(statuses))
         assert snapshots[0].generated_at == tape.start
         cursor.step(+1)
-        assert _until(lambda: snapshots[-1].generated_at == tape.start + 20)
+        assert poll(lambda: snapshots[-1].generated_at == tape.start + 20)
         assert _xid79(snapshots[-1]) == [XID_NODE]
         cursor.to_end()
-        assert _until(lambda: statuses[-1].last_update == tape.end)
+        assert poll(lambda: statuses[-1].last_update == tape.end)
         # a jump says "seeking" at once, with the time the panes still show; the header's
         # time is always the last build's, never a cursor ahead of the screen
-        seeking = [s for s in statuses if s.message == "seeking"]
+        seeking = [s for s in statuses if s.play is PlayState.SEEKING]
         assert seeking and seeking[-1].last_update == tape.start + 20
         assert all(s.last_update in {b.generated_at for b in snapshots} for s in statuses)
         status = statuses[-1]
-        assert status.connection is Connection.REPLAY and status.message == "end"
+        assert status.connection is Connection.REPLAY and status.play is PlayState.END
         assert snapshots[-1].generated_at == tape.end
         assert status.recorded_at == tape.recorded_at and status.context == tape.context
         cursor.to_start()
         cursor.toggle()  # play: builds keep coming while the time moves
-        assert _until(lambda: snapshots[-1].generated_at > tape.start
-                      and statuses[-1].message == "playing")
+        assert poll(lambda: snapshots[-1].generated_at > tape.start
+                    and statuses[-1].play is PlayState.PLAYING
+                    and statuses[-1].play_speed == 1.0)
     finally:
         source.stop()
     count = len(snapshots)

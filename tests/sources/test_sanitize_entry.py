@@ -31,9 +31,9 @@ from gputui.sources.http import KubeHttp
 from gputui.sources.kubeconfig import load_target
 from gputui.sources.oneshot import read_objects
 from gputui.sources.pods import read_pod_events, read_pod_log
-from gputui.sources.replay import Recording
 from gputui.sources.status import StatusTracker
 from gputui.sources.writer import api_error
+from tests.fixtures.recordings import Recording
 from tests.sources.helpers import cluster_policy, node, pod
 
 NS = "gpu-operator"

@@ -20,7 +20,8 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from gputui.domain.inputs import ClusterObjects, GpuHealth, XidEvent
+from gputui.domain.inputs import ClusterObjects
+from gputui.domain.merge_patch import merge_diff, merge_patch
 from gputui.domain.metrics import (
     FleetMetrics,
     GpuMetrics,
@@ -29,43 +30,10 @@ from gputui.domain.metrics import (
     MetricsWant,
     NodeMetrics,
 )
-from gputui.domain.pods import read_pod
-from gputui.sources.decode import reduce_node
-from gputui.sources.reduce import reduce_configmap, reduce_plain
-from gputui.sources.tape_format import FORMAT, TapeError, merge_apply, merge_diff
-from gputui.sources.tape_reader import TapeReader
-from gputui.sources.tape_writer import TapeWriter
-from tests.domain import factory as f
-
-T0 = f.T0
-
-
-def cluster(nodes: int = 3, *, label: str = "1", prefix: str = "gpu") -> ClusterObjects:
-    """A small cluster as the live cache hands it (reduced, pods already read)."""
-    node_list = [f.node(f"{prefix}-{i}", labels={"example.com/rev": label})
-                 for i in range(nodes)]
-    pods: list[dict[str, Any]] = []
-    for i in range(nodes):
-        pods.extend(f.healthy_pods(f"{prefix}-{i}"))
-    base = f.objects(node_list, pods)
-    return replace(base, pods={k: read_pod(v) if isinstance(v, dict) else v
-                               for k, v in base.pods.items()},
-                   nodes={k: reduce_node(v)[0] for k, v in base.nodes.items()},
-                   daemonsets={k: reduce_plain(v)[0] for k, v in base.daemonsets.items()},
-                   configmaps={k: reduce_configmap(v)[0] for k, v in base.configmaps.items()},
-                   context="ctx", server="https://k", operator_namespace="gpu-operator",
-                   label_times={"gpu-0": {"example.com/rev": T0 - 60}},
-                   xids={"gpu-1": (XidEvent(3, 79, T0 - 5, "fell off the bus"),)},
-                   gpu_health={"gpu-1": GpuHealth(7, (3,))},
-                   loading=frozenset({"events"}))
-
-
-def write(path: Path, frames: list[tuple[ClusterObjects, float]], **kw: Any) -> None:
-    writer = TapeWriter(path, context="ctx", server="https://k", **kw)
-    for objects, now in frames:
-        writer.objects(objects, now)
-        assert writer.drain(10.0)  # it keeps only the newest build waiting
-    writer.close()
+from gputui.sources.tape.format import FORMAT, TapeError
+from gputui.sources.tape.reader import TapeReader
+from gputui.sources.tape.writer import TapeWriter
+from tests.fixtures.tapes import T0, small_cluster, write_tape
 
 
 def same(a: ClusterObjects, b: ClusterObjects) -> None:
@@ -80,7 +48,7 @@ def same(a: ClusterObjects, b: ClusterObjects) -> None:
 
 
 def test_round_trip_of_keyframe_and_deltas(tmp_path: Path) -> None:
-    first = cluster()
+    first = small_cluster()
     node = dict(first.nodes["gpu-0"])
     node["status"] = {**node.get("status", {}), "conditions": [{"type": "Ready",
                                                                "status": "False"}]}
@@ -92,7 +60,7 @@ def test_round_trip_of_keyframe_and_deltas(tmp_path: Path) -> None:
     third = replace(second, pods=pods, nodes={k: v for k, v in second.nodes.items()
                                               if k != "gpu-2"})
     path = tmp_path / "r.gputui-rec"
-    write(path, [(first, T0), (second, T0 + 10), (third, T0 + 20)])
+    write_tape(path, [(first, T0), (second, T0 + 10), (third, T0 + 20)])
     reader = TapeReader.open(path)
     assert (reader.context, reader.server, reader.start, reader.end) == (
         "ctx", "https://k", T0, T0 + 20)
@@ -108,7 +76,7 @@ def test_a_kubelet_heartbeat_alone_is_not_recorded(tmp_path: Path) -> None:
     """A node write that only moves the conditions' ``lastHeartbeatTime`` (and the
     ``resourceVersion``) is not a change the domain reads: no frame; the node's next real
     change is recorded whole, on top of what was written."""
-    first = cluster(2)
+    first = small_cluster(2)
     node = json.loads(json.dumps(first.nodes["gpu-1"]))
     node["metadata"]["resourceVersion"] = "999"
     node["status"]["conditions"] = [{"type": "Ready", "status": "True",
@@ -121,7 +89,7 @@ def test_a_kubelet_heartbeat_alone_is_not_recorded(tmp_path: Path) -> None:
     labelled["metadata"]["labels"]["example.com/rev"] = "2"
     changed = replace(first, nodes={**first.nodes, "gpu-1": labelled})
     path = tmp_path / "r.gputui-rec"
-    write(path, [(beat, T0), (second_beat, T0 + 10), (changed, T0 + 20)])
+    write_tape(path, [(beat, T0), (second_beat, T0 + 10), (changed, T0 + 20)])
     reader = TapeReader.open(path)
     assert list(reader.change_times()) == [T0, T0 + 20]
     assert reader.objects_at(T0 + 15).nodes["gpu-1"]["metadata"]["resourceVersion"] == "999"
@@ -130,7 +98,7 @@ def test_a_kubelet_heartbeat_alone_is_not_recorded(tmp_path: Path) -> None:
 
 
 def test_a_ready_change_with_its_heartbeat_is_recorded(tmp_path: Path) -> None:
-    first = cluster(2)
+    first = small_cluster(2)
     node = json.loads(json.dumps(first.nodes["gpu-1"]))
     node["status"]["conditions"] = [{"type": "Ready", "status": "True",
                                      "lastHeartbeatTime": "2026-12-01T14:05:00Z"}]
@@ -139,19 +107,19 @@ def test_a_ready_change_with_its_heartbeat_is_recorded(tmp_path: Path) -> None:
     down["status"]["conditions"] = [{"type": "Ready", "status": "Unknown",
                                      "lastHeartbeatTime": "2026-12-01T14:06:00Z"}]
     path = tmp_path / "r.gputui-rec"
-    write(path, [(ready, T0), (replace(first, nodes={**first.nodes, "gpu-1": down}), T0 + 10)])
+    write_tape(path, [(ready, T0), (replace(first, nodes={**first.nodes, "gpu-1": down}), T0 + 10)])
     reader = TapeReader.open(path)
     assert reader.objects_at(T0 + 10).nodes["gpu-1"]["status"]["conditions"][0][
         "status"] == "Unknown"
 
 
 def test_unchanged_build_writes_no_frame_and_delta_is_a_patch(tmp_path: Path) -> None:
-    first = cluster(2)
+    first = small_cluster(2)
     node = json.loads(json.dumps(first.nodes["gpu-1"]))
     node["metadata"]["labels"]["example.com/rev"] = "2"
     second = replace(first, nodes={**first.nodes, "gpu-1": node})
     path = tmp_path / "r"
-    write(path, [(first, T0), (first, T0 + 5), (second, T0 + 10)])
+    write_tape(path, [(first, T0), (first, T0 + 5), (second, T0 + 10)])
     lines = [json.loads(line) for line in gzip.decompress(path.read_bytes()).splitlines()]
     assert lines[0]["gputui_tape"] == FORMAT
     assert [line["k"] for line in lines[1:]] == ["K", "D"]
@@ -163,9 +131,9 @@ def test_unchanged_build_writes_no_frame_and_delta_is_a_patch(tmp_path: Path) ->
 def test_keyframe_parts_and_periodic_keyframes(tmp_path: Path) -> None:
     """A 30-node build spans several lines; once the deltas weigh enough (here: every node
     replaced by another), a later keyframe restarts from nothing."""
-    builds = [(cluster(30, prefix=f"p{i}"), T0 + 60 * i) for i in range(4)]
+    builds = [(small_cluster(30, prefix=f"p{i}"), T0 + 60 * i) for i in range(4)]
     path = tmp_path / "r"
-    write(path, builds, keyframe_every=100.0)
+    write_tape(path, builds, keyframe_every=100.0)
     lines = [json.loads(line) for line in gzip.decompress(path.read_bytes()).splitlines()]
     kinds = [(line["k"], line["end"]) for line in lines[1:]]
     assert ("K", 0) in kinds and kinds.count(("K", 1)) >= 2
@@ -176,7 +144,7 @@ def test_keyframe_parts_and_periodic_keyframes(tmp_path: Path) -> None:
 
 def test_file_is_private_and_never_overwritten(tmp_path: Path) -> None:
     path = tmp_path / "r"
-    write(path, [(cluster(1), T0)])
+    write_tape(path, [(small_cluster(1), T0)])
     assert stat.S_IMODE(os.stat(path).st_mode) == 0o600
     with pytest.raises(TapeError, match="exists already"):
         TapeWriter(path, context="c", server="s")
@@ -186,9 +154,9 @@ def test_file_is_private_and_never_overwritten(tmp_path: Path) -> None:
 
 
 def test_truncated_file_keeps_every_complete_build(tmp_path: Path) -> None:
-    builds = [(cluster(20, label=str(i)), T0 + i) for i in range(5)]
+    builds = [(small_cluster(20, label=str(i)), T0 + i) for i in range(5)]
     path = tmp_path / "r"
-    write(path, builds)
+    write_tape(path, builds)
     raw = gzip.decompress(path.read_bytes())
     cut = raw.rindex(b'"t":') + 10  # inside the last build's last line
     # a stream written with sync flushes and cut there: what a kill -9 leaves
@@ -222,6 +190,8 @@ def _gz(data: bytes) -> bytes:
      "damaged .line 2: t is not"),
     (_gz(b'{"gputui_tape": 1, "recorded_at": 1}\n{"t": 1, "k": "K", "end": 1, '
                    b'"ops": [], "whole": {"cluster_policies": ["x"]}}\n\n'), "damaged"),
+    (_gz(b'{"gputui_tape": 1, "recorded_at": 1}\n{"t": 1, "k": "K", "end": 1, '
+                   b'"ops": [], "whole": {"disruption_budgets": [1]}}\n\n'), "damaged"),
     (_gz(b'{"gputui_tape": 1, "recorded_at": 1}\n{"t": 1, "k": "M", "origin": '
                    b'["none", "", 0, "", 0, ""], "node": {"node": "n", "gpus": [{"gpu": 0, '
                    b'"traces": {"util": [0, 1, [["1", 2]]]}}]}}\n\n'),
@@ -238,7 +208,7 @@ def test_foreign_or_damaged_files_are_one_line(tmp_path: Path, content: bytes,
 
 def test_corrupt_compressed_data_and_missing_file(tmp_path: Path) -> None:
     path = tmp_path / "r"
-    write(path, [(cluster(5), T0)])
+    write_tape(path, [(small_cluster(5), T0)])
     data = bytearray(path.read_bytes())
     data[len(data) // 2] ^= 0xFF
     path.write_bytes(bytes(data))
@@ -251,7 +221,7 @@ def test_corrupt_compressed_data_and_missing_file(tmp_path: Path) -> None:
 def test_hostile_strings_come_back_sanitised(tmp_path: Path) -> None:
     """A recording may come from anyone: terminal escapes in it never reach the screen."""
     evil = "\x1b]52;c;ZXZpbA==\x07\x1b[2J"
-    objects = cluster(1)
+    objects = small_cluster(1)
     node = json.loads(json.dumps(objects.nodes["gpu-0"]))
     node["metadata"]["labels"][f"k{evil}"] = f"v{evil}"
     objects = replace(objects, nodes={"gpu-0": node}, context=f"ctx{evil}")
@@ -270,7 +240,7 @@ def test_hostile_strings_come_back_sanitised(tmp_path: Path) -> None:
 def test_timeline_events_in_time_order(tmp_path: Path) -> None:
     path = tmp_path / "r"
     writer = TapeWriter(path, context="c", server="s")
-    writer.objects(cluster(1), T0)
+    writer.objects(small_cluster(1), T0)
     writer.timeline([{"at": T0 + 5, "n": 2}, {"at": T0 + 1, "n": 1}])
     writer.timeline([{"at": T0 + 9, "n": 3}, {"bad": True}])
     writer.close()
@@ -298,7 +268,7 @@ def _reading(now: float, node: str | None) -> MetricsReading:
 def test_metrics_windows_come_back_whole_but_are_written_once(tmp_path: Path) -> None:
     path = tmp_path / "r"
     writer = TapeWriter(path, context="c", server="s")
-    writer.objects(cluster(1), T0)
+    writer.objects(small_cluster(1), T0)
     readings = [_reading(T0 + 2 * i, "gpu-0") for i in range(60)]
     readings.append(_reading(T0 + 120, "gpu-1"))
     for reading in readings:
@@ -330,15 +300,15 @@ def test_merge_patch_is_exact_or_absent(old: Any, new: Any) -> None:
     """Whenever the writer records a patch, applying it gives the new object exactly."""
     patch = merge_diff(old, new)
     if patch is not None:
-        assert merge_apply(old, patch) == new
-        assert json.loads(json.dumps(merge_apply(old, patch))) == new
+        assert merge_patch(old, patch) == new
+        assert json.loads(json.dumps(merge_patch(old, patch))) == new
 
 
 def test_record_dir_names_the_file_by_context_and_time(tmp_path: Path) -> None:
     """``record: DIR`` in the config: DIR/<context>-<UTC time>.gputui-rec, DIR made 0700;
     ``--record FILE`` wins."""
     from gputui.cli import build_parser, settings_from_args
-    from gputui.sources.recording import recording_path
+    from gputui.sources.tape.recorder import recording_path
 
     config = tmp_path / "config.yaml"
     config.write_text(f"record: {tmp_path / 'recs'}\n")
@@ -356,14 +326,15 @@ def test_record_dir_names_the_file_by_context_and_time(tmp_path: Path) -> None:
 def test_a_keyframe_keeps_the_identity_of_what_it_repeats(tmp_path: Path) -> None:
     """Objects a later keyframe repeats unchanged come back as the same objects, so a
     replay's incremental snapshot builder sees no change across it."""
-    small, y, z = cluster(2, prefix="x"), cluster(20, prefix="y"), cluster(20, prefix="z")
+    small, y, z = (small_cluster(2, prefix="x"), small_cluster(20, prefix="y"),
+                   small_cluster(20, prefix="z"))
 
     def union(other: ClusterObjects) -> ClusterObjects:
         return replace(small, nodes={**small.nodes, **other.nodes},
                        pods={**small.pods, **other.pods})
 
     path = tmp_path / "r"
-    write(path, [(union(y), T0), (union(z), T0 + 100), (union(z), T0 + 200)],
+    write_tape(path, [(union(y), T0), (union(z), T0 + 100), (union(z), T0 + 200)],
           keyframe_every=100.0)
     lines = [json.loads(line) for line in gzip.decompress(path.read_bytes()).splitlines()]
     assert [(line["k"], line["end"]) for line in lines[1:]].count(("K", 1)) == 2
@@ -380,13 +351,45 @@ def test_objects_of_shapes_the_cluster_never_sends_are_cut_as_the_cache_cuts_the
     snapshot still builds."""
     from gputui.domain.snapshot import SnapshotBuilder
 
-    objects = cluster(2)
+    objects = small_cluster(2)
     odd = {"metadata": {"name": "gpu-odd", "labels": ["not", "a", "map"]},
            "status": {"conditions": "Ready", "capacity": {"nvidia.com/gpu": {"x": 1}}}}
     objects = replace(objects, nodes={**objects.nodes, "gpu-odd": odd})
     path = tmp_path / "r"
-    write(path, [(objects, T0)])
+    write_tape(path, [(objects, T0)])
     back = TapeReader.open(path).objects_at(T0)
     assert back.nodes["gpu-0"] == objects.nodes["gpu-0"]
     assert not isinstance(back.nodes["gpu-odd"].get("metadata", {}).get("labels"), list)
     SnapshotBuilder().build(back, T0)
+
+
+def _budget(allowed: int) -> dict[str, Any]:
+    return {"apiVersion": "policy/v1", "kind": "PodDisruptionBudget",
+            "metadata": {"name": "trainer-pdb", "namespace": "ml", "resourceVersion": "4"},
+            "spec": {"minAvailable": 1, "selector": {"matchLabels": {"app": "trainer"}}},
+            "status": {"disruptionsAllowed": allowed, "currentHealthy": 1 + allowed,
+                       "desiredHealthy": 1, "expectedPods": 1 + allowed}}
+
+
+def test_disruption_budgets_are_recorded_and_an_older_file_reads_them_as_not_read(
+        tmp_path: Path) -> None:
+    """The budgets come back as recorded (a replay names the budget the live app named);
+    a file written before gputui read budgets has no such field, and reads as "not read"
+    (None), never as "no budgets"."""
+    first = replace(small_cluster(), disruption_budgets=(_budget(0),))
+    moved = replace(first, disruption_budgets=(_budget(1),))
+    path = tmp_path / "r.gputui-rec"
+    write_tape(path, [(first, T0), (moved, T0 + 10),
+                      (replace(moved, disruption_budgets=None), T0 + 20)])
+    reader = TapeReader.open(path)
+    same(reader.objects_at(T0), first)
+    same(reader.objects_at(T0 + 10), moved)
+    assert reader.objects_at(T0 + 20).disruption_budgets is None
+    frames = [json.loads(line) for line in gzip.decompress(path.read_bytes()).splitlines()]
+    for frame in frames:
+        (frame.get("whole") or {}).pop("disruption_budgets", None)
+    older = tmp_path / "older.gputui-rec"
+    older.write_bytes(_gz(b"".join(json.dumps(frame).encode() + b"\n" for frame in frames)))
+    old = TapeReader.open(older)
+    assert old.objects_at(T0 + 10).disruption_budgets is None
+    same(replace(old.objects_at(T0 + 10), disruption_budgets=moved.disruption_budgets), moved)

@@ -16,9 +16,9 @@ from gputui.domain.model import ClusterSnapshot
 from gputui.domain.snapshot import SnapshotBuilder
 from gputui.domain.summary import SummaryInput, build_summary
 from gputui.handoff import replay_summary
-from gputui.sources.tape_reader import TapeReader
-from gputui.sources.tape_writer import TapeWriter
-from tests.sources.test_tape import T0, cluster
+from gputui.sources.tape.reader import TapeReader
+from gputui.sources.tape.writer import TapeWriter
+from tests.fixtures.tapes import T0, small_cluster
 
 
 def _frames(path: Path) -> list[dict[str, object]]:
@@ -29,7 +29,7 @@ def _frames(path: Path) -> list[dict[str, object]]:
 def test_the_cluster_frame_names_the_cluster_and_the_replay_carries_it(
         tmp_path: Path) -> None:
     path = tmp_path / "c.gputui-rec"
-    base = replace(cluster(), server="https://admin:pw@K.example:6443/", cluster_uid="u-1")
+    base = replace(small_cluster(), server="https://admin:pw@K.example:6443/", cluster_uid="u-1")
     writer = TapeWriter(path, context="ctx", server="https://K.example:6443")
     for objects, now in ((base, T0), (replace(base, loading=frozenset()), T0 + 5),
                          (replace(base, cluster_uid="u-2"), T0 + 10)):
@@ -60,7 +60,7 @@ def test_a_recording_without_a_cluster_frame_reads_with_the_uid_unknown(
         tmp_path: Path) -> None:
     path = tmp_path / "old.gputui-rec"
     writer = TapeWriter(path, context="ctx", server="https://k")
-    writer.objects(cluster(), T0)  # no UID read: no cluster frame, as an older gputui
+    writer.objects(small_cluster(), T0)  # no UID read: no cluster frame, as an older gputui
     assert writer.drain(10.0)
     writer.close()
     assert not [frame for frame in _frames(path) if frame.get("k") == "C"]

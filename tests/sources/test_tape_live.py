@@ -21,8 +21,8 @@ import pytest
 from gputui import gctuning
 from gputui.demo import DemoCluster
 from gputui.domain.snapshot import SnapshotBuilder
-from gputui.sources.replay import objects_to_json
-from gputui.sources.tape_reader import TapeReader
+from gputui.sources.tape.objects import objects_to_json
+from gputui.sources.tape.reader import TapeReader
 from tests.sources.tape_record import Session
 
 REPO = Path(__file__).resolve().parents[2]

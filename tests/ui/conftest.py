@@ -13,15 +13,16 @@ from typing import Any
 
 import pytest
 
+from gputui.session import session_of
 from gputui.domain.inputs import ClusterObjects
 from gputui.domain.model import ClusterSnapshot
 from gputui.domain.snapshot import SnapshotBuilder
 from gputui.settings import Settings
 from gputui.sim.cluster import EmulatedCluster
-from gputui.sources.replay import Recording, ReplaySource, load_recording
 from gputui.ui.app import GpuTuiApp, make_app
 from tests.actions.conftest import gpu_node
 from tests.fixtures import SCENARIOS
+from tests.fixtures.recordings import Recording, ReplaySource, load_recording
 
 
 @pytest.fixture(autouse=True)
@@ -40,7 +41,7 @@ def frozen_app() -> FrozenApp:
               source: ReplaySource | None = None) -> GpuTuiApp:
         recording = load_recording(scenario, SCENARIOS)
         source = source or ReplaySource.from_recording(recording)
-        app = make_app(settings or Settings(), source, clock=lambda: recording.now)
+        app = make_app(settings or Settings(), session_of(settings or Settings(), source, clock=lambda: recording.now))
         app.min_snapshot_interval = 0.0  # apply each pushed snapshot at once
         return app
     return build

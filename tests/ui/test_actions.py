@@ -5,8 +5,7 @@ from __future__ import annotations
 
 import asyncio
 import json
-import time
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -18,9 +17,9 @@ from gputui.actions.base import Change, Plan, Risk, Scope
 from gputui.actions.patches import apply_patches
 from gputui.actions.runner import NOTHING, DryRun
 from gputui.demo import open_demo_source
+from gputui.session import session_of
 from gputui.settings import Settings
 from gputui.sim.cluster import EmulatedCluster
-from gputui.sources.connect import open_source
 from gputui.sources.writer import writer_for_source
 from gputui.ui.app import GpuTuiApp, make_app
 from gputui.ui.screens.confirm import (
@@ -31,74 +30,16 @@ from gputui.ui.screens.confirm import (
     plan_text,
 )
 from gputui.ui.screens.nodes import NodesScreen
-from tests.actions.conftest import budget, gpu_node, gpu_pod
+from tests.actions.conftest import gpu_pod
 from tests.apiserver.conftest import seed_cluster_policy
-
-LiveApp = Callable[..., GpuTuiApp]
-
-
-@pytest.fixture
-def cluster(request_log: list[tuple[str, str]]) -> Iterator[EmulatedCluster]:
-    """An API-only emulated cluster with three GPU nodes and a budget-protected trainer."""
-    made = EmulatedCluster(run_controllers=False).start()
-    store = made.store
-    for name in ("gpu-1", "gpu-2", "gpu-3"):
-        store.create("nodes", gpu_node(name))
-    store.create("pods", gpu_pod("train-0", "gpu-1"))
-    store.create("poddisruptionbudgets.policy", budget("trainer-pdb"))
-    try:
-        yield made
-    finally:
-        made.stop()
-
-
-@pytest.fixture
-def live_app(cluster: EmulatedCluster, tmp_path: Path) -> Iterator[LiveApp]:
-    """``live_app(read_only=False)``: the app on the cluster, with an audit log in tmp."""
-    made: list[Any] = []
-
-    def build(read_only: bool = False) -> GpuTuiApp:
-        config = cluster.write_kubeconfig(tmp_path / "kubeconfig")
-        settings = Settings(kubeconfig=str(config), namespace="gpu-operator",
-                            read_only=read_only, audit_log=str(tmp_path / "audit.jsonl"))
-        source = open_source(settings, watch_timeout=5)
-        writer = writer_for_source(source, read_only=read_only)
-        made.append(writer)
-        app = make_app(settings, source, writer=writer)
-        app.min_snapshot_interval = 0.0
-        return app
-
-    yield build
-    for writer in made:
-        if writer is not None:
-            writer.close()
-
-
-async def until(pilot: Any, check: Callable[[], bool], timeout: float = 60.0) -> None:
-    """Pause the pilot until ``check()`` holds (real HTTP and threads take real time)."""
-    deadline = time.monotonic() + timeout
-    while not check():
-        if time.monotonic() > deadline:
-            raise AssertionError("condition not reached in time")
-        await pilot.pause(0.05)
-
-
-async def _ready(pilot: Any, app: GpuTuiApp, nodes: int = 3) -> NodesScreen:
-    """The node screen once every list is read (actions wait for that)."""
-    await until(pilot, lambda: len(app.snapshot.nodes) == nodes and not app.snapshot.loading)
-    await until(pilot, lambda: app.runner is not None and not app.runner.permissions.pending)
-    screen = app.screen
-    assert isinstance(screen, NodesScreen)
-    await until(pilot, lambda: screen.table.row_count == nodes)
-    screen.table.focus()
-    return screen
+from tests.ui.helpers import LiveApp, cluster, live_app, ready, until  # noqa: F401
 
 
 async def test_cordon_confirmed_with_y_reaches_the_cluster_table_and_audit(
         live_app: LiveApp, cluster: EmulatedCluster, tmp_path: Path) -> None:
     app = live_app()
     async with app.run_test(size=(120, 40)) as pilot:
-        screen = await _ready(pilot, app)
+        screen = await ready(pilot, app)
         node = screen.table.selected_node
         assert node == "gpu-1"
         await pilot.press("c")
@@ -127,7 +68,7 @@ async def test_cancel_changes_nothing(live_app: LiveApp, cluster: EmulatedCluste
                                       tmp_path: Path, key: str) -> None:
     app = live_app()
     async with app.run_test(size=(120, 40)) as pilot:
-        await _ready(pilot, app)
+        await ready(pilot, app)
         await pilot.press("c")
         await until(pilot, lambda: isinstance(app.screen, ConfirmScreen))
         dialog = app.screen
@@ -144,7 +85,7 @@ async def test_cancel_changes_nothing(live_app: LiveApp, cluster: EmulatedCluste
 async def test_marked_nodes_are_the_targets(live_app: LiveApp, cluster: EmulatedCluster) -> None:
     app = live_app()
     async with app.run_test(size=(120, 40)) as pilot:
-        screen = await _ready(pilot, app)
+        screen = await ready(pilot, app)
         await pilot.press("space", "down", "down", "space")
         assert screen.table.marks == {"gpu-1", "gpu-3"}
         await pilot.press("c")
@@ -163,7 +104,7 @@ async def test_drain_prompts_then_opens_on_cancel_and_reports_the_budget(
     app = live_app()
     notes: list[str] = []
     async with app.run_test(size=(120, 40)) as pilot:
-        await _ready(pilot, app)
+        await ready(pilot, app)
         app.notify = lambda message, **kw: notes.append(str(message))  # type: ignore[method-assign]
         await pilot.press("r")
         await until(pilot, lambda: isinstance(app.screen, ParamPrompt))
@@ -229,7 +170,7 @@ async def test_refused_dry_run_cannot_be_confirmed(live_app: LiveApp,
                                                    tmp_path: Path) -> None:
     app = live_app()
     async with app.run_test(size=(120, 40)) as pilot:
-        await _ready(pilot, app)
+        await ready(pilot, app)
         cluster.set_deny("patch:nodes")  # after the up-front check: the dry run meets it
         await pilot.press("c")
         await until(pilot, lambda: isinstance(app.screen, ConfirmScreen))
@@ -250,7 +191,7 @@ async def test_denied_action_is_greyed_with_the_reason(live_app: LiveApp,
     app = live_app()
     notes: list[str] = []
     async with app.run_test(size=(120, 40)) as pilot:
-        screen = await _ready(pilot, app)
+        screen = await ready(pilot, app)
         app.notify = lambda message, **kw: notes.append(str(message))  # type: ignore[method-assign]
         await until(pilot, lambda: "drain" in screen.blocked_actions)
         # action keys are bound on the app (each acts on the view's selection): it greys them
@@ -275,7 +216,7 @@ async def test_denied_cordon_key_says_why_and_sends_nothing(
     app = live_app()
     notes: list[str] = []
     async with app.run_test(size=(120, 40)) as pilot:
-        screen = await _ready(pilot, app)
+        screen = await ready(pilot, app)
         await until(pilot, lambda: "cordon" in screen.blocked_actions)
         app.notify = lambda message, **kw: notes.append(str(message))  # type: ignore[method-assign]
         sent = len(request_log)
@@ -296,7 +237,7 @@ async def test_read_only_greys_actions_and_sends_only_gets(
     app = live_app(read_only=True)
     notes: list[str] = []
     async with app.run_test(size=(120, 40)) as pilot:
-        screen = await _ready(pilot, app)
+        screen = await ready(pilot, app)
         app.notify = lambda message, **kw: notes.append(str(message))  # type: ignore[method-assign]
         for key, title in (("c", "Cordon"), ("u", "Uncordon"), ("r", "Drain")):
             before = len(notes)
@@ -325,7 +266,7 @@ async def test_journey_4_xid_node_cordoned_and_drained_budget_refusal_reported(
     source = open_demo_source(settings)
     writer = writer_for_source(source, read_only=False)
     assert writer is not None
-    app = make_app(settings, source, clock=source.clock, writer=writer)
+    app = make_app(settings, session_of(settings, source, clock=source.clock, writer=writer))
     app.min_snapshot_interval = 0.0
     notes: list[str] = []
 
@@ -425,7 +366,7 @@ async def test_a_409_re_plans_and_asks_again(live_app: LiveApp, cluster: Emulate
     app = live_app()
     notes: list[str] = []
     async with app.run_test(size=(120, 40)) as pilot:
-        await _ready(pilot, app)
+        await ready(pilot, app)
         app.notify = lambda message, **kw: notes.append(str(message))  # type: ignore[method-assign]
         app._action_flow(act, ())  # type: ignore[arg-type]
         await until(pilot, lambda: act.plans == 2 and isinstance(app.screen, ConfirmScreen)
@@ -445,7 +386,7 @@ async def test_label_action_from_the_command_line_with_pick_lists(
         live_app: LiveApp, cluster: EmulatedCluster) -> None:
     app = live_app()
     async with app.run_test(size=(120, 40)) as pilot:
-        await _ready(pilot, app)
+        await ready(pilot, app)
         await pilot.press("colon", *"deploy", "enter")
         await until(pilot, lambda: isinstance(app.screen, ParamPrompt))
         assert app.screen.choices[5] == "dcgm-exporter"
@@ -484,7 +425,7 @@ async def test_escape_stops_a_running_drain_and_says_what_was_evicted(
     app = live_app()
     notes: list[str] = []
     async with app.run_test(size=(120, 40)) as pilot:
-        await _ready(pilot, app)
+        await ready(pilot, app)
         app.notify = lambda message, **kw: notes.append(str(message))  # type: ignore[method-assign]
         await pilot.press("r")
         await until(pilot, lambda: isinstance(app.screen, ParamPrompt))
@@ -564,7 +505,7 @@ async def test_a_refused_emptydir_pod_is_shown_before_y_and_o_offers_the_option(
                                          empty_dir=True, labels={"app": "scratch"}))
     app = live_app()
     async with app.run_test(size=(80, 24)) as pilot:
-        await _ready(pilot, app)
+        await ready(pilot, app)
         await pilot.press("r")
         await _drain_prompts(pilot, app, 0)
         await until(pilot, lambda: isinstance(app.screen, ConfirmScreen))

@@ -3,49 +3,11 @@ goes bad later makes the dialog's apply fail with the reason, nothing sent."""
 
 from __future__ import annotations
 
-import time
-from collections.abc import Callable
 from pathlib import Path
-from typing import Any
 
-from gputui.settings import Settings
 from gputui.sim.cluster import EmulatedCluster
-from gputui.sources.connect import open_source
-from gputui.sources.writer import writer_for_source
-from gputui.ui.app import GpuTuiApp, make_app
 from gputui.ui.screens.confirm import ConfirmScreen
-from gputui.ui.screens.nodes import NodesScreen
-
-
-def _app(cluster: EmulatedCluster, tmp_path: Path, audit: Path,
-         notes: list[str]) -> tuple[GpuTuiApp, Any]:
-    config = cluster.write_kubeconfig(tmp_path / "kubeconfig")
-    settings = Settings(kubeconfig=str(config), namespace="gpu-operator",
-                        audit_log=str(audit))
-    source = open_source(settings, watch_timeout=5)
-    writer = writer_for_source(source, read_only=False)
-    app = make_app(settings, source, writer=writer)
-    app.min_snapshot_interval = 0.0
-    app.notify = lambda message, **kw: notes.append(str(message))  # type: ignore[method-assign]
-    return app, writer
-
-
-async def until(pilot: Any, check: Callable[[], bool], timeout: float = 60.0) -> None:
-    deadline = time.monotonic() + timeout
-    while not check():
-        if time.monotonic() > deadline:
-            raise AssertionError("condition not reached in time")
-        await pilot.pause(0.05)
-
-
-async def _ready(pilot: Any, app: GpuTuiApp) -> NodesScreen:
-    await until(pilot, lambda: len(app.snapshot.nodes) == 1 and not app.snapshot.loading)
-    await until(pilot, lambda: app.runner is not None and not app.runner.permissions.pending)
-    screen = app.screen
-    assert isinstance(screen, NodesScreen)
-    await until(pilot, lambda: screen.table.row_count == 1)
-    screen.table.focus()
-    return screen
+from tests.ui.helpers import app_with_audit, ready, until
 
 
 async def test_a_bad_audit_path_disables_actions_at_start_and_says_why(
@@ -54,10 +16,10 @@ async def test_a_bad_audit_path_disables_actions_at_start_and_says_why(
     audit = tmp_path / "audit.jsonl"
     audit.mkdir()
     notes: list[str] = []
-    app, writer = _app(one_node_cluster, tmp_path, audit, notes)
+    app, writer = app_with_audit(one_node_cluster, tmp_path, audit, notes)
     try:
         async with app.run_test(size=(120, 40)) as pilot:
-            await _ready(pilot, app)
+            await ready(pilot, app, nodes=1)
             await until(pilot, lambda: any("Actions are disabled" in n for n in notes))
             assert any(f"{audit} is a directory" in n for n in notes)
             assert app.action_blocks()["cordon"].startswith("the audit log cannot be written")
@@ -77,10 +39,10 @@ async def test_a_path_gone_bad_after_start_fails_the_apply_with_the_reason(
         tmp_path: Path) -> None:
     audit = tmp_path / "audit.jsonl"
     notes: list[str] = []
-    app, writer = _app(one_node_cluster, tmp_path, audit, notes)
+    app, writer = app_with_audit(one_node_cluster, tmp_path, audit, notes)
     try:
         async with app.run_test(size=(120, 40)) as pilot:
-            await _ready(pilot, app)
+            await ready(pilot, app, nodes=1)
             await pilot.press("c")
             await until(pilot, lambda: isinstance(app.screen, ConfirmScreen)
                         and app.screen.dry_run is not None)

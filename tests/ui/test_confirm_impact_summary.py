@@ -9,7 +9,7 @@ from typing import Any
 from gputui.ui.render.plan_summary import impact_summary
 from gputui.ui.screens.confirm import ConfirmScreen
 from tests.ui.conftest import FrozenApp
-from tests.ui.test_confirm_snapshots import _server_plan, _settle
+from tests.ui.helpers import server_plan, settle_for_snapshot
 
 
 def test_the_summary_names_each_top_level_line_and_fits_the_dialog() -> None:
@@ -29,11 +29,11 @@ async def test_the_drain_dialog_shows_its_impact_without_scrolling(
         frozen_app: FrozenApp) -> None:
     app = frozen_app("xid-storm")
     async with app.run_test(size=(80, 24)) as pilot:
-        await _settle(pilot)
+        await settle_for_snapshot(pilot)
         node = next(name for name, view in app.snapshot.nodes.items() if view.gpu_pods)
-        plan = _server_plan(app, node, refuse=False)
+        plan = server_plan(app, node, refuse=False)
         app.push_screen(ConfirmScreen(plan))
-        await _settle(pilot)
+        await settle_for_snapshot(pilot)
         screen: Any = app.screen
         shown = "\n".join(strip.text for strip in screen._compositor.render_strips())
         summary = impact_summary(plan.impact)

@@ -7,48 +7,17 @@ and look at the SVGs before committing them.
 
 from __future__ import annotations
 
-from dataclasses import replace
 from typing import Any
 
 import pytest
 
-from gputui.actions.drain import drain_kubectl
-from gputui.actions.drain_plan import describe, evictions
-from gputui.actions.drain_rules import DrainOptions, sort_pods
 from gputui.actions.registry import action
 from gputui.actions.runner import DryRun
 from gputui.ui.screens.confirm import ConfirmScreen, DryRunFinished
-from tests.apiserver.conftest import pod
 from tests.ui.conftest import FrozenApp
+from tests.ui.helpers import server_plan, settle_for_snapshot
 
 SIZES = [(80, 24), (160, 48)]
-
-
-async def _settle(pilot: Any) -> None:
-    await pilot.pause()
-    await pilot.pause(0.15)
-    await pilot.pause()
-
-
-def _server_plan(app: Any, node: str, refuse: bool) -> Any:
-    """The drain's plan as the runner completes it from the server: the node's GPU pods, a
-    DaemonSet pod, the completed validator, and (``refuse``) a bare pod with emptyDir data."""
-    view = app.snapshot.nodes[node]
-    pods = [pod(p.name, node, p.namespace, dict(p.labels), owner=("ReplicaSet", "trainer"))
-            for p in view.gpu_pods]
-    pods.append(pod("nvidia-driver-daemonset-x1", node, "gpu-operator",
-                    owner=("DaemonSet", "nvidia-driver-daemonset")))
-    validator = pod("nvidia-cuda-validator-x1", node, "gpu-operator")
-    validator["status"]["phase"] = "Succeeded"
-    pods.append(validator)
-    if refuse:
-        pods.append(pod("scratch-notebook", node, "ml-training", empty_dir=True,
-                        owner=("StatefulSet", "notebook")))
-    options = DrainOptions()
-    plan = action("drain").plan(app.snapshot, [node], {"timeout": 300})
-    sorting = sort_pods(pods, options)
-    added = [] if sorting.refused else evictions(sorting, drain_kubectl(node, options, 300))
-    return describe(replace(plan, changes=(*plan.changes, *added)), {node: sorting})
 
 
 @pytest.mark.parametrize("size", SIZES, ids=lambda s: f"{s[0]}x{s[1]}")
@@ -56,13 +25,13 @@ def test_drain_dialog(snap_compare: Any, frozen_app: FrozenApp, size: tuple[int,
     app = frozen_app("xid-storm")
 
     async def run_before(pilot: Any) -> None:
-        await _settle(pilot)
+        await settle_for_snapshot(pilot)
         node = next(name for name, view in app.snapshot.nodes.items() if view.gpu_pods)
         pod = app.snapshot.nodes[node].gpu_pods[0]
-        plan = _server_plan(app, node, refuse=False)
+        plan = server_plan(app, node, refuse=False)
         dialog = ConfirmScreen(plan)
         await app.push_screen(dialog)
-        await _settle(pilot)
+        await settle_for_snapshot(pilot)
         refused = (f"evict {pod.namespace}/{pod.name}: refused now by PodDisruptionBudget "
                    f"{pod.labels.get('app', 'trainer')}-pdb; the drain retries it until its "
                    "timeout")
@@ -71,7 +40,7 @@ def test_drain_dialog(snap_compare: Any, frozen_app: FrozenApp, size: tuple[int,
         dialog.post_message(DryRunFinished(DryRun(
             tuple(lines), held=(refused,), checked=len(plan.changes),
             total=len(plan.changes))))
-        await _settle(pilot)
+        await settle_for_snapshot(pilot)
 
     assert snap_compare(app, terminal_size=size, run_before=run_before)
 
@@ -84,14 +53,14 @@ def test_drain_dialog_with_a_refused_pod(snap_compare: Any, frozen_app: FrozenAp
     app = frozen_app("xid-storm")
 
     async def run_before(pilot: Any) -> None:
-        await _settle(pilot)
+        await settle_for_snapshot(pilot)
         node = next(name for name, view in app.snapshot.nodes.items() if view.gpu_pods)
-        plan = _server_plan(app, node, refuse=True)
+        plan = server_plan(app, node, refuse=True)
         dialog = ConfirmScreen(plan, action("drain"))
         await app.push_screen(dialog)
-        await _settle(pilot)
+        await settle_for_snapshot(pilot)
         dialog.post_message(DryRunFinished(DryRun(
             (f"{node}: spec.unschedulable: false -> true: accepted",), checked=1, total=1)))
-        await _settle(pilot)
+        await settle_for_snapshot(pilot)
 
     assert snap_compare(app, terminal_size=size, run_before=run_before)

@@ -9,13 +9,13 @@ from pathlib import Path
 
 import yaml
 
+from gputui.session import session_of
 from gputui.settings import Settings
 from gputui.sim.cluster import EmulatedCluster
 from gputui.sources.connect import open_source
 from gputui.ui.app import make_app
 from tests.actions.conftest import gpu_node
-from tests.ui.test_actions import until
-from tests.ui.test_contexts import header_text
+from tests.ui.helpers import header_text, until
 
 HOSTILE = "prod\u200b-gpu\u202e"
 
@@ -36,7 +36,7 @@ async def test_a_context_name_with_invisible_characters_loads_and_is_shown_escap
     settings = Settings(kubeconfig=str(_kubeconfig(tmp_path / "kc", api_only)),
                         namespace="gpu-operator", read_only=True,
                         audit_log=str(tmp_path / "audit.jsonl"))
-    app = make_app(settings, open_source(settings, watch_timeout=5))
+    app = make_app(settings, session_of(settings, open_source(settings, watch_timeout=5)))
     app.min_snapshot_interval = 0.0
     async with app.run_test(size=(120, 30)) as pilot:
         await until(pilot, lambda: set(app.snapshot.nodes) == {"gpu-1"}

@@ -17,6 +17,7 @@ import pytest
 import yaml
 from aiohttp import web
 
+from gputui.session import session_of
 from gputui.settings import Settings
 from gputui.sim.cluster import EmulatedCluster
 from gputui.sources.connect import open_source
@@ -26,10 +27,9 @@ from gputui.ui.app import GpuTuiApp, make_app
 from gputui.ui.screens.confirm import ConfirmScreen
 from gputui.ui.screens.contexts import ContextsScreen
 from gputui.ui.screens.nodes import NodesScreen
-from gputui.ui.widgets.status_header import StatusHeader
 from tests.actions.conftest import gpu_node
 from tests.conftest import hook_server_requests
-from tests.ui.test_actions import until
+from tests.ui.helpers import header_text, until
 
 #: (host:port, method, path) of every request either emulated server receives
 Sent = list[tuple[str, str, str]]
@@ -91,7 +91,7 @@ def ctx_app(clusters: tuple[EmulatedCluster, EmulatedCluster],
         source = open_source(settings, watch_timeout=5)
         writer = writer_for_source(source, read_only=is_read_only(settings, context))
         writers.append(writer)
-        app = make_app(settings, source, writer=writer)
+        app = make_app(settings, session_of(settings, source, writer=writer))
         app.min_snapshot_interval = 0.0
         return app
 
@@ -99,10 +99,6 @@ def ctx_app(clusters: tuple[EmulatedCluster, EmulatedCluster],
     for writer in writers:
         if writer is not None:
             writer.close()
-
-
-def header_text(app: GpuTuiApp) -> str:
-    return "\n".join(h.render().plain for h in app.screen.query(StatusHeader))
 
 
 async def shows(pilot: Any, app: GpuTuiApp, nodes: set[str]) -> NodesScreen:
@@ -315,7 +311,7 @@ async def test_an_action_opened_while_the_switch_loads_is_closed_unsent(
             release.wait(20)
             return real(name)
 
-        app.contexts.opener = slow
+        app.session.opener = slow
         app.contexts.switch("lab-b")
         screen.table.focus()
         await pilot.press("c")  # the old cluster is still shown: its dialog opens

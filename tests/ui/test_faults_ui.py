@@ -13,6 +13,7 @@ from typing import Any
 
 import pytest
 
+from gputui.session import session_of
 from gputui.settings import Settings
 from gputui.sim.cluster import EmulatedCluster
 from gputui.sources.base import Connection, SourceStatus
@@ -60,7 +61,7 @@ async def test_keys_work_and_the_header_tells_during_a_fault(
     # client-go's 11 attempts, backing off to 0.5 s instead of 8 s: the relist under "500"
     # gives up after ~5 s instead of ~45 (the schedule itself: tests/sources/test_retry.py)
     source.http.policy = RetryPolicy(cap=0.5)
-    app = make_app(Settings(), source)
+    app = make_app(Settings(), session_of(Settings(), source))
     app.min_snapshot_interval = 0.0
     async with app.run_test(size=(100, 30)) as pilot:
         assert await wait(pilot, lambda: len(app.snapshot.nodes) == 3 and

@@ -16,16 +16,16 @@ from typing import Any
 
 from textual.widgets import Button, Static, TabbedContent
 
+from gputui.sim.cluster import EmulatedCluster
 from gputui.ui.app import GpuTuiApp
 from gputui.ui.screens.confirm import ConfirmScreen, ParamPrompt
 from gputui.ui.screens.joins import JoinsScreen
 from gputui.ui.screens.nodes import NodesScreen
 from gputui.ui.screens.upgrades import UpgradesScreen
 from gputui.ui.widgets.mark_column import ARROW
-from gputui.sim.cluster import EmulatedCluster
 from tests.actions.conftest import gpu_pod
 from tests.ui.conftest import FrozenApp, settle
-from tests.ui.test_actions import LiveApp, _ready, cluster, live_app, until
+from tests.ui.helpers import LiveApp, cluster, live_app, ready, until
 
 __all__ = ["cluster", "live_app"]  # the live cluster's fixtures, shared with test_actions
 
@@ -108,7 +108,7 @@ async def test_a_running_drain_offers_no_confirm_and_a_stopped_one_offers_uncord
     app: GpuTuiApp = live_app()
     notes: list[str] = []
     async with app.run_test(size=(80, 24)) as pilot:
-        await _ready(pilot, app)
+        await ready(pilot, app)
         app.notify = lambda message, **kw: notes.append(str(message))  # type: ignore[method-assign]
         await pilot.press("r")
         await until(pilot, lambda: isinstance(app.screen, ParamPrompt))

@@ -4,21 +4,21 @@ exporters are not asked again every refresh (issue 18: 1,260 refused scrapes in 
 from __future__ import annotations
 
 import io
-import time
 from collections.abc import Iterator
 from pathlib import Path
-from typing import Any
 
 import pytest
 from rich.console import Console
 from textual.widgets import Static
 
+from gputui.session import session_of
 from gputui.settings import Settings
 from gputui.sim.cluster import EmulatedCluster
 from gputui.sources.connect import open_metrics, open_source
 from gputui.ui.app import make_app
 from gputui.ui.widgets.metrics_pane import MetricsPane
 from tests.ui.conftest import settle
+from tests.ui.helpers import until
 
 MESSAGE = "metrics: forbidden (pods/proxy)"
 
@@ -32,21 +32,13 @@ def viewer_cluster(request_log: list[tuple[str, str]]) -> Iterator[EmulatedClust
         cluster.stop()
 
 
-async def until(pilot: Any, check: Any, timeout: float = 60.0) -> None:
-    deadline = time.monotonic() + timeout
-    while not check():
-        if time.monotonic() > deadline:
-            raise AssertionError("condition not reached in time")
-        await pilot.pause(0.1)
-
-
 async def test_the_metrics_tab_says_forbidden_once_and_scrapes_stop(
         request_log: list[tuple[str, str]], viewer_cluster: EmulatedCluster,
         tmp_path: Path) -> None:
     settings = Settings(kubeconfig=str(viewer_cluster.write_kubeconfig(tmp_path / "kc")),
                         refresh=0.5)
     source = open_source(settings, watch_timeout=5)
-    app = make_app(settings, source, metrics=open_metrics(settings, source))
+    app = make_app(settings, session_of(settings, source, metrics=open_metrics(settings, source)))
     app.min_snapshot_interval = 0.0
     async with app.run_test(size=(160, 48)) as pilot:
         await until(pilot, lambda: app.snapshot.nodes and not app.snapshot.loading)

@@ -64,8 +64,8 @@ async def test_pools_then_nodes_then_a_node_pipeline(frozen_app: FrozenApp) -> N
 
 
 def test_describe_says_the_join(frozen_app: FrozenApp) -> None:
-    from gputui.sources.replay import load_recording
     from tests.fixtures import SCENARIOS
+    from tests.fixtures.recordings import load_recording
 
     recording = load_recording("staggered-joins", SCENARIOS)
     snapshot = recording.snapshot()

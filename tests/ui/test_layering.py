@@ -25,8 +25,8 @@ def test_ui_imports_no_kubernetes_or_http_client() -> None:
     assert not loaded & {"kubernetes", "urllib3", "requests", "aiohttp"}
 
 
-def test_replay_source_is_headless() -> None:
-    loaded = _modules_after("import gputui.sources.replay")
+def test_replay_sources_are_headless() -> None:
+    loaded = _modules_after("import gputui.sources.tape.source, tests.fixtures.recordings")
     assert not loaded & {"textual", "rich"}
 
 
@@ -38,12 +38,13 @@ UI = Path(__file__).resolve().parents[2] / "gputui" / "ui"
 #: misspelt name there is a view skipped without a sound (issue 20).
 ATTRIBUTE_LOOKUPS: dict[tuple[str, str], str] = {
     ("terminal.py", "self._file"): "TerminalOut proxies a file object (__getattr__)",
-    ("run.py", "source"): "a replay source carries its recorded clock; live ones use time",
-    ("app.py", "driver"): "only gputui's Linux driver has hung_up; Textual's others do not",
     ("widgets/datatable_internals.py", "DataTable"):
         "checks that Textual's private DataTable members it relies on still exist",
     ("widgets/datatable_internals.py", "table"):
         "checks that Textual's private DataTable members it relies on still exist",
+    ("textual_private.py", "App"): "checks that Textual's private App members it relies on "
+                                    "still exist",
+    ("textual_private.py", "app"): "reads the checked private App members by name",
     ("contract_check.py", "have"): "the contract check reads abc's marker off a function",
 }
 

@@ -9,6 +9,7 @@ from typing import Any
 
 import pytest
 
+from gputui.session import session_of
 from gputui.domain.metrics import (
     EMPTY_METRICS,
     FleetMetrics,
@@ -19,11 +20,11 @@ from gputui.domain.metrics import (
 from gputui.settings import Settings
 from gputui.sources.metrics import MetricsFeed
 from gputui.sources.prometheus import PrometheusMetrics, PrometheusOptions
-from gputui.sources.replay import ReplaySource, load_recording
 from gputui.ui.app import make_app
 from gputui.ui.contracts import MetricsUpdated
 from gputui.ui.widgets.metrics_pane import MetricsPane
 from tests.fixtures import SCENARIOS
+from tests.fixtures.recordings import ReplaySource, load_recording
 from tests.ui.conftest import settle
 
 
@@ -39,8 +40,7 @@ def silent_server() -> Iterator[str]:
 
 def _app(feed: MetricsFeed | None) -> Any:
     recording = load_recording("driver-crashloop", SCENARIOS)
-    app = make_app(Settings(), ReplaySource.from_recording(recording),
-                   clock=lambda: recording.now, metrics=feed)
+    app = make_app(Settings(), session_of(Settings(), ReplaySource.from_recording(recording), clock=lambda: recording.now, metrics=feed))
     app.min_snapshot_interval = 0.0
     return app
 

@@ -7,7 +7,6 @@ from textual.message import Message
 
 from gputui.settings import Settings
 from gputui.sources.base import Connection, SourceStatus
-from gputui.sources.replay import ReplaySource, load_recording
 from gputui.ui.commands import COMMANDS, key_label, palette_commands
 from gputui.ui.contracts import SnapshotUpdated, SourceStatusChanged
 from gputui.ui.screens.findings import FindingsScreen
@@ -15,6 +14,7 @@ from gputui.ui.screens.help import HelpScreen
 from gputui.ui.screens.nodes import NodesScreen
 from gputui.ui.widgets.status_header import StatusHeader
 from tests.fixtures import SCENARIOS
+from tests.fixtures.recordings import ReplaySource, load_recording
 from tests.ui.conftest import FrozenApp, settle
 
 

@@ -7,11 +7,11 @@ from dataclasses import replace
 
 from gputui.domain.model import ClusterSnapshot, NodeView
 from gputui.domain.snapshot import SnapshotBuilder
-from gputui.sources.replay import ReplaySource, load_recording
 from gputui.ui.node_rows import COLUMNS, NodeFilter, node_cells
 from gputui.ui.screens.nodes import NodesScreen
 from gputui.ui.widgets.node_table import NodeTable
 from tests.fixtures import SCENARIOS
+from tests.fixtures.recordings import ReplaySource, load_recording
 from tests.ui.conftest import FrozenApp, modified, settle
 
 H100 = "gke-prod-h100-pool-7f3a-4vvm"
@@ -53,7 +53,7 @@ async def test_refresh_patches_rows_and_keeps_cursor_and_marks(frozen_app: Froze
         source.push(modified(recording, remove=(gone,), add={"gke-new-node-1": A100_OK},
                              cordon=(H100,)))
         await settle(pilot)
-        assert app.snapshots_applied == 2
+        assert app.pace.applied == 2
         assert table.selected_node == A100_OK
         assert table.marks == {A100_OK, gone, H100}  # a vanished node's mark is harmless
         assert removed == [gone] and added == ["gke-new-node-1"]

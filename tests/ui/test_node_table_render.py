@@ -6,11 +6,15 @@ from rich.style import Style
 from rich.text import Text
 from textual.app import App, ComposeResult
 
-from gputui.sources.replay import load_recording
 from gputui.ui.node_rows import NodeFilter, node_cells
 from gputui.ui.widgets.node_table import NodeTable
 from tests.fixtures import SCENARIOS
+from tests.fixtures.recordings import load_recording
 from tests.ui.conftest import FrozenApp, modified, settle
+
+
+#: every test here that reads the driver column runs wide enough for all columns (a narrower
+#: table drops its least important ones, see ``column_drop``)
 
 
 def _line_text(table: NodeTable, y: int) -> str:
@@ -20,7 +24,7 @@ def _line_text(table: NodeTable, y: int) -> str:
 async def test_cell_renders_survive_other_cells_updates_and_follow_their_own(
         frozen_app: FrozenApp) -> None:
     app = frozen_app("driver-crashloop")
-    async with app.run_test(size=(120, 40)) as pilot:
+    async with app.run_test(size=(200, 40)) as pilot:
         await settle(pilot)
         table = app.screen.query_one(NodeTable)
         first, second = table.shown_nodes[:2]
@@ -55,7 +59,7 @@ async def test_a_cell_rendered_again_at_a_new_width_fills_that_width(
 async def test_patch_row_repaints_its_row_and_order_caches_follow_sorts(
         frozen_app: FrozenApp) -> None:
     app = frozen_app("driver-crashloop")
-    async with app.run_test(size=(120, 40)) as pilot:
+    async with app.run_test(size=(200, 40)) as pilot:
         await settle(pilot)
         table = app.screen.query_one(NodeTable)
         first = table.shown_nodes[0]

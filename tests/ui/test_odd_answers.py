@@ -15,7 +15,7 @@ from aiohttp import web
 from gputui.sim import apiserver
 from gputui.sim.cluster import EmulatedCluster
 from gputui.ui.screens.nodes import NodesScreen
-from tests.ui.test_actions import LiveApp, _ready, cluster, live_app, until
+from tests.ui.helpers import LiveApp, cluster, live_app, ready, until
 
 __all__ = ["cluster", "live_app"]
 
@@ -56,7 +56,7 @@ async def test_odd_access_reviews_grey_the_actions_and_the_app_stays_up(
     app = live_app()
     notes: list[str] = []
     async with app.run_test(size=(120, 40)) as pilot:
-        screen = await _ready(pilot, app)
+        screen = await ready(pilot, app)
         app.notify = lambda message, **kw: notes.append(str(message))  # type: ignore[method-assign]
         await until(pilot, lambda: "cordon" in screen.blocked_actions)
         assert screen.blocked_actions["cordon"].startswith(

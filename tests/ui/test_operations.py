@@ -16,14 +16,23 @@ from gputui.actions.base import Risk, Scope
 from gputui.actions.operations import OpState
 from gputui.ui.app import GpuTuiApp
 from gputui.ui.render.operations import BUSY_MARK
-from gputui.ui.widgets.mark_column import ARROW
 from gputui.ui.screens.ask import AskScreen
 from gputui.ui.screens.confirm import ConfirmScreen, ParamPrompt
 from gputui.ui.screens.operations import OperationsScreen
 from gputui.ui.screens.upgrades import UpgradesScreen
+from gputui.ui.widgets.mark_column import ARROW
 from gputui.ui.widgets.status_header import StatusHeader
-from tests.ui.test_actions import _ready, cluster, live_app, until
-from tests.ui.test_upgrade_journeys import CANARY, _answer, _nodes_screen, demo, fast_polls
+from tests.ui.helpers import (
+    CANARY,
+    answer_prompt,
+    cluster,
+    demo,
+    fast_polls,
+    live_app,
+    nodes_screen,
+    ready,
+    until,
+)
 
 __all__ = ["cluster", "demo", "fast_polls", "live_app"]
 
@@ -73,7 +82,7 @@ async def test_b_backgrounds_a_drain_the_header_and_ops_follow_it_and_x_stops_it
     app = live_app()
     notes: list[tuple[str, str]] = []
     async with app.run_test(size=(80, 24)) as pilot:
-        screen = await _ready(pilot, app)
+        screen = await ready(pilot, app)
         await start_drain(pilot, app)
         await pilot.press("b")
         await until(pilot, lambda: app.screen is screen)
@@ -129,7 +138,7 @@ async def test_enter_in_ops_reopens_the_live_progress_and_esc_stops_it(
         live_app: Any, tmp_path: Path) -> None:
     app = live_app()
     async with app.run_test(size=(80, 24)) as pilot:
-        screen = await _ready(pilot, app)
+        screen = await ready(pilot, app)
         await start_drain(pilot, app)
         await pilot.press("b")
         await until(pilot, lambda: app.screen is screen)
@@ -167,7 +176,7 @@ async def test_a_plan_on_a_node_an_operation_holds_is_refused_naming_it(
         live_app: Any, tmp_path: Path) -> None:
     app = live_app()
     async with app.run_test(size=(120, 40)) as pilot:
-        screen = await _ready(pilot, app)
+        screen = await ready(pilot, app)
         await start_drain(pilot, app)
         await pilot.press("b")
         await until(pilot, lambda: app.screen is screen)
@@ -198,7 +207,7 @@ async def test_quit_with_an_operation_running_asks_first_and_stops_it(
         live_app: Any, tmp_path: Path) -> None:
     app = live_app()
     async with app.run_test(size=(80, 24)) as pilot:
-        screen = await _ready(pilot, app)
+        screen = await ready(pilot, app)
         await start_drain(pilot, app)
         await pilot.press("b")
         await until(pilot, lambda: app.screen is screen)
@@ -244,7 +253,7 @@ async def test_an_exception_in_plan_is_one_sentence_and_the_app_stays(
     app = live_app()
     notes: list[str] = []
     async with app.run_test(size=(80, 24)) as pilot:
-        screen = await _ready(pilot, app)
+        screen = await ready(pilot, app)
         app.notify = (lambda message, **kw:  # type: ignore[method-assign]
                       notes.append(str(message)))
         app._action_flow(_Broken(), ("gpu-1",))  # type: ignore[arg-type]
@@ -266,7 +275,7 @@ async def test_b_before_y_keeps_nothing_running(live_app: Any) -> None:
     app = live_app()
     notes: list[str] = []
     async with app.run_test(size=(80, 24)) as pilot:
-        await _ready(pilot, app)
+        await ready(pilot, app)
         app.notify = (lambda message, **kw:  # type: ignore[method-assign]
                       notes.append(str(message)))
         await pilot.press("c")
@@ -283,13 +292,13 @@ async def test_a_canary_runs_in_the_background_and_x_stops_it_with_its_holds_sai
     the operation is still watching it when it is backgrounded, listed and stopped."""
     app = demo(CANARY, speed=1)
     async with app.run_test(size=(80, 24)) as pilot:
-        screen = await _nodes_screen(pilot, app, 4)
+        screen = await nodes_screen(pilot, app, 4)
         await until(pilot, lambda: app.snapshot.upgrade.done == 4, timeout=60)
         canary = min(app.snapshot.nodes)
         screen.show_node(canary)
         await until(pilot, lambda: screen.table.selected_node == canary)
         app.start_action("upgrade-canary", (canary,))
-        await _answer(pilot, app, "580.82.07")
+        await answer_prompt(pilot, app, "580.82.07")
         await until(pilot, lambda: isinstance(app.screen, ConfirmScreen)
                     and app.screen.dry_run is not None)
         dialog = app.screen
@@ -323,7 +332,7 @@ async def test_an_exception_in_the_dry_run_refuses_the_plan_and_the_app_stays(
         live_app: Any, tmp_path: Path, monkeypatch: Any) -> None:
     app = live_app()
     async with app.run_test(size=(80, 24)) as pilot:
-        await _ready(pilot, app)
+        await ready(pilot, app)
         assert app.runner is not None
 
         def broken(*args: Any) -> Any:
@@ -348,7 +357,7 @@ async def test_sigterm_stops_a_background_drain_without_asking(
     once, and their outcome line says by what."""
     app = live_app()
     async with app.run_test(size=(80, 24)) as pilot:
-        screen = await _ready(pilot, app)
+        screen = await ready(pilot, app)
         await start_drain(pilot, app)
         await pilot.press("b")
         await until(pilot, lambda: app.screen is screen)

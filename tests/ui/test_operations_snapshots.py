@@ -19,7 +19,7 @@ from gputui.actions.base import Cancel, Plan, Progress, Result
 from gputui.actions.registry import action
 from gputui.actions.runner import DryRun
 from tests.ui.conftest import FrozenApp
-from tests.ui.test_confirm_snapshots import _server_plan, _settle
+from tests.ui.helpers import server_plan, settle_for_snapshot
 
 
 @pytest.fixture
@@ -37,7 +37,7 @@ def _register(app: Any) -> str:
     cordon = app.operations.begin(Plan("cordon", f"Cordon {other}", (other,)), DryRun(),
                                   Cancel(), action("cordon"))
     app.operations.finished(cordon.id, Result(True, f"cordoned {other}"))
-    plan = _server_plan(app, node, refuse=False)
+    plan = server_plan(app, node, refuse=False)
     drain = app.operations.begin(plan, DryRun(), Cancel(), action("drain"))
     pod = app.snapshot.nodes[node].gpu_pods[0]
     budget = f"{pod.labels.get('app', 'trainer')}-pdb"
@@ -53,11 +53,11 @@ def test_header_running_line_and_busy_marker(snap_compare: Any, frozen_app: Froz
     app = frozen_app("xid-storm")
 
     async def run_before(pilot: Any) -> None:
-        await _settle(pilot)
+        await settle_for_snapshot(pilot)
         _register(app)
-        await _settle(pilot)
+        await settle_for_snapshot(pilot)
         app.clear_notifications()  # the cordon's "Done": a toast over what is compared
-        await _settle(pilot)
+        await settle_for_snapshot(pilot)
 
     assert snap_compare(app, terminal_size=(80, 24), run_before=run_before)
 
@@ -66,11 +66,11 @@ def test_ops_view(snap_compare: Any, frozen_app: FrozenApp, fixed_ids: None) -> 
     app = frozen_app("xid-storm")
 
     async def run_before(pilot: Any) -> None:
-        await _settle(pilot)
+        await settle_for_snapshot(pilot)
         _register(app)
         await pilot.press("colon", *"ops", "enter")
-        await _settle(pilot)
+        await settle_for_snapshot(pilot)
         app.clear_notifications()
-        await _settle(pilot)
+        await settle_for_snapshot(pilot)
 
     assert snap_compare(app, terminal_size=(80, 24), run_before=run_before)

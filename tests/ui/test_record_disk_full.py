@@ -15,15 +15,15 @@ import pytest
 
 from gputui.domain.inputs import ClusterObjects
 from gputui.sim.cluster import EmulatedCluster
-from gputui.sources.tape_writer import TapeWriter
+from gputui.sources.tape.writer import TapeWriter
 from gputui.ui.widgets.status_header import HeaderState, render_header
-from tests.ui.test_actions import (  # noqa: F401 - cluster, live_app: fixtures
+from tests.ui.helpers import (  # noqa: F401 - cluster, live_app: fixtures
     LiveApp,
     cluster,
+    header_text,
     live_app,
     until,
 )
-from tests.ui.test_contexts import header_text
 
 
 def _on_a_full_disk(path: Path) -> TapeWriter:
@@ -55,8 +55,8 @@ async def test_the_app_says_it_within_seconds(live_app: LiveApp, cluster: Emulat
     notes: list[str] = []
     async with app.run_test(size=(100, 30)) as pilot:
         app.notify = lambda message, **kw: notes.append(str(message))  # type: ignore[method-assign]
-        app.recorded_source = app.source
-        app.recording_watch.problem = lambda: writer.error
+        app.recording_watch.recorded = app.session
+        app.session.recorder = writer
         await until(pilot, lambda: "● rec" in header_text(app))
         writer.objects(ClusterObjects(context="gputui-demo"), 1000.0)
         started = time.monotonic()
@@ -93,8 +93,8 @@ async def test_the_header_under_a_dialog_keeps_moving(live_app: LiveApp,
     writer = _on_a_full_disk(tmp_path / "s.gputui-rec")
     app = live_app()
     async with app.run_test(size=(100, 30)) as pilot:
-        app.recorded_source = app.source
-        app.recording_watch.problem = lambda: writer.error
+        app.recording_watch.recorded = app.session
+        app.session.recorder = writer
         await until(pilot, lambda: "● rec" in header_text(app)
                     and app.runner is not None and not app.runner.permissions.pending)
         await pilot.press("c")

@@ -1,42 +1,40 @@
 """The recording's timeline (``gputui --record``): events go into the file while the app
-shows the context the recorder is tapped into, and none after ``:ctx`` replaces the source,
-even a switch back (a new source that nothing records)."""
+shows the session the recorder is tapped into, and none after ``:ctx`` replaces it,
+even a switch back (a new session that nothing records)."""
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 from gputui.domain.inputs import ClusterObjects
 from gputui.domain.timeline_event import make_event
-from gputui.sources.tape_reader import TapeReader
-from gputui.sources.tape_writer import TapeWriter
-from gputui.ui.run import _timeline_recorder
+from gputui.session import session_of
+from gputui.settings import Settings
+from gputui.sources.tape.reader import TapeReader
+from gputui.sources.tape.writer import TapeWriter
+from gputui.ui.app import make_app
+from tests.fixtures import SCENARIOS
+from tests.fixtures.recordings import ReplaySource, load_recording
 
 
-@dataclass
-class Feeds:
-    """What the sink reads of the app: the recorded source and the one shown now."""
-
-    source: object
-    recorded_source: object
-
-    @property
-    def recording(self) -> bool:
-        return self.source is self.recorded_source
-
-
-def test_events_are_recorded_until_the_source_is_replaced(tmp_path: Path) -> None:
+def test_events_are_recorded_until_the_session_is_replaced(tmp_path: Path) -> None:
     path = tmp_path / "session.gputui-rec"
     writer = TapeWriter(path, context="prod", server="https://k")
     writer.objects(ClusterObjects(context="prod"), 1000.0)
-    first = object()
-    feeds = Feeds(first, first)
-    record = _timeline_recorder(writer, feeds)  # type: ignore[arg-type]
+    recording = load_recording("driver-crashloop", SCENARIOS)
+
+    def session(recorder: TapeWriter | None = None) -> Any:
+        return session_of(Settings(), ReplaySource.from_recording(recording),
+                          recorder=recorder)
+
+    app = make_app(Settings(), session(writer))
+    assert app.timelines.sink is not None
+    record = app.timelines.sink
     record([make_event(1001.0, "cordon", "gpu-1", "cordoned")])
-    feeds.source = object()  # :ctx staging
+    app.session = session()  # :ctx staging
     record([make_event(1002.0, "cordon", "gpu-2", "cordoned")])
-    feeds.source = object()  # :ctx prod again: a new source, not tapped
+    app.session = session()  # :ctx prod again: a new session, not tapped
     record([make_event(1003.0, "uncordon", "gpu-1", "uncordoned")])
     writer.objects(ClusterObjects(context="prod"), 1004.0)
     writer.close()

@@ -10,6 +10,7 @@ from typing import Any
 
 import pytest
 
+from gputui.session import session_of
 from gputui.actions.runner import Runner
 from gputui.logsetup import configure_logging, remove_logging
 from gputui.settings import Settings
@@ -18,7 +19,7 @@ from gputui.sources.connect import open_source
 from gputui.sources.writer import writer_for_source
 from gputui.ui.app import GpuTuiApp, make_app
 from gputui.ui.crash import QuietCrash, crash_report
-from tests.check.test_check_secrets import KEY_DATA, SECRETS, TOKEN, assert_no_secret, planted
+from tests.helpers import KEY_DATA, SECRETS, TOKEN, assert_no_secret, planted
 
 
 @pytest.fixture
@@ -53,7 +54,7 @@ async def test_a_failing_permission_worker_says_one_scrubbed_sentence(
                         audit_log=str(tmp_path / "audit.jsonl"))
     source = open_source(settings, watch_timeout=5, xid_every=0)
     writer = writer_for_source(source, read_only=False)
-    app = make_app(settings, source, writer=writer)
+    app = make_app(settings, session_of(settings, source, writer=writer))
     try:
         async with app.run_test(size=(160, 40)) as pilot:
             told = lambda: [n.message for n in app._notifications]
@@ -94,7 +95,7 @@ async def test_an_unhandled_crash_prints_the_quiet_report(
     assert GpuTuiApp._fatal_error is QuietCrash._fatal_error
     settings = Settings(kubeconfig=str(planted(tmp_path / "kc", api_only.url)), read_only=True)
     source = open_source(settings, watch_timeout=5, xid_every=0)
-    app = make_app(settings, source)
+    app = make_app(settings, session_of(settings, source))
 
     def boom() -> None:
         token = TOKEN  # noqa: F841 - a local Textual's report would print

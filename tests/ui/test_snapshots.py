@@ -11,28 +11,24 @@ from typing import Any
 import pytest
 
 from tests.ui.conftest import FrozenApp
+from tests.ui.helpers import settle_for_snapshot
 
 SIZES = [(80, 24), (160, 48)]
 
 
-async def _settle(pilot: Any) -> None:
-    await pilot.pause()
-    await pilot.pause(0.15)
-    await pilot.pause()
-
-
 @pytest.mark.parametrize("size", SIZES, ids=lambda s: f"{s[0]}x{s[1]}")
 def test_nodes_view(snap_compare: Any, frozen_app: FrozenApp, size: tuple[int, int]) -> None:
-    assert snap_compare(frozen_app("driver-crashloop"), terminal_size=size, run_before=_settle)
+    assert snap_compare(frozen_app("driver-crashloop"), terminal_size=size,
+                        run_before=settle_for_snapshot)
 
 
 @pytest.mark.parametrize("size", SIZES, ids=lambda s: f"{s[0]}x{s[1]}")
 def test_nodes_filtered_marked(snap_compare: Any, frozen_app: FrozenApp,
                                size: tuple[int, int]) -> None:
     async def run_before(pilot: Any) -> None:
-        await _settle(pilot)
+        await settle_for_snapshot(pilot)
         await pilot.press("space", "o", "O", "slash", *"h100", "enter")
-        await _settle(pilot)
+        await settle_for_snapshot(pilot)
 
     assert snap_compare(frozen_app("upgrade-rolling"), terminal_size=size, run_before=run_before)
 
@@ -40,9 +36,9 @@ def test_nodes_filtered_marked(snap_compare: Any, frozen_app: FrozenApp,
 @pytest.mark.parametrize("size", SIZES, ids=lambda s: f"{s[0]}x{s[1]}")
 def test_findings_view(snap_compare: Any, frozen_app: FrozenApp, size: tuple[int, int]) -> None:
     async def run_before(pilot: Any) -> None:
-        await _settle(pilot)
+        await settle_for_snapshot(pilot)
         await pilot.press("4")
-        await _settle(pilot)
+        await settle_for_snapshot(pilot)
 
     assert snap_compare(frozen_app("upgrade-failed"), terminal_size=size, run_before=run_before)
 
@@ -50,9 +46,9 @@ def test_findings_view(snap_compare: Any, frozen_app: FrozenApp, size: tuple[int
 @pytest.mark.parametrize("size", SIZES, ids=lambda s: f"{s[0]}x{s[1]}")
 def test_help_view(snap_compare: Any, frozen_app: FrozenApp, size: tuple[int, int]) -> None:
     async def run_before(pilot: Any) -> None:
-        await _settle(pilot)
+        await settle_for_snapshot(pilot)
         await pilot.press("question_mark")
-        await _settle(pilot)
+        await settle_for_snapshot(pilot)
 
     assert snap_compare(frozen_app("healthy"), terminal_size=size, run_before=run_before)
 
@@ -65,13 +61,13 @@ def test_nodes_with_metrics(snap_compare: Any, frozen_app: FrozenApp,
     from gputui.ui.contracts import MetricsUpdated
 
     async def run_before(pilot: Any) -> None:
-        await _settle(pilot)
+        await settle_for_snapshot(pilot)
         app = pilot.app
         names = app.screen.table.rows_on_screen()
         util = {name: float((i * 37) % 101) for i, name in enumerate(names)}
         fleet = FleetMetrics("fleet", 56, 41, 67.0, (names[0], 3, 86.0), 2)
         origin = MetricsOrigin("prometheus", "http://prometheus:9090", app.clock() - 2)
         app.post_message(MetricsUpdated(MetricsReading(origin, fleet, None, util)))
-        await _settle(pilot)
+        await settle_for_snapshot(pilot)
 
     assert snap_compare(frozen_app("driver-crashloop"), terminal_size=size, run_before=run_before)

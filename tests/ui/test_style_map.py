@@ -5,8 +5,6 @@ bold is decided by the role alone."""
 from __future__ import annotations
 
 import io
-from collections.abc import Callable
-from typing import Any
 
 import pytest
 from hypothesis import given, settings
@@ -17,6 +15,7 @@ from rich.text import Text
 
 from gputui.domain import labels as L
 from gputui.domain.model import NodeMigView, NodeUpgradeStatus, NodeView, Severity, StageStatus
+from gputui.domain.upgrade_state import LANES, UpgradeState
 from gputui.ui.node_rows import node_cells
 from gputui.ui.render.mig import state_text
 from gputui.ui.render.node_detail import mig_text, upgrade_text
@@ -32,13 +31,14 @@ from gputui.ui.render.style import (
     mig_look,
     upgrade_look,
 )
-from gputui.ui.render.upgrades import LANES, SHORT, lane_role, selected_text
+from gputui.ui.render.upgrades import SHORT, lane_role, selected_text
 from gputui.ui.theme import GPUTUI_THEME, theme_palette
 from gputui.ui.widgets.cell_texts import CellTexts
 from gputui.ui.widgets.node_table import NodeTable
 from gputui.ui.widgets.palette_mixin import widget_palette
 from gputui.ui.widgets.status_header import StatusHeader
 from tests.ui.conftest import FrozenApp, settle
+from tests.ui.helpers import until
 
 H100 = "gke-prod-h100-pool-7f3a-4vvm"  # its driver crash-loops: GPUs 0/8, a crit cell
 PROPERTY = settings(max_examples=300, deadline=None, derandomize=True, database=None)
@@ -47,14 +47,14 @@ DISTINCT = Palette.from_colours({role: Style(color=f"color({i + 1})")
                                  for i, role in enumerate(ROLES)})
 #: any label value, the domain's own states excluded (a newer operator, a hand-made label)
 FOREIGN = st.text(max_size=30).filter(
-    lambda s: s not in L.UPGRADE_STATES and s not in L.MIG_STATES and s)
+    lambda s: UpgradeState.parse(s) is None and s not in L.MIG_STATES and s)
 
 
 def test_every_domain_upgrade_and_mig_state_has_a_look() -> None:
     """The maps are built from the domain's lists, so a state added there fails here first."""
-    assert set(UPGRADE_LOOK) == set(L.UPGRADE_STATES)
+    assert set(UPGRADE_LOOK) == set(UpgradeState)
     assert set(L.MIG_STATES) <= set(MIG_LOOK) and "" in MIG_LOOK
-    assert set(LANES) == set(L.UPGRADE_STATES) and all(SHORT[state] for state in LANES)
+    assert set(LANES) == set(UpgradeState) and all(SHORT[state] for state in LANES)
     for look in (*UPGRADE_LOOK.values(), *MIG_LOOK.values()):
         assert look.word and look.role in (*ROLES, NEUTRAL)
 
@@ -75,10 +75,11 @@ def test_a_state_the_domain_does_not_know_reads_unknown_never_ok(value: str) -> 
 def test_done_is_neutral_and_required_no_warning_in_every_view() -> None:
     """The two maps that disagreed (node list: required ``warn``; lanes: done ``ok``) are one:
     done is a node at rest, required only waits for a slot (a stall is a finding)."""
-    assert upgrade_look(L.STATE_DONE).role == NEUTRAL
-    assert upgrade_look(L.STATE_REQUIRED).role == "muted"
-    assert upgrade_look(L.STATE_FAILED).role == "crit" and upgrade_look(L.STATE_FAILED).bold
-    for state in (L.STATE_DONE, L.STATE_REQUIRED):
+    assert upgrade_look(UpgradeState.DONE).role == NEUTRAL
+    assert upgrade_look(UpgradeState.REQUIRED).role == "muted"
+    failed = upgrade_look(UpgradeState.FAILED)
+    assert failed.role == "crit" and failed.bold
+    for state in (UpgradeState.DONE, UpgradeState.REQUIRED):
         assert node_cells(NodeView("n", upgrade_state=state))["upgrade"][1] not in ("warn", "ok")
         assert lane_role(state) not in ("warn", "ok")
 
@@ -89,7 +90,7 @@ def _style_of(text: Text, words: str) -> Style | str:
     return next((span.style for span in text.spans if span.start == start), Style())
 
 
-@pytest.mark.parametrize("state", L.UPGRADE_STATES)
+@pytest.mark.parametrize("state", list(UpgradeState))
 def test_node_list_lanes_and_detail_colour_an_upgrade_state_alike(state: str) -> None:
     look = upgrade_look(state)
     assert node_cells(NodeView("n", upgrade_state=state))["upgrade"][1] == look.list_role
@@ -156,17 +157,10 @@ async def test_a_theme_change_builds_one_palette_that_every_view_draws_with(
         table = app.screen.query_one(NodeTable)
         assert table.get_cell(H100, "gpus").style == before.role("crit")
         app.theme = "textual-light"
-        assert await _until(pilot, lambda: app.palette is not before
-                            and table.get_cell(H100, "gpus").style == app.palette.role("crit"))
+        await until(pilot, lambda: app.palette is not before
+                    and table.get_cell(H100, "gpus").style == app.palette.role("crit"))
         assert app.palette.colour("crit") != before.colour("crit")
         for widget in (app.screen.query_one(StatusHeader), table):
             assert widget_palette(widget) is app.palette
 
 
-async def _until(pilot: Any, done: Callable[[], bool], rounds: int = 50) -> bool:
-    """Let the app run until ``done`` holds (a theme change lands a few turns later)."""
-    for _ in range(rounds):
-        if done():
-            return True
-        await pilot.pause(0.02)
-    return done()

@@ -13,10 +13,10 @@ import pytest
 
 from gputui.actions.audit import rfc3339
 from gputui.settings import Settings
-from gputui.sources.replay import load_recording
 from gputui.ui import summary_flow
 from gputui.ui.screens.summary import SummaryScreen
 from tests.fixtures import SCENARIOS
+from tests.fixtures.recordings import load_recording
 from tests.ui.conftest import FrozenApp, settle
 
 

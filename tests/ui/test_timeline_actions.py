@@ -8,26 +8,26 @@ from pathlib import Path
 
 from gputui.sim.cluster import EmulatedCluster
 from gputui.ui.screens.confirm import ConfirmScreen
-from tests.ui.test_audit_ui import _app, _ready, until
+from tests.ui.helpers import app_with_audit, ready, until
 
 
 async def test_a_cordon_shows_as_an_action_with_who_and_as_the_change_it_made(
         one_node_cluster: EmulatedCluster, tmp_path: Path) -> None:
     notes: list[str] = []
-    app, writer = _app(one_node_cluster, tmp_path, tmp_path / "audit.jsonl", notes)
+    app, writer = app_with_audit(one_node_cluster, tmp_path, tmp_path / "audit.jsonl", notes)
     batches: list[list[str]] = []
-    app.timeline_sink = lambda events: batches.append([e.kind for e in events])
+    app.timelines.sink = lambda events: batches.append([e.kind for e in events])
     try:
         async with app.run_test(size=(120, 40)) as pilot:
-            await _ready(pilot, app)
-            assert len(app.timeline) == 0 and app.timeline.since is not None
+            await ready(pilot, app, nodes=1)
+            assert len(app.timelines.timeline) == 0 and app.timelines.timeline.since is not None
             await pilot.press("c")
             await until(pilot, lambda: isinstance(app.screen, ConfirmScreen)
                         and app.screen.dry_run is not None)
             await pilot.press("y")
-            await until(pilot, lambda: {e.kind for e in app.timeline.events()}
+            await until(pilot, lambda: {e.kind for e in app.timelines.timeline.events()}
                         >= {"action", "cordon"})
-            by_kind = {e.kind: e for e in app.timeline.events()}
+            by_kind = {e.kind: e for e in app.timelines.timeline.events()}
             action = by_kind["action"]
             assert action.node == "gpu-1" and action.who  # the audit log's user
             assert action.text.startswith("cordon: ok: ")

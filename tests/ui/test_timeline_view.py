@@ -13,10 +13,10 @@ from gputui.domain.model import Severity
 from gputui.domain.summary import iso_utc
 from gputui.domain.timeline import TimelineEvent, make_event
 from gputui.settings import Settings
-from gputui.sources.replay import ReplaySource, load_recording
 from gputui.ui.screens.nodes import NodesScreen
 from gputui.ui.screens.timeline import TimelineScreen
 from tests.fixtures import SCENARIOS
+from tests.fixtures.recordings import ReplaySource, load_recording
 from tests.ui.conftest import FrozenApp, modified, settle
 
 
@@ -67,7 +67,7 @@ async def test_two_snapshots_give_events_newest_first(frozen_app: FrozenApp,
         assert [r[2] for r in rows] == ["left the cluster", "cordoned"]
         assert rows[0][1].endswith(names[1][-8:]) and rows[1][1].endswith(names[0][-8:])
         assert rows[0][0] == "18:30:23"  # the recording's clock, UTC
-        assert [e.text for e in app.timeline.query()] == ["left the cluster", "cordoned"]
+        assert [e.text for e in app.timelines.timeline.query()] == ["left the cluster", "cordoned"]
         assert "2 events since " in str(screen.query_one("#timeline-view-line").render())
 
 
@@ -143,9 +143,9 @@ async def test_actions_of_this_cluster_come_from_the_audit_log_with_who(
     async with app.run_test(size=(100, 30)) as pilot:
         await settle(pilot)
         screen = await _open(pilot)
-        await _wait_for(pilot, lambda: len(app.timeline) == 1)
+        await _wait_for(pilot, lambda: len(app.timelines.timeline) == 1)
         await settle(pilot)
-        event, = app.timeline.query()
+        event, = app.timelines.timeline.query()
         assert (event.kind, event.node, event.who) == ("action", node, "alice")
         # placed on the app's (recorded) clock, 118 s before "now"
         assert abs(event.at - (recording.now - 118)) < 5
@@ -159,7 +159,7 @@ async def test_sink_gets_each_batch_and_given_events_replace_deriving(
     batches: list[list[dict[str, Any]]] = []
     source = ReplaySource.from_recording(recording)
     app = frozen_app("driver-crashloop", settings=_settings(tmp_path), source=source)
-    app.timeline_sink = lambda events: batches.append([e.to_json() for e in events])
+    app.timelines.sink = lambda events: batches.append([e.to_json() for e in events])
     async with app.run_test(size=(100, 30)) as pilot:
         await settle(pilot)
         source.push(modified(recording, cordon=(names[0],)))
@@ -168,7 +168,7 @@ async def test_sink_gets_each_batch_and_given_events_replace_deriving(
         given = [make_event(recording.now - 30, "xid", names[1], "XID 79 on GPU 3: gone",
                             Severity.CRITICAL),
                  TimelineEvent.from_json(batches[0][0])]
-        app.timeline_given(given)
+        app.timelines.given(given)
         source.push(modified(recording, remove=(names[2],)))
         await settle(pilot)
         screen = await _open(pilot)
@@ -186,7 +186,7 @@ def test_timeline_80x24(snap_compare: Any, frozen_app: FrozenApp, tmp_path: Path
         await settle(pilot)
         source.push(modified(recording, cordon=(names[0],), remove=(names[-1],)))
         await settle(pilot)
-        app.timeline_given([*app.timeline.events(), make_event(
+        app.timelines.given([*app.timelines.timeline.events(), make_event(
             recording.now - 3600 * 25, "action", names[0], f"drain on {names[0]}: ok: "
             "drained 3 pods", who="alice")])
         await _open(pilot)
@@ -232,12 +232,12 @@ async def test_another_cluster_starts_a_new_timeline(frozen_app: FrozenApp,
     app = frozen_app("driver-crashloop", settings=_settings(tmp_path))
     async with app.run_test(size=(100, 30)) as pilot:
         await settle(pilot)
-        app.timeline_snapshot(modified(recording, cordon=(names[0],)))
-        assert [e.text for e in app.timeline.events()] == ["cordoned"]
+        app.timelines.snapshot(modified(recording, cordon=(names[0],)))
+        assert [e.text for e in app.timelines.timeline.events()] == ["cordoned"]
         other = replace(modified(recording, remove=(names[0],)), context="other",
                         generated_at=recording.now + 60)
-        app.timeline_snapshot(other)
-        assert app.timeline.events() == () and app.timeline.since == recording.now + 60
+        app.timelines.snapshot(other)
+        assert app.timelines.timeline.events() == () and app.timelines.timeline.since == recording.now + 60
         screen = await _open(pilot)
         # (the view names the context of the snapshot the app applied: not pushed here)
         assert " since 18:31:23 UTC: findings raised" in str(

@@ -19,7 +19,7 @@ import pytest
 
 from gputui.sim.cluster import EmulatedCluster
 from tests.sources.plugin_script import TOKENS, overlapped, plugin_kubeconfig, runs, write_plugin
-from tests.ui.test_tmux_smoke import REPO, Tmux, _poll, tmux  # noqa: F401 - shared fixture
+from tests.ui.helpers import REPO, Tmux, poll_screen, tmux  # noqa: F401 - shared fixture
 
 pytestmark = pytest.mark.tmux
 LIFETIME, WINDOW = 8.0, 16.0
@@ -43,7 +43,7 @@ def test_short_lived_tokens_in_the_tui(tmux: Tmux, api_only: EmulatedCluster,  #
     api_only.set_tokens(TOKENS)
     plugin = write_plugin(tmp_path)
     _start(tmux, plugin_kubeconfig(tmp_path / "kc", api_only.url, plugin, LIFETIME), tmp_path)
-    assert _poll(lambda: "● live" in tmux.screen(), timeout=60), tmux.screen()
+    assert poll_screen(lambda: "● live" in tmux.screen(), timeout=60), tmux.screen()
     first = runs(plugin)[0]
     screens: list[str] = []
     while time.time() < first["start"] + WINDOW:
@@ -59,10 +59,10 @@ def test_short_lived_tokens_in_the_tui(tmux: Tmux, api_only: EmulatedCluster,  #
     assert "● live" in screens[-1], screens[-1]  # every token the plugin gave was accepted
 
     (plugin.parent / "plugin-state" / "fail").touch()
-    assert _poll(lambda: FAILED in tmux.screen(), timeout=LIFETIME + 20), tmux.screen()
+    assert poll_screen(lambda: FAILED in tmux.screen(), timeout=LIFETIME + 20), tmux.screen()
     assert "PLUGIN-STDERR-MARKER" not in tmux.screen()
     tmux.run("send-keys", "q")
-    assert _poll(lambda: "gputui exited with 0" in tmux.screen(), timeout=30), tmux.screen()
+    assert poll_screen(lambda: "gputui exited with 0" in tmux.screen(), timeout=30), tmux.screen()
 
 
 def test_read_only_says_a_plugin_failing_from_the_start(
@@ -74,11 +74,11 @@ def test_read_only_says_a_plugin_failing_from_the_start(
                                    interactiveMode="Never")
     _start(tmux, kubeconfig, tmp_path, "--read-only")
     # the header's "read-only" tag takes the room of the last word at 80 columns
-    assert _poll(lambda: "retrying: credential plugin exec-plugin" in tmux.screen(),
+    assert poll_screen(lambda: "retrying: credential plugin exec-plugin" in tmux.screen(),
                  timeout=60), tmux.screen()
     assert "PLUGIN-STDERR-MARKER" not in tmux.screen()
     (plugin.parent / "plugin-state" / "fail").unlink()  # the retry logs in: live again
-    assert _poll(lambda: "● live" in tmux.screen(), timeout=60), tmux.screen()
+    assert poll_screen(lambda: "● live" in tmux.screen(), timeout=60), tmux.screen()
     assert os.path.exists(plugin.parent / "plugin-state" / "runs")
     tmux.run("send-keys", "q")
-    assert _poll(lambda: "gputui exited with 0" in tmux.screen(), timeout=30), tmux.screen()
+    assert poll_screen(lambda: "gputui exited with 0" in tmux.screen(), timeout=30), tmux.screen()

@@ -12,26 +12,14 @@ from __future__ import annotations
 
 import json
 import sys
-import time
-from collections.abc import Callable
 from pathlib import Path
 
 import pytest
 
-from tests.ui.test_tmux_smoke import REPO, Tmux, tmux  # noqa: F401 - the fixture
-from tests.ui.test_upgrade_journeys import CANARY
+from tests.ui.helpers import CANARY, REPO, Tmux, poll_screen, tmux  # noqa: F401 - the fixture
 
 pytestmark = pytest.mark.tmux
 NODE = "gke-prod-h100-pool-7f3a-4vvm"
-
-
-def poll(check: Callable[[], bool], timeout: float = 60.0) -> bool:
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        if check():
-            return True
-        time.sleep(0.1)
-    return False
 
 
 def running_line(screen: str) -> str:
@@ -47,47 +35,47 @@ def test_a_refused_drain_runs_in_the_background_and_x_stops_it(tmux: Tmux,  # no
                "echo \"gputui exited with $?\"; sleep 120")
     started = tmux.run("new-session", "-d", "-x", "80", "-y", "24", command)
     assert started.returncode == 0, started.stderr
-    assert poll(lambda: "● live" in tmux.screen() and "gke-" in tmux.screen()), tmux.screen()
+    assert poll_screen(lambda: "● live" in tmux.screen() and "gke-" in tmux.screen()), tmux.screen()
     tmux.run("send-keys", "/", "4vvm", "Enter")
-    assert poll(lambda: "hdmv" not in tmux.screen() and "4vvm" in tmux.screen()), tmux.screen()
+    assert poll_screen(lambda: "hdmv" not in tmux.screen()
+                               and "4vvm" in tmux.screen()), tmux.screen()
     tmux.run("send-keys", "r")
-    assert poll(lambda: "Drain options" in tmux.screen()), tmux.screen()
+    assert poll_screen(lambda: "Drain options" in tmux.screen()), tmux.screen()
     tmux.run("send-keys", "Enter")
-    assert poll(lambda: "Seconds to keep retrying" in tmux.screen()), tmux.screen()
+    assert poll_screen(lambda: "Seconds to keep retrying" in tmux.screen()), tmux.screen()
     tmux.run("send-keys", "Enter")
-    assert poll(lambda: "Dry run: passed" in tmux.screen()), tmux.screen()
+    assert poll_screen(lambda: "Dry run: passed" in tmux.screen()), tmux.screen()
     tmux.run("send-keys", "y")
-    assert poll(lambda: "Background (b)" in tmux.screen()
+    assert poll_screen(lambda: "Background (b)" in tmux.screen()
                 and "refused by PodDisruptionBudget" in tmux.screen()), tmux.screen()
     tmux.run("send-keys", "b")
-    assert poll(lambda: "evicted, 1 refused by budget" in running_line(tmux.screen())), \
+    assert poll_screen(lambda: "evicted, 1 refused by budget" in running_line(tmux.screen())), \
         tmux.screen()
     first = running_line(tmux.screen())
     # "running" is dropped when the line would not fit 80 columns (more evicted, more tries)
     assert first.startswith(("⟳ 1 running: drain 4vvm ", "⟳ 1: drain 4vvm ")) and \
         "evicted, 1 refused by budget trainer-llama-pdb" in first, first
     tmux.run("send-keys", "2")
-    assert poll(lambda: "maxParallelUpgrades" in tmux.screen()
+    assert poll_screen(lambda: "maxParallelUpgrades" in tmux.screen()
                 and running_line(tmux.screen())), tmux.screen()
     tmux.run("send-keys", "1")
-    assert poll(lambda: "4vvm" in tmux.screen()), tmux.screen()
+    assert poll_screen(lambda: "4vvm" in tmux.screen()), tmux.screen()
     # retried: the try count on the line moves
-    assert poll(lambda: running_line(tmux.screen()) not in ("", first), timeout=30), \
+    assert poll_screen(lambda: running_line(tmux.screen()) not in ("", first), timeout=30), \
         tmux.screen()
     tmux.run("send-keys", ":", "ops", "Enter")
-    assert poll(lambda: "OPERATION" in tmux.screen() and f"Drain {NODE}" in tmux.screen()
+    assert poll_screen(lambda: "OPERATION" in tmux.screen() and f"Drain {NODE}" in tmux.screen()
                 and "ml-training/trainer-llama" in tmux.screen()), tmux.screen()
     tmux.run("send-keys", "x")
-    assert poll(lambda: f"Stop Drain {NODE}?" in tmux.screen()), tmux.screen()
+    assert poll_screen(lambda: f"Stop Drain {NODE}?" in tmux.screen()), tmux.screen()
     tmux.run("send-keys", "y")
-    assert poll(lambda: "■ stopped" in tmux.screen()), tmux.screen()
-    assert poll(lambda: audit.exists() and len(audit.read_text().splitlines()) == 2)
+    assert poll_screen(lambda: "■ stopped" in tmux.screen()), tmux.screen()
+    assert poll_screen(lambda: audit.exists() and len(audit.read_text().splitlines()) == 2)
     intent, outcome = (json.loads(line) for line in audit.read_text().splitlines())
     assert intent["action"] == "drain" and outcome["id"] == intent["id"]
     assert outcome["interrupted"] == "x" and outcome["result"].startswith("cancelled: ")
     tmux.run("send-keys", "q")  # nothing runs now: no question
-    assert poll(lambda: "gputui exited with 0" in tmux.screen()), tmux.screen()
-
+    assert poll_screen(lambda: "gputui exited with 0" in tmux.screen()), tmux.screen()
 
 
 def test_a_canary_runs_in_the_background_and_x_stops_it(tmux: Tmux,  # noqa: F811
@@ -102,28 +90,29 @@ def test_a_canary_runs_in_the_background_and_x_stops_it(tmux: Tmux,  # noqa: F81
                "echo \"gputui exited with $?\"; sleep 120")
     started = tmux.run("new-session", "-d", "-x", "80", "-y", "24", command)
     assert started.returncode == 0, started.stderr
-    assert poll(lambda: "● live" in tmux.screen() and tmux.screen().count("gke-") >= 4), \
+    assert poll_screen(lambda: "● live" in tmux.screen() and tmux.screen().count("gke-") >= 4), \
         tmux.screen()
     tmux.run("send-keys", ":", "canary", "Enter")
-    assert poll(lambda: "580.82.07" in tmux.screen() or "version" in tmux.screen().lower()), \
+    assert poll_screen(lambda: "580.82.07" in tmux.screen()
+                               or "version" in tmux.screen().lower()), \
         tmux.screen()
     tmux.run("send-keys", "580.82.07", "Enter")
-    assert poll(lambda: "Dry run: passed" in tmux.screen()), tmux.screen()
+    assert poll_screen(lambda: "Dry run: passed" in tmux.screen()), tmux.screen()
     tmux.run("send-keys", "580.82.07", "Enter")  # the typed confirmation of a rollout
-    assert poll(lambda: "Background (b)" in tmux.screen()), tmux.screen()
+    assert poll_screen(lambda: "Background (b)" in tmux.screen()), tmux.screen()
     tmux.run("send-keys", "b")
-    assert poll(lambda: "canary" in running_line(tmux.screen())), tmux.screen()
+    assert poll_screen(lambda: "canary" in running_line(tmux.screen())), tmux.screen()
     tmux.run("send-keys", ":", "ops", "Enter")
-    assert poll(lambda: "OPERATION" in tmux.screen() and "Canary driver 580.82.07" in
+    assert poll_screen(lambda: "OPERATION" in tmux.screen() and "Canary driver 580.82.07" in
                 tmux.screen()), tmux.screen()
     tmux.run("send-keys", "x")
-    assert poll(lambda: "Stop Canary driver 580.82.07" in tmux.screen()), tmux.screen()
+    assert poll_screen(lambda: "Stop Canary driver 580.82.07" in tmux.screen()), tmux.screen()
     tmux.run("send-keys", "y")
-    assert poll(lambda: "■ stopped" in tmux.screen()), tmux.screen()
-    assert poll(lambda: audit.exists() and len(audit.read_text().splitlines()) == 2)
+    assert poll_screen(lambda: "■ stopped" in tmux.screen()), tmux.screen()
+    assert poll_screen(lambda: audit.exists() and len(audit.read_text().splitlines()) == 2)
     intent, outcome = (json.loads(line) for line in audit.read_text().splitlines())
     assert intent["action"] == "upgrade-canary" and outcome["id"] == intent["id"]
     assert outcome["interrupted"] == "x" and outcome["result"].startswith("cancelled: canary")
     assert "holds left on 3 node(s)" in outcome["result"], outcome
     tmux.run("send-keys", "q")
-    assert poll(lambda: "gputui exited with 0" in tmux.screen()), tmux.screen()
+    assert poll_screen(lambda: "gputui exited with 0" in tmux.screen()), tmux.screen()

@@ -9,22 +9,12 @@ modules, driver is in use" is 84 columns: before, the pod log cut it at the pane
 
 from __future__ import annotations
 
-from collections.abc import Iterator
-
 import pytest
 
-from tests.ui.test_tmux_smoke import REPO, Tmux, _gputui_command, _poll
+from tests.ui.helpers import REPO, Tmux, gputui_command, poll_screen
+from tests.ui.helpers import tmux  # noqa: F401 - the fixture
 
 pytestmark = pytest.mark.tmux
-
-
-@pytest.fixture
-def tmux() -> Iterator[Tmux]:
-    session = Tmux()
-    try:
-        yield session
-    finally:
-        session.run("kill-server")
 
 
 def _log_box(screen: str) -> str:
@@ -33,22 +23,22 @@ def _log_box(screen: str) -> str:
 
 
 def test_a_long_log_line_wraps_at_80x24_and_w_toggles(tmux: Tmux) -> None:
-    command = (f"cd {REPO} && env TERM=xterm-256color PYTHONPATH={REPO} {_gputui_command()} "
+    command = (f"cd {REPO} && env TERM=xterm-256color PYTHONPATH={REPO} {gputui_command()} "
                "--demo --scenario driver-crashloop --speed 20; echo \"gputui exited with $?\"; "
                "sleep 120")
     assert tmux.run("new-session", "-d", "-x", "80", "-y", "24", command).returncode == 0
     # the A100 node's driver fails first (from 20 s): it sorts first and is selected
-    assert _poll(lambda: "driver-pod-failing" in tmux.screen()
+    assert poll_screen(lambda: "driver-pod-failing" in tmux.screen()
                  and "Init:CrashLoopBackOff in k8s-driver-manager" in tmux.screen(),
                  timeout=120), tmux.screen()
     tmux.run("send-keys", "l")
-    assert _poll(lambda: "newest last" in tmux.screen()
+    assert poll_screen(lambda: "newest last" in tmux.screen()
                  and "driver is in use" in _log_box(tmux.screen()), timeout=60), tmux.screen()
     assert "w: wrap off" in tmux.screen()
     tmux.run("send-keys", "w")
-    assert _poll(lambda: "w: wrap on" in tmux.screen()), tmux.screen()
+    assert poll_screen(lambda: "w: wrap on" in tmux.screen()), tmux.screen()
     assert "driver is in use" not in _log_box(tmux.screen()), tmux.screen()
     tmux.run("send-keys", "Escape")
-    assert _poll(lambda: "newest last" not in tmux.screen(), timeout=30), tmux.screen()
+    assert poll_screen(lambda: "newest last" not in tmux.screen(), timeout=30), tmux.screen()
     tmux.run("send-keys", "q")
-    assert _poll(lambda: "gputui exited with 0" in tmux.screen(), timeout=60), tmux.screen()
+    assert poll_screen(lambda: "gputui exited with 0" in tmux.screen(), timeout=60), tmux.screen()

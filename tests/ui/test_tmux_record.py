@@ -7,52 +7,28 @@ Asserts content, never timing: polls are generous and only wait for something to
 from __future__ import annotations
 
 import gzip
-import shutil
-from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 
-from gputui.domain.metrics import MetricsWant
-from gputui.sources.tape_format import TapeError
-from gputui.sources.tape_reader import TapeReader
-from tests.ui.test_tmux_smoke import REPO, Tmux, _gputui_command, _poll
+from gputui.sources.tape.reader import TapeReader
+from tests.ui.helpers import REPO, Tmux, gputui_command, poll_screen, xid_recorded
+from tests.ui.helpers import tmux  # noqa: F401 - the fixture
 
 pytestmark = pytest.mark.tmux
-
-
-@pytest.fixture
-def tmux() -> Iterator[Tmux]:
-    if shutil.which("tmux") is None:
-        pytest.fail("tmux not found: run ./scripts/test.sh, which installs it")
-    session = Tmux()
-    try:
-        yield session
-    finally:
-        session.run("kill-server")
-
-
-def _xid_recorded(path: Path) -> bool:
-    """The growing file opens (sync-flushed) and already holds an XID and a reading."""
-    try:
-        reader = TapeReader.open(path)
-    except TapeError:
-        return False
-    xids = reader.objects_at(reader.end).xids
-    return bool(xids) and reader.metrics_at(reader.end, MetricsWant()) is not None
 
 
 def test_demo_records_while_it_runs_and_closes_on_quit(tmux: Tmux, tmp_path: Path) -> None:
     path = tmp_path / "session.gputui-rec"
     command = (f"cd {REPO} && env TERM=xterm-256color PYTHONPATH={REPO} HOME={tmp_path} "
-               f"{_gputui_command()} --demo --scenario xid-storm --speed 10 --record {path}; "
+               f"{gputui_command()} --demo --scenario xid-storm --speed 10 --record {path}; "
                "echo \"gputui exited with $?\"; sleep 120")
     started = tmux.run("new-session", "-d", "-x", "120", "-y", "40", command)
     assert started.returncode == 0, started.stderr
-    assert _poll(lambda: "gke-" in tmux.screen()), tmux.screen()
-    assert _poll(lambda: _xid_recorded(path), timeout=120), tmux.screen()
+    assert poll_screen(lambda: "gke-" in tmux.screen()), tmux.screen()
+    assert poll_screen(lambda: xid_recorded(path), timeout=120), tmux.screen()
     tmux.run("send-keys", "q")
-    assert _poll(lambda: "gputui exited with 0" in tmux.screen(), timeout=60), tmux.screen()
+    assert poll_screen(lambda: "gputui exited with 0" in tmux.screen(), timeout=60), tmux.screen()
     whole = gzip.decompress(path.read_bytes())  # ended properly: a complete gzip stream
     assert whole.startswith(b'{"gputui_tape":1')
     reader = TapeReader.open(path)

@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 
 from tests.fixtures.tapes import XID_NODE, write_xid_tape
-from tests.ui.test_tmux_smoke import REPO, Tmux, _gputui_command, _poll
+from tests.ui.helpers import REPO, Tmux, gputui_command, poll_screen
 
 pytestmark = pytest.mark.tmux
 
@@ -32,27 +32,27 @@ def test_replay_steps_to_the_xid_in_a_real_terminal(tmp_path: Path) -> None:
 
 def _run(tmux: Tmux, tape: Path) -> None:
     command = (f"cd {REPO} && env TERM=xterm-256color TZ=UTC PYTHONPATH={REPO} "
-               f"{_gputui_command()} replay {tape}; echo \"gputui exited with $?\"; sleep 120")
+               f"{gputui_command()} replay {tape}; echo \"gputui exited with $?\"; sleep 120")
     started = tmux.run("new-session", "-d", "-x", "80", "-y", "24", command)
     assert started.returncode == 0, started.stderr
-    assert _poll(lambda: "replay of gputui-demo at 18:29:00 (recorded " in tmux.screen()
+    assert poll_screen(lambda: "replay of gputui-demo at 18:29:00 (recorded " in tmux.screen()
                  and "paused" in tmux.screen() and XID_NODE in tmux.screen()), tmux.screen()
     assert "live" not in tmux.screen().splitlines()[0]
     assert "xid-error" not in _row(tmux.screen(), XID_NODE)
     tmux.run("send-keys", "Right")
-    assert _poll(lambda: "at 18:29:20" in tmux.screen()
+    assert poll_screen(lambda: "at 18:29:20" in tmux.screen()
                  and "xid-error" in _row(tmux.screen(), XID_NODE)), tmux.screen()
     tmux.run("send-keys", "c")
-    assert _poll(lambda: "read-only" in tmux.screen()), tmux.screen()
+    assert poll_screen(lambda: "read-only" in tmux.screen()), tmux.screen()
     tmux.run("send-keys", "q")
-    assert _poll(lambda: "gputui exited with 0" in tmux.screen(), timeout=60), tmux.screen()
+    assert poll_screen(lambda: "gputui exited with 0" in tmux.screen(), timeout=60), tmux.screen()
 
 
 def _action_recorded(path: Path) -> bool:
     """The growing recording's timeline holds the cordon's action (with who) and the
     cordon the next snapshot showed."""
-    from gputui.sources.tape_format import TapeError
-    from gputui.sources.tape_reader import TapeReader
+    from gputui.sources.tape.format import TapeError
+    from gputui.sources.tape.reader import TapeReader
 
     try:
         reader = TapeReader.open(path)
@@ -67,50 +67,50 @@ def test_record_in_the_demo_then_replay_it(tmp_path: Path) -> None:
     --record FILE`` until the recording holds an XID, quit, then ``gputui replay FILE``:
     at the start (``g``) the findings view names no XID, at the end (``G``) XID 79, and the
     timeline shows the cordon taken while recording, with who took it."""
-    from tests.ui.test_tmux_record import _xid_recorded
+    from tests.ui.helpers import xid_recorded
 
     path = tmp_path / "session.gputui-rec"
     recording, replaying = Tmux(), Tmux()
     try:
         command = (f"cd {REPO} && env TERM=xterm-256color PYTHONPATH={REPO} HOME={tmp_path} "
-                   f"{_gputui_command()} --demo --scenario xid-storm --speed 10 --record "
+                   f"{gputui_command()} --demo --scenario xid-storm --speed 10 --record "
                    f"{path}; echo \"gputui exited with $?\"; sleep 120")
         assert recording.run("new-session", "-d", "-x", "120", "-y", "40",
                              command).returncode == 0
-        assert _poll(lambda: _xid_recorded(path), timeout=120), recording.screen()
+        assert poll_screen(lambda: xid_recorded(path), timeout=120), recording.screen()
         assert "● rec" in recording.screen().splitlines()[0]  # the recording light
         # an action taken while recording: the replay's timeline must show it, with who
         recording.run("send-keys", "c")
-        assert _poll(lambda: "Cordon" in recording.screen()), recording.screen()
+        assert poll_screen(lambda: "Cordon" in recording.screen()), recording.screen()
         recording.run("send-keys", "y")
-        assert _poll(lambda: _action_recorded(path), timeout=60), recording.screen()
+        assert poll_screen(lambda: _action_recorded(path), timeout=60), recording.screen()
         recording.run("send-keys", "q")
-        assert _poll(lambda: "gputui exited with 0" in recording.screen(), timeout=60)
+        assert poll_screen(lambda: "gputui exited with 0" in recording.screen(), timeout=60)
         command = (f"cd {REPO} && env TERM=xterm-256color TZ=UTC PYTHONPATH={REPO} "
-                   f"{_gputui_command()} replay {path}; echo \"gputui exited with $?\"; "
+                   f"{gputui_command()} replay {path}; echo \"gputui exited with $?\"; "
                    "sleep 120")
         assert replaying.run("new-session", "-d", "-x", "80", "-y", "24",
                              command).returncode == 0
-        assert _poll(lambda: "replay of gputui-demo at " in replaying.screen()
+        assert poll_screen(lambda: "replay of gputui-demo at " in replaying.screen()
                      and "gke-" in replaying.screen()), replaying.screen()
         replaying.run("send-keys", "4")  # the findings view lists every finding
-        assert _poll(lambda: "findings" in replaying.screen()
+        assert poll_screen(lambda: "findings" in replaying.screen()
                      and "XID" not in replaying.screen()), replaying.screen()
         replaying.run("send-keys", "G")
-        assert _poll(lambda: "❚❚ end" in replaying.screen()
+        assert poll_screen(lambda: "❚❚ end" in replaying.screen()
                      and "XID 79" in replaying.screen()), replaying.screen()
         assert "(recorded 20" in replaying.screen().splitlines()[0]
         replaying.run("send-keys", ":")
         replaying.run("send-keys", "-l", "timeline")
         replaying.run("send-keys", "Enter")
-        assert _poll(lambda: "cordon: ok" in replaying.screen()
+        assert poll_screen(lambda: "cordon: ok" in replaying.screen()
                      and "operator" in replaying.screen()), replaying.screen()
         replaying.run("send-keys", "4")
         replaying.run("send-keys", "g")
-        assert _poll(lambda: "❚❚ end" not in replaying.screen()
+        assert poll_screen(lambda: "❚❚ end" not in replaying.screen()
                      and "XID" not in replaying.screen()), replaying.screen()
         replaying.run("send-keys", "q")
-        assert _poll(lambda: "gputui exited with 0" in replaying.screen(), timeout=60)
+        assert poll_screen(lambda: "gputui exited with 0" in replaying.screen(), timeout=60)
     finally:
         recording.run("kill-server")
         replaying.run("kill-server")

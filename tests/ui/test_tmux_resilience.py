@@ -16,19 +16,10 @@ from collections.abc import Iterator
 
 import pytest
 
-from tests.ui.test_tmux_smoke import REPO, Tmux, _poll
+from tests.ui.helpers import REPO, Tmux, poll_screen, tmux  # noqa: F401 - tmux: the fixture
 
 pytestmark = pytest.mark.tmux
 ROW = re.compile(r"gke-prod-[a-z0-9]+-pool-[0-9a-f]{4}-[a-z0-9]{4}\s+(Ready|NotReady)")
-
-
-@pytest.fixture
-def tmux() -> Iterator[Tmux]:
-    session = Tmux()
-    try:
-        yield session
-    finally:
-        session.run("kill-server")
 
 
 @pytest.fixture
@@ -86,38 +77,38 @@ def alive(pid: int) -> bool:
 @pytest.mark.parametrize("repeat", range(3))
 def test_first_paint_at_80x24_under_load(tmux: Tmux, cpu_load: None, repeat: int) -> None:
     launch(tmux)
-    assert _poll(lambda: len(table_rows(tmux.screen())) >= 5), tmux.screen()
+    assert poll_screen(lambda: len(table_rows(tmux.screen())) >= 5), tmux.screen()
     screen = tmux.screen()
     assert rows_complete(screen), screen
 
 
 def test_burst_filter_and_resize(tmux: Tmux, cpu_load: None) -> None:
     launch(tmux)
-    assert _poll(lambda: rows_complete(tmux.screen())), tmux.screen()
+    assert poll_screen(lambda: rows_complete(tmux.screen())), tmux.screen()
     tmux.run("send-keys", ":upgrades", "Enter")  # one burst, as SSH delivers it
-    assert _poll(lambda: "slots" in tmux.screen() and "NAME" not in tmux.screen()), \
+    assert poll_screen(lambda: "slots" in tmux.screen() and "NAME" not in tmux.screen()), \
         tmux.screen()
     tmux.run("send-keys", ":nodes", "Enter", "/a100", "Enter")
-    assert _poll(lambda: filtered(tmux.screen())), tmux.screen()
+    assert poll_screen(lambda: filtered(tmux.screen())), tmux.screen()
     tmux.run("resize-window", "-x", "60", "-y", "20")
-    assert _poll(lambda: "gputui" in tmux.screen().splitlines()[0]
+    assert poll_screen(lambda: "gputui" in tmux.screen().splitlines()[0]
                  and max(map(len, tmux.screen().splitlines())) <= 60), tmux.screen()
     tmux.run("resize-window", "-x", "80", "-y", "24")
-    assert _poll(lambda: rows_complete(tmux.screen(), least=3)
+    assert poll_screen(lambda: rows_complete(tmux.screen(), least=3)
                  and "filter: a100" in tmux.screen()), tmux.screen()
     tmux.run("send-keys", "q")
-    assert _poll(lambda: "gputui exited with 0" in tmux.screen(), timeout=60), tmux.screen()
+    assert poll_screen(lambda: "gputui exited with 0" in tmux.screen(), timeout=60), tmux.screen()
 
 
 def test_sighup_exits_cleanly_and_restores_the_terminal(tmux: Tmux) -> None:
     launch(tmux)
-    assert _poll(lambda: rows_complete(tmux.screen())), tmux.screen()
+    assert poll_screen(lambda: rows_complete(tmux.screen())), tmux.screen()
     pid = gputui_pid(tmux)
     children = subprocess.run(["pgrep", "-P", str(pid)], capture_output=True, text=True,
                               check=False).stdout.split()
     assert children == []  # the demo cluster runs in threads, never in child processes
     os.kill(pid, 1)  # SIGHUP, as when the SSH session closes
-    assert _poll(lambda: "gputui exited with 129" in tmux.screen(), timeout=60), tmux.screen()
+    assert poll_screen(lambda: "gputui exited with 129" in tmux.screen(), timeout=60), tmux.screen()
     assert not alive(pid)
     assert tmux.run("display", "-p", "#{alternate_on}").stdout.strip() == "0"
     assert "Traceback" not in tmux.screen()
@@ -125,20 +116,20 @@ def test_sighup_exits_cleanly_and_restores_the_terminal(tmux: Tmux) -> None:
 
 def test_closed_terminal_ends_the_process(tmux: Tmux) -> None:
     launch(tmux)
-    assert _poll(lambda: rows_complete(tmux.screen())), tmux.screen()
+    assert poll_screen(lambda: rows_complete(tmux.screen())), tmux.screen()
     pid = gputui_pid(tmux)
     tmux.run("kill-server")  # the terminal is gone: the pty closes, SIGHUP follows
-    assert _poll(lambda: not alive(pid), timeout=30), f"gputui {pid} still running"
+    assert poll_screen(lambda: not alive(pid), timeout=30), f"gputui {pid} still running"
 
 
 @pytest.mark.parametrize("env", ["TERM=dumb NO_COLOR=1", "TERM=xterm-16color",
                                  "TERM=xterm-256color TEXTUAL_COLOR_SYSTEM=standard"])
 def test_poor_terminals_show_the_nodes(tmux: Tmux, env: str) -> None:
     launch(tmux, env=env)
-    assert _poll(lambda: rows_complete(tmux.screen())), tmux.screen()
+    assert poll_screen(lambda: rows_complete(tmux.screen())), tmux.screen()
     tmux.run("send-keys", "?")
-    assert _poll(lambda: "WHAT IT DOES" in tmux.screen()), tmux.screen()
+    assert poll_screen(lambda: "WHAT IT DOES" in tmux.screen()), tmux.screen()
     tmux.run("send-keys", "Escape")  # alone: ESC then q in one read is alt+q to a terminal
-    assert _poll(lambda: "WHAT IT DOES" not in tmux.screen()), tmux.screen()
+    assert poll_screen(lambda: "WHAT IT DOES" not in tmux.screen()), tmux.screen()
     tmux.run("send-keys", "q")
-    assert _poll(lambda: "gputui exited with 0" in tmux.screen(), timeout=60), tmux.screen()
+    assert poll_screen(lambda: "gputui exited with 0" in tmux.screen(), timeout=60), tmux.screen()

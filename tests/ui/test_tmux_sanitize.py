@@ -22,7 +22,8 @@ import yaml
 from kubernetes import client as k8s
 from kubernetes import config as k8s_config
 
-from tests.ui.test_tmux_smoke import REPO, Tmux, _gputui_command, _poll
+from tests.ui.helpers import REPO, Tmux, gputui_command, poll_screen
+from tests.ui.helpers import tmux  # noqa: F401 - the fixture
 
 pytestmark = pytest.mark.tmux
 ATTACK = "pwn \x1b]2;PWNED\x1b\\ \x1b]52;c;cHduZWQ=\x07 \x1b[2J\x1b[H end"
@@ -46,7 +47,7 @@ def hostile_sim(tmp_path: Path) -> Iterator[tuple[Path, str]]:
          "--kubeconfig-out", str(config)], cwd=REPO, stdout=subprocess.DEVNULL,
         stderr=subprocess.DEVNULL)
     try:
-        assert _poll(config.exists, timeout=60), "gputui sim did not start"
+        assert poll_screen(config.exists, timeout=60), "gputui sim did not start"
         api = k8s.CoreV1Api(k8s_config.new_client_from_config(str(config)))
         found: list[k8s.V1Pod] = []
 
@@ -55,7 +56,7 @@ def hostile_sim(tmp_path: Path) -> Iterator[tuple[Path, str]]:
             found[:] = [p for p in pods.items if p.status.phase == "Running" and "PWNED" in
                         api.read_namespaced_pod_log(p.metadata.name, NS)]
             return bool(found)
-        assert _poll(logged, timeout=60), "the log timeline action did not write"
+        assert poll_screen(logged, timeout=60), "the log timeline action did not write"
         pod, node = found[0].metadata.name, found[0].spec.node_name
         api.patch_node(node, {"metadata": {"annotations": {"example.com/note": ATTACK}}})
         api.patch_node_status(node, {"status": {"conditions": [
@@ -70,15 +71,6 @@ def hostile_sim(tmp_path: Path) -> Iterator[tuple[Path, str]]:
         process.wait(timeout=30)
 
 
-@pytest.fixture
-def tmux() -> Iterator[Tmux]:
-    session = Tmux()
-    try:
-        yield session
-    finally:
-        session.run("kill-server")
-
-
 def _untouched(tmux: Tmux) -> None:
     """Title and clipboard as before, the header still on the first line."""
     assert "PWNED" not in tmux.run("display", "-p", "#{pane_title}").stdout
@@ -89,24 +81,24 @@ def _untouched(tmux: Tmux) -> None:
 def test_hostile_text_is_shown_inert(hostile_sim: tuple[Path, str], tmux: Tmux) -> None:
     config, node = hostile_sim
     command = (f"env -u COLUMNS -u LINES TERM=xterm-256color PYTHONPATH={REPO} "
-               f"{_gputui_command()} --kubeconfig "
+               f"{gputui_command()} --kubeconfig "
                f"{config}; echo \"gputui exited with $?\"; sleep 120")
     started = tmux.run("new-session", "-d", "-x", "200", "-y", "70", command)
     assert started.returncode == 0, started.stderr
     # tmux keeps what OSC 52 writes as a paste buffer (set before gputui has drawn)
     assert tmux.run("set-option", "-g", "set-clipboard", "on").returncode == 0
     # the NotReady node sorts first (findings) and is selected
-    assert _poll(lambda: node in tmux.screen() and "● live" in tmux.screen()), tmux.screen()
+    assert poll_screen(lambda: node in tmux.screen() and "● live" in tmux.screen()), tmux.screen()
     tmux.run("send-keys", "d")  # the Describe tab: the node's findings quote the condition
-    assert _poll(lambda: "is NotReady" in tmux.screen() and SHOWN in tmux.screen(),
+    assert poll_screen(lambda: "is NotReady" in tmux.screen() and SHOWN in tmux.screen(),
                  timeout=30), tmux.screen()
     _untouched(tmux)
     tmux.run("send-keys", "l")  # the driver pod's log and its events
-    assert _poll(lambda: tmux.screen().count(SHOWN) >= 2 and "Warning" in tmux.screen(),
+    assert poll_screen(lambda: tmux.screen().count(SHOWN) >= 2 and "Warning" in tmux.screen(),
                  timeout=30), tmux.screen()
     _untouched(tmux)
     tmux.run("send-keys", "Escape")  # wait for it: ESC then q at once reads as alt+q
-    assert _poll(lambda: "newest last" not in tmux.screen(), timeout=30), tmux.screen()
+    assert poll_screen(lambda: "newest last" not in tmux.screen(), timeout=30), tmux.screen()
     tmux.run("send-keys", "q")
-    assert _poll(lambda: "gputui exited with 0" in tmux.screen(), timeout=60), tmux.screen()
+    assert poll_screen(lambda: "gputui exited with 0" in tmux.screen(), timeout=60), tmux.screen()
     assert "PWNED" not in tmux.run("display", "-p", "#{pane_title}").stdout

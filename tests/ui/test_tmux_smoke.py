@@ -5,77 +5,32 @@ It asserts content, never timing: polls are generous and only wait for text to a
 
 from __future__ import annotations
 
-import shutil
 import subprocess
 import sys
-import time
-import uuid
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 
+from tests.ui.helpers import REPO, Tmux, gputui_command, poll_screen, tmux  # noqa: F401
+
 pytestmark = pytest.mark.tmux
-REPO = Path(__file__).resolve().parents[2]
-
-
-def _gputui_command() -> str:
-    """This checkout's code through this interpreter (the ``gputui`` on PATH may be another
-    checkout's: an editable install points at wherever it was installed from)."""
-    return f"{sys.executable} -m gputui"
-
-
-class Tmux:
-    """A private tmux server (``-L <unique>``) so the test never touches the user's."""
-
-    def __init__(self) -> None:
-        self.server = f"gputui-smoke-{uuid.uuid4().hex[:8]}"
-
-    def run(self, *args: str) -> subprocess.CompletedProcess[str]:
-        return subprocess.run(["tmux", "-L", self.server, *args], capture_output=True,
-                              text=True, check=False, cwd=REPO)
-
-    def screen(self) -> str:
-        return self.run("capture-pane", "-p").stdout
-
-    def alive(self) -> bool:
-        return self.run("has-session").returncode == 0
-
-
-@pytest.fixture
-def tmux() -> Iterator[Tmux]:
-    if shutil.which("tmux") is None:
-        pytest.fail("tmux not found: run ./scripts/test.sh, which installs it")
-    session = Tmux()
-    try:
-        yield session
-    finally:
-        session.run("kill-server")
-
-
-def _poll(check: Callable[[], bool], timeout: float = 90.0) -> bool:
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        if check():
-            return True
-        time.sleep(0.5)
-    return False
 
 
 def test_demo_shows_nodes_help_and_quits(tmux: Tmux) -> None:
     # The wrapper keeps the pane open after gputui exits, so a crash at start-up leaves its
     # one-line error on screen for the assertion message, and the exit code can be read.
-    command = (f"cd {REPO} && env TERM=xterm-256color PYTHONPATH={REPO} {_gputui_command()} --demo "
+    command = (f"cd {REPO} && env TERM=xterm-256color PYTHONPATH={REPO} {gputui_command()} --demo "
                "--speed 20; echo \"gputui exited with $?\"; sleep 120")
     started = tmux.run("new-session", "-d", "-x", "120", "-y", "40", command)
     assert started.returncode == 0, started.stderr
-    assert _poll(lambda: "gke-" in tmux.screen() and "NAME" in tmux.screen()), tmux.screen()
+    assert poll_screen(lambda: "gke-" in tmux.screen() and "NAME" in tmux.screen()), tmux.screen()
     tmux.run("send-keys", "?")
-    assert _poll(lambda: "WHAT IT DOES" in tmux.screen()), tmux.screen()
+    assert poll_screen(lambda: "WHAT IT DOES" in tmux.screen()), tmux.screen()
     tmux.run("send-keys", "Escape")
-    assert _poll(lambda: "WHAT IT DOES" not in tmux.screen()), tmux.screen()
+    assert poll_screen(lambda: "WHAT IT DOES" not in tmux.screen()), tmux.screen()
     tmux.run("send-keys", "q")
-    assert _poll(lambda: "gputui exited with 0" in tmux.screen(), timeout=60), tmux.screen()
+    assert poll_screen(lambda: "gputui exited with 0" in tmux.screen(), timeout=60), tmux.screen()
 
 
 @pytest.fixture
@@ -86,7 +41,7 @@ def sim(tmp_path: Path) -> Iterator[Path]:
         [sys.executable, "-m", "gputui", "sim", "--speed", "20", "--kubeconfig-out",
          str(config)], cwd=REPO, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
     try:
-        assert _poll(config.exists, timeout=60), "gputui sim did not start"
+        assert poll_screen(config.exists, timeout=60), "gputui sim did not start"
         yield config
     finally:
         process.terminate()
@@ -101,18 +56,18 @@ def test_cordon_with_c_y_reaches_the_api_and_the_audit_log(tmux: Tmux, sim: Path
     from kubernetes import config as k8s_config
 
     audit = tmp_path / "audit.jsonl"
-    command = (f"env TERM=xterm-256color PYTHONPATH={REPO} {_gputui_command()} --kubeconfig "
+    command = (f"env TERM=xterm-256color PYTHONPATH={REPO} {gputui_command()} --kubeconfig "
                f"{sim} --audit-log {audit}; echo \"gputui exited with $?\"; sleep 120")
     started = tmux.run("new-session", "-d", "-x", "120", "-y", "40", command)
     assert started.returncode == 0, started.stderr
     # actions wait for every list (a plan from half the cluster would guess): the header
     # says "live" once they are read
-    assert _poll(lambda: "gke-" in tmux.screen() and "● live" in tmux.screen()), tmux.screen()
+    assert poll_screen(lambda: "gke-" in tmux.screen() and "● live" in tmux.screen()), tmux.screen()
     tmux.run("send-keys", "c")
-    assert _poll(lambda: "kubectl cordon" in tmux.screen()), tmux.screen()
-    assert _poll(lambda: "Dry run: passed" in tmux.screen()), tmux.screen()
+    assert poll_screen(lambda: "kubectl cordon" in tmux.screen()), tmux.screen()
+    assert poll_screen(lambda: "Dry run: passed" in tmux.screen()), tmux.screen()
     tmux.run("send-keys", "y")
-    assert _poll(lambda: audit.exists() and '"phase":"outcome"' in audit.read_text(),
+    assert poll_screen(lambda: audit.exists() and '"phase":"outcome"' in audit.read_text(),
                  timeout=30), tmux.screen()
     entry, outcome = (json.loads(line) for line in audit.read_text().splitlines())
     assert entry["action"] == "cordon" and outcome["result"].startswith("ok: ")
@@ -122,4 +77,4 @@ def test_cordon_with_c_y_reaches_the_api_and_the_audit_log(tmux: Tmux, sim: Path
     cordoned = [n.metadata.name for n in api.list_node().items if n.spec.unschedulable]
     assert cordoned == [node]
     tmux.run("send-keys", "q")
-    assert _poll(lambda: "gputui exited with 0" in tmux.screen(), timeout=60), tmux.screen()
+    assert poll_screen(lambda: "gputui exited with 0" in tmux.screen(), timeout=60), tmux.screen()

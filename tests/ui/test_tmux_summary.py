@@ -21,7 +21,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.ui.test_tmux_smoke import REPO, Tmux, _gputui_command, _poll
+from tests.ui.helpers import REPO, Tmux, gputui_command, poll_screen
 
 pytestmark = pytest.mark.tmux
 
@@ -36,7 +36,7 @@ def crashloop_sim(tmp_path: Path) -> Iterator[tuple[Path, subprocess.Popen[bytes
          "20", "--kubeconfig-out", str(config)], cwd=REPO, stdout=subprocess.DEVNULL,
         stderr=subprocess.STDOUT)
     try:
-        assert _poll(config.exists, timeout=60), "gputui sim did not start"
+        assert poll_screen(config.exists, timeout=60), "gputui sim did not start"
         yield config, process
     finally:
         process.send_signal(signal.SIGCONT)
@@ -81,7 +81,7 @@ def _hold_still_with_the_crash_loop_shown(tmux: Tmux, sim: subprocess.Popen[byte
     seen: list[set[str]] = []
     for _ in range(10):
         sim.send_signal(signal.SIGCONT)
-        assert _poll(lambda: _crash_loop_shown(tmux.screen(), seen), timeout=60), \
+        assert poll_screen(lambda: _crash_loop_shown(tmux.screen(), seen), timeout=60), \
             tmux.screen()
         sim.send_signal(signal.SIGSTOP)
         time.sleep(1.0)  # a snapshot already on its way lands now
@@ -91,20 +91,20 @@ def _hold_still_with_the_crash_loop_shown(tmux: Tmux, sim: subprocess.Popen[byte
 
 
 def _run(tmux: Tmux, sim_config: Path, sim: subprocess.Popen[bytes], audit: Path) -> None:
-    command = (f"env TERM=xterm-256color PYTHONPATH={REPO} {_gputui_command()} --kubeconfig "
+    command = (f"env TERM=xterm-256color PYTHONPATH={REPO} {gputui_command()} --kubeconfig "
                f"{sim_config} --audit-log {audit}; echo \"gputui exited with $?\"; sleep 120")
     started = tmux.run("new-session", "-d", "-x", "160", "-y", "48", command)
     assert started.returncode == 0, started.stderr
     assert tmux.run("set-option", "-s", "set-clipboard", "on").returncode == 0
-    assert _poll(lambda: "gke-" in tmux.screen() and "● live" in tmux.screen()), tmux.screen()
+    assert poll_screen(lambda: "gke-" in tmux.screen() and "● live" in tmux.screen()), tmux.screen()
     # one action first, through the confirmation dialog, on the node the crash-loop spares
     # (k8s-driver-manager cordons the others itself)
     tmux.run("send-keys", "/", "stnm", "Enter")
-    assert _poll(lambda: "1/5 nodes" in tmux.screen()), tmux.screen()
+    assert poll_screen(lambda: "1/5 nodes" in tmux.screen()), tmux.screen()
     tmux.run("send-keys", "c")
-    assert _poll(lambda: "Dry run: passed" in tmux.screen()), tmux.screen()
+    assert poll_screen(lambda: "Dry run: passed" in tmux.screen()), tmux.screen()
     tmux.run("send-keys", "y")
-    assert _poll(lambda: audit.exists() and '"phase":"outcome"' in audit.read_text(),
+    assert poll_screen(lambda: audit.exists() and '"phase":"outcome"' in audit.read_text(),
                  timeout=30), tmux.screen()
     intent, outcome = (json.loads(line) for line in audit.read_text().splitlines())
     (node,) = intent["targets"]
@@ -112,11 +112,11 @@ def _run(tmux: Tmux, sim_config: Path, sim: subprocess.Popen[bytes], audit: Path
     tmux.run("send-keys", "4")
     codes = _hold_still_with_the_crash_loop_shown(tmux, sim)
     tmux.run("send-keys", ":summary", "Enter")
-    assert _poll(lambda: "Handoff summary (Markdown)" in tmux.screen()), tmux.screen()
+    assert poll_screen(lambda: "Handoff summary (Markdown)" in tmux.screen()), tmux.screen()
     tmux.run("send-keys", "y")
-    assert _poll(lambda: "Summary sent to the clipboard" in tmux.screen(), timeout=30), \
+    assert poll_screen(lambda: "Summary sent to the clipboard" in tmux.screen(), timeout=30), \
         tmux.screen()
-    assert _poll(lambda: "# GPU cluster handoff" in tmux.run("show-buffer").stdout,
+    assert poll_screen(lambda: "# GPU cluster handoff" in tmux.run("show-buffer").stdout,
                  timeout=30), tmux.run("list-buffers").stdout
     buffer = tmux.run("show-buffer").stdout
     for code in codes:
@@ -124,6 +124,6 @@ def _run(tmux: Tmux, sim_config: Path, sim: subprocess.Popen[bytes], audit: Path
     assert f"**cordon** on {node}" in buffer and outcome["result"] in buffer
     sim.send_signal(signal.SIGCONT)
     tmux.run("send-keys", "Escape")  # alone: ESC then q in one write would read as alt+q
-    assert _poll(lambda: "Handoff summary (Markdown)" not in tmux.screen()), tmux.screen()
+    assert poll_screen(lambda: "Handoff summary (Markdown)" not in tmux.screen()), tmux.screen()
     tmux.run("send-keys", "q")
-    assert _poll(lambda: "gputui exited with 0" in tmux.screen(), timeout=60), tmux.screen()
+    assert poll_screen(lambda: "gputui exited with 0" in tmux.screen(), timeout=60), tmux.screen()

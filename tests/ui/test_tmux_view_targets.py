@@ -18,8 +18,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.ui.test_tmux_operations import poll
-from tests.ui.test_tmux_smoke import REPO, Tmux, tmux  # noqa: F401 - the fixture
+from tests.ui.helpers import REPO, Tmux, poll_screen, tmux  # noqa: F401 - the fixture
 
 pytestmark = pytest.mark.tmux
 ARROWED = re.compile(r"▶\s+(gke-[a-z0-9-]+)")
@@ -44,38 +43,39 @@ def test_mig_safe_from_the_mig_view_targets_its_card_not_the_node_list_cursor(
                "echo \"gputui exited with $?\"; sleep 120")
     started = tmux.run("new-session", "-d", "-x", "80", "-y", "24", command)
     assert started.returncode == 0, started.stderr
-    assert poll(lambda: "● live" in tmux.screen() and arrowed(tmux.screen()) is not None), \
+    assert poll_screen(lambda: "● live" in tmux.screen() and arrowed(tmux.screen()) is not None), \
         tmux.screen()
     list_cursor = arrowed(tmux.screen())
     tmux.run("send-keys", "3")
-    assert poll(lambda: "strategy" in tmux.screen() and arrowed(tmux.screen()) is not None), \
+    assert poll_screen(lambda: "strategy" in tmux.screen()
+                               and arrowed(tmux.screen()) is not None), \
         tmux.screen()
     for _ in range(10):  # down to an A100 card that is not the node list's cursor
         card = arrowed(tmux.screen())
         if card is not None and "a100" in card and card != list_cursor:
             break
         tmux.run("send-keys", "Down")
-        poll(lambda: arrowed(tmux.screen()) != card, timeout=10)
+        poll_screen(lambda: arrowed(tmux.screen()) != card, timeout=10)
     node = arrowed(tmux.screen())
     assert node is not None and "a100" in node and node != list_cursor, tmux.screen()
     tmux.run("send-keys", ":", "mig-safe", "Enter")
-    assert poll(lambda: f"mig: safe change for {node}: MIG config" in flat(tmux.screen())), \
+    assert poll_screen(lambda: f"mig: safe change for {node}: MIG config" in flat(tmux.screen())), \
         tmux.screen()
     tmux.run("send-keys", "Down", "Enter")  # a layout other than the current all-disabled
-    assert poll(lambda: f"mig: safe change for {node}: GPU pods on the node" in
+    assert poll_screen(lambda: f"mig: safe change for {node}: GPU pods on the node" in
                 flat(tmux.screen())), tmux.screen()
     tmux.run("send-keys", "Enter")  # wait for them
-    assert poll(lambda: "Dry run: passed" in tmux.screen()), tmux.screen()
+    assert poll_screen(lambda: "Dry run: passed" in tmux.screen()), tmux.screen()
     assert f"Targets: {node}" in flat(tmux.screen()), tmux.screen()
     tmux.run("send-keys", "y")
-    assert poll(lambda: audit.exists() and '"phase":"intent"' in audit.read_text()), \
+    assert poll_screen(lambda: audit.exists() and '"phase":"intent"' in audit.read_text()), \
         tmux.screen()
     intent = json.loads(audit.read_text().splitlines()[0])
     assert intent["action"] == "mig-config-safe" and intent["targets"] == [node], intent
     tmux.run("send-keys", "b")  # the safe change runs on; quitting asks first
     tmux.run("send-keys", "q")
-    assert poll(lambda: "stop and quit?" in tmux.screen()
+    assert poll_screen(lambda: "stop and quit?" in tmux.screen()
                 or "gputui exited with 0" in tmux.screen()), tmux.screen()
     if "stop and quit?" in tmux.screen():
         tmux.run("send-keys", "y")
-    assert poll(lambda: "gputui exited with 0" in tmux.screen()), tmux.screen()
+    assert poll_screen(lambda: "gputui exited with 0" in tmux.screen()), tmux.screen()

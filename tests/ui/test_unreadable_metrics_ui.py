@@ -6,6 +6,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from gputui.session import session_of
 from gputui.domain.model import ClusterSnapshot, NodeView
 from gputui.settings import Settings
 from gputui.sim.cluster import EmulatedCluster
@@ -15,27 +16,27 @@ from gputui.ui.app import make_app
 from gputui.ui.node_rows import no_util, node_cells
 from gputui.ui.screens.nodes import NodesScreen
 from gputui.ui.widgets.status_header import HeaderState, render_header
-from tests.check.test_unreadable_metrics import NODES, NS, _cluster
-from tests.ui.test_unreadable_ui import _header, until
+from tests.sources.helpers import NODES, NS, seed_gpu_nodes
+from tests.ui.helpers import header_lines, until
 
 REASON = "503 from the pod proxy on 3 of 3 exporters"
 
 
 async def test_failing_exporters_make_the_header_say_gpu_health_unknown_and_cells_question(
         api_only: EmulatedCluster, tmp_path: Path) -> None:
-    _cluster(api_only)
+    seed_gpu_nodes(api_only)
     api_only.inject("status:503~/proxy/metrics")
     settings = Settings(kubeconfig=str(api_only.write_kubeconfig(tmp_path / "kc")),
                         namespace=NS, read_only=True, refresh=0.5)
     source = open_source(settings, watch_timeout=5)
-    app = make_app(settings, source, metrics=open_metrics(settings, source))
+    app = make_app(settings, session_of(settings, source, metrics=open_metrics(settings, source)))
     app.min_snapshot_interval = 0.0
     async with app.run_test(size=(160, 48)) as pilot:
         await until(pilot, lambda: len(app.snapshot.nodes) == 3 and not app.snapshot.loading)
-        await until(pilot, lambda: any("GPU health" in line for line in _header(app)))
-        gaps = next(line for line in _header(app) if "GPU health" in line)
+        await until(pilot, lambda: any("GPU health" in line for line in header_lines(app)))
+        gaps = next(line for line in header_lines(app) if "GPU health" in line)
         assert gaps.startswith(f"⚠ metrics: cannot read ({REASON}) · GPU health"), gaps
-        assert "3 unknown" in _header(app)[1] or "? findings unknown" in _header(app)[1]
+        assert "3 unknown" in header_lines(app)[1] or "? findings unknown" in header_lines(app)[1]
         screen = app.screen
         assert isinstance(screen, NodesScreen)
         await until(pilot, lambda: screen.table.row_count == 3)

@@ -5,30 +5,22 @@ sees the 403 in the header with what it hides, ``? unknown`` rows and unknown op
 from __future__ import annotations
 
 import io
-import time
 from pathlib import Path
 from typing import Any
 
 from rich.console import Console
 from textual.widgets import Static
 
+from gputui.session import session_of
 from gputui.settings import Settings
 from gputui.sim.cluster import EmulatedCluster
 from gputui.sources.connect import open_source
 from gputui.ui.app import make_app
 from gputui.ui.screens.nodes import NodesScreen
-from gputui.ui.widgets.status_header import StatusHeader
 from tests.sources.helpers import cluster_policy, node
+from tests.ui.helpers import header_lines, until
 
 NS = "gpu-operator"
-
-
-async def until(pilot: Any, check: Any, timeout: float = 60.0) -> None:
-    deadline = time.monotonic() + timeout
-    while not check():
-        if time.monotonic() > deadline:
-            raise AssertionError("condition not reached in time")
-        await pilot.pause(0.05)
 
 
 def healthy_node(name: str) -> dict[str, Any]:
@@ -49,10 +41,6 @@ def shown(screen: Any, selector: str) -> str:
     return console.export_text()
 
 
-def _header(app: Any) -> list[str]:
-    return str(app.screen.query_one(StatusHeader).render()).splitlines()
-
-
 async def test_forbidden_pods_are_named_in_the_header_and_rows_are_unknown(
         api_only: EmulatedCluster, tmp_path: Path) -> None:
     for name in ("gpu-0", "gpu-1"):
@@ -61,12 +49,12 @@ async def test_forbidden_pods_are_named_in_the_header_and_rows_are_unknown(
     api_only.set_deny("list:pods,watch:pods,list:daemonsets.apps,watch:daemonsets.apps")
     settings = Settings(kubeconfig=str(api_only.write_kubeconfig(tmp_path / "kc")),
                         namespace=NS, read_only=True)
-    app = make_app(settings, open_source(settings, watch_timeout=5))
+    app = make_app(settings, session_of(settings, open_source(settings, watch_timeout=5)))
     app.min_snapshot_interval = 0.0
     async with app.run_test(size=(80, 24)) as pilot:
         await until(pilot, lambda: len(app.snapshot.nodes) == 2 and not app.snapshot.loading)
-        await until(pilot, lambda: len(_header(app)) >= 3)
-        lines = _header(app)
+        await until(pilot, lambda: len(header_lines(app)) >= 3)
+        lines = header_lines(app)
         assert lines[2].startswith("⚠ cannot read daemonsets, pods (403): DaemonSets, "
                                    "pipelines, GPU pods unknown"), lines
         assert "? findings unknown" in lines[1] and "0 with findings" not in lines[1]

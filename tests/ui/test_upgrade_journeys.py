@@ -15,33 +15,21 @@ with a plan re-made from the re-read policy.
 from __future__ import annotations
 
 import json
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
-import pytest
-from textual.widgets import Input, OptionList
-
 from gputui.actions.base import Change, Risk
-from gputui.actions.registry import action
-from gputui.demo import open_demo_source
-from gputui.settings import Settings
-from gputui.sources.writer import writer_for_source
-from gputui.ui.app import GpuTuiApp, make_app
 from gputui.ui.screens.confirm import ConfirmScreen, ParamPrompt
 from gputui.ui.screens.nodes import NodesScreen
-from tests.ui.test_actions import until
+from tests.ui.helpers import (  # noqa: F401
+    CANARY,
+    answer_prompt,
+    demo,
+    fast_polls,
+    nodes_screen,
+    until,
+)
 
-CANARY = """summary: two pools of two H100 nodes, one node at a time
-namespace: gpu-operator
-clusterPolicy:
-  spec:
-    driver:
-      upgradePolicy: {autoUpgrade: true, maxParallelUpgrades: 1, maxUnavailable: 50%}
-nodePools:
-  - {name: pool-a, prefix: gke-prod-h100-pool-7f3a, count: 2, gpu: H100-80GB, gpusPerNode: 8}
-  - {name: pool-b, prefix: gke-prod-h100-pool-9e1d, count: 2, gpu: H100-80GB, gpusPerNode: 8}
-"""
 MIG = """summary: the A100 pool, all-disabled, one inference job that ends soon
 namespace: gpu-operator
 clusterPolicy:
@@ -56,66 +44,15 @@ workloads:
 """
 
 
-@pytest.fixture
-def demo(tmp_path: Path) -> Iterator[Any]:
-    """``demo(yaml, speed)``: the app on an emulated scenario, with its writer and audit log."""
-    opened: list[Any] = []
-
-    def build(text: str, speed: float) -> GpuTuiApp:
-        path = tmp_path / "scenario.yaml"
-        path.write_text(text)
-        settings = Settings(demo=True, scenario=str(path), speed=speed,
-                            audit_log=str(tmp_path / "audit.jsonl"))
-        source = open_demo_source(settings)
-        writer = writer_for_source(source, read_only=False)
-        opened.append(writer)
-        app = make_app(settings, source, clock=source.clock, writer=writer)
-        app.min_snapshot_interval = 0.0
-        return app
-
-    yield build
-    for writer in opened:
-        if writer is not None:
-            writer.close()
-
-
-@pytest.fixture
-def fast_polls(monkeypatch: pytest.MonkeyPatch) -> None:
-    """The registered canary and MIG actions poll every 0.1 s instead of every 10/5 s."""
-    monkeypatch.setattr(action("upgrade-canary"), "poll_seconds", 0.1)
-    monkeypatch.setattr(action("mig-config-safe"), "poll_seconds", 0.1)
-
-
-async def _nodes_screen(pilot: Any, app: GpuTuiApp, count: int) -> NodesScreen:
-    await until(pilot, lambda: len(app.snapshot.nodes) == count and not app.snapshot.loading
-                and app.runner is not None
-                and not app.runner.permissions.pending, timeout=60)
-    screen = app.screen
-    assert isinstance(screen, NodesScreen)
-    return screen
-
-
-async def _answer(pilot: Any, app: GpuTuiApp, value: str) -> None:
-    """Answer the open ParamPrompt: pick ``value`` from its list, or type it."""
-    await until(pilot, lambda: isinstance(app.screen, ParamPrompt))
-    prompt = app.screen
-    assert isinstance(prompt, ParamPrompt)
-    if prompt.choices:
-        prompt.query_one(OptionList).highlighted = prompt.choices.index(value)
-    else:
-        prompt.query_one(Input).value = value
-    await pilot.press("enter")
-
-
 async def test_journey_3_canary_first_then_pool_by_pool(demo: Any, fast_polls: None,
                                                         tmp_path: Path) -> None:
     app = demo(CANARY, speed=300)
     async with app.run_test(size=(160, 48)) as pilot:
-        screen = await _nodes_screen(pilot, app, 4)
+        screen = await nodes_screen(pilot, app, 4)
         await until(pilot, lambda: app.snapshot.upgrade.done == 4, timeout=60)
         # 1. the palette's "upgrade: set driver version" shows the roll-out and the canary
         app.start_action("upgrade-driver-version", ())
-        await _answer(pilot, app, "580.82.07")
+        await answer_prompt(pilot, app, "580.82.07")
         await until(pilot, lambda: isinstance(app.screen, ConfirmScreen))
         dialog = app.screen
         assert isinstance(dialog, ConfirmScreen)
@@ -130,7 +67,7 @@ async def test_journey_3_canary_first_then_pool_by_pool(demo: Any, fast_polls: N
         screen.show_node(canary)
         await until(pilot, lambda: screen.table.selected_node == canary)
         app.start_action("upgrade-canary", (canary,))
-        await _answer(pilot, app, "580.82.07")
+        await answer_prompt(pilot, app, "580.82.07")
         await until(pilot, lambda: isinstance(app.screen, ConfirmScreen)
                     and app.screen.dry_run is not None)
         dialog = app.screen
@@ -153,7 +90,7 @@ async def test_journey_5_repartition_an_a100_node_by_the_safe_path(
         demo: Any, fast_polls: None, tmp_path: Path) -> None:
     app = demo(MIG, speed=120)
     async with app.run_test(size=(160, 48)) as pilot:
-        screen = await _nodes_screen(pilot, app, 2)
+        screen = await nodes_screen(pilot, app, 2)
         await until(pilot, lambda: any(p.phase == "Running" for n in app.snapshot.nodes.values()
                                        for p in n.gpu_pods), timeout=60)
         node = next(n.name for n in app.snapshot.nodes.values()
@@ -165,8 +102,8 @@ async def test_journey_5_repartition_an_a100_node_by_the_safe_path(
         await until(pilot, lambda: isinstance(app.screen, ParamPrompt))
         prompt = app.screen
         assert isinstance(prompt, ParamPrompt) and "all-1g.10gb" in prompt.choices
-        await _answer(pilot, app, "all-1g.10gb")
-        await _answer(pilot, app, "wait")
+        await answer_prompt(pilot, app, "all-1g.10gb")
+        await answer_prompt(pilot, app, "wait")
         await until(pilot, lambda: isinstance(app.screen, ConfirmScreen)
                     and app.screen.dry_run is not None)
         dialog = app.screen
@@ -192,9 +129,9 @@ async def test_a_policy_changed_after_the_dry_run_comes_back_as_a_fresh_plan(
         demo: Any, tmp_path: Path) -> None:
     app = demo(CANARY, speed=30)
     async with app.run_test(size=(160, 48)) as pilot:
-        await _nodes_screen(pilot, app, 4)
+        await nodes_screen(pilot, app, 4)
         app.start_action("upgrade-max-parallel", ())
-        await _answer(pilot, app, "2")
+        await answer_prompt(pilot, app, "2")
         await until(pilot, lambda: isinstance(app.screen, ConfirmScreen)
                     and app.screen.dry_run is not None)
         first = app.screen

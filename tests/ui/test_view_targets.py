@@ -23,15 +23,16 @@ from typing import Any
 import pytest
 from textual.widgets import Static
 
+from gputui.session import session_of
 from gputui.actions.base import Scope
 from gputui.actions.registry import ACTIONS
 from gputui.settings import Settings
 from gputui.sim.cluster import EmulatedCluster
 from gputui.sources.connect import open_source
-from gputui.sources.replay import load_recording
 from gputui.sources.writer import writer_for_source
 from gputui.ui.app import GpuTuiApp, make_app
 from gputui.ui.contracts import CommandRequested
+from gputui.ui.render.plan import targets_label
 from gputui.ui.screens.base import GpuScreen
 from gputui.ui.screens.confirm import ConfirmScreen, ParamPrompt
 from gputui.ui.screens.findings import FindingsScreen
@@ -41,9 +42,9 @@ from gputui.ui.screens.nodes import NodesScreen
 from gputui.ui.screens.operations import OperationsScreen
 from gputui.ui.screens.timeline import TimelineScreen
 from gputui.ui.screens.upgrades import UpgradesScreen
-from gputui.ui.render.plan import targets_label
 from tests.fixtures import SCENARIOS
-from tests.ui.test_actions import until
+from tests.fixtures.recordings import load_recording
+from tests.ui.helpers import until
 
 SCENARIO = "driver-crashloop"
 NODE_ACTIONS = tuple(act for act in ACTIONS if act.scope is Scope.NODES)
@@ -84,7 +85,7 @@ def app(cluster: EmulatedCluster, tmp_path: Path) -> Iterator[GpuTuiApp]:
                         audit_log=str(tmp_path / "audit.jsonl"))
     source = open_source(settings, watch_timeout=5)
     writer = writer_for_source(source, read_only=False)
-    made = make_app(settings, source, writer=writer)
+    made = make_app(settings, session_of(settings, source, writer=writer))
     made.min_snapshot_interval = 0.0
     yield made
     if writer is not None:

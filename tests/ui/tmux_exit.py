@@ -24,7 +24,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from tests.ui.test_tmux_smoke import REPO, Tmux
+from tests.ui.helpers import REPO, Tmux
 
 EVICTION_LATENCY_MS = 300
 #: every eviction refused (429) after a short wait: a drain in progress that never ends

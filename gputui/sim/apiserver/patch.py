@@ -11,6 +11,7 @@ from __future__ import annotations
 import copy
 from typing import Any
 
+from gputui.domain.merge_patch import merge_patch
 from gputui.sim.errors import ApiError, bad_request
 
 MERGE = "application/merge-patch+json"
@@ -42,20 +43,6 @@ def unsupported_media(content_type: str) -> ApiError:
                     f"the body of the request was in an unknown format ({content_type}) - "
                     "accepted media types include: application/json-patch+json, "
                     "application/merge-patch+json, application/apply-patch+yaml")
-
-
-# --------------------------------------------------------------- merge patch
-def merge_patch(target: Any, patch: Any) -> Any:
-    """RFC 7386: objects merge recursively, ``null`` deletes, anything else replaces."""
-    if not isinstance(patch, dict):
-        return copy.deepcopy(patch)
-    result = dict(target) if isinstance(target, dict) else {}
-    for key, value in patch.items():
-        if value is None:
-            result.pop(key, None)
-        else:
-            result[key] = merge_patch(result.get(key), value)
-    return result
 
 
 # ----------------------------------------------------- strategic merge patch
@@ -227,7 +214,8 @@ def apply_patch(content_type: str, target: dict[str, Any], patch: Any,
     if media == MERGE:
         if not isinstance(patch, dict):
             raise bad_request("a merge patch must be a JSON object")
-        result = merge_patch(target, patch)
+        # the request body is the caller's: the result must not share its values
+        result = merge_patch(target, copy.deepcopy(patch))
     elif media == STRATEGIC and not is_custom:
         if not isinstance(patch, dict):
             raise bad_request("a strategic merge patch must be a JSON object")

@@ -12,6 +12,8 @@ from dataclasses import dataclass, field
 from datetime import UTC
 from typing import Any
 
+from gputui.sim.budgets import needed_healthy, selector_matches
+from gputui.sim.errors import ApiError
 from gputui.sim.operator import keys as K
 from gputui.sim.operator.hardware import node_suffix
 from gputui.sim.operator.world import World
@@ -210,11 +212,19 @@ class Workloads:
         self.world.store.mutate("pods", t.name, t.spec.namespace, finish, manager=K.M_KUBELET)
 
     def _pdb_status(self) -> None:
+        """The disruption controller's counts, for every budget (a client may make one with
+        ``matchExpressions``, a percentage or ``maxUnavailable``; a value the controller
+        cannot read leaves the budget's status as it is, as the real one does)."""
         for pdb in self.world.store.list("poddisruptionbudgets.policy")[0]:
-            sel = ",".join(f"{k}={v}" for k, v in pdb["spec"]["selector"]["matchLabels"].items())
-            pods = self.world.store.list("pods", pdb["metadata"]["namespace"], sel)[0]
+            spec = pdb.get("spec") or {}
+            pods = [p for p in self.world.store.list("pods", pdb["metadata"]["namespace"])[0]
+                    if selector_matches(spec.get("selector"),
+                                        (p.get("metadata") or {}).get("labels") or {})]
             healthy = sum(1 for p in pods if p["status"].get("phase") == "Running")
-            desired = int(pdb["spec"].get("minAvailable", 0))
+            try:
+                desired = needed_healthy(spec, len(pods))
+            except (ApiError, TypeError, ValueError):
+                continue
             status = {"currentHealthy": healthy, "desiredHealthy": desired,
                       "disruptionsAllowed": max(0, healthy - desired), "expectedPods": len(pods),
                       "observedGeneration": 1}

@@ -11,7 +11,6 @@ from collections.abc import Sequence
 from rich.text import Text
 
 from gputui.actions.base import Plan
-from gputui.actions.drain_plan import refused_pods
 from gputui.actions.runner import DryRun
 from gputui.ui.render.plan_summary import impact_summary
 
@@ -94,11 +93,8 @@ def status_text(plan: Plan, dry_run: DryRun | None, options_hint: str = "") -> T
     if not dry.ok:
         return Text.assemble(("Dry run: INCOMPLETE, nothing can be applied: ", "bold"),
                              dry.summary())
-    stops = refused_pods(plan)
-    if stops:
-        stop = (f"the drain will cordon and then stop ({len(stops)} pod"
-                f"{'s' if len(stops) != 1 else ''} refused)")
-        return Text.assemble(("Dry run: passed; ", "bold"), (stop, "bold"),
+    if plan.caveats:  # what the action says it will stop short of (a drain's refused pods)
+        return Text.assemble(("Dry run: passed; ", "bold"), ("; ".join(plan.caveats), "bold"),
                              options_hint + "; y applies")
     if dry.held:
         held = len(dry.held)

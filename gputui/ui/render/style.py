@@ -24,6 +24,7 @@ from rich.style import Style
 
 from gputui.domain import labels as L
 from gputui.domain.model import Severity, StageStatus
+from gputui.domain.upgrade_state import LANES, UpgradeState
 
 ROLES = ("ok", "warn", "crit", "info", "paused", "muted", "progress", "unknown")
 #: no colour at all: the resting state of a fact (Ready, upgrade-done, a driver version)
@@ -113,20 +114,20 @@ UNKNOWN_LOOK = StateLook("unknown", UNKNOWN_ROLE, UNKNOWN_SYMBOL)
 #: resting state (neutral, like Ready); ``required`` only waits for a slot, which is not a
 #: warning by itself (a stalled queue is a finding); failed is the one that needs a hand.
 _UPGRADE: Mapping[str, StateLook] = {
-    L.STATE_UNKNOWN: StateLook("unknown", "muted"),
-    L.STATE_REQUIRED: StateLook("required", "muted"),
-    L.STATE_CORDON: StateLook("cordon", "progress"),
-    L.STATE_WAIT_JOBS: StateLook("jobs", "progress"),
-    L.STATE_POD_DELETION: StateLook("delete", "progress"),
-    L.STATE_DRAIN: StateLook("drain", "progress"),
-    L.STATE_POD_RESTART: StateLook("restart", "progress"),
-    L.STATE_VALIDATION: StateLook("validate", "progress"),
-    L.STATE_UNCORDON: StateLook("uncordon", "progress"),
-    L.STATE_DONE: StateLook("done", NEUTRAL, settled=True),
-    L.STATE_FAILED: StateLook("failed", "crit"),
+    UpgradeState.UNKNOWN: StateLook("unknown", "muted"),
+    UpgradeState.REQUIRED: StateLook("required", "muted"),
+    UpgradeState.CORDON: StateLook("cordon", "progress"),
+    UpgradeState.WAIT_JOBS: StateLook("jobs", "progress"),
+    UpgradeState.POD_DELETION: StateLook("delete", "progress"),
+    UpgradeState.DRAIN: StateLook("drain", "progress"),
+    UpgradeState.POD_RESTART: StateLook("restart", "progress"),
+    UpgradeState.VALIDATION: StateLook("validate", "progress"),
+    UpgradeState.UNCORDON: StateLook("uncordon", "progress"),
+    UpgradeState.DONE: StateLook("done", NEUTRAL, settled=True),
+    UpgradeState.FAILED: StateLook("failed", "crit"),
 }
 UPGRADE_LOOK: Mapping[str, StateLook] = MappingProxyType(
-    {state: _UPGRADE[state] for state in L.UPGRADE_STATES})
+    {state: _UPGRADE[state] for state in LANES})
 
 #: MIG manager state (``nvidia.com/mig.config.state``) → look; ``""``: no state label yet
 _MIG: Mapping[str, StateLook] = {

@@ -16,14 +16,8 @@ from rich.text import Text
 
 from gputui.domain.model import ClusterSnapshot, NodeUpgradeStatus, NodeView, UpgradeView
 from gputui.domain.timefmt import duration
+from gputui.domain.upgrade_state import LANES, UpgradeState, lane_index
 from gputui.ui.render.style import BOLD, HELD_LOOK, PLAIN, Palette, status_word, upgrade_look
-
-#: the lanes, in the order a node moves through them; ``""`` (not yet evaluated) last
-LANES: tuple[str, ...] = (
-    "upgrade-required", "cordon-required", "wait-for-jobs-required", "pod-deletion-required",
-    "drain-required", "pod-restart-required", "validation-required", "uncordon-required",
-    "upgrade-done", "upgrade-failed", "",
-)
 
 #: short names for the flow line, so all lanes fit in 80 columns
 SHORT: dict[str, str] = {state: upgrade_look(state).word for state in LANES}
@@ -106,7 +100,7 @@ def flow_text(view: UpgradeView, palette: Palette = PLAIN) -> Text:
     shown = [state for state in LANES if state or counts[state]]
     for i, state in enumerate(shown):
         if i:
-            text.append(" · " if state == "upgrade-failed" or not state else " › ",
+            text.append(" · " if state in (UpgradeState.FAILED, UpgradeState.UNKNOWN) else " › ",
                         style=palette.role("muted"))
         style = palette.role(lane_role(state)) if counts[state] else palette.role("muted")
         text.append(f"{SHORT[state]} {counts[state]}", style=style)
@@ -128,8 +122,7 @@ class LaneRow:
     @property
     def order(self) -> tuple[int, int, str]:
         """Sort key: lane position, heading before its nodes, then node name."""
-        return (LANES.index(self.lane) if self.lane in LANES else len(LANES),
-                0 if self.node is None else 1, self.node or "")
+        return lane_index(self.lane), 0 if self.node is None else 1, self.node or ""
 
 
 def lane_key(state: str) -> str:
@@ -142,7 +135,7 @@ def node_reason(status: NodeUpgradeStatus) -> str:
     if status.skip:
         return "held: nvidia.com/gpu-driver-upgrade.skip=true" + (
             f"; {status.wait_reason}" if status.wait_reason else "")
-    if status.state == "upgrade-failed" and status.last_event is not None:
+    if status.state == UpgradeState.FAILED and status.last_event is not None:
         return status.wait_reason or status.last_event.message
     return status.wait_reason
 

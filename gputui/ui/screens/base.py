@@ -11,7 +11,8 @@ an error at import instead of a view the app silently never feeds.
 from __future__ import annotations
 
 from abc import abstractmethod
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Mapping
+from types import MappingProxyType
 from typing import Any, final
 
 from textual.screen import Screen
@@ -20,7 +21,8 @@ from textual.widgets import Footer
 
 from gputui.domain.metrics import MetricsReading
 from gputui.domain.model import ClusterSnapshot
-from gputui.ui.contracts import ActionBlocks, ViewScreen, check_contract
+from gputui.domain.pane import Pane
+from gputui.ui.contracts import ActionBlocks, ContractError, ViewScreen, check_contract
 from gputui.ui.selection import Selection
 from gputui.ui.widgets.status_header import StatusHeader
 
@@ -95,3 +97,14 @@ def view_modes(**views: type[GpuScreen]) -> dict[str, str | Callable[[], Screen[
     :func:`~gputui.ui.contracts.check_contract` when it was created.
     """
     return {name: view for name, view in views.items()}
+
+
+#: where ``app.jump_to`` shows each pane: (the view, the detail tab or None); every
+#: :class:`~gputui.domain.pane.Pane` has one (checked here, at import)
+PANE_TARGETS: Mapping[str, tuple[str, str | None]] = MappingProxyType({
+    Pane.NODES: ("nodes", None), Pane.PIPELINE: ("nodes", "pipeline"),
+    Pane.NODE: ("nodes", "node"), Pane.METRICS: ("nodes", "metrics"),
+    Pane.UPGRADE: ("upgrades", None), Pane.MIG: ("mig", None),
+    Pane.FINDINGS: ("findings", None), Pane.TIMELINE: ("timeline", None)})
+if set(PANE_TARGETS) != set(Pane):
+    raise ContractError(f"PANE_TARGETS lacks {sorted(set(Pane) - set(PANE_TARGETS))}")

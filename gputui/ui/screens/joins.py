@@ -21,6 +21,7 @@ from textual.widgets import DataTable, Static
 
 from gputui.domain.metrics import MetricsReading
 from gputui.domain.model import EMPTY_SNAPSHOT, ClusterSnapshot, PoolJoins
+from gputui.domain.pane import Pane
 from gputui.ui.commands import bindings_for
 from gputui.ui.contracts import JumpRequested
 from gputui.ui.render.joins import NODE_COLUMNS, POOL_COLUMNS, node_cells, pool_cells, pool_summary
@@ -193,7 +194,7 @@ class JoinsScreen(GpuScreen):
         """``enter`` on a node: its operand pipeline, where the stage it waits on is."""
         node = self.nodes.selected
         if node is not None:
-            self.post_message(JumpRequested(node, "pipeline"))
+            self.post_message(JumpRequested(node, Pane.PIPELINE))
 
     @on(DataTable.RowSelected)
     def _row_selected(self, event: DataTable.RowSelected) -> None:

@@ -22,6 +22,7 @@ from gputui.domain.model import (
     NodeView,
     StageStatus,
 )
+from gputui.domain.pane import Pane
 from gputui.ui.commands import bindings_for, key_label
 from gputui.ui.contracts import (
     ContractError,
@@ -288,6 +289,8 @@ class NodesScreen(GpuScreen):
             parts.append(f"{len(table.marks)} marked")
         label = next(c.label for c in COLUMNS if c.key == table.sort_column)
         parts.append(f"sort: {label} {'▼' if table.sort_reverse else '▲'}")
+        if table.dropped:  # the terminal is too narrow for them: say so, or they are lost
+            parts.append(f"{len(table.dropped)} columns hidden")
         # the footer has no room left for it at 80 columns (it would push out "? Help")
         if not self._timeline_key and self.is_current:
             # the node's timeline key after the user's remaps (Textual applied them)
@@ -387,7 +390,7 @@ class NodesScreen(GpuScreen):
         """``h``: the selected node's timeline (``:timeline`` filtered to it)."""
         node = self.table.selected_node
         if node is not None:
-            self.post_message(JumpRequested(node, "timeline"))
+            self.post_message(JumpRequested(node, Pane.TIMELINE))
 
     def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
         """Node keys need a node under the cursor (greyed out in the footer otherwise)."""

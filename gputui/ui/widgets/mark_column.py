@@ -14,14 +14,14 @@ from rich.text import Text
 
 from gputui.ui.render.operations import BUSY_MARK
 from gputui.ui.widgets.cell_texts import CellTexts
-from gputui.ui.widgets.stable_table import StableTable
+from gputui.ui.widgets.column_drop import FitsColumns
 
 MARK = "●"
 #: the row under the cursor
 ARROW = "▶"
 
 
-class MarkColumn(StableTable):
+class MarkColumn(FitsColumns):
     """A table whose ``mark`` column shows :attr:`marks` and :attr:`busy`."""
 
     #: nodes the operator marked (the subclass owns them)

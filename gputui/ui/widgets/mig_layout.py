@@ -15,6 +15,7 @@ from textual.reactive import reactive
 from textual.widgets import Static
 
 from gputui.domain.model import EMPTY_SNAPSHOT, ClusterSnapshot, NodeMigView
+from gputui.domain.pane import Pane
 from gputui.ui.commands import bindings_for
 from gputui.ui.contracts import JumpRequested, PodLogRequested
 from gputui.ui.render.mig import node_card
@@ -110,7 +111,7 @@ class MigLayout(NameCursorMixin, VerticalScroll, can_focus=True):
     def action_open_node(self) -> None:
         """Enter: jump to the node's pipeline (the mig-manager stage is there)."""
         if self.cursor:
-            self.post_message(JumpRequested(self.cursor, "pipeline"))
+            self.post_message(JumpRequested(self.cursor, Pane.PIPELINE))
 
     def action_open_log(self) -> None:
         """Open the node's mig-manager pod log: where a ``failed`` state is explained."""

@@ -18,7 +18,9 @@ from textual.widgets.data_table import ColumnKey
 
 from gputui.domain.model import EMPTY_SNAPSHOT, ClusterSnapshot, NodeView
 from gputui.ui.node_rows import (
+    ALWAYS_SHOWN,
     COLUMNS,
+    DROP_ORDER,
     METRIC_COLUMNS,
     SORTABLE,
     UNREAD_UTIL,
@@ -56,6 +58,8 @@ class NodeTable(MarkColumn):
     class ViewChanged(Message):
         """Filter, sort or marks changed: the screen's subtitle line follows."""
 
+    drop_order, always_shown = DROP_ORDER, ALWAYS_SHOWN
+
     def __init__(self, *, id: str | None = None, classes: str | None = None) -> None:
         super().__init__(id=id, classes=classes, cursor_type="row", zebra_stripes=False)
         self.snapshot: ClusterSnapshot = EMPTY_SNAPSHOT
@@ -84,6 +88,7 @@ class NodeTable(MarkColumn):
             width = UTIL_WIDTH if column.key in METRIC_COLUMNS else None
             self.add_column(self._header(column.key, column.label), key=column.key,
                             width=width)
+        self.add_droppable_columns()
         self._refresh_styles()
         # the app's theme-changed signal comes after it has rebuilt its palette (a watch on
         # ``theme`` ran before, and recoloured the cells with the old theme's colours)
@@ -176,6 +181,9 @@ class NodeTable(MarkColumn):
         """Put the cursor on ``node``; False when it is not shown (filtered or absent)."""
         self._at_top = False
         return self.move_to_key(node, force=True)
+
+    def columns_fitted(self) -> None:
+        self.post_message(self.ViewChanged())  # the subtitle says what was dropped
 
     # ------------------------------------------------------------------ patching
     def _apply(self, force_order: bool) -> None:

@@ -10,10 +10,10 @@ from __future__ import annotations
 
 from typing import Protocol, runtime_checkable
 
-from textual._context import NoActiveAppError
 from textual.widget import Widget
 
 from gputui.ui.render.style import PLAIN, Palette
+from gputui.ui.textual_private import NoActiveAppError
 
 
 @runtime_checkable

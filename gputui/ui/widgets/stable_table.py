@@ -40,9 +40,9 @@ import logging
 from collections.abc import Iterable, Mapping
 from typing import Any
 
+from rich.segment import Segment
 from rich.style import Style
 from rich.text import Text
-from textual._types import SegmentLines
 from textual.widgets.data_table import ColumnKey, Row, RowKey
 
 from gputui.ui.widgets import datatable_internals as dt
@@ -50,6 +50,8 @@ from gputui.ui.widgets.keyed_table import KeyedTable
 
 log = logging.getLogger(__name__)
 
+#: the lines of one rendered cell (Textual's private ``textual._types.SegmentLines``)
+SegmentLines = list[list[Segment]]
 #: cached cell renderings before the cache starts over (visible cells x cursor states x a
 #: few scroll positions; clearing is cheap and the next frame refills what it shows)
 CELL_CACHE_SIZE = 8192
@@ -188,8 +190,13 @@ class StableTable(KeyedTable):
         if not (self.stable and dt.widen_for_new_rows(self, list(new_rows))):
             super()._update_dimensions(new_rows)
         if [column.content_width for column in self.columns.values()] != before:
+            self.columns_measured()
             dt.invalidate_renders(self)
             self.refresh()
+
+    def columns_measured(self) -> None:
+        """A column's width changed (rows came or a cell grew): a subclass that fits its
+        columns to the screen decides again here."""
 
     def _render_cell(self, row_index: int, column_index: int, base_style: Style, width: int,
                      cursor: bool = False, hover: bool = False) -> SegmentLines:
@@ -197,6 +204,10 @@ class StableTable(KeyedTable):
 
         Row labels (column -1) are not used here and go straight to Textual.
         """
+        if width <= 0:  # a dropped column (see ``column_drop``): nothing to draw
+            row = dt.row_key_at(self, row_index) if row_index >= 0 else None
+            height = self.rows[row].height if row is not None else self.header_height
+            return [[] for _ in range(height)]
         if column_index < 0 or not self.stable:
             return super()._render_cell(row_index, column_index, base_style, width,
                                         cursor, hover)

@@ -14,6 +14,7 @@ import time
 
 from rich.text import Text
 
+from gputui.domain.replay_cursor import PlayState
 from gputui.sources.base import SourceStatus
 from gputui.ui.render.style import Palette
 
@@ -36,15 +37,16 @@ def _utc(form: str, epoch: float) -> str:
 
 
 def play_part(status: SourceStatus) -> tuple[str, str]:
-    """(text, colour role) of the cursor's state, from the source's status message."""
-    word = status.message
-    if word.startswith("playing"):
-        return f"▶ {word}", "ok"
-    if word == "seeking":
+    """(text, colour role) of the cursor's state; a message (a time that cannot be shown)
+    is said instead."""
+    if status.message:
+        return f"✖ {status.message}", "crit"
+    if status.play is PlayState.PLAYING:
+        speed = "" if status.play_speed == 1.0 else f" {status.play_speed:g}×"
+        return f"▶ playing{speed}", "ok"
+    if status.play is PlayState.SEEKING:
         return "⟳ seeking…", "progress"
-    if word.startswith("paused") or word == "end":
-        return f"❚❚ {word}", "progress"
-    return f"✖ {word}" if word else "❚❚ paused", "crit" if word else "progress"
+    return ("❚❚ end" if status.play is PlayState.END else "❚❚ paused"), "progress"
 
 
 def replay_line(context: str, status: SourceStatus, width: int, palette: Palette) -> Text:

@@ -18,6 +18,8 @@ from textual.message import Message
 from textual.widgets import DataTable
 
 from gputui.domain.model import UpgradeView
+from gputui.domain.pane import Pane
+from gputui.domain.upgrade_state import UpgradeState
 from gputui.ui.commands import bindings_for
 from gputui.ui.contracts import JumpRequested
 from gputui.ui.render.style import BOLD, Palette
@@ -64,7 +66,7 @@ class UpgradeLanes(KeyedTable):
         reason = row.reason
         if len(reason) > self._reason_width:
             reason = reason[: self._reason_width - 1] + "…"
-        style = palette.role("crit") if row.lane == "upgrade-failed" else Style()
+        style = palette.role("crit") if row.lane == UpgradeState.FAILED else Style()
         # the cursor's row carries a ▶ (a highlight is only a colour to a screen reader)
         arrow = "▶ " if row.key == self._arrow else "  "
         return {"node": SortableText(f"{arrow}{row.label}", row.order, style=style),
@@ -128,7 +130,7 @@ class UpgradeLanes(KeyedTable):
         event.stop()
         node = self.current_node
         if node:
-            self.post_message(JumpRequested(node, "pipeline"))
+            self.post_message(JumpRequested(node, Pane.PIPELINE))
         else:  # a key that does nothing says why
             self.notify("a lane heading: move to a node below it (↓) to open its pipeline",
                         severity="warning")

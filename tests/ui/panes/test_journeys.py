@@ -7,22 +7,22 @@ contract says (tabs, modes, jumps, pod logs), not the rendering details the othe
 
 from __future__ import annotations
 
+from gputui.session import session_of
 from gputui.settings import Settings
-from gputui.sources.replay import ReplaySource, load_recording
 from gputui.ui.app import GpuTuiApp, make_app
 from gputui.ui.screens.mig import MigScreen
 from gputui.ui.screens.pod_log import PodLogScreen
 from gputui.ui.screens.upgrades import UpgradesScreen
 from gputui.ui.widgets.pipeline import PipelinePane
 from tests.fixtures import SCENARIOS
+from tests.fixtures.recordings import ReplaySource, load_recording
 
 A100_BROKEN = "gke-prod-a100-pool-2b9c-qvzd"
 
 
 def _app(scenario: str) -> GpuTuiApp:
     recording = load_recording(scenario, SCENARIOS)
-    return make_app(Settings(), ReplaySource.from_recording(recording),
-                    clock=lambda: recording.now)
+    return make_app(Settings(), session_of(Settings(), ReplaySource.from_recording(recording), clock=lambda: recording.now))
 
 
 async def test_journey_1_pipeline_break_and_driver_log() -> None:

@@ -2,19 +2,13 @@
 
 from __future__ import annotations
 
-import io
-
-from rich.console import Console
-from textual.screen import Screen
-from textual.widget import Widget
-from textual.widgets import Static
-
 from gputui.ui.screens.mig import MigScreen
 from gputui.ui.screens.pod_log import PodLogScreen
 from gputui.ui.screens.upgrades import UpgradesScreen
 from gputui.ui.widgets.metrics_pane import MetricsPane
 from gputui.ui.widgets.node_detail import NodeDetail
 from gputui.ui.widgets.pipeline import PipelinePane
+from tests.ui.helpers import shown
 from tests.ui.panes.data import (
     BROKEN,
     HEALTHY,
@@ -30,15 +24,6 @@ from tests.ui.panes.host import FakeSource, HostApp
 
 DRIVER_POD = "nvidia-driver-daemonset-8x7kq"
 
-
-def shown(screen: Screen[object] | Widget, selector: str) -> str:
-    """The plain text a Static under ``screen`` currently shows."""
-    content = screen.query_one(selector, Static).content
-    if isinstance(content, str):
-        return content
-    console = Console(width=200, record=True, color_system=None, file=io.StringIO())
-    console.print(content)
-    return console.export_text()
 
 CRASH = "Could not unload NVIDIA driver kernel modules, driver is in use"
 

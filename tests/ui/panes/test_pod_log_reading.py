@@ -11,9 +11,9 @@ from gputui.ui.commands import COMMANDS
 from gputui.ui.contracts import PodLog, PodLogLoaded
 from gputui.ui.screens.pod_log import PodLogScreen
 from gputui.ui.widgets.log_view import LogView
+from tests.ui.helpers import shown
 from tests.ui.panes.data import NS, pipeline_snapshot
 from tests.ui.panes.host import HostApp
-from tests.ui.panes.test_keys import shown
 
 POD = "nvidia-driver-daemonset-8x7kq"
 TAIL = "linux-headers-5.15.0-1071-gke-has-no-installation-candidate"

@@ -69,6 +69,6 @@ async def test_describe_pane_shows_the_cluster_finding_that_names_the_node() -> 
 def _shown(pane: NodeDetail) -> str:
     from textual.widgets import Static
 
-    from tests.ui.panes.test_render import text
+    from tests.ui.helpers import rendered_text
 
-    return text(pane.query_one("#node-detail-body", Static).content, width=160)
+    return rendered_text(pane.query_one("#node-detail-body", Static).content, width=160)

@@ -12,14 +12,15 @@ The file is one gzip stream (``zcat`` reads it) of newline-separated JSON frames
 * objects frames, one per successful build, ``{"t", "k": "K"|"D", "end", "ops", "whole"}``:
   ``K`` (a keyframe) starts from nothing, ``D`` (a delta) from the frame before. ``ops`` are
   ``[collection, op, key, value]`` with op ``s`` (set the whole object), ``p`` (an RFC 7386
-  JSON merge patch of the previous version: a node's heartbeat is its conditions, not its 80
-  labels) or ``d`` (removed). One build may span several lines (parts, ``end`` 0 until the
-  last): each line is encoded and parsed in one C call that holds the GIL, so a line of a few
-  hundred objects keeps the TUI's thread responsive while a 5,000-node keyframe is written
-  or read. A reader applies a frame only once its ``end`` line arrived: a cut file never
-  yields half a build. ``whole`` holds the small cluster-wide fields that changed, in
-  :func:`~gputui.sources.replay.objects_to_json`'s form;
-* metrics frames ``{"t", "k": "M", ...}`` (:mod:`gputui.sources.tape_metrics`);
+  JSON merge patch of the previous version, :mod:`gputui.domain.merge_patch`: a node's
+  heartbeat is its conditions, not its 80 labels) or ``d`` (removed). One build may span
+  several lines (parts, ``end`` 0 until the last): each line is encoded and parsed in one
+  C call that holds the GIL, so a line of a few hundred objects keeps the TUI's thread
+  responsive while a 5,000-node keyframe is written or read. A reader applies a frame only
+  once its ``end`` line arrived: a cut file never yields half a build. ``whole`` holds the
+  small cluster-wide fields that changed, in
+  :func:`~gputui.sources.tape.objects.objects_to_json`'s form;
+* metrics frames ``{"t", "k": "M", ...}`` (:mod:`gputui.sources.tape.metrics`);
 * timeline frames ``{"t", "k": "E", "events": [...]}`` (dicts the timeline owns);
 * cluster frames ``{"t", "k": "C", "cluster": {"server", "uid"}}``: which cluster this is
   (the server URL without userinfo and the ``kube-system`` namespace UID,
@@ -56,7 +57,7 @@ COLLECTIONS: Mapping[str, bool] = {"nodes": False, "pods": True, "daemonsets": F
 #: the small cluster-wide fields, recorded whole when they change
 SMALL_FIELDS = ("cluster_policies", "nvidia_drivers", "events", "operator_namespace",
                 "context", "server", "forbidden", "unreadable", "xids", "loading",
-                "gpu_health")
+                "gpu_health", "disruption_budgets")
 #: frame kinds
 KEYFRAME, DELTA, METRICS, TIMELINE, CLUSTER = "K", "D", "M", "E", "C"
 SET, PATCH, DELETE = "s", "p", "d"
@@ -64,71 +65,6 @@ SET, PATCH, DELETE = "s", "p", "d"
 
 class TapeError(SourceError):
     """A recording cannot be written or read; ``str()`` is one line for the operator."""
-
-
-class _NoPatch(Exception):
-    """The change cannot be said as a merge patch (a null value): record the object whole."""
-
-
-def merge_diff(old: Any, new: Any) -> Any:
-    """An RFC 7386 merge patch turning ``old`` into ``new``, or None when there is none.
-
-    Lists are replaced whole (as RFC 7386 does). None means "record ``new`` whole": a merge
-    patch cannot set a value to null (null removes the key), and a non-object cannot be
-    patched. An empty dict means "no change".
-    """
-    if not isinstance(old, dict) or not isinstance(new, dict):
-        return None
-    try:
-        return _diff(old, new)
-    except _NoPatch:
-        return None
-
-
-def _diff(old: dict[str, Any], new: dict[str, Any]) -> dict[str, Any]:
-    patch: dict[str, Any] = {}
-    for key, value in new.items():
-        if key not in old:
-            if _has_null(value):
-                raise _NoPatch
-            patch[key] = value
-            continue
-        before = old[key]
-        if before is value:
-            continue
-        if isinstance(before, dict) and isinstance(value, dict):
-            inner = _diff(before, value)
-            if inner:
-                patch[key] = inner
-        elif before != value or type(before) is not type(value):
-            if _has_null(value):
-                raise _NoPatch
-            patch[key] = value  # a dict replacing a scalar merges into {}: exact too
-    for key in old:
-        if key not in new:
-            patch[key] = None
-    return patch
-
-
-def _has_null(value: Any) -> bool:
-    if value is None:
-        return True
-    if isinstance(value, dict):
-        return any(_has_null(item) for item in value.values())
-    return False  # inside lists null is kept: a list is replaced whole
-
-
-def merge_apply(target: Any, patch: Any) -> Any:
-    """RFC 7386: ``patch`` applied to ``target``; unchanged subtrees are shared, not copied."""
-    if not isinstance(patch, dict):
-        return patch
-    result = dict(target) if isinstance(target, dict) else {}
-    for key, value in patch.items():
-        if value is None:
-            result.pop(key, None)
-        else:
-            result[key] = merge_apply(result.get(key), value)
-    return result
 
 
 def encode_line(frame: Mapping[str, Any]) -> bytes:

@@ -1,7 +1,7 @@
 """How much a snapshot builder must redo to move between two moments of a recording.
 
 Why: a replay keeps a few warm :class:`~gputui.domain.snapshot.SnapshotBuilder` s parked at
-different moments (:mod:`gputui.sources.replay_pool`), and a jump should move the one that
+different moments (:mod:`gputui.sources.tape.pool`), and a jump should move the one that
 has least to rebuild. A builder rebuilds the nodes whose objects changed in between, and
 every node when a cluster-wide input changed (the ClusterPolicy, a driver DaemonSet's
 generation, the NVIDIADriver objects, the namespace, what is forbidden, unreadable or still
@@ -11,7 +11,7 @@ whether it changed a cluster-wide input; sums kept per frame answer any pair of 
 O(1).
 
 An estimate, never a decision: what a build rebuilds is still decided by comparing the
-objects (:func:`gputui.sources.replay_source.changed_nodes`), so a wrong estimate can only
+objects (:func:`gputui.sources.tape.source.changed_nodes`), so a wrong estimate can only
 make a jump slower, not its snapshot different.
 """
 

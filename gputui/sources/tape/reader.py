@@ -27,15 +27,15 @@ import msgspec
 
 from gputui import gctuning
 from gputui.domain.inputs import ClusterObjects
+from gputui.domain.merge_patch import merge_patch
 from gputui.domain.metrics import MetricsReading, MetricsWant
 from gputui.domain.pods import read_pod
 from gputui.domain.sanitize import clean_line, clean_tree
 from gputui.domain.thresholds import DomainThresholds, thresholds_from_json
 from gputui.sources.decode import reduce_node
 from gputui.sources.reduce import reduce_configmap, reduce_plain
-from gputui.sources.replay import objects_from_json
-from gputui.sources.tape_cost import ChangeCost
-from gputui.sources.tape_format import (
+from gputui.sources.tape.cost import ChangeCost
+from gputui.sources.tape.format import (
     CLUSTER,
     COLLECTIONS,
     DELETE,
@@ -52,10 +52,10 @@ from gputui.sources.tape_format import (
     cluster_uid_of,
     holds_huge_int,
     may_hold_huge_int,
-    merge_apply,
     tape_lines,
 )
-from gputui.sources.tape_metrics import MetricsHistory
+from gputui.sources.tape.metrics import MetricsHistory
+from gputui.sources.tape.objects import objects_from_json
 
 #: changes between two checkpoints: the most objects_at replays after copying one
 CHECKPOINT_OPS = 20_000
@@ -248,7 +248,7 @@ class TapeReader:
         if kind == PATCH:
             if key not in documents:
                 raise _Damaged(f"a patch of {name} {key!r} never recorded")
-            value = merge_apply(documents[key], value)
+            value = merge_patch(documents[key], value)
         elif kind != SET:
             raise _Damaged(f"unknown op {kind!r}")
         if not isinstance(value, dict):
@@ -298,7 +298,7 @@ class TapeReader:
 
     def rebuild_cost(self, first: float, second: float) -> int:
         """What moving a warm builder from ``first`` to ``second`` costs (an estimate for
-        choosing among builders; see :mod:`gputui.sources.tape_cost`)."""
+        choosing among builders; see :mod:`gputui.sources.tape.cost`)."""
         return self._cost.between(self._frame_at(first), self._frame_at(second))
 
     def change_quantile(self, share: float) -> float:

@@ -23,7 +23,7 @@ from gputui.domain.metrics import (
     NodeMetrics,
     Trace,
 )
-from gputui.sources.tape_format import METRICS
+from gputui.sources.tape.format import METRICS
 
 #: the traced quantities of a GPU, as GpuMetrics names them
 TRACES = ("util", "fb_used", "temp", "power", "sm_clock")

@@ -1,12 +1,14 @@
-"""What an apply actually did to the cluster: the audit outcome line's ``done``.
+"""The write log: what an apply actually did to the cluster (the audit outcome line's ``done``).
 
 Why record at the writer rather than trust each action's summary: a drain evicts pods its
 plan never listed (the apply lists the node's pods fresh), the MIG safe path cordons,
 waits and relabels, and an action stopped halfway reports in words. For a postmortem the
 exact writes matter: which node was cordoned, which pods were evicted, at what time. So the
-runner hands the action a :class:`RecordingWriter`; every write the server accepted (dry
+runner hands the action a :class:`WriteLog`; every write the server accepted (dry
 runs excluded) is kept, and a write whose answer never came (a timeout, a cut connection:
-it may have landed) is kept marked ``unconfirmed``.
+it may have landed) is kept marked ``unconfirmed``. Every method of the writer is written
+out here, none reached through ``__getattr__``: a write the record does not know about
+cannot pass through unrecorded (a test compares the two).
 """
 
 from __future__ import annotations
@@ -18,13 +20,14 @@ from typing import Any
 
 from gputui.actions.audit import rfc3339
 from gputui.actions.base import Change, ClusterWriter, JsonObj, Permission, WriteError
+from gputui.actions.guard import read_log
 from gputui.sources.identity import ServerIdentity
 
 #: how the writer words a refusal it made itself, before sending anything
 _LOCAL_REFUSALS = ("read-only mode", "gputui ", "unknown patch type")
 
 
-class RecordingWriter:
+class WriteLog:
     """A :class:`~gputui.actions.base.ClusterWriter` that passes every call to ``writer``
     and keeps the writes that were done (see the module docstring)."""
 
@@ -39,6 +42,7 @@ class RecordingWriter:
         self.context = writer.context
         self.user = writer.user
         self.read_only = writer.read_only
+        self.server = getattr(writer, "server", "")  # a test's writer may name none
 
     @property
     def done(self) -> tuple[dict[str, Any], ...]:
@@ -79,9 +83,9 @@ class RecordingWriter:
     def who_am_i(self) -> ServerIdentity | None:
         return self._writer.who_am_i()
 
-    def __getattr__(self, name: str) -> Any:
-        """Whatever else the writer offers (``read_log`` for the MIG safe path...)."""
-        return getattr(self._writer, name)
+    def read_log(self, namespace: str, pod: str, container: str | None = None,
+                 tail_lines: int = 200) -> list[str]:
+        return read_log(self._writer, namespace, pod, container, tail_lines)
 
     def _sent(self, record: dict[str, Any], dry_run: bool, send: Callable[[], Any]) -> Any:
         """Send; keep ``record`` when the server accepted it (or may have, unanswered)."""

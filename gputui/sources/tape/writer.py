@@ -11,8 +11,8 @@ a change.
 Every second with something new, the writer ends a deflate block with ``Z_SYNC_FLUSH`` and
 writes it: a ``kill -9`` loses at most the last second, and a reader (or ``zcat``) decodes
 everything before the cut. Diffing is by identity first (the cache hands the same object
-while it is unchanged), then by content (a merge patch, see :mod:`tape_format`); a node
-change that is only the kubelet's heartbeat is not written (:func:`heartbeat_only`).
+while it is unchanged), then by content (a merge patch, see :mod:`gputui.sources.tape.format`);
+a node change that is only the kubelet's heartbeat is not written (:func:`heartbeat_only`).
 """
 
 from __future__ import annotations
@@ -32,12 +32,12 @@ from typing import Any
 
 from gputui import __version__, gctuning
 from gputui.domain.inputs import ClusterObjects
+from gputui.domain.merge_patch import merge_diff
 from gputui.domain.metrics import MetricsReading
 from gputui.domain.pods import PodInfo, pod_to_dict
 from gputui.privatefile import PrivateFileError, open_private, write_all
 from gputui.sources.reduce import heartbeat_only
-from gputui.sources.replay import objects_to_json
-from gputui.sources.tape_format import (
+from gputui.sources.tape.format import (
     COLLECTIONS,
     DELETE,
     DELTA,
@@ -50,9 +50,9 @@ from gputui.sources.tape_format import (
     cluster_frame,
     encode_line,
     header,
-    merge_diff,
 )
-from gputui.sources.tape_metrics import MetricsEncoder
+from gputui.sources.tape.metrics import MetricsEncoder
+from gputui.sources.tape.objects import objects_to_json
 
 log = logging.getLogger(__name__)
 
@@ -91,7 +91,7 @@ def _capture(objects: ClusterObjects) -> ClusterObjects:
         server=objects.server, forbidden=frozenset(objects.forbidden),
         xids=objects.xids, loading=frozenset(objects.loading),
         gpu_health=objects.gpu_health, unreadable=dict(objects.unreadable),
-        cluster_uid=objects.cluster_uid)
+        cluster_uid=objects.cluster_uid, disruption_budgets=objects.disruption_budgets)
 
 
 class TapeWriter:

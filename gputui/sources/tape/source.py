@@ -6,7 +6,7 @@ time (:meth:`TapeReader.objects_at`); :func:`changed_nodes` tells which nodes' o
 differ from the previous build's, and the one :class:`SnapshotBuilder` rebuilds only those,
 exactly as the live source does with the watch's changes. A step costs milliseconds; a far
 jump costs what changed between the two times, so on a big cluster more warm builders are
-parked across the recording and a jump moves the nearest (:mod:`gputui.sources.replay_pool`).
+parked across the recording and a jump moves the nearest (:mod:`gputui.sources.tape.pool`).
 
 Read-only by construction: this source has no HTTP client, no kubeconfig and no
 ``target``, so the app gets no writer and ``:ctx`` has nothing to switch to. Pod logs and
@@ -28,21 +28,19 @@ from typing import Any, Protocol
 from gputui import gctuning
 from gputui.domain.metrics import MetricsOrigin, MetricsReading, MetricsWant
 from gputui.domain.model import ClusterSnapshot
-from gputui.domain.replay_cursor import ReplayCursor
+from gputui.domain.replay_cursor import PlayState, ReplayCursor
 from gputui.domain.snapshot import SnapshotBuilder
 from gputui.domain.thresholds import DEFAULT_THRESHOLDS, ThresholdsLike
 from gputui.sources.base import Connection, SnapshotCallback, SourceStatus, StatusCallback
 from gputui.sources.changes import changed_nodes
 from gputui.sources.errors import SourceError
 from gputui.sources.metrics import MetricsFeed
-from gputui.sources.replay_pool import PARK_WHEN_SLOWER, BuilderPool, Costed, parking_times
+from gputui.sources.tape.pool import PARK_WHEN_SLOWER, BuilderPool, Costed, parking_times
 
 log = logging.getLogger(__name__)
 
 #: seconds between two builds while playing (the cursor's time moves every tick)
 TICK = 0.5
-#: the header's state word while a jump is built (the panes still show the last time)
-SEEKING = "seeking"
 #: what a pod log or events read answers in a replay
 NOT_RECORDED = "not in the recording: gputui records no pod logs or events"
 #: what the metrics pane says for a node without recorded metrics at the cursor
@@ -52,8 +50,8 @@ TimelineCallback = Callable[[list[dict[str, Any]]], None]
 
 
 class Tape(Costed, Protocol):
-    """What the replay reads of a recording (``gputui.sources.tape_reader.TapeReader``):
-    what its builders read (:class:`~gputui.sources.replay_pool.Costed`), and more."""
+    """What the replay reads of a recording (``gputui.sources.tape.reader.TapeReader``):
+    what its builders read (:class:`~gputui.sources.tape.pool.Costed`), and more."""
 
     context: str
     server: str
@@ -121,8 +119,8 @@ class TapeSource:
         """A replay: context and server of the recording, the cursor's time and state."""
         return SourceStatus(Connection.REPLAY, context=self.tape.context,
                             server=self.tape.server, last_update=self._shown_at(),
-                            message=self.cursor.state_word(),
-                            recorded_at=self.tape.recorded_at)
+                            recorded_at=self.tape.recorded_at,
+                            play=self.cursor.play_state(), play_speed=self.cursor.speed)
 
     def _shown_at(self) -> float:
         """The time the screen shows: the last build's (the header's "at" must describe
@@ -157,7 +155,7 @@ class TapeSource:
 
     def park_builders(self) -> threading.Thread:
         """Park warm builders across the recording now, on their own thread (see
-        :mod:`gputui.sources.replay_pool`)."""
+        :mod:`gputui.sources.tape.pool`)."""
         self.parking = self.pool.park_in_background(parking_times(self.tape), self._stop)
         return self.parking
 
@@ -183,7 +181,7 @@ class TapeSource:
             if not playing and self.builds and self.cursor.position != self.built_at:
                 # a jump at 5,000 nodes can take a second or more: say at once that the
                 # key was taken, and keep saying what the panes show until the build is in
-                self._report(replace(self.status(), message=SEEKING))
+                self._report(replace(self.status(), play=PlayState.SEEKING))
             first = not self.builds
             began = time.monotonic()
             self._build_and_deliver(self.cursor.position)

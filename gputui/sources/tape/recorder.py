@@ -16,8 +16,8 @@ from typing import Any
 
 from gputui.domain.thresholds import thresholds_to_json
 from gputui.settings import Settings
-from gputui.sources.tape_format import SUFFIX
-from gputui.sources.tape_writer import TapeWriter
+from gputui.sources.tape.format import SUFFIX
+from gputui.sources.tape.writer import TapeWriter
 
 _UNSAFE = re.compile(r"[^A-Za-z0-9._-]+")
 
