@@ -77,6 +77,7 @@ class Operator:
                 # log would keep every intermediate copy of every node and pod alive (at
                 # 5,000 nodes, hundreds of MB); a watch from the first list's version works
                 world.store.compact()
+                world.setup_statuses.clear()
             for resource, handler in (("nodes", self._on_node), ("pods", self._on_pod),
                                       ("clusterpolicies.nvidia.com", self._on_policy),
                                       ("nvidiadrivers.nvidia.com", self._on_policy),

@@ -104,6 +104,9 @@ class World:
         self.templates: dict[str, Obj] = {}
         self.revisions: dict[str, tuple[str, int]] = {}
         self.pod_index: dict[str, tuple[str, str]] = {}  # pod name -> (node, operand)
+        #: container statuses and conditions shared by the converged pods the set-up makes
+        #: (equal by construction; stored objects are read-only), emptied after the set-up
+        self.setup_statuses: dict[tuple[object, ...], Obj] = {}
         self._lock = threading.Lock()
         self._event_seq = 0
         self._ip_seq = 0
