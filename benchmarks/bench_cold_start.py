@@ -237,7 +237,7 @@ def main() -> int:
             emulated = None
             if server == "emulated" or not data.exists():
                 emulated, kubeconfig = start_emulated(scenario, workdir)
-                if not data.exists():
+                if not data.exists() and "plain" in servers:
                     dump(kubeconfig, data)
             if server == "plain":
                 if emulated is not None:
