@@ -26,7 +26,7 @@ matter, not absolute times). Asserts nothing (tests never time anything). Target
 30): check <= 2.5x raw and <= 300 MB at 5,000 nodes; <= 3x and <= 700 MB at 15,000.
 
     python benchmarks/bench_cold_start.py [--nodes 5000|15000] [--servers emulated,plain]
-        [--rounds 3] [--base DIR] [--no-split] [--data DIR]
+        [--rounds 3] [--base DIR] [--no-split] [--split-runs 3] [--data DIR]
 """
 
 from __future__ import annotations
@@ -50,7 +50,7 @@ sys.path.insert(0, str(REPO))
 sys.path.insert(0, str(REPO / "benchmarks"))
 
 from bench_check import raw_transfer  # noqa: E402 - after the path
-from stage_split import print_split, split_check  # noqa: E402
+from stage_split import median_of, print_split, split_check  # noqa: E402
 
 RAW = "raw transfer (floor)"
 #: one run: wall seconds, peak RSS in MB, CPU seconds (user + system) of the child
@@ -208,8 +208,19 @@ def _spread(values: list[float], form: str) -> str:
                                              max(values)))
 
 
+def split_server(server: str, kubeconfig: Path, checkouts: list[tuple[str, Path]],
+                 runs: int, workdir: Path) -> list[tuple[str, str, dict[str, float]]]:
+    """The stage split of each checkout's check, runs interleaved (the load weighs on all
+    alike), each stage's median."""
+    found: dict[str, list[dict[str, float]]] = {name: [] for name, _ in checkouts}
+    for _ in range(max(1, runs)):
+        for name, path in checkouts:
+            found[name].append(split_check(_env(path, kubeconfig, workdir), workdir))
+    return [(server, name, median_of(found[name])) for name, _ in checkouts]
+
+
 # --------------------------------------------------------------------------- main
-def main() -> int:
+def _arguments() -> argparse.Namespace:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--nodes", type=int, choices=(5000, 15000), default=5000)
     parser.add_argument("--servers", default="emulated,plain",
@@ -217,10 +228,31 @@ def main() -> int:
     parser.add_argument("--rounds", type=int, default=3)
     parser.add_argument("--base", help="another gputui checkout to run beside this one")
     parser.add_argument("--no-split", action="store_true", help="skip the stage split")
+    parser.add_argument("--split-runs", type=int, default=3,
+                        help="runs of the stage split per checkout (the median is printed)")
     parser.add_argument("--data", default="/tmp",
                         help="folder of the plain server's dump (kept between runs)")
     parser.add_argument("--serve-emulated", nargs=2, help=argparse.SUPPRESS)  # the child
-    args = parser.parse_args()
+    return parser.parse_args()
+
+
+def start_server(server: str, scenario: str, data: Path, want_dump: bool,
+                 workdir: Path) -> tuple[subprocess.Popen[bytes], Path]:
+    """The server asked for, and its kubeconfig; the plain server's dump is made first
+    (from the emulated cluster, so both hold the same cluster) when there is none."""
+    if server == "plain" and data.exists():
+        return start_plain(data, workdir)
+    emulated, kubeconfig = start_emulated(scenario, workdir)
+    if want_dump and not data.exists():
+        dump(kubeconfig, data)
+    if server == "emulated":
+        return emulated, kubeconfig
+    stop(emulated)
+    return start_plain(data, workdir)
+
+
+def main() -> int:
+    args = _arguments()
     if args.serve_emulated:
         return serve_emulated(args.serve_emulated[0], Path(args.serve_emulated[1]))
     scenario = f"scale-{args.nodes}"
@@ -234,24 +266,12 @@ def main() -> int:
     splits: list[tuple[str, str, dict[str, float]]] = []
     try:
         for server in servers:
-            emulated = None
-            if server == "emulated" or not data.exists():
-                emulated, kubeconfig = start_emulated(scenario, workdir)
-                if not data.exists() and "plain" in servers:
-                    dump(kubeconfig, data)
-            if server == "plain":
-                if emulated is not None:
-                    stop(emulated)
-                    emulated = None
-                proc, kubeconfig = start_plain(data, workdir)
-            else:
-                proc = emulated  # type: ignore[assignment]
+            proc, kubeconfig = start_server(server, scenario, data, "plain" in servers, workdir)
             try:
                 all_runs.append(measure_server(server, kubeconfig, rows, args.rounds, workdir))
                 if not args.no_split:
-                    for name, path in checkouts:
-                        env = _env(path, kubeconfig, workdir)
-                        splits.append((server, name, split_check(env, workdir)))
+                    splits += split_server(server, kubeconfig, checkouts, args.split_runs,
+                                           workdir)
             finally:
                 stop(proc)
     finally:

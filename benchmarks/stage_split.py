@@ -24,6 +24,7 @@ from __future__ import annotations
 import argparse
 import os
 import shutil
+import statistics
 import subprocess
 import sys
 import tempfile
@@ -104,13 +105,24 @@ def split_check(env: dict[str, str], workdir: Path, rate: int = 250) -> dict[str
     return seconds
 
 
+def median_of(splits: list[dict[str, float]]) -> dict[str, float]:
+    """Each stage's median over several splits (one run swings with the machine's load);
+    how many is kept as ``runs``."""
+    if not splits or not splits[0]:
+        return {}
+    result = {key: statistics.median(s[key] for s in splits) for key in splits[0]}
+    result["runs"] = len(splits)
+    return result
+
+
 def print_split(title: str, split: dict[str, float]) -> None:
     if not split:
         print(f"\nstage split ({title}): py-spy not installed (pip install py-spy)")
         return
     wall = split["wall"]
-    print(f"\nstage split of one check ({title}; py-spy --gil, wall {wall:.2f} s "
-          "under the profiler)")
+    runs = int(split.get("runs", 1))
+    print(f"\nstage split of check ({title}; py-spy --gil, median of {runs} run(s), wall "
+          f"{wall:.2f} s under the profiler)")
     for stage in (*STAGES, "no GIL"):
         print(f"  {stage:<10} {split[stage]:6.2f} s  {100 * split[stage] / wall:5.1f} %")
 
@@ -120,13 +132,15 @@ def main() -> int:
     parser.add_argument("--kubeconfig", required=True)
     parser.add_argument("--checkout", default=str(Path(__file__).resolve().parent.parent))
     parser.add_argument("--rate", type=int, default=250)
+    parser.add_argument("--runs", type=int, default=3, help="runs whose median is printed")
     args = parser.parse_args()
     workdir = Path(tempfile.mkdtemp(prefix="gputui-split-"))
     env = {k: v for k, v in os.environ.items() if not k.startswith("GPUTUI_")}
     env.update(PYTHONPATH=args.checkout, KUBECONFIG=args.kubeconfig,
                XDG_CONFIG_HOME=str(workdir))
     try:
-        print_split(args.checkout, split_check(env, workdir, args.rate))
+        print_split(args.checkout, median_of([split_check(env, workdir, args.rate)
+                                              for _ in range(max(1, args.runs))]))
     finally:
         shutil.rmtree(workdir, ignore_errors=True)
     return 0
