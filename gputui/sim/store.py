@@ -236,15 +236,21 @@ class Store:
         A change that leaves the object identical is not a write (no new resourceVersion,
         no event), as with a no-op patch on a real server.
         """
-        rtype = resource_type(resource)
-        key = ((namespace or "") if rtype.namespaced else "", name)
         with self._lock:
-            current = self._objects.get(resource, {}).get(key)
-            if current is None:
-                raise not_found(rtype.plural, name)
+            rtype, key, current = self._stored(resource, name, namespace)
             new = copy_json(current)
             change(new)
             return self._commit(rtype, resource, key, current, new, manager, dry_run)
+
+    def _stored(self, resource: str, name: str, namespace: str | None
+                ) -> tuple[ResourceType, ObjKey, Obj]:
+        """(type, key, the stored object) of ``name``; 404 when absent. The lock is held."""
+        rtype = resource_type(resource)
+        key = ((namespace or "") if rtype.namespaced else "", name)
+        current = self._objects.get(resource, {}).get(key)
+        if current is None:
+            raise not_found(rtype.plural, name)
+        return rtype, key, current
 
     def amend(self, resource: str, name: str, namespace: str | None,
               change: Callable[[Obj], None], *, manager: str) -> Obj:
@@ -258,12 +264,8 @@ class Store:
         labels, annotations and top-level ``spec``, ``status`` or ``data`` keys, which is
         what they are told from; it must not edit a value nested deeper in place.
         """
-        rtype = resource_type(resource)
-        key = ((namespace or "") if rtype.namespaced else "", name)
         with self._lock:
-            current = self._objects.get(resource, {}).get(key)
-            if current is None:
-                raise not_found(rtype.plural, name)
+            _, _, current = self._stored(resource, name, namespace)
             before = _top_level(current)
             change(current)
             changed = _changed_fields(before, current)
