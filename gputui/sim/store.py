@@ -29,6 +29,7 @@ from typing import Any
 
 from gputui.sim.clock import SimClock
 from gputui.sim.errors import already_exists, conflict, expired, invalid, not_found
+from gputui.sim.jsonpaths import changed_fields, copy_json, drop_paths, top_level
 from gputui.sim.resources import ResourceType, resource_type
 from gputui.sim.selectors import field_predicate, label_predicate
 
@@ -266,9 +267,9 @@ class Store:
         """
         with self._lock:
             _, _, current = self._stored(resource, name, namespace)
-            before = _top_level(current)
+            before = top_level(current)
             change(current)
-            changed = _changed_fields(before, current)
+            changed = changed_fields(before, current)
             if not changed:
                 return current
             metadata = meta(current)
@@ -389,7 +390,7 @@ class Store:
 
     def _track_fields(self, old: Obj | None, new: Obj, manager: str, operation: str) -> None:
         """Give ``manager`` ownership, stamped now, of the fields this write changed."""
-        changed = _changed_fields(old, new)
+        changed = changed_fields(old, new)
         if changed:
             self._own_fields(new, changed, manager, operation)
 
@@ -402,7 +403,7 @@ class Store:
             [copy_json(e) for e in metadata.get("managedFields") or []]
         for entry in entries:
             if entry.get("manager") != manager:
-                _drop_paths(entry.get("fieldsV1") or {}, changed)
+                drop_paths(entry.get("fieldsV1") or {}, changed)
         mine = next((e for e in entries
                      if e.get("manager") == manager and e.get("operation") == operation), None)
         if mine is None:
@@ -416,65 +417,3 @@ class Store:
             for part in path:
                 node = node.setdefault(part, {})
         metadata["managedFields"] = [e for e in entries if e is mine or e.get("fieldsV1")]
-
-
-def copy_json(value: Any) -> Any:
-    """Deep copy of JSON-shaped data (dicts, lists, scalars): several times faster than
-    ``copy.deepcopy``, which matters when controllers mutate thousands of nodes."""
-    kind = type(value)
-    if kind is dict:
-        return {k: copy_json(v) for k, v in value.items()}
-    if kind is list:
-        return [copy_json(v) for v in value]
-    return value
-
-
-def _top_level(obj: Obj) -> Obj:
-    """What :func:`_changed_fields` compares of ``obj``, copied one level deep: its labels,
-    annotations and the top-level keys of spec, status and data."""
-    metadata = obj.get("metadata") or {}
-    copied: Obj = {"metadata": {section: dict(metadata.get(section) or {})
-                                for section in ("labels", "annotations")}}
-    for section in ("spec", "status", "data"):
-        if isinstance(obj.get(section), dict):
-            copied[section] = dict(obj[section])
-    return copied
-
-
-def _changed_fields(old: Obj | None, new: Obj) -> list[tuple[str, ...]]:
-    """Paths (fieldsV1 style) of labels, annotations and top-level spec/status keys changed."""
-    paths: list[tuple[str, ...]] = []
-    old_meta = (old or {}).get("metadata") or {}
-    new_meta = new.get("metadata") or {}
-    for section in ("labels", "annotations"):
-        before = old_meta.get(section) or {}
-        after = new_meta.get(section) or {}
-        for key in set(before) | set(after):
-            if key in after and before.get(key) != after.get(key):
-                paths.append(("f:metadata", f"f:{section}", f"f:{key}"))
-    for section in ("spec", "status", "data"):
-        before = (old or {}).get(section)
-        after = new.get(section)
-        if not isinstance(after, dict):
-            continue
-        before = before if isinstance(before, dict) else {}
-        for key in after:
-            if before.get(key) != after.get(key):
-                paths.append((f"f:{section}", f"f:{key}"))
-    return paths
-
-
-def _drop_paths(fields: dict[str, Any], paths: list[tuple[str, ...]]) -> None:
-    for path in paths:
-        node = fields
-        parents: list[tuple[dict[str, Any], str]] = []
-        for part in path[:-1]:
-            if part not in node:
-                break
-            parents.append((node, part))
-            node = node[part]
-        else:
-            node.pop(path[-1], None)
-            for parent, part in reversed(parents):
-                if not parent[part]:
-                    del parent[part]
