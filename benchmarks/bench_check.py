@@ -108,12 +108,14 @@ def _continue_token(body: bytes) -> str:
     return head[start:head.index(b'"', start)].decode()
 
 
-def run_child(argv: Sequence[str], env: dict[str, str] | None = None) -> Measure:
-    """Wall time and peak RSS of one child process (``wait4`` gives that child's rusage)."""
+def run_child(argv: Sequence[str], env: dict[str, str] | None = None,
+              cwd: Path = REPO) -> Measure:
+    """Wall time and peak RSS of one child process (``wait4`` gives that child's rusage).
+    ``python -m`` imports from ``cwd`` first, whatever PYTHONPATH says."""
     with tempfile.TemporaryFile() as sink:
         began = time.perf_counter()
         proc = subprocess.Popen(list(argv), stdout=sink, stderr=subprocess.PIPE,
-                                cwd=REPO, env=env)
+                                cwd=cwd, env=env)
         _, status, usage = os.wait4(proc.pid, 0)
         wall = time.perf_counter() - began
         proc.returncode = os.waitstatus_to_exitcode(status)

@@ -9,7 +9,9 @@ Times, each over ``--rounds`` runs (min / median / max, the machine may be share
   hostile annotation;
 * one list page of 500 nodes (and one of 500 operand pods) decoded by the feed's decoder:
   with cleaning, with one hostile object among the 500, and with ``clean_objects`` swapped
-  for the identity: the cost on the 5,000-node load path.
+  for the identity: the cost on the 5,000-node load path; and the two checks that spare
+  the walk: ``json_is_clean`` on the page's bytes (first), ``clean_objects`` on its
+  decoded objects (for a page that check does not pass).
 
 Asserts nothing (tests never time anything).
 
@@ -34,6 +36,7 @@ sys.path.insert(0, str(REPO))
 import msgspec
 
 from gputui.domain.sanitize import clean_line, clean_text, clean_tree
+from gputui.domain.sanitize_json import json_is_clean
 from gputui.sources import decode
 
 FIXTURES = REPO / "tests" / "domain" / "fixtures"
@@ -116,6 +119,8 @@ def page(rounds: int, feed: decode.FeedDecoder[Any], fixture: str) -> None:
             decode.clean_objects = original
     for name, values in figures.items():
         _row(f"decode 500-{kind} page, {name}", [f / 1e6 for f in values], "ms")
+    _row(f"json_is_clean alone, 500-{kind} page bytes",
+         [f / 1e3 for f in _per_call(lambda: json_is_clean(data), 20, rounds)], "us")
     items = msgspec.json.decode(data, type=decode.ListPage[feed.shape])["items"]
     _row(f"clean_objects alone, 500-{kind} page (clean)",
          [f / 1e6 for f in _per_call(lambda: decode.clean_objects(items), 20, rounds)], "ms")

@@ -27,9 +27,11 @@ later parse because a Raw value keeps the whole page's buffer alive.
 
 Every object is cleaned (:func:`clean_objects`) between shaping and finishing, so nothing
 with a control character reaches the cache, whichever path (pages, events, the dict path) it
-came by. Cheaply: a page's shaped objects are encoded again (in C, a few percent of the
-decode) and only when those bytes hold a backslash escape, DEL or a non-ASCII byte (where
-a control or format character could hide) are the objects walked.
+came by. Cheaply: a page or event whose raw bytes hold no character the sanitiser changes
+(:func:`~gputui.domain.sanitize_json.json_is_clean`, a scan in C of the bytes as they came)
+is not walked at all; for any other, its shaped objects are encoded again (in C) and only
+those whose bytes hold a backslash escape, DEL or a non-ASCII byte (where a control or
+format character could hide) are walked.
 
 A page or event that does not fit the shape (a server sending an unexpected type) is decoded
 generically and cut to the shape item by item: odd input costs speed, and only an object that
@@ -50,13 +52,13 @@ import msgspec
 
 from gputui.domain.pods import read_pod
 from gputui.domain.sanitize import clean_line, clean_tree
+from gputui.domain.sanitize_json import json_is_clean
 from gputui.domain.selectors import parse_selector
 from gputui.sources.reduce import (
     GPU_RESOURCE_PREFIXES,
     JsonObj,
     LabelTimes,
     parse_time,
-    share,
     share_flat,
     timed_label,
 )
@@ -141,7 +143,7 @@ def _read_pod(pod: JsonObj, keep_statuses: bool) -> Item:
     the same labels)."""
     metadata = pod.get("metadata")
     if metadata and metadata.get("labels"):
-        metadata["labels"] = share(metadata["labels"])
+        metadata["labels"] = share_flat(metadata["labels"])
     if not keep_statuses:  # a workload pod: its phase is what gputui shows of it
         status = pod.get("status")
         if status:
@@ -278,8 +280,9 @@ class FeedDecoder(Generic[T]):
         found = document.get("items")
         objects = [obj for obj in found if isinstance(obj, dict)] if isinstance(found, list) \
             else []
-        items = [kept for kept in map(self.finish, _cleaned(objects, refused))
-                 if kept is not None]
+        if not json_is_clean(data):  # the rare page with something to clean, or an escape
+            objects = _cleaned(objects, refused)
+        items = [kept for kept in map(self.finish, objects) if kept is not None]
         metadata = document.get("metadata")
         metadata = metadata if isinstance(metadata, dict) else {}
         return Page(items, _text(metadata.get("resourceVersion")),
@@ -342,11 +345,14 @@ class FeedDecoder(Generic[T]):
         obj = event.get("object")
         if kind == "BOOKMARK":
             return WatchEvent(kind, bookmark_object(obj), None)
-        refused: list[str] = []
-        cleaned = _cleaned([obj], refused) if isinstance(obj, dict) else [{}]
-        if refused:
-            return WatchEvent("", {}, None, refused[0])
-        obj = cleaned[0]
+        if not isinstance(obj, dict):
+            obj = {}
+        elif not json_is_clean(line):
+            refused: list[str] = []
+            cleaned = _cleaned([obj], refused)
+            if refused:
+                return WatchEvent("", {}, None, refused[0])
+            obj = cleaned[0]
         item = self.finish(obj) if kind in ("ADDED", "MODIFIED", "DELETED") else None
         return WatchEvent(kind, obj, item)
 

@@ -17,7 +17,6 @@ import re
 import threading
 import time
 from collections.abc import Callable, Iterator, Mapping
-from concurrent.futures import Future, ThreadPoolExecutor
 from typing import Any, Generic, Protocol, TypeVar
 from urllib.parse import urlencode
 
@@ -29,6 +28,7 @@ from gputui.domain.sanitize import clean_tree
 from gputui.sources.credentials import CredentialError
 from gputui.sources.decode import FeedDecoder
 from gputui.sources.errors import ApiStatusError, UnreachableError, status_parts
+from gputui.sources.prefetch import PageFetcher
 from gputui.sources.retry import RateLimiter, RetryPolicy, parse_retry_after, with_retries
 
 log = logging.getLogger("gputui.sources.http")
@@ -213,34 +213,40 @@ class KubeHttp:
                    ) -> Iterator[P]:
         """Yield each page of a list decoded by ``decode``, following ``continue``.
 
-        The caller keeps what it needs of each page before the next is decoded, so one
-        page's bytes are in memory at a time. The next page's bytes are fetched meanwhile:
-        the ``continue`` token sits in the list's metadata, before the items, so it is read
-        from the raw bytes and the server serialises and sends page N+1 while gputui decodes
-        page N (server and client alternate otherwise, and each waits for the other).
+        The caller keeps what it needs of each page before the next is decoded. The pages
+        after it are fetched meanwhile (:class:`~gputui.sources.prefetch.PageFetcher`, a
+        few ahead): the ``continue`` token sits in the list's metadata, before the items,
+        so it is read from the raw bytes and the server serialises and sends the next pages
+        while gputui decodes this one (server and client alternate otherwise, and each
+        waits for the other). A token the peek misread is followed as the page says.
         """
         params: dict[str, Any] = dict(query or {}, limit=limit)
-        with ThreadPoolExecutor(max_workers=1, thread_name_prefix="gputui-page") as pool:
-            pending: Future[bytes] | None = pool.submit(self._fetch, path, dict(params))
-            while pending is not None:
-                data = pending.result()
-                guess = _peek_continue(data)
-                pending = None
-                if guess:
-                    pending = pool.submit(self._fetch, path, dict(params, **{"continue": guess}))
-                try:
-                    page = decode(data)
-                except ValueError:
-                    raise UnreachableError(f"{self.host}{path}: answer is not a JSON list"
-                                           ) from None
-                del data
-                token = page.continue_token
-                if token != guess:  # the peek missed (unusual layout): follow the real token
-                    if pending is not None:
-                        pending.cancel()
-                    pending = pool.submit(self._fetch, path, dict(params, **{
-                        "continue": token})) if token else None
-                yield page
+
+        def fetch(token: str) -> bytes:
+            return self._fetch(path, dict(params, **{"continue": token}) if token else params)
+
+        token: str | None = ""
+        while token is not None:
+            fetcher = PageFetcher(fetch, _peek_continue, token)
+            token = None
+            try:
+                for data, guess in fetcher:
+                    page = self._decoded(path, decode, data)
+                    del data
+                    if page.continue_token != guess:  # the peek missed (unusual layout)
+                        fetcher.stop()
+                        token = page.continue_token or None
+                        yield page
+                        break
+                    yield page
+            finally:
+                fetcher.stop()
+
+    def _decoded(self, path: str, decode: Callable[[bytes], P], data: bytes) -> P:
+        try:
+            return decode(data)
+        except ValueError:
+            raise UnreachableError(f"{self.host}{path}: answer is not a JSON list") from None
 
     def watch(self, path: str, query: Mapping[str, Any], timeout_seconds: int,
               decode: Callable[[bytes], E]) -> WatchStream[E]:

@@ -130,3 +130,32 @@ def test_pending_operand_pods_stay_tied_to_their_node_through_the_typed_decoder(
     decoded = [item for item, _ in OPERATOR_PODS.page(page([validator, plugin])).items]
     assert [(p.name, p.node, p.placement) for p in decoded] == [
         ("nvidia-cuda-validator-x", "", "n7"), ("nvidia-device-plugin-daemonset-y", "", "n8")]
+
+
+def test_a_page_with_nothing_to_clean_is_not_walked(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Its bytes say so (no escape of a control character, no unsafe UTF-8): the decoded
+    objects go to the cache as they are, without a walk or an encoding back."""
+    def no_walk(objects: list[Any], refused: list[str]) -> list[Any]:
+        raise AssertionError("a clean page was walked")
+    nodes = [node(f"n{i}") for i in range(3)]
+    nodes[0]["metadata"]["annotations"] = {"note": 'json "inside", a\nmessage', "x": "caf\u00e9"}
+    expected = [reduce_node(raw) for raw in nodes]
+    monkeypatch.setattr("gputui.sources.decode._cleaned", no_walk)
+    assert NODES.page(json.dumps({"items": nodes}, ensure_ascii=False).encode()
+                      ).items == expected
+    event = NODES.event(json.dumps({"type": "ADDED", "object": nodes[0]}).encode())
+    assert event.item == expected[0]
+
+
+def test_a_page_with_one_hostile_string_is_cleaned_as_the_dict_path_cleans_it() -> None:
+    nodes = [node(f"n{i}") for i in range(3)]
+    nodes[1]["metadata"]["labels"]["title"] = "\x1b]2;PWNED\x07"
+    nodes[2]["metadata"]["annotations"] = {"bad\nkey": "user\u202eexe"}
+    for data in (json.dumps({"items": nodes}).encode(),
+                 json.dumps({"items": nodes}, ensure_ascii=False).encode()):
+        items = NODES.page(data).items
+        assert items == [reduce_node(raw) for raw in nodes]
+        assert items[1][0]["metadata"]["labels"]["title"] == "\\x1b]2;PWNED\\x07"
+        assert items[2][0]["metadata"]["annotations"] == {"bad\\nkey": "user\\u202eexe"}
+        event = NODES.event(json.dumps({"type": "MODIFIED", "object": nodes[1]}).encode())
+        assert event.item == items[1]

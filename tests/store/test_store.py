@@ -71,3 +71,43 @@ def test_stale_update_is_a_conflict() -> None:
     with pytest.raises(ApiError) as clash:
         store.update("nodes", created)
     assert clash.value.code == 409
+
+
+def test_a_list_answered_again_is_the_same_until_the_resource_is_written() -> None:
+    store = Store()
+    for name in ("b", "a", "c"):
+        store.create("nodes", _node(name, pool="x" if name != "c" else "y"))
+    first, _ = store.list("nodes", label_selector="pool=x")
+    assert [n["metadata"]["name"] for n in first] == ["a", "b"]
+    first.clear()  # a caller's list is its own
+    assert [n["metadata"]["name"] for n in store.list("nodes", label_selector="pool=x")[0]] \
+        == ["a", "b"]
+    store.create("pods", {"metadata": {"name": "p", "namespace": "d"}})  # another resource
+    store.mutate("nodes", "c", None, lambda obj: obj["metadata"]["labels"].update(pool="x"))
+    again, version = store.list("nodes", label_selector="pool=x")
+    assert [n["metadata"]["name"] for n in again] == ["a", "b", "c"]
+    assert version == store.resource_version
+    store.delete("nodes", "a")
+    assert [n["metadata"]["name"] for n in store.list("nodes")[0]] == ["b", "c"]
+
+
+def test_amend_writes_as_mutate_does_without_copying() -> None:
+    """Set-up writes: the same labels, managedFields and generation as :meth:`mutate`,
+    a new resourceVersion, the object itself edited (no reader holds it yet)."""
+    copied, amended = Store(), Store()
+    for store in (copied, amended):
+        store.create("nodes", _node("a", own="1"), manager="kubelet")
+    copied.mutate("nodes", "a", None, lambda obj: obj["metadata"]["labels"].update(nfd="2"),
+                  manager="nfd")
+    stored = amended.require("nodes", "a")
+    before = int(stored["metadata"]["resourceVersion"])
+    result = amended.amend("nodes", "a", None,
+                           lambda obj: obj["metadata"]["labels"].update(nfd="2"),
+                           manager="nfd")
+    assert result is stored and int(result["metadata"]["resourceVersion"]) > before
+    want, got = copied.require("nodes", "a"), amended.require("nodes", "a")
+    assert got["metadata"]["labels"] == want["metadata"]["labels"]
+    assert [(e["manager"], e["fieldsV1"]) for e in got["metadata"]["managedFields"]] == \
+        [(e["manager"], e["fieldsV1"]) for e in want["metadata"]["managedFields"]]
+    unchanged = amended.amend("nodes", "a", None, lambda obj: None, manager="nfd")
+    assert unchanged["metadata"]["resourceVersion"] == result["metadata"]["resourceVersion"]

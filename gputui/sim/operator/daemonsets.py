@@ -157,7 +157,8 @@ def create_pod(world: World, node: NodeRun, op: Operand, now: float, converged: 
     if converged:
         from gputui.sim.operator.objects import pod_status
         images = {c["name"]: c["image"] for c in template["spec"]["initContainers"] + template["spec"]["containers"]}
-        obj["status"] = pod_status(run, node, images, world.clock.rfc3339, now)
+        obj["status"] = pod_status(run, node, images, world.clock.rfc3339, now,
+                                   world.setup_statuses)
     world.store.create("pods", obj, manager=K.M_KCM, adopt=True)
     node.pods[op.key] = run
     _started(node, op.key, converged)

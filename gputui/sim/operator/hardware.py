@@ -175,8 +175,7 @@ def numbered_suffix(seed: str, number: int) -> str:
     numbers give distinct suffixes that still look random (``x7kqp``, not ``bbbbc``), and
     the offset drawn from ``seed`` makes each DaemonSet's sequence look different.
     """
-    offset = int.from_bytes(hashlib.sha256(seed.encode()).digest()[:8], "big")
-    value = (number * _SUFFIX_STRIDE + offset) % _SUFFIX_SPACE
+    value = (number * _SUFFIX_STRIDE + _offset(seed)) % _SUFFIX_SPACE
     chars = []
     for _ in range(5):
         value, digit = divmod(value, len(_SUFFIX_ALPHABET))
@@ -200,3 +199,9 @@ CUDA_BY_DRIVER_MAJOR = {"535": "12.2", "550": "12.4", "560": "12.6", "565": "12.
 
 def cuda_runtime_for(driver_version: str) -> str:
     return CUDA_BY_DRIVER_MAJOR.get(driver_version.split(".")[0], "12.8")
+
+
+@functools.lru_cache(maxsize=1024)
+def _offset(seed: str) -> int:
+    """Where ``seed``'s sequence starts (one hash per DaemonSet, not one per pod)."""
+    return int.from_bytes(hashlib.sha256(seed.encode()).digest()[:8], "big")

@@ -89,7 +89,8 @@ def _label_as_writers(world: World, run: NodeRun, pool: Pool, own: dict[str, str
     """Write a converged node's labels as their real writers did, so managedFields say who.
 
     gputui learns when a label last changed from managedFields; a node created with every
-    label at once would claim the kubelet wrote ``nvidia.com/mig.config.state``.
+    label at once would claim the kubelet wrote ``nvidia.com/mig.config.state``. Written in
+    place (:meth:`~gputui.sim.store.Store.amend`): this runs in the scenario's set-up only.
     """
     nfd = nodes.nfd_labels(run, pool.os_id, pool.os_version)
     gfd = {k: v for k, v in labels.items() if k not in own and k not in nfd
@@ -100,16 +101,16 @@ def _label_as_writers(world: World, run: NodeRun, pool: Pool, own: dict[str, str
     mig_state = {k: labels[k] for k in (K.MIG_CONFIG_STATE,) if k in labels}
     operator = {k: v for k, v in labels.items()
                 if k not in own and k not in nfd and k not in gfd and k not in mig_state}
-    world.set_labels(run.name, dict(nfd), K.M_NFD)
+    world.set_labels(run.name, dict(nfd), K.M_NFD, setting_up=True)
     if gfd:
-        world.set_labels(run.name, dict(gfd), K.M_GFD)
+        world.set_labels(run.name, dict(gfd), K.M_GFD, setting_up=True)
     if operator or annotations:
         def change(obj: Obj) -> None:
             obj["metadata"]["labels"].update(operator)
             obj["metadata"].setdefault("annotations", {}).update(annotations)
-        world.write_node(run.name, change, K.M_OPERATOR)
+        world.store.amend("nodes", run.name, None, change, manager=K.M_OPERATOR)
     if mig_state:
-        world.set_labels(run.name, dict(mig_state), K.M_MIG)
+        world.set_labels(run.name, dict(mig_state), K.M_MIG, setting_up=True)
 
 
 def _converged_labels(world: World, run: NodeRun, pool: Pool, labels: dict[str, str],

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+from functools import partial
 from typing import Any
 
 from gputui.sim.operator import keys as K
@@ -81,12 +82,15 @@ def operand_pod(op: Operand, ds: Obj, run: PodRun, node: NodeRun, template: Obj,
     """A DaemonSet pod as the DS controller creates it (bound to its node by affinity)."""
     labels = {**template["metadata"]["labels"], K.REVISION_HASH: run.revision,
               K.TEMPLATE_GENERATION: str(generation)}
-    spec = json.loads(json.dumps(template["spec"]))
+    # the template's containers, volumes and tolerations are shared, not copied: stored
+    # objects are read-only (a write copies first), and at 5,000 nodes 34,000 copies of
+    # them were a third of the set-up's time and of the emulator's memory
+    spec = dict(template["spec"])
     spec["nodeName"] = node.name
     spec["affinity"] = {"nodeAffinity": {"requiredDuringSchedulingIgnoredDuringExecution": {
         "nodeSelectorTerms": [{"matchFields": [{"key": "metadata.name", "operator": "In",
                                                 "values": [node.name]}]}]}}}
-    spec["tolerations"] = spec["tolerations"] + _ds_tolerations()
+    spec["tolerations"] = [*spec["tolerations"], *_DS_TOLERATIONS]
     return {"apiVersion": "v1", "kind": "Pod",
             "metadata": {"name": run.name, "namespace": ds["metadata"]["namespace"],
                          "generateName": op.ds + "-", "labels": labels,
@@ -94,11 +98,12 @@ def operand_pod(op: Operand, ds: Obj, run: PodRun, node: NodeRun, template: Obj,
             "spec": spec, "status": {"phase": "Pending", "qosClass": "BestEffort"}}
 
 
-def _ds_tolerations() -> list[Obj]:
-    return [{"key": f"node.kubernetes.io/{t}", "operator": "Exists", "effect": e}
-            for t, e in (("not-ready", "NoExecute"), ("unreachable", "NoExecute"),
-                         ("disk-pressure", "NoSchedule"), ("memory-pressure", "NoSchedule"),
-                         ("pid-pressure", "NoSchedule"), ("unschedulable", "NoSchedule"))]
+#: the tolerations the DaemonSet controller adds to every pod it makes (shared: read-only)
+_DS_TOLERATIONS: tuple[Obj, ...] = tuple(
+    {"key": f"node.kubernetes.io/{t}", "operator": "Exists", "effect": e}
+    for t, e in (("not-ready", "NoExecute"), ("unreachable", "NoExecute"),
+                 ("disk-pressure", "NoSchedule"), ("memory-pressure", "NoSchedule"),
+                 ("pid-pressure", "NoSchedule"), ("unschedulable", "NoSchedule")))
 
 
 def _container_status(run: ContainerRun, image: str, init: bool, rfc: Any, now: float,
@@ -132,18 +137,39 @@ def _container_status(run: ContainerRun, image: str, init: bool, rfc: Any, now: 
     return status
 
 
-def pod_status(run: PodRun, node: NodeRun, images: dict[str, str], rfc: Any, now: float) -> Obj:
-    """The status a kubelet reports for an operand pod in its current step."""
-    inits = [_container_status(c, images.get(c.name, ""), True, rfc, now, False)
+def _shared_status(shared: dict[tuple[object, ...], Obj], run: ContainerRun, image: str,
+                   init: bool, rfc: Any, now: float, pending: bool) -> Obj:
+    """:func:`_container_status`, one object per distinct input (see :func:`pod_status`)."""
+    crashing = run.crash_until is not None and now < run.crash_until
+    key = ("container", run.name, image, init, pending, run.ready, run.restarts,
+           run.started_at, run.finished_at, run.last_exit, crashing, run.crash_until, now)
+    found = shared.get(key)
+    if found is None:
+        found = shared[key] = _container_status(run, image, init, rfc, now, pending)
+    return found
+
+
+def pod_status(run: PodRun, node: NodeRun, images: dict[str, str], rfc: Any, now: float,
+               shared: dict[tuple[object, ...], Obj] | None = None) -> Obj:
+    """The status a kubelet reports for an operand pod in its current step.
+
+    ``shared``: equal container statuses and conditions are one object, kept there (the
+    scenario's set-up: 34,000 converged pods at 5,000 nodes differ in names and IPs only,
+    and building each entry anew was a tenth of the set-up's time and memory)."""
+    status = _container_status if shared is None else partial(_shared_status, shared)
+    inits = [status(c, images.get(c.name, ""), True, rfc, now, False)
              for c in run.init[: run.step + 1]]
-    inits += [_container_status(c, images.get(c.name, ""), True, rfc, now, True)
+    inits += [status(c, images.get(c.name, ""), True, rfc, now, True)
               for c in run.init[run.step + 1:]]
-    mains = [_container_status(c, images.get(c.name, ""), False, rfc, now, not run.initialized)
+    mains = [status(c, images.get(c.name, ""), False, rfc, now, not run.initialized)
              for c in run.main]
     started = rfc(run.created_at)
+    conditions = _conditions(run, rfc, now)
+    if shared is not None:
+        conditions = [shared.setdefault(("condition", *c.items()), c) for c in conditions]
     return {
         "phase": run.phase,
-        "conditions": _conditions(run, rfc, now),
+        "conditions": conditions,
         "hostIP": node.ip, "hostIPs": [{"ip": node.ip}],
         "podIP": run.ip, "podIPs": [{"ip": run.ip}] if run.ip else [],
         "startTime": started, "qosClass": "BestEffort",

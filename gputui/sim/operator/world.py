@@ -11,6 +11,7 @@ import copy
 import ipaddress
 import threading
 from collections.abc import Callable
+from functools import lru_cache
 from typing import Any
 
 from gputui.sim.clock import SimClock
@@ -103,6 +104,9 @@ class World:
         self.templates: dict[str, Obj] = {}
         self.revisions: dict[str, tuple[str, int]] = {}
         self.pod_index: dict[str, tuple[str, str]] = {}  # pod name -> (node, operand)
+        #: container statuses and conditions shared by the converged pods the set-up makes
+        #: (equal by construction; stored objects are read-only), emptied after the set-up
+        self.setup_statuses: dict[tuple[object, ...], Obj] = {}
         self._lock = threading.Lock()
         self._event_seq = 0
         self._ip_seq = 0
@@ -183,8 +187,10 @@ class World:
             return None
         return self.store.mutate("nodes", name, None, change, manager=manager)
 
-    def set_labels(self, name: str, labels: dict[str, str | None], manager: str) -> None:
-        """Set (or, with ``None``, remove) node labels as ``manager``."""
+    def set_labels(self, name: str, labels: dict[str, str | None], manager: str,
+                   setting_up: bool = False) -> None:
+        """Set (or, with ``None``, remove) node labels as ``manager``; ``setting_up``: in
+        the scenario's set-up, where the node is written in place (:meth:`Store.amend`)."""
         def change(obj: Obj) -> None:
             current = obj["metadata"].setdefault("labels", {})
             for key, value in labels.items():
@@ -192,7 +198,10 @@ class World:
                     current.pop(key, None)
                 else:
                     current[key] = value
-        self.write_node(name, change, manager)
+        if setting_up:
+            self.store.amend("nodes", name, None, change, manager=manager)
+        else:
+            self.write_node(name, change, manager)
 
     def event(self, node: str, reason: str, message: str, etype: str = "Normal",
               component: str = "gpu-operator") -> None:
@@ -245,7 +254,7 @@ class World:
     def next_ip(self, base: str = "10.128.0.0") -> str:
         with self._lock:
             self._ip_seq += 1
-            return str(ipaddress.ip_address(base) + 10 + self._ip_seq)
+            return str(_address(base) + 10 + self._ip_seq)
 
     def log(self, pod: str, container: str, line: str) -> None:
         self.nodeside.log(self.ns, pod, container, f"{self.clock.rfc3339()} {line}")
@@ -262,3 +271,9 @@ class World:
         if args.get("pool"):
             return list(self.pool_members.get(str(args["pool"]), []))
         return []
+
+
+@lru_cache(maxsize=64)
+def _address(base: str) -> ipaddress.IPv4Address | ipaddress.IPv6Address:
+    """``base`` parsed once (40,000 pod IPs are counted from two bases at 5,000 nodes)."""
+    return ipaddress.ip_address(base)
