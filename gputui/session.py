@@ -164,7 +164,6 @@ def open_session(settings: Settings, kind: SessionKind, recording: Path | None =
             raise ValueError("a replay session needs its recording")
         return _open_replay(settings, recording)
     from gputui.sources.connect import open_metrics, open_source
-    from gputui.sources.writer import writer_for_source
 
     if kind == "demo":  # the emulator is wired here, above sources (gputui.demo)
         from gputui.demo import open_demo_source
@@ -173,8 +172,6 @@ def open_session(settings: Settings, kind: SessionKind, recording: Path | None =
     else:
         source = open_source(settings)
     try:
-        context = source.target.context
-        writer = writer_for_source(source, read_only=is_read_only(settings, context))
         metrics = open_metrics(settings, source)
         from gputui.sources.tape.recorder import open_recorder
 
@@ -182,8 +179,8 @@ def open_session(settings: Settings, kind: SessionKind, recording: Path | None =
     except Exception:
         source.stop()
         raise
-    return session_of(settings, source, clock=_source_clock(source), writer=writer,
-                      metrics=metrics, recorder=recorder)
+    return session_of(settings, source, writer=_writer(settings, source), metrics=metrics,
+                      recorder=recorder)
 
 
 def kube_opener(settings: Settings) -> Callable[[str], Session]:
@@ -194,14 +191,11 @@ def kube_opener(settings: Settings) -> Callable[[str], Session]:
     def open_one(name: str) -> Session:
         from gputui.sources.connect import open_metrics
         from gputui.sources.contexts import open_context
-        from gputui.sources.writer import writer_for_source
 
         source = open_context(settings, name)
-        context = source.target.context
-        writer = writer_for_source(source, read_only=is_read_only(settings, context))
-        metrics = open_metrics(replace(settings, context=context), source)
-        return session_of(settings, source, writer=writer, metrics=metrics,
-                          opener=open_one)
+        metrics = open_metrics(replace(settings, context=source.target.context), source)
+        return session_of(settings, source, writer=_writer(settings, source),
+                          metrics=metrics, opener=open_one)
 
     return open_one
 
@@ -229,6 +223,15 @@ def _open_replay(settings: Settings, path: Path) -> Session:
     source = TapeSource(reader, cursor, reader.thresholds(settings.thresholds))
     metrics = TapeMetrics(reader, cursor, settings.refresh)
     return Session(source, lambda: cursor.position, metrics, replay=source)
+
+
+def _writer(settings: Settings, source: ClusterSource) -> ClusterWriter | None:
+    """The writer to the cluster a live source reads: read-only from the start in a
+    context matching ``read_only_contexts`` or under ``--read-only``."""
+    from gputui.sources.writer import writer_for_source
+
+    context = source_context(source) or ""
+    return writer_for_source(source, read_only=is_read_only(settings, context))
 
 
 def _source_clock(source: ClusterSource) -> Callable[[], float]:

@@ -62,14 +62,16 @@ PROBLEMS: tuple[str, ...] = tuple(_problems())
 if PROBLEMS:
     log.warning("Textual's private parts changed, falling back: %s", "; ".join(PROBLEMS))
 #: the crash report may replace Textual's (``crash.QuietCrash``)
-CRASH_HOOK = not any(p.startswith("App.") for p in PROBLEMS)
+CRASH_HOOK = not any(p.startswith("App.") and "self._driver" not in p for p in PROBLEMS)
 #: the terminal's file may be wrapped (``terminal.GpuLinuxDriver``)
 DRIVER_FILE = not any("LinuxDriver" in p for p in PROBLEMS)
+#: the app keeps its driver where it is read (a SIGHUP tells it)
+APP_DRIVER = not any("self._driver" in p for p in PROBLEMS)
 
 
 def app_driver(app: App[Any]) -> object | None:
     """The app's driver (None before it runs, or when Textual no longer keeps it there)."""
-    return getattr(app, "_driver", None) if CRASH_HOOK else None
+    return getattr(app, "_driver", None) if APP_DRIVER else None
 
 
 def exit_renderables(app: App[Any]) -> list[Any]:
@@ -83,5 +85,5 @@ def close_messages_no_wait(app: App[Any]) -> None:
     getattr(app, "_close_messages_no_wait")()
 
 
-__all__ = ["CRASH_HOOK", "DRIVER_FILE", "PROBLEMS", "NoActiveAppError", "app_driver",
+__all__ = ["APP_DRIVER", "CRASH_HOOK", "DRIVER_FILE", "PROBLEMS", "NoActiveAppError", "app_driver",
            "close_messages_no_wait", "exit_renderables"]
