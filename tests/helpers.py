@@ -35,6 +35,26 @@ def poll(check: Callable[[], object], timeout: float = 60.0, step: float = 0.05)
     return bool(check())
 
 
+#: ``python -c`` code running ``gputui ARGS`` (``sys.argv[1:]``) that writes ``PEAK <bytes>``
+#: as its last line of stderr: the peak resident memory of this program alone. Not
+#: ``ru_maxrss``, which Linux keeps across ``exec``: the child started from a pytest worker
+#: that once held 700 MB reported those 700 MB as its own. ``VmHWM`` belongs to the memory
+#: map, which ``exec`` makes anew.
+GPUTUI_WITH_PEAK = (
+    "import sys\nfrom gputui.cli import main\n"
+    "try:\n    status = main(sys.argv[1:])\nexcept SystemExit as stop:\n"
+    "    status = stop.code\n"
+    "kb = next(int(l.split()[1]) for l in open('/proc/self/status') if l.startswith('VmHWM'))\n"
+    "sys.stderr.write(f'\\nPEAK {kb * 1024}\\n')\n"
+    "sys.exit(status)\n")
+
+
+def peak_of(stderr: str) -> tuple[str, int]:
+    """(stderr without the ``PEAK`` line, the peak in bytes) of a run of
+    :data:`GPUTUI_WITH_PEAK`."""
+    *lines, peak = stderr.strip().splitlines()
+    return "\n".join(lines).strip(), int(peak.split()[1])
+
 TOKEN = "planted-Secret-Token-9c2e71"
 
 

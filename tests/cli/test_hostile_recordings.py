@@ -16,6 +16,7 @@ import msgspec
 import pytest
 
 from gputui.sources.tape.format import FORMAT, MAGIC
+from tests.helpers import GPUTUI_WITH_PEAK, peak_of
 
 REPO = Path(__file__).resolve().parents[2]
 HEADER = msgspec.json.encode({MAGIC: FORMAT, "context": "c", "server": "s",
@@ -31,17 +32,11 @@ def _gzip(pieces: Iterator[bytes]) -> bytes:
 
 def _run(*args: str) -> tuple[subprocess.CompletedProcess[str], int]:
     """``gputui ARGS`` and the peak memory (bytes) of the process that ran it."""
-    code = ("import resource, sys\nfrom gputui.cli import main\n"
-            "try:\n    status = main(sys.argv[1:])\nexcept SystemExit as stop:\n"
-            "    status = stop.code\n"
-            "sys.stderr.write(f'\\nPEAK {resource.getrusage(resource.RUSAGE_SELF).ru_maxrss}\\n')\n"
-            "sys.exit(status)\n")
-    result = subprocess.run([sys.executable, "-c", code, *args], capture_output=True,
-                            text=True, timeout=120, check=False, stdin=subprocess.DEVNULL,
-                            env=dict(os.environ, PYTHONPATH=str(REPO)))
-    *lines, peak = result.stderr.strip().splitlines()
-    result.stderr = "\n".join(lines).strip()
-    return result, int(peak.split()[1]) * 1024
+    result = subprocess.run([sys.executable, "-c", GPUTUI_WITH_PEAK, *args],
+                            capture_output=True, text=True, timeout=120, check=False,
+                            stdin=subprocess.DEVNULL, env=dict(os.environ, PYTHONPATH=str(REPO)))
+    result.stderr, peak = peak_of(result.stderr)
+    return result, peak
 
 
 def _frames(count: int) -> Iterator[bytes]:

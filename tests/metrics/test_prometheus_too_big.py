@@ -7,7 +7,6 @@ from __future__ import annotations
 
 import json
 import os
-import resource
 import subprocess
 import sys
 import threading
@@ -21,6 +20,7 @@ import pytest
 
 from gputui.sim.cluster import EmulatedCluster
 from gputui.sources.prometheus import AnswerTooBig, PrometheusMetrics, PrometheusOptions
+from tests.helpers import GPUTUI_WITH_PEAK, peak_of
 from tests.sources.helpers import node
 
 REPO = Path(__file__).resolve().parents[2]
@@ -90,22 +90,16 @@ def test_check_says_the_metrics_are_unknown(huge_prometheus: str, api_only: Emul
                                             tmp_path: Path) -> None:
     api_only.store.create("nodes", node("gpu-0"))
     kubeconfig = api_only.write_kubeconfig(tmp_path / "kc")
-    code = ("import resource, sys\nfrom gputui.cli import main\n"
-            "try:\n    status = main(sys.argv[1:])\nexcept SystemExit as stop:\n"
-            "    status = stop.code\n"
-            "sys.stderr.write(f'PEAK {resource.getrusage(resource.RUSAGE_SELF).ru_maxrss}\\n')\n"
-            "sys.exit(status)\n")
     started = time.monotonic()
     result = subprocess.run(
-        [sys.executable, "-c", code, "check", "--json", "--kubeconfig", str(kubeconfig),
+        [sys.executable, "-c", GPUTUI_WITH_PEAK, "check", "--json", "--kubeconfig", str(kubeconfig),
          "--prometheus-url", huge_prometheus], capture_output=True, text=True, timeout=120,
         check=False, stdin=subprocess.DEVNULL,
         env={**{k: v for k, v in os.environ.items() if not k.startswith("GPUTUI_")},
              "PYTHONPATH": str(REPO), "HOME": str(tmp_path)})
     took = time.monotonic() - started
-    peak = int(result.stderr.strip().splitlines()[-1].split()[1]) * 1024
+    _said, peak = peak_of(result.stderr)
     report = json.loads(result.stdout)
     metrics = [u for u in report["unreadable"] if u["resource"] == "metrics"]
     assert metrics and "Prometheus answer too big" in metrics[0]["reason"], report["unreadable"]
     assert took < 90 and peak < 400 << 20, (took, peak >> 20)
-    assert resource  # the child measures itself with it

@@ -70,9 +70,11 @@ def test_capacity_drops_to_zero_five_minutes_after_the_plugin_stops(start_sim: A
             seen.append(row)
 
     sim.cluster.store.watch("nodes", on_node)
+    # read before the patch: the emulated time runs on while it is sent, and the kubelet
+    # may count the grace from a moment before a read taken after it
+    stopped = sim.emulated()
     sim.core.patch_node(node, {"metadata": {"labels": {
         "nvidia.com/gpu.deploy.device-plugin": "false"}}})
-    stopped = sim.emulated()
     sim.wait_for(lambda: seen and seen[-1][1] == "0", PLUGIN_STOP_GRACE_S + 300,
                  "capacity 0 after the grace")
     states = [row[1:] for row in seen]
