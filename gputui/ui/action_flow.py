@@ -1,7 +1,9 @@
-"""The app's side of an action: prompts, plan, dialog, dry run and apply in workers.
+"""``ActionFlow``: the app's side of an action: prompts, plan, dialog, dry run and apply in
+workers.
 
-A key press (or palette entry, or ``:`` name) runs ``act('<id>')`` on the app, whose
-targets are the selection of the view the operator is in (:meth:`ActionFlow.view_selection`:
+A plain object the app holds (``app.actions``). A key press (or palette entry, or ``:``
+name) runs ``act('<id>')`` on the app, which hands it here; its targets are the selection
+of the view the operator is in (:meth:`ActionFlow.view_selection`:
 the node list's marks or cursor, the upgrade lanes' node, the MIG card, a finding's node...,
 see :mod:`gputui.ui.selection`), never another view's cursor; a view with nothing selected
 says why and nothing is sent. The progress dialog's ``u`` after a stopped drain sends
@@ -23,9 +25,8 @@ import asyncio
 import time
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import replace
-from typing import Any
+from typing import Any, Protocol
 
-from textual import work
 from textual.actions import ActionParseResult
 from textual.actions import parse as parse_action
 from textual.command import CommandPalette
@@ -38,11 +39,11 @@ from gputui.actions.registry import ACTIONS, action
 from gputui.actions.runner import DryRun, Runner
 from gputui.domain.model import ClusterSnapshot
 from gputui.session import Session
+from gputui.ui.app_host import AppSurface
 from gputui.ui.contracts import (
     ActionBlocks,
     ActionCompleted,
     ActionGate,
-    ActionRequested,
     ApplyRequested,
     DryRunFinished,
     DryRunProgressed,
@@ -69,90 +70,103 @@ def greyed_action(action: str | ActionParseResult) -> str | None:
     return str(params[0]) if name == "act" and params else None
 
 
-class ActionFlow(OperationsFlow):
-    """Mixed into the app: everything between a key press and the audit line."""
+class ActionHost(AppSurface, Protocol):
+    """What of the app an action uses: the session (its runner), the newest snapshot and
+    the exit guard (an apply is stopped by quit and signals)."""
 
     session: Session
     snapshot: ClusterSnapshot
     exit_guard: ExitGuard
-    #: the title of the action being planned (its failure names it)
-    _planning = ""
+
+
+class ActionFlow:
+    """Everything between a key press and the audit line."""
+
+    def __init__(self, host: ActionHost, operations: OperationsFlow) -> None:
+        self.host = host
+        #: who shows the operations an apply starts
+        self.operation_flow = operations
+        #: this session's operations (a running one holds its nodes: plans refuse them)
+        self.operations = operations.operations
+        #: the title of the action being planned (its failure names it)
+        self._planning = ""
 
     @property
     def runner(self) -> Runner | None:
         """The shown session's runner; None: every action is greyed."""
-        return self.session.runner
+        return self.host.session.runner
 
-    def action_blocks(self) -> ActionBlocks:
+    def blocks(self) -> ActionBlocks:
         """action id -> why it is greyed, for every greyed action (help, palette, footer)."""
         if self.runner is None:
-            reason = READ_ONLY if self.session.replay is not None else NO_RUNNER
+            reason = READ_ONLY if self.host.session.replay is not None else NO_RUNNER
             return {act.id: reason for act in ACTIONS}
         return {act.id: why for act in ACTIONS if (why := self.runner.blocked(act))}
 
-    @work(thread=True, exclusive=True, group="permissions", exit_on_error=False)
     def check_permissions(self) -> None:
         """SelfSubjectAccessReview for every permission, the SelfSubjectReview and the
         audit log's path, once, off the UI thread (a failure is said by the app's one
         worker-failure path, ``worker_errors``)."""
+        self.host.run_worker(self._check_permissions, thread=True, exclusive=True,
+                             group="permissions", exit_on_error=False)
+
+    def _check_permissions(self) -> None:
         if self.runner is None:
             return
         self.runner.check_permissions()
-        self.call_from_thread(self.permissions_known)
+        self.host.call_from_thread(self.permissions_known)
 
     def permissions_known(self) -> None:
         """Tell the screens which actions are greyed (attributes down) and redraw keys."""
-        self.hand_down_blocks(self.screen_stack)
-        self.refresh_bindings()
+        self.hand_down_blocks(self.host.screen_stack)
+        self.host.refresh_bindings()
         why = self.runner.audit_blocked() if self.runner is not None else None
         if why:  # said once, at start: every action is refused with it from now on
-            self.notify(f"Actions are disabled: {why}", title="Audit log",
+            self.host.notify(f"Actions are disabled: {why}", title="Audit log",
                         severity="error", timeout=30)
 
     def hand_down_blocks(self, screens: Iterable[Screen[Any]]) -> None:
         """The one way greyed actions reach the screens: one value, through the contract."""
-        blocks = self.action_blocks()
+        blocks = self.blocks()
         for screen in screens:
             if isinstance(screen, ActionGate):
                 screen.show_blocks(blocks)
 
-    async def run_action(self, action: str | ActionParseResult,
-                         default_namespace: DOMNode | None = None,
-                         namespaces: Mapping[str, DOMNode] | None = None) -> bool:
-        """Every key binding (and palette entry) runs through here.
+    def answered_at_once(self, action: str | ActionParseResult,
+                         default_namespace: DOMNode | None = None) -> bool:
+        """Whether a key binding (or palette entry) was answered here, before Textual runs
+        it (the app's ``run_action`` asks first; True: Textual must not run it).
 
         Textual drops a binding its ``check_action`` greys without a word, so ``c`` in
         ``--read-only`` or under an RBAC denial did nothing visible. A greyed action is
-        answered at once with its reason (:meth:`start_action`, which sends nothing); the
-        footer and help still show it greyed, since ``check_action`` still says so.
+        answered at once with its reason (:meth:`start`, which sends nothing); the footer
+        and help still show it greyed, since ``check_action`` still says so. A key its
+        screen hides says why too.
         """
         refused = greyed_action(action)
-        if refused is not None and refused in self.action_blocks():
-            self.start_action(refused, Selection())
+        if refused is not None and refused in self.blocks():
+            self.start(refused, Selection())
             return True
-        if isinstance(default_namespace, SaysWhyNot):  # a key its screen hides says why
+        if isinstance(default_namespace, SaysWhyNot):
             _, name, params = parse_action(action) if isinstance(action, str) else action
             why = None if default_namespace.check_action(name, params) \
                 else default_namespace.why_not(name)
             if why:
-                self.notify(why, severity="warning")
+                self.host.notify(why, severity="warning")
                 return True
-        return await super().run_action(action, default_namespace, namespaces)
+        return False
 
-    def on_action_requested(self, message: ActionRequested) -> None:
-        self.start_action(message.action_id, Selection(message.targets))
-
-    def action_act(self, action_id: str) -> None:
+    def act(self, action_id: str) -> None:
         """Every action key, ``:`` name and palette entry: on the selection of the view the
         operator is in (cluster-wide actions take no node targets)."""
-        self.start_action(action_id, self.view_selection())
+        self.start(action_id, self.view_selection())
 
     def view_selection(self) -> Selection:
         """The selection of the screen the operator is in: the top screen, looking through
         the ``:`` line and the palette (gone or going when their command runs). A screen
         that selects no node (help, a pod log) says so; the node list under it is never
         asked in its place."""
-        for screen in reversed(self.screen_stack):
+        for screen in reversed(self.host.screen_stack):
             if isinstance(screen, (CommandLine, CommandPalette)):
                 continue
             if isinstance(screen, SelectsNodes):
@@ -161,7 +175,7 @@ class ActionFlow(OperationsFlow):
                                       "in a view)")
         return Selection()
 
-    def start_action(self, action_id: str, selection: Selection | Sequence[str]) -> None:
+    def start(self, action_id: str, selection: Selection | Sequence[str]) -> None:
         """Refuse greyed actions with the reason; otherwise prompt, plan and confirm on
         ``selection`` (node actions; a cluster-wide action takes no node targets). Names
         given instead of a selection are taken as they are (tests, the dialog's offer)."""
@@ -169,29 +183,29 @@ class ActionFlow(OperationsFlow):
         if not isinstance(selection, Selection):
             selection = Selection(tuple(selection))
         targets = selection.nodes if act.scope is Scope.NODES else ()
-        why = self.action_blocks().get(act.id)
+        why = self.blocks().get(act.id)
+        notify = self.host.notify
         if why:
-            self.notify(f"{act.title} is not available: {why}", severity="warning")
+            notify(f"{act.title} is not available: {why}", severity="warning")
             return
-        if self.snapshot.loading:  # a plan from half the cluster would state guesses as
+        loading = self.host.snapshot.loading
+        if loading:  # a plan from half the cluster would state guesses as
             # facts ("no ClusterPolicy", "no pods to evict"): wait for the lists
-            self.notify(f"{act.title} is not available yet: still reading "
-                        f"{', '.join(sorted(self.snapshot.loading))}; try again in a moment",
-                        severity="warning")
+            notify(f"{act.title} is not available yet: still reading "
+                   f"{', '.join(sorted(loading))}; try again in a moment", severity="warning")
             return
         if act.scope is Scope.NODES and not targets:
-            self.notify(f"{act.title}: {selection.why_none}; nothing was sent",
-                        severity="warning")
+            notify(f"{act.title}: {selection.why_none}; nothing was sent", severity="warning")
             return
-        self._action_flow(act, tuple(targets))
+        self.plan_in_worker(act, tuple(targets))
 
-    @work(exclusive=True, group="action-flow", exit_on_error=False)
-    async def _action_flow(self, act: Action, targets: tuple[str, ...]) -> None:
-        """:meth:`_plan_and_confirm` as a worker: an exception in an action's ``plan()``
-        (or a prompt's choices) is one scrubbed sentence naming the action
-        (:meth:`planning_failed`) and the app stays."""
+    def plan_in_worker(self, act: Action, targets: tuple[str, ...]) -> None:
+        """:meth:`_plan_and_confirm` as the one ``action-flow`` worker: an exception in an
+        action's ``plan()`` (or a prompt's choices) is one scrubbed sentence naming the
+        action (:meth:`planning_failed`) and the app stays."""
         self._planning = act.title
-        await self._plan_and_confirm(act, targets)
+        self.host.run_worker(self._plan_and_confirm(act, targets), exclusive=True,
+                             group="action-flow", exit_on_error=False)
 
     def planning_failed(self, line: str) -> str:
         """The action-flow worker's recovery: nothing was sent; say which action."""
@@ -211,8 +225,8 @@ class ActionFlow(OperationsFlow):
             # an action that re-read the changed object re-planned already (Result.replan);
             # in a thread: a drain's plan lists the node's pods from the server
             if replan is None:
-                replan = await asyncio.to_thread(runner.plan, act, self.snapshot, targets,
-                                                 params)
+                replan = await asyncio.to_thread(runner.plan, act, self.host.snapshot,
+                                                 targets, params)
             elif isinstance(act, PlansFromServer) and not replan.blocked:
                 # the action's own re-plan is made from its re-read object alone
                 replan = await asyncio.to_thread(act.server_plan, replan, runner.writer)
@@ -220,7 +234,7 @@ class ActionFlow(OperationsFlow):
             if attempt:
                 plan = replace(plan, warnings=(REPLANNED, *plan.warnings))
             dialog = ConfirmScreen(plan, act, targets=targets)
-            outcome = self.push_screen(dialog, wait_for_dismiss=True)
+            outcome = self.host.push_screen(dialog, wait_for_dismiss=True)
             if not plan.blocked:
                 self._dry_run(dialog)
             if await outcome is not None:
@@ -232,26 +246,26 @@ class ActionFlow(OperationsFlow):
                 replan, attempt = None, 0
                 continue
             attempt += 1
-            self.notify(f"{plan.title}: the cluster changed since the plan (409); "
-                        "re-planning from the latest state", severity="warning")
+            self.host.notify(f"{plan.title}: the cluster changed since the plan (409); "
+                             "re-planning from the latest state", severity="warning")
             replan = dialog.result.replan if dialog.result is not None else None
             if replan is None:
                 await self._newer_snapshot()
-        self.notify(f"{act.title}: still conflicting after {MAX_REPLANS} re-plans; "
-                    "nothing applied", severity="error")
+        self.host.notify(f"{act.title}: still conflicting after {MAX_REPLANS} re-plans; "
+                         "nothing applied", severity="error")
 
     async def _ask_params(self, act: Action, targets: tuple[str, ...],
                           previous: Mapping[str, Any] | None = None) -> dict[str, Any] | None:
         """Each ParamSpec in order (the values given before, if any, offered first); None
         when the operator cancels one."""
         params: dict[str, Any] = {}
-        snapshot = self.snapshot
+        snapshot = self.host.snapshot
         for spec in act.params:
             choices = spec.choices(snapshot, targets) if spec.choices else ()
             default = spec.default(snapshot, targets) if spec.default else ""
             if previous is not None and spec.name in previous:
                 default = str(previous[spec.name])
-            value = await self.push_screen_wait(ParamPrompt(act.title, spec, choices, default,
+            value = await self.host.push_screen_wait(ParamPrompt(act.title, spec, choices, default,
                                                             targets=targets))
             if value is None:
                 return None
@@ -260,15 +274,18 @@ class ActionFlow(OperationsFlow):
 
     async def _newer_snapshot(self, timeout: float = REPLAN_WAIT) -> None:
         """Wait (briefly) for the watch to deliver the change that made the plan stale."""
-        seen = self.snapshot
+        seen = self.host.snapshot
         deadline = time.monotonic() + timeout
-        while self.snapshot is seen and time.monotonic() < deadline:
+        while self.host.snapshot is seen and time.monotonic() < deadline:
             await asyncio.sleep(0.05)
 
-    @work(thread=True, group="dry-run", exit_on_error=False)
     def _dry_run(self, dialog: ConfirmScreen) -> None:
-        """Every write with ``dryRun=All``; the dialog counts the answers as they come and
-        closing it stops the rest."""
+        """Every write with ``dryRun=All`` in a thread worker; the dialog counts the answers
+        as they come and closing it stops the rest."""
+        self.host.run_worker(lambda: self._dry_run_now(dialog), thread=True, group="dry-run",
+                             exit_on_error=False)
+
+    def _dry_run_now(self, dialog: ConfirmScreen) -> None:
         assert self.runner is not None
 
         def progress(done: int, total: int) -> None:
@@ -281,7 +298,7 @@ class ActionFlow(OperationsFlow):
             dry_run = DryRun((why,), refusal=why, total=len(dialog.plan.changes))
         dialog.post_message(DryRunFinished(dry_run))
 
-    def on_apply_requested(self, message: ApplyRequested) -> None:
+    def apply_requested(self, message: ApplyRequested) -> None:
         """``y``: start an operation (claiming its nodes, fail closed) and apply it."""
         dialog = message.dialog
         if not isinstance(dialog, ConfirmScreen):  # only the confirm dialog asks to apply
@@ -298,24 +315,24 @@ class ActionFlow(OperationsFlow):
                                                        "applied", error=str(held))))
             return
         dialog.operation_id = op.id
-        self.attach_dialog(dialog)
-        self._apply(op, runner)
+        self.operation_flow.attach_dialog(dialog)
+        self.host.run_worker(lambda: self._apply(op, runner), thread=True, group="apply",
+                             exit_on_error=False)
 
-    @work(thread=True, group="apply", exit_on_error=False)
     def _apply(self, op: Operation, runner: Runner) -> None:
-        """The blocking apply with the runner of the context it was confirmed in; progress
-        and the result go to the operations registry, which the app forwards to whoever
-        shows the operation (dialog, header, ``:ops``)."""
+        """(apply worker) The blocking apply with the runner of the context it was
+        confirmed in; progress and the result go to the operations registry, which the app
+        forwards to whoever shows the operation (dialog, header, ``:ops``)."""
         act = op.action or action(op.plan.action_id)
 
         def progress(report: Progress) -> None:
             self.operations.progressed(op.id, report)
 
         # SIGHUP, SIGTERM and quit stop it at once; the exit waits (briefly) for its outcome
-        self.exit_guard.track(op.cancel)
+        self.host.exit_guard.track(op.cancel)
         try:
             result = runner.apply(act, op.plan, op.dry_run, progress, op.cancel,
                                   audit_id=op.id)
         finally:
-            self.exit_guard.finished(op.cancel)
+            self.host.exit_guard.finished(op.cancel)
         self.operations.finished(op.id, result)  # no UI here: safe while the app leaves

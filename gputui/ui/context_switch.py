@@ -45,10 +45,11 @@ from gputui.sources.contexts import (
     list_contexts,
 )
 from gputui.sources.errors import SourceError
+from gputui.ui.app_host import AppSurface
 from gputui.ui.screens.contexts import ContextsScreen
 
 if TYPE_CHECKING:
-    from gputui.ui.action_flow import ActionFlow
+    from gputui.ui.exit_signals import ExitGuard
 
 #: why a switch waits (see step 1 above)
 ACTION_OPEN = "finish or close the open action first (its plan is for this cluster)"
@@ -58,11 +59,13 @@ FLOWS = ("action-flow", "dry-run")
 WRITING = (*FLOWS, "apply")
 
 
-class SessionHost(Protocol):
+class SessionHost(AppSurface, Protocol):
     """What of the app holds the session: the shown one and the swap (the app itself; a
-    protocol, not an import of the app, which imports this module)."""
+    protocol, not an import of the app, which imports this module), and its exit guard (no
+    session is installed while the app leaves)."""
 
     session: Session
+    exit_guard: ExitGuard
 
     def swap_session(self, session: Session) -> None: ...
 
@@ -70,17 +73,12 @@ class SessionHost(Protocol):
 class ContextSwitch:
     """The app's current context and the switch to another (one per app)."""
 
-    def __init__(self, app: ActionFlow, settings: Settings) -> None:
-        self.app = app
+    def __init__(self, host: SessionHost, settings: Settings) -> None:
+        self.host = host
         self.settings = settings
         self.switching = ""
         #: sessions left while their actions ran: their writers are closed once none runs
         self.retired: list[Session] = []
-
-    @property
-    def host(self) -> SessionHost:
-        host: SessionHost = self.app  # type: ignore[assignment] # the app is both
-        return host
 
     @property
     def current(self) -> str:
@@ -124,14 +122,14 @@ class ContextSwitch:
     def open_view(self) -> None:
         """``:ctx``: the list, or one line saying why there is none."""
         if self.opener is None:
-            self.app.notify(f":ctx: {self.host.session.why_no_switch}", severity="warning")
+            self.host.notify(f":ctx: {self.host.session.why_no_switch}", severity="warning")
             return
         try:
             entries = self.entries()
         except SourceError as error:
-            self.app.notify(f":ctx: {error}", severity="error")
+            self.host.notify(f":ctx: {error}", severity="error")
             return
-        self.app.push_screen(ContextsScreen(entries))
+        self.host.push_screen(ContextsScreen(entries))
 
     def switch(self, name: str) -> None:
         """Show context ``name``'s cluster (``enter`` in ``:ctx``, or ``:ctx NAME``)."""
@@ -140,13 +138,13 @@ class ContextSwitch:
             return
         why = self._refused(name)
         if why:
-            self.app.notify(f"Cannot switch to {clean_line(name)}: {why}", severity="warning")
+            self.host.notify(f"Cannot switch to {clean_line(name)}: {why}", severity="warning")
             return
         self.switching = name
-        self.app.notify(f"Switching to {clean_line(name)}…", timeout=3)
+        self.host.notify(f"Switching to {clean_line(name)}…", timeout=3)
         # anything else it raises takes the app's one worker-failure path, then
         # :meth:`open_failed`
-        self.app.run_worker(lambda: self._open(name), thread=True, group="context-switch",
+        self.host.run_worker(lambda: self._open(name), thread=True, group="context-switch",
                             exit_on_error=False)
 
     def _refused(self, name: str) -> str | None:
@@ -160,7 +158,7 @@ class ContextSwitch:
 
     def _running(self, groups: tuple[str, ...]) -> bool:
         return any(w.group in groups and w.state in (WorkerState.PENDING, WorkerState.RUNNING)
-                   for w in self.app.workers)
+                   for w in self.host.workers)
 
     def _open(self, name: str) -> None:
         """Thread: open the new context's session; only then stop the old one's feeds."""
@@ -169,13 +167,13 @@ class ContextSwitch:
         try:
             opened = opener(name)
         except SourceError as error:  # expected: an unknown context, broken credentials
-            self.app.call_from_thread(self._failed, f"{clean_line(name)}: {error}")
+            self.host.call_from_thread(self._failed, f"{clean_line(name)}: {error}")
             return
-        if self.app.exit_guard.exiting:  # leaving: the new context is never shown, and
+        if self.host.exit_guard.exiting:  # leaving: the new context is never shown, and
             opened.close_writers()  # call_from_thread could wait on a stopped loop
             return
         self.host.session.stop()
-        self.app.call_from_thread(self._install, opened)
+        self.host.call_from_thread(self._install, opened)
 
     def open_failed(self, line: str) -> str:
         """The context-switch worker's recovery: the operator stays where they were."""
@@ -184,14 +182,16 @@ class ContextSwitch:
 
     def _failed(self, line: str) -> None:
         self.switching = ""
-        self.app.notify(f"Cannot switch to {line}", severity="error", timeout=15)
+        self.host.notify(f"Cannot switch to {line}", severity="error", timeout=15)
 
     def _install(self, opened: Session) -> None:
         """UI thread: the new session replaces the old (:meth:`GpuTuiApp.swap_session`)."""
-        app = self.app
+        host = self.host
         if self._running(FLOWS):  # opened while the new context loaded: it planned for the
-            app.workers.cancel_group(app, "action-flow")  # old one; nothing was applied
-            app.notify("The open action was closed: it was planned for "
+            for worker in host.workers:  # old one; nothing was applied
+                if worker.group == "action-flow":
+                    worker.cancel()
+            host.notify("The open action was closed: it was planned for "
                        f"{clean_line(self.current)}", severity="warning")
         self.retired.append(self.host.session)
         self.switching = ""
@@ -201,7 +201,7 @@ class ContextSwitch:
     def tidy(self) -> None:
         """Close the writers of contexts left behind once no action runs (an action still
         applying writes through its own runner; the app calls this every second)."""
-        if not self.retired or self.app.exit_guard.busy or self._running(WRITING):
+        if not self.retired or self.host.exit_guard.busy or self._running(WRITING):
             return
         retired, self.retired = self.retired, []
         for session in retired:

@@ -28,7 +28,7 @@ screen, so skip redraws whose text would not change.
 Node scope
 ----------
 Widgets and screens that show one node implement ``show_node(node_name | None)``. On the main
-screen the NodeTable cursor drives it (debounced); ``app.jump_to(node, pane)`` drives it on
+screen the NodeTable cursor drives it (debounced); ``app.commands.jump_to(node, pane)`` drives it on
 other screens (the upgrades and MIG screens select that node's row/card).
 
 Where the app finds each view

@@ -26,6 +26,7 @@ Exit codes follow the shell's convention, 128 + the signal number.
 
 from __future__ import annotations
 
+import asyncio
 import contextlib
 import logging
 import os
@@ -34,11 +35,13 @@ import threading
 import time
 from collections.abc import Callable
 
+from textual.app import App
+
 from gputui import shutdown
 from gputui.actions.base import Cancel
 from gputui.shutdown import end_process
 
-__all__ = ["ExitGuard", "end_process", "terminal_fds", "terminal_gone"]
+__all__ = ["AppExit", "ExitGuard", "end_process", "terminal_fds", "terminal_gone"]
 
 #: signal -> (reason, exit code)
 SIGNAL_EXITS = {signal.SIGHUP: ("SIGHUP", 129), signal.SIGTERM: ("SIGTERM", 143)}
@@ -204,3 +207,38 @@ def terminal_fds() -> tuple[int, ...]:
         except OSError:
             continue
     return tuple(found)
+
+
+class AppExit:
+    """The app's side of its :class:`ExitGuard`: the exit asked from the guard's thread, and
+    the terminal dropped on SIGHUP.
+
+    Args:
+        app: the Textual app (its driver is hung up; ``exit`` is called on its loop).
+        stop_feeds: stops the shown session's sources and feeds.
+        hard_exit: the real program, gone within :data:`EXIT_DEADLINE` (tests never end it).
+    """
+
+    def __init__(self, app: App[int], stop_feeds: Callable[[], None], hard_exit: bool) -> None:
+        self.app = app
+        self.guard = ExitGuard(self._exit_from_thread, stop_feeds, self._hung_up)
+        self.guard.hard_exit = hard_exit
+        self._loop: asyncio.AbstractEventLoop | None = None
+        self._ttys = terminal_fds()
+
+    def install(self) -> None:
+        """(on mount, in the app's loop) Signals now stop the actions and end the app."""
+        self._loop = asyncio.get_running_loop()
+        self.guard.install()
+
+    def _exit_from_thread(self, code: int) -> None:
+        """The exit guard's thread asks for the exit; never blocks on the event loop."""
+        if self._loop is not None and not self._loop.is_closed():
+            self._loop.call_soon_threadsafe(lambda: self.app.exit(return_code=code))
+
+    def _hung_up(self) -> None:
+        """The terminal is gone (SIGHUP): drop all output instead of waiting on it."""
+        from gputui.ui.terminal import hang_up
+        from gputui.ui.textual_private import app_driver
+
+        hang_up(app_driver(self.app), self._ttys)

@@ -1,4 +1,8 @@
-"""The app's side of operations: who shows them, reopening, stopping, and quitting.
+"""``OperationsFlow``: the app's side of operations: who shows them, reopening, stopping, and
+quitting.
+
+A plain object the app holds (``app.operation_flow``); the app's message handlers hand it
+their messages in one line each.
 
 The registry (:class:`~gputui.actions.operations.Operations`) tells its observer from the
 apply worker's thread; the observer only posts :class:`OperationChanged` (a newer one of the
@@ -13,19 +17,15 @@ from __future__ import annotations
 
 import contextlib
 from collections.abc import Callable
+from typing import Protocol
 
-from textual.app import App
+from textual.message import Message
 from textual.screen import Screen
 
 from gputui.actions.base import Result
 from gputui.actions.operations import Operation, Operations
-from gputui.ui.contracts import (
-    ActionCompleted,
-    ActionProgressed,
-    OperationChanged,
-    OperationOpenRequested,
-    OperationStopRequested,
-)
+from gputui.ui.app_host import AppSurface
+from gputui.ui.contracts import ActionCompleted, ActionProgressed, OperationChanged
 from gputui.ui.exit_signals import ExitGuard
 from gputui.ui.screens.ask import AskScreen
 from gputui.ui.screens.confirm import ConfirmScreen
@@ -40,20 +40,26 @@ QUIT_DETAIL = ("Quitting stops them first: no further step is sent, and each one
                "outcome line says it was interrupted by quit.")
 
 
-class OperationsFlow(App[int]):
-    """Mixed into the app (under :class:`~gputui.ui.action_flow.ActionFlow`)."""
+class OperationsHost(AppSurface, Protocol):
+    """What of the app the operations use: its clock, exit guard, timeline and header."""
 
     clock: Callable[[], float]
     exit_guard: ExitGuard
     #: the app's timeline (an ended operation's audit lines go in)
     timelines: TimelineFlow
-    #: the app's header refresh (it reads :attr:`operations` for the running line)
-    _refresh_header: Callable[[], None]
 
-    def __init__(self) -> None:
-        super().__init__()
+    def post_message(self, message: Message) -> bool: ...
+
+    def refresh_header(self) -> None: ...
+
+
+class OperationsFlow:
+    """This session's operations and everyone who shows them."""
+
+    def __init__(self, host: OperationsHost) -> None:
+        self.host = host
         #: this session's operations; the app's clock dates them
-        self.operations = Operations(lambda: self.clock())
+        self.operations = Operations(lambda: host.clock())
         self.operations.subscribe(self._operation_from_any_thread)
         #: operation id -> [(dialog showing it, whether the action flow waits on it)]
         self._dialogs: dict[str, list[tuple[ConfirmScreen, bool]]] = {}
@@ -61,10 +67,10 @@ class OperationsFlow(App[int]):
 
     def _operation_from_any_thread(self, op: Operation) -> None:
         """The registry's observer: a message, nothing else (any thread)."""
-        if self.exit_guard.exiting:  # leaving: the loop may be gone, nobody is shown it
+        if self.host.exit_guard.exiting:  # leaving: the loop may be gone, nobody is shown
             return
         with contextlib.suppress(RuntimeError):  # the event loop closed under us
-            self.post_message(OperationChanged(op))
+            self.host.post_message(OperationChanged(op))
 
     def attach_dialog(self, dialog: ConfirmScreen, flow: bool = True) -> None:
         """``dialog`` shows operation ``dialog.operation_id`` from now on; ``flow``: it is
@@ -73,8 +79,10 @@ class OperationsFlow(App[int]):
             self._dialogs.setdefault(dialog.operation_id, []).append((dialog, flow))
 
     # ------------------------------------------------------------------ showing
-    def on_operation_changed(self, message: OperationChanged) -> None:
-        op = self.operations.get(message.operation.id) or message.operation
+    def changed(self, operation: Operation) -> None:
+        """(UI thread) ``operation`` progressed or ended: tell its dialogs, the timeline,
+        the shown screen and the header; announce its end once."""
+        op = self.operations.get(operation.id) or operation
         dialogs = [(d, flow) for d, flow in self._dialogs.get(op.id, ()) if not d.backgrounded]
         if op.result is not None:
             self._dialogs.pop(op.id, None)
@@ -86,11 +94,11 @@ class OperationsFlow(App[int]):
         elif op.progress is not None:
             for dialog, _ in dialogs:
                 dialog.post_message(ActionProgressed(op.progress))
-        self.timelines.operation_changed(op.id, ended=op.result is not None)
-        self.show_operations_on(self.screen)
-        self._refresh_header()
+        self.host.timelines.operation_changed(op.id, ended=op.result is not None)
+        self.show_on(self.host.screen)
+        self.host.refresh_header()
 
-    def show_operations_on(self, screen: Screen[object]) -> None:
+    def show_on(self, screen: Screen[object]) -> None:
         """Hand the operations to ``screen``: ``:ops`` lists them, the node list marks the
         nodes they work on."""
         if isinstance(screen, OperationsScreen):
@@ -104,39 +112,41 @@ class OperationsFlow(App[int]):
         """The end of an operation; a 409 is said only when no dialog re-plans it."""
         if result.conflict and replanned:
             return  # the flow re-plans and says so
+        notify = self.host.notify
         if result.ok:
-            self.notify(result.summary, title="Done")
+            notify(result.summary, title="Done")
         elif result.cancelled:
-            self.notify(result.summary, title="Stopped", severity="warning")
+            notify(result.summary, title="Stopped", severity="warning")
         else:
             detail = f"\n{result.error}" if result.error else ""
-            self.notify(result.summary + detail, title="Failed", severity="error",
+            notify(result.summary + detail, title="Failed", severity="error",
                         timeout=15)
 
     # ------------------------------------------------------------------ :ops keys
-    def on_operation_open_requested(self, message: OperationOpenRequested) -> None:
+    def open(self, op_id: str) -> None:
         """``enter`` in ``:ops``: the operation's progress dialog, reattached."""
-        op = self.operations.get(message.op_id)
+        op = self.operations.get(op_id)
         if op is None:
             return
         dialog = ConfirmScreen.reattach(op)
         if op.running:
             self.attach_dialog(dialog, flow=False)
-        self.push_screen(dialog)
+        self.host.push_screen(dialog)
         if op.running and op.progress is not None:
             dialog.post_message(ActionProgressed(op.progress))
 
-    def on_operation_stop_requested(self, message: OperationStopRequested) -> None:
+    def stop(self, op_id: str) -> None:
         """``x`` in ``:ops``: ask, then stop (the audit outcome says ``interrupted: x``)."""
-        op = self.operations.get(message.op_id)
+        op = self.operations.get(op_id)
         if op is None or not op.running:
             return
 
         def answered(yes: bool | None) -> None:
             if yes and self.operations.stop(op.id, "x"):
-                self.notify(f"{op.title}: stopping", title="Stopping", severity="warning")
+                self.host.notify(f"{op.title}: stopping", title="Stopping",
+                                 severity="warning")
 
-        self.push_screen(AskScreen(f"Stop {op.title}?", STOP_DETAIL, "Stop it",
+        self.host.push_screen(AskScreen(f"Stop {op.title}?", STOP_DETAIL, "Stop it",
                                    "Keep it running"), callback=answered)
 
     # ------------------------------------------------------------------ quitting
@@ -144,18 +154,18 @@ class OperationsFlow(App[int]):
         """Quitting with operations running asks first (stop them, or stay); True when it
         asked (the caller must not quit now)."""
         running = self.operations.running()
-        if not running or self.exit_guard.exiting:
+        if not running or self.host.exit_guard.exiting:
             return False
-        if isinstance(self.screen, AskScreen):
+        if isinstance(self.host.screen, AskScreen):
             return True  # already asking
 
         def answered(yes: bool | None) -> None:
             if yes:
-                self.exit_guard.begin("quit", 0)
+                self.host.exit_guard.begin("quit", 0)
 
         names = "\n".join(f"⟳ {op.glance()}" for op in running[:6])
         count = f"{len(running)} operation{'s' if len(running) != 1 else ''}"
-        self.push_screen(AskScreen(f"{count} running: stop and quit?",
+        self.host.push_screen(AskScreen(f"{count} running: stop and quit?",
                                    f"{names}\n\n{QUIT_DETAIL}", "Stop and quit", "Stay"),
                          callback=answered)
         return True

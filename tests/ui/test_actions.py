@@ -201,7 +201,7 @@ async def test_denied_action_is_greyed_with_the_reason(live_app: LiveApp,
         await until(pilot, lambda: len(notes) == 1)
         assert isinstance(app.screen, NodesScreen)
         assert notes[0].startswith("Drain is not available: denied: create pods/eviction")
-        app.start_action("drain", ["gpu-1"])  # what the palette and ":drain" call
+        app.actions.start("drain", ["gpu-1"])  # what the palette and ":drain" call
         await pilot.pause(0.2)
         assert isinstance(app.screen, NodesScreen)
         assert len(notes) == 2 and notes[-1] == notes[0]
@@ -248,7 +248,7 @@ async def test_read_only_greys_actions_and_sends_only_gets(
             assert isinstance(app.screen, NodesScreen)
         assert app.check_action("act", ("cordon",)) is None  # the footer still greys it
         for action_id in ("cordon", "drain", "operands_off"):
-            app.start_action(action_id, ["gpu-1"])
+            app.actions.start(action_id, ["gpu-1"])
             await pilot.pause(0.1)
             assert isinstance(app.screen, NodesScreen)
         assert len(notes) == 6 and all("read-only mode" in n for n in notes)
@@ -368,7 +368,7 @@ async def test_a_409_re_plans_and_asks_again(live_app: LiveApp, cluster: Emulate
     async with app.run_test(size=(120, 40)) as pilot:
         await ready(pilot, app)
         app.notify = lambda message, **kw: notes.append(str(message))  # type: ignore[method-assign]
-        app._action_flow(act, ())  # type: ignore[arg-type]
+        app.actions.plan_in_worker(act, ())  # type: ignore[arg-type]
         await until(pilot, lambda: act.plans == 2 and isinstance(app.screen, ConfirmScreen)
                     and app.screen.dry_run is not None)
         dialog = app.screen

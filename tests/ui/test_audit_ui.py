@@ -24,7 +24,7 @@ async def test_a_bad_audit_path_disables_actions_at_start_and_says_why(
             assert any(f"{audit} is a directory" in n for n in notes)
             assert app.action_blocks()["cordon"].startswith("the audit log cannot be written")
             # (a greyed key's own answer is the key bindings' business; the flow refuses)
-            app.start_action("cordon", ("gpu-1",))
+            app.actions.start("cordon", ("gpu-1",))
             await pilot.pause(0.2)
             assert any(n.startswith("Cordon is not available: the audit log cannot be "
                                     "written") for n in notes), notes

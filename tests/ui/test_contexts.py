@@ -152,14 +152,14 @@ async def test_switch_shows_loading_until_every_list_is_read(
     headers: list[tuple[str, bool]] = []  # (line 1, every list of lab-b read) per redraw
     async with app.run_test(size=(120, 40)) as pilot:
         await shows(pilot, app, {"a-1", "a-2"})
-        refresh = app._refresh_header
+        refresh = app.refresh_header
 
         def recorded() -> None:
             refresh()
             read = bool(app.snapshot.nodes) and not app.snapshot.loading
             headers.append((header_text(app).splitlines()[0], read))
 
-        app._refresh_header = recorded  # type: ignore[method-assign]
+        app.refresh_header = recorded  # type: ignore[method-assign]
         app.contexts.switch("lab-b")
         await shows(pilot, app, {"b-1", "b-2", "b-3"})
         await until(pilot, lambda: any("live" in h and "lab-b" in h for h, _ in headers))
@@ -203,7 +203,7 @@ async def test_read_only_context_sends_no_write_and_greys_with_the_reason(
                              "prod-*): gputui sends no writes")
         assert isinstance(app.screen, NodesScreen)
         assert app.check_action("act", ("cordon",)) is None  # greyed in footer and help (app key)
-        app.start_action("drain", ["b-1"])
+        app.actions.start("drain", ["b-1"])
         await pilot.pause(0.3)
     to_b = [(method, path) for host, method, path in sent if host == b_host]
     assert to_b and {method for method, _ in to_b} == {"GET"}, to_b

@@ -91,7 +91,7 @@ async def test_finding_jumps_to_node_and_pane(frozen_app: FrozenApp) -> None:
         assert nodes.table.selected_node == first.node and nodes.selected == first.node
         assert nodes.query_one("#node-detail-tabs").active == "pipeline"  # type: ignore[attr-defined]
         upgrade = next(f for f in app.snapshot.findings if f.pane == "upgrade")
-        app.jump_to(upgrade.node, upgrade.pane)
+        app.commands.jump_to(upgrade.node, upgrade.pane)
         await settle(pilot)
         assert app.current_mode == "upgrades"
 

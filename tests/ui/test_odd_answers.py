@@ -62,7 +62,7 @@ async def test_odd_access_reviews_grey_the_actions_and_the_app_stays_up(
         assert screen.blocked_actions["cordon"].startswith(
             "denied: patch nodes: could not read permission: the access review answer has "
             f"{odd_reviews}")
-        app.start_action("cordon", ["gpu-1"])
+        app.actions.start("cordon", ["gpu-1"])
         await pilot.pause(0.2)
         assert isinstance(app.screen, NodesScreen) and app.is_running
         assert notes and "could not read permission" in notes[-1]

@@ -256,7 +256,7 @@ async def test_an_exception_in_plan_is_one_sentence_and_the_app_stays(
         screen = await ready(pilot, app)
         app.notify = (lambda message, **kw:  # type: ignore[method-assign]
                       notes.append(str(message)))
-        app._action_flow(_Broken(), ("gpu-1",))  # type: ignore[arg-type]
+        app.actions.plan_in_worker(_Broken(), ("gpu-1",))  # type: ignore[arg-type]
         await until(pilot, lambda: bool(notes))
         assert notes == [("Broken: planning failed: KeyError: 'nvidia.com/gpu.product'; "
                           "nothing was sent")]
@@ -297,7 +297,7 @@ async def test_a_canary_runs_in_the_background_and_x_stops_it_with_its_holds_sai
         canary = min(app.snapshot.nodes)
         screen.show_node(canary)
         await until(pilot, lambda: screen.table.selected_node == canary)
-        app.start_action("upgrade-canary", (canary,))
+        app.actions.start("upgrade-canary", (canary,))
         await answer_prompt(pilot, app, "580.82.07")
         await until(pilot, lambda: isinstance(app.screen, ConfirmScreen)
                     and app.screen.dry_run is not None)

@@ -51,7 +51,7 @@ async def test_journey_3_canary_first_then_pool_by_pool(demo: Any, fast_polls: N
         screen = await nodes_screen(pilot, app, 4)
         await until(pilot, lambda: app.snapshot.upgrade.done == 4, timeout=60)
         # 1. the palette's "upgrade: set driver version" shows the roll-out and the canary
-        app.start_action("upgrade-driver-version", ())
+        app.actions.start("upgrade-driver-version", ())
         await answer_prompt(pilot, app, "580.82.07")
         await until(pilot, lambda: isinstance(app.screen, ConfirmScreen))
         dialog = app.screen
@@ -66,7 +66,7 @@ async def test_journey_3_canary_first_then_pool_by_pool(demo: Any, fast_polls: N
         canary = min(app.snapshot.nodes)
         screen.show_node(canary)
         await until(pilot, lambda: screen.table.selected_node == canary)
-        app.start_action("upgrade-canary", (canary,))
+        app.actions.start("upgrade-canary", (canary,))
         await answer_prompt(pilot, app, "580.82.07")
         await until(pilot, lambda: isinstance(app.screen, ConfirmScreen)
                     and app.screen.dry_run is not None)
@@ -98,7 +98,7 @@ async def test_journey_5_repartition_an_a100_node_by_the_safe_path(
         job = app.snapshot.nodes[node].gpu_pods[0].name
         screen.show_node(node)
         await until(pilot, lambda: screen.table.selected_node == node)
-        app.start_action("mig-config-safe", (node,))
+        app.actions.start("mig-config-safe", (node,))
         await until(pilot, lambda: isinstance(app.screen, ParamPrompt))
         prompt = app.screen
         assert isinstance(prompt, ParamPrompt) and "all-1g.10gb" in prompt.choices
@@ -130,7 +130,7 @@ async def test_a_policy_changed_after_the_dry_run_comes_back_as_a_fresh_plan(
     app = demo(CANARY, speed=30)
     async with app.run_test(size=(160, 48)) as pilot:
         await nodes_screen(pilot, app, 4)
-        app.start_action("upgrade-max-parallel", ())
+        app.actions.start("upgrade-max-parallel", ())
         await answer_prompt(pilot, app, "2")
         await until(pilot, lambda: isinstance(app.screen, ConfirmScreen)
                     and app.screen.dry_run is not None)

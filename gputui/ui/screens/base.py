@@ -99,7 +99,7 @@ def view_modes(**views: type[GpuScreen]) -> dict[str, str | Callable[[], Screen[
     return {name: view for name, view in views.items()}
 
 
-#: where ``app.jump_to`` shows each pane: (the view, the detail tab or None); every
+#: where ``app.commands.jump_to`` shows each pane: (the view, the detail tab or None); every
 #: :class:`~gputui.domain.pane.Pane` has one (checked here, at import)
 PANE_TARGETS: Mapping[str, tuple[str, str | None]] = MappingProxyType({
     Pane.NODES: ("nodes", None), Pane.PIPELINE: ("nodes", "pipeline"),

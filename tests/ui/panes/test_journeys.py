@@ -29,7 +29,7 @@ async def test_journey_1_pipeline_break_and_driver_log() -> None:
     app = _app("driver-crashloop")
     async with app.run_test(size=(80, 24)) as pilot:
         await pilot.pause()
-        app.jump_to(A100_BROKEN, "pipeline")
+        app.commands.jump_to(A100_BROKEN, "pipeline")
         await pilot.pause()
         await pilot.pause()
         pane = app.screen.query_one(PipelinePane)
