@@ -43,16 +43,18 @@ def run_check(settings: Settings, as_json: bool = False, out: TextIO | None = No
     """Run the check and print the report (``fmt``: ``table`` or ``markdown``, the handoff
     summary); returns the process exit code, the same for every format. ``replay``: (FILE,
     TIME) reads the recording at that time instead of a cluster (``--replay --at``)."""
+    from gputui.session import read_once, session_kind
+
     stdout = out or sys.stdout
     stderr = err or sys.stderr
     try:
         notes: list[str] = []
         recorded: RecordedMoment | None = None
-        if replay is not None:
+        if session_kind(settings, replay) == "replay" and replay is not None:
             recorded = replay_snapshot(settings, replay[0], replay[1], notes)
             snapshot = recorded.snapshot
         else:
-            snapshot = _read(settings, notes)
+            snapshot = read_once(settings, notes)
     except SourceError as error:
         print(f"gputui: {clean_line(str(error))}", file=stderr)
         return EXIT_CANNOT_RUN
@@ -80,18 +82,6 @@ def run_check(settings: Settings, as_json: bool = False, out: TextIO | None = No
         stdout.write(render_table(snapshot, notes))
     stdout.flush()
     return exit_code(snapshot)
-
-
-def _read(settings: Settings, notes: list[str]) -> ClusterSnapshot:
-    """The snapshot of the cluster, or of the demo's (whose module, and the live source it
-    brings, is imported only for a demo: a cold start pays for what it uses)."""
-    if settings.demo:
-        from gputui.demo import read_demo_snapshot
-
-        return read_demo_snapshot(settings, notes)
-    from gputui.sources.connect import read_snapshot
-
-    return read_snapshot(settings, notes)
 
 
 @dataclass(frozen=True)

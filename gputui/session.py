@@ -24,9 +24,6 @@ from collections.abc import Callable
 from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Literal
 
-from gputui.actions.audit import AuditLog
-from gputui.actions.base import ClusterWriter
-from gputui.actions.runner import Runner
 from gputui.settings import Settings
 from gputui.sources.base import ClusterSource
 from gputui.sources.contexts import (
@@ -36,9 +33,14 @@ from gputui.sources.contexts import (
     source_context,
 )
 
-if TYPE_CHECKING:  # opened lazily: the HTTP client and the emulator load only when used
+if TYPE_CHECKING:  # opened lazily: the HTTP client, the emulator and the actions (which
+    # ``check``, reading once, never uses) load only when used
     from pathlib import Path
 
+    from gputui.actions.base import ClusterWriter
+    from gputui.actions.runner import Runner
+
+    from gputui.domain.model import ClusterSnapshot
     from gputui.domain.replay_cursor import ReplayCursor
     from gputui.sources.metrics import MetricsFeed
     from gputui.sources.tape.source import TapeSource
@@ -142,12 +144,38 @@ def session_of(settings: Settings, source: ClusterSource, *,
         writer = writer_for_source(source, read_only=True)
     if writer is not None:
         session._writers.append(writer)
+        from gputui.actions.audit import AuditLog
+        from gputui.actions.runner import Runner
+
         session.runner = Runner(writer, AuditLog(settings.audit_log),
                                 read_only_reason=read_only_reason(settings, context))
     if opener is None and context and not settings.demo:
         opener = kube_opener(settings)
     session.opener = opener
     return session
+
+
+def session_kind(settings: Settings, recording: object | None = None) -> SessionKind:
+    """What the command line asks to be shown, decided here for the TUI and ``check``
+    alike: a recording given (``gputui replay FILE``, ``check --replay``) is a replay,
+    ``--demo`` the emulated cluster, anything else the kubeconfig's cluster."""
+    if recording is not None:
+        return "replay"
+    return "demo" if settings.demo else "live"
+
+
+def read_once(settings: Settings, notes: list[str]) -> ClusterSnapshot:
+    """``gputui check``: one complete snapshot of the live or demo cluster a session of
+    :func:`session_kind` would show, read by one-shot readers (no watch, no feed, no
+    writer: a check reads once and never acts). ``notes``: what could not be read, said
+    under the report. The demo's module (and the emulator) is imported only for a demo."""
+    if session_kind(settings) == "demo":
+        from gputui.demo import read_demo_snapshot
+
+        return read_demo_snapshot(settings, notes)
+    from gputui.sources.connect import read_snapshot
+
+    return read_snapshot(settings, notes)
 
 
 def open_session(settings: Settings, kind: SessionKind, recording: Path | None = None

@@ -46,10 +46,10 @@ def run_tui(settings: Settings, kind: SessionKind | None = None,
             recording: str | None = None) -> int:
     """Open the session (``kind``: ``live`` or ``demo`` from the settings, ``replay`` of
     ``recording``), run the TUI until quit, stop everything; the exit code."""
-    from gputui.session import open_session
+    from gputui.session import open_session, session_kind
     from gputui.sources.errors import SourceError
 
-    kind = kind or ("demo" if settings.demo else "live")
+    kind = kind or session_kind(settings, recording)
     path = Path(recording) if recording is not None else None
     if path is not None:
         _say_reading(path)

@@ -241,3 +241,10 @@ async def test_switching_a_view_closes_pushed_screens_and_back_leaves_the_view()
     assert host.switched == ["upgrades"]
     await flow.back()
     assert host.switched == ["upgrades", "nodes"]
+
+
+def test_no_flow_is_a_base_class_of_the_app() -> None:
+    from gputui.ui.app import GpuTuiApp
+
+    ours = [cls.__name__ for cls in GpuTuiApp.__mro__ if cls.__module__.startswith("gputui")]
+    assert ours == ["GpuTuiApp", "QuietCrash"]  # the crash hook only; the flows are held
