@@ -9,7 +9,7 @@ first switches to that view, so it acts on what the operator sees there.
 
 from __future__ import annotations
 
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable
 from typing import Any, Protocol
 
 from textual.actions import ActionParseResult

@@ -9,11 +9,10 @@ the log screen as a message. A failed read takes the app's one worker-failure pa
 
 from __future__ import annotations
 
-from typing import Any, Protocol
-
-from textual.screen import Screen
+from typing import Protocol
 
 from gputui.session import Session
+from gputui.ui.app_host import AppSurface
 from gputui.ui.contracts import PodLog, PodLogLoaded
 from gputui.ui.screens.pod_log import PodLogScreen
 
@@ -21,19 +20,10 @@ from gputui.ui.screens.pod_log import PodLogScreen
 GROUP = "pod-log"
 
 
-class PodLogHost(Protocol):
-    """What of the app the pod log view uses."""
+class PodLogHost(AppSurface, Protocol):
+    """What of the app the pod log view uses: the shown session (its source reads logs)."""
 
     session: Session
-
-    @property
-    def screen(self) -> Screen[Any]: ...
-
-    def push_screen(self, screen: Screen[Any], callback: Any = None) -> Any: ...
-
-    def run_worker(self, work: Any, name: str | None = "", group: str = "default",
-                   description: str = "", exit_on_error: bool = True, start: bool = True,
-                   exclusive: bool = False, thread: bool = False) -> Any: ...
 
 
 class PodLogs:

@@ -19,12 +19,13 @@ from __future__ import annotations
 from collections.abc import Callable, Iterable
 from typing import TYPE_CHECKING, Any, Protocol
 
-from textual.screen import ModalScreen, Screen
+from textual.screen import ModalScreen
 from textual.widget import Widget
 from textual.widgets import Input
 
 from gputui.actions.registry import ACTIONS
 from gputui.domain.timeline_event import events_from_json
+from gputui.ui.app_host import AppSurface
 from gputui.ui.contracts import TimelineRecorded
 from gputui.ui.screens.command_line import CommandLine, CommandSuggester
 
@@ -51,21 +52,13 @@ class TimePrompt(CommandLine):
                     select_on_focus=False, id="command-input")
 
 
-class ReplayHost(Protocol):
-    """What of the app the replay keys use: its messages, notifications and screens."""
+class ReplayHost(AppSurface, Protocol):
+    """What of the app the replay keys use besides the App surface: its focus, messages."""
 
     @property
     def focused(self) -> Widget | None: ...
 
-    @property
-    def screen(self) -> Screen[Any]: ...
-
     def post_message(self, message: Message) -> bool: ...
-
-    def notify(self, message: str, *, timeout: float | None = None,
-               severity: Any = "information") -> None: ...
-
-    def push_screen(self, screen: Screen[Any], callback: Any = None) -> Any: ...
 
 
 class ReplayControls:

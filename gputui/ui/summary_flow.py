@@ -21,15 +21,14 @@ import os
 import time
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any, Protocol
-
-from textual.screen import Screen
+from typing import Protocol
 
 from gputui.domain.model import ClusterSnapshot
 from gputui.domain.timeline_event import Timeline
 from gputui.handoff import session_summary
 from gputui.privatefile import PrivateFileError, open_private, write_all
 from gputui.settings import Settings
+from gputui.ui.app_host import AppSurface
 from gputui.ui.commands import command, effective_keys
 from gputui.ui.screens.summary import SummaryScreen
 
@@ -80,8 +79,8 @@ def write_summary_file(directory: Path, text: str, wall: float) -> Path:
                            f" already in {directory}")
 
 
-class SummaryHost(Protocol):
-    """What of the app the handoff summary uses."""
+class SummaryHost(AppSurface, Protocol):
+    """What of the app the handoff summary uses (besides the App surface)."""
 
     settings: Settings
     snapshot: ClusterSnapshot
@@ -90,12 +89,7 @@ class SummaryHost(Protocol):
     #: wall-clock time the session began: the audit lines from then on are "this session"
     session_started: float
 
-    def push_screen(self, screen: Screen[Any], callback: Any = None) -> Any: ...
-
     def copy_to_clipboard(self, text: str) -> None: ...
-
-    def notify(self, message: str, *, title: str = "", severity: Any = "information",
-               timeout: float | None = None, markup: bool = True) -> None: ...
 
 
 class SummaryFlow:

@@ -31,6 +31,7 @@ from gputui.domain.model import ClusterSnapshot
 from gputui.domain.operations import AuditedOperation, pair_operations
 from gputui.domain.timeline import Timeline, TimelineEvent, action_events, derive_events
 from gputui.settings import Settings
+from gputui.ui.app_host import AppSurface
 from gputui.ui.contracts import TimelineView
 
 #: how far back the audit log's actions are taken when watching starts (seconds)
@@ -45,26 +46,12 @@ def _cluster(snapshot: ClusterSnapshot) -> ClusterKey:
     return snapshot.context, cluster_id(snapshot.server, snapshot.cluster_uid)
 
 
-class TimelineHost(Protocol):
-    """What of the app the timeline uses: its settings and clock, its screens, a worker."""
+class TimelineHost(AppSurface, Protocol):
+    """What of the app the timeline uses: its settings and clock (screens and workers are
+    the App surface's)."""
 
     settings: Settings
     clock: Callable[[], float]
-
-    @property
-    def screen(self) -> Screen[Any]: ...
-
-    @property
-    def screen_stack(self) -> list[Screen[Any]]: ...
-
-    def notify(self, message: str, *, title: str = "", severity: Any = "information",
-               timeout: float | None = None, markup: bool = True) -> None: ...
-
-    def call_from_thread(self, callback: Callable[..., Any], *args: Any) -> Any: ...
-
-    def run_worker(self, work: Any, name: str | None = "", group: str = "default",
-                   description: str = "", exit_on_error: bool = True, start: bool = True,
-                   exclusive: bool = False, thread: bool = False) -> Any: ...
 
 
 class TimelineFlow:
