@@ -22,6 +22,7 @@ change. An exception while prompting or planning is one sentence, never the end 
 from __future__ import annotations
 
 import asyncio
+import threading
 import time
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import replace
@@ -32,6 +33,7 @@ from textual.actions import parse as parse_action
 from textual.command import CommandPalette
 from textual.dom import DOMNode
 from textual.screen import Screen
+from textual.worker import Worker
 
 from gputui.actions.base import Action, Plan, PlansFromServer, Progress, Result, Scope
 from gputui.actions.operations import NodesHeld, Operation
@@ -90,11 +92,38 @@ class ActionFlow:
         self.operations = operations.operations
         #: the title of the action being planned (its failure names it)
         self._planning = ""
+        #: the last action-flow worker (prompts, plan, dialog); open until it finishes
+        self._flow: Worker[None] | None = None
+        #: dry runs still sending (a dialog closed stops them at the next request)
+        self._dry_runs = 0
+        self._dry_lock = threading.Lock()
 
     @property
     def runner(self) -> Runner | None:
         """The shown session's runner; None: every action is greyed."""
         return self.host.session.runner
+
+    @property
+    def open(self) -> bool:
+        """An action is being prompted, planned, confirmed or dry-run (its plan is for the
+        cluster shown: a ``:ctx`` switch waits, or closes it)."""
+        flow = self._flow
+        return (flow is not None and not flow.is_finished) or self._dry_runs > 0
+
+    @property
+    def busy(self) -> bool:
+        """An action is open, or an operation is applying (the one answer to "is an action
+        running?": a retired context's writer is closed only when this is False)."""
+        return self.open or bool(self.operations.running())
+
+    def close_open(self) -> bool:
+        """Close the open action unsent (its plan was for the context left); whether one
+        was open."""
+        flow = self._flow
+        if flow is None or flow.is_finished:
+            return False
+        flow.cancel()
+        return True
 
     def blocks(self) -> ActionBlocks:
         """action id -> why it is greyed, for every greyed action (help, palette, footer)."""
@@ -204,8 +233,9 @@ class ActionFlow:
         action's ``plan()`` (or a prompt's choices) is one scrubbed sentence naming the
         action (:meth:`planning_failed`) and the app stays."""
         self._planning = act.title
-        self.host.run_worker(self._plan_and_confirm(act, targets), exclusive=True,
-                             group="action-flow", exit_on_error=False)
+        self._flow = self.host.run_worker(self._plan_and_confirm(act, targets),
+                                          exclusive=True, group="action-flow",
+                                          exit_on_error=False)
 
     def planning_failed(self, line: str) -> str:
         """The action-flow worker's recovery: nothing was sent; say which action."""
@@ -286,6 +316,15 @@ class ActionFlow:
                              exit_on_error=False)
 
     def _dry_run_now(self, dialog: ConfirmScreen) -> None:
+        with self._dry_lock:
+            self._dry_runs += 1
+        try:
+            self._dry_run_sent(dialog)
+        finally:
+            with self._dry_lock:
+                self._dry_runs -= 1
+
+    def _dry_run_sent(self, dialog: ConfirmScreen) -> None:
         assert self.runner is not None
 
         def progress(done: int, total: int) -> None:

@@ -34,8 +34,6 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Protocol
 
-from textual.worker import WorkerState
-
 from gputui.domain.sanitize import clean_line
 from gputui.session import Session
 from gputui.settings import Settings
@@ -49,14 +47,11 @@ from gputui.ui.app_host import AppSurface
 from gputui.ui.screens.contexts import ContextsScreen
 
 if TYPE_CHECKING:
+    from gputui.ui.action_flow import ActionFlow
     from gputui.ui.exit_signals import ExitGuard
 
 #: why a switch waits (see step 1 above)
 ACTION_OPEN = "finish or close the open action first (its plan is for this cluster)"
-#: the app's worker groups of an action being prompted, planned or dry-run (action_flow.py)
-FLOWS = ("action-flow", "dry-run")
-#: ... and of one applying: a retired writer is closed only when none of these runs
-WRITING = (*FLOWS, "apply")
 
 
 class SessionHost(AppSurface, Protocol):
@@ -66,6 +61,8 @@ class SessionHost(AppSurface, Protocol):
 
     session: Session
     exit_guard: ExitGuard
+    #: whether an action is open or applying (the one answer; ``action_flow``)
+    actions: ActionFlow
 
     def swap_session(self, session: Session) -> None: ...
 
@@ -152,13 +149,9 @@ class ContextSwitch:
             return f"still switching to {clean_line(self.switching)}"
         if name == self.current:
             return "it is the context shown"
-        if self._running(FLOWS):
+        if self.host.actions.open:
             return ACTION_OPEN
         return None
-
-    def _running(self, groups: tuple[str, ...]) -> bool:
-        return any(w.group in groups and w.state in (WorkerState.PENDING, WorkerState.RUNNING)
-                   for w in self.host.workers)
 
     def _open(self, name: str) -> None:
         """Thread: open the new context's session; only then stop the old one's feeds."""
@@ -187,12 +180,11 @@ class ContextSwitch:
     def _install(self, opened: Session) -> None:
         """UI thread: the new session replaces the old (:meth:`GpuTuiApp.swap_session`)."""
         host = self.host
-        if self._running(FLOWS):  # opened while the new context loaded: it planned for the
-            for worker in host.workers:  # old one; nothing was applied
-                if worker.group == "action-flow":
-                    worker.cancel()
+        # an action opened while the new context loaded planned for the old one: closed,
+        # nothing was applied
+        if host.actions.close_open():
             host.notify("The open action was closed: it was planned for "
-                       f"{clean_line(self.current)}", severity="warning")
+                        f"{clean_line(self.current)}", severity="warning")
         self.retired.append(self.host.session)
         self.switching = ""
         self.host.swap_session(opened)
@@ -201,7 +193,7 @@ class ContextSwitch:
     def tidy(self) -> None:
         """Close the writers of contexts left behind once no action runs (an action still
         applying writes through its own runner; the app calls this every second)."""
-        if not self.retired or self.host.exit_guard.busy or self._running(WRITING):
+        if not self.retired or self.host.actions.busy:
             return
         retired, self.retired = self.retired, []
         for session in retired:

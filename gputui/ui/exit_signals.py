@@ -99,12 +99,6 @@ class ExitGuard:
             self._running.discard(cancel)
             self._lock.notify_all()
 
-    @property
-    def busy(self) -> bool:
-        """An action is applying now (a context switch keeps its writer open until not)."""
-        with self._lock:
-            return bool(self._running)
-
     # ------------------------------------------------------------------ the way out
     def install(self) -> None:
         """Start the guard's thread and take SIGHUP and SIGTERM (main thread only)."""

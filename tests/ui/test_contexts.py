@@ -276,7 +276,7 @@ async def test_an_action_running_in_the_old_context_keeps_its_writer_and_context
         plan = await asyncio.to_thread(old.plan, cordon, app.snapshot, ["a-1"], {})
         dry_run = await asyncio.to_thread(old.dry_run, plan)
         running = Cancel()
-        app.exit_guard.track(running)  # as ActionFlow._apply does while it applies
+        op = app.operations.begin(plan, dry_run, running, cordon)  # as `y` does
         closed: list[str] = []
         old.writer.close = lambda: closed.append("closed")  # type: ignore[method-assign]
         app.contexts.switch("lab-b")
@@ -286,7 +286,7 @@ async def test_an_action_running_in_the_old_context_keeps_its_writer_and_context
         assert closed == []  # still applying: the old connection stays
         result = await asyncio.to_thread(old.apply, cordon, plan, dry_run, lambda _: None,
                                          running)
-        app.exit_guard.finished(running)
+        app.operations.finished(op.id, result)
         assert result.ok, result
         app.contexts.tidy()
         assert closed == ["closed"]

@@ -177,6 +177,60 @@ def test_an_action_waits_for_the_lists_and_needs_a_selection() -> None:
     assert flow.planning_failed("boom") == "Cordon: boom; nothing was sent"
 
 
+class TaskWorker:
+    """A worker that is an asyncio task (Textual's own is tested through the app)."""
+
+    def __init__(self, work: Any, **_how: Any) -> None:
+        self.task = asyncio.ensure_future(work)
+
+    @property
+    def is_finished(self) -> bool:
+        return self.task.done()
+
+    def cancel(self) -> None:
+        self.task.cancel()
+
+
+async def test_whether_an_action_runs_has_one_answer_the_flow_and_its_registry() -> None:
+    host, flow = _actions(Runner())
+    assert not flow.open and not flow.busy
+    host.run_worker = TaskWorker  # type: ignore[assignment]
+    gate = asyncio.Event()
+
+    async def prompted(_act: Any, _targets: Any) -> None:
+        await gate.wait()  # an open dialog
+
+    flow._plan_and_confirm = prompted  # type: ignore[method-assign]
+    flow.start("cordon", ["gpu-1"])
+    assert flow.open and flow.busy  # a :ctx switch refuses now
+    gate.set()
+    await asyncio.sleep(0)  # the flow's worker ends
+    await asyncio.sleep(0)
+    assert not flow.open and not flow.busy
+    op = _cordon(flow.operation_flow)  # `y`: an operation applies
+    assert flow.busy and not flow.open  # a retired writer stays open until it ends
+    flow.operations.finished(op.id, Result(True, "cordoned gpu-1"))
+    assert not flow.busy
+
+
+async def test_a_context_switch_closes_the_open_action_unsent() -> None:
+    host, flow = _actions(Runner())
+    host.run_worker = TaskWorker  # type: ignore[assignment]
+    reached: list[str] = []
+
+    async def prompted(_act: Any, _targets: Any) -> None:
+        await asyncio.Event().wait()
+        reached.append("applied")  # never: the prompt was closed
+
+    flow._plan_and_confirm = prompted  # type: ignore[method-assign]
+    assert flow.close_open() is False  # nothing open
+    flow.start("cordon", ["gpu-1"])
+    await asyncio.sleep(0)
+    assert flow.close_open() is True
+    await asyncio.sleep(0)
+    assert reached == [] and not flow.open and flow.close_open() is False
+
+
 def test_the_selection_is_the_top_screen_s_never_the_node_list_under_it() -> None:
     host, flow = _actions(Runner())
 
