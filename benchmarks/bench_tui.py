@@ -92,7 +92,7 @@ def read_scale(scenario: str, cache: Path) -> tuple[ClusterObjects, float]:
         else:
             print(f"objects from cache {cache}")
             return objects, now
-    from gputui.sources.demo import DemoCluster
+    from gputui.demo import DemoCluster
 
     from gputui.sources.oneshot import read_objects
 
