@@ -32,6 +32,7 @@ matter, not absolute times). Asserts nothing (tests never time anything). Target
 from __future__ import annotations
 
 import argparse
+import json
 import os
 import shutil
 import signal
@@ -61,6 +62,38 @@ Row = tuple[str, Callable[[Path, dict[str, str]], Measure]]
 #: typed while loading, a filter once live): each a :data:`Row` measured every round on
 #: every server beside ``check``, its ratio to the raw transfer printed the same way
 TUI_ROWS: list[Row] = []
+
+
+def tui_rows(checkout: Path) -> list[Row]:
+    """The TUI's figures, from ``bench_tui_load.py`` children (each a fresh process at
+    160x48, headless): one ``load`` launch gives first rows, complete and the worst wait a
+    key typed during the load could have had; an ``upgrades`` launch types ``:upgrades``
+    the moment rows appear; a ``filter`` launch types a node's name once live. The three
+    figures of one launch are measured once per round and handed to their rows."""
+    script = str(REPO / "benchmarks" / "bench_tui_load.py")
+    got: dict[str, tuple[dict[str, float], float]] = {}
+
+    def launch(mode: str, kubeconfig: Path, env: dict[str, str]) -> dict[str, float]:
+        began = time.perf_counter()
+        done = subprocess.run([sys.executable, script, "--one", str(kubeconfig), "--mode",
+                               mode], cwd=checkout, env={**env, "BENCH_CHECKOUT": str(checkout)},
+                              capture_output=True, text=True, check=False)
+        if done.returncode != 0:
+            raise SystemExit(f"TUI {mode} failed: {done.stderr.strip()[-400:]}")
+        got[mode] = json.loads(done.stdout.strip().splitlines()[-1]), time.perf_counter() - began
+        return got[mode][0]
+
+    def row(name: str, mode: str, key: str, first: bool) -> Row:
+        def measure(kubeconfig: Path, env: dict[str, str]) -> Measure:
+            figures = launch(mode, kubeconfig, env) if first else got[mode][0]
+            return figures[key], figures["peak"], 0.0
+        return name, measure
+
+    return [row("TUI first node rows", "load", "first", True),
+            row("TUI complete (findings)", "load", "complete", False),
+            row("TUI worst key wait in load", "load", "key", False),
+            row("TUI :upgrades at first rows", "upgrades", "upgrades", True),
+            row("TUI filter by name once live", "filter", "filter", True)]
 
 
 # ------------------------------------------------------------------ the servers
@@ -228,6 +261,7 @@ def _arguments() -> argparse.Namespace:
     parser.add_argument("--rounds", type=int, default=3)
     parser.add_argument("--base", help="another gputui checkout to run beside this one")
     parser.add_argument("--no-split", action="store_true", help="skip the stage split")
+    parser.add_argument("--no-tui", action="store_true", help="skip the TUI rows")
     parser.add_argument("--split-runs", type=int, default=3,
                         help="runs of the stage split per checkout (the median is printed)")
     parser.add_argument("--data", default="/tmp",
@@ -261,7 +295,11 @@ def main() -> int:
     workdir = Path(tempfile.mkdtemp(prefix="gputui-bench-cold-"))
     checkouts = [("this checkout", REPO)] + ([("base", Path(args.base).resolve())]
                                              if args.base else [])
-    rows = [check_row(f"check --json ({name})", path) for name, path in checkouts] + TUI_ROWS
+    rows = [check_row(f"check --json ({name})", path) for name, path in checkouts]
+    if not args.no_tui:
+        rows += [(f"{row_name} ({name})", run) for name, path in checkouts
+                 for row_name, run in tui_rows(path)]
+    rows += TUI_ROWS
     all_runs: list[Runs] = []
     splits: list[tuple[str, str, dict[str, float]]] = []
     try:

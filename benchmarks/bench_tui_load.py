@@ -34,14 +34,60 @@ import subprocess
 import sys
 import tempfile
 from pathlib import Path
+from typing import Any
 
 REPO = Path(__file__).resolve().parent.parent
-sys.path.insert(0, str(REPO))
+#: whose gputui to run: this checkout's, or another's (``bench_cold_start.py --base``)
+sys.path.insert(0, os.environ.get("BENCH_CHECKOUT", str(REPO)))
 sys.path.insert(0, str(REPO / "benchmarks"))
 
 
-async def measure(kubeconfig: str, timeout: float) -> dict[str, float]:
-    """One launch of the app against ``kubeconfig``: seconds to first rows and to complete."""
+class LoopLag:
+    """The worst wait of the app's event loop: a task asks to wake every 10 ms and records
+    how late it woke. A key press waits at least that long before its handler runs, so the
+    worst lag is the worst answer time any key typed during the load could have had."""
+
+    def __init__(self) -> None:
+        self.worst = 0.0
+        self._task = asyncio.get_running_loop().create_task(self._probe())
+
+    async def _probe(self) -> None:
+        while True:
+            asked = time.perf_counter()
+            await asyncio.sleep(0.01)
+            self.worst = max(self.worst, time.perf_counter() - asked - 0.01)
+
+    def stop(self) -> float:
+        self._task.cancel()
+        return self.worst
+
+
+async def _frame_after(frames: Any, moment: float, deadline: float) -> float:
+    """The first frame drawn after ``moment`` (seconds since launch; 0 on timeout)."""
+    while frames.last <= moment and time.perf_counter() < deadline:
+        await asyncio.sleep(0.002)
+    return frames.last - LAUNCHED if frames.last > moment else 0.0
+
+
+async def _type(app: Any, keys: str) -> None:
+    """Post keys as a burst (a pasted or fast-typed line): no waiting between them."""
+    from textual import events
+
+    names = {":": "colon", "/": "slash", "\r": "enter", "-": "minus"}
+    for char in keys:
+        name = names.get(char, char)
+        app.post_message(events.Key(name, None if name == "enter" else char))
+
+
+async def measure(kubeconfig: str, timeout: float, mode: str = "load") -> dict[str, float]:
+    """One launch of the app against ``kubeconfig``; seconds since launch.
+
+    ``load``: first node rows on screen, the complete table (every node, nothing still
+    ``loading``), and the event loop's worst wait meanwhile (``key``). ``upgrades``:
+    ``:upgrades`` typed the moment rows appear, seconds to the upgrade lanes drawn.
+    ``filter``: once complete, a node's full name typed into the filter, seconds to the
+    list showing that one node.
+    """
     from bench_tui import FrameClock
 
     from gputui.session import session_of
@@ -52,25 +98,54 @@ async def measure(kubeconfig: str, timeout: float) -> dict[str, float]:
 
     settings = Settings(kubeconfig=kubeconfig)
     app = make_app(settings, session_of(settings, open_source(settings)))
-    first = complete = rows_at = 0.0
+    got = {"first": 0.0, "complete": 0.0, "key": 0.0, "upgrades": 0.0, "filter": 0.0}
+    typed = 0.0
     async with app.run_test(size=(160, 48)):
-        frames = FrameClock(app)
+        frames, lag = FrameClock(app), LoopLag()
         deadline = time.perf_counter() + timeout
         while time.perf_counter() < deadline:
             # plain sleeps: Pilot.pause would wait for the table's queued slices (idle)
             await asyncio.sleep(0.005)
-            table = app.screen.query(NodeTable)
-            rows = table.first().row_count if table else 0
-            if rows and not rows_at:
+            if mode == "upgrades" and typed:
+                if type(app.screen).__name__ == "UpgradesScreen":
+                    shown = time.perf_counter()
+                    got["upgrades"] = await _frame_after(frames, shown, deadline) - typed
+                    break
+                continue
+            tables = app.screen.query(NodeTable)
+            table = tables.first() if tables else None
+            rows = table.row_count if table is not None else 0
+            if rows and not got["first"]:
                 rows_at = time.perf_counter()
-            if rows_at and not first and frames.last > rows_at:  # a frame shows them
-                first = frames.last - LAUNCHED
+                got["first"] = await _frame_after(frames, rows_at, deadline)
+                if mode == "upgrades":
+                    typed = time.perf_counter() - LAUNCHED
+                    await _type(app, ":upgrades\r")
+                continue
             snapshot = app.snapshot
-            if first and not snapshot.loading and rows >= len(snapshot.nodes):
-                complete = time.perf_counter() - LAUNCHED
+            if got["first"] and not snapshot.loading and rows >= len(snapshot.nodes):
+                got["complete"] = time.perf_counter() - LAUNCHED
+                got["key"] = lag.stop()
+                if mode == "filter" and table is not None:
+                    got["filter"] = await _filter(app, table, frames, deadline)
                 break
-    return {"first": first, "complete": complete,
-            "peak": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024}
+    got["peak"] = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+    return got
+
+
+async def _filter(app: Any, table: Any, frames: Any, deadline: float) -> float:
+    """Type ``/`` and the name of the node at the list's middle, then enter: seconds from
+    the first key to a frame of the list showing that node alone."""
+    name = table.shown_nodes[len(table.shown_nodes) // 2]
+    began = time.perf_counter()
+    await _type(app, "/" + name + "\r")
+    while time.perf_counter() < deadline:
+        await asyncio.sleep(0.002)
+        shown = table.shown_nodes
+        if table.node_filter.text == name and name in shown and len(shown) < 10:
+            break
+    done = await _frame_after(frames, time.perf_counter(), deadline)
+    return done - (began - LAUNCHED) if done else 0.0
 
 
 def one_round(kubeconfig: Path) -> dict[str, float]:
@@ -95,9 +170,11 @@ def main() -> int:
     parser.add_argument("--rounds", type=int, default=3)
     parser.add_argument("--timeout", type=float, default=300.0)
     parser.add_argument("--one", help=argparse.SUPPRESS)  # a single app round (child)
+    parser.add_argument("--mode", default="load", choices=("load", "upgrades", "filter"),
+                        help=argparse.SUPPRESS)
     args = parser.parse_args()
     if args.one:
-        print(json.dumps(asyncio.run(measure(args.one, args.timeout))))
+        print(json.dumps(asyncio.run(measure(args.one, args.timeout, args.mode))))
         return 0
     from bench_check import KUBECTL, raw_transfer, start_frozen
 

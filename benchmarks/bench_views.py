@@ -59,8 +59,10 @@ async def measure(snapshot: object, views: list[str], rounds: int) -> dict[str, 
         for _ in range(rounds):
             for view in views:
                 key = command(VIEW_COMMANDS[view]).keys.split(",")[0]
+                # a view without a key of its own is typed as a command: `:name` then enter
+                keys = [key] if key else ["colon", *view, "enter"]
                 began = time.perf_counter()
-                await pilot.press(key)
+                await pilot.press(*keys)
                 while app.current_mode != view:
                     await pilot.pause(0.001)
                 await pilot.pause()  # what the switch queued (the snapshot handed down)
