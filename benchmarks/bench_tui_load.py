@@ -88,16 +88,22 @@ async def measure(kubeconfig: str, timeout: float, mode: str = "load") -> dict[s
     ``filter``: once complete, a node's full name typed into the filter, seconds to the
     list showing that one node.
     """
-    from bench_tui import FrameClock
-
     from gputui.session import session_of
     from gputui.settings import Settings
     from gputui.sources.connect import open_source
+
+    # as ``gputui`` does (ui/run.py): the source starts before the UI is imported
+    settings = Settings(kubeconfig=kubeconfig)
+    session = session_of(settings, open_source(settings))
+    if hasattr(session, "start_early") and not os.environ.get("BENCH_LATE_START"):
+        # (older checkouts, ``--base``, and BENCH_LATE_START=1 start the source at mount)
+        session.start_early()
+    from bench_tui import FrameClock
+
     from gputui.ui.app import make_app
     from gputui.ui.widgets.node_table import NodeTable
 
-    settings = Settings(kubeconfig=kubeconfig)
-    app = make_app(settings, session_of(settings, open_source(settings)))
+    app = make_app(settings, session)
     got = {"first": 0.0, "complete": 0.0, "key": 0.0, "upgrades": 0.0, "filter": 0.0}
     typed = 0.0
     async with app.run_test(size=(160, 48)):

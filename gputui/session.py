@@ -43,6 +43,7 @@ if TYPE_CHECKING:  # opened lazily: the HTTP client, the emulator and the action
     from gputui.domain.model import ClusterSnapshot
     from gputui.domain.replay_cursor import ReplayCursor
     from gputui.sources.metrics import MetricsFeed
+    from gputui.sources.relay import Relay
     from gputui.sources.tape.source import TapeSource
     from gputui.sources.tape.writer import TapeWriter
 
@@ -77,6 +78,8 @@ class Session:
     server: str = ""
     #: writers this session opened and must close (its runner's, a read-only stand-in)
     _writers: list[ClusterWriter] = field(default_factory=list)
+    #: the source's callbacks when it was started early (:meth:`start_early`)
+    _relay: Relay | None = None
 
     @property
     def can_act(self) -> bool:
@@ -100,10 +103,24 @@ class Session:
         """Why ``:ctx`` cannot switch, in the words the notification shows."""
         return NO_CONTEXTS if self.replay is not None else NO_KUBECONFIG
 
+    def start_early(self) -> None:
+        """Start the source before the app exists (:mod:`gputui.sources.relay`): its lists
+        transfer while the UI is imported and built; :meth:`start` hands over what it
+        said meanwhile."""
+        if self._relay is None:
+            from gputui.sources.relay import Relay
+
+            self._relay = Relay()
+            self.source.start(self._relay.snapshot, self._relay.status)
+
     def start(self, on_snapshot: Callable[..., None], on_status: Callable[..., None],
               on_metrics: Callable[..., None]) -> None:
-        """Start the source and the metrics feed (the app's callbacks post messages)."""
-        self.source.start(on_snapshot, on_status)
+        """Start the source (or attach to its early start) and the metrics feed (the
+        app's callbacks post messages)."""
+        if self._relay is not None:
+            self._relay.attach(on_snapshot, on_status)
+        else:
+            self.source.start(on_snapshot, on_status)
         if self.metrics is not None:
             self.metrics.start(on_metrics)
 

@@ -66,9 +66,15 @@ def run_tui(settings: Settings, kind: SessionKind | None = None,
 
 
 def _run(settings: Settings, session: Session) -> int:
-    from gputui.ui.app import make_app
+    if session.replay is None:  # a cluster's first lists transfer while the UI is imported
+        session.start_early()
+    try:
+        from gputui.ui.app import make_app
 
-    app = make_app(settings, session, hard_exit=True)
+        app = make_app(settings, session, hard_exit=True)
+    except BaseException:
+        _stop_quietly(session.stop)
+        raise
     try:
         app.run()
     except KeyboardInterrupt:
