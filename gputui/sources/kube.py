@@ -128,6 +128,8 @@ class KubeSource:
         #: the other feeds decode once the first snapshot (FIRST_FEED's nodes) is out:
         #: its build then has the one interpreter to itself, and the node rows show first
         self._first_shown = threading.Event()
+        #: the first node list's pages are coming into the cache (a build can show them)
+        self._nodes_arriving = threading.Event()
         lookback = 60.0 * getattr(self.thresholds, "xid_lookback_minutes", 60.0)
         self.xids = XidTracker(self.http, prometheus, lookback,
                                windows=HealthWindows.of(self.thresholds))
@@ -229,7 +231,9 @@ class KubeSource:
                                       watch_timeout=self.watch_timeout,
                                       backoff=Backoff(cap=self.backoff_cap),
                                       gate=None if resource_of(feed.name) == FIRST_FEED
-                                      else self._first_shown)
+                                      else self._first_shown,
+                                      on_first_pages=self._node_page_in
+                                      if feed.name == FIRST_FEED else None)
                 self._reflectors[feed.name] = reflector
                 reflector.start()
 
@@ -296,6 +300,12 @@ class KubeSource:
         self.tracker.touch()
         self._dirty.set()
 
+    def _node_page_in(self) -> None:
+        """(nodes feed) A page of the first node list is in the cache: rows can show
+        before the rest of the list arrives, marked loading."""
+        self._nodes_arriving.set()
+        self.feed_changed()
+
     def feed_alive(self) -> None:
         """A bookmark: the data is current (status age), but a build would find nothing new
         and would cost the UI a snapshot to compare, once a second per feed."""
@@ -320,7 +330,7 @@ class KubeSource:
             self._dirty.wait(self.rebuild_every)
             if self._stop.is_set():
                 return
-            if not self.tracker.listed(FIRST_FEED):
+            if not (self.tracker.listed(FIRST_FEED) or self._nodes_arriving.is_set()):
                 self._dirty.clear()
                 self._gc_pause.end_if_longer_than(GC_PAUSE_LIMIT)
                 continue
@@ -350,7 +360,8 @@ class KubeSource:
             self._loading = loading
             last_build = time.monotonic()
             self._build_and_deliver(loading)
-            self._first_shown.set()
+            if self.tracker.listed(FIRST_FEED):  # every node row is out: the other lists
+                self._first_shown.set()          # decode now (see __init__)
 
     def _build_and_deliver(self, loading: frozenset[str]) -> None:
         """One build from the cache's live content (this thread is its only writer).

@@ -86,7 +86,8 @@ def _after(gate: threading.Event, decode: Callable[[bytes], Page]) -> Callable[[
 
 
 def list_feed(http: KubeHttp, feed: Feed, gate: threading.Event | None = None,
-              refused: list[str] | None = None
+              refused: list[str] | None = None,
+              on_page: Callable[[list[tuple[JsonObj, LabelTimes]]], None] | None = None
               ) -> tuple[list[tuple[JsonObj, LabelTimes]], str]:
     """List a feed, each page decoded straight into what the cache keeps; returns the
     items and the list's resourceVersion (the last page's).
@@ -94,7 +95,8 @@ def list_feed(http: KubeHttp, feed: Feed, gate: threading.Event | None = None,
     With a ``gate``, the first pages are transferred at once but decoded only once the
     gate opens (or :data:`GATE_LIMIT` passed): the live source gates every feed on the GPU
     nodes, so their list is not slowed by decoding 40,000 pods beside it on a busy CPU
-    (decoding holds the GIL) and the node rows show first.
+    (decoding holds the GIL) and the node rows show first. ``on_page`` is handed each
+    page's items as it is decoded (the first list of the GPU nodes shows rows page by page).
     """
     items: list[tuple[JsonObj, LabelTimes]] = []
     version = ""
@@ -103,6 +105,8 @@ def list_feed(http: KubeHttp, feed: Feed, gate: threading.Event | None = None,
         decode = _after(gate, decode)
     for page in http.list_pages(feed.path, decode, feed.query()):
         items.extend(page.items)
+        if on_page is not None:
+            on_page(page.items)
         version = page.resource_version
         if refused is not None:  # objects nested too deep to read: the rest is kept
             refused.extend(page.refused)
@@ -118,7 +122,8 @@ class Reflector:
 
     def __init__(self, http: KubeHttp, feed: Feed, cache: ObjectCache, listener: FeedListener,
                  *, watch_timeout: int = 290, backoff: Backoff | None = None,
-                 gate: threading.Event | None = None):
+                 gate: threading.Event | None = None,
+                 on_first_pages: Callable[[], None] | None = None):
         self.http = http
         self.feed = feed
         self.cache = cache
@@ -126,6 +131,10 @@ class Reflector:
         self.watch_timeout = watch_timeout
         self.backoff = backoff or Backoff()
         self.gate = gate  # the first list waits for it (see list_feed)
+        #: when given, the first list's pages go into the cache as they are decoded and
+        #: this is called after each (a relist stays one swap: it must not show a part)
+        self.on_first_pages = on_first_pages
+        self._listed_once = False
         self.resource_version = ""
         self._events_since_list = 1  # the first expiry relists at once
         #: object name -> why it could not be read (nested too deep), said in the header
@@ -188,15 +197,27 @@ class Reflector:
 
     def _list(self) -> None:
         refused: list[str] = []
-        items, version = list_feed(self.http, self.feed, self.gate, refused)
+        on_page = None if self._listed_once or self.on_first_pages is None else self._page_in
+        items, version = list_feed(self.http, self.feed, self.gate, refused, on_page)
         if self._stop.is_set():
             return
+        # after pages went in one by one, the swap changes nothing they brought (same
+        # objects, same resourceVersions) and drops nothing: the cache was empty before
         self.cache.replace(self.feed.name, items)
+        self._listed_once = True
         self.resource_version = version
         self.backoff.reset()
         self._refused = {why.partition(":")[0]: why for why in refused}
         self.listener.feed_state(self.feed.name, FeedState.SYNCED, self._refusal())
         self.listener.feed_changed()
+
+    def _page_in(self, items: list[tuple[JsonObj, LabelTimes]]) -> None:
+        """One page of the first list, into the cache now (see :attr:`on_first_pages`)."""
+        if self._stop.is_set() or self.on_first_pages is None:
+            return
+        for obj, times in items:
+            self.cache.apply(self.feed.name, "ADDED", obj, times)
+        self.on_first_pages()
 
     def _watch(self) -> None:
         """Follow one watch stream to its end, applying events as they come."""

@@ -105,10 +105,10 @@ def hold_operand_pods(monkeypatch: Any) -> threading.Event:
     release = threading.Event()
     original = reflector_module.list_feed
 
-    def slow_pods(http: Any, feed: Any, gate: Any = None, refused: Any = None) -> Any:
+    def slow_pods(http: Any, feed: Any, *rest: Any) -> Any:
         if feed.name == "pods":
             release.wait(30)
-        return original(http, feed, gate, refused)
+        return original(http, feed, *rest)
 
     monkeypatch.setattr(reflector_module, "list_feed", slow_pods)
     return release

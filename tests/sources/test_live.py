@@ -38,9 +38,9 @@ def list_calls(monkeypatch: pytest.MonkeyPatch) -> list[str]:
     calls: list[str] = []
     original = reflector_module.list_feed
 
-    def counting(http: Any, feed: Any, gate: Any = None, refused: Any = None) -> Any:
+    def counting(http: Any, feed: Any, *rest: Any) -> Any:
         calls.append(feed.name)
-        return original(http, feed, gate, refused)
+        return original(http, feed, *rest)
 
     monkeypatch.setattr(reflector_module, "list_feed", counting)
     return calls
@@ -432,3 +432,77 @@ def test_a_feed_that_hits_a_bug_says_so_and_relists_instead_of_dying(
         assert source.status().connection is Connection.LIVE and not failures
     finally:
         source.stop()
+
+
+def test_the_first_node_list_shows_rows_page_by_page(
+        cluster: EmulatedCluster, kubeconfig: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """At 5,000 nodes the node list is ten pages: the rows of the first page show while the
+    rest is read (``nodes`` still loading, no finding claimed), the complete list follows,
+    and every node is then built once more only if its object changed (not for being
+    re-listed)."""
+    seed_small_cluster(cluster, nodes=600)  # two pages of 500
+    first_page_in, go_on = threading.Event(), threading.Event()
+    original = reflector_module.Reflector._page_in
+
+    def held(self: Any, items: list[Any]) -> None:
+        original(self, items)
+        if not first_page_in.is_set():
+            first_page_in.set()
+            go_on.wait(30)  # the second page waits until the first page's rows were seen
+
+    monkeypatch.setattr(reflector_module.Reflector, "_page_in", held)
+    snapshots: list[Any] = []
+    source = KubeSource(load_target(str(kubeconfig)), coalesce=0.05, rebuild_every=60,
+                        watch_timeout=5, xid_every=0)
+    source.start(snapshots.append, lambda _: None)
+    try:
+        early = wait_for(lambda: snapshots and snapshots[-1], what="rows of the first page")
+        assert len(early.nodes) == 500 and "nodes" in early.loading
+        assert early.findings == () and all(view.loading for view in early.nodes.values())
+        go_on.set()
+        done = wait_for(lambda: not snapshots[-1].loading and snapshots[-1],
+                        what="the complete snapshot")
+        assert len(done.nodes) == 600
+    finally:
+        go_on.set()
+        source.stop()
+
+
+def test_a_relist_of_the_nodes_is_one_swap_not_pages(
+        cluster: EmulatedCluster, kubeconfig: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Pages go into the cache one by one only on the first list: a relist (an expired
+    watch) must not show a part of the nodes as if the rest were gone."""
+    seed_small_cluster(cluster, nodes=3)
+    pages: list[str] = []
+    original = reflector_module.Reflector._page_in
+
+    def counted(self: Any, items: list[Any]) -> None:
+        pages.append(self.feed.name)
+        original(self, items)
+
+    monkeypatch.setattr(reflector_module.Reflector, "_page_in", counted)
+    target = load_target(str(kubeconfig))
+    from gputui.sources.cache import ObjectCache
+    from gputui.sources.http import KubeHttp
+    from gputui.sources.resources import cluster_feeds
+
+    feed = next(f for f in cluster_feeds() if f.name == "nodes")
+    calls: list[int] = []
+    reflector = reflector_module.Reflector(KubeHttp(target.configuration), feed, ObjectCache(),
+                                           _Quiet(), on_first_pages=lambda: calls.append(1))
+    reflector._list()
+    reflector._list()  # a relist
+    assert pages == ["nodes"] and calls == [1]
+
+
+class _Quiet:
+    """A reflector's owner that listens to nothing."""
+
+    def feed_state(self, feed: str, state: Any, message: str) -> None:
+        return None
+
+    def feed_changed(self) -> None:
+        return None
+
+    def feed_alive(self) -> None:
+        return None
