@@ -33,6 +33,7 @@ from gputui.ui.node_rows import (
     sort_value,
     util_cell,
 )
+from gputui.ui.loop_turn import after_loop_turn
 from gputui.ui.widgets.cell_texts import CellTexts
 from gputui.ui.widgets.datatable_internals import row_key_at
 from gputui.ui.widgets.mark_column import MarkColumn
@@ -266,8 +267,8 @@ class NodeTable(MarkColumn):
                 self._slice_queued = True
                 if self._filling and not had_rows:  # paint the first screenful, then go on
                     self.call_after_refresh(self._next_slice)
-                else:
-                    self.call_later(self._next_slice)
+                else:  # keys first: the loop runs what is ready between slices
+                    after_loop_turn(self, self._next_slice)
             return
         self._finish_patch(cursor)
 
