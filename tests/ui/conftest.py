@@ -20,6 +20,7 @@ from gputui.domain.snapshot import SnapshotBuilder
 from gputui.settings import Settings
 from gputui.sim.cluster import EmulatedCluster
 from gputui.ui.app import GpuTuiApp, make_app
+from gputui.ui.screens.nodes import SELECT_DEBOUNCE
 from tests.actions.conftest import gpu_node
 from tests.fixtures import SCENARIOS
 from tests.fixtures.recordings import Recording, ReplaySource, load_recording
@@ -65,10 +66,15 @@ def modified(recording: Recording, *, remove: tuple[str, ...] = (), add: dict[st
 
 
 async def settle(pilot: Any, rounds: int = 3) -> None:
-    """Let queued messages (snapshots, selections, timers) run."""
+    """Let queued messages (snapshots, selections, timers) run.
+
+    The timed pause is a window, not a guess: the node screen shows the cursor's node
+    ``SELECT_DEBOUNCE`` after the cursor last moved, on a timer of this same event loop, so
+    the timer is due, and runs, before a longer pause ends; the last pause lets what it
+    posted be handled."""
     for _ in range(rounds):
         await pilot.pause()
-    await pilot.pause(0.12)  # the node-selection debounce
+    await pilot.pause(SELECT_DEBOUNCE * 1.5)  # window: the node-selection debounce fires
     await pilot.pause()
 
 

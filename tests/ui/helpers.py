@@ -22,6 +22,7 @@ from typing import Any
 
 import pytest
 from rich.console import Console, RenderableType
+from textual.command import CommandPalette
 from textual.screen import Screen
 from textual.widget import Widget
 from textual.widgets import Input, OptionList, Static
@@ -49,13 +50,42 @@ from tests.helpers import poll
 
 
 # ------------------------------------------------------------ waiting on the app
-async def until(pilot: Any, check: Callable[[], bool], timeout: float = 60.0) -> None:
-    """Pause the pilot until ``check()`` holds (real HTTP and threads take real time)."""
+async def until(pilot: Any, check: Callable[[], object], timeout: float = 60.0,
+                why: Callable[[], object] | None = None) -> None:
+    """Pause the pilot until ``check()`` holds (real HTTP and threads take real time). The
+    bound only stops a hang, so it is generous; ``why()``, if given, is added to the failure
+    (what the test would have printed in its own assertion)."""
     deadline = time.monotonic() + timeout
     while not check():
         if time.monotonic() > deadline:
-            raise AssertionError("condition not reached in time")
-        await pilot.pause(0.05)
+            detail = f": {why()}" if why is not None else ""
+            raise AssertionError(f"condition not reached in {timeout:g} s{detail}")
+        await pilot.pause(0.05)  # the step between looks, not a wait for anything
+
+
+async def quiet_for(pilot: Any, seconds: float) -> None:
+    """Let ``seconds`` pass with the app running, then let its queue drain.
+
+    The one fixed wait a UI test may need, and only for a window: a check that something
+    does *not* happen within it (no request is sent, the cursor does not move), or one that
+    needs several periods of a timer to pass. Whatever the test expects to happen is waited
+    for with :func:`until` instead: a guessed pause passes on a quiet machine and fails
+    under load."""
+    await pilot.pause(seconds)
+    await pilot.pause()
+
+
+async def palette_searched(pilot: Any, palette: CommandPalette, text: str = "") -> None:
+    """Wait until the command palette has listed its hits for ``text``: its query reads
+    ``text``, a search has ended (``-ready``) and none is running (Textual gathers the hits
+    in a worker and shows them in batches, so the list is partial until it ends)."""
+    group = CommandPalette._GATHER_COMMANDS_GROUP
+
+    def searched() -> bool:
+        return (palette.query_one(Input).value == text and palette.has_class("-ready")
+                and not any(worker.group == group for worker in pilot.app.workers))
+
+    await until(pilot, searched, why=lambda: f"the palette still searches for {text!r}")
 
 
 async def ready(pilot: Any, app: GpuTuiApp, nodes: int = 3) -> NodesScreen:
@@ -221,7 +251,7 @@ async def settle_for_snapshot(pilot: Any) -> None:
     """Let the app draw before an SVG snapshot is taken (a snapshot has no condition to
     wait on; the same pauses every time)."""
     await pilot.pause()
-    await pilot.pause(0.15)
+    await pilot.pause(0.15)  # window: timers due soon after the first frame (a debounce) fire
     await pilot.pause()
 
 

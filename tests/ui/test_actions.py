@@ -3,7 +3,6 @@ journey 4, against the emulated cluster over HTTP with the real source and write
 
 from __future__ import annotations
 
-import asyncio
 import json
 from collections.abc import Callable
 from pathlib import Path
@@ -32,7 +31,14 @@ from gputui.ui.screens.confirm import (
 from gputui.ui.screens.nodes import NodesScreen
 from tests.actions.conftest import gpu_pod
 from tests.apiserver.conftest import seed_cluster_policy
-from tests.ui.helpers import LiveApp, cluster, live_app, ready, until  # noqa: F401
+from tests.ui.helpers import (  # noqa: F401
+    LiveApp,
+    cluster,
+    live_app,
+    quiet_for,
+    ready,
+    until,
+)
 
 
 async def test_cordon_confirmed_with_y_reaches_the_cluster_table_and_audit(
@@ -75,7 +81,7 @@ async def test_cancel_changes_nothing(live_app: LiveApp, cluster: EmulatedCluste
         await until(pilot, lambda: getattr(dialog, "dry_run", None) is not None)
         await pilot.press(key)
         await until(pilot, lambda: isinstance(app.screen, NodesScreen))
-        await pilot.pause(0.2)
+        await quiet_for(pilot, 0.2)  # a write the cancel let through would be sent now
     assert "unschedulable" not in cluster.store.get("nodes", "gpu-1", None)["spec"]
     assert (tmp_path / "audit.jsonl").read_text() == ""  # checked at start, nothing applied
     patches = [path for method, path in request_log if method == "PATCH"]
@@ -179,8 +185,11 @@ async def test_refused_dry_run_cannot_be_confirmed(live_app: LiveApp,
         await until(pilot, lambda: dialog.dry_run is not None)
         assert dialog.dry_run is not None and not dialog.dry_run.ok
         assert dialog.query_one("#confirm-yes", Button).disabled
-        await pilot.press("y")
-        await pilot.pause(0.2)
+        notes: list[str] = []
+        app.notify = lambda message, **kw: notes.append(str(message))  # type: ignore[method-assign]
+        await pilot.press("y")  # answered with why not, and nothing else
+        await until(pilot, lambda: "the server refused the dry run: nothing can be applied"
+                    in notes, why=lambda: notes)
         assert app.screen is dialog and not dialog.applying
     assert "unschedulable" not in cluster.store.get("nodes", "gpu-1", None)["spec"]
 
@@ -202,9 +211,9 @@ async def test_denied_action_is_greyed_with_the_reason(live_app: LiveApp,
         assert isinstance(app.screen, NodesScreen)
         assert notes[0].startswith("Drain is not available: denied: create pods/eviction")
         app.actions.start("drain", ["gpu-1"])  # what the palette and ":drain" call
-        await pilot.pause(0.2)
+        await until(pilot, lambda: len(notes) == 2)
         assert isinstance(app.screen, NodesScreen)
-        assert len(notes) == 2 and notes[-1] == notes[0]
+        assert notes[-1] == notes[0]
 
 
 async def test_denied_cordon_key_says_why_and_sends_nothing(
@@ -224,7 +233,7 @@ async def test_denied_cordon_key_says_why_and_sends_nothing(
         await until(pilot, lambda: len(notes) == 1)
         assert notes[0].startswith("Cordon is not available: denied: patch nodes")
         assert isinstance(app.screen, NodesScreen)
-        await asyncio.sleep(0.3)
+        await quiet_for(pilot, 0.3)  # a write (or dry run) the refusal let through: sent now
         later = request_log[sent:]
         assert not [(m, p) for m, p in later if m != "GET"], later
         assert not [p for _, p in later if "/nodes/gpu-1" in p], later
@@ -248,11 +257,12 @@ async def test_read_only_greys_actions_and_sends_only_gets(
             assert isinstance(app.screen, NodesScreen)
         assert app.check_action("act", ("cordon",)) is None  # the footer still greys it
         for action_id in ("cordon", "drain", "operands_off"):
+            before = len(notes)
             app.actions.start(action_id, ["gpu-1"])
-            await pilot.pause(0.1)
+            await until(pilot, lambda want=before + 1: len(notes) == want)
             assert isinstance(app.screen, NodesScreen)
         assert len(notes) == 6 and all("read-only mode" in n for n in notes)
-        await asyncio.sleep(0.3)
+        await quiet_for(pilot, 0.3)  # a write the refusals let through would be sent now
     assert request_log and {method for method, _ in request_log} == {"GET"}
     assert "unschedulable" not in cluster.store.get("nodes", "gpu-1", None)["spec"]
 
@@ -472,9 +482,9 @@ async def test_an_action_while_the_lists_are_still_read_is_refused_and_says_why(
             await until(pilot, lambda: screen.table.row_count == 3)
             screen.table.focus()
             await pilot.press("c")
-            await pilot.pause(0.2)
+            await until(pilot, lambda: any("not available yet: still reading" in n
+                                           and "pods" in n for n in notes), why=lambda: notes)
             assert not isinstance(app.screen, ConfirmScreen)
-            assert any("not available yet: still reading" in n and "pods" in n for n in notes)
             release.set()
             await until(pilot, lambda: not app.snapshot.loading)
             await pilot.press("c")

@@ -25,9 +25,9 @@ async def test_a_bad_audit_path_disables_actions_at_start_and_says_why(
             assert app.action_blocks()["cordon"].startswith("the audit log cannot be written")
             # (a greyed key's own answer is the key bindings' business; the flow refuses)
             app.actions.start("cordon", ("gpu-1",))
-            await pilot.pause(0.2)
-            assert any(n.startswith("Cordon is not available: the audit log cannot be "
-                                    "written") for n in notes), notes
+            await until(pilot, lambda: any(n.startswith("Cordon is not available: the audit "
+                                                        "log cannot be written") for n in notes),
+                        why=lambda: notes)
             assert not isinstance(app.screen, ConfirmScreen)
     finally:
         writer.close()

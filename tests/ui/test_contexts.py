@@ -29,7 +29,7 @@ from gputui.ui.screens.contexts import ContextsScreen
 from gputui.ui.screens.nodes import NodesScreen
 from tests.actions.conftest import gpu_node
 from tests.conftest import hook_server_requests
-from tests.ui.helpers import header_text, until
+from tests.ui.helpers import header_text, quiet_for, until
 
 #: (host:port, method, path) of every request either emulated server receives
 Sent = list[tuple[str, str, str]]
@@ -181,7 +181,7 @@ async def test_unknown_context_says_so_in_one_line_and_stays(ctx_app: Any) -> No
         line = next(n for n in notes if n.startswith("Cannot switch"))
         assert "\n" not in line and "not found in kubeconfig" in line
         assert app.contexts.current == "lab-a" and not app.contexts.switching
-        await asyncio.sleep(0.2)
+        await quiet_for(pilot, 0.2)  # a stop of the old cluster would empty the list now
         assert set(app.snapshot.nodes) == {"a-1", "a-2"}  # the old cluster was never stopped
 
 
@@ -204,7 +204,8 @@ async def test_read_only_context_sends_no_write_and_greys_with_the_reason(
         assert isinstance(app.screen, NodesScreen)
         assert app.check_action("act", ("cordon",)) is None  # greyed in footer and help (app key)
         app.actions.start("drain", ["b-1"])
-        await pilot.pause(0.3)
+        await until(pilot, lambda: notes[-1].startswith("Drain is not available: read-only "
+                                                         "context"), why=lambda: notes)
     to_b = [(method, path) for host, method, path in sent if host == b_host]
     assert to_b and {method for method, _ in to_b} == {"GET"}, to_b
     assert "unschedulable" not in clusters[1].store.get("nodes", "b-1", None)["spec"]
@@ -216,8 +217,11 @@ async def test_read_only_context_chosen_at_start_sends_only_gets(
     async with app.run_test(size=(120, 40)) as pilot:
         await shows(pilot, app, {"b-1", "b-2", "b-3"})
         assert "read-only" in header_text(app).splitlines()[0]
+        notes: list[str] = []
+        app.notify = lambda message, **kw: notes.append(str(message))  # type: ignore[method-assign]
         await pilot.press("c")
-        await pilot.pause(0.3)
+        await until(pilot, lambda: any(n.startswith("Cordon is not available: read-only "
+                                                    "context") for n in notes), why=lambda: notes)
     assert sent and {method for _, method, _ in sent} == {"GET"}, sent
 
 
@@ -320,6 +324,6 @@ async def test_an_action_opened_while_the_switch_loads_is_closed_unsent(
         await shows(pilot, app, {"b-1", "b-2", "b-3"})
         assert not isinstance(app.screen, ConfirmScreen)
         await pilot.press("y")
-        await pilot.pause(0.3)
+        await quiet_for(pilot, 0.3)  # a cordon the closed dialog let through: sent now
     for cluster, node in ((clusters[0], "a-1"), (clusters[1], "b-1")):
         assert "unschedulable" not in cluster.store.get("nodes", node, None)["spec"]

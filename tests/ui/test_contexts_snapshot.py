@@ -10,6 +10,7 @@ from gputui.domain.sanitize import clean_line
 from gputui.sources.contexts import ContextEntry
 from gputui.ui.screens.contexts import ContextsScreen
 from tests.ui.conftest import FrozenApp
+from tests.ui.helpers import settle_for_snapshot
 
 HOSTILE = "evil\x1b]2;PWNED\x07"
 ENTRIES = (
@@ -26,7 +27,6 @@ def test_ctx_view_80x24(snap_compare: Any, frozen_app: FrozenApp) -> None:
     async def run_before(pilot: Any) -> None:
         await pilot.pause()
         await app.push_screen(ContextsScreen(ENTRIES))
-        await pilot.pause()
-        await pilot.pause(0.15)
+        await settle_for_snapshot(pilot)
 
     assert snap_compare(app, terminal_size=(80, 24), run_before=run_before)

@@ -6,7 +6,6 @@ the fault ends the header is live again and the node list is the server's.
 
 from __future__ import annotations
 
-import time
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -23,6 +22,7 @@ from gputui.sources.retry import RetryPolicy
 from gputui.ui.app import make_app
 from gputui.ui.widgets.status_header import HeaderState, render_header
 from tests.sources.helpers import cluster_policy, node
+from tests.ui.helpers import until
 
 NS = "gpu-operator"
 
@@ -37,15 +37,6 @@ def seeded(api_only: EmulatedCluster, tmp_path: Path) -> Iterator[tuple[Emulated
 
 def header_line(app: Any) -> str:
     return str(app.screen.query_one("StatusHeader").render()).splitlines()[0]
-
-
-async def wait(pilot: Any, predicate: Any, seconds: float = 60.0) -> bool:
-    deadline = time.monotonic() + seconds
-    while time.monotonic() < deadline:
-        if predicate():
-            return True
-        await pilot.pause(0.1)
-    return bool(predicate())
 
 
 @pytest.mark.parametrize("fault", ["down", "500", "forbid:nodes"])
@@ -64,22 +55,22 @@ async def test_keys_work_and_the_header_tells_during_a_fault(
     app = make_app(Settings(), session_of(Settings(), source))
     app.min_snapshot_interval = 0.0
     async with app.run_test(size=(100, 30)) as pilot:
-        assert await wait(pilot, lambda: len(app.snapshot.nodes) == 3 and
-                          "live" in header_line(app)), header_line(app)
+        await until(pilot, lambda: len(app.snapshot.nodes) == 3 and "live" in header_line(app),
+                    why=lambda: header_line(app))
         cluster.inject(fault)
         if fault == "500":  # retried quietly at first; a relist while it lasts gives up
             cluster.inject("watch-close")
         told = {"down": "stale since", "500": "stale since", "forbid:nodes": "forbidden"}[fault]
-        assert await wait(pilot, lambda: told in header_line(app) or
-                          told in app.status.message, 60), header_line(app)
+        await until(pilot, lambda: told in header_line(app) or told in app.status.message,
+                    why=lambda: header_line(app))
         await pilot.press("2")
-        assert await wait(pilot, lambda: app.current_mode == "upgrades")
+        await until(pilot, lambda: app.current_mode == "upgrades")
         await pilot.press("1")
-        assert await wait(pilot, lambda: app.current_mode == "nodes")
+        await until(pilot, lambda: app.current_mode == "nodes")
         cluster.store.create("nodes", node("gpu-late"))
         cluster.heal()
-        assert await wait(pilot, lambda: "gpu-late" in app.snapshot.nodes
-                          and "live" in header_line(app), 60), header_line(app)
+        await until(pilot, lambda: "gpu-late" in app.snapshot.nodes
+                    and "live" in header_line(app), why=lambda: header_line(app))
         assert sorted(app.snapshot.nodes) == ["gpu-0", "gpu-1", "gpu-2", "gpu-late"]
 
 

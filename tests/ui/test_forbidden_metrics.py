@@ -38,7 +38,8 @@ async def test_the_metrics_tab_says_forbidden_once_and_scrapes_stop(
     settings = Settings(kubeconfig=str(viewer_cluster.write_kubeconfig(tmp_path / "kc")),
                         refresh=0.5)
     source = open_source(settings, watch_timeout=5)
-    app = make_app(settings, session_of(settings, source, metrics=open_metrics(settings, source)))
+    metrics = open_metrics(settings, source)
+    app = make_app(settings, session_of(settings, source, metrics=metrics))
     app.min_snapshot_interval = 0.0
     async with app.run_test(size=(160, 48)) as pilot:
         await until(pilot, lambda: app.snapshot.nodes and not app.snapshot.loading)
@@ -47,7 +48,8 @@ async def test_the_metrics_tab_says_forbidden_once_and_scrapes_stop(
         pane = app.screen.query_one(MetricsPane)
         await until(pilot, lambda: MESSAGE in pane._reading.origin.error)
         first = sum(1 for _, path in request_log if "/proxy/" in path)
-        await pilot.pause(3.0)  # six refreshes at 0.5 s
+        read = metrics.readings
+        await until(pilot, lambda: metrics.readings >= read + 6)  # six refreshes, none scrapes
         await settle(pilot)
         console = Console(record=True, width=160, file=io.StringIO())
         console.print(pane.query_one("#metrics-body", Static).content)

@@ -16,6 +16,7 @@ from gputui.ui.widgets.status_header import StatusHeader
 from tests.fixtures import SCENARIOS
 from tests.fixtures.recordings import ReplaySource, load_recording
 from tests.ui.conftest import FrozenApp, settle
+from tests.ui.helpers import palette_searched, until
 
 
 async def test_snapshot_flows_as_messages_into_the_active_screen(frozen_app: FrozenApp) -> None:
@@ -143,16 +144,16 @@ async def test_palette_lists_every_command(frozen_app: FrozenApp) -> None:
         await settle(pilot)
         palette = app.screen
         assert isinstance(palette, CommandPalette)
-        await pilot.pause(0.5)
+        await palette_searched(pilot, palette)
         options = palette.query_one("CommandList")
         prompts = [str(options.get_option_at_index(i).prompt)  # type: ignore[attr-defined]
                    for i in range(options.option_count)]  # type: ignore[attr-defined]
         for cmd in palette_commands():
             assert any(cmd.title in p for p in prompts), cmd.id
-        await pilot.press(*"findings", "enter")
-        await settle(pilot)
-        await pilot.pause(0.3)
-        assert app.current_mode == "findings"
+        await pilot.press(*"findings")
+        await palette_searched(pilot, palette, "findings")
+        await pilot.press("enter")
+        await until(pilot, lambda: app.current_mode == "findings")
 
 
 async def test_header_shows_stale_and_disconnected(frozen_app: FrozenApp) -> None:

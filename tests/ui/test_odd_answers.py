@@ -63,7 +63,8 @@ async def test_odd_access_reviews_grey_the_actions_and_the_app_stays_up(
             "denied: patch nodes: could not read permission: the access review answer has "
             f"{odd_reviews}")
         app.actions.start("cordon", ["gpu-1"])
-        await pilot.pause(0.2)
+        await until(pilot, lambda: any("could not read permission" in n for n in notes),
+                    why=lambda: notes)
         assert isinstance(app.screen, NodesScreen) and app.is_running
-        assert notes and "could not read permission" in notes[-1]
+        assert "could not read permission" in notes[-1]
     assert app.return_code in (None, 0)

@@ -7,8 +7,6 @@ and an exception in an action's ``plan()`` is one sentence while the app stays."
 from __future__ import annotations
 
 import json
-import time
-from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -22,6 +20,7 @@ from gputui.ui.screens.operations import OperationsScreen
 from gputui.ui.screens.upgrades import UpgradesScreen
 from gputui.ui.widgets.mark_column import ARROW
 from gputui.ui.widgets.status_header import StatusHeader
+from tests.helpers import poll
 from tests.ui.helpers import (
     CANARY,
     answer_prompt,
@@ -44,16 +43,6 @@ def header_text(app: GpuTuiApp) -> str:
 
 def audit_lines(tmp_path: Path) -> list[dict[str, Any]]:
     return [json.loads(line) for line in (tmp_path / "audit.jsonl").read_text().splitlines()]
-
-
-def poll(check: Callable[[], bool], timeout: float = 10.0) -> bool:
-    """``check()`` holds within ``timeout`` seconds (threads outside the app's loop)."""
-    deadline = time.monotonic() + timeout
-    while not check():
-        if time.monotonic() > deadline:
-            return False
-        time.sleep(0.05)
-    return True
 
 
 async def start_drain(pilot: Any, app: GpuTuiApp) -> ConfirmScreen:
@@ -345,8 +334,11 @@ async def test_an_exception_in_the_dry_run_refuses_the_plan_and_the_app_stays(
         dialog = app.screen
         assert isinstance(dialog, ConfirmScreen) and dialog.dry_run is not None
         assert dialog.dry_run.refusal == ("the dry run failed: ValueError: no such pod list")
-        await pilot.press("y")  # refused: nothing can be applied
-        await pilot.pause(0.2)
+        notes: list[str] = []
+        app.notify = lambda message, **kw: notes.append(str(message))  # type: ignore[method-assign]
+        await pilot.press("y")  # refused: nothing can be applied, and it says so
+        await until(pilot, lambda: any("refused the dry run" in n for n in notes),
+                    why=lambda: notes)
         assert app.screen is dialog and not dialog.applying and app.is_running
     assert (tmp_path / "audit.jsonl").read_text() == ""
 

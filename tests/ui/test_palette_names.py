@@ -11,6 +11,7 @@ from textual.command import CommandPalette
 from gputui.ui.commands import by_alias, palette_commands
 from gputui.ui.palette import command_name
 from tests.ui.conftest import FrozenApp, settle
+from tests.ui.helpers import palette_searched
 
 
 def _entries(palette: CommandPalette) -> list[str]:
@@ -28,7 +29,7 @@ async def test_every_entry_names_its_colon_command_and_whole_tooltip(
         await settle(pilot)
         palette = app.screen
         assert isinstance(palette, CommandPalette)
-        await pilot.pause(0.5)
+        await palette_searched(pilot, palette)
         entries = _entries(palette)
         for cmd in palette_commands():
             if not cmd.aliases:
@@ -46,8 +47,8 @@ async def test_typing_a_colon_name_finds_its_command(frozen_app: FrozenApp) -> N
         await settle(pilot)
         await pilot.press("ctrl+p")
         await settle(pilot)
-        await pilot.press(*"max-parallel")
-        await pilot.pause(0.8)
         palette = app.screen
         assert isinstance(palette, CommandPalette)
+        await pilot.press(*"max-parallel")
+        await palette_searched(pilot, palette, "max-parallel")
         assert _entries(palette)[0].startswith(f"{wanted.title}  :max-parallel")

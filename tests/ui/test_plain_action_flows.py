@@ -190,11 +190,27 @@ class TaskWorker:
     def cancel(self) -> None:
         self.task.cancel()
 
+    async def ended(self) -> None:
+        """Wait until the task has ended, however (returned, raised or cancelled)."""
+        await asyncio.wait([self.task])
+
+
+def task_workers(host: Any) -> list[TaskWorker]:
+    """Make ``host`` run its workers as asyncio tasks; the list of those it started."""
+    started: list[TaskWorker] = []
+
+    def run_worker(work: Any, **how: Any) -> TaskWorker:
+        started.append(TaskWorker(work, **how))
+        return started[-1]
+
+    host.run_worker = run_worker
+    return started
+
 
 async def test_whether_an_action_runs_has_one_answer_the_flow_and_its_registry() -> None:
     host, flow = _actions(Runner())
     assert not flow.open and not flow.busy
-    host.run_worker = TaskWorker  # type: ignore[assignment]
+    workers = task_workers(host)
     gate = asyncio.Event()
 
     async def prompted(_act: Any, _targets: Any) -> None:
@@ -204,8 +220,7 @@ async def test_whether_an_action_runs_has_one_answer_the_flow_and_its_registry()
     flow.start("cordon", ["gpu-1"])
     assert flow.open and flow.busy  # a :ctx switch refuses now
     gate.set()
-    await asyncio.sleep(0)  # the flow's worker ends
-    await asyncio.sleep(0)
+    await workers[-1].ended()  # the flow's worker ends
     assert not flow.open and not flow.busy
     op = _cordon(flow.operation_flow)  # `y`: an operation applies
     assert flow.busy and not flow.open  # a retired writer stays open until it ends
@@ -215,19 +230,22 @@ async def test_whether_an_action_runs_has_one_answer_the_flow_and_its_registry()
 
 async def test_a_context_switch_closes_the_open_action_unsent() -> None:
     host, flow = _actions(Runner())
-    host.run_worker = TaskWorker  # type: ignore[assignment]
+    workers = task_workers(host)
     reached: list[str] = []
+    prompting = asyncio.Event()
 
     async def prompted(_act: Any, _targets: Any) -> None:
+        prompting.set()
         await asyncio.Event().wait()
         reached.append("applied")  # never: the prompt was closed
 
     flow._plan_and_confirm = prompted  # type: ignore[method-assign]
     assert flow.close_open() is False  # nothing open
     flow.start("cordon", ["gpu-1"])
-    await asyncio.sleep(0)
+    await prompting.wait()  # the prompt is open (its task runs)
     assert flow.close_open() is True
-    await asyncio.sleep(0)
+    await workers[-1].ended()  # the cancel has landed
+    assert workers[-1].task.cancelled()
     assert reached == [] and not flow.open and flow.close_open() is False
 
 

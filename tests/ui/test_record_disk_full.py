@@ -17,6 +17,7 @@ from gputui.domain.inputs import ClusterObjects
 from gputui.sim.cluster import EmulatedCluster
 from gputui.sources.tape.writer import TapeWriter
 from gputui.ui.widgets.status_header import HeaderState, render_header
+from tests.helpers import poll
 from tests.ui.helpers import (  # noqa: F401 - cluster, live_app: fixtures
     LiveApp,
     cluster,
@@ -37,9 +38,7 @@ def _on_a_full_disk(path: Path) -> TapeWriter:
 def test_a_full_disk_stops_the_writer_with_the_reason(tmp_path: Path) -> None:
     writer = _on_a_full_disk(tmp_path / "s.gputui-rec")
     writer.objects(ClusterObjects(context="gputui-demo"), 1000.0)
-    deadline = time.monotonic() + 10
-    while writer.error is None and time.monotonic() < deadline:
-        time.sleep(0.05)
+    poll(lambda: writer.error is not None, timeout=10)  # the writer's thread meets it
     assert writer.error is not None and "No space left on device" in writer.error
 
 
@@ -73,9 +72,7 @@ def test_exit_says_where_the_recording_ends(tmp_path: Path,
 
     writer = _on_a_full_disk(tmp_path / "s.gputui-rec")
     writer.objects(ClusterObjects(context="gputui-demo"), 1000.0)
-    deadline = time.monotonic() + 10
-    while writer.error is None and time.monotonic() < deadline:
-        time.sleep(0.05)
+    poll(lambda: writer.error is not None, timeout=10)  # the writer's thread meets it
     _close_recorder(writer)
     err = capsys.readouterr().err
     assert err.count("\n") == 1 and "No space left on device" in err

@@ -24,7 +24,7 @@ from gputui.ui.screens.nodes import NodesScreen
 from gputui.ui.widgets.status_header import StatusHeader
 from gputui.ui.widgets.status_header_replay import utc_clock
 from tests.fixtures.tapes import XID_NODE, write_xid_tape
-from tests.ui.helpers import until
+from tests.ui.helpers import quiet_for, settle_for_snapshot, until
 
 #: 2026-12-01 09:30 UTC: the recording's header date, fixed for stable screens
 RECORDED_AT = 1796117400.0
@@ -135,7 +135,7 @@ async def test_space_plays_and_pauses(replay_app: ReplayFactory) -> None:
         await pilot.press("space")
         await until(pilot, lambda: "❚❚ paused" in header(app)[0])
         stopped = _cursor(app).position
-        await pilot.pause(0.3)
+        await quiet_for(pilot, 0.3)  # playing, the cursor would have moved within it
         assert _cursor(app).position == stopped
         screen = app.screen
         assert isinstance(screen, NodesScreen) and not screen.table.marks  # space: no mark
@@ -192,8 +192,7 @@ async def _settle_on_xid(pilot: Any) -> None:
     await until(pilot, lambda: app.snapshot.generated_at == _cursor(app).start)
     await pilot.press("right")
     await until(pilot, lambda: xid_shown(app) and "at 18:29:20" in header(app)[0])
-    await pilot.pause(0.15)
-    await pilot.pause()
+    await settle_for_snapshot(pilot)
 
 
 def test_replay_at_the_xid_80x24(snap_compare: Any, replay_app: ReplayFactory) -> None:

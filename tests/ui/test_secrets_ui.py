@@ -3,7 +3,6 @@ and the app goes on; a crash report has no locals and no secret."""
 
 from __future__ import annotations
 
-import time
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -20,6 +19,7 @@ from gputui.sources.writer import writer_for_source
 from gputui.ui.app import GpuTuiApp, make_app
 from gputui.ui.crash import QuietCrash, crash_report
 from tests.helpers import KEY_DATA, SECRETS, TOKEN, assert_no_secret, planted
+from tests.ui.helpers import until
 
 
 @pytest.fixture
@@ -28,15 +28,6 @@ def debug_log(tmp_path: Path) -> Iterator[Path]:
     handler = configure_logging(path)
     yield path
     remove_logging(handler)
-
-
-async def wait(pilot: Any, predicate: Any, seconds: float = 60.0) -> bool:
-    deadline = time.monotonic() + seconds
-    while time.monotonic() < deadline:
-        if predicate():
-            return True
-        await pilot.pause(0.1)
-    return bool(predicate())
 
 
 def _leaky(self: Runner) -> None:
@@ -58,9 +49,9 @@ async def test_a_failing_permission_worker_says_one_scrubbed_sentence(
     try:
         async with app.run_test(size=(160, 40)) as pilot:
             told = lambda: [n.message for n in app._notifications]
-            assert await wait(pilot, lambda: any("checking permissions failed" in m
-                                                 for m in told())), told()
-            assert await wait(pilot, lambda: "live" in str(app.status.connection).lower())
+            await until(pilot, lambda: any("checking permissions failed" in m for m in told()),
+                        why=told)
+            await until(pilot, lambda: "live" in str(app.status.connection).lower())
             assert app.is_running  # the worker's failure did not end the app
             screen = app.export_screenshot()
             message = next(m for m in told() if "checking permissions failed" in m)
@@ -104,9 +95,9 @@ async def test_an_unhandled_crash_prints_the_quiet_report(
     try:
         with pytest.raises(RuntimeError):
             async with app.run_test(size=(120, 30)) as pilot:
-                await pilot.pause(0.2)
+                await until(pilot, lambda: "live" in str(app.status.connection).lower())
                 app.call_later(boom)
-                await wait(pilot, lambda: not app.is_running, 10)
+                await until(pilot, lambda: not app.is_running)
     finally:
         source.stop()
     printed = capfd.readouterr()

@@ -34,8 +34,8 @@ async def test_a_cordon_shows_as_an_action_with_who_and_as_the_change_it_made(
             assert (by_kind["cordon"].node, by_kind["cordon"].text) == ("gpu-1", "cordoned")
             assert sorted(kind for batch in batches for kind in batch) == ["action", "cordon"]
             await pilot.press("colon", *"timeline", "enter")
-            await until(pilot, lambda: app.current_mode == "timeline")
-            await pilot.pause(0.1)
+            await until(pilot, lambda: app.current_mode == "timeline"
+                        and app.screen.table.row_count >= 2)  # type: ignore[attr-defined]
             rows = [[c.plain for c in app.screen.table.get_row_at(i)]  # type: ignore[attr-defined]
                     for i in range(2)]
             assert {r[3] for r in rows} == {action.who, ""}

@@ -18,6 +18,7 @@ from gputui.ui.screens.timeline import TimelineScreen
 from tests.fixtures import SCENARIOS
 from tests.fixtures.recordings import ReplaySource, load_recording
 from tests.ui.conftest import FrozenApp, modified, settle
+from tests.ui.helpers import until
 
 
 def _settings(tmp_path: Path) -> Settings:
@@ -36,14 +37,6 @@ async def _open(pilot: Any) -> TimelineScreen:
     screen = pilot.app.screen
     assert isinstance(screen, TimelineScreen)
     return screen
-
-
-async def _wait_for(pilot: Any, test: Any, rounds: int = 100) -> None:
-    for _ in range(rounds):
-        if test():
-            return
-        await pilot.pause(0.05)
-    assert test()
 
 
 async def test_two_snapshots_give_events_newest_first(frozen_app: FrozenApp,
@@ -143,7 +136,7 @@ async def test_actions_of_this_cluster_come_from_the_audit_log_with_who(
     async with app.run_test(size=(100, 30)) as pilot:
         await settle(pilot)
         screen = await _open(pilot)
-        await _wait_for(pilot, lambda: len(app.timelines.timeline) == 1)
+        await until(pilot, lambda: len(app.timelines.timeline) == 1)
         await settle(pilot)
         event, = app.timelines.timeline.query()
         assert (event.kind, event.node, event.who) == ("action", node, "alice")

@@ -46,9 +46,9 @@ def test_short_lived_tokens_in_the_tui(tmux: Tmux, api_only: EmulatedCluster,  #
     assert poll_screen(lambda: "● live" in tmux.screen(), timeout=60), tmux.screen()
     first = runs(plugin)[0]
     screens: list[str] = []
-    while time.time() < first["start"] + WINDOW:
+    while time.time() < first["start"] + WINDOW:  # every screen of two token lifetimes
         screens.append(tmux.screen())
-        time.sleep(0.5)
+        time.sleep(0.5)  # window: a sample of the screen every half second, not a wait
     within = [r for r in runs(plugin) if r["start"] < first["start"] + WINDOW]
     assert len(within) <= math.ceil(WINDOW / LIFETIME) + 1, within
     assert len(within) >= 2, within  # it was refreshed, in the background

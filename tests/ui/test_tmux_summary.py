@@ -84,7 +84,7 @@ def _hold_still_with_the_crash_loop_shown(tmux: Tmux, sim: subprocess.Popen[byte
         assert poll_screen(lambda: _crash_loop_shown(tmux.screen(), seen), timeout=60), \
             tmux.screen()
         sim.send_signal(signal.SIGSTOP)
-        time.sleep(1.0)  # a snapshot already on its way lands now
+        time.sleep(1.0)  # window: a snapshot already on its way lands now, or never
         if _crash_loop_shown(tmux.screen(), seen):
             return seen[-1]
     raise AssertionError(f"the crash-loop's rows never held still: {tmux.screen()}")

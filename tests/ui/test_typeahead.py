@@ -15,6 +15,7 @@ from gputui.ui.screens.command_line import CommandLine
 from gputui.ui.screens.nodes import NodesScreen
 from gputui.ui.screens.upgrades import UpgradesScreen
 from tests.ui.conftest import FrozenApp, settle
+from tests.ui.helpers import until
 
 _NAMES = {":": "colon", "/": "slash", "\r": "enter", "\x1b": "escape", "=": "equals_sign",
           "-": "minus", " ": "space"}
@@ -27,22 +28,14 @@ def burst(app: GpuTuiApp, text: str) -> None:
         app.post_message(events.Key(key, None if key in ("enter", "escape") else char))
 
 
-async def wait_until(pilot: object, predicate: object, rounds: int = 60) -> bool:
-    for _ in range(rounds):
-        if predicate():  # type: ignore[operator]
-            return True
-        await pilot.pause(0.02)  # type: ignore[attr-defined]
-    return bool(predicate())  # type: ignore[operator]
-
-
 @pytest.mark.parametrize("repeat", range(3))
 async def test_command_line_burst_switches_view(frozen_app: FrozenApp, repeat: int) -> None:
     app = frozen_app("upgrade-rolling")
     async with app.run_test(size=(120, 40)) as pilot:
         await settle(pilot)
         burst(app, ":upgrades\r")
-        assert await wait_until(pilot, lambda: isinstance(app.screen, UpgradesScreen)), \
-            f"still on {type(app.screen).__name__}"
+        await until(pilot, lambda: isinstance(app.screen, UpgradesScreen),
+                    why=lambda: f"still on {type(app.screen).__name__}")
         assert app.current_mode == "upgrades" and len(app.screen_stack) == 1
 
 
@@ -51,7 +44,7 @@ async def test_keys_after_enter_go_to_the_new_view(frozen_app: FrozenApp) -> Non
     async with app.run_test(size=(120, 40)) as pilot:
         await settle(pilot)
         burst(app, ":mig\r:findings\r")
-        assert await wait_until(pilot, lambda: app.current_mode == "findings")
+        await until(pilot, lambda: app.current_mode == "findings")
 
 
 async def test_filter_burst_reaches_the_prompt(frozen_app: FrozenApp) -> None:
@@ -62,8 +55,9 @@ async def test_filter_burst_reaches_the_prompt(frozen_app: FrozenApp) -> None:
         assert isinstance(screen, NodesScreen)
         burst(app, "/a100\r")
         prompt = screen.query_one("#node-filter", Input)
-        assert await wait_until(pilot, lambda: screen.table.node_filter.text == "a100"), \
-            f"filter is {screen.table.node_filter.text!r}, prompt {prompt.value!r}"
+        await until(pilot, lambda: screen.table.node_filter.text == "a100",
+                    why=lambda: f"filter is {screen.table.node_filter.text!r}, "
+                                f"prompt {prompt.value!r}")
         assert prompt.value == "a100"
 
 
@@ -72,8 +66,8 @@ async def test_command_line_burst_keeps_every_character(frozen_app: FrozenApp) -
     async with app.run_test(size=(120, 40)) as pilot:
         await settle(pilot)
         burst(app, ":upgra")
-        assert await wait_until(pilot, lambda: isinstance(app.screen, CommandLine)
-                                and app.screen.query_one(Input).value == "upgra")
+        await until(pilot, lambda: isinstance(app.screen, CommandLine)
+                    and app.screen.query_one(Input).value == "upgra")
         assert app.typeahead.delayed > 0  # the burst did have to wait
 
 
@@ -82,8 +76,7 @@ async def test_help_burst_opens_and_closes(frozen_app: FrozenApp) -> None:
     async with app.run_test(size=(120, 40)) as pilot:
         await settle(pilot)
         burst(app, "?\x1b2")
-        assert await wait_until(pilot, lambda: app.current_mode == "upgrades"
-                                and len(app.screen_stack) == 1)
+        await until(pilot, lambda: app.current_mode == "upgrades" and len(app.screen_stack) == 1)
 
 
 async def test_palette_burst_keeps_every_character(frozen_app: FrozenApp) -> None:
@@ -94,5 +87,5 @@ async def test_palette_burst_keeps_every_character(frozen_app: FrozenApp) -> Non
         await settle(pilot)
         app.post_message(events.Key("ctrl+p", None))
         burst(app, "upgrades")
-        assert await wait_until(pilot, lambda: isinstance(app.screen, CommandPalette)
-                                and app.screen.query_one(CommandInput).value == "upgrades")
+        await until(pilot, lambda: isinstance(app.screen, CommandPalette)
+                    and app.screen.query_one(CommandInput).value == "upgrades")

@@ -15,20 +15,13 @@ from gputui.ui.screens.pod_log import PodLogScreen
 from tests.fixtures import SCENARIOS
 from tests.fixtures.recordings import ReplaySource, load_recording
 from tests.ui.conftest import FrozenApp, settle
+from tests.ui.helpers import until
 
 SECRET_URL = "https://oncall:hunter2-secret@api.prod.example:6443/api/v1/pods"
 
 
 def _failing(*_args: Any, **_kwargs: Any) -> list[str]:
     raise ConnectionError(f"connection reset while reading {SECRET_URL}")
-
-
-async def _said(pilot: Any, app: Any) -> None:
-    """Wait (on the condition, at most 10 s) for a failure to be said."""
-    for _ in range(200):
-        if app.worker_failures.said:
-            return
-        await pilot.pause(0.05)
 
 
 async def test_a_failed_pod_log_read_is_scrubbed_logged_and_shown_on_its_screen(
@@ -66,7 +59,7 @@ async def test_a_failed_audit_read_for_the_timeline_is_said(
             raise PermissionError(13, "Permission denied", "/var/log/gputui/audit.jsonl")
 
         app.run_worker(read, thread=True, group="timeline-audit", exit_on_error=False)
-        await _said(pilot, app)
+        await until(pilot, lambda: app.worker_failures.said)  # a failure is said
         assert len(app.worker_failures.said) == 1
         assert app.worker_failures.said[0].startswith(
             "reading the audit log for the timeline failed: PermissionError")
@@ -80,6 +73,6 @@ async def test_a_bug_in_a_worker_of_no_known_group_does_not_end_the_session(
         await settle(pilot)
         app.run_worker(lambda: 1 / 0, thread=True, name="odd", group="odd",
                        exit_on_error=False)
-        await _said(pilot, app)
+        await until(pilot, lambda: app.worker_failures.said)  # a failure is said
         assert app.worker_failures.said == [
             "the background task odd failed: ZeroDivisionError: division by zero"]

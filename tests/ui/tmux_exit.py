@@ -19,11 +19,11 @@ import subprocess
 import sys
 import time
 import urllib.request
-from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from tests.helpers import poll
 from tests.ui.helpers import REPO, Tmux
 
 EVICTION_LATENCY_MS = 300
@@ -33,13 +33,8 @@ WAYS = ("SIGTERM", "SIGHUP", "kill-session", "ctrl+q")
 EXIT_CODES = {"SIGTERM": 143, "SIGHUP": 129, "ctrl+q": 0}
 
 
-def poll(check: Callable[[], bool], timeout: float = 90.0, every: float = 0.05) -> bool:
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        if check():
-            return True
-        time.sleep(every)
-    return False
+#: how long a step of a run (the app coming up, a dialog opening) may take before it failed
+STEP_SECONDS = 90.0
 
 
 class Sim:
@@ -113,21 +108,21 @@ def launch(tmux: Tmux, sim: Sim, audit: Path) -> None:
                "echo \"gputui exited with $?\"; sleep 120")
     started = tmux.run("new-session", "-d", "-x", "120", "-y", "40", command)
     assert started.returncode == 0, started.stderr
-    assert poll(lambda: "● live" in tmux.screen()), tmux.screen()
+    assert poll(lambda: "● live" in tmux.screen(), STEP_SECONDS), tmux.screen()
 
 
 def start_drain(tmux: Tmux, sim: Sim) -> None:
     """``r``, default options and timeout, ``y`` after the dry run; returns once the server
     has received an eviction of the apply (the drain is in progress)."""
     tmux.run("send-keys", "r")
-    assert poll(lambda: "Drain options" in tmux.screen()), tmux.screen()
+    assert poll(lambda: "Drain options" in tmux.screen(), STEP_SECONDS), tmux.screen()
     tmux.run("send-keys", "Enter")
-    assert poll(lambda: "Seconds to keep retrying" in tmux.screen()), tmux.screen()
+    assert poll(lambda: "Seconds to keep retrying" in tmux.screen(), STEP_SECONDS), tmux.screen()
     tmux.run("send-keys", "Enter")
-    assert poll(lambda: "Dry run: passed" in tmux.screen()), tmux.screen()
+    assert poll(lambda: "Dry run: passed" in tmux.screen(), STEP_SECONDS), tmux.screen()
     before = sim.evictions()
     tmux.run("send-keys", "y")
-    assert poll(lambda: sim.evictions() > before, every=0.1), tmux.screen()
+    assert poll(lambda: sim.evictions() > before, STEP_SECONDS, step=0.1), tmux.screen()
 
 
 def ask_to_quit(tmux: Tmux) -> bool:
@@ -159,12 +154,13 @@ def run_once(sim: Sim, way: str, mid_drain: bool, directory: Path) -> ExitRun:
         at_stop = sim.evictions()
         started = time.monotonic()
         stop(tmux, pid, way, asked)
-        poll(lambda: gone(pid), timeout=60, every=0.02)
+        poll(lambda: gone(pid), timeout=60, step=0.02)
         exit_seconds = time.monotonic() - started
         ended_at = float(sim.stats()["elapsed"])
+        # window: what the server sees from 2 s after the stop (the bound a clean exit keeps)
         time.sleep(max(0.0, started + 2.0 - time.monotonic()))
         at_two_seconds = sim.evictions()
-        time.sleep(1.5)  # what a leftover thread would send arrives now or never
+        time.sleep(1.5)  # window: what a leftover thread would send arrives now or never
         stats = sim.stats()
         final = int(stats["injected"].get("evict-refuse", 0))
         after_exit = sum(count for second, count in stats["per_second"].items()
