@@ -9,6 +9,7 @@ from textual.app import App, ComposeResult
 from textual.widgets import Static
 
 from gputui.ui.loop_turn import after_loop_turn
+from tests.ui.helpers import until
 
 SLICES = 30
 
@@ -52,13 +53,12 @@ async def _interleavings(via_loop: bool) -> int:
         async def other_task() -> None:
             while not stop.is_set():
                 chain.log_.append("other")
-                await asyncio.sleep(0)
+                await asyncio.sleep(0)  # window: one loop turn, what this test counts
 
         task = asyncio.get_running_loop().create_task(other_task())
-        await asyncio.sleep(0)
+        await asyncio.sleep(0)  # window: one loop turn, so the task is running
         chain.start()
-        while chain.log_.count("slice") < SLICES:
-            await pilot.pause(0.01)
+        await until(pilot, lambda: chain.log_.count("slice") >= SLICES)
         stop.set()
         await task
     first, last = chain.log_.index("slice"), len(chain.log_) - chain.log_[::-1].index("slice")
