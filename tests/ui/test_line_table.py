@@ -119,13 +119,17 @@ def test_columns_give_way_least_important_first_and_come_back() -> None:
     Text.assemble(("▶", "bold"), ("●", Style(color="blue"))),
     row("n", rank=42)["util"],
 ])
-@pytest.mark.parametrize("post", [Style(), Style(color="white")])
-def test_a_cell_is_drawn_exactly_as_rich_draws_it(text: Text, post: Style) -> None:
+@pytest.mark.parametrize("cursor", [Style(), Style(color="white", bgcolor="blue", bold=True)])
+def test_a_cell_is_drawn_exactly_as_rich_draws_it(text: Text, cursor: Style) -> None:
+    """The fast path builds the segments Rich's Padding in Textual's Styled would, in any
+    row's look (under the cursor: its foreground over the cell's own colours)."""
     console = Console(width=80, color_system="truecolor")
     painter = CellPainter(console, console.options)
-    pre = Style(color="#eeeeee", bgcolor="#202020") + table_paint.cell_meta(3, 1)
-    fast = list(Segment.simplify(painter.paint(text, 12, pre, post)))
-    rich = list(Segment.simplify(painter._rich(text, 12, pre, post)))
+    base, meta = Style(color="#eeeeee", bgcolor="#202020"), table_paint.cell_meta(3, 1)
+    post = Style.from_color(cursor.color)
+    look = table_paint.RowLook(base, cursor, post, base + cursor)
+    fast = list(Segment.simplify(painter.paint(text, 12, look, meta)))
+    rich = list(Segment.simplify(painter._rich(text, 12, base + meta + cursor, post)))
     assert fast == rich
 
 

@@ -51,20 +51,19 @@ class TableColumn:
         return False
 
 
-def text_width(text: Text) -> int:
-    """The cells ``text`` takes on one line (a cell of several lines: its widest)."""
-    if "\n" not in text:
-        return text.cell_len
-    return max((line.cell_len for line in text.split("\n")), default=0)
-
-
 def widen_for(columns: dict[str, TableColumn], cells: Iterable[tuple[str, Text]]) -> bool:
-    """Widen ``columns`` for ``cells`` (column key, text); True when one grew."""
+    """Widen ``columns`` for ``cells`` (column key, one-line text); True when one grew.
+
+    Called for every cell of every row added (55,000 cells for 5,000 nodes), so it reads
+    each text's width once and compares in line.
+    """
     grew = False
     for key, text in cells:
         column = columns.get(key)
-        if column is not None and column.widen(text_width(text)):
-            grew = True
+        if column is not None:
+            width = text.cell_len
+            if width > column.content_width:
+                column.content_width, grew = width, True
     return grew
 
 
@@ -109,4 +108,4 @@ def fit_columns(columns: Sequence[TableColumn], priority: Sequence[str],
     return changed
 
 
-__all__ = ["TableColumn", "columns_to_drop", "fit_columns", "text_width", "widen_for"]
+__all__ = ["TableColumn", "columns_to_drop", "fit_columns", "widen_for"]

@@ -17,7 +17,8 @@ text wider than its column) goes through Rich as before, so the result is always
 from __future__ import annotations
 
 from collections.abc import Callable, Hashable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
+from functools import lru_cache
 
 from rich.console import Console, ConsoleOptions
 from rich.padding import Padding
@@ -32,9 +33,10 @@ from textual.widget import Widget
 #: the component classes a line table's rows are styled with (see :meth:`RowPainter.look`)
 COMPONENTS = ("line-table--header", "line-table--cursor", "line-table--hover",
               "line-table--header-hover")
-#: the line table's default CSS: the look of a ``DataTable``, from the same theme variables
-LINE_TABLE_CSS = """
-LineTable {
+#: the line table's default CSS (on its base, ``TableView``): the look of a ``DataTable``,
+#: from the same theme variables
+TABLE_VIEW_CSS = """
+TableView {
     background: $surface;
     color: $foreground;
     height: auto;
@@ -87,13 +89,21 @@ class RowLook:
     ``row``: under every cell (the widget's style, or the header's); ``component``: the
     cursor's or hover's style, over ``row`` and under the cell's colours; ``post``: over
     the cell's colours (the cursor's foreground); ``extend``: the stretch after the last
-    column.
+    column. ``under`` and ``pad`` are derived: what lies under a cell's text, and the
+    style of its padding.
     """
 
     row: Style
     component: Style
     post: Style
     extend: Style
+    under: Style = field(init=False)
+    pad: Style = field(init=False)
+
+    def __post_init__(self) -> None:
+        under = self.row + self.component
+        object.__setattr__(self, "under", under)
+        object.__setattr__(self, "pad", under + self.post if self.post else under)
 
 
 class CellPainter:
@@ -119,19 +129,27 @@ class CellPainter:
         self._texts[id(text)] = (text, parts)
         return parts
 
-    def paint(self, text: Text, width: int, pre: Style, post: Style) -> list[Segment]:
-        """One cell ``width`` cells wide (padding included); ``pre`` under, ``post`` over."""
+    def paint(self, text: Text, width: int, look: RowLook, meta: Style) -> list[Segment]:
+        """One cell ``width`` cells wide (padding included) in ``look``, carrying ``meta``.
+
+        The mouse metadata is added last, over styles combined without it: Rich keeps
+        those combinations (``Style.__add__`` is cached), which per-cell metadata under
+        them would defeat; the result is the same, since metadata sets no colour.
+        """
         inner = width - 2 * self.padding
         parts = self._parts(text)
         length = text.cell_len
         if parts is None or length > inner or inner < 0:
-            return self._rich(text, width, pre, post)
-        pad_style = pre + post if post else pre
+            return self._rich(text, width, look.row + meta + look.component, look.post)
+        under, post = look.under, look.post
+        pad_style = look.pad + meta
         pad = " " * self.padding
         segments = [Segment(pad, pad_style)]
         for chunk, style in parts:
-            combined = pre + style if style else pre
-            segments.append(Segment(chunk, combined + post if post else combined))
+            combined = under + style if style else under
+            if post:
+                combined = combined + post
+            segments.append(Segment(chunk, combined + meta))
         if inner > length:
             segments.append(Segment(" " * (inner - length), pad_style))
         segments.append(Segment(pad, pad_style))
@@ -149,8 +167,10 @@ class CellPainter:
         self._texts.clear()
 
 
+@lru_cache(maxsize=8192)
 def cell_meta(row: int, column: int) -> Style:
-    """The metadata a cell's segments carry: where a click or the mouse landed."""
+    """The metadata a cell's segments carry: where a click or the mouse landed (one
+    object per cell, so combining it with the same styles again is a cache hit)."""
     return Style.from_meta({ROW: row, COLUMN: column})
 
 
@@ -162,8 +182,7 @@ def paint_row(painter: CellPainter, row: int, cells: Cells, look: RowLook,
     for column, text, width in cells:
         if width <= 0:
             continue  # a dropped column
-        pre = look.row + cell_meta(row, column) + look.component
-        segments += painter.paint(text, width, pre, look.post)
+        segments += painter.paint(text, width, look, cell_meta(row, column))
     extend = look.extend + Style.from_meta({ROW: row, COLUMN: 0, OUT_OF_BOUNDS: True})
     segments.append(Segment(" " * max(0, widget_width - table_width), extend))
     return Strip(segments).simplify()
@@ -229,5 +248,5 @@ class RowPainter:
         return strip
 
 
-__all__ = ["COLUMN", "COMPONENTS", "LINE_TABLE_CSS", "OUT_OF_BOUNDS", "ROW", "CellPainter",
+__all__ = ["COLUMN", "COMPONENTS", "TABLE_VIEW_CSS", "OUT_OF_BOUNDS", "ROW", "CellPainter",
            "Cells", "RowLook", "RowPainter", "cell_meta", "paint_row"]

@@ -71,6 +71,8 @@ class KeyedRows:
 
     def add(self, key: str, cells: Mapping[str, Text]) -> bool:
         """Append row ``key``, which needs a cell for every column; True when a column grew."""
+        if key in self._cells:
+            raise KeyError(f"row {key!r} is already in the table")
         row = {column: cells[column] for column in self.columns}
         self._cells[key] = row
         self._index[key] = len(self._order)
@@ -106,7 +108,7 @@ class KeyedRows:
 
         def row_key(key: str) -> tuple[Any, ...]:
             row = cells[key]
-            return tuple(sort_key(row[column]) for column in columns)
+            return tuple([sort_key(row[column]) for column in columns])
 
         self._order.sort(key=row_key, reverse=reverse)
         self._reindex()
