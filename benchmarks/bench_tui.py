@@ -179,6 +179,19 @@ async def key_to_frame(app: Any, table: NodeTable, key: str, timeout: float = 10
     return frames.last - began
 
 
+async def first_rows_painted(app: Any, table: NodeTable, started: float,
+                             timeout: float = 60.0) -> float:
+    """Seconds from ``started`` to the first frame painted after the table got rows."""
+    frames: FrameClock = app.bench_frames
+    deadline = started + timeout
+    while not table.row_count and time.perf_counter() < deadline:
+        await asyncio.sleep(0.0005)
+    filled = time.perf_counter()
+    while frames.last < filled and time.perf_counter() < deadline:
+        await asyncio.sleep(0.0005)
+    return frames.last - started
+
+
 async def drive(snapshot: ClusterSnapshot, args: argparse.Namespace) -> None:
     """Fill the table, then measure key latency while updates stream in."""
     if args.trace:
@@ -191,6 +204,8 @@ async def drive(snapshot: ClusterSnapshot, args: argparse.Namespace) -> None:
         table = app.screen.query_one(NodeTable)
         started = time.perf_counter()
         source.push(snapshot)
+        first = await first_rows_painted(app, table, started)
+        print(f"first rows on screen           {first:7.2f} s   (a screenful, before the rest)")
         while table.row_count < len(snapshot.nodes):
             await pilot.pause(0.01)
         await pilot.pause()

@@ -1,7 +1,7 @@
 """What the node list shows, as plain data: columns, cell text, sort values and the filter.
 
 Kept apart from the widget (no textual import) so it is cheap to test and so the widget only
-patches a DataTable. Cells are plain strings plus a colour *role* (``crit``, ``warn``...);
+patches its table. Cells are plain strings plus a colour *role* (``crit``, ``warn``...);
 the widget turns roles into theme styles.
 
 Filter syntax (``/``): terms separated by spaces or commas, all must match. Label terms use
@@ -35,7 +35,7 @@ from gputui.ui.render.style import (
 
 @dataclass(frozen=True)
 class Column:
-    """One node-list column: stable key (DataTable column key), header label."""
+    """One node-list column: stable key (the table's column key), header label."""
 
     key: str
     label: str

@@ -17,9 +17,7 @@ from textual.app import App, ComposeResult
 from textual.widgets import DataTable
 
 from gputui.ui.widgets import datatable_internals as dt
-from gputui.ui.widgets.node_table import NodeTable
 from gputui.ui.widgets.stable_table import StableTable
-from tests.ui.conftest import FrozenApp, settle
 
 PACKAGE = Path(__file__).resolve().parents[2] / "gputui"
 NAMES = ["gke-prod-a100-pool-2b9c-8khl", "gke-prod-a100-pool-2b9c-qvzd"]
@@ -48,13 +46,6 @@ async def test_the_running_textual_matches_every_listed_internal() -> None:
         table = await _table_with_columns(pilot, app)
         assert dt.contract_problems(table) == []
         assert table.stable
-
-
-async def test_the_node_table_runs_on_the_fast_path(frozen_app: FrozenApp) -> None:
-    app = frozen_app("driver-crashloop")
-    async with app.run_test(size=(120, 40)) as pilot:
-        await settle(pilot)
-        assert app.screen.query_one(NodeTable).stable
 
 
 async def test_another_textual_falls_back_to_plain_datatable(

@@ -22,6 +22,7 @@ from gputui.ui.screens.confirm import ConfirmScreen, ParamPrompt
 from gputui.ui.screens.joins import JoinsScreen
 from gputui.ui.screens.nodes import NodesScreen
 from gputui.ui.screens.upgrades import UpgradesScreen
+from gputui.ui.widgets.line_table import LineTable
 from gputui.ui.widgets.mark_column import ARROW
 from tests.actions.conftest import gpu_pod
 from tests.ui.conftest import FrozenApp, settle
@@ -35,6 +36,10 @@ def _title(screen: Any, selector: str) -> str:
 
 
 def _first_cells(table: Any, column: str) -> dict[str, str]:
+    """Row key -> the text of its ``column`` cell (the node list is a line table, the
+    other views DataTables)."""
+    if isinstance(table, LineTable):
+        return {key: table.get_cell(key, column).plain for key in table.row_keys}
     return {str(row.key.value): table.get_cell(row.key, column).plain
             for row in table.ordered_rows}
 

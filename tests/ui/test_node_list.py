@@ -24,7 +24,7 @@ async def test_one_row_per_node_with_explicit_column_keys(frozen_app: FrozenApp)
         await settle(pilot)
         table = app.screen.query_one(NodeTable)
         assert sorted(table.shown_nodes) == sorted(app.snapshot.nodes)
-        assert [key.value for key in table.columns] == [c.key for c in COLUMNS]
+        assert list(table.columns) == [c.key for c in COLUMNS]
         # worst first: the healthy node sorts last, the cursor starts on the top row
         assert table.shown_nodes[-1] == A100_OK
         assert table.selected_node == table.shown_nodes[0]
@@ -49,7 +49,7 @@ async def test_refresh_patches_rows_and_keeps_cursor_and_marks(frozen_app: Froze
         added: list[str] = []
         removed: list[str] = []
         table.add_row = _spy(table.add_row, added)  # type: ignore[method-assign]
-        table.remove_row = _spy(table.remove_row, removed)  # type: ignore[method-assign]
+        table.drop_rows = _spy(table.drop_rows, removed)  # type: ignore[method-assign]
         source.push(modified(recording, remove=(gone,), add={"gke-new-node-1": A100_OK},
                              cordon=(H100,)))
         await settle(pilot)
@@ -63,9 +63,10 @@ async def test_refresh_patches_rows_and_keeps_cursor_and_marks(frozen_app: Froze
 
 
 def _spy(method, calls: list[str]):  # type: ignore[no-untyped-def]
+    """Record the row keys ``method`` is called for (its first argument: a key or keys)."""
     def wrapper(*args, **kwargs):  # type: ignore[no-untyped-def]
-        key = kwargs.get("key", args[0] if args else None)
-        calls.append(str(getattr(key, "value", key)))
+        keys = args[0]
+        calls.extend([keys] if isinstance(keys, str) else keys)
         return method(*args, **kwargs)
     return wrapper
 
@@ -78,7 +79,8 @@ async def test_unchanged_views_are_skipped_by_identity(frozen_app: FrozenApp) ->
         await settle(pilot)
         table = app.screen.query_one(NodeTable)
         updates: list[str] = []
-        table.update_cell = _spy(table.update_cell, updates)  # type: ignore[method-assign]
+        table.write_cells = _spy(table.write_cells, updates)  # type: ignore[method-assign]
+        table.add_row = _spy(table.add_row, updates)  # type: ignore[method-assign]
         source.push(source.snapshots[0])
         await settle(pilot)
         assert updates == []
@@ -139,10 +141,14 @@ async def test_header_click_sorts(frozen_app: FrozenApp) -> None:
     async with app.run_test(size=(160, 48)) as pilot:
         await settle(pilot)
         table = app.screen.query_one(NodeTable)
-        table.post_message(NodeTable.HeaderSelected(table, table.columns["name"].key, 1,
-                                                    table.columns["name"].label))
+        name_x = table.columns["mark"].render_width(table.cell_padding) + 1
+        await pilot.click(NodeTable, offset=(name_x, 0))  # the header's first line
         await settle(pilot)
         assert table.sort_column == "name"
+        assert table.shown_nodes == sorted(app.snapshot.nodes)
+        await pilot.click(NodeTable, offset=(name_x, 0))  # again: the order flips
+        await settle(pilot)
+        assert table.shown_nodes == sorted(app.snapshot.nodes, reverse=True)
 
 
 async def test_findings_only_and_marks(frozen_app: FrozenApp) -> None:
@@ -225,8 +231,8 @@ async def test_rows_of_a_stalled_queue_point_to_its_one_finding(frozen_app: Froz
         # worst first: the failed node, then the queue it holds up
         assert table.shown_nodes[1:] == waiting
         # the pointer is read whole at 80 columns: it starts left of 80 - its length
-        left = sum(c.get_render_width(table) for c in table.ordered_columns
-                   if c.key.value in ("mark", "name", "status", "gpus"))
+        left = sum(c.render_width(table.cell_padding) for c in table.ordered_columns
+                   if c.key in ("mark", "name", "status", "gpus"))
         assert left + table.cell_padding + len("▲ warn upgrade-stalled") <= 80
         # faults only keeps them: they wait in a stalled queue
         table.set_filter(NodeFilter(findings_only=True))

@@ -1,12 +1,15 @@
-"""The node table's rendering caches: reused across patches, never stale (Pilot, frozen data)."""
+"""The node table's drawing: kept across patches, never stale (Pilot, frozen data)."""
 
 from __future__ import annotations
 
-from rich.style import Style
+from collections.abc import Collection
+
+import pytest
 from rich.text import Text
 from textual.app import App, ComposeResult
 
 from gputui.ui.node_rows import NodeFilter, node_cells
+from gputui.ui.widgets import table_paint
 from gputui.ui.widgets.node_table import NodeTable
 from tests.fixtures import SCENARIOS
 from tests.fixtures.recordings import load_recording
@@ -21,56 +24,66 @@ def _line_text(table: NodeTable, y: int) -> str:
     return "".join(segment.text for segment in table.render_line(y))
 
 
-async def test_cell_renders_survive_other_cells_updates_and_follow_their_own(
-        frozen_app: FrozenApp) -> None:
+async def test_a_patch_redraws_its_own_row_and_reuses_the_others(
+        frozen_app: FrozenApp, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A frame draws only the rows on screen, and of those only the rows whose cells,
+    place or look changed; the rest are the drawings kept from the frame before."""
     app = frozen_app("driver-crashloop")
     async with app.run_test(size=(200, 40)) as pilot:
         await settle(pilot)
         table = app.screen.query_one(NodeTable)
         first, second = table.shown_nodes[:2]
-        style, width = Style(), table.columns["driver"].get_render_width(table)
-        column = table.get_column_index("driver")
-        before = table._render_cell(1, column, style, width)
-        table.update_cell(first, "driver", Text("999.99"))
-        # another row changed: the second row's cell is not rendered again
-        assert table._render_cell(1, column, style, width) is before
-        table.update_cell(second, "driver", Text("123.45"))
+        drawn: list[int] = []
+        real = table_paint.paint_row
+
+        def counted(painter, row, *args):  # type: ignore[no-untyped-def]
+            drawn.append(row)
+            return real(painter, row, *args)
+
+        monkeypatch.setattr(table_paint, "paint_row", counted)
+        lines = [_line_text(table, y) for y in range(table.row_count + 1)]
+        assert drawn == []  # every row's drawing was kept
+        table.write_cells(second, {"driver": Text("999.99")})
+        assert "999.99" in _line_text(table, 2) and drawn == [1]
+        assert [_line_text(table, y) for y in (0, 1, 3)] == [lines[0], lines[1], lines[3]]
+        assert drawn == [1]
+        table.write_cells(first, {"driver": Text("123.45")})
         await settle(pilot)
-        assert "999.99" in _line_text(table, 1) and "123.45" in _line_text(table, 2)
+        assert "123.45" in _line_text(table, 1) and "999.99" in _line_text(table, 2)
 
 
-async def test_a_cell_rendered_again_at_a_new_width_fills_that_width(
-        frozen_app: FrozenApp) -> None:
-    """Textual keys its own cell cache without the width; a grown column must not get the
-    rendering made at the old width (seen live: a truncated first row after the columns grew)."""
+async def test_a_wider_cell_widens_its_column_on_every_row(frozen_app: FrozenApp) -> None:
+    """Columns are as wide as their widest cell: one long cell moves the column after it
+    on every row and in the header at once, and is never cut."""
     app = frozen_app("driver-crashloop")
-    async with app.run_test(size=(120, 40)) as pilot:
+    async with app.run_test(size=(200, 40)) as pilot:
         await settle(pilot)
         table = app.screen.query_one(NodeTable)
-        column = table.get_column_index("name")
-        narrow = table._render_cell(0, column, Style(), 6)
-        wide = table._render_cell(0, column, Style(), 30)
-        assert sum(segment.cell_length for segment in narrow[0]) == 6
-        assert sum(segment.cell_length for segment in wide[0]) == 30
-        assert table.get_cell(table.shown_nodes[0], "name").plain[:20] in "".join(
-            segment.text for segment in wide[0])
+        before = _line_text(table, 0).index("GPU ")
+        width = table.columns["driver"].content_width
+        wide = "535.104.05-" + "x" * width
+        table.write_cells(table.shown_nodes[0], {"driver": Text(wide)})
+        await settle(pilot)
+        after = _line_text(table, 0).index("GPU ")
+        assert after == before + len(wide) - width
+        assert wide in _line_text(table, 1)
+        for y, name in enumerate(table.shown_nodes, start=1):  # the GPU column lines up
+            assert _line_text(table, y).index(table.get_cell(name, "product").plain) == after
 
 
-async def test_patch_row_repaints_its_row_and_order_caches_follow_sorts(
-        frozen_app: FrozenApp) -> None:
+async def test_a_patched_row_keeps_its_cells_across_a_sort(frozen_app: FrozenApp) -> None:
     app = frozen_app("driver-crashloop")
     async with app.run_test(size=(200, 40)) as pilot:
         await settle(pilot)
         table = app.screen.query_one(NodeTable)
         first = table.shown_nodes[0]
-        table.patch_row(first, {"driver": Text("999.99"), "gpus": Text("7/8")})
+        table.write_cells(first, {"driver": Text("999.99"), "gpus": Text("7/8")})
         await settle(pilot)
         assert table.get_cell(first, "driver").plain == "999.99"
         assert "999.99" in _line_text(table, 1) and "7/8" in _line_text(table, 1)
         table.sort_by("name")
         await settle(pilot)
         assert table.shown_nodes == sorted(app.snapshot.nodes)
-        assert [row.key.value for row in table.ordered_rows] == table.shown_nodes
         row = table.shown_nodes.index(first)
         assert "999.99" in _line_text(table, row + 1)
 
@@ -108,11 +121,17 @@ async def test_filter_removes_many_rows_in_one_reindex_keeping_cursor_and_marks(
         table.select_node(a100[-1])
         table.toggle_mark(a100[0])
         order = table.shown_nodes
-        singles: list[object] = []
-        table.remove_row = singles.append  # type: ignore[method-assign,assignment]
+        drops: list[list[str]] = []
+        drop = table.rows.drop
+
+        def spied(keys: Collection[str]) -> int:
+            drops.append(sorted(keys))
+            return drop(keys)
+
+        table.rows.drop = spied  # type: ignore[method-assign]
         table.set_filter(NodeFilter("a100"))
         await settle(pilot)
-        assert singles == []  # three rows went in one remove_rows
+        assert drops == [sorted(set(order) - set(a100))]  # three rows went in one re-index
         assert table.shown_nodes == [name for name in order if name in a100]
         assert table.selected_node == a100[-1] and table.marks == {a100[0]}
         assert [table.get_row_index(name) for name in table.shown_nodes] == [0, 1]

@@ -3,7 +3,8 @@
 Three tables once recovered what to sort by from their own cells' text (the node name from
 the name cell, a severity from ``"✖ crit"``, a lane from ``"▾ drain-required (2)"``): a
 wording change broke the order without a sound. These grep the source so it cannot come
-back: only the keyed patcher calls ``DataTable.sort``, and no table module reads a cell's
+back: only the keyed patcher calls ``DataTable.sort`` (the line table sorts its rows by the
+same carried keys, ``KeyedRows.sort_by_keys``), and no table module reads a cell's
 shown text (``.plain``) except where widths are measured.
 """
 
@@ -28,7 +29,8 @@ def _sources() -> dict[str, str]:
 def test_only_the_keyed_patcher_sorts_a_table() -> None:
     offenders = [name for name, text in _sources().items()
                  if name != "widgets/keyed_table.py" and TABLE_SORT.search(text)]
-    assert offenders == [], "sort through KeyedTable.sort_rows (cells carry their keys)"
+    assert offenders == [], ("sort through KeyedTable.sort_rows or LineTable.sort_rows "
+                             "(cells carry their keys)")
 
 
 def test_no_table_module_reads_the_text_its_cells_show() -> None:

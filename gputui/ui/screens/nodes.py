@@ -265,8 +265,8 @@ class NodesScreen(GpuScreen):
         self._ask_metrics()
         self._show_focus()
 
-    @on(NodeTable.RowSelected, "#node-table")
-    def _row_chosen(self, event: NodeTable.RowSelected) -> None:
+    @on(NodeTable.RowChosen, "#node-table")
+    def _row_chosen(self, event: NodeTable.RowChosen) -> None:
         event.stop()
         self.action_open_detail()
 

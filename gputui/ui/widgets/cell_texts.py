@@ -1,7 +1,7 @@
 """``CellTexts``: styled Rich texts for table cells given as ``(text, role)``, shared by content.
 
 Why shared: when 5,000 rows arrive at once most cells repeat (``Ready``, ``✔ ok``, ``8/8``);
-one ``Text`` per distinct cell saves most of the allocation, and it is safe because DataTable
+one ``Text`` per distinct cell saves most of the allocation, and it is safe because a table
 never mutates a cell's renderable. Roles get their style from the app's palette
 (:mod:`gputui.ui.render.style` decides the role and its weight, the palette its colour).
 """

@@ -6,6 +6,10 @@ the worst finding, the one column the node list exists for, half off the screen.
 table names the columns it may drop in the order they go, and one it must always show; a
 dropped column takes no width at all (its header too), and comes back when the terminal
 grows. Only whole columns go: what is shown is never cut mid-word by a neighbour's width.
+
+The rule itself (:func:`columns_to_drop`) is plain and shared with the line table
+(:mod:`gputui.ui.widgets.table_columns`), which the node list is drawn with; this module
+applies it to a ``DataTable``.
 """
 
 from __future__ import annotations
@@ -20,6 +24,7 @@ from textual.widgets.data_table import Column
 
 from gputui.ui.widgets import datatable_internals as dt
 from gputui.ui.widgets.stable_table import StableTable
+from gputui.ui.widgets.table_columns import columns_to_drop
 
 
 @dataclass
@@ -32,25 +37,6 @@ class DroppableColumn(Column):
         if self.dropped:
             return 0
         return super().get_render_width(data_table)
-
-
-def columns_to_drop(widths: Sequence[tuple[str, int]], available: int,
-                    keep: frozenset[str]) -> frozenset[str]:
-    """The columns to drop so the rest fit in ``available`` cells.
-
-    ``widths`` is every column's rendered width in priority order (most important first):
-    the least important ones go first, never one in ``keep``. When even the kept columns
-    do not fit, they are all that is left (the terminal cuts them; nothing else can help).
-    """
-    total = sum(width for _, width in widths)
-    dropped: set[str] = set()
-    for key, width in reversed(widths):
-        if total <= available:
-            break
-        if key not in keep:
-            dropped.add(key)
-            total -= width
-    return frozenset(dropped)
 
 
 def make_droppable(table: DataTable[Any]) -> None:

@@ -22,7 +22,7 @@ added in. Tables that need a total order add a tie-breaking column to
 
 from __future__ import annotations
 
-from collections.abc import Collection, Hashable, Iterable, Mapping
+from collections.abc import Collection, Iterable, Mapping
 from typing import Any
 
 from rich.text import Text
@@ -30,39 +30,13 @@ from textual.widgets import DataTable
 from textual.widgets.data_table import CellDoesNotExist
 
 from gputui.ui.widgets.datatable_internals import measure_new_rows_now
-from gputui.ui.widgets.sortable_text import SortableText
+from gputui.ui.widgets.sortable_text import SortableText, same_cell, sort_key
 
 __all__ = ["KeyedTable", "SortableText", "same_cell", "sort_key"]
 
 
-def sort_key(cell: object) -> Any:
-    """The sort key ``cell`` carries; TypeError for a cell that carries none."""
-    if not isinstance(cell, SortableText):
-        raise TypeError(f"a sorted column holds a cell without a sort key: {cell!r}")
-    return cell.sort_key
-
-
 def _keys_of_cells(cells: tuple[object, ...]) -> tuple[Any, ...]:
     return tuple(map(sort_key, cells))
-
-
-def _carried(cell: Text) -> Hashable:
-    return cell.sort_key if isinstance(cell, SortableText) else None
-
-
-def same_cell(old: Text, new: Text) -> bool:
-    """Whether ``new`` shows and sorts exactly as ``old`` (then it need not be written).
-
-    ``Text.__eq__`` compares only the characters and spans, so a cell whose colour alone
-    changed (after a theme change) would be skipped; the sort key is compared too, since a
-    cell showing the same text may sort elsewhere (``"—"`` for another reason).
-    """
-    if old is new:
-        return True
-    return (old == new and old.style == new.style  # == is characters and spans
-            and old.justify == new.justify and old.no_wrap == new.no_wrap
-            and old.overflow == new.overflow and old.end == new.end
-            and _carried(old) == _carried(new))
 
 
 class KeyedTable(DataTable[Text]):

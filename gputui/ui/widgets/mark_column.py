@@ -14,14 +14,14 @@ from rich.text import Text
 
 from gputui.ui.render.operations import BUSY_MARK
 from gputui.ui.widgets.cell_texts import CellTexts
-from gputui.ui.widgets.column_drop import FitsColumns
+from gputui.ui.widgets.line_table import LineTable
 
 MARK = "●"
 #: the row under the cursor
 ARROW = "▶"
 
 
-class MarkColumn(FitsColumns):
+class MarkColumn(LineTable):
     """A table whose ``mark`` column shows :attr:`marks` and :attr:`busy`."""
 
     #: nodes the operator marked (the subclass owns them)
@@ -55,5 +55,5 @@ class MarkColumn(FitsColumns):
         return text
 
     def _set_mark_cell(self, node: str) -> None:
-        if node in self.rows:
-            self.update_cell(node, "mark", self._mark_text(node))
+        if self.has_row(node):
+            self.put_row(node, {"mark": self._mark_text(node)})

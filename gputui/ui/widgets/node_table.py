@@ -12,9 +12,8 @@ from __future__ import annotations
 from collections.abc import Collection, Mapping
 
 from rich.text import Text
+from textual import events, on
 from textual.message import Message
-from textual.widgets import DataTable
-from textual.widgets.data_table import ColumnKey
 
 from gputui.domain.model import EMPTY_SNAPSHOT, ClusterSnapshot, NodeView
 from gputui.ui.node_rows import (
@@ -35,7 +34,6 @@ from gputui.ui.node_rows import (
 )
 from gputui.ui.loop_turn import after_loop_turn
 from gputui.ui.widgets.cell_texts import CellTexts
-from gputui.ui.widgets.datatable_internals import row_key_at
 from gputui.ui.widgets.mark_column import MarkColumn
 from gputui.ui.widgets.palette_mixin import widget_palette
 
@@ -62,7 +60,7 @@ class NodeTable(MarkColumn):
     drop_order, always_shown = DROP_ORDER, ALWAYS_SHOWN
 
     def __init__(self, *, id: str | None = None, classes: str | None = None) -> None:
-        super().__init__(id=id, classes=classes, cursor_type="row", zebra_stripes=False)
+        super().__init__(id=id, classes=classes)
         self.snapshot: ClusterSnapshot = EMPTY_SNAPSHOT
         self.marks: set[str] = set()
         self.node_filter = NodeFilter()
@@ -87,9 +85,7 @@ class NodeTable(MarkColumn):
         for column in COLUMNS:
             # metric columns fill after the rows exist: give them their width up front
             width = UTIL_WIDTH if column.key in METRIC_COLUMNS else None
-            self.add_column(self._header(column.key, column.label), key=column.key,
-                            width=width)
-        self.add_droppable_columns()
+            self.add_column(column.key, self._header(column.key, column.label), width=width)
         self._refresh_styles()
         # the app's theme-changed signal comes after it has rebuilt its palette (a watch on
         # ``theme`` ran before, and recoloured the cells with the old theme's colours)
@@ -114,7 +110,7 @@ class NodeTable(MarkColumn):
     @property
     def shown_nodes(self) -> list[str]:
         """Node names in display order (after filter and sort)."""
-        return [str(row.key.value) for row in self.ordered_rows]
+        return list(self.row_keys)
 
     def show_snapshot(self, snapshot: ClusterSnapshot, now: float) -> None:
         """Patch the rows to ``snapshot`` (``now`` is unused: the list shows no ages)."""
@@ -156,10 +152,7 @@ class NodeTable(MarkColumn):
 
     def rows_on_screen(self) -> list[str]:
         """The nodes of the rows currently scrolled into view (what metrics are read for)."""
-        top = int(self.scroll_y)
-        end = min(self.row_count, top + max(1, self.size.height))
-        keys = (row_key_at(self, i) for i in range(top, end))
-        return [str(key.value) for key in keys if key is not None]
+        return self.visible_keys()
 
     def show_util(self, util: Mapping[str, float], unread: Collection[str] = ()) -> None:
         """Fill the utilisation column of the rows that have a reading (rows on screen);
@@ -169,7 +162,7 @@ class NodeTable(MarkColumn):
         for name, cell in cells.items():
             if name in self._views and self._util.get(name) != cell:
                 self._util[name] = cell
-                self.update_cell(name, "util", self._text(cell))
+                self.write_cells(name, {"util": self._text(cell)})
 
     def clear_marks(self) -> None:
         """Unmark every node."""
@@ -214,7 +207,7 @@ class NodeTable(MarkColumn):
             self._queue = queue  # a newer snapshot wins: a partial patch is superseded
             self._patch_slice(len(queue))
             return
-        shown = self.shown_row_keys()
+        shown = set(self.visible_keys())
         self._queue = sorted(queue, key=lambda name: name not in shown)  # stable: on-screen first
         self._patch_slice(self.patch_slice)
 
@@ -239,10 +232,31 @@ class NodeTable(MarkColumn):
         # until the operator moves, the cursor stays on the top (worst) row as rows re-sort
         cursor = None if self._at_top else self.selected_node
         batch, self._queue = self._queue[:limit], self._queue[limit:]
+        had_rows = bool(self._views)
+        with self.bulk():  # the table is sized and drawn once per slice
+            new, drops = self._patch_names(batch)
+            self._drop_all(drops)
+            self._add_all(new, in_order=not had_rows and not self._filling)
+        self._reorder |= bool(new and had_rows and not self._filling)
+        if self._queue:
+            self._restore_cursor(cursor)
+            if not self._slice_queued:
+                self._slice_queued = True
+                if self._filling and not had_rows:  # paint the first screenful, then go on
+                    self.call_after_refresh(self._next_slice)
+                else:  # keys first: the loop runs what is ready between slices
+                    after_loop_turn(self, self._next_slice)
+            return
+        self._finish_patch(cursor)
+
+    def _patch_names(self, names: list[str]) -> tuple[list[str], list[str]]:
+        """Patch the shown rows of ``names`` from the newest snapshot; return the names to
+        add and the names to drop (gone from the snapshot or filtered out)."""
         keep = self.node_filter.predicate(self._queued)
         nodes, seen = self.snapshot.nodes, self._seen
-        had_rows, new, drops = bool(self._views), [], []
-        for name in batch:
+        new: list[str] = []
+        drops: list[str] = []
+        for name in names:
             view = nodes.get(name)
             shown = name in self._views
             if view is None or not keep(view):
@@ -256,21 +270,7 @@ class NodeTable(MarkColumn):
                 new.append(name)
             elif view is not self._views[name] or name in self._dirty:
                 self._reorder |= self._patch(view) or name in self._dirty
-        self._drop_all(drops)
-        self._add_all(new, in_order=not had_rows and not self._filling)
-        if new:
-            self.measure_new_rows()
-        self._reorder |= bool(new and had_rows and not self._filling)
-        if self._queue:
-            self._restore_cursor(cursor)
-            if not self._slice_queued:
-                self._slice_queued = True
-                if self._filling and not had_rows:  # paint the first screenful, then go on
-                    self.call_after_refresh(self._next_slice)
-                else:  # keys first: the loop runs what is ready between slices
-                    after_loop_turn(self, self._next_slice)
-            return
-        self._finish_patch(cursor)
+        return new, drops
 
     def _next_slice(self) -> None:
         self._slice_queued = False
@@ -291,7 +291,7 @@ class NodeTable(MarkColumn):
             self.post_message(self.ViewChanged())
 
     def _add_all(self, names: list[str], in_order: bool) -> None:
-        """Add rows; into an empty table already sorted (no DataTable.sort of 5,000 rows)."""
+        """Add rows; into an empty table already sorted (no re-sort of 5,000 rows after)."""
         nodes, column = self.snapshot.nodes, self.sort_column
         if in_order:
             names.sort(key=lambda n: sort_value(column, nodes[n], self._queued.get(n)),
@@ -318,7 +318,7 @@ class NodeTable(MarkColumn):
         self._views[view.name] = view
         if view.name not in self._util and (old is None
                                             or old.health_unknown != view.health_unknown):
-            self.update_cell(view.name, "util", self._text(no_util(view)))
+            self.write_cells(view.name, {"util": self._text(no_util(view))})
         return self.put_row(view.name, self._data_texts(view))
 
     def _resort(self, cursor: str | None = None) -> None:
@@ -328,7 +328,7 @@ class NodeTable(MarkColumn):
         self._restore_cursor(cursor)
 
     def _restore_cursor(self, node: str | None) -> None:
-        self.move_to_key(node, scroll=False)
+        self.move_to_key(node)
         self._notify_selection()
 
     def _notify_selection(self) -> None:
@@ -338,24 +338,23 @@ class NodeTable(MarkColumn):
             self._last_selected = node
             self.post_message(self.NodeSelected(node))
 
-    def on_data_table_row_highlighted(self, event: DataTable.RowHighlighted) -> None:
+    def cursor_moved(self) -> None:
         """The cursor moved: tell the screen (once per node)."""
-        event.stop()
         self._notify_selection()
 
     def on_key(self) -> None:
         """The operator took the wheel: from now on the cursor follows its node."""
         self._at_top = False
 
-    def on_click(self) -> None:
+    @on(events.Click)
+    def _took_wheel(self) -> None:
+        """A click too (the table's own click handler moves the cursor)."""
         self._at_top = False
 
-    def on_data_table_header_selected(self, event: DataTable.HeaderSelected) -> None:
+    def header_clicked(self, column: str) -> None:
         """Clicking a header sorts by it (again flips the order)."""
-        event.stop()
-        key = event.column_key.value
-        if key in SORTABLE:
-            self.sort_by(str(key))
+        if column in SORTABLE:
+            self.sort_by(column)
 
     # ------------------------------------------------------------------ cells and styles
     def _text(self, cell: Cell) -> Text:
@@ -374,10 +373,7 @@ class NodeTable(MarkColumn):
 
     def _relabel_headers(self) -> None:
         for column in COLUMNS:
-            col = self.columns.get(ColumnKey(column.key))
-            if col is not None:
-                col.label = self._header(column.key, column.label)
-        self.remeasure()
+            self.set_label(column.key, self._header(column.key, column.label))
 
     def _refresh_styles(self) -> None:
         self._cell_texts.restyle(widget_palette(self))
@@ -385,11 +381,11 @@ class NodeTable(MarkColumn):
     def _theme_changed(self, _theme: object = None) -> None:
         """Re-colour every shown cell from the new theme's palette."""
         self._refresh_styles()
-        for name, view in self._views.items():
-            for key, text in self._data_texts(view).items():
-                self.update_cell(name, key, text)
-            self.update_cell(name, "util", self._text(self._util.get(name, no_util(view))))
-            self._set_mark_cell(name)
+        with self.bulk():
+            for name, view in self._views.items():
+                util = self._text(self._util.get(name, no_util(view)))
+                self.put_row(name, {**self._data_texts(view), "util": util,
+                                    "mark": self._mark_text(name)})
 
 
 def _sort_columns(column: str) -> tuple[str, ...]:

@@ -5,6 +5,9 @@ each ``update_cell``, ``add_row``, ``remove_row`` and ``sort`` bumps. At 5,000 n
 snapshot changes a few hundred rows, almost all off screen, yet the next frame re-renders
 every visible cell through Rich (about 0.1 ms each, a few hundred of them): the frame after
 each patch took 30-60 ms, and a key press that landed behind it waited that long.
+(The node list has since moved to the line table, :mod:`gputui.ui.widgets.line_table`,
+which draws only the rows on screen and needs none of this; StableTable stays for tables
+still built on ``DataTable``.)
 
 Here a cell's rendering is cached by *what* it shows instead: the cell's value object (the
 node table shares one ``Text`` per distinct cell, and a changed cell gets another object),
