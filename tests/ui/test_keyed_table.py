@@ -17,15 +17,11 @@ from textual.app import App, ComposeResult
 
 from gputui.domain.model import Finding, Severity
 from gputui.ui.node_rows import SORTABLE, queue_findings, sort_value
-from gputui.ui.render.upgrades import lane_rows
-from gputui.ui.screens.upgrades import UpgradesScreen
 from gputui.ui.widgets.findings_table import FindingsTable
 from gputui.ui.widgets.keyed_table import KeyedTable, SortableText, same_cell, sort_key
 from gputui.ui.widgets.node_table import NodeTable
 from gputui.ui.widgets.stable_table import StableTable
 from tests.ui.conftest import FrozenApp, settle
-from tests.ui.panes.data import NOW, upgrade_node, upgrade_snapshot, upgrade_states
-from tests.ui.panes.host import HostApp
 
 NA = -1.0  # the sort key of a duration that is not known ("—"): before every known one
 
@@ -234,28 +230,3 @@ async def test_the_node_list_sorts_by_carried_keys_exactly_as_by_its_views(
                 key: Callable[[str], Any] = (
                     lambda n, c=column: sort_value(c, nodes[n], queued.get(n)))
                 assert table.shown_nodes == sorted(nodes, key=key, reverse=reverse), column
-
-
-async def test_upgrade_lanes_keep_their_rows_in_lane_order_carried_by_the_node_cell() -> None:
-    """A node that moves lane keeps its row (patched, not rebuilt) and the rows follow the
-    lanes' order, which the node cells carry (headings included)."""
-    screen = UpgradesScreen()
-    app = HostApp(upgrade_snapshot(), screen=screen)
-    async with app.run_test(size=(80, 24)) as pilot:
-        await pilot.pause()
-        lanes = screen.lanes
-        moved = upgrade_node(1)
-        states = upgrade_states()
-        states[moved] = "pod-deletion-required"
-        snapshot = upgrade_snapshot(states)
-        calls: list[tuple[str, str, Any]] = []
-        for name in ("add_row", "remove_row", "clear"):
-            spy(lanes, name, calls)
-        app.deliver(snapshot)
-        await pilot.pause()
-        rows = lane_rows(snapshot.upgrade, NOW)
-        assert order(lanes) == [row.key for row in rows]
-        assert [sort_key(lanes.get_cell(row.key, "node")) for row in rows] == sorted(
-            row.order for row in rows)
-        assert moved in order(lanes) and ("remove_row", moved, None) not in calls
-        assert not [call for call in calls if call[0] == "clear"]

@@ -54,7 +54,8 @@ WIDGET_MESSAGES: dict[str, tuple[str, str]] = {
     "NodeTable.NodeSelected": ("widgets/node_table.py", "screens/nodes.py"),
     "NodeTable.ViewChanged": ("widgets/node_table.py", "screens/nodes.py"),
     "UpgradeLanes.NodeHighlighted": ("widgets/upgrade_lanes.py", "screens/upgrades.py"),
-    "LineTable.RowChosen": ("widgets/line_table.py", "screens/nodes.py"),
+    "LineTable.RowChosen": ("widgets/line_table.py", "screens/nodes.py",
+                            "widgets/upgrade_lanes.py"),
 }
 
 

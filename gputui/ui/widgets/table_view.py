@@ -227,6 +227,16 @@ class TableView(ScrollView, can_focus=True):
         if self.rows and self._cursor >= len(self.rows):
             self._set_cursor(len(self.rows) - 1, False)
 
+    def show_rows(self, rows: Mapping[str, Mapping[str, Text]]) -> None:
+        """Patch the table to exactly ``rows`` (key -> column -> cell) and sort it, sized
+        and drawn once; the caller puts the cursor back (:meth:`move_to_key`), since
+        tables differ on where it goes when its row went."""
+        with self.bulk():
+            self.drop_rows([key for key in self.rows if key not in rows])
+            for key, cells in rows.items():
+                self.put_row(key, cells)
+            self.sort_rows()
+
     def sort_rows(self) -> None:
         """Order the rows by the keys their :attr:`sort_columns` cells carry."""
         if self.sort_columns:

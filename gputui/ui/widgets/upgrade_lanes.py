@@ -15,7 +15,6 @@ from rich.style import Style
 from rich.text import Text
 from textual.binding import BindingType
 from textual.message import Message
-from textual.widgets import DataTable
 
 from gputui.domain.model import UpgradeView
 from gputui.domain.pane import Pane
@@ -24,14 +23,15 @@ from gputui.ui.commands import bindings_for
 from gputui.ui.contracts import JumpRequested
 from gputui.ui.render.style import BOLD, Palette
 from gputui.ui.render.upgrades import LaneRow, lane_role, lane_rows
-from gputui.ui.widgets.keyed_table import KeyedTable, SortableText
+from gputui.ui.widgets.line_table import LineTable
+from gputui.ui.widgets.sortable_text import SortableText
 from gputui.ui.widgets.palette_mixin import widget_palette
 
 #: column key -> heading; the reason column takes what is left of the width
 COLUMNS = (("node", "node"), ("for", "for"), ("why", "why it waits"))
 
 
-class UpgradeLanes(KeyedTable):
+class UpgradeLanes(LineTable):
     """Upgrade lanes in state-machine order, one row per node."""
 
     BINDINGS: ClassVar[list[BindingType]] = bindings_for("upgrades")
@@ -44,7 +44,7 @@ class UpgradeLanes(KeyedTable):
             self.node = node
 
     def __init__(self, *, id: str | None = None, classes: str | None = None) -> None:
-        super().__init__(id=id, classes=classes, cursor_type="row", zebra_stripes=False)
+        super().__init__(id=id, classes=classes)
         self._rows: dict[str, LaneRow] = {}
         self._reason_width = 40
         self.sort_columns = ("node",)
@@ -53,11 +53,11 @@ class UpgradeLanes(KeyedTable):
 
     def on_mount(self) -> None:
         for key, label in COLUMNS:
-            self.add_column(label, key=key)
+            self.add_column(key, label)
 
     # --- patching ------------------------------------------------------------------------
 
-    def _cells(self, row: LaneRow, palette: Palette) -> dict[str, Text]:
+    def _lane_cells(self, row: LaneRow, palette: Palette) -> dict[str, Text]:
         """A heading or a node; the first cell carries the row's place in the lanes."""
         if row.node is None:
             heading = palette.role(lane_role(row.lane)) + BOLD
@@ -77,7 +77,8 @@ class UpgradeLanes(KeyedTable):
         current = self.current_key
         palette = widget_palette(self)
         wanted = {row.key: row for row in lane_rows(view, now)}
-        self.show_rows({key: self._cells(row, palette) for key, row in wanted.items()})
+        self.show_rows({key: self._lane_cells(row, palette) for key, row in wanted.items()})
+        # a line table draws the rows on screen only: 5,000 lanes rows cost a frame
         self._rows = wanted
         self.restore_cursor(current)
         self._point(self.current_key)
@@ -92,7 +93,7 @@ class UpgradeLanes(KeyedTable):
             row = self._rows.get(name) if name else None
             if name is not None and row is not None and row.node is not None \
                     and name in self.rows:
-                self.update_cell(name, "node", self._cells(row, palette)["node"])
+                self.write_cells(name, {"node": self._lane_cells(row, palette)["node"]})
 
     def restore_cursor(self, key: str | None) -> None:
         """Put the cursor back on ``key`` after a sort (or on the first node)."""
@@ -121,13 +122,17 @@ class UpgradeLanes(KeyedTable):
         row = self._rows.get(key) if key else None
         return row.node if row else None
 
-    def on_data_table_row_highlighted(self, event: DataTable.RowHighlighted) -> None:
+    def cursor_moved(self) -> None:
         self._point(self.current_key)
         self.post_message(self.NodeHighlighted(self.current_node))
 
-    def on_data_table_row_selected(self, event: DataTable.RowSelected) -> None:
-        """Enter: jump to the node's pipeline (nothing on a lane heading)."""
+    def on_line_table_row_chosen(self, event: LineTable.RowChosen) -> None:
+        """A click on the cursor's row opens it, as enter does."""
         event.stop()
+        self.action_select_cursor()
+
+    def action_select_cursor(self) -> None:
+        """Enter: jump to the node's pipeline (nothing on a lane heading)."""
         node = self.current_node
         if node:
             self.post_message(JumpRequested(node, Pane.PIPELINE))
