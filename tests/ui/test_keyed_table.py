@@ -1,8 +1,9 @@
 """The keyed table patcher: rows patched by key, sorted by the keys their cells carry.
 
 Each test runs against both tables built on it: the plain :class:`KeyedTable` (findings,
-upgrade lanes) and :class:`StableTable` (the node list's render-cached table), whose cell
-writes and removals take other paths.
+upgrade lanes) and :class:`StableTable` (the render-cached DataTable), whose cell writes
+and removals take other paths. The node list is a line table now (``test_line_table.py``);
+its sort by carried keys is checked against its views here too.
 """
 
 from __future__ import annotations

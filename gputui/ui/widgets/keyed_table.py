@@ -1,7 +1,8 @@
 """``KeyedTable``: a DataTable patched row by row by key, sorted by keys its cells carry.
 
-Why one patcher: the node list, the findings and the upgrade lanes all show rows that a
-snapshot adds, changes and removes. Clearing and refilling loses the operator's place (the
+Why one patcher: the findings and the upgrade lanes (and the node list, now a line table
+with the same ``put_row``/``sort_columns`` contract: :mod:`gputui.ui.widgets.line_table`)
+all show rows that a snapshot adds, changes and removes. Clearing and refilling loses the operator's place (the
 cursor jumps, the scroll resets) and at 5,000 nodes costs a frame, so each table patches:
 remove the rows that went, add the new ones, write only the cells that changed, re-sort,
 and put the cursor back on the row *key* it was on, not on a row index.
