@@ -40,6 +40,8 @@ from gputui.ui.widgets.palette_mixin import widget_palette
 #: rows patched per event-loop turn: about a millisecond of work, so a key press that
 #: arrives during a 250-row patch waits for one slice, not for the whole patch
 PATCH_SLICE = 48
+#: seconds between looks at whether a covered list may go on filling
+PAUSED_SLICE_WAIT = 0.1
 #: characters of the utilisation cell (``█  98%``)
 UTIL_WIDTH = 6
 
@@ -274,7 +276,10 @@ class NodeTable(MarkColumn):
 
     def _next_slice(self) -> None:
         self._slice_queued = False
-        if self._queue:
+        if self._queue and self.screen is not self.app.screen:  # under the ``:`` prompt or a
+            self._slice_queued = True  # dialog: the keys typed there come first, each frame
+            self.set_timer(PAUSED_SLICE_WAIT, self._next_slice)  # drew this screen anew
+        elif self._queue:
             self._patch_slice(self.patch_slice)
 
     def _finish_patch(self, cursor: str | None) -> None:
