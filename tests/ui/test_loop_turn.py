@@ -4,7 +4,9 @@ between them; slices queued with ``call_later`` would run as one block."""
 from __future__ import annotations
 
 import asyncio
+from typing import Any
 
+from textual import events
 from textual.app import App, ComposeResult
 from textual.widgets import Static
 
@@ -72,3 +74,43 @@ async def test_other_tasks_run_between_slices() -> None:
 async def test_a_call_later_chain_would_run_as_one_block() -> None:
     """Why the helper exists: the pump drains its queue without yielding."""
     assert await _interleavings(via_loop=False) < SLICES // 2
+
+
+async def test_latest_only_applies_the_newest_of_a_burst_once() -> None:
+    from gputui.ui.loop_turn import LatestOnly
+
+    app = ChainApp(via_loop=True)
+    applied: list[str] = []
+    async with app.run_test() as pilot:
+        latest = LatestOnly(app.chain, applied.append)
+        for text in ("g", "gk", "gke", "gke-1"):  # a pasted or fast-typed filter
+            latest.offer(text)
+        await until(pilot, lambda: bool(applied))
+        await pilot.pause()
+        assert applied == ["gke-1"]
+        latest.offer("abc")
+        latest.drop()  # cleared before it was applied: never applied
+        latest.offer("x")
+        latest.flush()  # submitted: applied now, and not again after the refresh
+        await pilot.pause()
+        await pilot.pause()
+        assert applied == ["gke-1", "x"]
+
+
+async def test_a_filter_pasted_into_the_node_list_is_applied_once(frozen_app: Any) -> None:
+    from gputui.ui.widgets.node_table import NodeTable
+    from tests.ui.conftest import settle
+
+    app = frozen_app("driver-crashloop")
+    async with app.run_test(size=(120, 30)) as pilot:
+        await settle(pilot)
+        table = app.screen.query_one(NodeTable)
+        name = table.shown_nodes[-1]
+        filters: list[str] = []
+        set_filter = table.set_filter
+        table.set_filter = lambda f: (filters.append(f.text), set_filter(f))[1]  # type: ignore[method-assign]
+        await pilot.press("slash")
+        for char in name:  # a paste: every key in the queue at once (Pilot waits per key)
+            app.post_message(events.Key("minus" if char == "-" else char, char))
+        await until(pilot, lambda: table.shown_nodes == [name])
+        assert len(filters) < len(name) // 2 and filters[-1] == name

@@ -32,6 +32,7 @@ from gputui.ui.contracts import (
     PodLogRequested,
     check_contract,
 )
+from gputui.ui.loop_turn import LatestOnly
 from gputui.ui.node_rows import COLUMNS, NodeFilter
 from gputui.ui.render.focus import detail_title
 from gputui.ui.screens.base import GpuScreen
@@ -85,6 +86,8 @@ class NodesScreen(GpuScreen):
         self.metrics: MetricsReading = EMPTY_METRICS
         self._want: MetricsWant | None = None
         self._timeline_key = ""
+        self._typed_filter = LatestOnly(self, lambda text: self.table.set_filter(
+            NodeFilter(text, self.table.node_filter.findings_only)))
 
     def compose_body(self) -> Iterable[Widget]:
         # the grammar of gputui.ui.node_rows (NodeFilter): free text and selector terms
@@ -216,7 +219,7 @@ class NodesScreen(GpuScreen):
             return
         table = self.table
         if not table.select_node(node_name) and node_name in self.snapshot.nodes:
-            self._set_filter(NodeFilter())
+            self.table.set_filter(NodeFilter())
             table.select_node(node_name)
         self._select(node_name)
 
@@ -305,15 +308,13 @@ class NodesScreen(GpuScreen):
             self.query_one("#node-view-line", Static).update(line)
 
     # ------------------------------------------------------------------ filter prompt
-    def _set_filter(self, node_filter: NodeFilter) -> None:
-        self.table.set_filter(node_filter)
-
     @on(Input.Changed, "#node-filter")
     def _filter_typed(self, event: Input.Changed) -> None:
-        self._set_filter(NodeFilter(event.value, self.table.node_filter.findings_only))
+        self._typed_filter.offer(event.value)
 
     @on(Input.Submitted, "#node-filter")
     def _filter_submitted(self) -> None:
+        self._typed_filter.flush()
         self.query_one("#node-filter", Input).add_class("hidden")
         self.table.focus()
 
@@ -322,12 +323,13 @@ class NodesScreen(GpuScreen):
         prompt = self.query_one("#node-filter", Input)
         was_open = not prompt.has_class("hidden")
         prompt.add_class("hidden")
-        if clear and self.table.node_filter.text:
-            prompt.value = ""
-            self._set_filter(NodeFilter("", self.table.node_filter.findings_only))
-            self.table.focus()
-            return True
         self.table.focus()
+        if clear:
+            self._typed_filter.drop()  # a filter typed but not yet applied goes too
+        if clear and (self.table.node_filter.text or prompt.value):
+            prompt.value = ""
+            self.table.set_filter(NodeFilter("", self.table.node_filter.findings_only))
+            return True
         return was_open
 
     # ------------------------------------------------------------------ actions (registry)
@@ -350,11 +352,11 @@ class NodesScreen(GpuScreen):
 
     def apply_filter(self, text: str) -> None:
         """Show only the nodes ``text`` matches (``:nodes h100``), faults-only off."""
-        self._set_filter(NodeFilter(text))
+        self.table.set_filter(NodeFilter(text))
 
     def action_findings_only(self) -> None:
         current = self.table.node_filter
-        self._set_filter(NodeFilter(current.text, not current.findings_only))
+        self.table.set_filter(NodeFilter(current.text, not current.findings_only))
 
     def action_mark(self) -> None:
         self.table.toggle_mark()
@@ -377,8 +379,7 @@ class NodesScreen(GpuScreen):
         self.show_tab(tab)
 
     def action_open_log(self) -> None:
-        node = self.snapshot.nodes.get(self.table.selected_node or "")
-        if node is None:
+        if (node := self.snapshot.nodes.get(self.table.selected_node or "")) is None:
             return
         stage = node.pipeline.first_broken() or node.pipeline.stage("driver")
         if stage is None or not (stage.pod and stage.namespace):
