@@ -127,6 +127,7 @@ def _wait_for(path: Path, proc: subprocess.Popen[bytes], what: str, limit: float
 
 def start_emulated(scenario: str, workdir: Path) -> tuple[subprocess.Popen[bytes], Path]:
     kubeconfig = workdir / "emulated.kubeconfig"
+    kubeconfig.unlink(missing_ok=True)  # an earlier server's: waiting for it would not wait
     proc = subprocess.Popen([sys.executable, __file__, "--serve-emulated", scenario,
                              str(kubeconfig)], cwd=REPO, env=_env(REPO))
     _wait_for(kubeconfig, proc, f"the emulated {scenario}", 3600)
@@ -135,6 +136,7 @@ def start_emulated(scenario: str, workdir: Path) -> tuple[subprocess.Popen[bytes
 
 def start_plain(data: Path, workdir: Path) -> tuple[subprocess.Popen[bytes], Path]:
     kubeconfig = workdir / "plain.kubeconfig"
+    kubeconfig.unlink(missing_ok=True)  # an earlier server's: waiting for it would not wait
     proc = subprocess.Popen([sys.executable, str(REPO / "benchmarks" / "plain_server.py"),
                              "serve", "--data", str(data), "--kubeconfig-out", str(kubeconfig)],
                             cwd=REPO, stdout=subprocess.DEVNULL)

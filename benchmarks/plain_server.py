@@ -227,7 +227,10 @@ def make_handler(cluster: Cluster) -> type[BaseHTTPRequestHandler]:
             self.send_header("Content-Type", "application/json")
             self.send_header("Content-Length", str(len(data)))
             self.end_headers()
-            self.wfile.write(data)
+            try:
+                self.wfile.write(data)
+            except (BrokenPipeError, ConnectionResetError):
+                pass  # the client went (a watch outlived its app): nothing to tell it
 
     return Handler
 
