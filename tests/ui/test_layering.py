@@ -55,7 +55,10 @@ WIDGET_MESSAGES: dict[str, tuple[str, str]] = {
     "NodeTable.ViewChanged": ("widgets/node_table.py", "screens/nodes.py"),
     "UpgradeLanes.NodeHighlighted": ("widgets/upgrade_lanes.py", "screens/upgrades.py"),
     "LineTable.RowChosen": ("widgets/line_table.py", "screens/nodes.py",
-                            "widgets/upgrade_lanes.py"),
+                            "widgets/upgrade_lanes.py", "screens/findings.py",
+                            "screens/joins.py"),
+    "LineTable.CursorMoved": ("widgets/line_table.py", "screens/findings.py",
+                              "screens/joins.py", "screens/timeline.py"),
 }
 
 
