@@ -38,10 +38,6 @@ UI = Path(__file__).resolve().parents[2] / "gputui" / "ui"
 #: misspelt name there is a view skipped without a sound (issue 20).
 ATTRIBUTE_LOOKUPS: dict[tuple[str, str], str] = {
     ("terminal.py", "self._file"): "TerminalOut proxies a file object (__getattr__)",
-    ("widgets/datatable_internals.py", "DataTable"):
-        "checks that Textual's private DataTable members it relies on still exist",
-    ("widgets/datatable_internals.py", "table"):
-        "checks that Textual's private DataTable members it relies on still exist",
     ("textual_private.py", "App"): "checks that Textual's private App members it relies on "
                                     "still exist",
     ("textual_private.py", "app"): "reads the checked private App members by name",
