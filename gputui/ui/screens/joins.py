@@ -8,8 +8,8 @@ to its nodes; ``enter`` on a node opens its pipeline; ``esc`` goes back up.
 
 Both tables are line tables (:class:`JoinsTable`) keyed by pool name and node name and
 patched in place, so the cursor stays on the row the operator was reading as snapshots
-arrive, and a pool of 5,000 nodes costs the rows on screen. A click on the cursor's row
-opens it, as ``enter`` does.
+arrive; a frame draws the rows on screen, not a pool's thousands of nodes. A click on the
+cursor's row opens it, as ``enter`` does.
 """
 
 from __future__ import annotations
