@@ -1,8 +1,8 @@
-"""Every private part of Textual gputui touches outside the DataTable, listed and checked here.
+"""Every private part of Textual gputui touches, listed and checked here.
 
 Why a module of its own: a private name can change in any Textual release, and a change
-must be noticed, not crash an operator's session. DataTable's internals have their own
-checked module (:mod:`gputui.ui.widgets.datatable_internals`); everything else is here, and
+must be noticed, not crash an operator's session. It is all here (the tables, once surgery
+on ``DataTable``'s private caches, are line tables that need none), and
 ``tests/ui/test_textual_private.py`` fails when another module names a private Textual
 module or member. Each use has a public fallback, taken when :data:`PROBLEMS` is not empty:
 

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from gputui.ui.node_rows import ALWAYS_SHOWN, DROP_ORDER
 from gputui.ui.screens.nodes import NodesScreen
-from gputui.ui.widgets.column_drop import columns_to_drop
+from gputui.ui.widgets.table_columns import columns_to_drop
 from gputui.ui.widgets.node_table import NodeTable
 from tests.fixtures import SCENARIOS
 from tests.fixtures.recordings import load_recording

@@ -35,13 +35,9 @@ def _title(screen: Any, selector: str) -> str:
     return str(screen.query_one(selector, Static).render())
 
 
-def _first_cells(table: Any, column: str) -> dict[str, str]:
-    """Row key -> the text of its ``column`` cell (the node list is a line table, the
-    other views DataTables)."""
-    if isinstance(table, LineTable):
-        return {key: table.get_cell(key, column).plain for key in table.row_keys}
-    return {str(row.key.value): table.get_cell(row.key, column).plain
-            for row in table.ordered_rows}
+def _first_cells(table: LineTable, column: str) -> dict[str, str]:
+    """Row key -> the text of its ``column`` cell."""
+    return {key: table.get_cell(key, column).plain for key in table.row_keys}
 
 
 async def test_the_selected_row_carries_an_arrow_in_every_node_table(

@@ -1,9 +1,6 @@
-"""The keyed table patcher: rows patched by key, sorted by the keys their cells carry.
-
-Each test runs against both tables built on it: the plain :class:`KeyedTable` (findings,
-upgrade lanes) and :class:`StableTable` (the render-cached DataTable), whose cell writes
-and removals take other paths. The node list is a line table now (``test_line_table.py``);
-its sort by carried keys is checked against its views here too.
+"""Keyed patching on the line table: rows patched by key, sorted by the keys their cells
+carry (every table of the UI is a line table now: :mod:`gputui.ui.widgets.line_table`), and
+the findings and the node list sorted by those keys exactly as by their findings and views.
 """
 
 from __future__ import annotations
@@ -19,9 +16,9 @@ from textual.app import App, ComposeResult
 from gputui.domain.model import Finding, Severity
 from gputui.ui.node_rows import SORTABLE, queue_findings, sort_value
 from gputui.ui.widgets.findings_table import FindingsTable
-from gputui.ui.widgets.keyed_table import KeyedTable, SortableText, same_cell, sort_key
+from gputui.ui.widgets.line_table import LineTable
 from gputui.ui.widgets.node_table import NodeTable
-from gputui.ui.widgets.stable_table import StableTable
+from gputui.ui.widgets.sortable_text import SortableText, same_cell, sort_key
 from tests.ui.conftest import FrozenApp, settle
 
 NA = -1.0  # the sort key of a duration that is not known ("—"): before every known one
@@ -34,56 +31,47 @@ def job(name: str, age: str, seconds: float, state: str = "Running") -> dict[str
 
 
 class TableApp(App[None]):
-    def __init__(self, table: type[KeyedTable]) -> None:
-        super().__init__()
-        self.table_type = table
-
     def compose(self) -> ComposeResult:
-        yield self.table_type(id="table", cursor_type="row")
+        yield LineTable(id="table")
 
 
-async def _mounted(pilot: Any, app: TableApp) -> KeyedTable:
-    table = app.query_one(KeyedTable)
+async def _mounted(pilot: Any, app: TableApp) -> LineTable:
+    table = app.query_one(LineTable)
     for column in ("name", "age", "state"):
-        table.add_column(column.upper(), key=column)
+        table.add_column(column, column.upper())
     await pilot.pause()
     return table
 
 
-def order(table: KeyedTable) -> list[str]:
-    return [str(row.key.value) for row in table.ordered_rows]
+def order(table: LineTable) -> list[str]:
+    return list(table.row_keys)
 
 
-def spy(table: KeyedTable, name: str, calls: list[tuple[str, str, Any]]) -> None:
-    """Record ``(method, row key, what else)`` for each call of ``table.<name>``."""
+def spy(table: LineTable, name: str, calls: list[tuple[str, str, Any]]) -> None:
+    """Record ``(method, row keys, what else)`` for each call of ``table.<name>``."""
     method = getattr(table, name)
 
-    def record(*args: Any, **kwargs: Any) -> Any:
-        row = kwargs.get("key", args[-1] if name == "add_row" else args[0] if args else "")
+    def record(*args: Any) -> Any:
+        rows = ",".join(sorted(args[0])) if name == "drop_rows" else args[0]
         rest = sorted(args[1]) if name == "write_cells" else None
-        calls.append((name, str(getattr(row, "value", row)), rest))
-        return method(*args, **kwargs)
+        calls.append((name, rows, rest))
+        return method(*args)
     setattr(table, name, record)
 
 
-TABLES = pytest.mark.parametrize("kind", [KeyedTable, StableTable])
-
-
-@TABLES
-async def test_rows_are_added_written_and_removed_by_key_never_cleared(
-        kind: type[KeyedTable]) -> None:
-    app = TableApp(kind)
+async def test_rows_are_added_written_and_removed_by_key_never_cleared() -> None:
+    app = TableApp()
     async with app.run_test(size=(80, 24)) as pilot:
         table = await _mounted(pilot, app)
         table.sort_columns = ("name",)
         table.show_rows({"a": job("a", "12m", 720), "b": job("b", "3h", 10800)})
         calls: list[tuple[str, str, Any]] = []
-        for name in ("add_row", "remove_row", "clear", "write_cells"):
+        for name in ("add_row", "drop_rows", "write_cells"):
             spy(table, name, calls)
         table.show_rows({"b": job("b", "3h", 10800, "Failed"), "c": job("c", "—", NA)})
         await pilot.pause()
         # a went, c came, and only b's changed cell was written (not its name and age)
-        assert sorted(calls) == [("add_row", "c", None), ("remove_row", "a", None),
+        assert sorted(calls) == [("add_row", "c", None), ("drop_rows", "a", None),
                                  ("write_cells", "b", ["state"])]
         assert order(table) == ["b", "c"]
         assert table.get_cell("b", "state").plain == "Failed"
@@ -91,12 +79,10 @@ async def test_rows_are_added_written_and_removed_by_key_never_cleared(
         assert "Failed" in "".join(s.text for s in table.render_line(1))
 
 
-@TABLES
-async def test_a_column_whose_text_is_a_duration_sorts_by_the_seconds_it_carries(
-        kind: type[KeyedTable]) -> None:
+async def test_a_column_whose_text_is_a_duration_sorts_by_the_seconds_it_carries() -> None:
     """``12m`` < ``3h`` < ``2d`` as durations, not as text (``"12m" > "2d"``), and an
     unknown ``—`` goes first, wherever the dash falls among characters."""
-    app = TableApp(kind)
+    app = TableApp()
     async with app.run_test(size=(80, 24)) as pilot:
         table = await _mounted(pilot, app)
         table.sort_columns = ("age",)
@@ -109,10 +95,8 @@ async def test_a_column_whose_text_is_a_duration_sorts_by_the_seconds_it_carries
         assert order(table) == ["x", "z", "y", "w"]
 
 
-@TABLES
-async def test_a_changed_sort_key_moves_the_row_and_the_cursor_follows_its_key(
-        kind: type[KeyedTable]) -> None:
-    app = TableApp(kind)
+async def test_a_changed_sort_key_moves_the_row_and_the_cursor_follows_its_key() -> None:
+    app = TableApp()
     async with app.run_test(size=(80, 24)) as pilot:
         table = await _mounted(pilot, app)
         table.sort_columns = ("age",)
@@ -136,9 +120,8 @@ async def test_a_changed_sort_key_moves_the_row_and_the_cursor_follows_its_key(
         assert not table.move_to_key("gone")
 
 
-@TABLES
-async def test_rows_whose_keys_tie_keep_the_order_they_came_in(kind: type[KeyedTable]) -> None:
-    app = TableApp(kind)
+async def test_rows_whose_keys_tie_keep_the_order_they_came_in() -> None:
+    app = TableApp()
     async with app.run_test(size=(80, 24)) as pilot:
         table = await _mounted(pilot, app)
         table.sort_columns = ("age",)
@@ -153,10 +136,9 @@ async def test_rows_whose_keys_tie_keep_the_order_they_came_in(kind: type[KeyedT
         assert order(table) == sorted(names)
 
 
-@TABLES
-async def test_a_colour_change_alone_is_written(kind: type[KeyedTable]) -> None:
+async def test_a_colour_change_alone_is_written() -> None:
     """``Text.__eq__`` ignores the style; a re-coloured cell (theme change) must be written."""
-    app = TableApp(kind)
+    app = TableApp()
     async with app.run_test(size=(80, 24)) as pilot:
         table = await _mounted(pilot, app)
         table.show_rows({"a": job("a", "1m", 60)})
@@ -166,10 +148,8 @@ async def test_a_colour_change_alone_is_written(kind: type[KeyedTable]) -> None:
         assert table.get_cell("a", "state").style == Style(color="red")
 
 
-@TABLES
-async def test_a_sorted_column_without_carried_keys_fails_loudly(
-        kind: type[KeyedTable]) -> None:
-    app = TableApp(kind)
+async def test_a_sorted_column_without_carried_keys_fails_loudly() -> None:
+    app = TableApp()
     async with app.run_test(size=(80, 24)) as pilot:
         table = await _mounted(pilot, app)
         table.show_rows({"a": job("a", "1m", 60), "b": job("b", "2m", 120)})
@@ -183,6 +163,7 @@ def test_a_sortable_text_renders_and_compares_as_its_text() -> None:
     assert cell.plain == "12m" and cell.sort_key == 720 and cell == Text("12m")
     assert not same_cell(cell, SortableText("12m", 721, style="bold", no_wrap=True, end=""))
     assert same_cell(cell, SortableText("12m", 720, style="bold", no_wrap=True, end=""))
+    assert sort_key(cell) == 720
 
 
 # ------------------------------------------------------------------- the three tables

@@ -38,10 +38,6 @@ UI = Path(__file__).resolve().parents[2] / "gputui" / "ui"
 #: misspelt name there is a view skipped without a sound (issue 20).
 ATTRIBUTE_LOOKUPS: dict[tuple[str, str], str] = {
     ("terminal.py", "self._file"): "TerminalOut proxies a file object (__getattr__)",
-    ("widgets/datatable_internals.py", "DataTable"):
-        "checks that Textual's private DataTable members it relies on still exist",
-    ("widgets/datatable_internals.py", "table"):
-        "checks that Textual's private DataTable members it relies on still exist",
     ("textual_private.py", "App"): "checks that Textual's private App members it relies on "
                                     "still exist",
     ("textual_private.py", "app"): "reads the checked private App members by name",
@@ -55,7 +51,10 @@ WIDGET_MESSAGES: dict[str, tuple[str, str]] = {
     "NodeTable.ViewChanged": ("widgets/node_table.py", "screens/nodes.py"),
     "UpgradeLanes.NodeHighlighted": ("widgets/upgrade_lanes.py", "screens/upgrades.py"),
     "LineTable.RowChosen": ("widgets/line_table.py", "screens/nodes.py",
-                            "widgets/upgrade_lanes.py"),
+                            "widgets/upgrade_lanes.py", "screens/findings.py",
+                            "screens/joins.py"),
+    "LineTable.CursorMoved": ("widgets/line_table.py", "screens/findings.py",
+                              "screens/joins.py", "screens/timeline.py"),
 }
 
 

@@ -17,7 +17,7 @@ from tests.ui.conftest import FrozenApp, modified, settle
 
 
 #: every test here that reads the driver column runs wide enough for all columns (a narrower
-#: table drops its least important ones, see ``column_drop``)
+#: table drops its least important ones, see ``table_columns``)
 
 
 def _line_text(table: NodeTable, y: int) -> str:

@@ -3,9 +3,9 @@
 Three tables once recovered what to sort by from their own cells' text (the node name from
 the name cell, a severity from ``"✖ crit"``, a lane from ``"▾ drain-required (2)"``): a
 wording change broke the order without a sound. These grep the source so it cannot come
-back: only the keyed patcher calls ``DataTable.sort`` (the line table sorts its rows by the
-same carried keys, ``KeyedRows.sort_by_keys``), and no table module reads a cell's
-shown text (``.plain``) except where widths are measured.
+back: no module calls ``DataTable.sort`` (the line tables sort their rows by the keys their
+cells carry, ``KeyedRows.sort_by_keys``), and no table module reads a cell's shown text
+(``.plain``).
 """
 
 from __future__ import annotations
@@ -17,26 +17,22 @@ UI = Path(__file__).resolve().parents[2] / "gputui" / "ui"
 #: ``DataTable.sort`` takes column keys positionally; ``list.sort`` only keywords
 TABLE_SORT = re.compile(r"\.sort\(\s*(?!key\s*=|reverse\s*=|\))")
 #: a module that builds or drives a table
-TABLES = re.compile(r"\b(DataTable|KeyedTable|StableTable)\b")
-#: where a cell's text may be read: measuring column widths from it
-PLAIN_ALLOWED = {"widgets/datatable_internals.py"}
+TABLES = re.compile(r"\b(DataTable|LineTable|TableView|KeyedRows)\b")
 
 
 def _sources() -> dict[str, str]:
     return {str(path.relative_to(UI)): path.read_text() for path in sorted(UI.rglob("*.py"))}
 
 
-def test_only_the_keyed_patcher_sorts_a_table() -> None:
-    offenders = [name for name, text in _sources().items()
-                 if name != "widgets/keyed_table.py" and TABLE_SORT.search(text)]
-    assert offenders == [], ("sort through KeyedTable.sort_rows or LineTable.sort_rows "
-                             "(cells carry their keys)")
+def test_no_module_sorts_a_datatable() -> None:
+    offenders = [name for name, text in _sources().items() if TABLE_SORT.search(text)]
+    assert offenders == [], "sort through LineTable.sort_rows (cells carry their keys)"
 
 
 def test_no_table_module_reads_the_text_its_cells_show() -> None:
     """Modules that build or drive a table (they name one) carry values in cells instead."""
     offenders = [f"{name}: {line.strip()}" for name, text in _sources().items()
-                 if name not in PLAIN_ALLOWED and TABLES.search(text)
+                 if TABLES.search(text)
                  for line in text.splitlines() if re.search(r"\.plain\b", line)]
     assert offenders == [], "carry the value in the cell (SortableText), do not parse text"
 

@@ -15,7 +15,7 @@ from rich.text import Text
 from textual import on
 from textual.containers import VerticalScroll
 from textual.widget import Widget
-from textual.widgets import DataTable, Static
+from textual.widgets import Static
 
 from gputui.domain.metrics import MetricsReading
 from gputui.domain.model import EMPTY_SNAPSHOT, ClusterSnapshot
@@ -25,6 +25,7 @@ from gputui.ui.render.style import SEVERITY_SHORT, SEVERITY_SYMBOL
 from gputui.ui.screens.base import GpuScreen
 from gputui.ui.selection import Selection
 from gputui.ui.widgets.findings_table import FindingsTable
+from gputui.ui.widgets.line_table import LineTable
 from gputui.ui.widgets.palette_mixin import widget_palette
 
 
@@ -80,7 +81,7 @@ class FindingsScreen(GpuScreen):
         return Selection.of((finding.node,), f"the selected finding ({finding.code}) is "
                             "about the cluster, not a node")
 
-    @on(DataTable.RowHighlighted, "#findings-table")
+    @on(LineTable.CursorMoved, "#findings-table")
     def _show_hint(self) -> None:
         finding = self.table.selected
         hint = self.query_one("#findings-hint", Static)
@@ -110,7 +111,8 @@ class FindingsScreen(GpuScreen):
         """``s``: the handoff summary (the app builds it)."""
         self.post_message(CommandRequested("view_summary"))
 
-    @on(DataTable.RowSelected, "#findings-table")
-    def _row_selected(self, event: DataTable.RowSelected) -> None:
+    @on(LineTable.RowChosen, "#findings-table")
+    def _row_chosen(self, event: LineTable.RowChosen) -> None:
+        """A click on the cursor's row goes there, as ``enter`` does."""
         event.stop()
         self.action_jump()

@@ -6,8 +6,10 @@ pool's nodes, each with its time to GPU and the share of each stage, or its curr
 and how long it has been at it, or why its join cannot be timed. ``enter`` on a pool moves
 to its nodes; ``enter`` on a node opens its pipeline; ``esc`` goes back up.
 
-Both tables are keyed (pool name, node name) and patched in place, so the cursor stays on
-the row the operator was reading as snapshots arrive.
+Both tables are line tables (:class:`JoinsTable`) keyed by pool name and node name and
+patched in place, so the cursor stays on the row the operator was reading as snapshots
+arrive; a frame draws the rows on screen, not a pool's thousands of nodes. A click on the
+cursor's row opens it, as ``enter`` does.
 """
 
 from __future__ import annotations
@@ -17,7 +19,7 @@ from collections.abc import Iterable, Mapping
 from rich.text import Text
 from textual import on
 from textual.widget import Widget
-from textual.widgets import DataTable, Static
+from textual.widgets import Static
 
 from gputui.domain.metrics import MetricsReading
 from gputui.domain.model import EMPTY_SNAPSHOT, ClusterSnapshot, PoolJoins
@@ -27,28 +29,31 @@ from gputui.ui.contracts import JumpRequested
 from gputui.ui.render.joins import NODE_COLUMNS, POOL_COLUMNS, node_cells, pool_cells, pool_summary
 from gputui.ui.screens.base import GpuScreen
 from gputui.ui.selection import Selection
-from gputui.ui.widgets.keyed_table import KeyedTable, SortableText
+from gputui.ui.widgets.line_table import LineTable
 from gputui.ui.widgets.palette_mixin import widget_palette
+from gputui.ui.widgets.sortable_text import SortableText
 
 
-class KeyedRows(KeyedTable):
-    """A table of rows keyed by name, patched to the rows wanted, in the order given."""
+class JoinsTable(LineTable):
+    """A line table of rows keyed by name, patched to the rows wanted, in the order given."""
 
     def __init__(self, columns: tuple[tuple[str, str], ...], *, id: str | None = None,
                  arrow: bool = False) -> None:
         """``arrow``: while the table has the keys, the cursor's row carries a ``▶`` in its
         first cell (node rows: a highlight is only a colour to a screen reader or
         ``capture-pane``; with the keys on the pools, no node is selected)."""
-        super().__init__(id=id, cursor_type="row")
+        super().__init__(id=id)
         self._columns = columns
         self.sort_columns = (columns[0][0],)  # its cells carry their place in the order
         self._arrow_rows = arrow
         self._arrow: str | None = None
         self._firsts: dict[str, Text] = {}
+        self._places: dict[str, int] = {}
+        self._patching = False  # in show_rows: the ▶ is put right once, at its end
 
     def on_mount(self) -> None:
         for key, label in self._columns:
-            self.add_column(label, key=key)
+            self.add_column(key, label)
 
     @property
     def selected(self) -> str | None:
@@ -59,18 +64,22 @@ class KeyedRows(KeyedTable):
         """Patch to ``rows`` (in their order), keeping the cursor on its row."""
         current, first = self.current_key, self._columns[0][0]
         self._firsts = {key: cells[first] for key, cells in rows.items()}
-        super().show_rows({key: {**cells, first: self._first(key, index)}
-                           for index, (key, cells) in enumerate(rows.items())})
-        if current is not None and current in rows:
-            self.move_to_key(current, scroll=False, force=True)
+        self._places = {key: index for index, key in enumerate(rows)}
+        self._patching = True
+        try:
+            super().show_rows({key: {**cells, first: self._first(key)}
+                               for key, cells in rows.items()})
+        finally:
+            self._patching = False
+        self.move_to_key(current)
         self._point(self.current_key if self.has_focus else None)
 
-    def _first(self, key: str, index: int) -> SortableText:
+    def _first(self, key: str) -> SortableText:
         """The first cell of row ``key``: ``▶`` on the cursor's row when arrows are on."""
         cell = self._firsts[key]
         if self._arrow_rows:
             cell = Text.assemble("▶ " if key == self._arrow else "  ", cell)
-        return _placed(cell, index)
+        return _placed(cell, self._places[key])
 
     def _point(self, key: str | None) -> None:
         """Move the ``▶`` to row ``key``."""
@@ -78,14 +87,15 @@ class KeyedRows(KeyedTable):
             return
         old, self._arrow = self._arrow, key
         first = self._columns[0][0]
-        order = list(self._firsts)
         for name in {old, key}:
             if name is not None and name in self._firsts and name in self.rows:
-                self.update_cell(name, first, self._first(name, order.index(name)))
+                self.write_cells(name, {first: self._first(name)})
 
-    def on_data_table_row_highlighted(self, event: DataTable.RowHighlighted) -> None:
-        """The cursor moved: the ``▶`` follows (the screen hears the event too)."""
-        self._point(self.current_key if self.has_focus else None)
+    def cursor_moved(self) -> None:
+        """The cursor moved: the ``▶`` follows, and the screen is told."""
+        if not self._patching:  # a cell written mid-patch would be patched back
+            self._point(self.current_key if self.has_focus else None)
+        super().cursor_moved()
 
     def on_focus(self) -> None:
         self._point(self.current_key)
@@ -114,22 +124,22 @@ class JoinsScreen(GpuScreen):
         self._now = 0.0
 
     def compose_body(self) -> Iterable[Widget]:
-        yield KeyedRows(POOL_COLUMNS, id="joins-pools")
+        yield JoinsTable(POOL_COLUMNS, id="joins-pools")
         yield Static(id="joins-summary")
-        yield KeyedRows(NODE_COLUMNS, id="joins-nodes", arrow=True)
+        yield JoinsTable(NODE_COLUMNS, id="joins-nodes", arrow=True)
 
     def on_mount(self) -> None:
         self.pools.focus()
 
     @property
-    def pools(self) -> KeyedRows:
+    def pools(self) -> JoinsTable:
         """The pools table."""
-        return self.query_one("#joins-pools", KeyedRows)
+        return self.query_one("#joins-pools", JoinsTable)
 
     @property
-    def nodes(self) -> KeyedRows:
+    def nodes(self) -> JoinsTable:
         """The selected pool's nodes."""
-        return self.query_one("#joins-nodes", KeyedRows)
+        return self.query_one("#joins-nodes", JoinsTable)
 
     def selected_pool(self) -> PoolJoins | None:
         """The pool under the pools table's cursor (the first one before any move)."""
@@ -144,7 +154,7 @@ class JoinsScreen(GpuScreen):
         self.pools.show_rows({_pool_key(p): pool_cells(p, now, palette) for p in snapshot.joins})
         self._show_pool()
 
-    @on(DataTable.RowHighlighted, "#joins-pools")
+    @on(LineTable.CursorMoved, "#joins-pools")
     def _show_pool(self) -> None:
         pool = self.selected_pool()
         self.query_one("#joins-summary", Static).update(pool_summary(pool))
@@ -186,7 +196,15 @@ class JoinsScreen(GpuScreen):
         return False
 
     def action_open_pool(self) -> None:
-        """``enter`` on a pool: its nodes."""
+        """``enter`` on a pool: its nodes; on a node (the nodes have the keys): its
+        pipeline, as ``p``."""
+        if self.nodes.has_focus:
+            self.action_open_node()
+        else:
+            self._enter_nodes()
+
+    def _enter_nodes(self) -> None:
+        """The pool's nodes take the keys (when it has any)."""
         if self.nodes.row_count:
             self.nodes.focus()
 
@@ -196,11 +214,12 @@ class JoinsScreen(GpuScreen):
         if node is not None:
             self.post_message(JumpRequested(node, Pane.PIPELINE))
 
-    @on(DataTable.RowSelected)
-    def _row_selected(self, event: DataTable.RowSelected) -> None:
+    @on(LineTable.RowChosen)
+    def _row_chosen(self, event: LineTable.RowChosen) -> None:
+        """A click on the cursor's row opens it, as ``enter`` there does."""
         event.stop()
-        if event.data_table.id == "joins-pools":
-            self.action_open_pool()
+        if event.table.id == "joins-pools":
+            self._enter_nodes()
         else:
             self.action_open_node()
 

@@ -15,7 +15,7 @@ from collections.abc import Iterable, Sequence
 from rich.text import Text
 from textual import on
 from textual.widget import Widget
-from textual.widgets import DataTable, Input, Static
+from textual.widgets import Input, Static
 
 from gputui.domain.metrics import MetricsReading
 from gputui.domain.model import ClusterSnapshot
@@ -34,25 +34,27 @@ from gputui.ui.render.timeline import (
 )
 from gputui.ui.screens.base import GpuScreen
 from gputui.ui.selection import Selection
-from gputui.ui.widgets.keyed_table import KeyedTable, SortableText
+from gputui.ui.widgets.line_table import LineTable
 from gputui.ui.widgets.palette_mixin import widget_palette
+from gputui.ui.widgets.sortable_text import SortableText
 
 #: the most events drawn at once (the newest; the view line says when there are more)
 MAX_ROWS = 1000
-#: columns a DataTable row spends beyond its cells (padding of each cell, the scrollbar)
+#: columns a table row spends beyond its cells (padding of each cell, the scrollbar)
 _CHROME = 2 * len(COLUMNS) + 2
 
 
-class TimelineTable(KeyedTable):
-    """The events, newest first (each time cell carries its place: newest, then key)."""
+class TimelineTable(LineTable):
+    """The events, newest first (each time cell carries its place: newest, then key); a
+    line table, so a frame draws the events on screen, not the thousand kept."""
 
     def __init__(self, *, id: str | None = None) -> None:
-        super().__init__(id=id, cursor_type="row")
+        super().__init__(id=id)
         self.sort_columns = ("time",)
 
     def on_mount(self) -> None:
         for key, label, _ in COLUMNS:
-            self.add_column(label, key=key)
+            self.add_column(key, label)
 
 
 @fulfils(TimelineView)
@@ -143,8 +145,7 @@ class TimelineScreen(GpuScreen):
             rows[key] = {**cells, "time": time_cell}
         current = self.table.current_key
         self.table.show_rows(rows)
-        if current in rows:
-            self.table.move_to_key(current, scroll=False)
+        self.table.move_to_key(current)  # the event it was on, if still shown
         line = view_line(len(matching), len(self.events), self.since, self.dropped,
                          self.filter, self.now)
         if len(matching) > MAX_ROWS:
@@ -171,7 +172,7 @@ class TimelineScreen(GpuScreen):
             self._width = self.size.width
             self._draw()
 
-    @on(DataTable.RowHighlighted, "#timeline-table")
+    @on(LineTable.CursorMoved, "#timeline-table")
     def _show_detail(self) -> None:
         self.query_one("#timeline-detail", Static).update(
             detail_text(self.selected, widget_palette(self)))

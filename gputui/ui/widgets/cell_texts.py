@@ -14,7 +14,7 @@ from rich.style import Style
 from rich.text import Text
 
 from gputui.ui.render.style import ROLES, Palette
-from gputui.ui.widgets.keyed_table import SortableText
+from gputui.ui.widgets.sortable_text import SortableText
 
 #: distinct cell texts kept for sharing (names are unique, so the cache stops growing)
 TEXT_CACHE_SIZE = 4096

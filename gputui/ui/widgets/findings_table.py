@@ -3,7 +3,9 @@
 Rows are keyed by (code, node, subject), so a refresh patches them in place and the cursor
 stays on the finding the operator was reading. The order is the snapshot's: most severe
 first, cluster-wide findings before a node's, then node, then code; each of those cells
-carries what it sorts by (:class:`~gputui.ui.widgets.keyed_table.SortableText`).
+carries what it sorts by (:class:`~gputui.ui.widgets.sortable_text.SortableText`). A line
+table (:mod:`gputui.ui.widgets.line_table`): a frame draws the findings on screen, not all
+of them.
 """
 
 from __future__ import annotations
@@ -14,7 +16,8 @@ from rich.text import Text
 
 from gputui.domain.model import Finding
 from gputui.ui.render.style import PLAIN, SEVERITY_SHORT, SEVERITY_SYMBOL, Palette
-from gputui.ui.widgets.keyed_table import KeyedTable, SortableText
+from gputui.ui.widgets.line_table import LineTable
+from gputui.ui.widgets.sortable_text import SortableText
 
 COLUMNS = (("severity", "SEV"), ("code", "CODE"), ("node", "NODE"), ("message", "MESSAGE"))
 #: the columns rows are ordered by, first decides (rows that tie keep the order they came in)
@@ -40,17 +43,17 @@ def finding_cells(finding: Finding, palette: Palette = PLAIN) -> dict[str, Text]
     }
 
 
-class FindingsTable(KeyedTable):
+class FindingsTable(LineTable):
     """All findings, patched by key, in the snapshot's order (most severe first)."""
 
     def __init__(self, *, id: str | None = None) -> None:
-        super().__init__(id=id, cursor_type="row")
+        super().__init__(id=id)
         self.findings: dict[str, Finding] = {}
         self.sort_columns = ORDER
 
     def on_mount(self) -> None:
         for key, label in COLUMNS:
-            self.add_column(label, key=key)
+            self.add_column(key, label)
 
     @property
     def selected(self) -> Finding | None:
@@ -67,5 +70,4 @@ class FindingsTable(KeyedTable):
         self.show_rows({key: finding_cells(finding, palette)
                         for key, finding in wanted.items()})
         self.findings = wanted
-        if current in wanted:
-            self.move_to_key(current, scroll=False, force=True)
+        self.move_to_key(current)  # the finding it was on, if that is still there

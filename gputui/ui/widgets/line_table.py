@@ -16,6 +16,8 @@ private Textual.
 Keys: Textual's scrolling keys (up, down, page up/down, home, end) move the cursor here,
 and the view scrolls to keep the cursor in sight; left and right scroll sideways. A click
 moves the cursor; a click on the cursor's row says the row was chosen (:class:`RowChosen`).
+A cursor that went to another row says so (:class:`CursorMoved`) unless a subclass tells
+its screen in its own words (the node list's ``NodeSelected``).
 """
 
 from __future__ import annotations
@@ -41,6 +43,21 @@ class LineTable(TableView):
         @property
         def control(self) -> LineTable:
             return self.table
+
+    class CursorMoved(Message):
+        """The cursor went to another row, ``key`` (None: the table is empty)."""
+
+        def __init__(self, table: LineTable, key: str | None) -> None:
+            super().__init__()
+            self.table, self.key = table, key
+
+        @property
+        def control(self) -> LineTable:
+            return self.table
+
+    def cursor_moved(self) -> None:
+        """Tell the screen where the cursor went (a subclass may say it otherwise)."""
+        self.post_message(self.CursorMoved(self, self.current_key))
 
     # ------------------------------------------------------------------ keys and mouse
     def _key_move(self, row: int) -> None:

@@ -1,8 +1,8 @@
 """``SortableText``: a table cell's text plus the value its column sorts by.
 
-In a module of its own (no Textual import) because the keyed DataTable patcher, the DataTable
-internals (which measure it like a plain ``Text``) and the line table all need it, with
-:func:`sort_key` and :func:`same_cell`, which read it.
+In a module of its own (no Textual import) because the line table's row store
+(:mod:`~gputui.ui.widgets.table_rows`), the tables that fill it and the node list's shared
+cell texts all need it, with :func:`sort_key` and :func:`same_cell`, which read it.
 """
 
 from __future__ import annotations

@@ -8,9 +8,13 @@ when it was added), plus one cell of padding on each side, as Textual's ``DataTa
 them. Widths only grow while the table lives: a node list whose columns narrowed each time a
 filter hid the longest name would make every column jump under the operator's eyes.
 
-Dropping (why: see :mod:`gputui.ui.widgets.column_drop`): when the columns are wider than
-the table, the least important ones go first, never one that must always be shown; a dropped
-column takes no width at all, its header neither, and comes back when the terminal grows.
+Dropping: when the columns are wider than the table, the least important ones go first,
+never one that must always be shown; a dropped column takes no width at all, its header
+neither, and comes back when the terminal grows. Why: at 80 columns a table simply cut at
+the right edge loses whatever comes last and slices the column in the middle of a word; a
+wide cell (``NotReady,SchedulingDisabled``) then pushes the worst finding, the one column
+the node list exists for, half off the screen. Only whole columns go: what is shown is
+never cut mid-word by a neighbour's width.
 """
 
 from __future__ import annotations
