@@ -14,7 +14,7 @@ term is free text, matched (case-insensitive) against the name, the GPU product 
 
 from __future__ import annotations
 
-from collections.abc import Callable, Collection, Hashable, Mapping, Sequence
+from collections.abc import Callable, Collection, Container, Hashable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Final
 
@@ -246,24 +246,65 @@ def sort_value(column: str, view: NodeView, queued: Finding | None = None) -> tu
     return (key,) if column == "name" else (key, view.name)
 
 
+def sort_columns_for(column: str) -> tuple[str, ...]:
+    """The table's sort columns to sort by ``column``: it, then the name, so every order is
+    total and the same however the rows came in."""
+    return (column,) if column == "name" else (column, "name")
+
+
 Predicate = Callable[[NodeView], bool]
 
 
-def _text_term(term: str) -> Predicate:
+#: between two labels in :class:`LabelTexts`: a control character the sanitiser escapes in
+#: anything read, so no label holds it and no match spans two labels
+LABEL_SEPARATOR = "\x00"
+
+
+class LabelTexts:
+    """Each node's labels as one lower-cased ``key=value`` text, kept while its labels
+    object is the same (the domain builder reuses it for an unchanged node).
+
+    Why: a text filter looks for the typed text in every label of every node; formatting
+    and lower-casing ~60 labels a node again for each filter cost 0.3 s at 5,000 nodes.
+    """
+
+    def __init__(self) -> None:
+        self._texts: dict[str, tuple[Mapping[str, str], str]] = {}
+
+    def __len__(self) -> int:
+        return len(self._texts)
+
+    def of(self, view: NodeView) -> str:
+        """``view``'s labels, lower-cased, one ``key=value`` after another."""
+        kept = self._texts.get(view.name)
+        if kept is not None and kept[0] is view.labels:
+            return kept[1]
+        text = LABEL_SEPARATOR.join([f"{k}={v}".lower() for k, v in view.labels.items()])
+        self._texts[view.name] = (view.labels, text)
+        return text
+
+    def keep_only(self, nodes: Container[str]) -> None:
+        """Forget the nodes that left the cluster."""
+        self._texts = {name: kept for name, kept in self._texts.items() if name in nodes}
+
+
+def _text_term(term: str, labels: LabelTexts | None) -> Predicate:
     needle = term.lower()
 
     def match(view: NodeView) -> bool:
         if needle in view.name.lower() or needle in view.product.lower():
             return True
+        if labels is not None and LABEL_SEPARATOR not in needle:
+            return needle in labels.of(view)
         return any(needle in f"{k}={v}".lower() for k, v in view.labels.items())
     return match
 
 
-def _term(term: str) -> Predicate:
+def _term(term: str, labels: LabelTexts | None) -> Predicate:
     if is_requirement(term):
         matches = requirement(term)
         return lambda view: matches(view.labels)
-    text = _text_term(term)
+    text = _text_term(term, labels)
     if "/" in term or "." in term:
         return lambda view: term in view.labels or text(view)
     return text
@@ -281,10 +322,11 @@ class NodeFilter:
         """Whether anything is hidden by it."""
         return bool(self.text.strip()) or self.findings_only
 
-    def predicate(self, named: Collection[str] = ()) -> Predicate:
+    def predicate(self, named: Collection[str] = (), labels: LabelTexts | None = None) -> Predicate:
         """A function telling whether a node passes; ``named``: nodes a cluster finding
-        names (:func:`queue_findings`), which count as having findings."""
-        terms = [_term(t) for t in filter_terms(self.text)]
+        names (:func:`queue_findings`), which count as having findings; ``labels``: the
+        nodes' label texts kept from the last filter."""
+        terms = [_term(t, labels) for t in filter_terms(self.text)]
         only = self.findings_only
 
         def keep(view: NodeView) -> bool:
@@ -294,6 +336,6 @@ class NodeFilter:
         return keep
 
 
-__all__ = ["ALWAYS_SHOWN", "COLUMNS", "DROP_ORDER", "SORTABLE", "Cell", "Column", "NodeFilter", "cell_sort_key", "cell_sort_keys",
+__all__ = ["ALWAYS_SHOWN", "COLUMNS", "DROP_ORDER", "SORTABLE", "Cell", "Column", "LabelTexts", "NodeFilter", "cell_sort_key", "cell_sort_keys",
            "node_cells",
-           "queue_findings", "requeue", "sort_value"]
+           "queue_findings", "requeue", "sort_columns_for", "sort_value"]

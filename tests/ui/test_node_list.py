@@ -7,7 +7,7 @@ from dataclasses import replace
 
 from gputui.domain.model import ClusterSnapshot, NodeView
 from gputui.domain.snapshot import SnapshotBuilder
-from gputui.ui.node_rows import COLUMNS, NodeFilter, node_cells
+from gputui.ui.node_rows import COLUMNS, LabelTexts, NodeFilter, node_cells
 from gputui.ui.screens.nodes import NodesScreen
 from gputui.ui.widgets.node_table import NodeTable
 from tests.fixtures import SCENARIOS
@@ -116,6 +116,50 @@ def test_filter_terms_are_label_selectors_or_text() -> None:
     assert NodeFilter("pool in (a, b)").predicate()(view)
     assert not NodeFilter("pool notin (a,b) A100").predicate()(view)
     assert NodeFilter("pool=a,nvidia.com/mig.capable=true").predicate()(view)
+
+
+def test_label_texts_match_like_each_label_and_follow_a_changed_node() -> None:
+    """The kept label texts give the answers matching label by label gives: a match never
+    spans two labels, and a node whose labels changed is matched on its new labels."""
+    texts = LabelTexts()
+    view = NodeView(name="n1", labels={"pool": "a", "zone": "Eu-West"})
+    for typed, found in (("pool=a", True), ("eu-west", True), ("a\x00zone", False),
+                         ("=azone", False), ("west", True), ("h100", False)):
+        assert NodeFilter(typed).predicate((), texts)(view) is found, typed
+        assert NodeFilter(typed).predicate()(view) is found, typed
+    relabelled = replace(view, labels={"pool": "b"})
+    assert not NodeFilter("west").predicate((), texts)(relabelled)
+    assert NodeFilter("pool=b").predicate((), texts)(relabelled)
+    texts.keep_only(())
+    assert len(texts) == 0
+
+
+async def test_a_node_changed_while_filtered_out_comes_back_changed(frozen_app: FrozenApp) -> None:
+    """Clearing a filter brings rows back from their kept cells; a node that changed while
+    it was hidden shows its new cells, and the columns are as wide as before."""
+    recording = load_recording("driver-crashloop", SCENARIOS)
+    source = ReplaySource.from_recording(recording)
+    app = frozen_app("driver-crashloop", source=source)
+    async with app.run_test(size=(120, 40)) as pilot:
+        await settle(pilot)
+        table = app.screen.query_one(NodeTable)
+        before = {name: table.get_row(name) for name in table.shown_nodes}
+        widths = {key: column.content_width for key, column in table.columns.items()}
+        table.set_filter(NodeFilter("a100"))
+        await settle(pilot)
+        assert H100 not in table.shown_nodes
+        source.push(modified(recording, cordon=(H100,)))
+        await settle(pilot)
+        table.set_filter(NodeFilter())
+        await settle(pilot)
+        assert sorted(table.shown_nodes) == sorted(before)
+        status = table.get_cell(H100, "status")
+        assert "Cordoned" in status.plain and "Cordoned" not in before[H100][list(table.columns).index("status")].plain
+        assert table.get_row(A100_OK) == before[A100_OK]
+        # the changed cell was measured (its column grew to fit it); the kept ones fit
+        assert table.columns["status"].content_width == max(widths["status"], status.cell_len)
+        assert {key: column.content_width for key, column in table.columns.items()
+                if key != "status"} == {key: w for key, w in widths.items() if key != "status"}
 
 
 async def test_sort_cycles_and_flips(frozen_app: FrozenApp) -> None:

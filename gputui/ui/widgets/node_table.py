@@ -24,17 +24,18 @@ from gputui.ui.node_rows import (
     SORTABLE,
     UNREAD_UTIL,
     Cell,
+    LabelTexts,
     NodeFilter,
-    cell_sort_keys,
     no_util,
-    node_cells,
     requeue,
+    sort_columns_for,
     sort_value,
     util_cell,
 )
 from gputui.ui.loop_turn import after_loop_turn
 from gputui.ui.widgets.cell_texts import CellTexts
 from gputui.ui.widgets.mark_column import MarkColumn
+from gputui.ui.widgets.node_row_texts import NodeRowTexts
 from gputui.ui.widgets.palette_mixin import widget_palette
 
 #: rows patched per event-loop turn: about a millisecond of work, so a key press that
@@ -66,10 +67,12 @@ class NodeTable(MarkColumn):
         self.snapshot: ClusterSnapshot = EMPTY_SNAPSHOT
         self.marks: set[str] = set()
         self.node_filter = NodeFilter()
-        self.sort_columns = _sort_columns("finding")
+        self.sort_columns = sort_columns_for("finding")
         self._views: dict[str, NodeView] = {}
         self._util: dict[str, Cell] = {}
         self._cell_texts = CellTexts()
+        self._row_texts = NodeRowTexts(self._cell_texts)
+        self._label_texts = LabelTexts()
         self._seen: dict[str, NodeView] = {}
         self._at_top = True
         self._last_selected: str | None = None
@@ -131,7 +134,7 @@ class NodeTable(MarkColumn):
         """Sort by ``column`` (a key of :data:`SORTABLE`); same column again flips order."""
         if reverse is None:
             reverse = (not self.sort_reverse) if column == self.sort_column else False
-        self.sort_columns, self.sort_reverse = _sort_columns(column), reverse
+        self.sort_columns, self.sort_reverse = sort_columns_for(column), reverse
         self._relabel_headers()
         self._resort()
         self.post_message(self.ViewChanged())
@@ -199,8 +202,10 @@ class NodeTable(MarkColumn):
         seen = self._seen
         queue = [n for n in self._views if n not in nodes]
         queue += [n for n, view in nodes.items() if seen.get(n) is not view or n in self._dirty]
-        if len(seen) > len(nodes):
+        if len(seen) > len(nodes):  # nodes left: forget what was kept of them
             self._seen = {name: view for name, view in seen.items() if name in nodes}
+            self._row_texts.keep_only(nodes)
+            self._label_texts.keep_only(nodes)
         self._filling = False
         if not force_order and not self._views and len(queue) > self.patch_slice:
             self._first_fill(queue)
@@ -254,7 +259,7 @@ class NodeTable(MarkColumn):
     def _patch_names(self, names: list[str]) -> tuple[list[str], list[str]]:
         """Patch the shown rows of ``names`` from the newest snapshot; return the names to
         add and the names to drop (gone from the snapshot or filtered out)."""
-        keep = self.node_filter.predicate(self._queued)
+        keep = self.node_filter.predicate(self._queued, self._label_texts)
         nodes, seen = self.snapshot.nodes, self._seen
         new: list[str] = []
         drops: list[str] = []
@@ -314,8 +319,9 @@ class NodeTable(MarkColumn):
     def _add(self, view: NodeView) -> None:
         self._views[view.name] = view
         util = self._text(self._util.get(view.name, no_util(view)))
-        self.put_row(view.name, {"mark": self._mark_text(view.name), "util": util,
-                                 **self._data_texts(view)})
+        cells, measured = self._row_texts.cells(view, self._queued.get(view.name))
+        self.add_row(view.name, {"mark": self._mark_text(view.name), "util": util, **cells},
+                     measured=cells.keys() if measured else ())
 
     def _patch(self, view: NodeView) -> bool:
         """Write the changed cells of one row; True when its place in the sort changed."""
@@ -367,9 +373,7 @@ class NodeTable(MarkColumn):
 
     def _data_texts(self, view: NodeView) -> dict[str, Text]:
         """The snapshot's cells of ``view``'s row, each carrying its sort key."""
-        queued = self._queued.get(view.name)
-        keys, text = cell_sort_keys(view, queued), self._cell_texts.text
-        return {key: text(cell, keys[key]) for key, cell in node_cells(view, queued).items()}
+        return self._row_texts.cells(view, self._queued.get(view.name))[0]
 
     def _header(self, key: str, label: str) -> Text:
         if key == self.sort_column:
@@ -382,6 +386,7 @@ class NodeTable(MarkColumn):
 
     def _refresh_styles(self) -> None:
         self._cell_texts.restyle(widget_palette(self))
+        self._row_texts.clear()
 
     def _theme_changed(self, _theme: object = None) -> None:
         """Re-colour every shown cell from the new theme's palette."""
@@ -391,9 +396,3 @@ class NodeTable(MarkColumn):
                 util = self._text(self._util.get(name, no_util(view)))
                 self.put_row(name, {**self._data_texts(view), "util": util,
                                     "mark": self._mark_text(name)})
-
-
-def _sort_columns(column: str) -> tuple[str, ...]:
-    """Sort by ``column``, then by name: every order is total, so it is the same however the
-    rows came in."""
-    return (column,) if column == "name" else (column, "name")

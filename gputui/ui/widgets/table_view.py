@@ -182,9 +182,10 @@ class TableView(ScrollView, can_focus=True):
         self.write_cells(key, changed)
         return moved
 
-    def add_row(self, key: str, cells: Mapping[str, Text]) -> None:
-        """Append row ``key`` (a cell for every column)."""
-        grew = self.rows.add(key, cells)
+    def add_row(self, key: str, cells: Mapping[str, Text], measured: Collection[str] = ()) -> None:
+        """Append row ``key`` (a cell for every column); ``measured``: columns whose cells
+        were in the table before, so fit it already (columns only grow)."""
+        grew = self.rows.add(key, cells, measured)
         self._rows_changed(grew, len(self.rows) - 1)
 
     def write_cells(self, key: str, cells: Mapping[str, Text]) -> None:
