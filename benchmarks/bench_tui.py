@@ -71,6 +71,12 @@ def _proxy(mapping: dict[Any, Any]) -> MappingProxyType[Any, Any]:
     return MappingProxyType(mapping)
 
 
+# pickled by the name ``bench_tui._proxy`` even when this file runs as ``__main__``, so
+# the other benchmarks (which import this module) can read the cache it writes
+_proxy.__module__ = "bench_tui"
+sys.modules.setdefault("bench_tui", sys.modules[__name__])
+
+
 def _reduce_proxy(proxy: MappingProxyType[Any, Any]) -> tuple[Any, tuple[dict[Any, Any]]]:
     """Pickle a read-only mapping as the mapping it wraps (``ClusterObjects`` holds some;
     pickle refuses ``mappingproxy`` and the cache could not be written)."""
@@ -83,6 +89,9 @@ copyreg.pickle(MappingProxyType, _reduce_proxy)
 def read_scale(scenario: str, cache: Path) -> tuple[ClusterObjects, float]:
     """The scenario's raw objects and emulated now, from the cache or the emulated cluster."""
     if cache.exists():
+        main = sys.modules["__main__"]
+        if not hasattr(main, "_proxy"):  # a cache written before the fix above names it so
+            main._proxy = _proxy  # type: ignore[attr-defined]
         with cache.open("rb") as handle:
             objects, now = pickle.load(handle)
         try:  # a cache written before ClusterObjects changed is read again

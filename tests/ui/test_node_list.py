@@ -130,6 +130,8 @@ def test_label_texts_match_like_each_label_and_follow_a_changed_node() -> None:
     relabelled = replace(view, labels={"pool": "b"})
     assert not NodeFilter("west").predicate((), texts)(relabelled)
     assert NodeFilter("pool=b").predicate((), texts)(relabelled)
+    odd = NodeView(name="n2", labels={"gpus": 8, "pool": "a"})  # type: ignore[dict-item]
+    assert NodeFilter("8").predicate((), texts)(odd)  # a value read as a number
     texts.keep_only(())
     assert len(texts) == 0
 
