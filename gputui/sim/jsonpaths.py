@@ -1,7 +1,7 @@
 """The store's JSON helpers: a fast deep copy, and which managedFields paths a write changed.
 
-Kept apart from :mod:`gputui.sim.store` (which records managedFields with them) so the store
-module holds the store alone.
+Kept apart from :mod:`gputui.sim.store` and :mod:`gputui.sim.managedfields` (which record
+managedFields with them) so those modules hold their one job alone.
 """
 
 from __future__ import annotations
@@ -20,18 +20,6 @@ def copy_json(value: Any) -> Any:
     if kind is list:
         return [copy_json(v) for v in value]
     return value
-
-
-def top_level(obj: Obj) -> Obj:
-    """What :func:`_changed_fields` compares of ``obj``, copied one level deep: its labels,
-    annotations and the top-level keys of spec, status and data."""
-    metadata = obj.get("metadata") or {}
-    copied: Obj = {"metadata": {section: dict(metadata.get(section) or {})
-                                for section in ("labels", "annotations")}}
-    for section in ("spec", "status", "data"):
-        if isinstance(obj.get(section), dict):
-            copied[section] = dict(obj[section])
-    return copied
 
 
 def changed_fields(old: Obj | None, new: Obj) -> list[tuple[str, ...]]:

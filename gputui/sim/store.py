@@ -12,7 +12,8 @@ than the log gets 410 ``Expired`` and must relist, exactly like a real cluster.
 Writes record ``metadata.managedFields`` for the labels, annotations and top-level spec and
 status keys they change, with the writer's manager name and time: on a real cluster those
 entries are the only record of when the MIG manager or the upgrade controller last touched
-a node label, and gputui reads them.
+a node label, and gputui reads them. Objects written alike share one list of entries
+(:mod:`gputui.sim.managedfields`), which is why no one may edit a stored one in place.
 """
 
 from __future__ import annotations
@@ -23,13 +24,14 @@ import logging
 import threading
 import uuid
 from collections import deque
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
 from gputui.sim.clock import SimClock
 from gputui.sim.errors import already_exists, conflict, expired, invalid, not_found
-from gputui.sim.jsonpaths import changed_fields, copy_json, drop_paths, top_level
+from gputui.sim.jsonpaths import copy_json
+from gputui.sim.managedfields import FieldOwners
 from gputui.sim.resources import ResourceType, resource_type
 from gputui.sim.selectors import field_predicate, label_predicate
 
@@ -99,6 +101,7 @@ class Store:
         self._writes: dict[str, int] = {}
         self._listed: dict[tuple[str, str | None, str | None, str | None],
                            tuple[int, builtins.list[Obj]]] = {}
+        self._owners = FieldOwners()
 
     # ----------------------------------------------------------------- reads
     @property
@@ -192,7 +195,9 @@ class Store:
             metadata["creationTimestamp"] = metadata.get("creationTimestamp") or self.clock.rfc3339()
             if "spec" in new:
                 metadata.setdefault("generation", 1)
-            self._track_fields(None, new, manager, "Update")
+            owned = self._owners.created(new, manager, "Update", self.clock.rfc3339())
+            if owned is not None:
+                metadata["managedFields"] = owned
             if dry_run:
                 metadata["resourceVersion"] = str(self._rv)
                 return new
@@ -253,29 +258,41 @@ class Store:
             raise not_found(rtype.plural, name)
         return rtype, key, current
 
-    def amend(self, resource: str, name: str, namespace: str | None,
-              change: Callable[[Obj], None], *, manager: str) -> Obj:
-        """Scenario set-up only: :meth:`mutate` without the copy, the comparison or the
-        event, for an object no reader can hold yet (the server answers nothing while the
-        set-up runs, and its event log is compacted after it).
+    def amend(self, resource: str, name: str, namespace: str | None, *, manager: str,
+              labels: Mapping[str, str | None] | None = None,
+              annotations: Mapping[str, str | None] | None = None) -> Obj:
+        """Scenario set-up only: set ``labels`` and ``annotations`` (None removes one) as
+        :meth:`mutate` would, but in place, without the copy or the event, for an object no
+        reader can hold yet (the server answers nothing while the set-up runs, and its
+        event log is compacted after it).
 
         Writing a converged node's labels as their four writers did, through
         :meth:`mutate`, copied the whole node four times: a fifth of the set-up at 5,000
-        nodes. The fields ``manager`` gets are the same: ``change`` may set or replace
-        labels, annotations and top-level ``spec``, ``status`` or ``data`` keys, which is
-        what they are told from; it must not edit a value nested deeper in place.
+        nodes; and finding what changed by comparing the whole object was another tenth.
+        Only the keys given are compared; ``manager`` owns those whose value changed.
         """
         with self._lock:
             _, _, current = self._stored(resource, name, namespace)
-            before = top_level(current)
-            change(current)
-            changed = changed_fields(before, current)
-            if not changed:
-                return current
             metadata = meta(current)
-            if "generation" in metadata and before.get("spec") != current.get("spec"):
-                metadata["generation"] += 1
-            self._own_fields(current, changed, manager, "Update", private=True)
+            changed: builtins.list[tuple[str, ...]] = []
+            edited = False
+            for section, values in (("labels", labels), ("annotations", annotations)):
+                if not values:
+                    continue
+                held = metadata.setdefault(section, {})
+                for key, value in values.items():
+                    if value is None:
+                        edited = held.pop(key, None) is not None or edited
+                    elif held.get(key) != value:
+                        held[key] = value
+                        changed.append(("f:metadata", f"f:{section}", f"f:{key}"))
+            if not changed and not edited:
+                return current
+            if changed:
+                owned = self._owners.after_paths(
+                    metadata.get("managedFields"), changed, manager, "Update",
+                    current.get("apiVersion", "v1"), self.clock.rfc3339())
+                metadata["managedFields"] = owned
             self._rv += 1
             metadata["resourceVersion"] = str(self._rv)
             self._writes[resource] = self._writes.get(resource, 0) + 1
@@ -362,7 +379,9 @@ class Store:
                 metadata["generation"] = old_meta["generation"] + 1
         if new == current:
             return current
-        self._track_fields(current, new, manager, "Update")
+        owned = self._owners.after(current, new, manager, "Update", self.clock.rfc3339())
+        if owned is not None:
+            metadata["managedFields"] = owned
         if dry_run:
             return new
         self._rv += 1
@@ -387,33 +406,3 @@ class Store:
             except Exception:  # noqa: BLE001 - a broken watcher must not undo a write
                 _log.exception("watch callback on %s failed; cancelling that watch", resource)
                 handle.cancel()
-
-    def _track_fields(self, old: Obj | None, new: Obj, manager: str, operation: str) -> None:
-        """Give ``manager`` ownership, stamped now, of the fields this write changed."""
-        changed = changed_fields(old, new)
-        if changed:
-            self._own_fields(new, changed, manager, operation)
-
-    def _own_fields(self, new: Obj, changed: builtins.list[tuple[str, ...]], manager: str,
-                    operation: str, private: bool = False) -> None:
-        """:meth:`_track_fields` for ``changed`` paths; ``private``: ``new``'s entries are
-        its own (an object being set up), edited in place rather than copied."""
-        metadata = meta(new)
-        entries = list(metadata.get("managedFields") or []) if private else \
-            [copy_json(e) for e in metadata.get("managedFields") or []]
-        for entry in entries:
-            if entry.get("manager") != manager:
-                drop_paths(entry.get("fieldsV1") or {}, changed)
-        mine = next((e for e in entries
-                     if e.get("manager") == manager and e.get("operation") == operation), None)
-        if mine is None:
-            mine = {"manager": manager, "operation": operation,
-                    "apiVersion": new.get("apiVersion", "v1"), "fieldsType": "FieldsV1",
-                    "fieldsV1": {}}
-            entries.append(mine)
-        mine["time"] = self.clock.rfc3339()
-        for path in changed:
-            node = mine["fieldsV1"]
-            for part in path:
-                node = node.setdefault(part, {})
-        metadata["managedFields"] = [e for e in entries if e is mine or e.get("fieldsV1")]

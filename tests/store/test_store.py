@@ -101,13 +101,11 @@ def test_amend_writes_as_mutate_does_without_copying() -> None:
                   manager="nfd")
     stored = amended.require("nodes", "a")
     before = int(stored["metadata"]["resourceVersion"])
-    result = amended.amend("nodes", "a", None,
-                           lambda obj: obj["metadata"]["labels"].update(nfd="2"),
-                           manager="nfd")
+    result = amended.amend("nodes", "a", None, labels={"nfd": "2"}, manager="nfd")
     assert result is stored and int(result["metadata"]["resourceVersion"]) > before
     want, got = copied.require("nodes", "a"), amended.require("nodes", "a")
     assert got["metadata"]["labels"] == want["metadata"]["labels"]
     assert [(e["manager"], e["fieldsV1"]) for e in got["metadata"]["managedFields"]] == \
         [(e["manager"], e["fieldsV1"]) for e in want["metadata"]["managedFields"]]
-    unchanged = amended.amend("nodes", "a", None, lambda obj: None, manager="nfd")
+    unchanged = amended.amend("nodes", "a", None, labels={"nfd": "2"}, manager="nfd")
     assert unchanged["metadata"]["resourceVersion"] == result["metadata"]["resourceVersion"]

@@ -105,10 +105,8 @@ def _label_as_writers(world: World, run: NodeRun, pool: Pool, own: dict[str, str
     if gfd:
         world.set_labels(run.name, dict(gfd), K.M_GFD, setting_up=True)
     if operator or annotations:
-        def change(obj: Obj) -> None:
-            obj["metadata"]["labels"].update(operator)
-            obj["metadata"].setdefault("annotations", {}).update(annotations)
-        world.store.amend("nodes", run.name, None, change, manager=K.M_OPERATOR)
+        world.store.amend("nodes", run.name, None, labels=operator,
+                          annotations=annotations, manager=K.M_OPERATOR)
     if mig_state:
         world.set_labels(run.name, dict(mig_state), K.M_MIG, setting_up=True)
 

@@ -191,6 +191,10 @@ class World:
                    setting_up: bool = False) -> None:
         """Set (or, with ``None``, remove) node labels as ``manager``; ``setting_up``: in
         the scenario's set-up, where the node is written in place (:meth:`Store.amend`)."""
+        if setting_up:
+            self.store.amend("nodes", name, None, labels=labels, manager=manager)
+            return
+
         def change(obj: Obj) -> None:
             current = obj["metadata"].setdefault("labels", {})
             for key, value in labels.items():
@@ -198,10 +202,7 @@ class World:
                     current.pop(key, None)
                 else:
                     current[key] = value
-        if setting_up:
-            self.store.amend("nodes", name, None, change, manager=manager)
-        else:
-            self.write_node(name, change, manager)
+        self.write_node(name, change, manager)
 
     def event(self, node: str, reason: str, message: str, etype: str = "Normal",
               component: str = "gpu-operator") -> None:
