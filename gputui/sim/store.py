@@ -21,6 +21,7 @@ from __future__ import annotations
 import builtins
 import copy
 import logging
+import random
 import threading
 import uuid
 from collections import deque
@@ -72,6 +73,21 @@ class Watch:
         if self.active:
             self.active = False
             self._store._remove_watch(self)
+
+
+def new_uid() -> str:
+    """A random (version 4) UUID as ``metadata.uid`` holds it, from a generator seeded by the
+    system once: a scenario's set-up makes ~50,000 at 5,000 nodes, and ``uuid.uuid4``
+    reads the system's random source for each (four times slower)."""
+    value = _UIDS.getrandbits(128) & _UID_CLEAR | _UID_SET
+    text = f"{value:032x}"
+    return f"{text[:8]}-{text[8:12]}-{text[12:16]}-{text[16:20]}-{text[20:]}"
+
+
+_UIDS = random.Random()  # seeded from the system's random source
+#: the version (4) and variant (RFC 4122) bits of a UUID, cleared then set
+_UID_CLEAR = ~((0xF000 << 64) | (0xC000 << 48))
+_UID_SET = (0x4000 << 64) | (0x8000 << 48)
 
 
 def meta(obj: Obj) -> dict[str, Any]:
@@ -191,11 +207,12 @@ class Store:
                 key = obj_key(rtype, new)
             if key in bucket:
                 raise already_exists(rtype.plural, key[1])
-            metadata["uid"] = metadata.get("uid") or str(uuid.uuid4())
-            metadata["creationTimestamp"] = metadata.get("creationTimestamp") or self.clock.rfc3339()
+            metadata["uid"] = metadata.get("uid") or new_uid()
+            stamp = self.clock.rfc3339()
+            metadata["creationTimestamp"] = metadata.get("creationTimestamp") or stamp
             if "spec" in new:
                 metadata.setdefault("generation", 1)
-            owned = self._owners.created(new, manager, "Update", self.clock.rfc3339())
+            owned = self._owners.created(new, manager, "Update", stamp)
             if owned is not None:
                 metadata["managedFields"] = owned
             if dry_run:

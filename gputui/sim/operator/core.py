@@ -78,6 +78,7 @@ class Operator:
                 # 5,000 nodes, hundreds of MB); a watch from the first list's version works
                 world.store.compact()
                 world.setup_statuses.clear()
+                world.setup_pods.clear()
             for resource, handler in (("nodes", self._on_node), ("pods", self._on_pod),
                                       ("clusterpolicies.nvidia.com", self._on_policy),
                                       ("nvidiadrivers.nvidia.com", self._on_policy),

@@ -16,7 +16,9 @@ from gputui.sim.operator.objects import (
     controller_revision,
     daemonset,
     operand_pod,
+    pod_status,
     pod_template,
+    readdressed,
     revision_hash,
 )
 from gputui.sim.operator.operands import OPERANDS, Operand
@@ -155,15 +157,34 @@ def create_pod(world: World, node: NodeRun, op: Operand, now: float, converged: 
         run.step, run.phase = len(run.init), "Running"
     obj = operand_pod(op, ds, run, node, template, number)
     if converged:
-        from gputui.sim.operator.objects import pod_status
-        images = {c["name"]: c["image"] for c in template["spec"]["initContainers"] + template["spec"]["containers"]}
-        obj["status"] = pod_status(run, node, images, world.clock.rfc3339, now,
-                                   world.setup_statuses)
+        obj["status"] = _converged_status(world, op, run, node, template, now)
     world.store.create("pods", obj, manager=K.M_KCM, adopt=True)
     node.pods[op.key] = run
     _started(node, op.key, converged)
     world.pod_index[name] = (node.name, op.key)
     return run
+
+
+def _converged_status(world: World, op: Operand, run: PodRun, node: NodeRun, template: Obj,
+                      now: float) -> Obj:
+    """The status of an operand pod the set-up makes already running.
+
+    Worked out in full for the first pod of the operand's revision made at ``now``; the
+    others are in the same state by construction (fresh containers, all started at
+    ``now``), so they take its status with their own addresses, and its conditions'
+    transition times (34,000 such pods at 5,000 nodes: building each status was a tenth of
+    the set-up)."""
+    key = (op.key, run.revision, now)
+    first = world.setup_pods.get(key)
+    if first is not None:
+        status, transitions = first
+        run.transitions.update(transitions)
+        return readdressed(status, run, node)
+    spec = template["spec"]
+    images = {c["name"]: c["image"] for c in spec["initContainers"] + spec["containers"]}
+    status = pod_status(run, node, images, world.clock.rfc3339, now, world.setup_statuses)
+    world.setup_pods[key] = (status, dict(run.transitions))
+    return status
 
 
 def _started(node: NodeRun, operand: str, converged: bool) -> None:
