@@ -117,7 +117,9 @@ def _add_revision(world: World, op: Operand, ds: Obj, template: Obj, rev_hash: s
 
 
 def _matches(labels: dict[str, str], selector: dict[str, str]) -> bool:
-    return all(labels.get(k) == v for k, v in selector.items())
+    """Whether ``labels`` hold every key of ``selector`` with its value (a subset of
+    items, compared in C: the DaemonSets' status asks it 80,000 times at 5,000 nodes)."""
+    return selector.items() <= labels.items()
 
 
 def sync_node(world: World, node: NodeRun, labels: dict[str, str], now: float) -> bool:
@@ -254,9 +256,10 @@ def status(world: World, op: Operand, node_labels: dict[str, dict[str, str]]) ->
     ds = world.store.get("daemonsets.apps", op.ds, world.ns)
     if ds is None:
         return
-    desired = sum(1 for labels in node_labels.values() if _matches(labels, op.node_selector))
+    selector = op.node_selector
+    desired = sum(1 for labels in node_labels.values() if _matches(labels, selector))
     runs = [n.pods[op.key] for n in world.nodes.values() if op.key in n.pods]
-    current = sum(1 for r in runs if _matches(node_labels.get(r.node, {}), op.node_selector))
+    current = sum(1 for r in runs if _matches(node_labels.get(r.node, {}), selector))
     ready = sum(1 for r in runs if r.ready)
     rev = world.revisions.get(op.key, ("", 0))[0]
     updated = sum(1 for r in runs if r.revision == rev)

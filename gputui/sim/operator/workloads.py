@@ -108,7 +108,7 @@ class Workloads:
                                  "uid": node_suffix(spec.name, 8), "controller": True,
                                  "blockOwnerDeletion": True}]},
             "spec": pod_spec, "status": {"phase": "Pending", "qosClass": "BestEffort"}},
-            manager="job-controller")
+            manager="job-controller", adopt=True)
         self.pods[name] = Tracked(spec, name, started=started)
 
     # ------------------------------------------------------------------ tick

@@ -10,7 +10,7 @@ import asyncio
 import copy
 import ipaddress
 import threading
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from functools import lru_cache
 from typing import Any
 
@@ -192,7 +192,7 @@ class World:
             return None
         return self.store.mutate("nodes", name, None, change, manager=manager)
 
-    def set_labels(self, name: str, labels: dict[str, str | None], manager: str,
+    def set_labels(self, name: str, labels: Mapping[str, str | None], manager: str,
                    setting_up: bool = False) -> None:
         """Set (or, with ``None``, remove) node labels as ``manager``; ``setting_up``: in
         the scenario's set-up, where the node is written in place (:meth:`Store.amend`)."""
