@@ -22,6 +22,7 @@ import builtins
 import contextlib
 import copy
 import logging
+import os
 import random
 import threading
 import uuid
@@ -86,6 +87,8 @@ def new_uid() -> str:
 
 
 _UIDS = random.Random()  # seeded from the system's random source
+# a forked child must not hand out its parent's next uids
+os.register_at_fork(after_in_child=_UIDS.seed)
 #: the version (4) and variant (RFC 4122) bits of a UUID, cleared then set
 _UID_CLEAR = ~((0xF000 << 64) | (0xC000 << 48))
 _UID_SET = (0x4000 << 64) | (0x8000 << 48)
