@@ -1,8 +1,9 @@
 """How long the ``scale-5000`` scenario takes to build, and how big it is.
 
 Prints wall time of the converged set-up (5,000 GPU nodes with their operand pods, created
-directly rather than by stepping init chains), object counts per resource, and the JSON size
-of the nodes and pods a client listing them would download.
+directly rather than by stepping init chains) and the process's peak RSS once it is built,
+object counts per resource, and the JSON size of the nodes and pods a client listing them
+would download.
 
     python benchmarks/bench_scale_scenario.py [scenario]
 """
@@ -13,6 +14,7 @@ import asyncio
 import json
 import sys
 import time
+from resource import RUSAGE_SELF, getrusage
 
 from gputui.sim.clock import SimClock
 from gputui.sim.nodeside import NodeSide
@@ -31,7 +33,8 @@ async def build(name: str) -> None:
     started = time.perf_counter()
     await operator.start()
     took = time.perf_counter() - started
-    print(f"scenario {name}: built in {took:.1f} s")
+    peak = getrusage(RUSAGE_SELF).ru_maxrss / 1024  # KiB on Linux
+    print(f"scenario {name}: built in {took:.1f} s, peak RSS {peak:.0f} MiB")
     for resource in RESOURCES:
         print(f"  {resource:<30} {store.count(resource):>7}")
     for resource in ("nodes", "pods"):

@@ -1,7 +1,7 @@
 """The store's JSON helpers: a fast deep copy, and which managedFields paths a write changed.
 
-Kept apart from :mod:`gputui.sim.store` (which records managedFields with them) so the store
-module holds the store alone.
+Kept apart from :mod:`gputui.sim.store` and :mod:`gputui.sim.managedfields` (which record
+managedFields with them) so those modules hold their one job alone.
 """
 
 from __future__ import annotations
@@ -22,15 +22,17 @@ def copy_json(value: Any) -> Any:
     return value
 
 
-def top_level(obj: Obj) -> Obj:
-    """What :func:`_changed_fields` compares of ``obj``, copied one level deep: its labels,
-    annotations and the top-level keys of spec, status and data."""
-    metadata = obj.get("metadata") or {}
-    copied: Obj = {"metadata": {section: dict(metadata.get(section) or {})
-                                for section in ("labels", "annotations")}}
-    for section in ("spec", "status", "data"):
-        if isinstance(obj.get(section), dict):
-            copied[section] = dict(obj[section])
+def copy_for_write(obj: Obj) -> Obj:
+    """:func:`copy_json` of a stored object but for its ``metadata.managedFields``, which
+    the copy shares: a write never edits them (the store works out new ones), and a node's
+    are a tree of ~60 dicts that every controller's write copied for nothing."""
+    copied: Obj = {}
+    for key, value in obj.items():
+        if key == "metadata" and type(value) is dict:
+            copied[key] = {k: v if k == "managedFields" else copy_json(v)
+                           for k, v in value.items()}
+        else:
+            copied[key] = copy_json(value)
     return copied
 
 

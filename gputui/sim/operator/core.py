@@ -72,12 +72,12 @@ class Operator:
             # tens of thousands of fresh dicts: collections would make set-up quadratic; the
             # converged objects then live for the whole run: frozen, they are not rescanned
             with gctuning.paused(freeze_after=True):
-                self.bootstrap()
-                # no client has seen the set-up's events (the server is not up yet): its
-                # log would keep every intermediate copy of every node and pod alive (at
-                # 5,000 nodes, hundreds of MB); a watch from the first list's version works
-                world.store.compact()
+                # no client has seen the set-up's events (the server is not up yet): they
+                # are not logged, and a watch from the first list's version works
+                with world.store.unlogged():
+                    self.bootstrap()
                 world.setup_statuses.clear()
+                world.setup_pods.clear()
             for resource, handler in (("nodes", self._on_node), ("pods", self._on_pod),
                                       ("clusterpolicies.nvidia.com", self._on_policy),
                                       ("nvidiadrivers.nvidia.com", self._on_policy),
@@ -133,10 +133,12 @@ class Operator:
                                 "data": data},
                                manager="kubectl-client-side-apply")
         daemonsets.reconcile(world)
-        for pool in sc.pools:
-            if pool.converged:
-                for _ in range(pool.count):
-                    nodectl.add_node(world, pool, now, converged=True)
+        converged = [pool for pool in sc.pools if pool.converged and pool.count]
+        for pool in converged:
+            for _ in range(pool.count):
+                nodectl.add_node(world, pool, now, converged=True)
+        if converged:
+            world.mark(None, STATUS, SCHEDULE)
         self.workloads.setup(now)
         daemonsets.all_status(world)
         policy.update_status(world)

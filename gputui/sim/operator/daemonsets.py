@@ -16,7 +16,9 @@ from gputui.sim.operator.objects import (
     controller_revision,
     daemonset,
     operand_pod,
+    pod_status,
     pod_template,
+    readdressed,
     revision_hash,
 )
 from gputui.sim.operator.operands import OPERANDS, Operand
@@ -115,7 +117,9 @@ def _add_revision(world: World, op: Operand, ds: Obj, template: Obj, rev_hash: s
 
 
 def _matches(labels: dict[str, str], selector: dict[str, str]) -> bool:
-    return all(labels.get(k) == v for k, v in selector.items())
+    """Whether ``labels`` hold every key of ``selector`` with its value (a subset of
+    items, compared in C: the DaemonSets' status asks it 80,000 times at 5,000 nodes)."""
+    return selector.items() <= labels.items()
 
 
 def sync_node(world: World, node: NodeRun, labels: dict[str, str], now: float) -> bool:
@@ -155,15 +159,34 @@ def create_pod(world: World, node: NodeRun, op: Operand, now: float, converged: 
         run.step, run.phase = len(run.init), "Running"
     obj = operand_pod(op, ds, run, node, template, number)
     if converged:
-        from gputui.sim.operator.objects import pod_status
-        images = {c["name"]: c["image"] for c in template["spec"]["initContainers"] + template["spec"]["containers"]}
-        obj["status"] = pod_status(run, node, images, world.clock.rfc3339, now,
-                                   world.setup_statuses)
+        obj["status"] = _converged_status(world, op, run, node, template, now)
     world.store.create("pods", obj, manager=K.M_KCM, adopt=True)
     node.pods[op.key] = run
     _started(node, op.key, converged)
     world.pod_index[name] = (node.name, op.key)
     return run
+
+
+def _converged_status(world: World, op: Operand, run: PodRun, node: NodeRun, template: Obj,
+                      now: float) -> Obj:
+    """The status of an operand pod the set-up makes already running.
+
+    Worked out in full for the first pod of the operand's revision made at ``now``; the
+    others are in the same state by construction (fresh containers, all started at
+    ``now``), so they take its status with their own addresses, and its conditions'
+    transition times (34,000 such pods at 5,000 nodes: building each status was a tenth of
+    the set-up)."""
+    key = (op.key, run.revision, now)
+    first = world.setup_pods.get(key)
+    if first is not None:
+        status, transitions = first
+        run.transitions.update(transitions)
+        return readdressed(status, run, node)
+    spec = template["spec"]
+    images = {c["name"]: c["image"] for c in spec["initContainers"] + spec["containers"]}
+    status = pod_status(run, node, images, world.clock.rfc3339, now, world.setup_statuses)
+    world.setup_pods[key] = (status, dict(run.transitions))
+    return status
 
 
 def _started(node: NodeRun, operand: str, converged: bool) -> None:
@@ -233,9 +256,10 @@ def status(world: World, op: Operand, node_labels: dict[str, dict[str, str]]) ->
     ds = world.store.get("daemonsets.apps", op.ds, world.ns)
     if ds is None:
         return
-    desired = sum(1 for labels in node_labels.values() if _matches(labels, op.node_selector))
+    selector = op.node_selector
+    desired = sum(1 for labels in node_labels.values() if _matches(labels, selector))
     runs = [n.pods[op.key] for n in world.nodes.values() if op.key in n.pods]
-    current = sum(1 for r in runs if _matches(node_labels.get(r.node, {}), op.node_selector))
+    current = sum(1 for r in runs if _matches(node_labels.get(r.node, {}), selector))
     ready = sum(1 for r in runs if r.ready)
     rev = world.revisions.get(op.key, ("", 0))[0]
     updated = sum(1 for r in runs if r.revision == rev)

@@ -8,6 +8,7 @@ the device plugin advertising resources and GFD labelling the node (§6.3).
 
 from __future__ import annotations
 
+import functools
 from typing import Any
 
 from gputui.sim.operator import daemonsets, kubelet, mig, nodes, reboot, validatorpod
@@ -35,7 +36,8 @@ HOST_DRIVER_VERSION = "550.163.01"
 
 def add_node(world: World, pool: Pool, now: float, converged: bool,
              driver_build: float | None = None) -> NodeRun:
-    """Register a new node of ``pool`` (joining, or already converged at scenario start).
+    """Register a new node of ``pool`` (joining, or already converged at scenario start:
+    then the caller, the set-up, marks the status and scheduling work to do).
 
     A converged node joined weeks before the scenario starts (its creationTimestamp says
     so) and its operand pods were made since (a driver upgrade recreates them), as in a
@@ -62,8 +64,10 @@ def add_node(world: World, pool: Pool, now: float, converged: bool,
     cordoned = index < pool.cordoned
     own = dict(labels)
     annotations: dict[str, str] = {}
+    nfd: dict[str, str] = {}
     if converged:
-        labels.update(nodes.nfd_labels(run, pool.os_id, pool.os_version))
+        nfd = nodes.nfd_labels(run, pool.os_id, pool.os_version)
+        labels.update(nfd)
         annotations = _converged_labels(world, run, pool, labels, now)
         run.phase = "labelled"
     obj = nodes.node_object(run, own, world.clock.rfc3339(now), converged, cordoned)
@@ -76,41 +80,55 @@ def add_node(world: World, pool: Pool, now: float, converged: bool,
         obj["status"]["allocatable"].update({k: str(v) for k, v in healthy.items()})
     world.store.create("nodes", obj, manager=K.M_KUBELET, adopt=True)
     if converged:
-        _label_as_writers(world, run, pool, own, labels, annotations, now)
-        converge_pods(world, run, labels, now)
-        world.mark(None, STATUS, SCHEDULE)
+        _label_as_writers(world, run, own, nfd, labels, annotations)
+        converge_pods(world, run, labels, now)  # the set-up marks the work once for all
     else:
         world.mark(name, STATUS, SCHEDULE)
     return run
 
 
-def _label_as_writers(world: World, run: NodeRun, pool: Pool, own: dict[str, str],
-                      labels: dict[str, str], annotations: dict[str, str], now: float) -> None:
+def _label_as_writers(world: World, run: NodeRun, own: dict[str, str], nfd: dict[str, str],
+                      labels: dict[str, str], annotations: dict[str, str]) -> None:
     """Write a converged node's labels as their real writers did, so managedFields say who.
 
     gputui learns when a label last changed from managedFields; a node created with every
     label at once would claim the kubelet wrote ``nvidia.com/mig.config.state``. Written in
     place (:meth:`~gputui.sim.store.Store.amend`): this runs in the scenario's set-up only.
+    ``own``: the labels the node registered with; ``nfd``: NFD's.
     """
-    nfd = nodes.nfd_labels(run, pool.os_id, pool.os_version)
-    gfd = {k: v for k, v in labels.items() if k not in own and k not in nfd
-           and (k.startswith(("nvidia.com/gpu.", "nvidia.com/cuda.", "nvidia.com/mig-",
-                              "nvidia.com/gfd.", "nvidia.com/mps."))
-                or k in (K.MIG_CAPABLE, K.MIG_STRATEGY))
-           and not k.startswith(K.DEPLOY_PREFIX) and k != K.GPU_PRESENT}
-    mig_state = {k: labels[k] for k in (K.MIG_CONFIG_STATE,) if k in labels}
-    operator = {k: v for k, v in labels.items()
-                if k not in own and k not in nfd and k not in gfd and k not in mig_state}
-    world.set_labels(run.name, dict(nfd), K.M_NFD, setting_up=True)
+    gfd: dict[str, str] = {}
+    operator: dict[str, str] = {}
+    for key, value in labels.items():
+        if key not in own and key not in nfd:
+            writer = _label_writer(key)
+            if writer == K.M_GFD:
+                gfd[key] = value
+            elif writer == K.M_OPERATOR:
+                operator[key] = value
+    world.set_labels(run.name, nfd, K.M_NFD, setting_up=True)
     if gfd:
-        world.set_labels(run.name, dict(gfd), K.M_GFD, setting_up=True)
+        world.set_labels(run.name, gfd, K.M_GFD, setting_up=True)
     if operator or annotations:
-        def change(obj: Obj) -> None:
-            obj["metadata"]["labels"].update(operator)
-            obj["metadata"].setdefault("annotations", {}).update(annotations)
-        world.store.amend("nodes", run.name, None, change, manager=K.M_OPERATOR)
-    if mig_state:
-        world.set_labels(run.name, dict(mig_state), K.M_MIG, setting_up=True)
+        world.store.amend("nodes", run.name, None, labels=operator,
+                          annotations=annotations, manager=K.M_OPERATOR)
+    if K.MIG_CONFIG_STATE in labels:
+        world.set_labels(run.name, {K.MIG_CONFIG_STATE: labels[K.MIG_CONFIG_STATE]}, K.M_MIG,
+                         setting_up=True)
+
+
+@functools.lru_cache(maxsize=1024)
+def _label_writer(key: str) -> str:
+    """Who writes a converged node's label that neither the kubelet nor NFD wrote: GFD its
+    GPU, CUDA, MIG-device and sharing labels, the MIG manager the config state, and the
+    operator the rest (its deploy labels, ``gpu.present``, the upgrade state)."""
+    if key == K.MIG_CONFIG_STATE:
+        return K.M_MIG
+    if (key.startswith(("nvidia.com/gpu.", "nvidia.com/cuda.", "nvidia.com/mig-",
+                        "nvidia.com/gfd.", "nvidia.com/mps."))
+            or key in (K.MIG_CAPABLE, K.MIG_STRATEGY)) \
+            and not key.startswith(K.DEPLOY_PREFIX) and key != K.GPU_PRESENT:
+        return K.M_GFD
+    return K.M_OPERATOR
 
 
 def _converged_labels(world: World, run: NodeRun, pool: Pool, labels: dict[str, str],

@@ -170,11 +170,23 @@ def pod_status(run: PodRun, node: NodeRun, images: dict[str, str], rfc: Any, now
     return {
         "phase": run.phase,
         "conditions": conditions,
-        "hostIP": node.ip, "hostIPs": [{"ip": node.ip}],
-        "podIP": run.ip, "podIPs": [{"ip": run.ip}] if run.ip else [],
+        **_addresses(run, node),
         "startTime": started, "qosClass": "BestEffort",
         "initContainerStatuses": inits, "containerStatuses": mains,
     }
+
+
+def readdressed(status: Obj, run: PodRun, node: NodeRun) -> Obj:
+    """Another pod's ``status`` (read-only, shared) with the addresses of ``run`` on
+    ``node``: what a pod in the same state, made at the same instant, reports."""
+    copied = dict(status)
+    copied.update(_addresses(run, node))
+    return copied
+
+
+def _addresses(run: PodRun, node: NodeRun) -> Obj:
+    return {"hostIP": node.ip, "hostIPs": [{"ip": node.ip}],
+            "podIP": run.ip, "podIPs": [{"ip": run.ip}] if run.ip else []}
 
 
 def _conditions(run: PodRun, rfc: Any, now: float) -> list[Obj]:

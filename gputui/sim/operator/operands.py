@@ -7,6 +7,7 @@ and node-status-exporter are Helm-default disabled and are not created.
 
 from __future__ import annotations
 
+import functools
 from dataclasses import dataclass, field
 
 REPO = "nvcr.io/nvidia"
@@ -39,8 +40,10 @@ class Operand:
     def app(self) -> str:
         return self.ds
 
-    @property
+    @functools.cached_property
     def node_selector(self) -> dict[str, str]:
+        """The DaemonSet's node selector (kept: asked for every node at every status pass;
+        read-only, like the operand)."""
         return {f"nvidia.com/gpu.deploy.{self.deploy}": "true", **self.extra_selector}
 
 

@@ -108,7 +108,7 @@ class Workloads:
                                  "uid": node_suffix(spec.name, 8), "controller": True,
                                  "blockOwnerDeletion": True}]},
             "spec": pod_spec, "status": {"phase": "Pending", "qosClass": "BestEffort"}},
-            manager="job-controller")
+            manager="job-controller", adopt=True)
         self.pods[name] = Tracked(spec, name, started=started)
 
     # ------------------------------------------------------------------ tick
@@ -161,6 +161,7 @@ class Workloads:
             run = self.world.nodes.get(name)
             by_pool.setdefault(run.pool if run else "", []).append(name)
         changed = False
+        usage = self._gpu_usage()
         for t in pending:
             candidates = by_pool.get(t.spec.pool, [])
             while candidates and not any(v > 0 for v in free[candidates[0]].values()):
@@ -169,20 +170,32 @@ class Workloads:
                 res = free[node]
                 if res.get(t.spec.resource, 0) >= t.spec.gpus:
                     res[t.spec.resource] -= t.spec.gpus
-                    self._bind(t, node, t.started if start_at is None else now)
+                    self._bind(t, node, t.started if start_at is None else now,
+                               usage.setdefault(node, {}))
                     changed = True
                     break
         return changed
 
-    def _bind(self, t: Tracked, node: str, started: float) -> None:
-        run = self.world.nodes.get(node)
-        usage: dict[int, int] = {}
+    def _gpu_usage(self) -> dict[str, dict[int, int]]:
+        """Node -> GPU index -> how many running workload pods use it (one pass over the
+        pods, kept up to date by :meth:`_bind`: counting each node's anew for every pod
+        bound made scheduling 1,500 pods quadratic)."""
+        usage: dict[str, dict[int, int]] = {}
         for other in self.pods.values():
-            if other.node == node and not other.done:
+            if other.node and not other.done:
+                node = usage.setdefault(other.node, {})
                 for i in other.gpus:
-                    usage[i] = usage.get(i, 0) + 1
+                    node[i] = node.get(i, 0) + 1
+        return usage
+
+    def _bind(self, t: Tracked, node: str, started: float, usage: dict[int, int]) -> None:
+        """Bind ``t`` to ``node`` on its least used GPUs (``usage``, the node's, counts
+        them in)."""
+        run = self.world.nodes.get(node)
         order = sorted(range(run.gpu_count if run else 0), key=lambda i: (usage.get(i, 0), i))
         t.gpus = order[: t.spec.gpus] if t.spec.resource == K.RESOURCE_GPU else []
+        for i in t.gpus:
+            usage[i] = usage.get(i, 0) + 1
         t.node, t.started = node, started
 
         def bind(pod: Obj) -> None:
