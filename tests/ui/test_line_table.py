@@ -237,10 +237,6 @@ async def test_keys_and_clicks_move_the_cursor_and_a_second_click_chooses() -> N
         assert table.cursor_row == 39 and table.current_key in table.visible_keys()
         await pilot.press("pageup", "home")
         assert table.cursor_row == 0 and table.scroll_y == 0
-        await pilot.press("ctrl+end")  # as on a DataTable
-        assert table.cursor_row == 39 and table.current_key in table.visible_keys()
-        await pilot.press("ctrl+home")
-        assert table.cursor_row == 0 and table.scroll_y == 0
         await pilot.click(Table, offset=(2, 3))
         assert table.cursor_row == 2 and app.chosen == []
         await pilot.click(Table, offset=(2, 3))

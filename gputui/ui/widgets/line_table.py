@@ -22,10 +22,7 @@ its screen in its own words (the node list's ``NodeSelected``).
 
 from __future__ import annotations
 
-from typing import ClassVar
-
 from textual import events
-from textual.binding import Binding, BindingType
 from textual.message import Message
 
 from gputui.ui.widgets.table_paint import COLUMN, OUT_OF_BOUNDS, ROW
@@ -35,13 +32,6 @@ from gputui.ui.widgets.table_view import HEADER, TableView
 class LineTable(TableView):
     """A table drawn line by line that the keys and the mouse move through (see the module
     docstring)."""
-
-    #: ``ctrl+home``/``ctrl+end`` go to the first/last row as on Textual's DataTable (whose
-    #: keys the tables moved from), beside ``home``/``end``, which do the same here
-    BINDINGS: ClassVar[list[BindingType]] = [
-        Binding("ctrl+home", "scroll_home", "First row", show=False),
-        Binding("ctrl+end", "scroll_end", "Last row", show=False),
-    ]
 
     class RowChosen(Message):
         """The row under the cursor was clicked again: open it."""
