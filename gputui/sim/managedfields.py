@@ -73,7 +73,7 @@ class FieldOwners:
             return None
         entries = (new.get("metadata") or {}).get("managedFields") or _NO_ENTRIES
         return self.after_paths(entries, changed, manager, operation,
-                           new.get("apiVersion", "v1"), time)
+                                new.get("apiVersion", "v1"), time)
 
     def after_paths(self, entries: Entries | None, changed: list[Path], manager: str,
                     operation: str, api_version: str, time: str) -> Entries | None:
