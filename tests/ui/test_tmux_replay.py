@@ -48,6 +48,10 @@ def _run(tmux: Tmux, tape: Path) -> None:
     assert poll_screen(lambda: "gputui exited with 0" in tmux.screen(), timeout=60), tmux.screen()
 
 
+def _first_line(screen: str) -> str:
+    return (screen.splitlines() or [""])[0]
+
+
 def _action_recorded(path: Path) -> bool:
     """The growing recording's timeline holds the cordon's action (with who) and the
     cordon the next snapshot showed."""
@@ -78,7 +82,10 @@ def test_record_in_the_demo_then_replay_it(tmp_path: Path) -> None:
         assert recording.run("new-session", "-d", "-x", "120", "-y", "40",
                              command).returncode == 0
         assert poll_screen(lambda: xid_recorded(path), timeout=120), recording.screen()
-        assert "● rec" in recording.screen().splitlines()[0]  # the recording light
+        # the recording light; polled, as a capture taken mid-frame on a loaded machine
+        # once read the header line blank
+        assert poll_screen(lambda: "● rec" in _first_line(recording.screen())), \
+            recording.screen()
         # an action taken while recording: the replay's timeline must show it, with who
         recording.run("send-keys", "c")
         assert poll_screen(lambda: "Cordon" in recording.screen()), recording.screen()
