@@ -32,6 +32,7 @@ from gputui.sources.contexts import (
     read_only_reason,
     source_context,
 )
+from gputui.sources.foreground import Foreground
 
 if TYPE_CHECKING:  # opened lazily: the HTTP client, the emulator and the actions (which
     # ``check``, reading once, never uses) load only when used
@@ -80,6 +81,8 @@ class Session:
     _writers: list[ClusterWriter] = field(default_factory=list)
     #: the source's callbacks when it was started early (:meth:`start_early`)
     _relay: Relay | None = None
+    #: the screen's claims for a source that heeds none (a recording, a test's stand-in)
+    _unheeded: Foreground = field(default_factory=Foreground)
 
     @property
     def can_act(self) -> bool:
@@ -103,6 +106,12 @@ class Session:
         """Why ``:ctx`` cannot switch, in the words the notification shows."""
         return NO_CONTEXTS if self.replay is not None else NO_KUBECONFIG
 
+    @property
+    def foreground(self) -> Foreground:
+        """What the screen needs now, heeded by the source's threads (a live cluster's)."""
+        heeded = getattr(self.source, "foreground", None)
+        return heeded if isinstance(heeded, Foreground) else self._unheeded
+
     def start_early(self) -> None:
         """Start the source before the app exists (:mod:`gputui.sources.relay`): its lists
         transfer while the UI is imported and built; :meth:`start` hands over what it
@@ -111,6 +120,7 @@ class Session:
             from gputui.sources.relay import Relay
 
             self._relay = Relay()
+            self.foreground.expect_screen()  # the app follows: no snapshot built for nobody
             self.source.start(self._relay.snapshot, self._relay.status)
 
     def start(self, on_snapshot: Callable[..., None], on_status: Callable[..., None],
@@ -120,12 +130,15 @@ class Session:
         if self._relay is not None:
             self._relay.attach(on_snapshot, on_status)
         else:
+            self.foreground.expect_screen()
             self.source.start(on_snapshot, on_status)
+        self.foreground.listening()
         if self.metrics is not None:
             self.metrics.start(on_metrics)
 
     def stop(self) -> None:
         """Stop the source and the metrics feed: no request is sent after this."""
+        self.foreground.release()
         self.source.stop()
         if self.metrics is not None:
             self.metrics.stop()

@@ -31,6 +31,7 @@ from gputui.sources.cache import ObjectCache
 from gputui.sources.cluster_uid import read_cluster_uid
 from gputui.sources.discovery import discover_namespace, namespace_from_policies, probe
 from gputui.sources.errors import SourceError
+from gputui.sources.foreground import FIRST_FEED, Foreground
 from gputui.sources.http import KubeHttp
 from gputui.sources.kubeconfig import KubeTarget
 from gputui.sources.pods import read_pod_events, read_pod_log
@@ -46,8 +47,9 @@ log = logging.getLogger(__name__)
 
 #: seconds the collector may stay paused waiting for the first complete snapshot
 GC_PAUSE_LIMIT = 120.0
+#: seconds the other feeds' decoding waits for a snapshot of the whole node list at most
+GATE_LIMIT = 10.0
 #: the feed whose list is enough for a first (partial) snapshot: the GPU nodes
-FIRST_FEED = "nodes"
 
 
 class SnapshotBuilderLike(Protocol):
@@ -85,6 +87,8 @@ class KubeSource:
         prometheus: where to query XIDs (a URL or :class:`PrometheusOptions`); ``None``
             scrapes the exporters (small fleets).
         xid_every: seconds between XID reads; 0 turns them off.
+        foreground: what the screen showing this source needs now (a key's answer, the
+            node rows painted): the decoding and building threads wait for it.
     """
 
     def __init__(self, target: KubeTarget, thresholds: Thresholds | None = None, *,
@@ -92,7 +96,8 @@ class KubeSource:
                  on_stop: Callable[[], None] | None = None, coalesce: float = 0.05,
                  rebuild_every: float = 5.0, watch_timeout: int = 290,
                  backoff_cap: float = 30.0, builder: SnapshotBuilderLike | None = None,
-                 prometheus: str | PrometheusOptions | None = None, xid_every: float = 30.0):
+                 prometheus: str | PrometheusOptions | None = None, xid_every: float = 30.0,
+                 foreground: Foreground | None = None):
         self.target = target
         self.thresholds = thresholds or Thresholds()
         self.namespace_override = namespace
@@ -125,9 +130,11 @@ class KubeSource:
         self._domain_builder = builder
         self._gc_pause = gctuning.BoundedPause()
         self._loading: frozenset[str] = frozenset()  # what the last build had not read
-        #: the other feeds decode once the first snapshot (FIRST_FEED's nodes) is out:
-        #: its build then has the one interpreter to itself, and the node rows show first
+        #: the other feeds decode once a snapshot of every GPU node (FIRST_FEED) is out,
+        #: and a screen (``foreground``) painted it: its build and the screen's first frame
+        #: then have the one interpreter to themselves, and the node rows show first
         self._first_shown = threading.Event()
+        self.foreground = foreground or Foreground()
         #: the first node list's pages are coming into the cache (a build can show them)
         self._nodes_arriving = threading.Event()
         lookback = 60.0 * getattr(self.thresholds, "xid_lookback_minutes", 60.0)
@@ -152,6 +159,7 @@ class KubeSource:
         # the first sync at 5,000 nodes; bounded by GC_PAUSE_LIMIT, so a cluster that never
         # answers does not leave the process without a collector
         self._gc_pause.begin()
+        self.foreground.when_listening(self._dirty.set)  # the builds held for the screen
         loops = [(self._connect_loop, "gputui-connect"), (self._build_loop, "gputui-builder")]
         if self.xid_every > 0:
             loops.append((self._xid_loop, "gputui-xids"))
@@ -167,6 +175,7 @@ class KubeSource:
         self._stop.set()
         self._dirty.set()
         self._first_shown.set()  # gated feeds stop waiting for the nodes
+        self.foreground.release()  # and for the screen
         with self._lock:
             reflectors = list(self._reflectors.values())
         for reflector in reflectors:
@@ -230,8 +239,9 @@ class KubeSource:
                 reflector = Reflector(self.http, feed, self.cache, self,
                                       watch_timeout=self.watch_timeout,
                                       backoff=Backoff(cap=self.backoff_cap),
-                                      gate=None if resource_of(feed.name) == FIRST_FEED
-                                      else self._first_shown,
+                                      gate=self.foreground.wait_turn
+                                      if resource_of(feed.name) == FIRST_FEED
+                                      else self._after_first_rows,
                                       on_first_pages=self._node_page_in
                                       if feed.name == FIRST_FEED else None)
                 self._reflectors[feed.name] = reflector
@@ -289,7 +299,7 @@ class KubeSource:
         was_settled = self.tracker.settled
         self.tracker.feed(feed, state, message)
         if feed == FIRST_FEED and state not in (FeedState.SYNCING, FeedState.SYNCED):
-            self._first_shown.set()  # forbidden, absent or failing: no node rows to wait for
+            self._no_rows_to_wait_for()  # forbidden, absent or failing
         if state is not FeedState.DISCONNECTED:
             self.tracker.touch()
         if self.tracker.settled and not was_settled:
@@ -299,6 +309,19 @@ class KubeSource:
     def feed_changed(self) -> None:
         self.tracker.touch()
         self._dirty.set()
+
+    def _no_rows_to_wait_for(self) -> None:
+        self._first_shown.set()
+        self.foreground.skip_shown()
+
+    def _after_first_rows(self) -> None:
+        """(the other feeds' threads, before decoding each page) Wait for the node rows:
+        built from the whole node list and painted, each wait bounded (one that ran out
+        is not waited again), then for a key's claim to end."""
+        if not self._first_shown.wait(GATE_LIMIT):
+            self._no_rows_to_wait_for()
+        self.foreground.wait_nodes_shown()
+        self.foreground.wait_turn()
 
     def _node_page_in(self) -> None:
         """(nodes feed) A page of the first node list is in the cache: rows can show
@@ -343,25 +366,30 @@ class KubeSource:
             # known here can be missing from the cache
             loading = self.tracker.loading()
             self.cache.apply_pending()
+            if FIRST_FEED in loading and self.foreground.building_for_nobody():
+                continue  # part of the node list, and no screen yet: it asks when it is up
             if self._follow_policy_namespace() or self._follow_wait_selectors():
                 continue  # restarted feeds are syncing: build once they are in
+            nodes_listed_now = FIRST_FEED in self._loading and FIRST_FEED not in loading
             if loading and self.snapshot is not None and self.snapshot.loading and (
-                    not self.cache.node_objects_changed()):
+                    not self.cache.node_objects_changed()) and not nodes_listed_now:
                 # a half-loaded screen shows the nodes only: a DaemonSet, policy or MIG
                 # ConfigMap list arriving changes nothing it shows (4,000 per-node MIG
                 # ConfigMaps would rebuild 4,000 nodes), and a rebuild of 15,000 nodes
                 # would only slow the pod lists still being decoded; what they changed is
-                # kept for the build that follows
+                # kept for the build that follows. But the build that first has the whole
+                # node list opens the other lists' decoding (``_first_shown``)
                 continue
             if self.snapshot is None or (self._loading and not loading):
                 # the first build, and the first with every list in (the domain compares
                 # the cluster-wide inputs that arrive in between itself)
                 self.cache.mark_full()
             self._loading = loading
+            self.foreground.wait_turn()  # a key's answer first
             last_build = time.monotonic()
             self._build_and_deliver(loading)
-            if self.tracker.listed(FIRST_FEED):  # every node row is out: the other lists
-                self._first_shown.set()          # decode now (see __init__)
+            if FIRST_FEED not in loading:  # this build had every node row: the other lists
+                self._first_shown.set()    # decode once it is painted (see __init__)
 
     def _build_and_deliver(self, loading: frozenset[str]) -> None:
         """One build from the cache's live content (this thread is its only writer).

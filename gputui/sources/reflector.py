@@ -73,35 +73,33 @@ class Backoff:
         self._next = self.initial
 
 
-#: seconds a gated feed's decoding waits for the first feed at most
-GATE_LIMIT = 10.0
-
-
-def _after(gate: threading.Event, decode: Callable[[bytes], Page]) -> Callable[[bytes], Page]:
-    """``decode`` that first waits (bounded) for ``gate``: the page is already in."""
+def _after(gate: Callable[[], object], decode: Callable[[bytes], Page]
+           ) -> Callable[[bytes], Page]:
+    """``decode`` that first waits on ``gate``: the page is already in."""
     def gated(data: bytes) -> Page:
-        gate.wait(GATE_LIMIT)
+        gate()
         return decode(data)
     return gated
 
 
-def list_feed(http: KubeHttp, feed: Feed, gate: threading.Event | None = None,
+def list_feed(http: KubeHttp, feed: Feed, gate: Callable[[], object] | None = None,
               refused: list[str] | None = None,
               on_page: Callable[[list[tuple[JsonObj, LabelTimes]]], None] | None = None
               ) -> tuple[list[tuple[JsonObj, LabelTimes]], str]:
     """List a feed, each page decoded straight into what the cache keeps; returns the
     items and the list's resourceVersion (the last page's).
 
-    With a ``gate``, the first pages are transferred at once but decoded only once the
-    gate opens (or :data:`GATE_LIMIT` passed): the live source gates every feed on the GPU
-    nodes, so their list is not slowed by decoding 40,000 pods beside it on a busy CPU
-    (decoding holds the GIL) and the node rows show first. ``on_page`` is handed each
-    page's items as it is decoded (the first list of the GPU nodes shows rows page by page).
+    With a ``gate``, each page is transferred at once but decoded only once ``gate()``
+    returns (it blocks, bounded): the live source gates every feed on the GPU node rows,
+    so their list is not slowed by decoding 40,000 pods beside it on a busy CPU (decoding
+    holds the GIL) and the node rows show first, and every feed on the keys just typed
+    (:class:`~gputui.sources.foreground.Foreground`). ``on_page`` is handed each page's
+    items as it is decoded (the first list of the GPU nodes shows rows page by page).
     """
     items: list[tuple[JsonObj, LabelTimes]] = []
     version = ""
     decode: Callable[[bytes], Page] = decoder_for(feed.reduce).page
-    if gate is not None and not gate.is_set():
+    if gate is not None:
         decode = _after(gate, decode)
     for page in http.list_pages(feed.path, decode, feed.query()):
         items.extend(page.items)
@@ -122,7 +120,7 @@ class Reflector:
 
     def __init__(self, http: KubeHttp, feed: Feed, cache: ObjectCache, listener: FeedListener,
                  *, watch_timeout: int = 290, backoff: Backoff | None = None,
-                 gate: threading.Event | None = None,
+                 gate: Callable[[], object] | None = None,
                  on_first_pages: Callable[[], None] | None = None):
         self.http = http
         self.feed = feed
@@ -130,7 +128,7 @@ class Reflector:
         self.listener = listener
         self.watch_timeout = watch_timeout
         self.backoff = backoff or Backoff()
-        self.gate = gate  # the first list waits for it (see list_feed)
+        self.gate = gate  # each list page waits for it (see list_feed)
         #: when given, the first list's pages go into the cache as they are decoded and
         #: this is called after each (a relist stays one swap: it must not show a part)
         self.on_first_pages = on_first_pages

@@ -88,8 +88,7 @@ class GpuTuiApp(QuietCrash):
         #: and whether it still does (a full disk stops it), asked every second
         self.recording_watch = RecordingWatch(session)
         self.clock = session.clock
-        #: the flows: plain objects given the app as their host; its key actions and
-        #: message handlers below hand them their work in one line each
+        #: the flows: plain objects given the app as their host (see the module docstring)
         self.operation_flow = OperationsFlow(self)
         self.operations = self.operation_flow.operations
         self.actions = ActionFlow(self, self.operation_flow)
@@ -101,8 +100,7 @@ class GpuTuiApp(QuietCrash):
         self.worker_failures = WorkerFailures(lambda *said, **how: self.notify(*said, **how))
         self.worker_failures.recover("context-switch", self.contexts.open_failed)
         self.worker_failures.recover("action-flow", self.actions.planning_failed)
-        #: the pod log view and the handoff summary (plain objects: ``pod_logs``,
-        #: ``summary_flow``)
+        #: the pod log view and the handoff summary (``pod_logs``, ``summary_flow``)
         self.pod_logs = PodLogs(self)
         #: what changed and when (``timeline_flow``; ``:timeline`` and the summary read it)
         self.timelines = TimelineFlow(self)
@@ -220,8 +218,9 @@ class GpuTuiApp(QuietCrash):
             self.exit_guard.begin("quit", 0)
 
     async def on_event(self, event: events.Event) -> None:
-        """Keys from the terminal go through :class:`TypeAhead`; everything else as usual."""
+        """Terminal keys go through :class:`TypeAhead`, answered first (``Foreground``)."""
         if isinstance(event, events.Key) and not event.is_forwarded:
+            self.session.foreground.claim()
             await self.typeahead.key(event)
             return
         await super().on_event(event)
@@ -256,7 +255,8 @@ class GpuTuiApp(QuietCrash):
         # fill skip it) and once more after, for the rows the fill built (gputui.gctuning)
         big = self._heap.loaded(len(snapshot.nodes))
         self.timelines.snapshot(snapshot)
-        self.feed.deliver(self.screen)
+        self.feed.deliver(self.screen)  # painted, the source decodes what it held back:
+        self.call_after_refresh(self.session.foreground.shown, snapshot.loading)
         if big:
             gctuning.freeze()
 

@@ -344,7 +344,7 @@ def test_a_gated_feed_decodes_after_the_gate_opens(
     pods = next(f for f in namespace_feeds(NS) if f.name == "pods")
     result: list[Any] = []
     worker = threading.Thread(target=lambda: result.append(
-        reflector_module.list_feed(http, pods, gate)))
+        reflector_module.list_feed(http, pods, gate.wait)))
     worker.start()
     try:
         worker.join(0.5)
@@ -506,3 +506,119 @@ class _Quiet:
 
     def feed_alive(self) -> None:
         return None
+
+
+def _noting_pages(monkeypatch: pytest.MonkeyPatch, order: list[str]) -> None:
+    """Note each decoded page in ``order``: the GPU nodes' or another list's."""
+    from gputui.sources.decode import NODES, FeedDecoder
+
+    original = FeedDecoder.page
+
+    def noting(self: FeedDecoder[Any], data: bytes) -> Any:
+        order.append("nodes page" if self is NODES else "gated page")
+        return original(self, data)
+
+    monkeypatch.setattr(FeedDecoder, "page", noting)
+
+
+def test_the_other_lists_decode_once_the_screen_painted_the_node_rows(
+        cluster: EmulatedCluster, kubeconfig: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """With a screen, the pod, policy and ConfigMap pages wait until it says it painted a
+    snapshot of the whole node list (not merely until that snapshot was built): the first
+    frame has the interpreter to itself."""
+    from gputui.sources.foreground import Foreground
+
+    seed_small_cluster(cluster)
+    order: list[str] = []
+    _noting_pages(monkeypatch, order)
+    foreground = Foreground()
+    foreground.expect_screen()
+    foreground.listening()
+    source = KubeSource(load_target(str(kubeconfig)), coalesce=0.05, rebuild_every=60,
+                        watch_timeout=5, xid_every=0, foreground=foreground)
+    snapshots: list[Any] = []
+    source.start(snapshots.append, lambda _: None)
+    try:
+        wait_for(lambda: any("nodes" not in s.loading for s in snapshots),
+                 what="a snapshot of the whole node list")
+        time.sleep(0.5)  # window: unheld, the gated pages would be decoded by now
+        assert "nodes page" in order and "gated page" not in order
+        assert snapshots[-1].loading  # the pods are not read: still loading
+        order.append("painted")
+        foreground.shown(snapshots[-1].loading)
+        wait_for(lambda: not snapshots[-1].loading, what="a complete snapshot")
+        assert "gated page" in order[order.index("painted"):]
+    finally:
+        source.stop()
+
+
+def test_no_snapshot_of_part_of_the_node_list_is_built_before_the_screen_is_up(
+        cluster: EmulatedCluster, kubeconfig: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Started before the UI exists (``gputui`` does, so the lists transfer while it is
+    imported), the source builds no snapshot of a part of the node list for nobody: only
+    the newest would be handed over, and each such build cost the UI's start a second of
+    interpreter at 5,000 nodes. Once the screen listens, a part is built and shown."""
+    from gputui.sources.cache import ObjectCache
+    from gputui.sources.foreground import Foreground
+
+    seed_small_cluster(cluster)
+    paged_in = threading.Event()
+    list_done = threading.Event()
+    replace = ObjectCache.replace
+
+    def held_node_list(self: ObjectCache, feed: str, items: Any) -> Any:
+        if feed == "nodes" and not list_done.is_set():
+            paged_in.set()  # the page is in the cache; the list is not done
+            list_done.wait(30)
+        return replace(self, feed, items)
+
+    monkeypatch.setattr(ObjectCache, "replace", held_node_list)
+    foreground = Foreground()
+    foreground.expect_screen()
+    source = KubeSource(load_target(str(kubeconfig)), coalesce=0.05, rebuild_every=60,
+                        watch_timeout=5, xid_every=0, foreground=foreground)
+    snapshots: list[Any] = []
+    source.start(snapshots.append, lambda _: None)
+    try:
+        assert paged_in.wait(30)
+        time.sleep(0.5)  # window: unheld, the page's build would be delivered by now
+        assert snapshots == []
+        foreground.listening()
+        wait_for(lambda: snapshots, what="the part shown once the screen listens")
+        assert "nodes" in snapshots[0].loading and set(snapshots[0].nodes) == {
+            "gpu-0", "gpu-1", "gpu-2"}
+        list_done.set()
+        wait_for(lambda: "nodes" not in snapshots[-1].loading, what="the whole node list")
+    finally:
+        list_done.set()
+        source.stop()
+
+
+def test_a_key_holds_the_next_list_page_until_its_claim_ends(
+        cluster: EmulatedCluster, kubeconfig: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Keys first: while the screen answers a key, the list pages already fetched wait to
+    be decoded (the decoding would hold the interpreter the answer needs)."""
+    from gputui.sources.foreground import Foreground
+    from gputui.sources.http import KubeHttp
+    from gputui.sources.resources import namespace_feeds
+
+    seed_small_cluster(cluster)
+    order: list[str] = []
+    _noting_pages(monkeypatch, order)
+    foreground = Foreground()
+    foreground.claim(3600)
+    http = KubeHttp(load_target(str(kubeconfig)).configuration)
+    pods = next(f for f in namespace_feeds(NS) if f.name == "pods")
+    result: list[Any] = []
+    worker = threading.Thread(target=lambda: result.append(
+        reflector_module.list_feed(http, pods, lambda: foreground.wait_turn(3600))))
+    worker.start()
+    try:
+        worker.join(0.5)  # window: unheld, the one page would be decoded by now
+        assert worker.is_alive() and order == []
+        foreground.release()
+        worker.join(10)
+        assert order == ["gated page"] and len(result[0][0]) == 1
+    finally:
+        foreground.release()
+        http.close()
