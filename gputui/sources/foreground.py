@@ -28,8 +28,10 @@ from collections.abc import Callable, Collection
 #: the feed whose rows the screen shows first: everything else waits for it
 FIRST_FEED = "nodes"
 #: seconds a key's claim lasts (renewed by every key): ``:upgrades`` and its first frame
-#: take ~0.4 s of interpreter at 5,000 nodes, so a burst and its answer fit in it
-KEY_CLAIM = 0.5
+#: take ~0.4 s of interpreter at 5,000 nodes alone, 0.6-0.8 s beside the load's other
+#: work (typed at the first rows, 4 launches each: 0.62-1.29 s to show with a 0.5 s
+#: claim, 0.60-0.78 s with 1 s)
+KEY_CLAIM = 1.0
 #: seconds one page waits at most for the keys' claims to end
 TURN_LIMIT = 1.0
 #: seconds the other lists wait at most for the screen to paint the node list

@@ -8,7 +8,7 @@ from typing import Any
 
 import pytest
 
-from gputui.sources.foreground import Foreground
+from gputui.sources.foreground import KEY_CLAIM, Foreground
 from tests.ui.helpers import LiveApp, cluster, live_app, ready, until  # noqa: F401 - fixtures
 
 
@@ -21,7 +21,7 @@ async def test_the_app_says_it_listens_painted_the_nodes_and_answers_keys_first(
         said.append(("shown", frozenset(loading)))
         shown(self, loading)
 
-    def noting_claim(self: Foreground, seconds: float = 0.5) -> None:
+    def noting_claim(self: Foreground, seconds: float = KEY_CLAIM) -> None:
         said.append(("claim", seconds))
         claim(self, seconds)
 
@@ -40,4 +40,4 @@ async def test_the_app_says_it_listens_painted_the_nodes_and_answers_keys_first(
         said.clear()
         await pilot.press("down")
         await until(pilot, lambda: screen.table.cursor_row == 1)
-        assert ("claim", 0.5) in said
+        assert ("claim", KEY_CLAIM) in said
