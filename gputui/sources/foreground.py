@@ -11,8 +11,9 @@ between two pages, give it the interpreter:
   the newest is handed over when it comes): partial builds wait for :meth:`listening`;
 * the lists other than the GPU nodes are decoded once the screen has painted the whole
   node list (:meth:`shown`), not merely once it was built;
-* for a moment after each key (:meth:`claim`), pages wait: the answer to a key is drawn
-  first.
+* for a moment after each key (:meth:`claim`), list pages wait: the answer to a key is
+  drawn first. Builds and watch events do not: a snapshot held back while an operator
+  types would show a cordon late, and a plan made from it would be wrong.
 
 Every wait is bounded, and a source nobody watches (``check``, tests without a screen:
 :meth:`expect_screen` never called) waits for nothing, so a screen that never says a word

@@ -88,7 +88,9 @@ class KubeSource:
             scrapes the exporters (small fleets).
         xid_every: seconds between XID reads; 0 turns them off.
         foreground: what the screen showing this source needs now (a key's answer, the
-            node rows painted): the decoding and building threads wait for it.
+            node rows painted): the list pages wait for it. Builds do not wait for keys:
+            what the screen shows must follow the cluster (a plan made right after a
+            cordon reads the snapshot that shows it).
     """
 
     def __init__(self, target: KubeTarget, thresholds: Thresholds | None = None, *,
@@ -385,7 +387,6 @@ class KubeSource:
                 # the cluster-wide inputs that arrive in between itself)
                 self.cache.mark_full()
             self._loading = loading
-            self.foreground.wait_turn()  # a key's answer first
             last_build = time.monotonic()
             self._build_and_deliver(loading)
             if FIRST_FEED not in loading:  # this build had every node row: the other lists
