@@ -28,9 +28,7 @@ gputui could see its pods (:data:`JOIN_HORIZON_SECONDS`) is not "joining" when i
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from typing import Any
 
-from gputui.domain import kube
 from gputui.domain.join_model import (
     JOIN_COMING,
     JOIN_DONE,
@@ -38,7 +36,7 @@ from gputui.domain.join_model import (
     STAGE_KEYS,
     NodeJoin,
 )
-from gputui.domain.nodes import read_resources
+from gputui.domain.nodes import NodeBasics
 from gputui.domain.pipeline import operand_pods
 from gputui.domain.pods import PodInfo
 from gputui.domain.upgrade_state import UpgradeClass, upgrade_class
@@ -188,15 +186,16 @@ class AllocatableObserver:
         other._short, other._seen, other._at = set(self._short), set(self._seen), dict(self._at)
         return other
 
-    def see(self, name: str, node: Mapping[str, Any], now: float) -> float | None:
-        """Look at node ``name`` (its raw object) at ``now``; when its GPUs were seen to
-        become allocatable, if they were."""
+    def see(self, name: str, node: NodeBasics, now: float) -> float | None:
+        """Look at node ``name`` (as :func:`~gputui.domain.nodes.read_basics` read it, once
+        for this and its view) at ``now``; when its GPUs were seen to become allocatable, if
+        they were."""
         if name in self._at:
             return self._at[name]
-        allocatable = read_resources(node).allocatable > 0
+        allocatable = node.resources.allocatable > 0
         if name not in self._seen:
             self._seen.add(name)
-            created = kube.parse_time(kube.sub(node, "metadata").get("creationTimestamp"))
+            created = node.created
             if not allocatable and created is not None and now - created <= JOIN_HORIZON_SECONDS:
                 self._short.add(name)
             return None

@@ -54,6 +54,10 @@ class NodeInputs:
     tolerations: tuple[tuple[str, str, str, str], ...] | None = None
     #: what the budgets say about the pod its drain could not evict (None: no such pod)
     budgets: HeldBudgets | None = None
+    #: ``node`` as :func:`~gputui.domain.nodes.read_basics` reads it, when the caller has
+    #: read it already (the snapshot builder does, for its allocatable observer); None:
+    #: read here
+    basics: N.NodeBasics | None = None
 
 
 def join_to_allocatable(created: float | None, pods: Sequence[PodInfo],
@@ -128,7 +132,7 @@ def build_node(inputs: NodeInputs, thresholds: ThresholdsLike,
                now: float) -> tuple[NodeView, float | None]:
     """The node's view and the next time a threshold may change its findings (or None)."""
     pods = inputs.pods
-    basics = N.read_basics(inputs.node)
+    basics = inputs.basics if inputs.basics is not None else N.read_basics(inputs.node)
     fields = _base_fields(inputs, basics, pods, getattr(thresholds, "pool_label", ""))
     if inputs.loading:  # findings would rest on lists not read yet (see NodeView.loading)
         return _node_view(**fields, loading=True), None
