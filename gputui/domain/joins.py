@@ -55,10 +55,11 @@ CLOCK_SKEW_SECONDS = 60
 _OPERANDS = ("driver", "container-toolkit", "operator-validator", "device-plugin")
 
 
-def _by_operand(pods: Sequence[PodInfo]) -> dict[str, PodInfo]:
-    """The live pod of each of the four operands that lead to an allocatable GPU."""
+def _by_operand(grouped: Mapping[str, Sequence[PodInfo]]) -> dict[str, PodInfo]:
+    """The live pod of each of the four operands that lead to an allocatable GPU (from the
+    node's pods grouped by :func:`~gputui.domain.pipeline.operand_pods`)."""
     chosen: dict[str, PodInfo] = {}
-    for operand, group in operand_pods(pods).items():
+    for operand, group in grouped.items():
         live = [p for p in group if not p.deleting]
         if operand in _OPERANDS and live:
             chosen[operand] = max(live, key=lambda p: p.created or 0.0)
@@ -124,7 +125,8 @@ def _stage_ends(pods: Mapping[str, PodInfo], joined: float, allocatable: bool,
 
 def node_join(joined: float | None, pods: Sequence[PodInfo], allocatable: int,
               observed_at: float | None, now: float, upgrade_state: str = "",
-              gpu_counted: bool = False) -> NodeJoin:
+              gpu_counted: bool = False,
+              grouped: Mapping[str, Sequence[PodInfo]] | None = None) -> NodeJoin:
     """The node's join as the cluster records it (see the module docstring).
 
     Args:
@@ -140,10 +142,11 @@ def node_join(joined: float | None, pods: Sequence[PodInfo], allocatable: int,
             ``assets/gpu-feature-discovery/0500_daemonset.yaml``, init container
             ``toolkit-validation``), so a node that has it and waits for its driver or
             toolkit had them before: it is not on its first way to GPUs.
+        grouped: ``operand_pods(pods)`` when the caller has it already; None: grouped here.
     """
     if joined is None:
         return NodeJoin(JOIN_UNKNOWN, why_unknown="the node has no creation time")
-    chosen = _by_operand(pods)
+    chosen = _by_operand(operand_pods(pods) if grouped is None else grouped)
     reached, ends, observed = _stage_ends(chosen, joined, allocatable > 0, observed_at)
     if allocatable > 0:
         if ends[-1] is None:
