@@ -28,9 +28,7 @@ gputui could see its pods (:data:`JOIN_HORIZON_SECONDS`) is not "joining" when i
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from typing import Any
 
-from gputui.domain import kube
 from gputui.domain.join_model import (
     JOIN_COMING,
     JOIN_DONE,
@@ -38,7 +36,7 @@ from gputui.domain.join_model import (
     STAGE_KEYS,
     NodeJoin,
 )
-from gputui.domain.nodes import read_resources
+from gputui.domain.nodes import NodeBasics
 from gputui.domain.pipeline import operand_pods
 from gputui.domain.pods import PodInfo
 from gputui.domain.upgrade_state import UpgradeClass, upgrade_class
@@ -57,10 +55,11 @@ CLOCK_SKEW_SECONDS = 60
 _OPERANDS = ("driver", "container-toolkit", "operator-validator", "device-plugin")
 
 
-def _by_operand(pods: Sequence[PodInfo]) -> dict[str, PodInfo]:
-    """The live pod of each of the four operands that lead to an allocatable GPU."""
+def _by_operand(grouped: Mapping[str, Sequence[PodInfo]]) -> dict[str, PodInfo]:
+    """The live pod of each of the four operands that lead to an allocatable GPU (from the
+    node's pods grouped by :func:`~gputui.domain.pipeline.operand_pods`)."""
     chosen: dict[str, PodInfo] = {}
-    for operand, group in operand_pods(pods).items():
+    for operand, group in grouped.items():
         live = [p for p in group if not p.deleting]
         if operand in _OPERANDS and live:
             chosen[operand] = max(live, key=lambda p: p.created or 0.0)
@@ -126,7 +125,8 @@ def _stage_ends(pods: Mapping[str, PodInfo], joined: float, allocatable: bool,
 
 def node_join(joined: float | None, pods: Sequence[PodInfo], allocatable: int,
               observed_at: float | None, now: float, upgrade_state: str = "",
-              gpu_counted: bool = False) -> NodeJoin:
+              gpu_counted: bool = False,
+              grouped: Mapping[str, Sequence[PodInfo]] | None = None) -> NodeJoin:
     """The node's join as the cluster records it (see the module docstring).
 
     Args:
@@ -142,10 +142,11 @@ def node_join(joined: float | None, pods: Sequence[PodInfo], allocatable: int,
             ``assets/gpu-feature-discovery/0500_daemonset.yaml``, init container
             ``toolkit-validation``), so a node that has it and waits for its driver or
             toolkit had them before: it is not on its first way to GPUs.
+        grouped: ``operand_pods(pods)`` when the caller has it already; None: grouped here.
     """
     if joined is None:
         return NodeJoin(JOIN_UNKNOWN, why_unknown="the node has no creation time")
-    chosen = _by_operand(pods)
+    chosen = _by_operand(operand_pods(pods) if grouped is None else grouped)
     reached, ends, observed = _stage_ends(chosen, joined, allocatable > 0, observed_at)
     if allocatable > 0:
         if ends[-1] is None:
@@ -188,15 +189,16 @@ class AllocatableObserver:
         other._short, other._seen, other._at = set(self._short), set(self._seen), dict(self._at)
         return other
 
-    def see(self, name: str, node: Mapping[str, Any], now: float) -> float | None:
-        """Look at node ``name`` (its raw object) at ``now``; when its GPUs were seen to
-        become allocatable, if they were."""
+    def see(self, name: str, node: NodeBasics, now: float) -> float | None:
+        """Look at node ``name`` (as :func:`~gputui.domain.nodes.read_basics` read it, once
+        for this and its view) at ``now``; when its GPUs were seen to become allocatable, if
+        they were."""
         if name in self._at:
             return self._at[name]
-        allocatable = read_resources(node).allocatable > 0
+        allocatable = node.resources.allocatable > 0
         if name not in self._seen:
             self._seen.add(name)
-            created = kube.parse_time(kube.sub(node, "metadata").get("creationTimestamp"))
+            created = node.created
             if not allocatable and created is not None and now - created <= JOIN_HORIZON_SECONDS:
                 self._short.add(name)
             return None

@@ -17,7 +17,7 @@ from gputui.domain.inputs import JsonDict
 from gputui.domain.joins import node_join
 from gputui.domain.mig import MigSpec
 from gputui.domain.model import NodePipeline, NodeView, UpgradeEvent, UpgradePolicy
-from gputui.domain.pipeline import build_pipeline
+from gputui.domain.pipeline import build_pipeline, operand_pods
 from gputui.domain.pods import PodInfo
 from gputui.domain.thresholds import ThresholdsLike
 
@@ -54,6 +54,10 @@ class NodeInputs:
     tolerations: tuple[tuple[str, str, str, str], ...] | None = None
     #: what the budgets say about the pod its drain could not evict (None: no such pod)
     budgets: HeldBudgets | None = None
+    #: ``node`` as :func:`~gputui.domain.nodes.read_basics` reads it, when the caller has
+    #: read it already (the snapshot builder does, for its allocatable observer); None:
+    #: read here
+    basics: N.NodeBasics | None = None
 
 
 def join_to_allocatable(created: float | None, pods: Sequence[PodInfo],
@@ -85,10 +89,11 @@ def _gpu_count(labels: Mapping[str, str]) -> int:
     return int(value) if value.isdigit() else 0
 
 
-def _base_fields(inputs: NodeInputs, basics: N.NodeBasics,
-                 pods: Sequence[PodInfo], pool_label: str = "") -> dict[str, Any]:
+def _base_fields(inputs: NodeInputs, basics: N.NodeBasics, pods: Sequence[PodInfo],
+                 grouped: Mapping[str, Sequence[PodInfo]], pool_label: str = "") -> dict[str, Any]:
     """Every :class:`NodeView` field but findings and worst, as keyword arguments (the view
-    is made twice, without and with findings: cheaper than ``dataclasses.replace``)."""
+    is made twice, without and with findings: cheaper than ``dataclasses.replace``);
+    ``grouped`` is ``operand_pods(pods)``."""
     labels = basics.labels
     strategy, replicas = N.sharing(labels)
     capable = N.mig_capable(labels)
@@ -120,7 +125,8 @@ def _base_fields(inputs: NodeInputs, basics: N.NodeBasics,
             basics.created, pods, basics.resources.allocatable),
         "pipeline": NodePipeline() if inputs.loading else build_pipeline(
             labels, pods, policy_present=inputs.policy_present, disabled=inputs.disabled,
-            with_daemonset=inputs.with_daemonset, mig_capable=capable, unknown=inputs.unknown),
+            with_daemonset=inputs.with_daemonset, mig_capable=capable, unknown=inputs.unknown,
+            grouped=grouped),
         "unknown": inputs.unknown}
 
 
@@ -128,15 +134,16 @@ def build_node(inputs: NodeInputs, thresholds: ThresholdsLike,
                now: float) -> tuple[NodeView, float | None]:
     """The node's view and the next time a threshold may change its findings (or None)."""
     pods = inputs.pods
-    basics = N.read_basics(inputs.node)
-    fields = _base_fields(inputs, basics, pods, getattr(thresholds, "pool_label", ""))
+    basics = inputs.basics if inputs.basics is not None else N.read_basics(inputs.node)
+    grouped = operand_pods(pods)  # once for the pipeline and the join
+    fields = _base_fields(inputs, basics, pods, grouped, getattr(thresholds, "pool_label", ""))
     if inputs.loading:  # findings would rest on lists not read yet (see NodeView.loading)
         return _node_view(**fields, loading=True), None
     view = _node_view(**fields)
     if is_gpu_node(view) and not view.unknown:
         fields["join"] = node_join(basics.created, pods, basics.resources.allocatable,
                                    inputs.observed_allocatable, now, view.upgrade_state,
-                                   view.gpu_count > 0)
+                                   view.gpu_count > 0, grouped=grouped)
     ctx = NodeContext(node=view, pods=pods, thresholds=thresholds, now=now,
                       label_times=MappingProxyType(dict(inputs.label_times)),
                       policy=inputs.upgrade_policy, event=inputs.event,

@@ -87,6 +87,8 @@ OPERANDS: tuple[Operand, ...] = (
 BY_NAME: Mapping[str, Operand] = {operand.name: operand for operand in OPERANDS}
 _BY_APP: Mapping[str, Operand] = {operand.app: operand for operand in OPERANDS}
 _BY_COMPONENT: Mapping[str, Operand] = {op.component: op for op in OPERANDS if op.component}
+#: the operands whose ``app`` label may carry a suffix, in catalogue order
+_BY_APP_PREFIX: tuple[Operand, ...] = tuple(op for op in OPERANDS if op.app_prefix)
 
 #: the validator's init containers in the order they run (§1.2 row 5)
 VALIDATOR_CHAIN = ("driver-validation", "toolkit-validation", "cuda-validation",
@@ -105,8 +107,8 @@ def operand_for_labels(labels: Mapping[str, str]) -> Operand | None:
     component = labels.get(COMPONENT_LABEL, "")
     if component in _BY_COMPONENT:
         return _BY_COMPONENT[component]
-    for operand in OPERANDS:
-        if operand.app_prefix and app.startswith(operand.app):
+    for operand in _BY_APP_PREFIX:
+        if app.startswith(operand.app):
             return operand
     if app.startswith(("nvidia-gpu-driver-", "nvidia-vgpu-driver-")):
         return BY_NAME["driver"]

@@ -49,8 +49,8 @@ def substage(container: ContainerInfo, reached: bool) -> SubStage:
     return _substage(container.name, StageStatus.ABSENT, "not started", container.restarts)
 
 
-def _substages(pod: PodInfo) -> tuple[SubStage, ...]:
-    current = pod.current_init()
+def _substages(pod: PodInfo, current: ContainerInfo | None) -> tuple[SubStage, ...]:
+    """The pod's init containers as sub-stages (``current``: its first not done)."""
     result = []
     reached = True
     for container in pod.init_containers:
@@ -60,8 +60,10 @@ def _substages(pod: PodInfo) -> tuple[SubStage, ...]:
     return tuple(result)
 
 
-def _pod_status(pod: PodInfo) -> tuple[StageStatus, str, str | None]:
-    """Status, detail and the container the detail is about, from the pod alone."""
+def _pod_status(pod: PodInfo,
+                current: ContainerInfo | None) -> tuple[StageStatus, str, str | None]:
+    """Status, detail and the container the detail is about, from the pod alone (``current``
+    is its :meth:`~PodInfo.current_init`, read once for this and its sub-stages)."""
     failing = pod.failing_container()
     if pod.deleting:
         return StageStatus.PROGRESSING, "terminating", None
@@ -78,7 +80,6 @@ def _pod_status(pod: PodInfo) -> tuple[StageStatus, str, str | None]:
         return StageStatus.FAILED, f"pod Failed: {pod.status}", None
     if pod.unschedulable:
         return StageStatus.PROGRESSING, f"Pending, not scheduled: {pod.unschedulable}", None
-    current = pod.current_init()
     if current is not None:
         return StageStatus.PROGRESSING, f"waiting in init container {current.name}", current.name
     if pod.ready:
@@ -92,13 +93,14 @@ def _pod_status(pod: PodInfo) -> tuple[StageStatus, str, str | None]:
 
 def stage_from_pod(operand: str, pod: PodInfo, deploy_label: str | None) -> PipelineStage:
     """The stage of ``operand`` given its pod on the node."""
-    status, detail, container = _pod_status(pod)
+    current = pod.current_init()
+    status, detail, container = _pod_status(pod, current)
     named = next((c.restarts for c in (*pod.init_containers, *pod.containers)
                   if c.name == container), None) if container is not None else None
     return _stage(
         operand=operand, status=status, detail=detail, pod=pod.name, namespace=pod.namespace,
         restarts=pod.restarts, container=container, reason=pod.status,
-        since=pod.start_time or pod.created, substages=_substages(pod),
+        since=pod.start_time or pod.created, substages=_substages(pod, current),
         deploy_label=deploy_label, container_restarts=named)
 
 
@@ -106,6 +108,8 @@ def _pick(pods: Sequence[PodInfo]) -> PodInfo | None:
     """The pod that speaks for the operand: a live one over a terminating one, newest first."""
     if not pods:
         return None
+    if len(pods) == 1:  # the common case: one pod per operand and node
+        return pods[0]
     return max(pods, key=lambda p: (not p.deleting, p.created or 0.0))
 
 
@@ -160,7 +164,8 @@ def _unknown_stage(operand: Operand, value: str | None, unknown: Collection[str]
 def build_pipeline(labels: Mapping[str, str], pods: Sequence[PodInfo], *,
                    policy_present: bool, disabled: Collection[str] = (),
                    with_daemonset: Collection[str] = (),
-                   mig_capable: bool = False, unknown: Collection[str] = ()) -> NodePipeline:
+                   mig_capable: bool = False, unknown: Collection[str] = (),
+                   grouped: Mapping[str, Sequence[PodInfo]] | None = None) -> NodePipeline:
     """The node's pipeline.
 
     Args:
@@ -173,8 +178,11 @@ def build_pipeline(labels: Mapping[str, str], pods: Sequence[PodInfo], *,
         unknown: inputs that could not be read (``pods``, ``daemonsets``,
             ``clusterpolicies``): a stage without a pod that rests on them is ``unknown``,
             never ``absent`` (a missing pod is only a fault when gputui could see pods).
+        grouped: ``operand_pods(pods)`` when the caller has it already (a node's build
+            groups its pods once for the pipeline and the join); None: grouped here.
     """
-    grouped = operand_pods(pods)
+    if grouped is None:
+        grouped = operand_pods(pods)
     operands_off = labels.get(DEPLOY_OPERANDS, "").lower() == "false"
     mps_capable = label_true(labels, MPS_CAPABLE)
     # what might be expected if the unreadable policy and DaemonSets allowed it
@@ -184,7 +192,7 @@ def build_pipeline(labels: Mapping[str, str], pods: Sequence[PodInfo], *,
     stages: list[PipelineStage] = []
     for operand in OPERANDS:
         value = labels.get(operand.deploy) or None
-        pod = _pick(grouped.get(operand.name, []))
+        pod = _pick(grouped.get(operand.name, ()))
         if value is None and pod is None and not operand.core and operand.name not in _SPECIAL:
             continue  # nothing asks for it and nothing runs: no stage (most of the catalogue)
         fixed = _label_stage(operand, value, operands_off, disabled)

@@ -52,6 +52,7 @@ from gputui.domain.model import (
     UpgradeView,
 )
 from gputui.domain.node_build import NodeInputs, build_node
+from gputui.domain.nodes import read_basics
 from gputui.domain.podindex import PodIndex, pod_node_name
 from gputui.domain.policy import driver_policies, driver_policy, read_cluster_policy
 from gputui.domain.sanitize import clean_line
@@ -413,8 +414,9 @@ class SnapshotBuilder:
                     event: UpgradeEvent | None, generations: Mapping[str, str],
                     now: float) -> _Entry:
         mig = self._mig_configs(objects, name, shared)
+        basics = read_basics(objects.nodes[name])
         inputs = NodeInputs(
-            node=objects.nodes[name], pods=self._pods.pods_of(name),
+            node=objects.nodes[name], basics=basics, pods=self._pods.pods_of(name),
             label_times=objects.label_times.get(name, {}),
             policy_present=shared.policy_present, disabled=shared.disabled,
             with_daemonset=shared.with_daemonset, upgrade_policy=shared.upgrade_policy,
@@ -422,7 +424,7 @@ class SnapshotBuilder:
             mig_configs=mig[0] if mig else None, mig_specs=mig[1] if mig else None,
             loading=shared.loading,
             unknown=shared.unknown, sharing_configs=self._sharing_configs(objects, name, shared),
-            observed_allocatable=self._observer.see(name, objects.nodes[name], now),
+            observed_allocatable=self._observer.see(name, basics, now),
             tolerations=shared.tolerations, budgets=self._budgets.of(name))
         view, recheck_at = build_node(inputs, self._thresholds, now)
         return _Entry(view, recheck_at, event)
