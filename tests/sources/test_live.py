@@ -521,6 +521,16 @@ def _noting_pages(monkeypatch: pytest.MonkeyPatch, order: list[str]) -> None:
     monkeypatch.setattr(FeedDecoder, "page", noting)
 
 
+def _started_for_a_screen(kubeconfig: Path, foreground: Any) -> tuple[KubeSource, list[Any]]:
+    """A live source shown by the screen ``foreground`` speaks for, started; and the list
+    of the snapshots it delivers."""
+    source = KubeSource(load_target(str(kubeconfig)), coalesce=0.05, rebuild_every=60,
+                        watch_timeout=5, xid_every=0, foreground=foreground)
+    snapshots: list[Any] = []
+    source.start(snapshots.append, lambda _: None)
+    return source, snapshots
+
+
 def test_the_other_lists_decode_once_the_screen_painted_the_node_rows(
         cluster: EmulatedCluster, kubeconfig: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """With a screen, the pod, policy and ConfigMap pages wait until it says it painted a
@@ -534,10 +544,7 @@ def test_the_other_lists_decode_once_the_screen_painted_the_node_rows(
     foreground = Foreground()
     foreground.expect_screen()
     foreground.listening()
-    source = KubeSource(load_target(str(kubeconfig)), coalesce=0.05, rebuild_every=60,
-                        watch_timeout=5, xid_every=0, foreground=foreground)
-    snapshots: list[Any] = []
-    source.start(snapshots.append, lambda _: None)
+    source, snapshots = _started_for_a_screen(kubeconfig, foreground)
     try:
         wait_for(lambda: any("nodes" not in s.loading for s in snapshots),
                  what="a snapshot of the whole node list")
@@ -575,10 +582,7 @@ def test_no_snapshot_of_part_of_the_node_list_is_built_before_the_screen_is_up(
     monkeypatch.setattr(ObjectCache, "replace", held_node_list)
     foreground = Foreground()
     foreground.expect_screen()
-    source = KubeSource(load_target(str(kubeconfig)), coalesce=0.05, rebuild_every=60,
-                        watch_timeout=5, xid_every=0, foreground=foreground)
-    snapshots: list[Any] = []
-    source.start(snapshots.append, lambda _: None)
+    source, snapshots = _started_for_a_screen(kubeconfig, foreground)
     try:
         assert paged_in.wait(30)
         time.sleep(0.5)  # window: unheld, the page's build would be delivered by now
