@@ -57,15 +57,18 @@ python3 -m pip install -q --disable-pip-version-check -e '.[test]'
 # The suite mostly waits (emulated clusters, Prometheus, tmux), so it runs in parallel
 # (pytest-xdist) with twice as many workers as cores, at least 4 and at most 16. Each worker
 # is handed two tests at a time, the slowest first (tests/conftest.py), so no worker is left
-# with a queue of long ones at the end. "$@" comes last: `-n 0` runs it serially, `-n 8`
-# overrides the count.
+# with a queue of long ones at the end. A test that has not ended after 10 minutes (the
+# longest take a few) fails with the stack it hung in, instead of holding the run until CI's
+# limit (a failed assertion mid-drain once left a worker stuck closing its event loop).
+# "$@" comes last: `-n 0` runs it serially, `-n 8` overrides the count.
 cores=$(nproc 2>/dev/null || echo 2)
 workers=$(( cores * 2 ))
 if [ "$workers" -lt 4 ]; then workers=4; fi
 if [ "$workers" -gt 16 ]; then workers=16; fi
 
 set +e
-python3 -m pytest -q -p no:cacheprovider -n "$workers" --dist load --maxschedchunk 2 "$@"
+python3 -m pytest -q -p no:cacheprovider -n "$workers" --dist load --maxschedchunk 2 \
+  --timeout 600 "$@"
 status=$?
 set -e
 if [ "$status" -eq 5 ]; then
