@@ -26,7 +26,8 @@ import threading
 import time
 from collections.abc import Callable, Collection
 
-#: the feed whose rows the screen shows first: everything else waits for it
+#: the feed whose list is enough for a first (partial) snapshot, the GPU nodes: the screen
+#: shows its rows first, everything else waits for it
 FIRST_FEED = "nodes"
 #: seconds a key's claim lasts (renewed by every key): ``:upgrades`` and its first frame
 #: take ~0.4 s of interpreter at 5,000 nodes alone, 0.6-0.8 s beside the load's other

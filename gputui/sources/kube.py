@@ -49,7 +49,6 @@ log = logging.getLogger(__name__)
 GC_PAUSE_LIMIT = 120.0
 #: seconds the other feeds' decoding waits for a snapshot of the whole node list at most
 GATE_LIMIT = 10.0
-#: the feed whose list is enough for a first (partial) snapshot: the GPU nodes
 
 
 class SnapshotBuilderLike(Protocol):
